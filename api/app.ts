@@ -1,0 +1,66 @@
+import Koa from 'koa';
+import type { Db } from '../db';
+import type { Config } from '../lib/config';
+import type { Logger } from '../lib/logger';
+import type { Storage } from '../lib/storage';
+import { pingTemporal, type Temporal } from '../lib/temporal';
+import { pingSearch, type SearchClient } from '../search/client';
+import type { AppState } from './context';
+import { bearerAuth } from './middleware/auth';
+import { requestBody } from './middleware/body';
+import { errorHandler } from './middleware/errors';
+import { responseFormat } from './middleware/format';
+import { rateLimit } from './middleware/rate-limit';
+import { requestContext } from './middleware/request-id';
+import { buildOpenApi } from './openapi';
+import { ApiRouter } from './routing';
+import { docsRoutes } from './routes/docs';
+import { systemRoutes } from './routes/system';
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  temporal: Temporal;
+  search: SearchClient;
+  storage: Storage;
+  logger: Logger;
+}
+
+/** Builds the Koa app from its dependencies; it does not listen (api/server.ts does). */
+export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter } {
+  const { config, db } = deps;
+  const app = new Koa<AppState>();
+  app.proxy = false;
+  app.silent = true; // errors are logged by errorHandler with the request id
+
+  const limiter = config.RATE_LIMIT_ENABLED
+    ? [rateLimit(db, { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: config.RATE_LIMIT_BURST, schema: config.DATABASE_SCHEMA })]
+    : [];
+  const api = new ApiRouter({
+    client: [bearerAuth(db), ...limiter],
+    token: [],
+    none: [],
+  });
+
+  systemRoutes(
+    api,
+    {
+      database: async () => { await db.raw('select 1'); },
+      queue: () => pingTemporal(deps.temporal, config.HEALTH_TIMEOUT_MS),
+      search: () => pingSearch(deps.search),
+      storage: () => deps.storage.ping(),
+    },
+    config.HEALTH_TIMEOUT_MS,
+  );
+
+  const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
+
+  app.use(requestContext(deps.logger));
+  app.use(responseFormat());
+  app.use(errorHandler());
+  app.use(requestBody({ limit: '2mb' }));
+  app.use(docs.routes());
+  app.use(api.router.routes());
+  app.use(api.router.allowedMethods({ throw: false }));
+  return { app, api };
+}

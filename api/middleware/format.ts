@@ -1,0 +1,39 @@
+import type { Middleware } from 'koa';
+import yaml from 'js-yaml';
+import { toMarkdown } from '../../lib/markdown';
+import type { AppState } from '../context';
+
+export const FORMATS = ['json', 'yaml', 'md'] as const;
+export type Format = (typeof FORMATS)[number];
+
+/**
+ * `?format=json|yaml|md` on every response whose body is data (spec §1.2.5). Error bodies are
+ * rendered the same way, so a YAML client gets YAML errors too.
+ */
+export function responseFormat(): Middleware<AppState> {
+  return async (ctx, next) => {
+    const raw = ctx.query.format;
+    if (raw !== undefined && (typeof raw !== 'string' || !(FORMATS as readonly string[]).includes(raw))) {
+      ctx.status = 422;
+      ctx.body = { detail: [{ type: 'enum', loc: ['query', 'format'], msg: "Input should be 'json', 'yaml' or 'md'" }] };
+      return;
+    }
+    await next();
+    const format = (raw ?? 'json') as Format;
+    if (format === 'json' || !isData(ctx.body)) return;
+    const plain = JSON.parse(JSON.stringify(ctx.body)) as unknown;
+    if (format === 'yaml') {
+      ctx.body = yaml.dump(plain, { noRefs: true, lineWidth: -1 });
+      ctx.type = 'application/yaml; charset=utf-8';
+    } else {
+      ctx.body = toMarkdown(plain);
+      ctx.type = 'text/markdown; charset=utf-8';
+    }
+  };
+}
+
+function isData(body: unknown): boolean {
+  if (body === null || typeof body !== 'object') return false;
+  if (Buffer.isBuffer(body) || typeof (body as { pipe?: unknown }).pipe === 'function') return false;
+  return true;
+}

@@ -1,0 +1,52 @@
+import type { Middleware } from 'koa';
+import { RateLimiterPostgres, RateLimiterRes, RateLimiterUnion } from 'rate-limiter-flexible';
+import type { Db } from '../../db';
+import { AppError } from '../../lib/errors';
+import type { AppState } from '../context';
+
+export interface RateLimitOptions {
+  perMinute: number;
+  /** At most this many requests in any one second (the spec's "burst 20"). */
+  burst: number;
+  schema: string;
+}
+
+/**
+ * Per-client limits shared by every API process through Postgres (spec §8): a minute window of
+ * `perMinute` requests and a one-second window of `burst`. Every response carries
+ * X-RateLimit-Limit/-Remaining/-Reset for the minute window; a 429 adds Retry-After.
+ */
+export function rateLimit(db: Db, options: RateLimitOptions): Middleware<AppState> {
+  const common = { storeClient: db, storeType: 'knex', tableName: 'rate_limits', schemaName: options.schema, tableCreated: true } as const;
+  const minute = new RateLimiterPostgres({ ...common, keyPrefix: 'minute', points: options.perMinute, duration: 60 });
+  const second = new RateLimiterPostgres({ ...common, keyPrefix: 'burst', points: options.burst, duration: 1 });
+  const union = new RateLimiterUnion(minute, second);
+
+  return async (ctx, next) => {
+    const key = ctx.state.client?.id ?? `ip:${ctx.ip}`;
+    let result: Record<string, RateLimiterRes>;
+    try {
+      result = (await union.consume(key)) as Record<string, RateLimiterRes>;
+    } catch (rejected) {
+      if (rejected instanceof Error) throw rejected;
+      const byWindow = rejected as Record<string, RateLimiterRes>;
+      const waitMs = Math.max(...Object.values(byWindow).map((r) => r.msBeforeNext));
+      // Only the windows that refused are reported; when just the burst window did, the caller may
+      // retry after it, so Reset points there and Remaining is 0 until then.
+      const minuteRes = byWindow.minute ?? new RateLimiterRes(0, waitMs);
+      setHeaders(ctx.set.bind(ctx), options.perMinute, minuteRes);
+      throw new AppError(429, `rate limit exceeded, maximum ${options.perMinute} requests per minute`, 'rate_limited', {
+        'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))),
+      });
+    }
+    const minuteRes = result.minute;
+    if (minuteRes) setHeaders(ctx.set.bind(ctx), options.perMinute, minuteRes);
+    return next();
+  };
+}
+
+function setHeaders(set: (k: string, v: string) => void, limit: number, res: RateLimiterRes): void {
+  set('X-RateLimit-Limit', String(limit));
+  set('X-RateLimit-Remaining', String(Math.max(0, res.remainingPoints)));
+  set('X-RateLimit-Reset', String(Math.ceil((Date.now() + res.msBeforeNext) / 1000)));
+}

@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import type { AnyRouteDef } from './routing';
+
+/** The version the spec's machine-readable description declares (spec §9.2). */
+export const API_VERSION = '2.10.0';
+
+const errorSchema = z.object({ detail: z.string() }).meta({ description: 'Error (spec §7.1)' });
+const validationErrorSchema = z
+  .object({ detail: z.array(z.object({ type: z.string(), loc: z.array(z.union([z.string(), z.number()])), msg: z.string() })) })
+  .meta({ description: 'Validation error (422)' });
+const successErrorSchema = z.object({ success: z.literal(false), error: z.string(), detail: z.unknown() });
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+  return rest;
+}
+
+/** Query or path parameters from a zod object schema. */
+function parameters(schema: z.ZodType | undefined, where: 'query' | 'path'): Record<string, unknown>[] {
+  if (!schema) return [];
+  const js = jsonSchema(schema, 'input') as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+  return Object.entries(js.properties ?? {}).map(([name, prop]) => ({
+    name,
+    in: where,
+    required: where === 'path' || (js.required ?? []).includes(name),
+    ...(prop.description ? { description: prop.description } : {}),
+    schema: prop,
+  }));
+}
+
+const formatParameter = {
+  name: 'format',
+  in: 'query',
+  required: false,
+  description: 'Response representation (spec §1.2.5): json (default), yaml, or md (Markdown; lists render as tables).',
+  schema: { type: 'string', enum: ['json', 'yaml', 'md'], default: 'json' },
+};
+
+/** OpenAPI 3.1 document built from the route definitions and their zod schemas. */
+export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) {
+    const responses: Record<string, unknown> = {};
+    for (const [status, res] of Object.entries(r.responses)) {
+      const contentType = res.contentType ?? 'application/json';
+      responses[status] = {
+        description: res.description,
+        ...(res.schema ? { content: { [contentType]: { schema: jsonSchema(res.schema, 'output') } } } : {}),
+      };
+    }
+    const errorBody = r.errorShape === 'success' ? successErrorSchema : errorSchema;
+    const addError = (status: number, description: string, schema: z.ZodType = errorBody) => {
+      if (!(String(status) in responses)) responses[status] = { description, content: { 'application/json': { schema: jsonSchema(schema, 'output') } } };
+    };
+    if (r.security !== 'none') {
+      addError(401, 'Missing or invalid credentials');
+      addError(403, 'Client account is inactive');
+      addError(429, 'Rate limit exceeded (100 requests per minute, burst 20 per second)');
+    }
+    if (r.params || r.query || r.body) addError(422, 'Validation error', r.errorShape === 'success' ? successErrorSchema : validationErrorSchema);
+    const bodyTypes = r.bodyContentType ? [r.bodyContentType] : ['application/json', 'application/yaml', 'text/yaml', 'application/x-yaml'];
+    if (r.body) addError(415, 'Unsupported request content type');
+
+    (paths[r.path] ??= {})[r.method] = {
+      operationId: r.operationId,
+      summary: r.summary,
+      ...(r.description ? { description: r.description } : {}),
+      tags: r.tags,
+      security: r.security === 'client' ? [{ bearerCredential: [] }] : r.security === 'token' ? [{ tokenQuery: [] }] : [],
+      parameters: [...parameters(r.params, 'path'), ...parameters(r.query, 'query'), ...(r.method === 'get' ? [formatParameter] : [])],
+      ...(r.body
+        ? { requestBody: { required: true, content: Object.fromEntries(bodyTypes.map((t) => [t, { schema: jsonSchema(r.body as z.ZodType, 'input') }])) } }
+        : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'leadjobs — asynchronous lead-data job service',
+      version: API_VERSION,
+      description:
+        'Submit scraping and enrichment jobs, poll or stream their progress, and read de-duplicated leads. ' +
+        'Every GET accepts ?format=yaml|md; POST/PATCH accept JSON or YAML bodies. All data is scoped to the authenticated client.',
+    },
+    ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
+    components: {
+      securitySchemes: {
+        bearerCredential: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'Authorization: Bearer <client_id>:<api_key>:<api_secret> (three parts joined with colons).',
+        },
+        tokenQuery: { type: 'apiKey', in: 'query', name: 'token', description: 'client_id:api_key:api_secret, for the event stream.' },
+      },
+    },
+    paths,
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * API composition root: parses config once, opens one connection to each dependency, listens,
+ * and drains on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close connections).
+ */
+import type { Server } from 'node:http';
+import { createDb } from '../db';
+import { parseConfig, type Config } from '../lib/config';
+import { createLogger } from '../lib/logger';
+import { Storage } from '../lib/storage';
+import { connectTemporalLazy } from '../lib/temporal';
+import { createSearchClient } from '../search/client';
+import { createApp } from './app';
+
+export async function startServer(config: Config): Promise<{ server: Server; close: () => Promise<void> }> {
+  const logger = createLogger(config.LOG_LEVEL, 'api');
+  const db = createDb(config);
+  const temporal = connectTemporalLazy(config);
+  const search = createSearchClient(config);
+  const storage = Storage.fromConfig(config);
+  const { app } = createApp({ config, db, temporal, search, storage, logger });
+
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.PORT, config.HOST, () => resolve(s));
+    s.once('error', reject);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  logger.info({ url: `http://${config.HOST}:${port}`, docs: `http://${config.HOST}:${port}/docs` }, 'api listening');
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      logger.info('api draining');
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Keep-alive sockets would hold close() open; end idle ones now and the rest after the grace period.
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS).unref();
+      });
+      await Promise.allSettled([db.destroy(), temporal.connection.close(), search.close()]);
+      logger.info('api stopped');
+    })());
+  return { server, close };
+}
+
+if (require.main === module) {
+  let config: Config;
+  try {
+    config = parseConfig(process.env);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  startServer(config).then(
+    ({ close }) => {
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+        process.once(signal, () => {
+          close().then(() => process.exit(0), () => process.exit(1));
+        });
+      }
+    },
+    (err: unknown) => {
+      process.stderr.write(`api failed to start: ${(err as Error).message}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,37 @@
+import knexFactory, { Knex } from 'knex';
+import type { DbConfig } from '../lib/config';
+import { migrationSource } from './migrations';
+
+export type Db = Knex;
+
+/**
+ * One pool per process. Every connection's search_path is the configured schema, so the same
+ * queries serve production (`public`) and test runs (a schema of their own).
+ */
+export function createDb(config: DbConfig): Db {
+  const schema = config.DATABASE_SCHEMA;
+  return knexFactory({
+    client: 'pg',
+    connection: config.DATABASE_URL,
+    pool: {
+      min: 0,
+      max: config.DATABASE_POOL_MAX,
+      afterCreate(conn: { query: (sql: string, cb: (err: Error | null) => void) => void }, done: (err: Error | null, c: unknown) => void) {
+        conn.query(`SET search_path TO "${schema}", public`, (err) => done(err, conn));
+      },
+    },
+    migrations: { migrationSource, schemaName: schema, tableName: 'knex_migrations' },
+  });
+}
+
+/** Creates the schema if needed and applies every migration not yet applied. */
+export async function migrateLatest(db: Db, schema: string): Promise<string[]> {
+  await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
+  const [, applied] = (await db.migrate.latest()) as [number, string[]];
+  return applied;
+}
+
+/** Postgres' unique_violation: mapped to 409 by the API's error middleware. */
+export function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: string }).code === '23505';
+}

@@ -1,0 +1,20 @@
+import type { Knex } from 'knex';
+import * as clients from './20261122000100_clients';
+
+/**
+ * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
+ * Jest and compiled JavaScript. Append new ones; never rename or reorder applied ones.
+ */
+const migrations: Record<string, Knex.Migration> = {
+  '20261122000100_clients': clients,
+};
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(migrations),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => {
+    const migration = migrations[name];
+    if (!migration) throw new Error(`unknown migration ${name}`);
+    return migration;
+  },
+};

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+
+/**
+ * The service's configuration, parsed once from the environment by a composition root
+ * (api/server.ts, workers/main.ts, db/cli.ts) and passed down. Nothing else reads process.env.
+ * Secrets (MinIO keys) have no defaults: a missing one fails at start and names the variable.
+ */
+const csv = z
+  .string()
+  .default('')
+  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(def);
+
+export const dbConfigSchema = z.object({
+  DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/leadjobs'),
+  /** Postgres schema the service's tables live in (tests give each run its own). */
+  DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).default('public'),
+  DATABASE_POOL_MAX: int(10, 1, 200),
+});
+
+export const configSchema = dbConfigSchema.extend({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  HOST: z.string().default('127.0.0.1'),
+  PORT: int(8080, 0, 65535),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Public base URL of the API, used in links it prints and documents. */
+  PUBLIC_BASE_URL: z.string().url().optional(),
+
+  TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_UI_URL: z.string().url().default('http://127.0.0.1:8233'),
+  /** Prefix of every task queue name, so several deployments (or test runs) can share one Temporal. */
+  TASK_QUEUE_PREFIX: z.string().regex(/^[a-z0-9-]*$/).default('leadjobs'),
+
+  ELASTICSEARCH_URL: z.string().url().default('http://127.0.0.1:9200'),
+  ES_INDEX_PREFIX: z.string().regex(/^[a-z0-9_-]+$/).default('leadjobs'),
+
+  MINIO_ENDPOINT: z.string().url().default('http://127.0.0.1:9000'),
+  MINIO_ACCESS_KEY: z.string().min(1),
+  MINIO_SECRET_KEY: z.string().min(1),
+  MINIO_REGION: z.string().default('us-east-1'),
+  /** Buckets are named `<prefix>-<client id>`; tests use their own prefix. */
+  MINIO_BUCKET_PREFIX: z.string().regex(/^[a-z0-9-]+$/).default('leadjobs'),
+  /** Public address of hosted media: `{MEDIA_PUBLIC_URL}/{bucket}/{key}`. Defaults to MINIO_ENDPOINT. */
+  MEDIA_PUBLIC_URL: z.string().url().optional(),
+
+  /** Hosts, IPs or CIDRs that outbound fetches may reach although they are private or loopback. */
+  OUTBOUND_ALLOW_HOSTS: csv,
+  CHROMIUM_PATH: z.string().default('/usr/bin/chromium'),
+
+  RATE_LIMIT_PER_MINUTE: int(100, 1),
+  RATE_LIMIT_BURST: int(20, 1),
+  RATE_LIMIT_ENABLED: bool.default(true),
+
+  /** How long a health probe waits for one dependency before calling it down. */
+  HEALTH_TIMEOUT_MS: int(2000, 100, 60000),
+  SHUTDOWN_GRACE_MS: int(10000, 0, 120000),
+});
+
+export type DbConfig = z.infer<typeof dbConfigSchema>;
+export type Config = Omit<z.infer<typeof configSchema>, 'MEDIA_PUBLIC_URL'> & { MEDIA_PUBLIC_URL: string };
+
+export class ConfigError extends Error {}
+
+function parseWith<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
+  // Empty strings mean "unset", as in most shells' `VAR= cmd`.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = schema.safeParse(cleaned);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return result.data;
+}
+
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const parsed = parseWith(configSchema, env);
+  return { ...parsed, MEDIA_PUBLIC_URL: (parsed.MEDIA_PUBLIC_URL ?? parsed.MINIO_ENDPOINT).replace(/\/+$/, '') };
+}
+
+export function parseDbConfig(env: Record<string, string | undefined>): DbConfig {
+  return parseWith(dbConfigSchema, env);
+}

@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import * as Minio from 'minio';
+import type { Config } from './config';
+
+export interface StoredObject {
+  bucket: string;
+  key: string;
+  size: number;
+  contentType: string;
+  /** sha256 of the bytes, hex. */
+  contentHash: string;
+  url: string;
+}
+
+/**
+ * Object storage on MinIO (S3 API). Each client has its own media bucket, publicly readable,
+ * so hosted URLs are `{MEDIA_PUBLIC_URL}/{bucket}/{key}` (spec §2.5).
+ */
+export class Storage {
+  private readonly ensured = new Set<string>();
+
+  constructor(
+    readonly minio: Minio.Client,
+    private readonly bucketPrefix: string,
+    private readonly publicUrl: string,
+    private readonly region: string,
+  ) {}
+
+  static fromConfig(config: Config): Storage {
+    const endpoint = new URL(config.MINIO_ENDPOINT);
+    const useSSL = endpoint.protocol === 'https:';
+    const client = new Minio.Client({
+      endPoint: endpoint.hostname,
+      port: endpoint.port ? Number(endpoint.port) : useSSL ? 443 : 80,
+      useSSL,
+      accessKey: config.MINIO_ACCESS_KEY,
+      secretKey: config.MINIO_SECRET_KEY,
+      region: config.MINIO_REGION,
+    });
+    return new Storage(client, config.MINIO_BUCKET_PREFIX, config.MEDIA_PUBLIC_URL, config.MINIO_REGION);
+  }
+
+  /** `cli_ab12` -> `<prefix>-cli-ab12` (bucket names allow only [a-z0-9.-]). */
+  bucketFor(clientId: string): string {
+    return `${this.bucketPrefix}-${clientId.toLowerCase().replace(/[^a-z0-9-]/g, '-')}`.slice(0, 63);
+  }
+
+  urlFor(bucket: string, key: string): string {
+    return `${this.publicUrl}/${bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
+  }
+
+  /** Creates the bucket with an anonymous read-only policy, once per process. */
+  async ensureBucket(bucket: string): Promise<void> {
+    if (this.ensured.has(bucket)) return;
+    if (!(await this.minio.bucketExists(bucket))) {
+      try {
+        await this.minio.makeBucket(bucket, this.region);
+      } catch (err) {
+        // Another worker may have created it between the check and here.
+        if ((err as { code?: string }).code !== 'BucketAlreadyOwnedByYou') throw err;
+      }
+      const policy = {
+        Version: '2012-10-17',
+        Statement: [{ Effect: 'Allow', Principal: { AWS: ['*'] }, Action: ['s3:GetObject'], Resource: [`arn:aws:s3:::${bucket}/*`] }],
+      };
+      await this.minio.setBucketPolicy(bucket, JSON.stringify(policy));
+    }
+    this.ensured.add(bucket);
+  }
+
+  async put(clientId: string, key: string, body: Buffer | string, contentType: string): Promise<StoredObject> {
+    const bucket = this.bucketFor(clientId);
+    await this.ensureBucket(bucket);
+    const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+    await this.minio.putObject(bucket, key, bytes, bytes.length, { 'Content-Type': contentType });
+    return {
+      bucket,
+      key,
+      size: bytes.length,
+      contentType,
+      contentHash: createHash('sha256').update(bytes).digest('hex'),
+      url: this.urlFor(bucket, key),
+    };
+  }
+
+  async get(bucket: string, key: string): Promise<Buffer> {
+    const stream = await this.minio.getObject(bucket, key);
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  /** Health probe: any authenticated call proves the server and the keys work. */
+  async ping(): Promise<void> {
+    await this.minio.listBuckets();
+  }
+}

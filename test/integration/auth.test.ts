@@ -1,0 +1,76 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { bearer, startTestApi, type TestApi } from '../support/api';
+
+const run = promisify(execFile);
+let api: TestApi;
+beforeAll(async () => { api = await startTestApi({ RATE_LIMIT_ENABLED: 'false' }); });
+afterAll(() => api.close());
+
+const health = (authorization?: string) =>
+  fetch(`${api.url}/api/v1/system/health`, { headers: authorization ? { authorization } : {} });
+
+async function expectDetail(res: Response, status: number, detail: string) {
+  expect(res.status).toBe(status);
+  expect(await res.json()).toEqual({ detail });
+}
+
+describe('authentication (spec §5)', () => {
+  test('a missing header is 401 missing authentication credentials', async () => {
+    const res = await health();
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    await expectDetail(res, 401, 'missing authentication credentials');
+  });
+
+  test.each([
+    ['no colons', 'Bearer justonepart'],
+    ['two parts', 'Bearer cli_a:sk_b'],
+    ['four parts', 'Bearer a:b:c:d'],
+    ['an empty part', 'Bearer cli_a::secret_c'],
+    ['another scheme', 'Basic Y2xpX2E6c2tfYg=='],
+  ])('a credential with %s is 401 naming the expected format', async (_name, header) => {
+    await expectDetail(await health(header), 401, 'invalid authentication format, expected client_id:api_key:api_secret');
+  });
+
+  test('unknown client, wrong key and wrong secret are all 401 invalid client credentials', async () => {
+    const c = await api.newClient();
+    await expectDetail(await health(`Bearer cli_nosuchclient:${c.api_key}:${c.api_secret}`), 401, 'invalid client credentials');
+    await expectDetail(await health(`Bearer ${c.client_id}:${c.api_key.slice(0, -1)}x:${c.api_secret}`), 401, 'invalid client credentials');
+    await expectDetail(await health(`Bearer ${c.client_id}:${c.api_key}:${c.api_secret}x`), 401, 'invalid client credentials');
+  });
+
+  test('valid credentials pass', async () => {
+    const c = await api.newClient();
+    const res = await health(bearer(c));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: 'healthy', database: 'connected' });
+  });
+});
+
+describe('operator CLI', () => {
+  const npm = (args: string[]) => run('npm', ['run', '--silent', ...args], { env: process.env, cwd: `${__dirname}/../..` });
+
+  test('client:create prints one JSON object with well-formed credentials, stores only hashes, and client:deactivate gives 403', async () => {
+    const { stdout } = await npm(['client:create', '--', '--name', 'Acme Leads']);
+    const lines = stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const creds = JSON.parse(lines[0] as string) as { client_id: string; api_key: string; api_secret: string };
+    expect(Object.keys(creds).sort()).toEqual(['api_key', 'api_secret', 'client_id']);
+    expect(creds.client_id).toMatch(/^cli_[a-z0-9]+$/);
+    expect(creds.api_key).toMatch(/^sk_[A-Za-z0-9]{47}$/);
+    expect(creds.api_secret).toMatch(/^secret_[A-Za-z0-9]{48}$/);
+
+    const row = await api.deps.db('clients').where({ id: creds.client_id }).first();
+    expect(row.name).toBe('Acme Leads');
+    expect(JSON.stringify(row)).not.toContain(creds.api_key);
+    expect(JSON.stringify(row)).not.toContain(creds.api_secret);
+
+    expect((await health(bearer(creds))).status).toBe(200);
+    await npm(['client:deactivate', '--', '--client-id', creds.client_id]);
+    await expectDetail(await health(bearer(creds)), 403, 'client account is inactive');
+  });
+
+  test('client:create without --name fails with usage and prints no credentials', async () => {
+    await expect(npm(['client:create'])).rejects.toMatchObject({ code: 2, stdout: '' });
+  });
+});
