@@ -34,6 +34,8 @@ export const configSchema = dbConfigSchema.extend({
   TEMPORAL_UI_URL: z.string().url().default('http://127.0.0.1:8233'),
   /** Prefix of every task queue name, so several deployments (or test runs) can share one Temporal. */
   TASK_QUEUE_PREFIX: z.string().regex(/^[a-z0-9-]*$/).default('leadjobs'),
+  /** The worker's identity (job worker_id); default `<hostname>:<pid>`. */
+  WORKER_ID: z.string().min(1).optional(),
 
   ELASTICSEARCH_URL: z.string().url().default('http://127.0.0.1:9200'),
   ES_INDEX_PREFIX: z.string().regex(/^[a-z0-9_-]+$/).default('leadjobs'),

@@ -49,8 +49,13 @@ export class Storage {
     return `${this.publicUrl}/${bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
   }
 
-  /** Creates the bucket with an anonymous read-only policy, once per process. */
-  async ensureBucket(bucket: string): Promise<void> {
+  /** The private bucket for large job results (never publicly readable). */
+  get resultsBucket(): string {
+    return `${this.bucketPrefix}-results`;
+  }
+
+  /** Creates the bucket (with an anonymous read-only policy when public), once per process. */
+  async ensureBucket(bucket: string, publicRead = true): Promise<void> {
     if (this.ensured.has(bucket)) return;
     if (!(await this.minio.bucketExists(bucket))) {
       try {
@@ -59,18 +64,23 @@ export class Storage {
         // Another worker may have created it between the check and here.
         if ((err as { code?: string }).code !== 'BucketAlreadyOwnedByYou') throw err;
       }
-      const policy = {
-        Version: '2012-10-17',
-        Statement: [{ Effect: 'Allow', Principal: { AWS: ['*'] }, Action: ['s3:GetObject'], Resource: [`arn:aws:s3:::${bucket}/*`] }],
-      };
-      await this.minio.setBucketPolicy(bucket, JSON.stringify(policy));
+      if (publicRead) await this.minio.setBucketPolicy(bucket, JSON.stringify(readOnlyPolicy(bucket)));
     }
     this.ensured.add(bucket);
   }
 
-  async put(clientId: string, key: string, body: Buffer | string, contentType: string): Promise<StoredObject> {
-    const bucket = this.bucketFor(clientId);
-    await this.ensureBucket(bucket);
+  /** Stores a public media object in the client's bucket. */
+  put(clientId: string, key: string, body: Buffer | string, contentType: string): Promise<StoredObject> {
+    return this.putIn(this.bucketFor(clientId), key, body, contentType, true);
+  }
+
+  /** Stores a private object (job results) in the results bucket. */
+  putPrivate(key: string, body: Buffer | string, contentType: string): Promise<StoredObject> {
+    return this.putIn(this.resultsBucket, key, body, contentType, false);
+  }
+
+  private async putIn(bucket: string, key: string, body: Buffer | string, contentType: string, publicRead: boolean): Promise<StoredObject> {
+    await this.ensureBucket(bucket, publicRead);
     const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
     await this.minio.putObject(bucket, key, bytes, bytes.length, { 'Content-Type': contentType });
     return {
@@ -94,4 +104,11 @@ export class Storage {
   async ping(): Promise<void> {
     await this.minio.listBuckets();
   }
+}
+
+function readOnlyPolicy(bucket: string) {
+  return {
+    Version: '2012-10-17',
+    Statement: [{ Effect: 'Allow', Principal: { AWS: ['*'] }, Action: ['s3:GetObject'], Resource: [`arn:aws:s3:::${bucket}/*`] }],
+  };
 }

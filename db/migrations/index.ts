@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import * as clients from './20261122000100_clients';
+import * as jobs from './20261122000200_jobs';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -7,6 +8,7 @@ import * as clients from './20261122000100_clients';
  */
 const migrations: Record<string, Knex.Migration> = {
   '20261122000100_clients': clients,
+  '20261122000200_jobs': jobs,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

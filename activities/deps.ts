@@ -1,0 +1,28 @@
+import type { Db } from '../db';
+import type { Config } from '../lib/config';
+import type { Logger } from '../lib/logger';
+import type { Storage } from '../lib/storage';
+import type { SearchClient } from '../search/client';
+
+/** What activities get from the worker's composition root (workers/main.ts). */
+export interface ActivityDeps {
+  config: Config;
+  db: Db;
+  storage: Storage;
+  search: SearchClient;
+  logger: Logger;
+  /** This worker's identity, recorded as the job's worker_id. */
+  workerId: string;
+}
+
+/** Input of every job-type activity (its name is the job type). */
+export interface JobActivityInput {
+  jobId: string;
+  clientId: string;
+  payload: Record<string, unknown>;
+}
+
+/** Job-type activities store their result themselves and return only its size. */
+export interface JobActivityOutput {
+  resultsCount: number;
+}

@@ -1,0 +1,70 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { JobRepository } from '../../db/repositories/jobs';
+import type { JobStatus, JobType } from '../../lib/job-types';
+import type { ActivityDeps } from '../deps';
+
+export interface StartJobResult {
+  /** false when the job was cancelled (or otherwise ended) before a worker picked it up. */
+  run: boolean;
+  status: JobStatus;
+  type: JobType;
+  clientId: string;
+  payload: Record<string, unknown>;
+}
+
+/** Job lifecycle activities: the only writers of a job's status after submission (besides cancel). */
+export function createJobLifecycleActivities(deps: ActivityDeps) {
+  const jobs = new JobRepository(deps.db, deps.config.DATABASE_SCHEMA);
+
+  return {
+    /**
+     * queued -> processing, records worker_id and emits `job.started`. Idempotent: a retry (or a
+     * new worker after a crash) keeps started_at. Retryable while the row is not visible yet: the
+     * API commits the row right after the workflow start.
+     */
+    async startJob(input: { jobId: string }): Promise<StartJobResult> {
+      const result = await jobs.withLockedJob(input.jobId, async (trx, job) => {
+        const run = job.status === 'queued' || job.status === 'processing';
+        const current = run ? await jobs.markStarted(trx, job, deps.workerId) : job;
+        return { run, status: current.status, type: current.type, clientId: current.client_id, payload: current.payload };
+      });
+      if (!result) throw ApplicationFailure.retryable(`job ${input.jobId} not found`, 'JobNotFound');
+      return result;
+    },
+
+    /** processing -> completed with results_count and `job.completed`; discards the result if the job was cancelled meanwhile. */
+    async completeJob(input: { jobId: string; resultsCount: number }): Promise<{ status: JobStatus }> {
+      const status = await jobs.withLockedJob(input.jobId, async (trx, job) => {
+        if (job.status !== 'processing') {
+          await trx('job_results').where({ job_id: job.id }).delete();
+          return job.status;
+        }
+        return (await jobs.finish(trx, job, 'completed', { resultsCount: input.resultsCount })).status;
+      });
+      return { status: status ?? 'cancelled' };
+    },
+
+    /** -> failed with error_message and `job.failed` (unless it already ended). */
+    async failJob(input: { jobId: string; errorMessage: string }): Promise<{ status: JobStatus }> {
+      const status = await jobs.withLockedJob(input.jobId, async (trx, job) => {
+        if (job.status !== 'queued' && job.status !== 'processing') return job.status;
+        return (await jobs.finish(trx, job, 'failed', { errorMessage: input.errorMessage })).status;
+      });
+      return { status: status ?? 'failed' };
+    },
+
+    /** After a workflow cancellation: -> cancelled (if the API has not done it) and partial results dropped. */
+    async cancelJob(input: { jobId: string }): Promise<{ status: JobStatus }> {
+      const status = await jobs.withLockedJob(input.jobId, async (trx, job) => {
+        if (job.status !== 'queued' && job.status !== 'processing') {
+          if (job.status === 'cancelled') await trx('job_results').where({ job_id: job.id }).delete();
+          return job.status;
+        }
+        return (await jobs.finish(trx, job, 'cancelled', {})).status;
+      });
+      return { status: status ?? 'cancelled' };
+    },
+  };
+}
+
+export type JobLifecycleActivities = ReturnType<typeof createJobLifecycleActivities>;

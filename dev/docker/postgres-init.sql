@@ -1,0 +1,2 @@
+CREATE DATABASE leadjobs;
+CREATE DATABASE leadjobs_test;

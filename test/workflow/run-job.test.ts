@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { WorkflowFailedError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import type { JobActivityInput } from '../../activities';
+import { runJob } from '../../workflows';
+import { workflowBundle } from '../../workers/worker';
+import { createLocalTemporal } from '../support/temporal';
+
+// The workflow's own logic, against a real Temporal dev server; activities are recording fakes.
+let env: TestWorkflowEnvironment;
+beforeAll(async () => { env = await createLocalTemporal(); }, 120000);
+afterAll(() => env?.teardown());
+
+type Call = [string, unknown];
+
+function lifecycle(calls: Call[], run = true) {
+  return {
+    startJob: async (i: { jobId: string }) => { calls.push(['startJob', i]); return { run, status: run ? 'processing' : 'cancelled', type: 'crawlSite', clientId: 'cli_x', payload: { url: 'https://example.com' } }; },
+    completeJob: async (i: unknown) => { calls.push(['completeJob', i]); return { status: 'completed' }; },
+    failJob: async (i: unknown) => { calls.push(['failJob', i]); return { status: 'failed' }; },
+    cancelJob: async (i: unknown) => { calls.push(['cancelJob', i]); return { status: 'cancelled' }; },
+  };
+}
+
+async function withWorker<T>(activities: object, fn: (taskQueue: string) => Promise<T>): Promise<T> {
+  const taskQueue = `wf-test-${randomUUID()}`;
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
+  return worker.runUntil(fn(taskQueue));
+}
+
+describe('runJob workflow', () => {
+  test('runs start -> the type activity with the stored payload -> complete', async () => {
+    const calls: Call[] = [];
+    const jobId = randomUUID();
+    const result = await withWorker(
+      { ...lifecycle(calls), crawlSite: async (i: JobActivityInput) => { calls.push(['crawlSite', i]); return { resultsCount: 7 }; } },
+      (taskQueue) => env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [{ jobId, clientId: 'cli_x', type: 'crawlSite' }] }),
+    );
+    expect(result).toEqual({ jobId, status: 'completed', resultsCount: 7 });
+    expect(calls).toEqual([
+      ['startJob', { jobId }],
+      ['crawlSite', { jobId, clientId: 'cli_x', payload: { url: 'https://example.com' } }],
+      ['completeJob', { jobId, resultsCount: 7 }],
+    ]);
+  });
+
+  test('a job cancelled before it started runs nothing', async () => {
+    const calls: Call[] = [];
+    const jobId = randomUUID();
+    const result = await withWorker({ ...lifecycle(calls, false), crawlSite: async () => { throw new Error('must not run'); } }, (taskQueue) =>
+      env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [{ jobId, clientId: 'cli_x', type: 'crawlSite' }] }),
+    );
+    expect(result.status).toBe('skipped');
+    expect(calls.map((c) => c[0])).toEqual(['startJob']);
+  });
+
+  test('a permanent failure is recorded with its message and fails the workflow', async () => {
+    const calls: Call[] = [];
+    const jobId = randomUUID();
+    const run = withWorker(
+      { ...lifecycle(calls), crawlSite: async () => { throw ApplicationFailure.nonRetryable('connection timeout to example.com', 'Unreachable'); } },
+      (taskQueue) => env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [{ jobId, clientId: 'cli_x', type: 'crawlSite' }] }),
+    );
+    await expect(run).rejects.toBeInstanceOf(WorkflowFailedError);
+    expect(calls.at(-1)).toEqual(['failJob', { jobId, errorMessage: 'connection timeout to example.com' }]);
+  });
+
+  test('cancelling a running job cancels the activity and records the cancellation', async () => {
+    const calls: Call[] = [];
+    const jobId = randomUUID();
+    let activityCancelledAt = 0;
+    const crawlSite = async () => {
+      calls.push(['crawlSite', 'started']);
+      const ctx = Context.current();
+      try {
+        for (;;) { ctx.heartbeat(); await ctx.sleep(200); }
+      } finally {
+        activityCancelledAt = Date.now();
+      }
+    };
+    const outcome = await withWorker({ ...lifecycle(calls), crawlSite }, async (taskQueue) => {
+      const handle = await env.client.workflow.start(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [{ jobId, clientId: 'cli_x', type: 'crawlSite' }] });
+      while (!calls.some((c) => c[0] === 'crawlSite')) await new Promise((r) => setTimeout(r, 50));
+      const cancelledAt = Date.now();
+      await handle.cancel();
+      const err = await handle.result().catch((e: unknown) => e);
+      return { err, cancelledAt };
+    });
+    expect(outcome.err).toBeInstanceOf(WorkflowFailedError);
+    expect(activityCancelledAt - outcome.cancelledAt).toBeLessThan(3000);
+    expect(calls.map((c) => c[0])).toEqual(['startJob', 'crawlSite', 'cancelJob']);
+  });
+});

@@ -1,0 +1,66 @@
+/**
+ * Worker composition root: parses config once, opens one connection to each dependency, runs a
+ * Worker per job task queue, and drains on SIGTERM/SIGINT (in-flight activities get the grace time).
+ */
+import { hostname } from 'node:os';
+import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { createDb } from '../db';
+import { parseConfig, type Config } from '../lib/config';
+import { createLogger } from '../lib/logger';
+import { Storage } from '../lib/storage';
+import { createSearchClient } from '../search/client';
+import { allJobTaskQueues } from './task-queues';
+import { createWorkers } from './worker';
+
+export async function runWorkers(config: Config, identity = config.WORKER_ID ?? `${hostname()}:${process.pid}`): Promise<{ run: Promise<void>; shutdown: () => void }> {
+  const logger = createLogger(config.LOG_LEVEL, 'worker');
+  Runtime.install({ logger: new DefaultLogger(sdkLogLevel(config.LOG_LEVEL)) });
+  const db = createDb(config);
+  const storage = Storage.fromConfig(config);
+  const search = createSearchClient(config);
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const activities = createActivities({ config, db, storage, search, logger, workerId: identity });
+  const workers = await createWorkers({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueues: allJobTaskQueues(config.TASK_QUEUE_PREFIX),
+    activities,
+    identity,
+    logger,
+  });
+  logger.info({ identity, taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker running');
+  const run = Promise.all(workers.map((w) => w.run())).then(async () => {
+    await Promise.allSettled([db.destroy(), connection.close(), search.close()]);
+    logger.info('worker stopped');
+  });
+  return { run, shutdown: () => workers.forEach((w) => w.shutdown()) };
+}
+
+function sdkLogLevel(level: Config['LOG_LEVEL']): LogLevel {
+  const map: Record<Config['LOG_LEVEL'], LogLevel> = { fatal: 'ERROR', error: 'ERROR', warn: 'WARN', info: 'INFO', debug: 'DEBUG', trace: 'TRACE', silent: 'ERROR' };
+  return map[level];
+}
+
+if (require.main === module) {
+  let config: Config;
+  try {
+    config = parseConfig(process.env);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  runWorkers(config).then(
+    ({ run, shutdown }) => {
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, shutdown);
+      run.then(() => process.exit(0), (err: unknown) => {
+        process.stderr.write(`worker failed: ${(err as Error).message}\n`);
+        process.exit(1);
+      });
+    },
+    (err: unknown) => {
+      process.stderr.write(`worker failed to start: ${(err as Error).message}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,43 @@
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { Logger } from '../lib/logger';
+
+export interface WorkerSetOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueues: string[];
+  activities: object;
+  identity: string;
+  logger: Logger;
+  maxConcurrentActivities?: number;
+  /** Reuse a bundle (tests start several worker sets). */
+  bundle?: WorkflowBundleWithSourceMap;
+}
+
+let sharedBundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+
+/** The workflow code, bundled once per process and shared by every queue's worker. */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  return (sharedBundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: undefined }));
+}
+
+/** One Worker per task queue, sharing one connection and one workflow bundle. */
+export async function createWorkers(options: WorkerSetOptions): Promise<Worker[]> {
+  const bundle = options.bundle ?? (await workflowBundle());
+  return Promise.all(
+    options.taskQueues.map((taskQueue) =>
+      Worker.create({
+        connection: options.connection,
+        namespace: options.namespace,
+        taskQueue,
+        workflowBundle: bundle,
+        activities: options.activities,
+        identity: options.identity,
+        maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 20,
+        // Cancel requests reach activities through heartbeats; this bounds how late they can be.
+        defaultHeartbeatThrottleInterval: '1s',
+        maxHeartbeatThrottleInterval: '1s',
+        shutdownGraceTime: '10s',
+      }),
+    ),
+  );
+}

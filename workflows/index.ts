@@ -1,0 +1,2 @@
+// The worker's workflowsPath: every workflow the workers run, and nothing else.
+export { runJob } from './job';

@@ -1,0 +1,91 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  log,
+  proxyActivities,
+  TimeoutFailure,
+  type ActivityOptions,
+} from '@temporalio/workflow';
+import type { JobLifecycleActivities, JobTypeActivities } from '../activities';
+import type { JobType } from '../lib/job-types';
+
+export interface RunJobInput {
+  jobId: string;
+  clientId: string;
+  type: JobType;
+}
+
+export interface RunJobResult {
+  jobId: string;
+  status: 'completed' | 'failed' | 'cancelled' | 'skipped';
+  resultsCount?: number;
+}
+
+// Lifecycle steps are short Postgres transactions. startJob is retried quickly because the API
+// commits the job row a moment after starting this workflow.
+const lifecycle = proxyActivities<JobLifecycleActivities>({
+  startToCloseTimeout: '30s', // one small transaction; anything longer is a stuck connection
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 20 },
+});
+
+// The finishing steps must run even while the workflow is being cancelled.
+const finishing = proxyActivities<JobLifecycleActivities>({
+  startToCloseTimeout: '30s', // as above
+  retry: { initialInterval: '500ms', maximumInterval: '30s' },
+});
+
+const work = (startToCloseTimeout: ActivityOptions['startToCloseTimeout']): ActivityOptions => ({
+  startToCloseTimeout,
+  // Long crawls heartbeat per page or request; a silent worker (killed, partitioned) is replaced within this.
+  heartbeatTimeout: '20s',
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 3, nonRetryableErrorTypes: ['InvalidInput', 'NotFound'] },
+});
+
+/** Per job type: the spec's limits where it gives them (§8), otherwise what the work needs. */
+const typeActivities: Record<JobType, JobTypeActivities[JobType]> = {
+  crawlSite: proxyActivities<JobTypeActivities>(work('5m')).crawlSite, // spec: site stage 5 min per business
+  crawlVerify: proxyActivities<JobTypeActivities>(work('2m')).crawlVerify, // spec: verify stage 2 min per business
+  crawlMaps: proxyActivities<JobTypeActivities>(work('10m')).crawlMaps, // 20 results take 30-90 s; 10 min bounds large searches
+  crawlPeople: proxyActivities<JobTypeActivities>(work('5m')).crawlPeople, // a site-like crawl of team pages
+  crawlCompanyData: proxyActivities<JobTypeActivities>(work('2m')).crawlCompanyData, // a few registry calls, rate-limited
+  crawlLanding: proxyActivities<JobTypeActivities>(work('3m')).crawlLanding, // spec: capture takes 3-90 s
+  crawlPublicSocial: proxyActivities<JobTypeActivities>(work('2m')).crawlPublicSocial, // one profile, 3-10 s politeness delay
+};
+
+/**
+ * One job, start to end: startJob (queued -> processing), the job type's activity (stores its
+ * result), completeJob. A failure is recorded with failJob and fails the workflow (visible as
+ * Failed in the Web UI); a cancellation records cancelJob and ends the workflow as Cancelled.
+ * Input: {jobId, clientId, type}; the payload stays in Postgres. Workflow id: `job/<jobId>`.
+ */
+export async function runJob(input: RunJobInput): Promise<RunJobResult> {
+  const { jobId } = input;
+  try {
+    const started = await lifecycle.startJob({ jobId });
+    if (!started.run) return { jobId, status: 'skipped' };
+    const output = await typeActivities[input.type]({ jobId, clientId: input.clientId, payload: started.payload });
+    const done = await finishing.completeJob({ jobId, resultsCount: output.resultsCount });
+    return { jobId, status: done.status === 'completed' ? 'completed' : 'cancelled', resultsCount: output.resultsCount };
+  } catch (err) {
+    if (isCancellation(err)) {
+      await CancellationScope.nonCancellable(() => finishing.cancelJob({ jobId }));
+      throw err;
+    }
+    const message = failureMessage(err, input.type);
+    log.warn('job failed', { jobId, message });
+    await finishing.failJob({ jobId, errorMessage: message });
+    throw ApplicationFailure.nonRetryable(message, 'JobFailed');
+  }
+}
+
+/** The message a user reads in error_message: the root cause, without Temporal's wrapping. */
+export function failureMessage(err: unknown, type: JobType): string {
+  if (err instanceof ActivityFailure) {
+    const cause = err.cause;
+    if (cause instanceof TimeoutFailure) return `${type} timed out (${cause.timeoutType === 'HEARTBEAT' ? 'no heartbeat from the worker' : 'time limit reached'})`;
+    if (cause instanceof ApplicationFailure || cause instanceof Error) return cause.message;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
