@@ -4,10 +4,12 @@ STACK_DIR="${STACK_DIR:-$REPO/.stack}"
 cd "$REPO"
 
 ensure_node_modules() {
-  # npm ci when node_modules is missing or older than the lock file.
+  # Installs the locked versions when node_modules is missing or older than the lock file. Not
+  # `npm ci`: registries that serve only this platform's optional native packages (the case here)
+  # make npm ci reject the lock, while npm install skips the unreachable optional ones.
   if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-    echo "npm: installing dependencies (npm ci)"
-    npm ci --no-audit --no-fund --loglevel=error
+    echo "npm: installing dependencies"
+    npm install --no-audit --no-fund --loglevel=error
   fi
 }
 
