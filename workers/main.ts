@@ -38,7 +38,8 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
 }
 
 function sdkLogLevel(level: Config['LOG_LEVEL']): LogLevel {
-  const map: Record<Config['LOG_LEVEL'], LogLevel> = { fatal: 'ERROR', error: 'ERROR', warn: 'WARN', info: 'INFO', debug: 'DEBUG', trace: 'TRACE', silent: 'ERROR' };
+  // The SDK's INFO lines are per-queue state changes and bundler stats: operators want them only when debugging.
+  const map: Record<Config['LOG_LEVEL'], LogLevel> = { fatal: 'ERROR', error: 'ERROR', warn: 'WARN', info: 'WARN', debug: 'DEBUG', trace: 'TRACE', silent: 'ERROR' };
   return map[level];
 }
 

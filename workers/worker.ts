@@ -1,4 +1,4 @@
-import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Logger } from '../lib/logger';
 
 export interface WorkerSetOptions {
@@ -17,7 +17,7 @@ let sharedBundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 
 /** The workflow code, bundled once per process and shared by every queue's worker. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  return (sharedBundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: undefined }));
+  return (sharedBundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') }));
 }
 
 /** One Worker per task queue, sharing one connection and one workflow bundle. */
