@@ -1,12 +1,15 @@
 import Koa from 'koa';
 import type { Db } from '../db';
+import { EventListener } from '../db/event-listener';
+import { AVAILABLE_JOB_TYPES, type JobType } from '../lib/job-types';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import type { Storage } from '../lib/storage';
 import { pingTemporal, type Temporal } from '../lib/temporal';
 import { pingSearch, type SearchClient } from '../search/client';
 import type { AppState } from './context';
-import { bearerAuth } from './middleware/auth';
+import { JobService } from './job-service';
+import { bearerAuth, tokenAuth } from './middleware/auth';
 import { requestBody } from './middleware/body';
 import { errorHandler } from './middleware/errors';
 import { responseFormat } from './middleware/format';
@@ -15,6 +18,8 @@ import { requestContext } from './middleware/request-id';
 import { buildOpenApi } from './openapi';
 import { ApiRouter } from './routing';
 import { docsRoutes } from './routes/docs';
+import { eventRoutes } from './routes/events';
+import { jobRoutes } from './routes/jobs';
 import { systemRoutes } from './routes/system';
 
 export interface AppDeps {
@@ -24,10 +29,12 @@ export interface AppDeps {
   search: SearchClient;
   storage: Storage;
   logger: Logger;
+  /** Job types with a worker implementation; defaults to lib/job-types AVAILABLE_JOB_TYPES. */
+  availableJobTypes?: readonly JobType[];
 }
 
 /** Builds the Koa app from its dependencies; it does not listen (api/server.ts does). */
-export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter } {
+export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; close: () => Promise<void> } {
   const { config, db } = deps;
   const app = new Koa<AppState>();
   app.proxy = false;
@@ -38,7 +45,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter }
     : [];
   const api = new ApiRouter({
     client: [bearerAuth(db), ...limiter],
-    token: [],
+    token: [tokenAuth(db), ...limiter],
     none: [],
   });
 
@@ -53,6 +60,11 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter }
     config.HEALTH_TIMEOUT_MS,
   );
 
+  const jobs = new JobService(db, deps.storage, deps.temporal, config, { crawlMaps: config.QUEUE_CAPACITY_CRAWL_MAPS, crawlSite: config.QUEUE_CAPACITY_CRAWL_SITE }, deps.logger);
+  jobRoutes(api, jobs, { availableTypes: deps.availableJobTypes ?? AVAILABLE_JOB_TYPES });
+  const listener = new EventListener(config.DATABASE_URL, config.DATABASE_SCHEMA, db, deps.logger);
+  eventRoutes(api, db, listener, config.SSE_HEARTBEAT_SECONDS);
+
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 
   app.use(requestContext(deps.logger));
@@ -62,5 +74,5 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter }
   app.use(docs.routes());
   app.use(api.router.routes());
   app.use(api.router.allowedMethods({ throw: false }));
-  return { app, api };
+  return { app, api, close: () => listener.close() };
 }

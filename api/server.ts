@@ -17,7 +17,7 @@ export async function startServer(config: Config): Promise<{ server: Server; clo
   const temporal = connectTemporalLazy(config);
   const search = createSearchClient(config);
   const storage = Storage.fromConfig(config);
-  const { app } = createApp({ config, db, temporal, search, storage, logger });
+  const { app, close: closeApp } = createApp({ config, db, temporal, search, storage, logger });
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.PORT, config.HOST, () => resolve(s));
@@ -37,6 +37,7 @@ export async function startServer(config: Config): Promise<{ server: Server; clo
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS).unref();
       });
+      await closeApp();
       await Promise.allSettled([db.destroy(), temporal.connection.close(), search.close()]);
       logger.info('api stopped');
     })());

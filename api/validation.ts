@@ -15,9 +15,9 @@ export function issuesFromZod(err: ZodError, prefix: (string | number)[]): Valid
   });
 }
 
-/** Parses `value` with `schema` or throws a ValidationError located under `where`. */
-export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'path'): z.output<S> {
+/** Parses `value` with `schema` or throws a ValidationError located under `where` (e.g. 'query' or ['body', 'payload']). */
+export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'path' | (string | number)[]): z.output<S> {
   const result = schema.safeParse(value, { reportInput: true });
-  if (!result.success) throw new ValidationError(issuesFromZod(result.error, [where]));
+  if (!result.success) throw new ValidationError(issuesFromZod(result.error, typeof where === 'string' ? [where] : where));
   return result.data;
 }

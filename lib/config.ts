@@ -57,6 +57,12 @@ export const configSchema = dbConfigSchema.extend({
   RATE_LIMIT_BURST: int(20, 1),
   RATE_LIMIT_ENABLED: bool.default(true),
 
+  /** Spec §8 queue capacity: most queued jobs of the type across all clients; more -> 503. */
+  QUEUE_CAPACITY_CRAWL_MAPS: int(10000, 1),
+  QUEUE_CAPACITY_CRAWL_SITE: int(5000, 1),
+  /** SSE keep-alive (spec §6: every 30 s). */
+  SSE_HEARTBEAT_SECONDS: z.coerce.number().min(0.05).max(300).default(30),
+
   /** How long a health probe waits for one dependency before calling it down. */
   HEALTH_TIMEOUT_MS: int(2000, 100, 60000),
   SHUTDOWN_GRACE_MS: int(10000, 0, 120000),

@@ -40,3 +40,17 @@ export function bearerAuth(db: Db): Middleware<AppState> {
     return next();
   };
 }
+
+/** The event stream's credential: `?token=client_id:api_key:api_secret` (spec §5.4), or the Bearer header. */
+export function tokenAuth(db: Db): Middleware<AppState> {
+  const bearer = bearerAuth(db);
+  return async (ctx, next) => {
+    const token = ctx.query.token;
+    if (typeof token === 'string' && token !== '') {
+      ctx.state.client = await authenticateCredential(db, token);
+      return next();
+    }
+    if (ctx.get('authorization') !== '') return bearer(ctx, next);
+    throw unauthorized(AUTH_MISSING);
+  };
+}

@@ -5,6 +5,7 @@ import { createDb } from '../../db';
 import { ClientRepository } from '../../db/repositories/clients';
 import { parseConfig, type Config } from '../../lib/config';
 import type { IssuedCredentials } from '../../lib/credentials';
+import type { JobType } from '../../lib/job-types';
 import { createLogger } from '../../lib/logger';
 import { Storage } from '../../lib/storage';
 import { connectTemporalLazy } from '../../lib/temporal';
@@ -23,7 +24,7 @@ export interface TestApi {
 }
 
 /** The real API on a free port, wired to the real stack (per-run schema, prefixes). */
-export async function startTestApi(overrides: Record<string, string> = {}): Promise<TestApi> {
+export async function startTestApi(overrides: Record<string, string> = {}, availableJobTypes?: readonly JobType[]): Promise<TestApi> {
   const config = testConfig(overrides);
   const deps: AppDeps = {
     config,
@@ -32,8 +33,9 @@ export async function startTestApi(overrides: Record<string, string> = {}): Prom
     search: createSearchClient(config),
     storage: Storage.fromConfig(config),
     logger: createLogger(config.LOG_LEVEL),
+    availableJobTypes,
   };
-  const { app } = createApp(deps);
+  const { app, close: closeApp } = createApp(deps);
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -45,6 +47,7 @@ export async function startTestApi(overrides: Record<string, string> = {}): Prom
     close: async () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
+      await closeApp();
       await Promise.allSettled([deps.db.destroy(), deps.temporal.connection.close(), deps.search.close()]);
     },
   };

@@ -1,0 +1,163 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import stringify from 'safe-stable-stringify';
+import type { Db } from '../db';
+import type { JobModel } from '../db/models/job';
+import { JobResultStore } from '../db/repositories/job-results';
+import { JobRepository, type ListFilter } from '../db/repositories/jobs';
+import type { Config } from '../lib/config';
+import { AppError, badRequest, notFound } from '../lib/errors';
+import { priorityKeyFor, type JobType } from '../lib/job-types';
+import type { Logger } from '../lib/logger';
+import type { Storage } from '../lib/storage';
+import type { Temporal } from '../lib/temporal';
+import { jobTaskQueue } from '../workers/task-queues';
+import { runJob } from '../workflows';
+
+const ClientIdKey = defineSearchAttributeKey('ClientId', SearchAttributeType.KEYWORD);
+const JobTypeKey = defineSearchAttributeKey('JobType', SearchAttributeType.KEYWORD);
+const JobIdKey = defineSearchAttributeKey('JobId', SearchAttributeType.KEYWORD);
+const CampaignIdKey = defineSearchAttributeKey('CampaignId', SearchAttributeType.KEYWORD);
+
+const DEDUPE_WINDOW_MS = 24 * 60 * 60 * 1000;
+const TEMPORAL_CALL_TIMEOUT_MS = 5000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const QUEUE_UNAVAILABLE = 'queue service unavailable';
+
+export interface SubmitRequest {
+  clientId: string;
+  type: JobType;
+  payload: Record<string, unknown>;
+  priority: number;
+  campaignId?: string | null;
+}
+
+export interface SubmitResult {
+  job: JobModel;
+  fromCache: boolean;
+}
+
+/** sha256 of the payload with keys sorted: equal payloads hash equally whatever their key order. */
+export function payloadHash(payload: Record<string, unknown>): string {
+  return createHash('sha256').update(stringify(payload) ?? '').digest('hex');
+}
+
+/** Job submission, lookup and cancellation: Postgres is the source of truth, Temporal runs the work. */
+export class JobService {
+  readonly jobs: JobRepository;
+  readonly results: JobResultStore;
+
+  constructor(
+    db: Db,
+    storage: Storage,
+    private readonly temporal: Temporal,
+    private readonly config: Config,
+    private readonly capacity: Partial<Record<JobType, number>>,
+    private readonly log: Logger,
+  ) {
+    this.jobs = new JobRepository(db, config.DATABASE_SCHEMA);
+    this.results = new JobResultStore(db, storage);
+  }
+
+  /**
+   * A job id at once: returns the cached job when the same client submitted the same type and
+   * payload within 24 hours (and it did not fail or get cancelled); otherwise queues a new one
+   * and starts its workflow. Temporal unreachable -> 503 and nothing is stored.
+   */
+  async submit(req: SubmitRequest): Promise<SubmitResult> {
+    const id = randomUUID();
+    const test = req.type === 'crawlCompanyData' && req.payload.test === true;
+    const outcome = await this.jobs.submit(
+      {
+        id,
+        clientId: req.clientId,
+        type: req.type,
+        priority: req.priority,
+        payload: req.payload,
+        payloadHash: payloadHash(req.payload),
+        campaignId: req.campaignId ?? null,
+        workflowId: `job/${id}`,
+        taskQueue: jobTaskQueue(this.config.TASK_QUEUE_PREFIX, req.type, { test }),
+      },
+      { capacity: this.capacity[req.type], dedupeWindowMs: DEDUPE_WINDOW_MS },
+      (job) => this.startWorkflow(job),
+    );
+    if (outcome.kind === 'queue_full') {
+      throw new AppError(503, `queue is full: ${outcome.capacity} ${req.type} jobs are already queued; try again later`, 'queue_full', { 'Retry-After': '60' });
+    }
+    return { job: outcome.job, fromCache: outcome.kind === 'cached' };
+  }
+
+  private async startWorkflow(job: JobModel): Promise<void> {
+    const attributes = [
+      { key: ClientIdKey, value: job.client_id },
+      { key: JobTypeKey, value: job.type },
+      { key: JobIdKey, value: job.id },
+      ...(job.campaign_id ? [{ key: CampaignIdKey, value: job.campaign_id }] : []),
+    ];
+    try {
+      await this.withTimeout(() =>
+        this.temporal.client.workflow.start(runJob, {
+          taskQueue: job.task_queue,
+          workflowId: job.workflow_id,
+          args: [{ jobId: job.id, clientId: job.client_id, type: job.type }],
+          typedSearchAttributes: attributes,
+          staticSummary: `${job.type} for ${job.client_id} (priority ${job.priority})`,
+          memo: { clientId: job.client_id, type: job.type, priority: job.priority, createdAt: new Date(job.created_at).toISOString() },
+          priority: { priorityKey: priorityKeyFor(job.priority) },
+        }),
+      );
+    } catch (err) {
+      // A retried start of the same job id already started it: that is success.
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+      this.log.warn({ err: String(err), job_id: job.id }, 'workflow start failed');
+      throw new AppError(503, QUEUE_UNAVAILABLE, 'unavailable');
+    }
+  }
+
+  /** The client's job, or 400 for a malformed id and 404 for another client's or an unknown one. */
+  async get(clientId: string, jobId: string): Promise<JobModel> {
+    if (!UUID.test(jobId)) throw badRequest('invalid job id format, expected UUID');
+    const job = await this.jobs.findForClient(clientId, jobId);
+    if (!job) throw notFound('job not found');
+    return job;
+  }
+
+  list(clientId: string, filter: ListFilter) {
+    return this.jobs.list(clientId, filter);
+  }
+
+  /**
+   * queued/processing -> cancelled at once (spec §3), then Temporal cancellation stops the running
+   * activity. completed, failed and cancelled jobs are terminal: 400.
+   */
+  async cancel(clientId: string, jobId: string): Promise<JobModel> {
+    await this.get(clientId, jobId);
+    const outcome = await this.jobs.cancel(clientId, jobId);
+    if (!outcome) throw notFound('job not found');
+    if (!outcome.changed) {
+      const status = outcome.job.status;
+      throw badRequest(status === 'completed' ? 'cannot cancel a completed job' : `cannot cancel a ${status} job: it is already terminal`);
+    }
+    try {
+      await this.withTimeout(() => this.temporal.client.workflow.getHandle(outcome.job.workflow_id).cancel());
+    } catch (err) {
+      // The job row already says cancelled; a workflow that runs on discards its result (completeJob).
+      if (!(err instanceof WorkflowNotFoundError)) this.log.warn({ err: String(err), job_id: jobId }, 'workflow cancel failed');
+    }
+    return outcome.job;
+  }
+
+  private withTimeout<T>(fn: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + TEMPORAL_CALL_TIMEOUT_MS;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('temporal call timed out')), TEMPORAL_CALL_TIMEOUT_MS);
+      this.temporal.connection.withDeadline(deadline, fn).then(
+        (v) => { clearTimeout(timer); resolve(v); },
+        (e: unknown) => { clearTimeout(timer); reject(e); },
+      );
+    });
+  }
+}

@@ -1,0 +1,117 @@
+import { PassThrough } from 'node:stream';
+import { z } from 'zod';
+import type { Db } from '../../db';
+import type { EventListener, EventSubscriber } from '../../db/event-listener';
+import { eventsSince, type StoredEvent } from '../../db/repositories/events';
+import { clientIdOf } from '../context';
+import type { ApiRouter } from '../routing';
+
+const streamQuery = z.object({
+  token: z.string().optional().describe('client_id:api_key:api_secret (EventSource cannot send headers)'),
+  job_id: z.string().uuid().optional(),
+  campaign_id: z.string().min(1).max(200).optional(),
+  last_event_id: z.coerce.number().int().min(0).optional().describe('replay events after this id (the Last-Event-ID header does the same)'),
+});
+
+const statusResponse = z.object({
+  status: z.enum(['healthy', 'degraded']),
+  listening: z.boolean().describe('this API process is subscribed to the event channel'),
+  active_subscriptions: z.number().int(),
+  heartbeat_seconds: z.number(),
+  timestamp: z.string(),
+});
+
+/** Spec §6: with filters, only events matching either filter (plus connected and heartbeat). */
+function matches(event: StoredEvent, jobId?: string, campaignId?: string): boolean {
+  if (!jobId && !campaignId) return true;
+  return (jobId !== undefined && event.job_id === jobId) || (campaignId !== undefined && event.campaign_id === campaignId);
+}
+
+const frame = (name: string, data: unknown, id?: number) => `${id !== undefined ? `id: ${id}\n` : ''}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+
+export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, heartbeatSeconds: number): void {
+  api.add({
+    method: 'get',
+    path: '/api/v1/events/stream',
+    operationId: 'streamEvents',
+    summary: "Server-Sent Events of the client's jobs and campaigns",
+    description:
+      'Events: connected, job.queued, job.started, job.completed, job.failed, job.cancelled, campaign.terminal, heartbeat (every 30 s). ' +
+      'Each stored event has an id; reconnecting with Last-Event-ID (or last_event_id) replays what was missed. ' +
+      'Filters job_id and campaign_id deliver events matching either.',
+    tags: ['events'],
+    security: 'token',
+    query: streamQuery,
+    responses: { 200: { description: 'text/event-stream', contentType: 'text/event-stream' } },
+    handler: async (ctx, { query }) => {
+      const clientId = clientIdOf(ctx);
+      const header = ctx.get('last-event-id');
+      let lastId = query.last_event_id ?? (/^\d+$/.test(header) ? Number(header) : undefined);
+
+      const stream = new PassThrough();
+      ctx.req.socket.setTimeout(0);
+      ctx.req.socket.setNoDelay(true);
+      ctx.set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+      ctx.status = 200;
+      ctx.body = stream;
+
+      // Live events are held back until the replay has been written, then sent in id order once.
+      let replaying = true;
+      const held: StoredEvent[] = [];
+      const send = (e: StoredEvent) => {
+        if (lastId !== undefined && e.id <= lastId) return;
+        lastId = e.id;
+        if (matches(e, query.job_id, query.campaign_id)) stream.write(frame(e.name, { ...e.data, event_id: e.id, created_at: e.created_at }, e.id));
+      };
+      const replay = async () => {
+        if (lastId === undefined) return;
+        for (;;) {
+          const batch = await eventsSince(db, clientId, lastId, 500);
+          batch.forEach(send);
+          if (batch.length < 500) return;
+        }
+      };
+      const subscriber: EventSubscriber = {
+        clientId,
+        onEvent: (e) => (replaying ? held.push(e) : send(e)),
+        onResync: () => {
+          replaying = true;
+          replay().catch(() => undefined).finally(() => { held.splice(0).sort((a, b) => a.id - b.id).forEach(send); replaying = false; });
+        },
+      };
+
+      stream.write('retry: 3000\n\n');
+      stream.write(frame('connected', { client_id: clientId, job_id: query.job_id ?? null, campaign_id: query.campaign_id ?? null, heartbeat_seconds: heartbeatSeconds }));
+      const unsubscribe = await listener.subscribe(subscriber);
+      await replay();
+      held.splice(0).sort((a, b) => a.id - b.id).forEach(send);
+      replaying = false;
+
+      const heartbeat = setInterval(() => stream.write(frame('heartbeat', { time: new Date().toISOString() })), heartbeatSeconds * 1000);
+      const stop = () => { clearInterval(heartbeat); unsubscribe(); stream.end(); };
+      ctx.req.once('close', stop);
+      stream.once('error', stop);
+    },
+  });
+
+  api.add({
+    method: 'get',
+    path: '/api/v1/events/status',
+    operationId: 'getEventsStatus',
+    summary: 'Event service health and active subscriptions (this API process)',
+    tags: ['events'],
+    security: 'client',
+    responses: { 200: { description: 'Event service status', schema: statusResponse } },
+    handler: async (ctx) => {
+      // Listening only starts with the first subscriber: no subscribers and not listening is healthy.
+      const healthy = listener.listening || listener.subscriptionCount === 0;
+      ctx.body = {
+        status: healthy ? 'healthy' : 'degraded',
+        listening: listener.listening,
+        active_subscriptions: listener.subscriptionCount,
+        heartbeat_seconds: heartbeatSeconds,
+        timestamp: new Date().toISOString(),
+      };
+    },
+  });
+}

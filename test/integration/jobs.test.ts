@@ -1,0 +1,238 @@
+import yaml from 'js-yaml';
+import { bearer, startTestApi, type TestApi } from '../support/api';
+import { caller, waitForStatus, type Caller } from '../support/jobs';
+import { startTestWorker, type TestWorker } from '../support/worker';
+
+// The real API and a real worker on the stack. crawlSite runs through the fake job-type activity;
+// nothing polls crawlPublicSocial's queue, so those jobs stay queued.
+let api: TestApi;
+let worker: TestWorker;
+let c: Caller;
+beforeAll(async () => {
+  api = await startTestApi({ RATE_LIMIT_ENABLED: 'false' }, ['crawlSite', 'crawlPublicSocial', 'crawlCompanyData']);
+  worker = await startTestWorker({ types: ['crawlSite'], identity: 'jobs-test-worker' });
+  c = caller(api, bearer(await api.newClient()));
+});
+afterAll(async () => {
+  await worker.stop();
+  await api.close();
+});
+
+const site = (query: string, extra: Record<string, unknown> = {}) => ({ payload: { url: `https://acme-${Math.random().toString(36).slice(2)}.test/?${query}`, ...extra } });
+
+describe('submit', () => {
+  test('returns 201 with a job id at once and the job runs to completed with results', async () => {
+    const res = await c.post('/api/v1/jobs/crawlSite/submit', site('results=3'));
+    expect(res.status).toBe(201);
+    const body = await c.json(res);
+    expect(body).toEqual({
+      job_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      type: 'crawlSite',
+      status: 'queued',
+      created_at: expect.any(String),
+      from_cache: false,
+      message: 'crawlSite job queued',
+    });
+    const done = await waitForStatus(c, String(body.job_id), ['completed']);
+    expect(done).toMatchObject({ status: 'completed', worker_id: 'jobs-test-worker', results_count: 3, error_message: null, priority: 5, message: 'job completed' });
+    expect(done.processing_time_seconds).toEqual(expect.any(Number));
+
+    const results = await c.get(`/api/v1/jobs/${String(body.job_id)}/results`);
+    expect(results.status).toBe(200);
+    const envelope = await c.json(results);
+    expect(envelope).toMatchObject({ success: true, job_id: body.job_id, type: 'crawlSite', status: 'completed', worker_id: 'jobs-test-worker', error_message: null });
+    expect((envelope.data as { emails: string[] }).emails).toHaveLength(3);
+    expect(envelope.completed_at).toEqual(done.completed_at);
+  });
+
+  test('the generic endpoint and YAML bodies work, and the payload defaults are applied', async () => {
+    const url = `https://yaml-${Date.now()}.test/?results=1`;
+    const res = await c.post('/api/v1/jobs/submit', `type: crawlSite\npayload:\n  url: "${url}"\n  max_pages: 3\npriority: 9\n`, 'application/yaml');
+    expect(res.status).toBe(201);
+    const { job_id } = await c.json<{ job_id: string }>(res);
+    const status = yaml.load(await (await c.get(`/api/v1/jobs/${job_id}/status?format=yaml`)).text()) as Record<string, unknown>;
+    expect(status).toMatchObject({ job_id, type: 'crawlSite', priority: 9 });
+    const row = await api.deps.db('jobs').where({ id: job_id }).first();
+    expect(row.payload).toMatchObject({ url, max_pages: 3, extract_team: true, respect_robots: true, compendium: { enabled: false, cleanup_level: 'fit' } });
+  });
+
+  test('the same job within 24 hours is returned from cache, whatever the key order', async () => {
+    const payload = { url: `https://cache-${Date.now()}.test/?results=1`, max_pages: 4, extract_team: false };
+    const first = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', { payload }));
+    const again = await c.json(await c.post('/api/v1/jobs/crawlSite/submit', { priority: 7, payload: { extract_team: false, max_pages: 4, url: payload.url } }));
+    expect(again).toMatchObject({ job_id: first.job_id, from_cache: true });
+    expect(String(again.message)).toContain('24 hours');
+    const other = await c.json(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { ...payload, max_pages: 5 } }));
+    expect(other.from_cache).toBe(false);
+    const otherClient = caller(api, bearer(await api.newClient()));
+    expect((await otherClient.json(await otherClient.post('/api/v1/jobs/crawlSite/submit', { payload }))).from_cache).toBe(false);
+  });
+
+  test('concurrent identical submissions make one job', async () => {
+    const body = site('results=1');
+    const all = await Promise.all(Array.from({ length: 5 }, () => c.post('/api/v1/jobs/crawlSite/submit', body).then((r) => c.json<{ job_id: string; from_cache: boolean }>(r))));
+    expect(new Set(all.map((b) => b.job_id)).size).toBe(1);
+    expect(all.filter((b) => !b.from_cache)).toHaveLength(1);
+  });
+
+  test('a failed job is not served from cache: submitting it again runs it again', async () => {
+    const body = site('fail=boom');
+    const first = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', body));
+    await waitForStatus(c, first.job_id, ['failed']);
+    const again = await c.json(await c.post('/api/v1/jobs/crawlSite/submit', body));
+    expect(again.from_cache).toBe(false);
+    expect(again.job_id).not.toBe(first.job_id);
+  });
+});
+
+describe('validation', () => {
+  const detail = async (res: Response) => { expect(res.status).toBe(422); return (await res.json()) as { detail: { type: string; loc: unknown[]; msg: string }[] }; };
+
+  test('crawlSite needs an http(s) url and rejects unknown keys', async () => {
+    const d1 = await detail(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: 'ftp://x.test' } }));
+    expect(d1.detail).toEqual([{ type: 'custom', loc: ['body', 'payload', 'url'], msg: 'url must be a valid http(s) URL' }]);
+    const d2 = await detail(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: 'https://x.test', depth: 3 } }));
+    expect(d2.detail).toEqual([{ type: 'extra_forbidden', loc: ['body', 'payload'], msg: 'Unknown field(s): depth' }]);
+  });
+
+  test('crawlCompanyData names each missing field of its mode', async () => {
+    const d = await detail(await c.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { mode: 'lookup', country: 'GB' } }));
+    expect(d.detail).toEqual([{ type: 'custom', loc: ['body', 'payload', 'identifier'], msg: 'identifier is required for mode lookup' }]);
+    const v = await detail(await c.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { mode: 'vat' } }));
+    expect(v.detail[0]).toMatchObject({ loc: ['body', 'payload', 'vat_number'], msg: 'vat_number is required for mode vat' });
+    const p = await detail(await c.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { name: 'Shell', country: 'GB' }, priority: 11 }));
+    expect(p.detail[0]).toMatchObject({ type: 'too_big', loc: ['body', 'priority'] });
+  });
+
+  test('crawlPublicSocial without username or profile URL gets the spec detail', async () => {
+    const d = await detail(await c.post('/api/v1/jobs/crawlPublicSocial/submit', { payload: {} }));
+    expect(d.detail).toEqual([{ type: 'custom', loc: ['body', 'payload'], msg: 'either username or profile URL must be provided' }]);
+  });
+
+  test('crawlMaps keys sit at the top level; a malformed URL says the URL or place id is invalid', async () => {
+    const d = await detail(await c.post('/api/v1/jobs/crawlMaps/submit', { url: 'not a url', priority: 3 }));
+    expect(d.detail).toEqual([{ type: 'custom', loc: ['body', 'url'], msg: 'invalid maps URL or place id: expected a place URL, a short share link or a place id' }]);
+    const none = await detail(await c.post('/api/v1/jobs/crawlMaps/submit', { max_results: 5 }));
+    expect(none.detail[0]?.msg).toBe('either url or search_query must be provided');
+  });
+
+  test('an unknown job type is 422; a known one without a worker implementation is 501', async () => {
+    const d = await detail(await c.post('/api/v1/jobs/submit', { type: 'crawlMoon', payload: {} }));
+    expect(d.detail[0]).toMatchObject({ loc: ['body', 'type'] });
+    const res = await c.post('/api/v1/jobs/submit', { type: 'crawlVerify', payload: { emails: ['a@b.test'] } });
+    expect(res.status).toBe(501);
+    expect(await res.json()).toEqual({ detail: 'job type crawlVerify is not available yet on this service' });
+  });
+});
+
+describe('status, results, list', () => {
+  test('results are 202 while queued and processing (with worker_id), 410 for failed with the error', async () => {
+    const slow = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site('sleep_ms=1500')));
+    await waitForStatus(c, slow.job_id, ['processing']);
+    const processing = await c.get(`/api/v1/jobs/${slow.job_id}/results`);
+    expect(processing.status).toBe(202);
+    expect(await processing.json()).toMatchObject({ success: false, status: 'processing', worker_id: 'jobs-test-worker', message: 'job is processing; poll again for results', data: null });
+
+    const queued = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlPublicSocial/submit', { payload: { username: `u${Date.now()}` } }));
+    const q = await c.get(`/api/v1/jobs/${queued.job_id}/results`);
+    expect(q.status).toBe(202);
+    expect(await q.json()).toMatchObject({ success: false, status: 'queued', worker_id: null, message: 'job is queued; poll again for results' });
+
+    const failing = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site('fail=connection timeout to acme.test')));
+    const failed = await waitForStatus(c, failing.job_id, ['failed']);
+    expect(failed.error_message).toBe('connection timeout to acme.test');
+    const gone = await c.get(`/api/v1/jobs/${failing.job_id}/results`);
+    expect(gone.status).toBe(410);
+    expect(await gone.json()).toMatchObject({
+      success: false, status: 'failed', error_message: 'connection timeout to acme.test', worker_id: 'jobs-test-worker',
+      processing_time_seconds: expect.any(Number), completed_at: expect.any(String), data: null,
+    });
+  });
+
+  test('a malformed id is 400; an unknown id or another client\'s job is 404 everywhere', async () => {
+    for (const path of ['/api/v1/jobs/nope/status', '/api/v1/jobs/nope/results']) {
+      const res = await c.get(path);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ detail: 'invalid job id format, expected UUID' });
+    }
+    expect((await c.del('/api/v1/jobs/nope')).status).toBe(400);
+    const mine = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site('results=1')));
+    const intruder = caller(api, bearer(await api.newClient('intruder')));
+    for (const res of [
+      await intruder.get(`/api/v1/jobs/${mine.job_id}/status`),
+      await intruder.get(`/api/v1/jobs/${mine.job_id}/results`),
+      await intruder.del(`/api/v1/jobs/${mine.job_id}`),
+      await c.get('/api/v1/jobs/00000000-0000-4000-8000-000000000000/status'),
+    ]) {
+      expect(res.status).toBe(404);
+      expect(await res.json()).toEqual({ detail: 'job not found' });
+    }
+    const list = await intruder.json<{ total: number }>(await intruder.get('/api/v1/jobs/list'));
+    expect(list.total).toBe(0);
+  });
+
+  test('the list pages newest first and filters by status and type', async () => {
+    const lister = caller(api, bearer(await api.newClient('lister')));
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await lister.json<{ job_id: string }>(await lister.post('/api/v1/jobs/crawlSite/submit', site('results=1')))).job_id);
+    const social = (await lister.json<{ job_id: string }>(await lister.post('/api/v1/jobs/crawlPublicSocial/submit', { payload: { username: 'someone' } }))).job_id;
+    const page1 = await lister.json<{ total: number; page: number; page_size: number; jobs: { job_id: string }[] }>(await lister.get('/api/v1/jobs/list?page_size=2'));
+    expect(page1).toMatchObject({ total: 4, page: 1, page_size: 2 });
+    expect(page1.jobs.map((j) => j.job_id)).toEqual([social, ids[2]]);
+    const page2 = await lister.json<{ jobs: { job_id: string }[] }>(await lister.get('/api/v1/jobs/list?page_size=2&page=2'));
+    expect(page2.jobs.map((j) => j.job_id)).toEqual([ids[1], ids[0]]);
+    const sites = await lister.json<{ total: number }>(await lister.get('/api/v1/jobs/list?type_filter=crawlSite'));
+    expect(sites.total).toBe(3);
+    const queued = await lister.json<{ jobs: { job_id: string; status: string }[] }>(await lister.get('/api/v1/jobs/list?status_filter=queued&type_filter=crawlPublicSocial'));
+    expect(queued.jobs).toEqual([expect.objectContaining({ job_id: social, status: 'queued', type: 'crawlPublicSocial' })]);
+    expect((await lister.get('/api/v1/jobs/list?page_size=101')).status).toBe(422);
+    expect((await lister.get('/api/v1/jobs/list?status_filter=done')).status).toBe(422);
+    const md = await (await lister.get('/api/v1/jobs/list?format=md')).text();
+    expect(md).toContain('| job_id | type | status |');
+  });
+});
+
+describe('cancel', () => {
+  test('a queued job is cancelled at once, stays listed, has no results, and cannot be cancelled again', async () => {
+    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlPublicSocial/submit', { payload: { username: `c${Date.now()}` } }));
+    const res = await c.del(`/api/v1/jobs/${job_id}`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ success: true, job_id, status: 'cancelled', message: 'job cancelled' });
+    expect((await c.json(await c.get(`/api/v1/jobs/${job_id}/status`))).status).toBe('cancelled');
+    const results = await c.get(`/api/v1/jobs/${job_id}/results`);
+    expect(results.status).toBe(410);
+    expect(await results.json()).toMatchObject({ success: false, status: 'cancelled', completed_at: expect.any(String) });
+    const again = await c.del(`/api/v1/jobs/${job_id}`);
+    expect(again.status).toBe(400);
+    expect(await again.json()).toEqual({ detail: 'cannot cancel a cancelled job: it is already terminal' });
+    const list = await c.json<{ jobs: { job_id: string }[] }>(await c.get('/api/v1/jobs/list?status_filter=cancelled'));
+    expect(list.jobs.map((j) => j.job_id)).toContain(job_id);
+  });
+
+  test('a processing job stops within 3 seconds and its partial results are discarded', async () => {
+    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site('sleep_ms=60000')));
+    await waitForStatus(c, job_id, ['processing']);
+    // Cancel once the crawl activity is really running (not merely scheduled).
+    while (!worker.startedAt.has(job_id)) await new Promise((r) => setTimeout(r, 20));
+    const cancelledAt = Date.now();
+    expect((await c.del(`/api/v1/jobs/${job_id}`)).status).toBe(200);
+    expect((await c.json(await c.get(`/api/v1/jobs/${job_id}/status`))).status).toBe('cancelled');
+    const deadline = Date.now() + 5000;
+    while (!worker.cancelledAt.has(job_id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect((worker.cancelledAt.get(job_id) ?? Infinity) - cancelledAt).toBeLessThan(3000);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await api.deps.db('job_results').where({ job_id }).first()).toBeUndefined();
+    expect((await c.get(`/api/v1/jobs/${job_id}/results`)).status).toBe(410);
+  });
+
+  test('completed and failed jobs cannot be cancelled', async () => {
+    const done = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site('results=1')));
+    await waitForStatus(c, done.job_id, ['completed']);
+    const res = await c.del(`/api/v1/jobs/${done.job_id}`);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ detail: 'cannot cancel a completed job' });
+    const bad = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site('fail=nope')));
+    await waitForStatus(c, bad.job_id, ['failed']);
+    expect(await (await c.del(`/api/v1/jobs/${bad.job_id}`)).json()).toEqual({ detail: 'cannot cancel a failed job: it is already terminal' });
+  });
+});

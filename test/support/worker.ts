@@ -1,0 +1,65 @@
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { createJobLifecycleActivities } from '../../activities/store/jobs';
+import { createDb } from '../../db';
+import { JobResultStore } from '../../db/repositories/job-results';
+import type { JobType } from '../../lib/job-types';
+import { createLogger } from '../../lib/logger';
+import { Storage } from '../../lib/storage';
+import { createSearchClient } from '../../search/client';
+import { jobTaskQueue } from '../../workers/task-queues';
+import { createWorkers } from '../../workers/worker';
+import { testConfig } from './api';
+import { fakeJobActivity } from './fake-job-activity';
+
+try {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+} catch {
+  // already installed in this process
+}
+
+export interface TestWorker {
+  identity: string;
+  startedAt: Map<string, number>;
+  cancelledAt: Map<string, number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real worker on the stack's Temporal, with the real lifecycle activities on this run's schema
+ * and the fake job-type activity registered for `types`.
+ */
+export async function startTestWorker(options: { types: JobType[]; identity: string; overrides?: Record<string, string>; maxConcurrentActivities?: number }): Promise<TestWorker> {
+  const config = testConfig(options.overrides);
+  const db = createDb(config);
+  const storage = Storage.fromConfig(config);
+  const search = createSearchClient(config);
+  const logger = createLogger('silent');
+  const startedAt = new Map<string, number>();
+  const cancelledAt = new Map<string, number>();
+  const fake = fakeJobActivity(new JobResultStore(db, storage), { startedAt, cancelledAt });
+  const activities = {
+    ...createJobLifecycleActivities({ config, db, storage, search, logger, workerId: options.identity }),
+    ...Object.fromEntries(options.types.map((t) => [t, fake])),
+  };
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const workers: Worker[] = await createWorkers({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueues: options.types.map((t) => jobTaskQueue(config.TASK_QUEUE_PREFIX, t)),
+    activities,
+    identity: options.identity,
+    logger,
+    maxConcurrentActivities: options.maxConcurrentActivities,
+  });
+  const running = Promise.all(workers.map((w) => w.run()));
+  return {
+    identity: options.identity,
+    startedAt,
+    cancelledAt,
+    stop: async () => {
+      workers.forEach((w) => w.shutdown());
+      await running;
+      await Promise.allSettled([connection.close(), db.destroy(), search.close()]);
+    },
+  };
+}
