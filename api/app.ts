@@ -74,5 +74,9 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   app.use(docs.routes());
   app.use(api.router.routes());
   app.use(api.router.allowedMethods({ throw: false }));
-  return { app, api, close: () => listener.close() };
+  // Before the dependencies close: stop listening and let Temporal calls in flight finish.
+  const close = async () => {
+    await Promise.all([listener.close(), jobs.drain()]);
+  };
+  return { app, api, close };
 }

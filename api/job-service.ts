@@ -48,6 +48,8 @@ export function payloadHash(payload: Record<string, unknown>): string {
 export class JobService {
   readonly jobs: JobRepository;
   readonly results: JobResultStore;
+  /** Temporal calls still running (a timed-out call may keep retrying until its deadline). */
+  private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(
     db: Db,
@@ -150,11 +152,19 @@ export class JobService {
     return outcome.job;
   }
 
+  /** Waits for Temporal calls still in flight; call before closing the Temporal connection. */
+  async drain(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+
   private withTimeout<T>(fn: () => Promise<T>): Promise<T> {
     const deadline = Date.now() + TEMPORAL_CALL_TIMEOUT_MS;
+    const call = this.temporal.connection.withDeadline(deadline, fn);
+    this.inFlight.add(call);
+    void call.then(() => this.inFlight.delete(call), () => this.inFlight.delete(call));
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('temporal call timed out')), TEMPORAL_CALL_TIMEOUT_MS);
-      this.temporal.connection.withDeadline(deadline, fn).then(
+      call.then(
         (v) => { clearTimeout(timer); resolve(v); },
         (e: unknown) => { clearTimeout(timer); reject(e); },
       );

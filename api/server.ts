@@ -5,19 +5,20 @@
 import type { Server } from 'node:http';
 import { createDb } from '../db';
 import { parseConfig, type Config } from '../lib/config';
+import type { JobType } from '../lib/job-types';
 import { createLogger } from '../lib/logger';
 import { Storage } from '../lib/storage';
 import { connectTemporalLazy } from '../lib/temporal';
 import { createSearchClient } from '../search/client';
 import { createApp } from './app';
 
-export async function startServer(config: Config): Promise<{ server: Server; close: () => Promise<void> }> {
+export async function startServer(config: Config, availableJobTypes?: readonly JobType[]): Promise<{ server: Server; close: () => Promise<void> }> {
   const logger = createLogger(config.LOG_LEVEL, 'api');
   const db = createDb(config);
   const temporal = connectTemporalLazy(config);
   const search = createSearchClient(config);
   const storage = Storage.fromConfig(config);
-  const { app, close: closeApp } = createApp({ config, db, temporal, search, storage, logger });
+  const { app, close: closeApp } = createApp({ config, db, temporal, search, storage, logger, availableJobTypes });
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.PORT, config.HOST, () => resolve(s));

@@ -9,6 +9,7 @@ export interface WorkerSetOptions {
   identity: string;
   logger: Logger;
   maxConcurrentActivities?: number;
+  maxConcurrentWorkflowTasks?: number;
   /** Reuse a bundle (tests start several worker sets). */
   bundle?: WorkflowBundleWithSourceMap;
 }
@@ -33,6 +34,10 @@ export async function createWorkers(options: WorkerSetOptions): Promise<Worker[]
         activities: options.activities,
         identity: options.identity,
         maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 20,
+        // A single workflow-task slot only works without the sticky cache (its poller needs two slots).
+        ...(options.maxConcurrentWorkflowTasks
+          ? { maxConcurrentWorkflowTaskExecutions: options.maxConcurrentWorkflowTasks, ...(options.maxConcurrentWorkflowTasks < 2 ? { maxCachedWorkflows: 0 } : {}) }
+          : {}),
         // Cancel requests reach activities through heartbeats; this bounds how late they can be.
         defaultHeartbeatThrottleInterval: '1s',
         maxHeartbeatThrottleInterval: '1s',

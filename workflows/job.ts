@@ -24,10 +24,13 @@ export interface RunJobResult {
 }
 
 // Lifecycle steps are short Postgres transactions. startJob is retried quickly because the API
-// commits the job row a moment after starting this workflow.
+// commits the job row a moment after starting this workflow. It is the gate into `processing`, so
+// it always goes through the task queue: eager dispatch would hand it straight back to the same
+// worker and skip the queue's priority order.
 const lifecycle = proxyActivities<JobLifecycleActivities>({
   startToCloseTimeout: '30s', // one small transaction; anything longer is a stuck connection
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 20 },
+  allowEagerDispatch: false,
 });
 
 // The finishing steps must run even while the workflow is being cancelled.

@@ -39,7 +39,7 @@ export function createJobLifecycleActivities(deps: ActivityDeps) {
           await trx('job_results').where({ job_id: job.id }).delete();
           return job.status;
         }
-        return (await jobs.finish(trx, job, 'completed', { resultsCount: input.resultsCount })).status;
+        return (await jobs.finish(trx, job, 'completed', { resultsCount: input.resultsCount, workerId: deps.workerId })).status;
       });
       return { status: status ?? 'cancelled' };
     },
@@ -48,7 +48,7 @@ export function createJobLifecycleActivities(deps: ActivityDeps) {
     async failJob(input: { jobId: string; errorMessage: string }): Promise<{ status: JobStatus }> {
       const status = await jobs.withLockedJob(input.jobId, async (trx, job) => {
         if (job.status !== 'queued' && job.status !== 'processing') return job.status;
-        return (await jobs.finish(trx, job, 'failed', { errorMessage: input.errorMessage })).status;
+        return (await jobs.finish(trx, job, 'failed', { errorMessage: input.errorMessage, workerId: deps.workerId })).status;
       });
       return { status: status ?? 'failed' };
     },

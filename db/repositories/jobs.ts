@@ -128,7 +128,7 @@ export class JobRepository {
     trx: Knex.Transaction,
     job: JobModel,
     status: 'completed' | 'failed' | 'cancelled',
-    fields: { errorMessage?: string; resultsCount?: number },
+    fields: { errorMessage?: string; resultsCount?: number; workerId?: string },
   ): Promise<JobModel> {
     const completedAt = new Date();
     const processing = job.started_at ? (completedAt.getTime() - new Date(job.started_at).getTime()) / 1000 : null;
@@ -138,6 +138,8 @@ export class JobRepository {
       processing_time_seconds: processing,
       error_message: fields.errorMessage ?? null,
       results_count: fields.resultsCount ?? null,
+      // The worker that finished the job (after a crash, not the one that started it).
+      ...(fields.workerId ? { worker_id: fields.workerId } : {}),
     });
     if (status !== 'completed') await trx('job_results').where({ job_id: job.id }).delete();
     const data: Record<string, unknown> = { job_id: job.id, type: job.type, status };

@@ -1,5 +1,5 @@
 import yaml from 'js-yaml';
-import { bearer, startTestApi, type TestApi } from '../support/api';
+import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { startTestWorker, type TestWorker } from '../support/worker';
 
@@ -9,8 +9,8 @@ let api: TestApi;
 let worker: TestWorker;
 let c: Caller;
 beforeAll(async () => {
-  api = await startTestApi({ RATE_LIMIT_ENABLED: 'false' }, ['crawlSite', 'crawlPublicSocial', 'crawlCompanyData']);
-  worker = await startTestWorker({ types: ['crawlSite'], identity: 'jobs-test-worker' });
+  api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('jobs') }, ['crawlSite', 'crawlPublicSocial', 'crawlCompanyData']);
+  worker = await startTestWorker({ types: ['crawlSite'], identity: 'jobs-test-worker', overrides: ownQueues('jobs') });
   c = caller(api, bearer(await api.newClient()));
 });
 afterAll(async () => {

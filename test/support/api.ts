@@ -54,3 +54,8 @@ export async function startTestApi(overrides: Record<string, string> = {}, avail
 }
 
 export const bearer = (c: IssuedCredentials) => `Bearer ${c.client_id}:${c.api_key}:${c.api_secret}`;
+
+/** Task queues of this test file's own, so parallel files' workers never take each other's jobs. */
+export function ownQueues(name: string): Record<string, string> {
+  return { TASK_QUEUE_PREFIX: `${process.env.TASK_QUEUE_PREFIX ?? 'test'}-${name}` };
+}

@@ -19,7 +19,7 @@ export function createLocalTemporal(): Promise<TestWorkflowEnvironment> {
     server: {
       executable: { type: 'existing-path', path },
       ip: '127.0.0.1',
-      extraArgs: ['--dynamic-config-value', 'matching.useNewMatcher=true', '--dynamic-config-value', 'matching.priorityLevels=11', '--log-level', 'error'],
+      extraArgs: ['--dynamic-config-value', 'matching.useNewMatcher=true', '--dynamic-config-value', 'matching.priorityLevels=11', '--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1', '--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1', '--log-level', 'error'],
     },
   });
 }

@@ -28,7 +28,7 @@ export interface TestWorker {
  * A real worker on the stack's Temporal, with the real lifecycle activities on this run's schema
  * and the fake job-type activity registered for `types`.
  */
-export async function startTestWorker(options: { types: JobType[]; identity: string; overrides?: Record<string, string>; maxConcurrentActivities?: number }): Promise<TestWorker> {
+export async function startTestWorker(options: { types: JobType[]; identity: string; overrides?: Record<string, string>; maxConcurrentActivities?: number; maxConcurrentWorkflowTasks?: number }): Promise<TestWorker> {
   const config = testConfig(options.overrides);
   const db = createDb(config);
   const storage = Storage.fromConfig(config);
@@ -50,6 +50,7 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
     identity: options.identity,
     logger,
     maxConcurrentActivities: options.maxConcurrentActivities,
+    maxConcurrentWorkflowTasks: options.maxConcurrentWorkflowTasks,
   });
   const running = Promise.all(workers.map((w) => w.run()));
   return {

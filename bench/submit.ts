@@ -1,0 +1,120 @@
+/**
+ * bench/submit: job submission through the real API (its own process, real Postgres and Temporal)
+ * next to a bare `client.workflow.start` loop with the same workflow options, both from 64
+ * concurrent callers. Prints both, their ratios, and writes JSON to bench/results/.
+ *   npm run bench:submit -- [--requests 2000] [--concurrency 64] [--warmup 200]
+ * Rate limiting is off for the API process (it would cap each client at 100/min); the stack must
+ * be up (dev/stack up). Workflows it starts are terminated at the end.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { createDb, migrateLatest } from '../db';
+import { ClientRepository } from '../db/repositories/clients';
+import { parseConfig } from '../lib/config';
+import { priorityKeyFor } from '../lib/job-types';
+import { runJob } from '../workflows';
+import { args, load, ROOT, stackEnv, stats, writeResult } from './support';
+
+async function main(): Promise<void> {
+  const opts = args({ requests: 2000, concurrency: 64, warmup: 200 });
+  const tag = `b${Date.now().toString(36)}`;
+  const env = { ...stackEnv(), DATABASE_SCHEMA: `bench_${tag}`, TASK_QUEUE_PREFIX: `bench-${tag}`, LOG_LEVEL: 'warn' };
+  const config = parseConfig(env);
+
+  const db = createDb(config);
+  await migrateLatest(db, config.DATABASE_SCHEMA);
+  const repo = new ClientRepository(db);
+  const clients = await Promise.all(Array.from({ length: opts.concurrency }, (_, i) => repo.create(`bench ${i}`)));
+  const auths = clients.map((c) => `Bearer ${c.client_id}:${c.api_key}:${c.api_secret}`);
+
+  const port = 18000 + Math.floor(Math.random() * 1000);
+  const api = spawn(process.execPath, ['--import', 'tsx', 'bench/submit-api.ts'], {
+    cwd: ROOT,
+    env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false', DATABASE_POOL_MAX: '20' } as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if ((await fetch(`${base}/openapi.json`).catch(() => undefined))?.ok) break;
+    if (i > 200) throw new Error('API did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const submit = async (i: number) => {
+    const res = await fetch(`${base}/api/v1/jobs/crawlSite/submit`, {
+      method: 'POST',
+      headers: { authorization: auths[i % auths.length] as string, 'content-type': 'application/json' },
+      body: JSON.stringify({ payload: { url: `https://bench-${tag}-${i}.test/` }, priority: i % 11 }),
+    });
+    if (res.status !== 201) throw new Error(`submit answered ${res.status}: ${await res.text()}`);
+    await res.arrayBuffer();
+  };
+
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const started: string[] = [];
+  const keys = {
+    client: defineSearchAttributeKey('ClientId', SearchAttributeType.KEYWORD),
+    type: defineSearchAttributeKey('JobType', SearchAttributeType.KEYWORD),
+    job: defineSearchAttributeKey('JobId', SearchAttributeType.KEYWORD),
+  };
+  const bare = async (i: number) => {
+    const jobId = randomUUID();
+    const workflowId = `bench/${tag}/${jobId}`;
+    await client.workflow.start(runJob, {
+      taskQueue: `bench-${tag}-bare`,
+      workflowId,
+      args: [{ jobId, clientId: 'cli_bench', type: 'crawlSite' }],
+      typedSearchAttributes: [{ key: keys.client, value: 'cli_bench' }, { key: keys.type, value: 'crawlSite' }, { key: keys.job, value: jobId }],
+      staticSummary: 'crawlSite for cli_bench (priority 5)',
+      memo: { clientId: 'cli_bench', type: 'crawlSite', priority: 5 },
+      priority: { priorityKey: priorityKeyFor(i % 11) },
+    });
+    started.push(workflowId);
+  };
+
+  // Warm both paths (JIT, pools, connections), then alternate the measured runs.
+  await load(opts.warmup, opts.concurrency, (i) => submit(1_000_000 + i));
+  await load(opts.warmup, opts.concurrency, (i) => bare(i));
+  const apiRun = await load(opts.requests, opts.concurrency, submit);
+  const bareRun = await load(opts.requests, opts.concurrency, bare);
+  const apiStats = stats(apiRun.latencies, apiRun.seconds);
+  const bareStats = stats(bareRun.latencies, bareRun.seconds);
+  const ratio = {
+    p50: Math.round((apiStats.p50_ms / bareStats.p50_ms) * 100) / 100,
+    p99: Math.round((apiStats.p99_ms / bareStats.p99_ms) * 100) / 100,
+    throughput: Math.round((bareStats.per_second / apiStats.per_second) * 100) / 100,
+  };
+  const result = {
+    benchmark: 'submit',
+    at: new Date().toISOString(),
+    machine: { cores: (await import('node:os')).cpus().length },
+    options: opts,
+    api_submit: apiStats,
+    bare_workflow_start: bareStats,
+    ratio_api_over_bare: ratio,
+    targets: { api_p99_ms: 50, max_overhead_ratio: 1.3 },
+    met: { p99: apiStats.p99_ms <= 50, overhead_p50: ratio.p50 <= 1.3, overhead_p99: ratio.p99 <= 1.3 },
+  };
+  const line = (name: string, s: typeof apiStats) =>
+    `${name.padEnd(22)} ${String(s.per_second).padStart(8)}/s  p50 ${String(s.p50_ms).padStart(7)} ms  p95 ${String(s.p95_ms).padStart(7)} ms  p99 ${String(s.p99_ms).padStart(7)} ms`;
+  console.log(`submit benchmark: ${opts.requests} requests, ${opts.concurrency} concurrent`);
+  console.log(line('API POST .../submit', apiStats));
+  console.log(line('bare workflow.start', bareStats));
+  console.log(`ratio API/bare: p50 ${ratio.p50}x, p99 ${ratio.p99}x, throughput ${ratio.throughput}x`);
+  console.log(`wrote ${writeResult('submit', result)}`);
+
+  // Clean up: the bench's workflows, the API process, the schema.
+  const ids = [...started, ...(await db('jobs').pluck('workflow_id'))];
+  await load(ids.length, 32, async (i) => { await client.workflow.getHandle(ids[i] as string).terminate('benchmark finished').catch(() => undefined); });
+  api.kill('SIGTERM');
+  await db.raw('DROP SCHEMA ?? CASCADE', [config.DATABASE_SCHEMA]);
+  await Promise.all([db.destroy(), connection.close()]);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

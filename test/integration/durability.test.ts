@@ -1,0 +1,58 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
+import { caller, waitForStatus } from '../support/jobs';
+import { startTestWorker } from '../support/worker';
+
+const root = path.join(__dirname, '../..');
+let api: TestApi;
+const children: ChildProcess[] = [];
+afterAll(async () => {
+  children.forEach((p) => p.kill('SIGKILL'));
+  await api?.close();
+});
+
+/**
+ * A real worker in one Node process (tsx as a loader, not the tsx CLI, which would put the worker
+ * in a child process that SIGKILL of the parent leaves running).
+ */
+async function workerProcess(identity: string, queues: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts', identity, 'crawlSite'], {
+    cwd: root,
+    env: { ...process.env, ...queues },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (d: Buffer) => { if (d.toString().includes('ready')) resolve(); });
+    child.once('exit', (code) => reject(new Error(`worker process exited with ${code}`)));
+  });
+  return child;
+}
+
+describe('durability', () => {
+  test('a worker killed mid-activity loses nothing: another worker finishes the job with exactly one result', async () => {
+    const queues = ownQueues('durability');
+    api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...queues }, ['crawlSite']);
+    const c = caller(api, bearer(await api.newClient()));
+    const doomed = await workerProcess('doomed-worker', queues);
+    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: 'https://durable.test/?sleep_ms=4000&results=2' } }));
+    expect((await waitForStatus(c, job_id, ['processing'])).worker_id).toBe('doomed-worker');
+    await new Promise((r) => setTimeout(r, 1000));
+    doomed.kill('SIGKILL');
+
+    const survivor = await startTestWorker({ types: ['crawlSite'], identity: 'survivor-worker', overrides: queues });
+    try {
+      // The lost attempt is noticed by its heartbeat timeout (20 s), then retried here.
+      const done = await waitForStatus(c, job_id, ['completed', 'failed'], 90000);
+      expect(done).toMatchObject({ status: 'completed', results_count: 2, worker_id: 'survivor-worker' });
+      const results = await api.deps.db('job_results').where({ job_id });
+      expect(results).toHaveLength(1);
+      expect(results[0].data).toMatchObject({ attempt: 2, emails: ['lead0@durable.test', 'lead1@durable.test'] });
+      const events = await api.deps.db('events').where({ job_id }).orderBy('id').pluck('name');
+      expect(events).toEqual(['job.queued', 'job.started', 'job.completed']);
+    } finally {
+      await survivor.stop();
+    }
+  }, 120000);
+});
