@@ -4,7 +4,8 @@
  * concurrent callers. Prints both, their ratios, and writes JSON to bench/results/.
  *   npm run bench:submit -- [--requests 2000] [--concurrency 64] [--warmup 200]
  * Rate limiting is off for the API process (it would cap each client at 100/min); the stack must
- * be up (dev/stack up). Workflows it starts are terminated at the end.
+ * be up (dev/stack up). Workflows it starts are terminated at the end. BENCH_PROFILE_DIR=<dir>
+ * writes a CPU profile of the API process there.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -30,9 +31,16 @@ async function main(): Promise<void> {
   const auths = clients.map((c) => `Bearer ${c.client_id}:${c.api_key}:${c.api_secret}`);
 
   const port = 18000 + Math.floor(Math.random() * 1000);
-  const api = spawn(process.execPath, ['--import', 'tsx', 'bench/submit-api.ts'], {
+  const profileDir = process.env.BENCH_PROFILE_DIR;
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const api = spawn(process.execPath, [...profile, '--import', 'tsx', 'bench/submit-api.ts'], {
     cwd: ROOT,
-    env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false', DATABASE_POOL_MAX: '20' } as NodeJS.ProcessEnv,
+    env: {
+      ...env,
+      PORT: String(port),
+      RATE_LIMIT_ENABLED: 'false',
+      DATABASE_POOL_MAX: '20',
+    } as NodeJS.ProcessEnv,
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;

@@ -27,9 +27,46 @@ export function eventsChannel(schema: string): string {
 // pg_notify payloads must stay under 8000 bytes; larger events are announced by id only.
 const MAX_NOTIFY_BYTES = 7000;
 
+// Events appended inside transactionWithEvents, announced once the transaction has committed.
+const pendingByTransaction = new WeakMap<Knex.Transaction, StoredEvent[]>();
+
 /**
- * Appends an event and announces it with NOTIFY. Inside a transaction the notification is sent at
- * commit, so listeners never see an event whose state change was rolled back.
+ * Runs `fn` in a transaction and announces the events it appended after the commit. A commit
+ * that NOTIFYs holds a database-wide lock through its WAL flush, which would serialize every
+ * submission; a notify-only statement afterwards writes no WAL. Listeners thus never see an
+ * event whose state change was rolled back, and one lost to a crash in between is still in the
+ * table for Last-Event-ID replay.
+ */
+export async function transactionWithEvents<T>(db: Knex, schema: string, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  let events: StoredEvent[] = [];
+  const result = await db.transaction(async (trx) => {
+    events = [];
+    pendingByTransaction.set(trx, events);
+    return fn(trx);
+  });
+  await publishEvents(db, schema, events);
+  return result;
+}
+
+async function publishEvents(db: Knex, schema: string, events: StoredEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const payloads = events.map((e) => {
+    const full = JSON.stringify(e);
+    return Buffer.byteLength(full) > MAX_NOTIFY_BYTES ? JSON.stringify({ id: e.id, client_id: e.client_id, truncated: true }) : full;
+  });
+  await db.raw(`select ${payloads.map(() => 'pg_notify(?, ?)').join(', ')}`, payloads.flatMap((p) => [eventsChannel(schema), p]));
+}
+
+/** Queues an event inserted by other means for announcement after the commit; false outside transactionWithEvents. */
+export function queueEvent(db: Knex | Knex.Transaction, event: StoredEvent): boolean {
+  const pending = pendingByTransaction.get(db as Knex.Transaction);
+  if (pending) pending.push(normalize(event));
+  return pending !== undefined;
+}
+
+/**
+ * Appends an event. Inside transactionWithEvents it is announced after the commit; otherwise
+ * (no transaction, or a plain one) with NOTIFY right away, which Postgres delivers at commit.
  */
 export async function appendEvent(db: Knex | Knex.Transaction, schema: string, event: NewEvent): Promise<StoredEvent> {
   const [row] = (await db('events')
@@ -42,9 +79,7 @@ export async function appendEvent(db: Knex | Knex.Transaction, schema: string, e
     })
     .returning(['id', 'client_id', 'name', 'job_id', 'campaign_id', 'data', 'created_at'])) as StoredEvent[];
   const stored = normalize(row as StoredEvent);
-  let payload = JSON.stringify(stored);
-  if (Buffer.byteLength(payload) > MAX_NOTIFY_BYTES) payload = JSON.stringify({ id: stored.id, client_id: stored.client_id, truncated: true });
-  await db.raw('select pg_notify(?, ?)', [eventsChannel(schema), payload]);
+  if (!queueEvent(db, stored)) await publishEvents(db as Knex, schema, [stored]);
   return stored;
 }
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { JobStatus, JobType } from '../../lib/job-types';
 import { JobModel } from '../models/job';
-import { appendEvent } from './events';
+import { appendEvent, queueEvent, transactionWithEvents, type StoredEvent } from './events';
 
 export interface NewJob {
   id: string;
@@ -45,40 +45,43 @@ export class JobRepository {
    * (client, type, payload) makes concurrent identical submissions return one job.
    */
   async submit(job: NewJob, options: SubmitOptions, start: (job: JobModel) => Promise<void>): Promise<SubmitOutcome> {
-    return this.db.transaction(async (trx) => {
+    return transactionWithEvents(this.db, this.schema, async (trx) => {
+      // The lock gets a statement of its own: a statement's snapshot is taken before it waits,
+      // so a lookup in the same statement would miss the job the lock holder just committed.
       await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`${job.clientId}/${job.type}/${job.payloadHash}`]);
-      const cached = await JobModel.query(trx)
-        .modify('forClient', job.clientId)
-        .where({ type: job.type, payload_hash: job.payloadHash })
-        .whereIn('status', ['queued', 'processing', 'completed'])
-        .where('created_at', '>', new Date(Date.now() - options.dedupeWindowMs))
-        .orderBy('created_at', 'desc')
-        .first();
-      if (cached) return { kind: 'cached', job: cached } as const;
-
-      if (options.capacity !== undefined) {
-        const row = (await trx('jobs').where({ type: job.type, status: 'queued' }).count<{ count: string }[]>('* as count').first()) ?? { count: '0' };
-        if (Number(row.count) >= options.capacity) return { kind: 'queue_full', capacity: options.capacity } as const;
+      // One round trip: the 24-hour cache lookup and the queued count.
+      const since = new Date(Date.now() - options.dedupeWindowMs);
+      const { rows } = (await trx.raw(
+        `select (select id from jobs where client_id = ? and type = ? and payload_hash = ?
+                   and status in ('queued', 'processing', 'completed') and created_at > ?
+                   order by created_at desc limit 1) as cached_id,
+                (select count(*) from jobs where type = ? and status = 'queued') as queued`,
+        [job.clientId, job.type, job.payloadHash, since, job.type],
+      )) as { rows: { cached_id: string | null; queued: string }[] };
+      const gate = rows[0] ?? { cached_id: null, queued: '0' };
+      if (gate.cached_id) {
+        const cached = await JobModel.query(trx).findById(gate.cached_id);
+        if (cached) return { kind: 'cached', job: cached } as const;
       }
+      if (options.capacity !== undefined && Number(gate.queued) >= options.capacity) return { kind: 'queue_full', capacity: options.capacity } as const;
 
-      const created = await JobModel.query(trx).insertAndFetch({
-        id: job.id,
-        client_id: job.clientId,
-        type: job.type,
-        status: 'queued',
-        priority: job.priority,
-        payload: job.payload,
-        payload_hash: job.payloadHash,
-        campaign_id: job.campaignId,
-        workflow_id: job.workflowId,
-        task_queue: job.taskQueue,
-      });
-      await appendEvent(trx, this.schema, {
-        clientId: job.clientId,
-        name: 'job.queued',
-        jobId: job.id,
-        data: { job_id: job.id, type: job.type, priority: job.priority, created_at: created.created_at },
-      });
+      // One round trip: the job row and its job.queued event.
+      const { rows: inserted } = (await trx.raw(
+        `with j as (
+           insert into jobs (id, client_id, type, status, priority, payload, payload_hash, campaign_id, workflow_id, task_queue)
+           values (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?) returning *
+         ), e as (
+           insert into events (client_id, name, job_id, data)
+           select client_id, 'job.queued', id, json_build_object('job_id', id, 'type', type, 'priority', priority, 'created_at', created_at) from j
+           returning id, client_id, name, job_id, campaign_id, data, created_at
+         )
+         select row_to_json(j.*) as job, row_to_json(e.*) as event from j, e`,
+        [job.id, job.clientId, job.type, job.priority, JSON.stringify(job.payload), job.payloadHash, job.campaignId, job.workflowId, job.taskQueue],
+      )) as { rows: { job: Record<string, unknown>; event: StoredEvent }[] };
+      const row = inserted[0];
+      if (!row) throw new Error('job insert returned nothing');
+      const created = JobModel.fromDatabaseJson(row.job);
+      queueEvent(trx, row.event);
       await start(created);
       return { kind: 'created', job: created } as const;
     });
@@ -111,7 +114,7 @@ export class JobRepository {
    * it is afterwards; `changed` is false when it was already terminal.
    */
   async cancel(clientId: string, id: string): Promise<{ job: JobModel; changed: boolean } | undefined> {
-    return this.db.transaction(async (trx) => {
+    return transactionWithEvents(this.db, this.schema, async (trx) => {
       const job = await JobModel.query(trx).modify('forClient', clientId).findById(id).forUpdate();
       if (!job) return undefined;
       if (job.status !== 'queued' && job.status !== 'processing') return { job, changed: false };
@@ -151,7 +154,7 @@ export class JobRepository {
 
   /** Runs `fn` with the job row locked; undefined when it does not exist (yet). */
   async withLockedJob<T>(id: string, fn: (trx: Knex.Transaction, job: JobModel) => Promise<T>): Promise<T | undefined> {
-    return this.db.transaction(async (trx) => {
+    return transactionWithEvents(this.db, this.schema, async (trx) => {
       const job = await JobModel.query(trx).findById(id).forUpdate();
       return job ? fn(trx, job) : undefined;
     });
