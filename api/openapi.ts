@@ -10,15 +10,28 @@ const validationErrorSchema = z
   .meta({ description: 'Validation error (422)' });
 const successErrorSchema = z.object({ success: z.literal(false), error: z.string(), detail: z.unknown() });
 
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
-  return rest;
+/** Named schemas (zod `.meta({ id })`), shared by every operation under components.schemas. */
+type Components = Record<string, unknown>;
+
+/**
+ * zod's JSON Schema for one request or response. Named sub-schemas come out as `$defs` with
+ * `#/$defs/...` references, which would resolve against the OpenAPI document's root: they are
+ * hoisted into components.schemas and the references rewritten to point there.
+ */
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output', components: Components): Record<string, unknown> {
+  const { $schema: _ignored, $defs, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+  const rewrite = (value: unknown): unknown =>
+    JSON.parse(JSON.stringify(value).replace(/"#\/\$defs\/([^"]+)"/g, (_m, id: string) => `"#/components/schemas/${io === 'input' ? `${id}Input` : id}"`));
+  for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, unknown>)) {
+    components[io === 'input' ? `${id}Input` : id] = rewrite(def);
+  }
+  return rewrite(rest) as Record<string, unknown>;
 }
 
 /** Query or path parameters from a zod object schema. */
-function parameters(schema: z.ZodType | undefined, where: 'query' | 'path'): Record<string, unknown>[] {
+function parameters(schema: z.ZodType | undefined, where: 'query' | 'path', components: Components): Record<string, unknown>[] {
   if (!schema) return [];
-  const js = jsonSchema(schema, 'input') as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+  const js = jsonSchema(schema, 'input', components) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
   return Object.entries(js.properties ?? {}).map(([name, prop]) => ({
     name,
     in: where,
@@ -39,18 +52,19 @@ const formatParameter = {
 /** OpenAPI 3.1 document built from the route definitions and their zod schemas. */
 export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
+  const components: Components = {};
   for (const r of routes) {
     const responses: Record<string, unknown> = {};
     for (const [status, res] of Object.entries(r.responses)) {
       const contentType = res.contentType ?? 'application/json';
       responses[status] = {
         description: res.description,
-        ...(res.schema ? { content: { [contentType]: { schema: jsonSchema(res.schema, 'output') } } } : {}),
+        ...(res.schema ? { content: { [contentType]: { schema: jsonSchema(res.schema, 'output', components) } } } : {}),
       };
     }
     const errorBody = r.errorShape === 'success' ? successErrorSchema : errorSchema;
     const addError = (status: number, description: string, schema: z.ZodType = errorBody) => {
-      if (!(String(status) in responses)) responses[status] = { description, content: { 'application/json': { schema: jsonSchema(schema, 'output') } } };
+      if (!(String(status) in responses)) responses[status] = { description, content: { 'application/json': { schema: jsonSchema(schema, 'output', components) } } };
     };
     if (r.security !== 'none') {
       addError(401, 'Missing or invalid credentials');
@@ -67,9 +81,9 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
       ...(r.description ? { description: r.description } : {}),
       tags: r.tags,
       security: r.security === 'client' ? [{ bearerCredential: [] }] : r.security === 'token' ? [{ tokenQuery: [] }] : [],
-      parameters: [...parameters(r.params, 'path'), ...parameters(r.query, 'query'), ...(r.method === 'get' ? [formatParameter] : [])],
+      parameters: [...parameters(r.params, 'path', components), ...parameters(r.query, 'query', components), ...(r.method === 'get' ? [formatParameter] : [])],
       ...(r.body
-        ? { requestBody: { required: true, content: Object.fromEntries(bodyTypes.map((t) => [t, { schema: jsonSchema(r.body as z.ZodType, 'input') }])) } }
+        ? { requestBody: { required: true, content: Object.fromEntries(bodyTypes.map((t) => [t, { schema: jsonSchema(r.body as z.ZodType, 'input', components) }])) } }
         : {}),
       responses,
     };
@@ -85,6 +99,7 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     components: {
+      schemas: components,
       securitySchemes: {
         bearerCredential: {
           type: 'http',

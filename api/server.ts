@@ -4,7 +4,7 @@
  */
 import type { Server } from 'node:http';
 import { createDb } from '../db';
-import { parseConfig, type Config } from '../lib/config';
+import { loadConfigOrExit, type Config } from '../lib/config';
 import type { JobType } from '../lib/job-types';
 import { createLogger } from '../lib/logger';
 import { Storage } from '../lib/storage';
@@ -46,14 +46,7 @@ export async function startServer(config: Config, availableJobTypes?: readonly J
 }
 
 if (require.main === module) {
-  let config: Config;
-  try {
-    config = parseConfig(process.env);
-  } catch (err) {
-    process.stderr.write(`${(err as Error).message}\n`);
-    process.exit(1);
-  }
-  startServer(config).then(
+  startServer(loadConfigOrExit()).then(
     ({ close }) => {
       for (const signal of ['SIGTERM', 'SIGINT'] as const) {
         process.once(signal, () => {

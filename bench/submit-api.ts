@@ -1,8 +1,8 @@
 /** The API process bench/submit measures: the real server with crawlSite submissions accepted. */
 import { startServer } from '../api/server';
-import { parseConfig } from '../lib/config';
+import { loadConfig } from '../lib/config';
 
-startServer(parseConfig(process.env), ['crawlSite']).then(
+startServer(loadConfig(), ['crawlSite']).then(
   ({ close }) => process.once('SIGTERM', () => { void close().then(() => process.exit(0)); }),
   (err: unknown) => { console.error(err); process.exit(1); },
 );

@@ -6,7 +6,7 @@
  * Run through npm: `npm run --silent client:create -- --name acme`.
  */
 import { parseArgs } from 'node:util';
-import { parseDbConfig } from '../lib/config';
+import { loadDbConfig } from '../lib/config';
 import { createDb, migrateLatest } from '.';
 import { ClientRepository } from './repositories/clients';
 
@@ -17,7 +17,7 @@ async function main(argv: string[]): Promise<number> {
     options: { name: { type: 'string' }, 'client-id': { type: 'string' } },
     strict: true,
   });
-  const config = parseDbConfig(process.env);
+  const config = loadDbConfig();
   const db = createDb(config);
   try {
     switch (command) {

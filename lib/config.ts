@@ -92,3 +92,17 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
 export function parseDbConfig(env: Record<string, string | undefined>): DbConfig {
   return parseWith(dbConfigSchema, env);
 }
+
+/** The process environment, read here and nowhere else. */
+export const loadConfig = (): Config => parseConfig(process.env);
+export const loadDbConfig = (): DbConfig => parseDbConfig(process.env);
+
+/** For entrypoints: the configuration, or a message naming the bad variables and exit code 1. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}

@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { createDb } from '../db';
-import { parseConfig, type Config } from '../lib/config';
+import { loadConfigOrExit, type Config } from '../lib/config';
 import { createLogger } from '../lib/logger';
 import { Storage } from '../lib/storage';
 import { createSearchClient } from '../search/client';
@@ -44,14 +44,7 @@ function sdkLogLevel(level: Config['LOG_LEVEL']): LogLevel {
 }
 
 if (require.main === module) {
-  let config: Config;
-  try {
-    config = parseConfig(process.env);
-  } catch (err) {
-    process.stderr.write(`${(err as Error).message}\n`);
-    process.exit(1);
-  }
-  runWorkers(config).then(
+  runWorkers(loadConfigOrExit()).then(
     ({ run, shutdown }) => {
       for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, shutdown);
       run.then(() => process.exit(0), (err: unknown) => {

@@ -24,6 +24,13 @@ describe('API documentation', () => {
     expect(doc.info.version).toBe('2.10.0');
     const health = doc.paths['/api/v1/system/health']?.get;
     expect(Object.keys(health?.responses ?? {})).toEqual(expect.arrayContaining(['200', '401', '403', '429', '503']));
+    const results = doc.paths['/api/v1/jobs/{job_id}/results']?.get;
+    expect(Object.keys(results?.responses ?? {})).toEqual(expect.arrayContaining(['200', '202', '400', '404', '410']));
+    // Every reference resolves inside this document.
+    const schemas = (doc as unknown as { components: { schemas: Record<string, unknown> } }).components.schemas;
+    const refs = JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? [];
+    expect(refs.length).toBeGreaterThan(0);
+    for (const ref of refs) expect(Object.keys(schemas)).toContain(ref.split('/').pop()?.replace('"', ''));
   });
 
   test('/docs renders in headless Chromium', async () => {

@@ -1,0 +1,23 @@
+import { createJobTypeActivities, type ActivityDeps } from '../../activities';
+import { AVAILABLE_JOB_TYPES, JOB_TYPES, priorityKeyFor } from '../../lib/job-types';
+import { allJobTaskQueues, jobTaskQueue } from '../../workers/task-queues';
+
+describe('job types', () => {
+  test('the API accepts exactly the types that have a worker activity', () => {
+    const implemented = Object.keys(createJobTypeActivities({} as ActivityDeps)).sort();
+    expect([...AVAILABLE_JOB_TYPES].sort()).toEqual(implemented);
+    for (const t of implemented) expect(JOB_TYPES).toContain(t);
+  });
+
+  test('each spec priority gets its own Temporal priority key, higher first', () => {
+    const keys = Array.from({ length: 11 }, (_, p) => priorityKeyFor(p));
+    expect(keys).toEqual([11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
+  });
+
+  test('every type has its own task queue, plus the company-data test queue', () => {
+    const queues = allJobTaskQueues('lj');
+    expect(new Set(queues).size).toBe(JOB_TYPES.length + 1);
+    expect(jobTaskQueue('lj', 'crawlCompanyData', { test: true })).toBe('lj-crawl-company-data-test');
+    expect(jobTaskQueue('lj', 'crawlSite')).toBe('lj-crawl-site');
+  });
+});
