@@ -83,7 +83,7 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
       security: r.security === 'client' ? [{ bearerCredential: [] }] : r.security === 'token' ? [{ tokenQuery: [] }] : [],
       parameters: [...parameters(r.params, 'path', components), ...parameters(r.query, 'query', components), ...(r.method === 'get' ? [formatParameter] : [])],
       ...(r.body
-        ? { requestBody: { required: true, content: Object.fromEntries(bodyTypes.map((t) => [t, { schema: jsonSchema(r.body as z.ZodType, 'input', components) }])) } }
+        ? { requestBody: { required: true, content: Object.fromEntries(bodyTypes.map((t) => [t, { schema: jsonSchema((r.bodyDoc ?? r.body) as z.ZodType, 'input', components) }])) } }
         : {}),
       responses,
     };

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { JobModel } from '../../db/models/job';
 import { AppError } from '../../lib/errors';
 import type { JobType } from '../../lib/job-types';
@@ -101,6 +102,7 @@ export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoute
       tags: ['jobs'],
       security: 'client',
       body: typedSubmitBody,
+      bodyDoc: z.object({ payload: PAYLOAD_SCHEMAS[type], priority: prioritySchema.default(DEFAULT_PRIORITY[type]).nullish() }),
       responses: submitResponses,
       handler: (ctx, { body }) => submit(ctx, type, body.payload, body.priority, ['body', 'payload']),
     });
@@ -115,6 +117,7 @@ export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoute
     tags: ['jobs'],
     security: 'client',
     body: crawlMapsSubmitBody,
+    bodyDoc: z.intersection(PAYLOAD_SCHEMAS.crawlMaps, z.object({ priority: prioritySchema.default(0).nullish() })),
     responses: submitResponses,
     handler: (ctx, { body }) => {
       const { priority, payload, ...topLevel } = body;
