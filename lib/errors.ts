@@ -29,5 +29,3 @@ export class ValidationError extends Error {
 
 export const badRequest = (detail: string) => new AppError(400, detail, 'bad_request');
 export const notFound = (detail = 'not found') => new AppError(404, detail, 'not_found');
-export const conflict = (detail: string) => new AppError(409, detail, 'conflict');
-export const unavailable = (detail: string) => new AppError(503, detail, 'unavailable');

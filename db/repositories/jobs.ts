@@ -91,10 +91,6 @@ export class JobRepository {
     return JobModel.query(this.db).modify('forClient', clientId).findById(id);
   }
 
-  async findById(id: string): Promise<JobModel | undefined> {
-    return JobModel.query(this.db).findById(id);
-  }
-
   async list(clientId: string, filter: ListFilter): Promise<{ total: number; jobs: JobModel[] }> {
     const base = JobModel.query(this.db).modify('forClient', clientId);
     if (filter.status) base.where('status', filter.status);
