@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLocal } from './listen';
 
 /**
  * A stand-in for the UK Companies House API on 127.0.0.1, answering in its real wire format
@@ -182,17 +182,12 @@ export async function startCompaniesHouseStandIn(options: CompaniesHouseStandInO
     });
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { baseUrl, close } = await listenLocal(server);
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl,
     requests,
     totalRequests: () => [...requests.values()].reduce((a, b) => a + b, 0),
     failNext: (status, count = 1) => failures.push(...Array.from({ length: count }, () => status)),
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((err) => (err ? reject(err) : resolve()));
-      }),
+    close,
   };
 }
