@@ -9,6 +9,7 @@ import {
   type CompanyOfficer,
   type CompanyRecord,
   type CompanyStatus,
+  liveMetadata,
 } from './types';
 
 /**
@@ -183,7 +184,7 @@ function baseRecord(
     vat_number: null,
     tax_id: null,
     lei: null,
-    metadata: { cached: false, retrieved_at: retrievedAt, data_freshness: 'live', confidence_score: confidence, cache_expires_at: null },
+    metadata: liveMetadata(retrievedAt, confidence),
     source_url: `${PUBLIC_PAGE_BASE}${encodeURIComponent(number)}`,
   };
 }

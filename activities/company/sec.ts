@@ -8,6 +8,7 @@ import {
   RegistryUnavailableError,
   type CompanyAddress,
   type CompanyRecord,
+  liveMetadata,
 } from './types';
 
 /**
@@ -261,7 +262,7 @@ function baseRecord(
     financials: null,
     vat_number: null,
     dissolution_date: null,
-    metadata: { cached: false, retrieved_at: retrievedAt, data_freshness: 'live', confidence_score: confidence, cache_expires_at: null },
+    metadata: liveMetadata(retrievedAt, confidence),
     source_url: `https://www.sec.gov/cgi-bin/browse-edgar?action=getcompany&CIK=${cik.padStart(10, '0')}`,
   };
 }

@@ -40,6 +40,11 @@ export interface CompanyMetadata {
   cache_expires_at: string | null;
 }
 
+/** Metadata of a record just read from its registry (the cache layer marks cached ones). */
+export function liveMetadata(retrievedAt: string, confidence: number): CompanyMetadata {
+  return { cached: false, retrieved_at: retrievedAt, data_freshness: 'live', confidence_score: confidence, cache_expires_at: null };
+}
+
 export interface CompanyRecord {
   name: string;
   source: 'us_registry' | 'uk_registry';

@@ -9,6 +9,7 @@ import {
 } from '../../activities/company/types';
 import { ViesClient } from '../../activities/company/vies';
 import { OutboundClient } from '../../lib/outbound';
+import { failure } from '../support/failure';
 import { startCompaniesHouseStandIn, type CompaniesHouseStandIn } from '../stand-ins/companies-house';
 import { startViesStandIn, type ViesStandIn } from '../stand-ins/vies';
 
@@ -22,15 +23,6 @@ afterAll(async () => {
   await http.close();
 });
 
-/** Catches the rejection so that its type and fields can be asserted. */
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('UK Companies House adapter', () => {
   let ch: CompaniesHouseStandIn;

@@ -8,6 +8,7 @@ import {
   type CompanyRecord,
 } from '../../activities/company/types';
 import { OutboundClient } from '../../lib/outbound';
+import { failure } from '../support/failure';
 import { startSecStandIn, type SecStandIn } from '../stand-ins/sec';
 
 const USER_AGENT = 'Leadjobs Test ops@leadjobs.example';
@@ -22,15 +23,6 @@ afterAll(async () => {
   await http.close();
 });
 
-/** Catches the rejection so that its type and fields can be asserted. */
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
 
 function clientFor(sec: SecStandIn, userAgent = USER_AGENT): SecClient {
   return new SecClient({ baseUrl: sec.baseUrl, dataBaseUrl: sec.baseUrl, eftsBaseUrl: sec.baseUrl, userAgent, http });
