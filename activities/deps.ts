@@ -1,6 +1,7 @@
 import type { Db } from '../db';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
+import type { OutboundClient } from '../lib/outbound';
 import type { Storage } from '../lib/storage';
 import type { SearchClient } from '../search/client';
 
@@ -11,6 +12,8 @@ export interface ActivityDeps {
   storage: Storage;
   search: SearchClient;
   logger: Logger;
+  /** The SSRF-guarded HTTP client every outside request goes through (one per process). */
+  http: OutboundClient;
   /** This worker's identity, recorded as the job's worker_id. */
   workerId: string;
 }

@@ -63,6 +63,23 @@ export const configSchema = dbConfigSchema.extend({
   /** SSE keep-alive (spec §6: every 30 s). */
   SSE_HEARTBEAT_SECONDS: z.coerce.number().min(0.05).max(300).default(30),
 
+  // Company registries (crawlCompanyData). Base URLs default to the real services; tests point them at stand-ins.
+  SEC_BASE_URL: z.string().url().default('https://www.sec.gov'),
+  SEC_DATA_BASE_URL: z.string().url().default('https://data.sec.gov'),
+  SEC_EFTS_BASE_URL: z.string().url().default('https://efts.sec.gov'),
+  /** SEC's required declared agent "<Company> <contact email>". Unset: US jobs fail and say so. */
+  SEC_USER_AGENT: z.string().regex(/\S+\s+\S+@\S+/, 'must be "<Company> <contact email>"').optional(),
+  /** SEC fair access: at most this many requests per second across all workers. */
+  SEC_REQUESTS_PER_SECOND: z.coerce.number().gt(0).max(10).default(10),
+  COMPANIES_HOUSE_BASE_URL: z.string().url().default('https://api.company-information.service.gov.uk'),
+  /** A secret: no default. Unset: GB jobs fail and say so. */
+  COMPANIES_HOUSE_API_KEY: z.string().min(1).optional(),
+  /** Companies House allows 600 requests per 5 minutes per key, across all workers. */
+  COMPANIES_HOUSE_REQUESTS_PER_5_MIN: int(600, 1, 600),
+  VIES_BASE_URL: z.string().url().default('https://ec.europa.eu/taxation_customs/vies/rest-api'),
+  /** How long registry answers are reused (spec: 24 hours). */
+  REGISTRY_CACHE_TTL_SECONDS: int(86400, 0),
+
   /** How long a health probe waits for one dependency before calling it down. */
   HEALTH_TIMEOUT_MS: int(2000, 100, 60000),
   SHUTDOWN_GRACE_MS: int(10000, 0, 120000),

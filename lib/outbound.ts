@@ -2,6 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, fetch, type Response } from 'undici';
+import type { Config } from './config';
 
 /**
  * Outbound HTTP for URLs that users supply (website crawls, landing pages, provider APIs), with a
@@ -180,6 +181,9 @@ export class AllowList {
   }
 }
 
+/** The agent the service declares when a provider asks for none in particular. */
+export const DEFAULT_USER_AGENT = 'leadjobs/1.0 (+https://github.com/leadjobs/leadjobs)';
+
 /** An HTTP client with the SSRF guard. Make one per process and close it on shutdown. */
 export class OutboundClient {
   private readonly allowList: AllowList;
@@ -267,6 +271,11 @@ export class OutboundClient {
   }
 
   /** Closes pooled connections; waits for requests still running. */
+  /** The process's client: OUTBOUND_ALLOW_HOSTS as its allow-list. */
+  static fromConfig(config: Pick<Config, 'OUTBOUND_ALLOW_HOSTS'>, options: Partial<OutboundOptions> = {}): OutboundClient {
+    return new OutboundClient({ allowHosts: config.OUTBOUND_ALLOW_HOSTS, userAgent: DEFAULT_USER_AGENT, ...options });
+  }
+
   async close(): Promise<void> {
     await this.agent.close();
   }

@@ -8,6 +8,7 @@ import { createActivities } from '../activities';
 import { createDb } from '../db';
 import { loadConfigOrExit, type Config } from '../lib/config';
 import { createLogger } from '../lib/logger';
+import { OutboundClient } from '../lib/outbound';
 import { Storage } from '../lib/storage';
 import { createSearchClient } from '../search/client';
 import { allJobTaskQueues } from './task-queues';
@@ -19,8 +20,9 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   const db = createDb(config);
   const storage = Storage.fromConfig(config);
   const search = createSearchClient(config);
+  const http = OutboundClient.fromConfig(config);
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const activities = createActivities({ config, db, storage, search, logger, workerId: identity });
+  const activities = createActivities({ config, db, storage, search, logger, http, workerId: identity });
   const workers = await createWorkers({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -31,7 +33,7 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   });
   logger.info({ identity, taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker running');
   const run = Promise.all(workers.map((w) => w.run())).then(async () => {
-    await Promise.allSettled([db.destroy(), connection.close(), search.close()]);
+    await Promise.allSettled([db.destroy(), connection.close(), search.close(), http.close()]);
     logger.info('worker stopped');
   });
   return { run, shutdown: () => workers.forEach((w) => w.shutdown()) };

@@ -123,26 +123,36 @@ export class CompaniesHouseClient {
     }));
   }
 
-  /** The full record of one company: parsed address, SIC codes and officers. */
+  /** The full record of one company: parsed address, SIC codes and officers (two requests). */
   async lookup(companyNumber: string, signal?: AbortSignal): Promise<CompanyRecord> {
+    const record = await this.profile(companyNumber, signal);
+    return { ...record, officers: await this.officers(record.source_id, signal) };
+  }
+
+  /**
+   * One request: the company profile with its parsed address and SIC codes, officers left empty.
+   * The crawlCompanyData workflow calls profile and officers as separate rate-limited activities.
+   */
+  async profile(companyNumber: string, signal?: AbortSignal): Promise<CompanyRecord> {
     const number = normalizeCompanyNumber(companyNumber);
-    const profileRes = await this.get(`/company/${number}`, signal);
-    if (profileRes.status === 404) throw new CompanyNotFoundError(REGISTRY, number);
-    const profile = parseJson<ChProfile>(profileRes);
-
-    const officersRes = await this.get(`/company/${number}/officers?items_per_page=${OFFICERS_PAGE_SIZE}`, signal);
-    // A company that never filed officers has no officers resource: that is an empty list, not an error.
-    const officers = officersRes.status === 404 ? [] : (parseJson<{ items?: ChOfficer[] }>(officersRes).items ?? []).map(toOfficer);
-
-    const a = profile.registered_office_address ?? {};
+    const res = await this.get(`/company/${number}`, signal);
+    if (res.status === 404) throw new CompanyNotFoundError(REGISTRY, number);
+    const profile = parseJson<ChProfile>(res);
     return {
       ...baseRecord(profile.company_number, profile.company_name, profile.company_status, profile.type, new Date().toISOString(), 1.0),
       incorporation_date: profile.date_of_creation ?? null,
       dissolution_date: profile.date_of_cessation ?? null,
-      address: parsedAddress(a),
+      address: parsedAddress(profile.registered_office_address ?? {}),
       industry: { sic_codes: profile.sic_codes ?? [], nace_codes: [], description: null },
-      officers,
     };
+  }
+
+  /** One request: the company's officers (the API's largest page). */
+  async officers(companyNumber: string, signal?: AbortSignal): Promise<CompanyOfficer[]> {
+    const number = normalizeCompanyNumber(companyNumber);
+    const res = await this.get(`/company/${number}/officers?items_per_page=${OFFICERS_PAGE_SIZE}`, signal);
+    // A company that never filed officers has no officers resource: that is an empty list, not an error.
+    return res.status === 404 ? [] : (parseJson<{ items?: ChOfficer[] }>(res).items ?? []).map(toOfficer);
   }
 
   /** GET with auth; returns 2xx and 404 answers, throws the typed error for everything else. */

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import * as clients from './20261122000100_clients';
 import * as jobs from './20261122000200_jobs';
+import * as registryCache from './20261122000300_registry_cache';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -9,6 +10,7 @@ import * as jobs from './20261122000200_jobs';
 const migrations: Record<string, Knex.Migration> = {
   '20261122000100_clients': clients,
   '20261122000200_jobs': jobs,
+  '20261122000300_registry_cache': registryCache,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -4,6 +4,7 @@ import { createDb } from '../../db';
 import { JobResultStore } from '../../db/repositories/job-results';
 import type { JobType } from '../../lib/job-types';
 import { createLogger } from '../../lib/logger';
+import { OutboundClient } from '../../lib/outbound';
 import { Storage } from '../../lib/storage';
 import { createSearchClient } from '../../search/client';
 import { jobTaskQueue } from '../../workers/task-queues';
@@ -34,11 +35,12 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
   const storage = Storage.fromConfig(config);
   const search = createSearchClient(config);
   const logger = createLogger('silent');
+  const http = OutboundClient.fromConfig(config);
   const startedAt = new Map<string, number>();
   const cancelledAt = new Map<string, number>();
   const fake = fakeJobActivity(new JobResultStore(db, storage), { startedAt, cancelledAt });
   const activities = {
-    ...createJobLifecycleActivities({ config, db, storage, search, logger, workerId: options.identity }),
+    ...createJobLifecycleActivities({ config, db, storage, search, logger, http, workerId: options.identity }),
     ...Object.fromEntries(options.types.map((t) => [t, fake])),
   };
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
@@ -60,7 +62,7 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
     stop: async () => {
       workers.forEach((w) => w.shutdown());
       await running;
-      await Promise.allSettled([connection.close(), db.destroy(), search.close()]);
+      await Promise.allSettled([connection.close(), db.destroy(), search.close(), http.close()]);
     },
   };
 }
