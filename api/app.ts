@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import type { Db } from '../db';
 import { EventListener } from '../db/event-listener';
+import { DedupeRepository } from '../db/repositories/dedupe';
 import { AVAILABLE_JOB_TYPES, type JobType } from '../lib/job-types';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
@@ -17,6 +18,7 @@ import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-id';
 import { buildOpenApi } from './openapi';
 import { ApiRouter } from './routing';
+import { dedupeRoutes } from './routes/dedupe';
 import { docsRoutes } from './routes/docs';
 import { eventRoutes } from './routes/events';
 import { jobRoutes } from './routes/jobs';
@@ -64,6 +66,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   jobRoutes(api, jobs, { availableTypes: deps.availableJobTypes ?? AVAILABLE_JOB_TYPES });
   const listener = new EventListener(config.DATABASE_URL, config.DATABASE_SCHEMA, db, deps.logger);
   eventRoutes(api, db, listener, config.SSE_HEARTBEAT_SECONDS);
+  dedupeRoutes(api, new DedupeRepository(db), { enabled: config.DEDUPE_ENABLED });
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 

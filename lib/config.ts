@@ -80,6 +80,9 @@ export const configSchema = dbConfigSchema.extend({
   /** How long registry answers are reused (spec: 24 hours). */
   REGISTRY_CACHE_TTL_SECONDS: int(86400, 0),
 
+  /** Record de-duplication (spec §4.6); false: checks answer skipped with reason dedupe_not_configured. */
+  DEDUPE_ENABLED: bool.default(true),
+
   /** How long a health probe waits for one dependency before calling it down. */
   HEALTH_TIMEOUT_MS: int(2000, 100, 60000),
   SHUTDOWN_GRACE_MS: int(10000, 0, 120000),

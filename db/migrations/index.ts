@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import * as clients from './20261122000100_clients';
 import * as jobs from './20261122000200_jobs';
 import * as registryCache from './20261122000300_registry_cache';
+import * as dedupe from './20261122000400_dedupe';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -11,6 +12,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122000100_clients': clients,
   '20261122000200_jobs': jobs,
   '20261122000300_registry_cache': registryCache,
+  '20261122000400_dedupe': dedupe,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { MATCH_TYPES, RECORD_FIELDS, RECORD_TYPES } from '../../lib/dedupe';
+
+// ---- requests (spec §4.6) -------------------------------------------------------------------
+
+const field = z.string().max(2000).nullish();
+
+/** A checked record (spec §2.7): the listed fields only, at least one of them non-empty. */
+export const dedupeRecord = z
+  .strictObject(Object.fromEntries(RECORD_FIELDS.map((f) => [f, field])) as Record<(typeof RECORD_FIELDS)[number], typeof field>)
+  .refine((r) => Object.values(r).some((v) => typeof v === 'string' && v.trim() !== ''), { message: 'record must carry at least one non-empty field', path: [] })
+  .meta({ id: 'DedupeRecord', description: 'A lead record to check; fields as in spec §2.7' });
+
+const recordType = z.enum(RECORD_TYPES).describe('business, contact, email or profile');
+const addToCanonical = z.boolean().default(true).describe('store a unique record in the canonical store');
+const campaignId = z.string().trim().min(1).max(200).optional().describe('scopes matching (and the stored record) to this campaign; without it a record matches any of the client\'s records');
+const threshold = z
+  .number()
+  .min(0)
+  .max(1)
+  .default(0.5)
+  .describe('minimum confidence for a match to count. Only exact matching is active: every match type has confidence 1.0, so any threshold accepts it');
+
+export const dedupeCheckBody = z.strictObject({
+  record: dedupeRecord,
+  record_type: recordType,
+  add_to_canonical: addToCanonical,
+  campaign_id: campaignId,
+  threshold,
+});
+
+export const dedupeCheckBatchBody = z.strictObject({
+  records: z.array(dedupeRecord).min(1).max(100).describe('1-100 records, checked in order'),
+  record_type: recordType,
+  add_to_canonical: addToCanonical,
+  campaign_id: campaignId,
+  threshold,
+  idempotency_key: z.string().min(1).max(100).optional().describe('the same key returns the same response for 5 minutes'),
+});
+
+export const canonicalListQuery = z.object({
+  record_type: z.enum(RECORD_TYPES).optional(),
+  campaign_id: z.string().min(1).max(200).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+// ---- responses ------------------------------------------------------------------------------
+
+const matchType = z.enum(MATCH_TYPES).nullable().describe('the first key that matched, in the order maps_place_id, email, proflink_url, phone, company_domain, exact_hash');
+
+export const dedupeCheckResponse = z.object({
+  success: z.boolean(),
+  is_duplicate: z.boolean(),
+  confidence: z.number().describe('1.0 for exact matches, 0.0 when unique'),
+  matched_record_id: z.number().int().nullable(),
+  match_type: matchType,
+  canonical_id: z.number().int().nullable().describe('when unique and added'),
+  added_to_canonical: z.boolean(),
+  skipped: z.boolean(),
+  reason: z.string().nullable().describe('dedupe_not_configured when de-duplication is disabled'),
+}).meta({ id: 'DedupeCheckResponse' });
+
+export const dedupeCheckBatchResponse = z.object({
+  success: z.boolean(),
+  unique: z.array(dedupeRecord),
+  duplicates: z.array(z.object({
+    record: dedupeRecord,
+    matched_canonical_id: z.number().int(),
+    confidence: z.number(),
+    match_type: z.enum(MATCH_TYPES),
+  })),
+  stats: z.object({
+    total_checked: z.number().int(),
+    unique_count: z.number().int(),
+    duplicate_count: z.number().int(),
+    added_to_canonical: z.number().int().describe('records added to the canonical store'),
+    skipped: z.boolean(),
+    reason: z.string().nullable(),
+  }),
+}).meta({ id: 'DedupeCheckBatchResponse' });
+
+export const canonicalRecord = z.object({
+  id: z.number().int(),
+  record_hash: z.string().describe('SHA-256 of the normalised record'),
+  record_type: z.enum(RECORD_TYPES),
+  email: z.string().nullable(),
+  full_name: z.string().nullable(),
+  company_name: z.string().nullable(),
+  company_domain: z.string().nullable(),
+  maps_place_id: z.string().nullable(),
+  proflink_url: z.string().nullable(),
+  phone: z.string().nullable(),
+  city: z.string().nullable(),
+  country: z.string().nullable(),
+  source_worker: z.string(),
+  campaign_id: z.string().nullable(),
+  created_at: z.string().describe('ISO 8601'),
+}).meta({ id: 'CanonicalRecord' });
+
+export const canonicalListResponse = z.object({
+  success: z.boolean(),
+  records: z.array(canonicalRecord),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+}).meta({ id: 'CanonicalListResponse' });

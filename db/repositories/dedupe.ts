@@ -1,0 +1,238 @@
+import type { Knex } from 'knex';
+import { MATCH_CONFIDENCE, MATCH_TYPES, matchKeys, type DedupeRecord, type MatchKeys, type MatchType, type RecordType } from '../../lib/dedupe';
+import { CanonicalRecordModel } from '../models/canonical-record';
+
+export interface CheckRequest {
+  clientId: string;
+  recordType: RecordType;
+  /** Checked in order: with addToCanonical, a later record matches the canonical record an earlier one created. */
+  records: DedupeRecord[];
+  addToCanonical: boolean;
+  /** Set: matching (and new records) are scoped to this campaign. Null: matches across all of the client's records. */
+  campaignId: string | null;
+  /** Minimum confidence for a match to count (lib/dedupe.ts MATCH_CONFIDENCE). */
+  threshold: number;
+  /** The canonical record's source_worker: `api` for the HTTP endpoints, the job type for activities. */
+  sourceWorker: string;
+}
+
+export type CheckResult =
+  | { isDuplicate: true; matchedId: number; matchType: MatchType; confidence: number }
+  | { isDuplicate: false; canonicalId: number | null; added: boolean };
+
+export interface CanonicalFilter {
+  recordType?: RecordType;
+  campaignId?: string;
+  limit: number;
+  offset: number;
+}
+
+/** Idempotency cache entries live this long (spec §8). */
+const IDEMPOTENCY_WINDOW = "interval '5 minutes'";
+
+const KEY_COLUMN: Record<MatchType, string> = {
+  maps_place_id: 'maps_place_id',
+  email: 'key_email',
+  proflink_url: 'key_proflink',
+  phone: 'key_phone',
+  company_domain: 'key_domain',
+  exact_hash: 'record_hash',
+};
+const DISPLAY_FIELDS = ['email', 'full_name', 'company_name', 'company_domain', 'maps_place_id', 'proflink_url', 'phone', 'city', 'country'] as const;
+
+type KeyRow = { id: string } & Record<string, string | null>;
+
+/** Match keys -> the canonical id (or pending batch position) holding them; first match wins. */
+class KeyIndex<T> {
+  private readonly maps = new Map<MatchType, Map<string, T>>(MATCH_TYPES.map((t) => [t, new Map()]));
+
+  add(value: T, keys: MatchKeys): void {
+    for (const t of MATCH_TYPES) {
+      const k = keys[t];
+      const map = this.maps.get(t);
+      // The oldest record wins when several hold the key (rows arrive ordered by id).
+      if (k !== null && map && !map.has(k)) map.set(k, value);
+    }
+  }
+
+  find(keys: MatchKeys, threshold: number): { value: T; matchType: MatchType } | undefined {
+    for (const t of MATCH_TYPES) {
+      const k = keys[t];
+      if (k === null || MATCH_CONFIDENCE[t] < threshold) continue;
+      const hit = this.maps.get(t)?.get(k);
+      if (hit !== undefined) return { value: hit, matchType: t };
+    }
+    return undefined;
+  }
+}
+
+const rowKeys = (row: KeyRow): MatchKeys =>
+  Object.fromEntries(MATCH_TYPES.map((t) => [t, row[KEY_COLUMN[t]] ?? null])) as MatchKeys;
+
+/**
+ * The de-duplication store (spec §4.6). A batch costs one lookup and one multi-row insert; the
+ * unique indexes of the migration make concurrent checks of the same new record insert it once:
+ * the loser's INSERT ... ON CONFLICT DO NOTHING skips it and a fresh lookup reports the winner's
+ * record as the match.
+ */
+export class DedupeRepository {
+  constructor(private readonly db: Knex) {}
+
+  async check(req: CheckRequest, db: Knex = this.db): Promise<CheckResult[]> {
+    const keys = req.records.map(matchKeys);
+    const stored = new KeyIndex<number>();
+    for (const row of await this.lookup(db, req, keys)) stored.add(Number(row.id), rowKeys(row));
+
+    type Slot = CheckResult | { dupOfPending: number; matchType: MatchType } | undefined;
+    const results: Slot[] = [];
+    const pendingIndex = new KeyIndex<number>();
+    let pending: number[] = [];
+    keys.forEach((k, i) => {
+      const hit = stored.find(k, req.threshold);
+      if (hit) {
+        results[i] = { isDuplicate: true, matchedId: hit.value, matchType: hit.matchType, confidence: MATCH_CONFIDENCE[hit.matchType] };
+      } else if (!req.addToCanonical) {
+        results[i] = { isDuplicate: false, canonicalId: null, added: false };
+      } else {
+        const earlier = pendingIndex.find(k, req.threshold);
+        if (earlier) {
+          results[i] = { dupOfPending: earlier.value, matchType: earlier.matchType };
+        } else {
+          pending.push(i);
+          pendingIndex.add(i, k);
+        }
+      }
+    });
+
+    // A pending record that another transaction inserted first (its insert skipped on a unique
+    // index) is looked up again and reported as a duplicate of that record. A conflicting row that
+    // disappears again (rolled back, deleted) leaves the record to insert on the next attempt.
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt === 3) throw new Error('canonical record insert kept conflicting');
+      const inserted = await this.insert(db, req, pending, keys);
+      const lost = pending.filter((i) => !inserted.has(keys[i]?.exact_hash as string));
+      for (const i of pending) {
+        const id = inserted.get(keys[i]?.exact_hash as string);
+        if (id !== undefined) results[i] = { isDuplicate: false, canonicalId: id, added: true };
+      }
+      if (lost.length === 0) break;
+      const fresh = new KeyIndex<number>();
+      for (const row of await this.lookup(db, req, lost.map((i) => keys[i] as MatchKeys))) fresh.add(Number(row.id), rowKeys(row));
+      pending = [];
+      for (const i of lost) {
+        const hit = fresh.find(keys[i] as MatchKeys, req.threshold);
+        if (hit) results[i] = { isDuplicate: true, matchedId: hit.value, matchType: hit.matchType, confidence: MATCH_CONFIDENCE[hit.matchType] };
+        else pending.push(i);
+      }
+    }
+
+    return results.map((r) => {
+      if (r && 'dupOfPending' in r) {
+        const target = results[r.dupOfPending] as CheckResult;
+        const matchedId = target.isDuplicate ? target.matchedId : (target.canonicalId as number);
+        return { isDuplicate: true, matchedId, matchType: r.matchType, confidence: MATCH_CONFIDENCE[r.matchType] };
+      }
+      return r as CheckResult;
+    });
+  }
+
+  /**
+   * Runs `compute` once per (client, idempotency key) within 5 minutes: a repeat within the window
+   * gets the stored response. An advisory lock on the key makes a concurrent repeat wait for the
+   * first and then read its response. Without a key, `compute` simply runs.
+   */
+  async idempotent<T>(clientId: string, key: string | undefined, compute: (db: Knex) => Promise<T>): Promise<T> {
+    if (key === undefined) return compute(this.db);
+    return this.db.transaction(async (trx) => {
+      await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`dedupe/${clientId}/${key}`]);
+      const cached = (await trx('dedupe_idempotency')
+        .where({ client_id: clientId, idempotency_key: key })
+        .where('created_at', '>', trx.raw(`now() - ${IDEMPOTENCY_WINDOW}`))
+        .first('response')) as { response: T } | undefined;
+      if (cached) return cached.response;
+      const response = await compute(trx);
+      await trx.raw(
+        `insert into dedupe_idempotency (client_id, idempotency_key, response, created_at) values (?, ?, ?, now())
+         on conflict (client_id, idempotency_key) do update set response = excluded.response, created_at = excluded.created_at`,
+        [clientId, key, JSON.stringify(response)],
+      );
+      await trx.raw(`delete from dedupe_idempotency where client_id = ? and created_at < now() - ${IDEMPOTENCY_WINDOW}`, [clientId]);
+      return response;
+    });
+  }
+
+  /** Live canonical records of the client, newest first (spec §4.6). */
+  async listCanonical(clientId: string, filter: CanonicalFilter): Promise<{ total: number; records: CanonicalRecordModel[] }> {
+    const base = CanonicalRecordModel.query(this.db).modify('forClient', clientId);
+    if (filter.recordType) base.where('record_type', filter.recordType);
+    if (filter.campaignId) base.where('campaign_id', filter.campaignId);
+    const [total, records] = await Promise.all([
+      base.clone().resultSize(),
+      base.clone().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(filter.limit).offset(filter.offset),
+    ]);
+    return { total, records };
+  }
+
+  /** Soft-deletes a canonical record: it no longer matches and is omitted from the listing. */
+  async softDelete(clientId: string, id: number): Promise<boolean> {
+    const n = await CanonicalRecordModel.query(this.db).modify('forClient', clientId).where('id', id).patch({ deleted_at: new Date() });
+    return n > 0;
+  }
+
+  /** Live records of the scope holding any of the keys, oldest first. */
+  private async lookup(db: Knex, req: CheckRequest, keys: MatchKeys[]): Promise<KeyRow[]> {
+    const clauses: string[] = [];
+    const bindings: Knex.RawBinding[] = [req.clientId, req.recordType];
+    let scope = '';
+    if (req.campaignId !== null) {
+      scope = 'and campaign_id = ?';
+      bindings.push(req.campaignId);
+    }
+    for (const t of MATCH_TYPES) {
+      const values = [...new Set(keys.map((k) => k[t]).filter((v): v is string => v !== null))];
+      if (values.length === 0) continue;
+      clauses.push(`${KEY_COLUMN[t]} = any(?::text[])`);
+      bindings.push(values);
+    }
+    const { rows } = (await db.raw(
+      `select id, ${MATCH_TYPES.map((t) => KEY_COLUMN[t]).join(', ')} from canonical_records
+       where client_id = ? and record_type = ? and deleted_at is null ${scope} and (${clauses.join(' or ')})
+       order by id`,
+      bindings,
+    )) as { rows: KeyRow[] };
+    return rows;
+  }
+
+  /** Inserts the records at `positions`; returns record_hash -> id of those actually inserted. */
+  private async insert(db: Knex, req: CheckRequest, positions: number[], keys: MatchKeys[]): Promise<Map<string, number>> {
+    const rows = positions.map((i) => {
+      const record = req.records[i] ?? {};
+      const k = keys[i] as MatchKeys;
+      const display = Object.fromEntries(DISPLAY_FIELDS.map((f) => [f, record[f]?.trim() || null]));
+      return {
+        ...display,
+        company_domain: display.company_domain ?? k.company_domain,
+        record_hash: k.exact_hash,
+        key_email: k.email,
+        key_proflink: k.proflink_url,
+        key_phone: k.phone,
+        key_domain: k.company_domain,
+        data: record,
+      };
+    });
+    const cols = [...DISPLAY_FIELDS, 'record_hash', 'key_email', 'key_proflink', 'key_phone', 'key_domain'];
+    // Rows hold several keys, so two concurrent batches could each insert a key the other then
+    // waits on (a deadlock). A transaction-level lock per (client, record type), taken in the same
+    // statement before its first row is inserted, queues such inserts instead.
+    const { rows: inserted } = (await db.raw(
+      `with scope_lock as materialized (select pg_advisory_xact_lock(hashtextextended(?, 0)))
+       insert into canonical_records (client_id, record_type, campaign_id, source_worker, ${cols.join(', ')}, data)
+       select ?, ?, ?, ?, ${cols.map((c) => `x.${c}`).join(', ')}, x.data
+       from scope_lock, jsonb_to_recordset(?::jsonb) as x(${cols.map((c) => `${c} text`).join(', ')}, data jsonb)
+       on conflict do nothing
+       returning id, record_hash`,
+      [`dedupe/${req.clientId}/${req.recordType}`, req.clientId, req.recordType, req.campaignId, req.sourceWorker, JSON.stringify(rows)],
+    )) as { rows: { id: string; record_hash: string }[] };
+    return new Map(inserted.map((r) => [r.record_hash, Number(r.id)]));
+  }
+}

@@ -1,0 +1,289 @@
+import { bearer, startTestApi, type TestApi } from '../support/api';
+import { caller, type Caller } from '../support/jobs';
+
+// The de-duplication API (spec §4.6) over HTTP on the real Postgres.
+let api: TestApi;
+let c: Caller;
+beforeAll(async () => {
+  api = await startTestApi({ RATE_LIMIT_ENABLED: 'false' });
+  c = caller(api, bearer(await api.newClient()));
+});
+afterAll(async () => {
+  await api.close();
+});
+
+let n = 0;
+/** Values of this test's own, so tests do not match each other's records. */
+const uniq = (prefix: string) => `${prefix}${Date.now().toString(36)}${(n++).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+
+type Check = { success: boolean; is_duplicate: boolean; confidence: number; matched_record_id: number | null; match_type: string | null; canonical_id: number | null; added_to_canonical: boolean; skipped: boolean; reason: string | null };
+type Batch = {
+  success: boolean;
+  unique: Record<string, unknown>[];
+  duplicates: { record: Record<string, unknown>; matched_canonical_id: number; confidence: number; match_type: string }[];
+  stats: { total_checked: number; unique_count: number; duplicate_count: number; added_to_canonical: number; skipped: boolean; reason: string | null };
+};
+type Canonical = { success: boolean; total: number; limit: number; offset: number; records: Record<string, unknown>[] };
+
+async function check(who: Caller, body: Record<string, unknown>): Promise<Check> {
+  const res = await who.post('/api/v1/dedupe/check', { record_type: 'business', ...body });
+  expect(res.status).toBe(200);
+  return who.json<Check>(res);
+}
+async function batch(who: Caller, body: Record<string, unknown>): Promise<Batch> {
+  const res = await who.post('/api/v1/dedupe/check-batch', { record_type: 'business', ...body });
+  expect(res.status).toBe(200);
+  return who.json<Batch>(res);
+}
+async function canonical(who: Caller, query = ''): Promise<Canonical> {
+  const res = await who.get(`/api/v1/dedupe/canonical${query}`);
+  expect(res.status).toBe(200);
+  return who.json<Canonical>(res);
+}
+
+describe('POST /api/v1/dedupe/check', () => {
+  test('a new record is unique and added; the same record again is a duplicate of it', async () => {
+    const record = { company_name: 'Acme Bakery', email: `${uniq('info')}@acme.test`, city: 'Leeds' };
+    const first = await check(c, { record });
+    expect(first).toEqual({
+      success: true, is_duplicate: false, confidence: 0, matched_record_id: null, match_type: null,
+      canonical_id: expect.any(Number), added_to_canonical: true, skipped: false, reason: null,
+    });
+    const again = await check(c, { record });
+    expect(again).toEqual({
+      success: true, is_duplicate: true, confidence: 1, matched_record_id: first.canonical_id, match_type: 'email',
+      canonical_id: null, added_to_canonical: false, skipped: false, reason: null,
+    });
+  });
+
+  test('matching order: maps_place_id, email, proflink_url, phone, company_domain, exact_hash; first match wins', async () => {
+    const place = uniq('ChIJ');
+    const email = `${uniq('a')}@x.test`;
+    const slug = uniq('jane-');
+    const phone = `+44 20 ${Math.floor(1000 + Math.random() * 8999)} ${Math.floor(1000 + Math.random() * 8999)}`;
+    const domain = `${uniq('d')}.test`;
+    // Five stored records, each holding one of the keys (and nothing else in common).
+    const ids: Record<string, number | null> = {};
+    ids.place = (await check(c, { record: { maps_place_id: place } })).canonical_id;
+    ids.email = (await check(c, { record: { email } })).canonical_id;
+    ids.proflink = (await check(c, { record: { proflink_url: `https://www.linkedin.com/in/${slug}` } })).canonical_id;
+    ids.phone = (await check(c, { record: { phone } })).canonical_id;
+    ids.domain = (await check(c, { record: { company_domain: domain } })).canonical_id;
+    expect(Object.values(ids).every((id) => typeof id === 'number')).toBe(true);
+
+    const all = { maps_place_id: place, email, proflink_url: `https://www.linkedin.com/in/${slug}`, phone, company_domain: domain };
+    const probe = async (record: Record<string, string>) => check(c, { record: { ...record, full_name: uniq('someone ') }, add_to_canonical: false });
+    expect(await probe(all)).toMatchObject({ is_duplicate: true, match_type: 'maps_place_id', matched_record_id: ids.place, confidence: 1 });
+    const { maps_place_id: _p, ...noPlace } = all;
+    expect(await probe(noPlace)).toMatchObject({ match_type: 'email', matched_record_id: ids.email });
+    const { email: _e, ...noEmail } = noPlace;
+    expect(await probe(noEmail)).toMatchObject({ match_type: 'proflink_url', matched_record_id: ids.proflink });
+    const { proflink_url: _l, ...noProflink } = noEmail;
+    expect(await probe(noProflink)).toMatchObject({ match_type: 'phone', matched_record_id: ids.phone });
+    const { phone: _ph, ...onlyDomain } = noProflink;
+    expect(await probe(onlyDomain)).toMatchObject({ match_type: 'company_domain', matched_record_id: ids.domain });
+    expect(await probe({ city: 'Nowhere' })).toMatchObject({ is_duplicate: false, canonical_id: null, added_to_canonical: false });
+  });
+
+  test('keys are normalised: e-mail case, profile URL form, phone digits, domain from website, exact hash of normalised fields', async () => {
+    const user = uniq('Ann.');
+    const e = await check(c, { record: { email: `  ${user}@Example.TEST ` } });
+    expect(await check(c, { record: { email: `${user.toLowerCase()}@example.test` } })).toMatchObject({ is_duplicate: true, match_type: 'email', matched_record_id: e.canonical_id });
+
+    const slug = uniq('Jane-Doe-');
+    const p = await check(c, { record: { proflink_url: `https://uk.linkedin.com/in/${slug}/?trk=abc` } });
+    expect(await check(c, { record: { proflink_url: `linkedin.com/in/${slug.toLowerCase()}` } })).toMatchObject({ match_type: 'proflink_url', matched_record_id: p.canonical_id });
+
+    const digits = String(Math.floor(1e9 + Math.random() * 8e9));
+    const ph = await check(c, { record: { phone: `+1 (${digits.slice(0, 3)}) ${digits.slice(3, 6)}-${digits.slice(6)}` } });
+    expect(await check(c, { record: { phone: `1${digits}` } })).toMatchObject({ match_type: 'phone', matched_record_id: ph.canonical_id });
+
+    const host = `${uniq('shop')}.test`;
+    const d = await check(c, { record: { website: `https://www.${host}/about?x=1` } });
+    expect(await check(c, { record: { company_domain: host.toUpperCase() } })).toMatchObject({ match_type: 'company_domain', matched_record_id: d.canonical_id });
+
+    const name = uniq('Jane ');
+    const h = await check(c, { record: { full_name: `${name}  Smith`, city: 'Leeds' }, record_type: 'contact' });
+    expect(await check(c, { record: { full_name: ` ${name.toUpperCase()} smith`, city: 'LEEDS' }, record_type: 'contact' }))
+      .toMatchObject({ match_type: 'exact_hash', matched_record_id: h.canonical_id });
+    // Another record type is another store.
+    expect(await check(c, { record: { full_name: `${name} Smith`, city: 'Leeds' }, record_type: 'profile', add_to_canonical: false })).toMatchObject({ is_duplicate: false });
+  });
+
+  test('add_to_canonical false checks without storing', async () => {
+    const record = { email: `${uniq('n')}@x.test` };
+    expect(await check(c, { record, add_to_canonical: false })).toMatchObject({ is_duplicate: false, canonical_id: null, added_to_canonical: false });
+    expect(await check(c, { record, add_to_canonical: false })).toMatchObject({ is_duplicate: false });
+  });
+
+  test('campaign_id scopes matching to that campaign; without it a record matches any campaign', async () => {
+    const [x, y] = [uniq('camp-x-'), uniq('camp-y-')];
+    const record = { maps_place_id: uniq('ChIJ') };
+    const inX = await check(c, { record, campaign_id: x });
+    expect(inX).toMatchObject({ is_duplicate: false, added_to_canonical: true });
+    expect(await check(c, { record, campaign_id: x })).toMatchObject({ is_duplicate: true, matched_record_id: inX.canonical_id });
+    const inY = await check(c, { record, campaign_id: y });
+    expect(inY).toMatchObject({ is_duplicate: false, added_to_canonical: true });
+    expect(inY.canonical_id).not.toBe(inX.canonical_id);
+    expect(await check(c, { record, add_to_canonical: false })).toMatchObject({ is_duplicate: true, matched_record_id: inX.canonical_id });
+  });
+
+  test('clients are isolated: another client sees none of these records', async () => {
+    const other = caller(api, bearer(await api.newClient('other')));
+    const record = { email: `${uniq('iso')}@x.test` };
+    const mine = await check(c, { record });
+    const theirs = await check(other, { record });
+    expect(theirs).toMatchObject({ is_duplicate: false, added_to_canonical: true });
+    expect(theirs.canonical_id).not.toBe(mine.canonical_id);
+    const listing = await canonical(other);
+    expect(listing.total).toBe(1);
+    expect(listing.records.map((r) => r.id)).toEqual([theirs.canonical_id]);
+  });
+
+  test('concurrent checks of the same new record create one canonical record', async () => {
+    const campaign = uniq('race-');
+    const record = { company_name: 'Race Ltd', maps_place_id: uniq('ChIJ'), email: `${uniq('r')}@race.test`, phone: '+44 20 7946 0000' };
+    const all = await Promise.all(Array.from({ length: 20 }, () => check(c, { record, campaign_id: campaign })));
+    const added = all.filter((r) => r.added_to_canonical);
+    expect(added).toHaveLength(1);
+    const id = added[0]?.canonical_id;
+    expect(all.filter((r) => r.is_duplicate).every((r) => r.matched_record_id === id && r.match_type === 'maps_place_id')).toBe(true);
+    expect((await canonical(c, `?campaign_id=${campaign}`)).total).toBe(1);
+  });
+
+  test('validation: unknown record fields, empty records, bad record_type and threshold are 422', async () => {
+    const bad = async (body: Record<string, unknown>) => {
+      const res = await c.post('/api/v1/dedupe/check', body);
+      expect(res.status).toBe(422);
+      return (await c.json<{ detail: { type: string; loc: unknown[]; msg: string }[] }>(res)).detail;
+    };
+    expect(await bad({ record_type: 'business', record: { email: 'a@b.test', rating: 5 } })).toEqual([
+      { type: 'extra_forbidden', loc: ['body', 'record'], msg: 'Unknown field(s): rating' },
+    ]);
+    expect((await bad({ record_type: 'business', record: { email: '  ' } }))[0]).toMatchObject({ loc: ['body', 'record'], msg: 'record must carry at least one non-empty field' });
+    expect((await bad({ record_type: 'company', record: { email: 'a@b.test' } }))[0]).toMatchObject({ loc: ['body', 'record_type'] });
+    expect((await bad({ record_type: 'business', record: { email: 'a@b.test' }, threshold: 1.5 }))[0]).toMatchObject({ type: 'too_big', loc: ['body', 'threshold'] });
+    expect((await bad({ record: { email: 'a@b.test' } }))[0]).toMatchObject({ loc: ['body', 'record_type'] });
+    expect((await bad({ record_type: 'email' }))[0]).toMatchObject({ type: 'missing', loc: ['body', 'record'] });
+  });
+});
+
+describe('POST /api/v1/dedupe/check-batch', () => {
+  test('checks records in order: store matches, matches within the batch, unique ones added; stats', async () => {
+    const stored = await check(c, { record: { email: `${uniq('old')}@b.test` } });
+    const storedEmail = `${uniq('old')}@b.test`;
+    await check(c, { record: { email: storedEmail } });
+    const place = uniq('ChIJ');
+    const records = [
+      { company_name: 'New One', maps_place_id: place },
+      { email: storedEmail.toUpperCase() },
+      { company_name: 'Same place', maps_place_id: place },
+      { company_name: 'New Two', website: `https://${uniq('two')}.test` },
+    ];
+    const res = await batch(c, { records });
+    expect(res.success).toBe(true);
+    expect(res.unique).toEqual([records[0], records[3]]);
+    expect(res.duplicates).toEqual([
+      { record: records[1], matched_canonical_id: expect.any(Number), confidence: 1, match_type: 'email' },
+      { record: records[2], matched_canonical_id: expect.any(Number), confidence: 1, match_type: 'maps_place_id' },
+    ]);
+    expect(res.duplicates[1]?.matched_canonical_id).not.toBe(stored.canonical_id);
+    expect(res.stats).toEqual({ total_checked: 4, unique_count: 2, duplicate_count: 2, added_to_canonical: 2, skipped: false, reason: null });
+    // The record the batch added is what the third one matched.
+    expect(await check(c, { record: { maps_place_id: place }, add_to_canonical: false })).toMatchObject({ matched_record_id: res.duplicates[1]?.matched_canonical_id });
+  });
+
+  test('the same idempotency key returns the same response for 5 minutes, per client', async () => {
+    const key = uniq('key-');
+    const records = [{ email: `${uniq('i')}@x.test` }, { email: `${uniq('i')}@x.test` }];
+    const first = await batch(c, { records, idempotency_key: key });
+    expect(first.stats).toMatchObject({ unique_count: 2, added_to_canonical: 2 });
+    // Without the cache these would now be duplicates of the records the first call added.
+    expect(await batch(c, { records, idempotency_key: key })).toEqual(first);
+    expect((await batch(c, { records, idempotency_key: uniq('key-') })).stats).toMatchObject({ duplicate_count: 2, added_to_canonical: 0 });
+    // Another client with the same key gets its own result.
+    const other = caller(api, bearer(await api.newClient('other')));
+    expect((await batch(other, { records: [{ email: `${uniq('o')}@x.test` }], idempotency_key: key })).stats.total_checked).toBe(1);
+    // After 5 minutes the key is computed afresh.
+    await api.deps.db('dedupe_idempotency').where({ idempotency_key: key }).update({ created_at: api.deps.db.raw(`now() - interval '301 seconds'`) });
+    expect((await batch(c, { records, idempotency_key: key })).stats).toMatchObject({ duplicate_count: 2, unique_count: 0 });
+  });
+
+  test('concurrent batches with the same key answer the same; concurrent overlapping batches store each record once', async () => {
+    const key = uniq('ck-');
+    const records = Array.from({ length: 10 }, () => ({ email: `${uniq('cb')}@x.test` }));
+    const same = await Promise.all(Array.from({ length: 5 }, () => batch(c, { records, idempotency_key: key })));
+    for (const r of same) expect(r).toEqual(same[0]);
+    expect(same[0]?.stats.added_to_canonical).toBe(10);
+
+    const campaign = uniq('cc-');
+    const shared = Array.from({ length: 30 }, (_, i) => ({ phone: `+44 7700 9${String(i).padStart(5, '0')}` }));
+    const results = await Promise.all(Array.from({ length: 6 }, () => batch(c, { records: [...shared].sort(() => Math.random() - 0.5), campaign_id: campaign })));
+    expect(results.reduce((sum, r) => sum + r.stats.added_to_canonical, 0)).toBe(30);
+    expect((await canonical(c, `?campaign_id=${campaign}&limit=1000`)).total).toBe(30);
+  });
+
+  test('1-100 records; idempotency_key at most 100 characters', async () => {
+    const status = async (body: Record<string, unknown>) => (await c.post('/api/v1/dedupe/check-batch', { record_type: 'email', ...body })).status;
+    expect(await status({ records: [] })).toBe(422);
+    expect(await status({ records: Array.from({ length: 101 }, (_, i) => ({ email: `${i}@x.test` })) })).toBe(422);
+    expect(await status({ records: [{ email: 'a@x.test' }], idempotency_key: 'k'.repeat(101) })).toBe(422);
+    expect(await status({ records: Array.from({ length: 100 }, () => ({ email: `${uniq('h')}@x.test` })), idempotency_key: 'k'.repeat(100) })).toBe(200);
+  });
+});
+
+describe('GET /api/v1/dedupe/canonical', () => {
+  test('newest first, filtered by record_type and campaign_id, paged; soft-deleted records omitted', async () => {
+    const who = caller(api, bearer(await api.newClient('lister')));
+    const campaign = uniq('list-');
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push((await check(who, { record: { email: `p${i}@list.test`, full_name: `Person ${i}` }, record_type: 'contact', campaign_id: campaign })).canonical_id as number);
+    }
+    await check(who, { record: { company_name: 'Biz', maps_place_id: uniq('ChIJ') } });
+
+    const all = await canonical(who);
+    expect(all).toMatchObject({ success: true, total: 6, limit: 100, offset: 0 });
+    const contacts = await canonical(who, `?record_type=contact&campaign_id=${campaign}&limit=2&offset=1`);
+    expect(contacts).toMatchObject({ total: 5, limit: 2, offset: 1 });
+    expect(contacts.records.map((r) => r.id)).toEqual([ids[3], ids[2]]);
+    expect(contacts.records[0]).toEqual({
+      id: ids[3], record_hash: expect.stringMatching(/^[0-9a-f]{64}$/), record_type: 'contact', email: 'p3@list.test', full_name: 'Person 3',
+      company_name: null, company_domain: null, maps_place_id: null, proflink_url: null, phone: null, city: null, country: null,
+      source_worker: 'api', campaign_id: campaign, created_at: expect.any(String),
+    });
+
+    await api.deps.db('canonical_records').where({ id: ids[4] }).update({ deleted_at: new Date() });
+    const after = await canonical(who, '?record_type=contact');
+    expect(after.total).toBe(4);
+    expect(after.records.map((r) => r.id)).toEqual([ids[3], ids[2], ids[1], ids[0]]);
+    // A soft-deleted record no longer matches: the same record is unique again.
+    expect(await check(who, { record: { email: 'p4@list.test', full_name: 'Person 4' }, record_type: 'contact', campaign_id: campaign })).toMatchObject({ is_duplicate: false, added_to_canonical: true });
+
+    expect((await who.get('/api/v1/dedupe/canonical?limit=1001')).status).toBe(422);
+    expect((await who.get('/api/v1/dedupe/canonical?limit=0')).status).toBe(422);
+  });
+});
+
+describe('DEDUPE_ENABLED=false', () => {
+  test('checks answer skipped with reason dedupe_not_configured; every batch record is unique', async () => {
+    const off = await startTestApi({ RATE_LIMIT_ENABLED: 'false', DEDUPE_ENABLED: 'false' });
+    try {
+      const who = caller(off, bearer(await off.newClient()));
+      const record = { email: 'same@x.test' };
+      expect(await check(who, { record })).toEqual({
+        success: true, is_duplicate: false, confidence: 0, matched_record_id: null, match_type: null, canonical_id: null, added_to_canonical: false, skipped: true, reason: 'dedupe_not_configured',
+      });
+      const b = await batch(who, { records: [record, record] });
+      expect(b).toEqual({ success: true, unique: [record, record], duplicates: [], stats: { total_checked: 2, unique_count: 2, duplicate_count: 0, added_to_canonical: 0, skipped: true, reason: 'dedupe_not_configured' } });
+      expect((await canonical(who)).total).toBe(0);
+    } finally {
+      await off.close();
+    }
+  });
+});
+
+test('the dedupe endpoints are in the OpenAPI document', async () => {
+  const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+  expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v1/dedupe/check', '/api/v1/dedupe/check-batch', '/api/v1/dedupe/canonical']));
+});
