@@ -1,4 +1,5 @@
 import type { JobType } from '../lib/job-types';
+import { createCompanyDataActivities, type CompanyDataActivities } from './company/crawl-company-data';
 import type { ActivityDeps, JobActivityInput, JobActivityOutput } from './deps';
 import { createJobLifecycleActivities, type JobLifecycleActivities } from './store/jobs';
 
@@ -15,8 +16,11 @@ export function createJobTypeActivities(_deps: ActivityDeps): Partial<JobTypeAct
   return {};
 }
 
-export function createActivities(deps: ActivityDeps): JobLifecycleActivities & Partial<JobTypeActivities> {
-  return { ...createJobLifecycleActivities(deps), ...createJobTypeActivities(deps) };
+/** Job types run by several workflow steps rather than one activity (workflows/job.ts runType). */
+export const STEPPED_JOB_TYPES = ['crawlCompanyData'] as const satisfies readonly JobType[];
+
+export function createActivities(deps: ActivityDeps): JobLifecycleActivities & Partial<JobTypeActivities> & CompanyDataActivities {
+  return { ...createJobLifecycleActivities(deps), ...createJobTypeActivities(deps), ...createCompanyDataActivities(deps) };
 }
 
-export type { ActivityDeps, JobActivityInput, JobActivityOutput, JobLifecycleActivities };
+export type { ActivityDeps, CompanyDataActivities, JobActivityInput, JobActivityOutput, JobLifecycleActivities };

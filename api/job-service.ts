@@ -12,7 +12,7 @@ import { priorityKeyFor, type JobType } from '../lib/job-types';
 import type { Logger } from '../lib/logger';
 import type { Storage } from '../lib/storage';
 import type { Temporal } from '../lib/temporal';
-import { jobTaskQueue } from '../workers/task-queues';
+import { jobTaskQueue, registryTaskQueues } from '../workers/task-queues';
 import { runJob } from '../workflows';
 
 const ClientIdKey = defineSearchAttributeKey('ClientId', SearchAttributeType.KEYWORD);
@@ -104,7 +104,7 @@ export class JobService {
         this.temporal.client.workflow.start(runJob, {
           taskQueue: job.task_queue,
           workflowId: job.workflow_id,
-          args: [{ jobId: job.id, clientId: job.client_id, type: job.type }],
+          args: [{ jobId: job.id, clientId: job.client_id, type: job.type, ...(job.type === 'crawlCompanyData' ? { registryQueues: registryTaskQueues(this.config.TASK_QUEUE_PREFIX) } : {}) }],
           typedSearchAttributes: attributes,
           staticSummary: `${job.type} for ${job.client_id} (priority ${job.priority})`,
           memo: { clientId: job.client_id, type: job.type, priority: job.priority, createdAt: new Date(job.created_at).toISOString() },

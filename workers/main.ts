@@ -11,8 +11,8 @@ import { createLogger } from '../lib/logger';
 import { OutboundClient } from '../lib/outbound';
 import { Storage } from '../lib/storage';
 import { createSearchClient } from '../search/client';
-import { allJobTaskQueues } from './task-queues';
-import { createWorkers } from './worker';
+import { allJobTaskQueues, registryQueueLimits } from './task-queues';
+import { createRateLimitedWorkers, createWorkers } from './worker';
 
 export async function runWorkers(config: Config, identity = config.WORKER_ID ?? `${hostname()}:${process.pid}`): Promise<{ run: Promise<void>; shutdown: () => void }> {
   const logger = createLogger(config.LOG_LEVEL, 'worker');
@@ -31,6 +31,9 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
     identity,
     logger,
   });
+  workers.push(...(await createRateLimitedWorkers({ connection, namespace: config.TEMPORAL_NAMESPACE, queues: registryQueueLimits(config), activities, identity, logger })));
+  if (!config.SEC_USER_AGENT) logger.warn('SEC_USER_AGENT is not set: US crawlCompanyData jobs will fail');
+  if (!config.COMPANIES_HOUSE_API_KEY) logger.warn('COMPANIES_HOUSE_API_KEY is not set: GB crawlCompanyData jobs will fail');
   logger.info({ identity, taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker running');
   const run = Promise.all(workers.map((w) => w.run())).then(async () => {
     await Promise.allSettled([db.destroy(), connection.close(), search.close(), http.close()]);

@@ -46,3 +46,24 @@ export async function createWorkers(options: WorkerSetOptions): Promise<Worker[]
     ),
   );
 }
+
+/**
+ * Activity-only Workers for rate-limited queues (the company registries). The limit is sent to the
+ * server with each poll and enforced by matching for the whole queue, whatever the number of workers.
+ */
+export async function createRateLimitedWorkers(options: Omit<WorkerSetOptions, 'taskQueues' | 'bundle' | 'maxConcurrentWorkflowTasks'> & { queues: { taskQueue: string; perSecond?: number }[] }): Promise<Worker[]> {
+  return Promise.all(
+    options.queues.map(({ taskQueue, perSecond }) =>
+      Worker.create({
+        connection: options.connection,
+        namespace: options.namespace,
+        taskQueue,
+        activities: options.activities,
+        identity: options.identity,
+        maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 20,
+        ...(perSecond ? { maxTaskQueueActivitiesPerSecond: perSecond } : {}),
+        shutdownGraceTime: '10s',
+      }),
+    ),
+  );
+}

@@ -10,11 +10,14 @@ import {
 } from '@temporalio/workflow';
 import type { JobLifecycleActivities, JobTypeActivities } from '../activities';
 import type { JobType } from '../lib/job-types';
+import { companyData, type RegistryQueues } from './company-data';
 
 export interface RunJobInput {
   jobId: string;
   clientId: string;
   type: JobType;
+  /** crawlCompanyData: the registries' rate-limited task queues. */
+  registryQueues?: RegistryQueues;
 }
 
 export interface RunJobResult {
@@ -46,13 +49,15 @@ const work = (startToCloseTimeout: ActivityOptions['startToCloseTimeout']): Acti
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 3, nonRetryableErrorTypes: ['InvalidInput', 'NotFound'] },
 });
 
-/** Per job type: the spec's limits where it gives them (§8), otherwise what the work needs. */
-const typeActivities: Record<JobType, JobTypeActivities[JobType]> = {
+/**
+ * Per job type: the spec's limits where it gives them (§8), otherwise what the work needs.
+ * crawlCompanyData is not one activity but a few steps (company-data.ts).
+ */
+const typeActivities: Record<Exclude<JobType, 'crawlCompanyData'>, JobTypeActivities[JobType]> = {
   crawlSite: proxyActivities<JobTypeActivities>(work('5m')).crawlSite, // spec: site stage 5 min per business
   crawlVerify: proxyActivities<JobTypeActivities>(work('2m')).crawlVerify, // spec: verify stage 2 min per business
   crawlMaps: proxyActivities<JobTypeActivities>(work('10m')).crawlMaps, // 20 results take 30-90 s; 10 min bounds large searches
   crawlPeople: proxyActivities<JobTypeActivities>(work('5m')).crawlPeople, // a site-like crawl of team pages
-  crawlCompanyData: proxyActivities<JobTypeActivities>(work('2m')).crawlCompanyData, // a few registry calls, rate-limited
   crawlLanding: proxyActivities<JobTypeActivities>(work('3m')).crawlLanding, // spec: capture takes 3-90 s
   crawlPublicSocial: proxyActivities<JobTypeActivities>(work('2m')).crawlPublicSocial, // one profile, 3-10 s politeness delay
 };
@@ -68,7 +73,7 @@ export async function runJob(input: RunJobInput): Promise<RunJobResult> {
   try {
     const started = await lifecycle.startJob({ jobId });
     if (!started.run) return { jobId, status: 'skipped' };
-    const output = await typeActivities[input.type]({ jobId, clientId: input.clientId, payload: started.payload });
+    const output = await runType(input, started.payload);
     const done = await finishing.completeJob({ jobId, resultsCount: output.resultsCount });
     return { jobId, status: done.status === 'completed' ? 'completed' : 'cancelled', resultsCount: output.resultsCount };
   } catch (err) {
@@ -81,6 +86,12 @@ export async function runJob(input: RunJobInput): Promise<RunJobResult> {
     await finishing.failJob({ jobId, errorMessage: message });
     throw ApplicationFailure.nonRetryable(message, 'JobFailed');
   }
+}
+
+function runType(input: RunJobInput, payload: Record<string, unknown>): Promise<{ resultsCount: number }> {
+  if (input.type !== 'crawlCompanyData') return typeActivities[input.type]({ jobId: input.jobId, clientId: input.clientId, payload });
+  if (!input.registryQueues) throw ApplicationFailure.nonRetryable('crawlCompanyData started without registry queues', 'InvalidInput');
+  return companyData({ jobId: input.jobId, payload, queues: input.registryQueues });
 }
 
 /** The message a user reads in error_message: the root cause, without Temporal's wrapping. */

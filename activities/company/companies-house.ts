@@ -229,7 +229,7 @@ function toOfficer(o: ChOfficer): CompanyOfficer {
 }
 
 /** Company numbers are 8 characters; users often drop the leading zeros (3323845 is 03323845). */
-function normalizeCompanyNumber(raw: string): string {
+export function normalizeCompanyNumber(raw: string): string {
   const n = raw.replace(/\s+/g, '').toUpperCase();
   if (!/^[A-Z0-9]{1,8}$/.test(n)) throw new InvalidInputError(REGISTRY, raw, `"${raw}" is not a company number`);
   return /^\d+$/.test(n) ? n.padStart(8, '0') : n;

@@ -304,7 +304,7 @@ export function legalForm(name: string): string | null {
 }
 
 /** A CIK is up to 10 digits; leading zeros are dropped (0000320193 is 320193). */
-function normalizeCik(raw: string): string {
+export function normalizeCik(raw: string): string {
   const cik = raw.trim();
   if (!/^\d{1,10}$/.test(cik)) throw new InvalidInputError(REGISTRY, raw, `"${raw}" is not a CIK (up to 10 digits)`);
   return cik.replace(/^0+(?=\d)/, '');

@@ -13,6 +13,16 @@ import { listenLocal } from './listen';
 export interface SecStandInOptions {
   /** Requests allowed in any one-second window, rejected ones included (as SEC counts). Default 10. */
   maxPerSecond?: number;
+  /** Also answer CIKs 9000000 .. 9000000+n-1 with generated submissions documents (for load tests). */
+  syntheticFilers?: number;
+}
+
+/** First CIK of the generated filers. */
+export const SYNTHETIC_CIK_BASE = 9000000;
+
+function syntheticSubmissions(cik: number): Record<string, unknown> {
+  const base = SUBMISSIONS['320193'] as Record<string, unknown>;
+  return { ...base, cik: String(cik), name: `SYNTHETIC FILER ${cik - SYNTHETIC_CIK_BASE} INC`, tickers: [], exchanges: [], ein: null, lei: null };
 }
 
 export interface SecRequest {
@@ -232,7 +242,9 @@ export async function startSecStandIn(options: SecStandInOptions = {}): Promise<
     if (url.pathname === '/files/company_tickers_exchange.json') return json({ fields: ['cik', 'name', 'ticker', 'exchange'], data: TICKER_ROWS });
     if (url.pathname === '/LATEST/search-index') return json(searchIndex(url.searchParams.get('keysTyped') ?? ''));
     const submissions = /^\/submissions\/CIK(\d{10})\.json$/.exec(url.pathname);
-    const doc = submissions?.[1] ? SUBMISSIONS[submissions[1].replace(/^0+(?=\d)/, '')] : undefined;
+    const cik = submissions?.[1]?.replace(/^0+(?=\d)/, '');
+    const synthetic = Number(cik) >= SYNTHETIC_CIK_BASE && Number(cik) < SYNTHETIC_CIK_BASE + (options.syntheticFilers ?? 0);
+    const doc = cik ? (synthetic ? syntheticSubmissions(Number(cik)) : SUBMISSIONS[cik]) : undefined;
     if (doc) return json(doc);
     return send(404, 'application/xml', noSuchKey(url.pathname.slice(1)));
   });

@@ -1,10 +1,10 @@
-import { createJobTypeActivities, type ActivityDeps } from '../../activities';
+import { createJobTypeActivities, STEPPED_JOB_TYPES, type ActivityDeps } from '../../activities';
 import { AVAILABLE_JOB_TYPES, JOB_TYPES, priorityKeyFor } from '../../lib/job-types';
 import { allJobTaskQueues, jobTaskQueue } from '../../workers/task-queues';
 
 describe('job types', () => {
-  test('the API accepts exactly the types that have a worker activity', () => {
-    const implemented = Object.keys(createJobTypeActivities({} as ActivityDeps)).sort();
+  test('the API accepts exactly the types that have a worker activity or workflow steps', () => {
+    const implemented = [...Object.keys(createJobTypeActivities({} as ActivityDeps)), ...STEPPED_JOB_TYPES].sort();
     expect([...AVAILABLE_JOB_TYPES].sort()).toEqual(implemented);
     for (const t of implemented) expect(JOB_TYPES).toContain(t);
   });

@@ -1,0 +1,39 @@
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { createActivities } from '../../activities';
+import { createDb } from '../../db';
+import { createLogger } from '../../lib/logger';
+import { OutboundClient } from '../../lib/outbound';
+import { Storage } from '../../lib/storage';
+import { createSearchClient } from '../../search/client';
+import { jobTaskQueue, registryQueueLimits } from '../../workers/task-queues';
+import { createRateLimitedWorkers, createWorkers } from '../../workers/worker';
+import { testConfig } from './api';
+
+/**
+ * The production worker set for crawlCompanyData on the stack: the job queues (normal and test)
+ * with the real activities, and the registries' rate-limited queues. `overrides` point the
+ * registry adapters at stand-ins.
+ */
+export async function startCompanyDataWorker(options: { identity: string; overrides: Record<string, string> }): Promise<{ stop(): Promise<void> }> {
+  const config = testConfig(options.overrides);
+  const db = createDb(config);
+  const storage = Storage.fromConfig(config);
+  const search = createSearchClient(config);
+  const http = OutboundClient.fromConfig(config, { timeoutMs: 5000 });
+  const logger = createLogger('silent');
+  const activities = createActivities({ config, db, storage, search, logger, http, workerId: options.identity });
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const common = { connection, namespace: config.TEMPORAL_NAMESPACE, activities, identity: options.identity, logger };
+  const workers: Worker[] = [
+    ...(await createWorkers({ ...common, taskQueues: [jobTaskQueue(config.TASK_QUEUE_PREFIX, 'crawlCompanyData'), jobTaskQueue(config.TASK_QUEUE_PREFIX, 'crawlCompanyData', { test: true })] })),
+    ...(await createRateLimitedWorkers({ ...common, queues: registryQueueLimits(config) })),
+  ];
+  const running = Promise.all(workers.map((w) => w.run()));
+  return {
+    stop: async () => {
+      workers.forEach((w) => w.shutdown());
+      await running;
+      await Promise.allSettled([connection.close(), db.destroy(), search.close(), http.close()]);
+    },
+  };
+}
