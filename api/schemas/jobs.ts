@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { JOB_STATUSES, JOB_TYPES, type JobType } from '../../lib/job-types';
+import { jobResultData } from './results';
 
 // ---- payloads (spec §4.1) ------------------------------------------------------------------
 
@@ -195,7 +196,7 @@ export const unifiedJobResponse = z.object({
   processing_time_seconds: z.number().nullable(),
   worker_id: z.string().nullable(),
   completed_at: isoTime.nullable(),
-  data: z.record(z.string(), z.unknown()).nullable(),
+  data: jobResultData,
   error_message: z.string().nullable(),
   message: z.string().optional().describe('present while queued/processing and for cancelled jobs'),
 }).meta({ id: 'UnifiedJobResponse' });
