@@ -1,6 +1,7 @@
 import type { JobType } from '../lib/job-types';
 import { createCompanyDataActivities, type CompanyDataActivities } from './company/crawl-company-data';
 import type { ActivityDeps, JobActivityInput, JobActivityOutput } from './deps';
+import { createSiteActivities } from './site/crawl';
 import { createJobLifecycleActivities, type JobLifecycleActivities } from './store/jobs';
 
 export type JobTypeActivity = (input: JobActivityInput) => Promise<JobActivityOutput>;
@@ -12,8 +13,8 @@ export type JobTypeActivities = Record<JobType, JobTypeActivity>;
  * lib/job-types.ts (AVAILABLE_JOB_TYPES) because api/ may not import activities/, and a unit test
  * keeps the two in step.
  */
-export function createJobTypeActivities(_deps: ActivityDeps): Partial<JobTypeActivities> {
-  return {};
+export function createJobTypeActivities(deps: ActivityDeps): Partial<JobTypeActivities> {
+  return { ...createSiteActivities(deps) };
 }
 
 /** Job types run by several workflow steps rather than one activity (workflows/job.ts runType). */

@@ -53,6 +53,18 @@ export const configSchema = dbConfigSchema.extend({
   OUTBOUND_ALLOW_HOSTS: csv,
   CHROMIUM_PATH: z.string().default('/usr/bin/chromium'),
 
+  // Website crawler (crawlSite).
+  /** Declared crawler agent, with a URL that says who crawls; robots.txt rules are matched against it. */
+  SITE_USER_AGENT: z.string().min(1).default('leadjobs-crawler/1.0 (+https://github.com/leadjobs/leadjobs)'),
+  /** Requests in flight to one site at a time. */
+  SITE_CONCURRENCY_PER_HOST: int(2, 1, 32),
+  /** Politeness pause between two requests to one site (robots.txt Crawl-delay raises it, up to 5 s). */
+  SITE_DELAY_MS: int(250, 0, 60000),
+  /** Largest page read; larger ones are skipped and listed in the result's errors. */
+  SITE_MAX_PAGE_BYTES: int(5 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+  /** Deadline for one page (connect, redirects, body; with render_js the whole render). */
+  SITE_PAGE_TIMEOUT_MS: int(15000, 1000, 120000),
+
   RATE_LIMIT_PER_MINUTE: int(100, 1),
   RATE_LIMIT_BURST: int(20, 1),
   RATE_LIMIT_ENABLED: bool.default(true),

@@ -19,4 +19,4 @@ export function priorityKeyFor(priority: number): number {
 }
 
 /** Job types whose activity is implemented (activities/index.ts); submitting another is 501. */
-export const AVAILABLE_JOB_TYPES: readonly JobType[] = ['crawlCompanyData'];
+export const AVAILABLE_JOB_TYPES: readonly JobType[] = ['crawlSite', 'crawlCompanyData'];

@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import type { CheerioAPI } from 'cheerio';
+import TurndownService from 'turndown';
+
+/**
+ * The markdown compendium of a crawl (spec §2.3): every crawled page as one Markdown document.
+ *   raw: the whole <body> converted (scripts, styles and templates dropped: they are not content).
+ *   fit: the page's main content only, readability-style: <main>/<article>/[role=main] when the
+ *        page marks one, with navigation, header, footer, aside, forms, cookie and newsletter
+ *        banners removed; afterwards blocks whose text repeats on most pages (menus, footers the
+ *        markup did not mark) are dropped.
+ */
+export type CleanupLevel = 'raw' | 'fit';
+
+export interface CompendiumPage {
+  url: string;
+  title: string | null;
+  /** The page's Markdown, split into blocks (paragraphs, list items, headings). */
+  blocks: string[];
+}
+
+const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '*' });
+// The DOM lib is not in this project's types, so the tag names go in as Turndown's own filter type.
+turndown.remove(['script', 'style', 'noscript', 'template', 'iframe', 'object', 'canvas', 'svg'] as unknown as TurndownService.Filter);
+
+const FIT_REMOVE = [
+  'nav', 'header', 'footer', 'aside', 'form', 'button', 'select', 'input', 'dialog',
+  '[role="navigation"]', '[role="banner"]', '[role="contentinfo"]', '[role="complementary"]', '[role="dialog"]', '[aria-hidden="true"]',
+  '[id*="cookie" i]', '[class*="cookie" i]', '[id*="consent" i]', '[class*="consent" i]', '[class*="gdpr" i]',
+  '[class*="newsletter" i]', '[class*="breadcrumb" i]', '[class*="share" i]', '[class*="sidebar" i]', '[class*="popup" i]', '[class*="modal" i]',
+].join(', ');
+
+/** One page's Markdown blocks, at the given cleanup level. Mutates the document (call it last). */
+export function pageMarkdown($: CheerioAPI, level: CleanupLevel): string[] {
+  $('script, style, noscript, template').remove();
+  let html: string;
+  if (level === 'fit') {
+    $(FIT_REMOVE).remove();
+    const main = $('main, [role="main"], article').first();
+    html = (main.length ? main : $('body')).html() ?? '';
+  } else {
+    html = $('body').html() ?? $.root().html() ?? '';
+  }
+  const markdown = turndown.turndown(html || '<p></p>');
+  return splitBlocks(markdown);
+}
+
+/** Blank-line separated blocks, list items each on their own, whitespace trimmed, empties dropped. */
+export function splitBlocks(markdown: string): string[] {
+  return markdown
+    .split(/\n{2,}/)
+    .map((b) => b.replace(/[ \t]+\n/g, '\n').trim())
+    .filter((b) => b.length > 0);
+}
+
+const normalizeBlock = (b: string) => b.toLowerCase().replace(/\s+/g, ' ').trim();
+
+/**
+ * The whole document. With `fit`, a block that appears on more than half of the pages (and on at
+ * least two) is boilerplate and dropped everywhere; headings are kept, so every page keeps its section.
+ */
+export function buildCompendium(site: string, pages: CompendiumPage[], level: CleanupLevel): string {
+  const seenOn = new Map<string, number>();
+  if (level === 'fit' && pages.length >= 2) {
+    for (const page of pages) for (const b of new Set(page.blocks.map(normalizeBlock))) seenOn.set(b, (seenOn.get(b) ?? 0) + 1);
+  }
+  const threshold = Math.max(2, Math.floor(pages.length / 2) + 1);
+  const repeated = (b: string) => level === 'fit' && pages.length >= 2 && !b.startsWith('#') && (seenOn.get(normalizeBlock(b)) ?? 0) >= threshold;
+
+  const sections = pages.map((page) => {
+    const body = page.blocks.filter((b) => !repeated(b)).join('\n\n');
+    return `## ${page.title ?? page.url}\n\nSource: <${page.url}>\n\n${body}`.trimEnd();
+  });
+  return `# ${site}: website compendium\n\n${pages.length} page${pages.length === 1 ? '' : 's'}, cleanup level ${level}.\n\n${sections.join('\n\n---\n\n')}\n`;
+}
+
+export interface CompendiumObject {
+  available: boolean;
+  chars: number;
+  cleanup_level: CleanupLevel;
+  storage_location: string;
+  download_url: string;
+  filename: string;
+  size_bytes: number;
+  content_hash: string;
+  estimated_tokens: number;
+}
+
+/** sha256 hex of the document's UTF-8 bytes: the object key derives from it, so a retry stores the same object. */
+export function contentHash(markdown: string): string {
+  return createHash('sha256').update(markdown, 'utf8').digest('hex');
+}
+
+/** Rough LLM token count: about four characters per token for English prose (OpenAI's rule of thumb). */
+export function estimateTokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}

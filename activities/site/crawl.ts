@@ -1,0 +1,107 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { JobResultStore } from '../../db/repositories/job-results';
+import type { ActivityDeps, JobActivityInput, JobActivityOutput } from '../deps';
+import { contentHash, estimateTokens, type CleanupLevel, type CompendiumObject } from './compendium';
+import { crawl, CrawlFailedError, type CrawlData, type CrawlRequest } from './crawler';
+import { BrowserPageSource, HttpPageSource, type PageSource } from './fetch';
+
+/** The crawlSite payload as the API stored it (validated, defaults applied: api/schemas/jobs.ts). */
+export interface CrawlSitePayload {
+  url: string;
+  max_pages?: number;
+  extract_team?: boolean;
+  compendium?: { enabled?: boolean; cleanup_level?: CleanupLevel };
+  include_paths?: string[];
+  exclude_paths?: string[];
+  respect_robots?: boolean;
+  render_js?: boolean;
+  timeout_seconds?: number;
+}
+
+/**
+ * The activity runs under a 5-minute startToClose (spec §8: site stage 5 min per business). The
+ * crawl stops at 4.5 minutes at the latest, so that the compendium upload and the result save fit.
+ */
+export const CRAWL_TIME_LIMIT_MS = 270_000;
+// Heartbeats between pages too: a slow page (or render) must not look like a dead worker, and a
+// cancel is only delivered in a heartbeat's answer.
+const HEARTBEAT_INTERVAL_MS = 1000;
+
+export function crawlRequest(payload: CrawlSitePayload): CrawlRequest {
+  return {
+    url: payload.url,
+    maxPages: payload.max_pages ?? 10,
+    extractTeam: payload.extract_team ?? true,
+    compendium: { enabled: payload.compendium?.enabled ?? false, cleanupLevel: payload.compendium?.cleanup_level ?? 'fit' },
+    includePaths: payload.include_paths ?? [],
+    excludePaths: payload.exclude_paths ?? [],
+    respectRobots: payload.respect_robots ?? true,
+    timeLimitMs: Math.min((payload.timeout_seconds ?? 300) * 1000, CRAWL_TIME_LIMIT_MS),
+  };
+}
+
+export type SiteResultData = CrawlData & { compendium?: CompendiumObject };
+
+export function createSiteActivities(deps: ActivityDeps) {
+  /**
+   * crawlSite job: crawls the site of `payload.url`, stores the result (and the compendium in the
+   * client's media bucket), returns the number of pages crawled. Heartbeats every page and every
+   * second; a cancel aborts every fetch and render at once. Idempotent: a retry stores the same
+   * result row and the same compendium object (its key is its content hash). A start page that
+   * cannot be crawled is a non-retryable failure whose message becomes the job's error_message.
+   */
+  async function crawlSite(input: JobActivityInput): Promise<JobActivityOutput> {
+    const { config } = deps;
+    const payload = input.payload as unknown as CrawlSitePayload;
+    const ctx = Context.current();
+    const options = { userAgent: config.SITE_USER_AGENT, pageTimeoutMs: config.SITE_PAGE_TIMEOUT_MS, maxPageBytes: config.SITE_MAX_PAGE_BYTES };
+    const source: PageSource = payload.render_js ? new BrowserPageSource(deps.http, config.CHROMIUM_PATH, options) : new HttpPageSource(deps.http, options);
+    let progress = { pagesCrawled: 0, url: payload.url };
+    const beat = setInterval(() => ctx.heartbeat(progress), HEARTBEAT_INTERVAL_MS);
+    try {
+      ctx.heartbeat(progress);
+      const outcome = await crawl(
+        source,
+        crawlRequest(payload),
+        { userAgent: config.SITE_USER_AGENT, concurrency: config.SITE_CONCURRENCY_PER_HOST, delayMs: config.SITE_DELAY_MS },
+        {
+          signal: ctx.cancellationSignal,
+          onPage: (p) => {
+            progress = p;
+            ctx.heartbeat(p);
+          },
+        },
+      ).catch((err: unknown) => {
+        if (err instanceof CrawlFailedError) throw ApplicationFailure.nonRetryable(err.message, err.type);
+        throw err;
+      });
+
+      const data: SiteResultData = { ...outcome.data };
+      if (outcome.compendium !== undefined) {
+        const markdown = outcome.compendium;
+        const hash = contentHash(markdown);
+        const host = new URL(outcome.data.final_url).hostname.replace(/[^a-z0-9.-]/gi, '-');
+        const filename = `${host}-compendium.md`;
+        const stored = await deps.storage.put(input.clientId, `compendium/${hash}/${filename}`, markdown, 'text/markdown; charset=utf-8');
+        data.compendium = {
+          available: true,
+          chars: markdown.length,
+          cleanup_level: crawlRequest(payload).compendium.cleanupLevel,
+          storage_location: `s3://${stored.bucket}/${stored.key}`,
+          download_url: stored.url,
+          filename,
+          size_bytes: stored.size,
+          content_hash: stored.contentHash,
+          estimated_tokens: estimateTokens(markdown.length),
+        };
+      }
+      await new JobResultStore(deps.db, deps.storage).save(input.jobId, data);
+      return { resultsCount: data.pages_crawled };
+    } finally {
+      clearInterval(beat);
+      await source.close();
+    }
+  }
+
+  return { crawlSite };
+}

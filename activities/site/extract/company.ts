@@ -1,0 +1,119 @@
+import type { CheerioAPI } from 'cheerio';
+import { absoluteUrl, clean, ldList, ldText, typesOf, type JsonLdNode } from './dom';
+
+/** company_info of the crawlSite result (spec §2.8): null where the site does not say. */
+export interface CompanyInfo {
+  name: string | null;
+  description: string | null;
+  industry: string | null;
+  key_services: string[] | null;
+  target_audience: string | null;
+  address: string | null;
+  logo_url: string | null;
+}
+
+export const EMPTY_COMPANY: CompanyInfo = { name: null, description: null, industry: null, key_services: null, target_audience: null, address: null, logo_url: null };
+
+// schema.org types that describe the business itself (LocalBusiness has hundreds of subtypes; these are their stems).
+const ORG_TYPE = /(Organization|Organisation|Corporation|LocalBusiness|Business|Store|Shop|Restaurant|Agency|Office|Clinic|Dentist|Physician|Attorney|LegalService|Hotel|School|NGO|Company)$/;
+const GENERIC_TYPES = new Set(['Organization', 'Corporation', 'LocalBusiness', 'Company', 'OnlineBusiness', 'NGO']);
+
+export function isOrganization(node: JsonLdNode): boolean {
+  return typesOf(node).some((t) => ORG_TYPE.test(t));
+}
+
+/** "Street, Postcode City, Region, Country" from a schema.org PostalAddress (or a plain string). */
+export function formatAddress(value: unknown): string | undefined {
+  if (typeof value === 'string') return clean(value);
+  const a = ldList(value)[0];
+  if (!a || typeof a !== 'object') return undefined;
+  const p = a as Record<string, unknown>;
+  const street = ldText(p.streetAddress);
+  const cityLine = [ldText(p.postalCode), ldText(p.addressLocality)].filter(Boolean).join(' ');
+  const parts = [street, cityLine, ldText(p.addressRegion), ldText(p.addressCountry)].filter((x): x is string => Boolean(x));
+  return parts.length ? parts.join(', ') : undefined;
+}
+
+/** The ISO country of a JSON-LD address, when it names one as a two-letter code. */
+export function addressCountry(ld: JsonLdNode[]): string | undefined {
+  for (const node of ld.filter(isOrganization)) {
+    const a = ldList(node.address)[0];
+    if (a && typeof a === 'object') {
+      const c = ldText((a as Record<string, unknown>).addressCountry);
+      if (c && /^[A-Za-z]{2}$/.test(c)) return c.toUpperCase();
+    }
+  }
+  return undefined;
+}
+
+function humanizeType(type: string): string {
+  return type.replace(/([a-z])([A-Z])/g, '$1 $2');
+}
+
+function services(node: JsonLdNode): string[] {
+  const names: string[] = [];
+  for (const offer of ldList(node.makesOffer)) {
+    const o = offer as Record<string, unknown>;
+    const name = ldText(o?.itemOffered) ?? ldText(o?.name);
+    if (name) names.push(name);
+  }
+  const catalog = node.hasOfferCatalog as Record<string, unknown> | undefined;
+  for (const item of ldList(catalog?.itemListElement)) {
+    const i = item as Record<string, unknown>;
+    const name = ldText(i?.itemOffered) ?? ldText(i?.name);
+    if (name) names.push(name);
+  }
+  for (const s of ldList(node.knowsAbout)) {
+    const name = ldText(s);
+    if (name) names.push(name);
+  }
+  return names;
+}
+
+const SERVICES_PATH = /\/(services?|leistungen|dienstleistungen|solutions|what-we-do|angebot|offerings|products)(\/|$)/i;
+
+/**
+ * What one page says about the company. JSON-LD Organization/LocalBusiness first, then meta and
+ * OpenGraph, then the page structure (<address>, a logo image in the header, the headings of a
+ * services page). The crawl merges pages: the first page to know a field wins.
+ */
+export function pageCompanyInfo($: CheerioAPI, ld: JsonLdNode[], pageUrl: string): Partial<CompanyInfo> {
+  const org = ld.find(isOrganization);
+  const meta = (sel: string) => clean($(sel).first().attr('content'));
+  const info: Partial<CompanyInfo> = {};
+
+  const orgType = org ? typesOf(org).find((t) => ORG_TYPE.test(t)) : undefined;
+  info.name = (org && ldText(org.name)) ?? meta('meta[property="og:site_name"]') ?? meta('meta[name="application-name"]') ?? null;
+  info.description = (org && ldText(org.description)) ?? meta('meta[name="description"]') ?? meta('meta[property="og:description"]') ?? null;
+  info.industry = (org && (ldText(org.industry) ?? (orgType && !GENERIC_TYPES.has(orgType) ? humanizeType(orgType) : undefined))) ?? null;
+  const orgServices = org ? services(org) : [];
+  if (orgServices.length) info.key_services = [...new Set(orgServices)].slice(0, 20);
+  else if (SERVICES_PATH.test(new URL(pageUrl).pathname)) {
+    const headings = $('main h2, main h3, article h2, article h3, body h2, body h3')
+      .map((_, el) => clean($(el).text()))
+      .get()
+      .filter((t): t is string => Boolean(t) && t.length <= 80);
+    if (headings.length) info.key_services = [...new Set(headings)].slice(0, 20);
+  }
+  const audience = org?.audience as Record<string, unknown> | undefined;
+  info.target_audience = (audience && (ldText(audience.audienceType) ?? ldText(audience.name))) ?? null;
+  info.address = (org && formatAddress(org.address)) ?? clean($('address').first().text().replace(/\s*\n\s*/g, ', ')) ?? null;
+
+  const ldLogo = org ? ldText(org.logo) : undefined;
+  const imgLogo = $('header img, [class*="logo" i] img, img[class*="logo" i], img[id*="logo" i], img[alt*="logo" i]').first().attr('src');
+  info.logo_url = absoluteUrl(ldLogo, pageUrl) ?? absoluteUrl(imgLogo, pageUrl) ?? null;
+
+  // Only claim fields that this page actually knows.
+  return Object.fromEntries(Object.entries(info).filter(([, v]) => v !== null)) as Partial<CompanyInfo>;
+}
+
+/** Merges page findings in crawl order: the first page that knows a field wins. */
+export function mergeCompanyInfo(pages: Partial<CompanyInfo>[]): CompanyInfo {
+  const out: CompanyInfo = { ...EMPTY_COMPANY };
+  for (const page of pages) {
+    for (const key of Object.keys(out) as (keyof CompanyInfo)[]) {
+      if (out[key] === null && page[key] !== undefined && page[key] !== null) (out as unknown as Record<string, unknown>)[key] = page[key];
+    }
+  }
+  return out;
+}

@@ -1,0 +1,43 @@
+import type { CheerioAPI } from 'cheerio';
+import type { CountryCode } from 'libphonenumber-js';
+import { decodeCfEmail, emailsFromMailto, findEmailsInText, uniqueEmails } from '../../../lib/emails';
+import { findPhonesInText, parsePhone, uniquePhones, type PhoneRecord } from '../../../lib/phones';
+
+/**
+ * Emails of one page: mailto: links, Cloudflare-protected addresses (`data-cfemail` and
+ * `/cdn-cgi/l/email-protection#<hex>` links), and addresses in the visible text, plain or
+ * obfuscated. Cleaned (lower case, junk dropped) and de-duplicated in page order.
+ */
+export function pageEmails($: CheerioAPI, text: string): string[] {
+  const found: string[] = [];
+  $('a[href]').each((_, el) => {
+    const href = $(el).attr('href') ?? '';
+    if (/^mailto:/i.test(href)) found.push(...emailsFromMailto(href));
+    const cf = /\/cdn-cgi\/l\/email-protection#([0-9a-f]+)/i.exec(href);
+    const decoded = cf?.[1] ? decodeCfEmail(cf[1]) : undefined;
+    if (decoded) found.push(decoded);
+  });
+  $('[data-cfemail]').each((_, el) => {
+    const decoded = decodeCfEmail($(el).attr('data-cfemail') ?? '');
+    if (decoded) found.push(decoded);
+  });
+  // The visible text of a Cloudflare-protected page says "[email protected]": nothing to find there.
+  found.push(...findEmailsInText(text));
+  return uniqueEmails(found);
+}
+
+/** Phones of one page: tel: links (kept even when invalid, with their raw text) and numbers in the visible text. */
+export function pagePhones($: CheerioAPI, text: string, region: CountryCode | undefined): PhoneRecord[] {
+  const found: PhoneRecord[] = [];
+  $('a[href^="tel:"], a[href^="TEL:"], a[href^="callto:"]').each((_, el) => {
+    let raw = ($(el).attr('href') ?? '').replace(/^(tel|callto):/i, '');
+    try {
+      raw = decodeURIComponent(raw);
+    } catch {
+      // keep as written
+    }
+    if (raw.replace(/\D/g, '').length >= 5) found.push(parsePhone(raw, region));
+  });
+  found.push(...findPhonesInText(text, region));
+  return uniquePhones(found);
+}

@@ -1,0 +1,107 @@
+import * as cheerio from 'cheerio';
+import type { AnyNode, Element } from 'domhandler';
+
+/**
+ * Parsing once per page, and the small DOM helpers every extractor shares. htmlparser2 (cheerio's
+ * `xml: {xmlMode: false}`) builds the tree several times faster than parse5 and is forgiving
+ * enough for extraction; nothing here needs the HTML5 tree-construction corner cases.
+ */
+export function loadHtml(html: string): cheerio.CheerioAPI {
+  return cheerio.load(html, { xml: { xmlMode: false, decodeEntities: true } });
+}
+
+const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'svg', 'head', 'iframe', 'object', 'canvas']);
+const BLOCK = new Set(['p', 'div', 'section', 'article', 'li', 'ul', 'ol', 'tr', 'td', 'th', 'br', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'address', 'header', 'footer', 'nav', 'aside', 'main', 'table', 'dd', 'dt', 'blockquote', 'form', 'label']);
+
+/**
+ * The text a visitor sees (no script, style or template contents), with a line break between
+ * blocks so that numbers and addresses of neighbouring elements do not run into each other.
+ */
+export function visibleText(nodes: AnyNode | AnyNode[]): string {
+  const parts: string[] = [];
+  const walk = (node: AnyNode) => {
+    if (node.type === 'text') {
+      parts.push((node as unknown as { data: string }).data);
+      return;
+    }
+    if (node.type !== 'tag' && node.type !== 'root') return;
+    const el = node as Element;
+    if (node.type === 'tag' && HIDDEN.has(el.name)) return;
+    const block = node.type === 'tag' && BLOCK.has(el.name);
+    if (block) parts.push('\n');
+    for (const child of el.children) walk(child);
+    if (block) parts.push('\n');
+  };
+  for (const n of Array.isArray(nodes) ? nodes : [nodes]) walk(n);
+  return parts.join('').replace(/[ \t\f\v\u00a0]+/g, ' ').replace(/\s*\n\s*/g, '\n').trim();
+}
+
+/** Collapses whitespace; undefined for empty text. */
+export function clean(text: string | undefined | null): string | undefined {
+  const t = text?.replace(/\s+/g, ' ').trim();
+  return t ? t : undefined;
+}
+
+/** An absolute http(s) URL from an attribute value, or undefined. */
+export function absoluteUrl(value: string | undefined, base: string): string | undefined {
+  if (!value) return undefined;
+  try {
+    const url = new URL(value.trim(), base);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export type JsonLdNode = Record<string, unknown>;
+
+/**
+ * Every object of the page's JSON-LD blocks, flattened: top-level arrays and `@graph` lists are
+ * opened, nested objects (an Organization's employees, a Person's worksFor) are kept in place.
+ * Malformed blocks are skipped.
+ */
+export function jsonLdNodes($: cheerio.CheerioAPI): JsonLdNode[] {
+  const out: JsonLdNode[] = [];
+  const push = (value: unknown) => {
+    if (Array.isArray(value)) value.forEach(push);
+    else if (value && typeof value === 'object') {
+      const node = value as JsonLdNode;
+      if (Array.isArray(node['@graph'])) push(node['@graph']);
+      if (node['@type'] !== undefined) out.push(node);
+    }
+  };
+  $('script[type="application/ld+json"]').each((_, el) => {
+    const raw = $(el).text().trim();
+    if (!raw) return;
+    try {
+      push(JSON.parse(raw));
+    } catch {
+      // Some sites put trailing commas or several objects in one block: skip rather than guess.
+    }
+  });
+  return out;
+}
+
+/** The node's @type values. */
+export function typesOf(node: JsonLdNode): string[] {
+  const t = node['@type'];
+  return (Array.isArray(t) ? t : [t]).filter((x): x is string => typeof x === 'string');
+}
+
+/** A JSON-LD value as text: strings as they are, {name} / {@value} / {url} objects by that field. */
+export function ldText(value: unknown): string | undefined {
+  if (typeof value === 'string') return clean(value);
+  if (typeof value === 'number') return String(value);
+  if (Array.isArray(value)) return ldText(value[0]);
+  if (value && typeof value === 'object') {
+    const v = value as Record<string, unknown>;
+    return ldText(v.name ?? v['@value'] ?? v.url ?? v.contentUrl);
+  }
+  return undefined;
+}
+
+/** A JSON-LD value as a list of values (arrays stay, single values become one-element lists). */
+export function ldList(value: unknown): unknown[] {
+  if (value === undefined || value === null) return [];
+  return Array.isArray(value) ? value : [value];
+}

@@ -1,0 +1,126 @@
+import type { Cheerio, CheerioAPI } from 'cheerio';
+import type { AnyNode, Element } from 'domhandler';
+import { decodeCfEmail, emailsFromMailto } from '../../../lib/emails';
+import { classifySocial } from './social';
+import { absoluteUrl, clean, ldList, ldText, typesOf, type JsonLdNode } from './dom';
+
+/** A team member of the crawlSite result (spec §2.8 team_members). */
+export interface TeamMember {
+  name: string;
+  position: string | null;
+  email: string | null;
+  proflink_url: string | null;
+  photo_url: string | null;
+}
+
+function personFromLd(node: JsonLdNode, base: string): TeamMember | undefined {
+  const name = ldText(node.name) ?? clean([ldText(node.givenName), ldText(node.familyName)].filter(Boolean).join(' '));
+  if (!name) return undefined;
+  const linkedIn = ldList(node.sameAs).map((s) => (typeof s === 'string' ? classifySocial(s) : undefined)).find((s) => s?.key === 'proflink');
+  const email = ldText(node.email)?.replace(/^mailto:/i, '').toLowerCase();
+  return {
+    name,
+    position: ldText(node.jobTitle) ?? ldText(node.roleName) ?? null,
+    email: email ?? null,
+    proflink_url: linkedIn?.url ?? null,
+    photo_url: absoluteUrl(ldText(node.image), base) ?? null,
+  };
+}
+
+/** JSON-LD Person nodes, top-level or nested as an organization's employee/member/founder. */
+export function ldTeamMembers(ld: JsonLdNode[], base: string): TeamMember[] {
+  const people: JsonLdNode[] = [];
+  for (const node of ld) {
+    if (typesOf(node).includes('Person')) people.push(node);
+    for (const field of ['employee', 'employees', 'member', 'founder', 'founders', 'members']) {
+      for (const p of ldList(node[field])) if (p && typeof p === 'object' && typesOf(p as JsonLdNode).includes('Person')) people.push(p as JsonLdNode);
+    }
+  }
+  return people.map((p) => personFromLd(p, base)).filter((m): m is TeamMember => m !== undefined);
+}
+
+// A person's name: two to four capitalised words (initials, hyphens, apostrophes, particles allowed).
+const NAME_WORD = "(?:\\p{Lu}[\\p{L}'’.-]*|\\p{Lu}\\.)";
+const PARTICLE = '(?:von|van|der|de|da|di|du|del|la|le|zu|ten|ter|bin|al)';
+const PERSON_NAME = new RegExp(`^(?:(?:Dr|Prof|Mr|Mrs|Ms|Mx)\\.?\\s+)*${NAME_WORD}(?:\\s+(?:${PARTICLE}\\s+)*${NAME_WORD}){1,3}$`, 'u');
+// Headings that look like names but are section titles.
+const NOT_A_NAME = /\b(team|our|about|contact|us|services?|company|news|blog|careers?|jobs|history|mission|values|leadership|management|board|meet|get|in|touch|the|and|for|with|of|privacy|policy|terms|home|welcome|kontakt|impressum|unser|über|uns|read|more|learn|view|all)\b/i;
+
+export function looksLikePersonName(text: string): boolean {
+  return text.length <= 60 && PERSON_NAME.test(text) && !NOT_A_NAME.test(text);
+}
+
+const NAME_SELECTOR = 'h2, h3, h4, h5, h6, strong, b, [class*="name" i], [itemprop="name"]';
+const POSITION_SELECTOR = '[class*="position" i], [class*="role" i], [class*="title" i], [class*="job" i], [itemprop="jobTitle"]';
+
+/**
+ * People on a team page, from its structure: each element whose text is a person's name, inside the
+ * largest enclosing "card" that holds no other name; the card's short texts give the position, its
+ * links the email and LinkedIn profile, its image the photo. A name alone is not enough: the card
+ * must also show a position, a photo, an email or a LinkedIn link.
+ */
+export function structuredTeamMembers($: CheerioAPI, base: string): TeamMember[] {
+  const nameEls = $(NAME_SELECTOR)
+    .filter((_, el) => {
+      const text = clean($(el).text());
+      // The innermost name element only (a <strong> inside an <h3> counts once).
+      return text !== undefined && looksLikePersonName(text) && $(el).find(NAME_SELECTOR).filter((__, inner) => clean($(inner).text()) === text).length === 0;
+    })
+    .toArray();
+  const nameSet = new Set<Element>(nameEls);
+  const members: TeamMember[] = [];
+  for (const el of nameEls) {
+    const name = clean($(el).text()) as string;
+    let card: Cheerio<AnyNode> = $(el);
+    for (let parent = $(el).parent(); parent.length && !parent.is('body, main, html'); parent = parent.parent()) {
+      const namesInside = parent.find(NAME_SELECTOR).filter((_, n) => nameSet.has(n as Element)).length;
+      if (namesInside > 1) break;
+      card = parent;
+    }
+    if (card.is(el)) continue;
+    const member = cardMember($, card, name, base);
+    if (member.position || member.photo_url || member.email || member.proflink_url) members.push(member);
+  }
+  return members;
+}
+
+function cardMember($: CheerioAPI, card: Cheerio<AnyNode>, name: string, base: string): TeamMember {
+  let email: string | null = null;
+  let proflink: string | null = null;
+  card.find('a[href]').each((_, a) => {
+    const href = $(a).attr('href') ?? '';
+    if (!email && /^mailto:/i.test(href)) email = emailsFromMailto(href)[0] ?? null;
+    const cf = /\/cdn-cgi\/l\/email-protection#([0-9a-f]+)/i.exec(href);
+    if (!email && cf?.[1]) email = decodeCfEmail(cf[1])?.toLowerCase() ?? null;
+    const social = /^https?:/i.test(href) ? classifySocial(href) : undefined;
+    if (!proflink && social?.key === 'proflink' && social.url.includes('/in/')) proflink = social.url;
+  });
+  const cfSpan = card.find('[data-cfemail]').attr('data-cfemail');
+  if (!email && cfSpan) email = decodeCfEmail(cfSpan)?.toLowerCase() ?? null;
+
+  let position = clean(card.find(POSITION_SELECTOR).filter((_, el) => clean($(el).text()) !== name).first().text()) ?? null;
+  if (!position) {
+    // The first short text of the card that is neither the name nor a link or an address.
+    card.find('p, span, div, h4, h5, h6, em, small').each((_, el) => {
+      if (position || $(el).children().length) return;
+      const text = clean($(el).text());
+      if (text && text !== name && text.length <= 80 && !/@|\d{3,}|https?:/.test(text)) position = text;
+    });
+  }
+  const src = card.find('img').first().attr('src') ?? card.find('img').first().attr('data-src');
+  return { name, position, email, proflink_url: proflink, photo_url: absoluteUrl(src, base) ?? null };
+}
+
+/** Merges members found on several pages and by both methods: one entry per name, fields filled in. */
+export function mergeTeam(lists: TeamMember[][]): TeamMember[] {
+  const byName = new Map<string, TeamMember>();
+  for (const list of lists) {
+    for (const m of list) {
+      const key = m.name.toLowerCase().replace(/\s+/g, ' ');
+      const known = byName.get(key);
+      if (!known) byName.set(key, { ...m });
+      else for (const f of ['position', 'email', 'proflink_url', 'photo_url'] as const) known[f] ??= m[f];
+    }
+  }
+  return [...byName.values()];
+}

@@ -1,0 +1,245 @@
+import { chromium, type Browser, type BrowserContext, type Page, type Request as PwRequest, type Route } from 'playwright-core';
+import { launchOptions } from '../../lib/browser';
+import { OutboundError, type OutboundClient } from '../../lib/outbound';
+
+/**
+ * Where pages come from. Both sources fetch through the SSRF-guarded OutboundClient, so every
+ * request, every redirect hop and (with render_js) every request Chromium makes is checked after
+ * DNS resolution against OUTBOUND_ALLOW_HOSTS.
+ */
+export interface FetchedPage {
+  /** The URL asked for. */
+  url: string;
+  /** After redirects. */
+  finalUrl: string;
+  status: number;
+  /** Every URL requested, from `url` to `finalUrl`. */
+  redirectChain: string[];
+  contentType: string;
+  /** Decoded HTML (charset from Content-Type, BOM or <meta>), or null when the response is no HTML page. */
+  html: string | null;
+}
+
+export interface FetchedFile {
+  status: number;
+  body: Buffer;
+  text: string;
+}
+
+/**
+ * Asked before following a redirect to `url`: a reason not to (off-site, disallowed by robots.txt)
+ * stops the fetch with a RedirectRefusedError, or undefined to follow it.
+ */
+export type RedirectCheck = (url: string) => Promise<string | undefined>;
+
+export class RedirectRefusedError extends Error {
+  override readonly name = 'RedirectRefusedError';
+  constructor(
+    readonly from: string,
+    readonly to: string,
+    readonly reason: string,
+  ) {
+    super(`redirect from ${from} to ${to} not followed: ${reason}`);
+  }
+}
+
+export interface PageSource {
+  /**
+   * A page; rejects with an OutboundError (network, limits), a RedirectRefusedError or the signal's
+   * reason. `checkRedirect` runs before each hop (the browser source checks the final URL only).
+   */
+  fetchPage(url: string, signal: AbortSignal, checkRedirect?: RedirectCheck): Promise<FetchedPage>;
+  /** robots.txt and sitemaps: always plain HTTP. */
+  fetchFile(url: string, signal: AbortSignal, maxBytes: number): Promise<FetchedFile>;
+  close(): Promise<void>;
+}
+
+export interface SourceOptions {
+  userAgent: string;
+  pageTimeoutMs: number;
+  maxPageBytes: number;
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 10;
+const HTML_TYPE = /^(text\/html|application\/xhtml\+xml)\b/i;
+
+/** Whether a response is an HTML page: by Content-Type, or by sniffing when the server sends none. */
+export function isHtml(contentType: string, body: Buffer): boolean {
+  if (contentType) return HTML_TYPE.test(contentType.trim());
+  return /^\s*(<!doctype html|<html|<head|<body)/i.test(body.subarray(0, 512).toString('latin1'));
+}
+
+/** Runs `fn` with `signal` plus a per-page deadline; the deadline surfaces as an OutboundError of kind timeout. */
+async function withPageDeadline<T>(url: string, signal: AbortSignal, timeoutMs: number, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const deadline = AbortSignal.timeout(timeoutMs);
+  try {
+    return await fn(AbortSignal.any([signal, deadline]));
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    if (deadline.aborted) throw new OutboundError('timeout', `${url} did not answer within ${timeoutMs} ms`, url);
+    throw err;
+  }
+}
+
+/** Plain HTTP through the OutboundClient (the default: fast, no JavaScript). */
+export class HttpPageSource implements PageSource {
+  constructor(
+    private readonly http: OutboundClient,
+    private readonly options: SourceOptions,
+  ) {}
+
+  fetchPage(url: string, signal: AbortSignal, checkRedirect?: RedirectCheck): Promise<FetchedPage> {
+    return withPageDeadline(url, signal, this.options.pageTimeoutMs, async (s) => {
+      const chain: string[] = [];
+      // Redirects are followed here, hop by hop, so that each target can be checked (site, robots.txt) before it is requested.
+      for (let current = url; ; ) {
+        chain.push(current);
+        const res = await this.http.fetch(current, {
+          signal: s,
+          redirect: 'manual',
+          maxBytes: this.options.maxPageBytes,
+          headers: { 'user-agent': this.options.userAgent, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5' },
+        });
+        const location = res.headers.location;
+        if (REDIRECT_STATUSES.has(res.status) && location) {
+          if (chain.length > MAX_REDIRECTS) throw new OutboundError('protocol', `too many redirects (more than ${MAX_REDIRECTS}) starting at ${url}`, current);
+          let next: string;
+          try {
+            next = new URL(location, current).href;
+          } catch {
+            throw new OutboundError('protocol', `invalid redirect location "${location}" from ${current}`, current);
+          }
+          const refusal = await checkRedirect?.(next);
+          if (refusal) throw new RedirectRefusedError(current, next, refusal);
+          current = next;
+          continue;
+        }
+        const contentType = res.headers['content-type'] ?? '';
+        return { url, finalUrl: res.url, status: res.status, redirectChain: chain, contentType, html: isHtml(contentType, res.body) ? res.text() : null };
+      }
+    });
+  }
+
+  fetchFile(url: string, signal: AbortSignal, maxBytes: number): Promise<FetchedFile> {
+    return withPageDeadline(url, signal, this.options.pageTimeoutMs, async (s) => {
+      const res = await this.http.fetch(url, { signal: s, maxBytes, headers: { 'user-agent': this.options.userAgent } });
+      return { status: res.status, body: res.body, text: res.text() };
+    });
+  }
+
+  async close(): Promise<void> {
+    // The OutboundClient belongs to the worker; nothing of ours to close.
+  }
+}
+
+// Hop-by-hop and body-framing headers: the OutboundClient has already decoded and de-chunked the body.
+const DROP_RESPONSE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+const DROP_REQUEST_HEADERS = new Set(['host', 'content-length', 'connection', 'accept-encoding']);
+
+/**
+ * Pages rendered by Debian's Chromium (render_js). Chromium itself reaches nothing: every request
+ * of every page (documents, scripts, XHR, images, each redirect hop) is intercepted with
+ * context.route and fetched by the OutboundClient, then fulfilled; WebSockets are closed and
+ * service workers blocked, since route cannot see them. As a second fence Chromium's own network
+ * goes to a proxy address where nothing listens (loopback included), so anything that slipped past
+ * the router (a preconnect, a future request kind) cannot connect either.
+ */
+export class BrowserPageSource implements PageSource {
+  private browser: Promise<Browser> | undefined;
+  private context: Promise<BrowserContext> | undefined;
+  private readonly http: HttpPageSource;
+  /** Per page: the signal its requests run under, and why its navigation was refused (the guard's message beats net::ERR_*). */
+  private readonly signals = new WeakMap<Page, AbortSignal>();
+  private readonly navigationErrors = new WeakMap<Page, Error>();
+  /** Requests Chromium asked for that the guard refused. */
+  readonly blocked: string[] = [];
+
+  constructor(
+    private readonly outbound: OutboundClient,
+    private readonly chromiumPath: string,
+    private readonly options: SourceOptions,
+  ) {
+    this.http = new HttpPageSource(outbound, options);
+  }
+
+  private getContext(): Promise<BrowserContext> {
+    const base = launchOptions(this.chromiumPath);
+    this.browser ??= chromium.launch({ ...base, args: [...(base.args ?? []), '--proxy-bypass-list=<-loopback>'], proxy: { server: 'http://127.0.0.1:9' } });
+    this.context ??= this.browser.then(async (browser) => {
+      const context = await browser.newContext({ userAgent: this.options.userAgent, serviceWorkers: 'block', acceptDownloads: false });
+      await context.routeWebSocket(/.*/, (ws) => ws.close({ code: 1008, reason: 'WebSockets are not crawled' }));
+      await context.route('**/*', (route) => this.forward(route));
+      return context;
+    });
+    return this.context;
+  }
+
+  /** Fetches one of Chromium's requests through the guard and hands the response back. */
+  private async forward(route: Route): Promise<void> {
+    const request = route.request();
+    const page = request.frame().page();
+    const headers = Object.fromEntries(Object.entries(await request.allHeaders()).filter(([k]) => !DROP_REQUEST_HEADERS.has(k.toLowerCase()) && !k.startsWith(':')));
+    try {
+      const res = await this.outbound.fetch(request.url(), {
+        method: request.method(),
+        headers: { ...headers, 'user-agent': this.options.userAgent },
+        body: request.postDataBuffer() ?? undefined,
+        // Chromium follows redirects itself, so each hop comes back through this route.
+        redirect: 'manual',
+        maxBytes: this.options.maxPageBytes,
+        signal: this.signals.get(page),
+      });
+      await route.fulfill({ status: res.status, headers: Object.fromEntries(Object.entries(res.headers).filter(([k]) => !DROP_RESPONSE_HEADERS.has(k))), body: res.body });
+    } catch (err) {
+      const blocked = err instanceof OutboundError && err.kind === 'blocked';
+      if (blocked) this.blocked.push(request.url());
+      if (request.isNavigationRequest() && request.frame() === page.mainFrame() && err instanceof Error) this.navigationErrors.set(page, err);
+      await route.abort(blocked ? 'blockedbyclient' : 'failed').catch(() => undefined);
+    }
+  }
+
+  fetchPage(url: string, signal: AbortSignal): Promise<FetchedPage> {
+    return withPageDeadline(url, signal, this.options.pageTimeoutMs, async (s) => {
+      s.throwIfAborted();
+      const context = await this.getContext();
+      const page = await context.newPage();
+      this.signals.set(page, s);
+      // Closing the page rejects a pending goto: that is how a cancel or the deadline stops a render.
+      const stop = () => void page.close().catch(() => undefined);
+      s.addEventListener('abort', stop, { once: true });
+      try {
+        let response;
+        try {
+          response = await page.goto(url, { waitUntil: 'load', timeout: this.options.pageTimeoutMs });
+        } catch (err) {
+          s.throwIfAborted();
+          throw this.navigationErrors.get(page) ?? new OutboundError('network', `could not render ${url}: ${((err as Error).message ?? String(err)).split('\n')[0]}`, url);
+        }
+        if (!response) throw new OutboundError('protocol', `no response for ${url}`, url);
+        // Script-built pages fetch their content after load; wait briefly for the network to settle.
+        await page.waitForLoadState('networkidle', { timeout: Math.min(3000, this.options.pageTimeoutMs) }).catch(() => undefined);
+        s.throwIfAborted();
+        const chain: string[] = [];
+        for (let r: PwRequest | null = response.request(); r; r = r.redirectedFrom()) chain.unshift(r.url());
+        const contentType = (await response.allHeaders())['content-type'] ?? '';
+        const html = HTML_TYPE.test(contentType) || !contentType ? await page.content() : null;
+        return { url, finalUrl: page.url(), status: response.status(), redirectChain: chain, contentType, html };
+      } finally {
+        s.removeEventListener('abort', stop);
+        await page.close().catch(() => undefined);
+      }
+    });
+  }
+
+  fetchFile(url: string, signal: AbortSignal, maxBytes: number): Promise<FetchedFile> {
+    return this.http.fetchFile(url, signal, maxBytes);
+  }
+
+  async close(): Promise<void> {
+    const browser = this.browser;
+    this.browser = undefined;
+    this.context = undefined;
+    if (browser) await (await browser.catch(() => undefined))?.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,70 @@
+import { decodeCfEmail, emailsFromMailto, findEmailsInText, uniqueEmails } from '../../lib/emails';
+import { findPhonesInText, guessRegion, parsePhone, uniquePhones } from '../../lib/phones';
+
+/** Cloudflare's encoding: a key byte, then every character XORed with it, as hex. */
+const cfEncode = (email: string, key = 0x42) => key.toString(16).padStart(2, '0') + [...email].map((c) => (c.charCodeAt(0) ^ key).toString(16).padStart(2, '0')).join('');
+
+describe('emails', () => {
+  test('plain and obfuscated addresses in text, lower-cased and de-duplicated in order of appearance', () => {
+    const text = 'Write to Jane [at] Acme [dot] co [dot] uk, or bob(at)acme.de; SALES AT ACME DOT COM; again: jane@acme.co.uk. Info@Acme.com!';
+    expect(findEmailsInText(text)).toEqual(['jane@acme.co.uk', 'bob@acme.de', 'sales@acme.com', 'info@acme.com']);
+  });
+
+  test('ordinary words are not read as obfuscations', () => {
+    expect(findEmailsInText('Look at this dot net thing, we meet at noon (at) the office')).toEqual([]);
+  });
+
+  test('junk is dropped: image names, placeholders, tracker keys', () => {
+    expect(uniqueEmails(['logo@2x.png', 'icon@3x', 'you@example.com', 'name@domain.com', 'a1b2c3d4e5f6a7b8c9d0@o123.ingest.sentry.io', 'x@sentry.wixpress.com', 'real@acme.io', 'not an email'])).toEqual(['real@acme.io']);
+  });
+
+  test('Cloudflare email protection decodes; garbage does not', () => {
+    expect(decodeCfEmail(cfEncode('hidden@acme.com'))).toBe('hidden@acme.com');
+    expect(decodeCfEmail(cfEncode('hidden@acme.com', 0xa7))).toBe('hidden@acme.com');
+    expect(decodeCfEmail('zz')).toBeUndefined();
+    expect(decodeCfEmail(cfEncode('no-at-sign'))).toBeUndefined();
+  });
+
+  test('mailto: links with several addresses, encoding and a query', () => {
+    expect(emailsFromMailto('mailto:Sales@Acme.com,%20support@acme.com?subject=Hi')).toEqual(['sales@acme.com', 'support@acme.com']);
+  });
+});
+
+describe('phones', () => {
+  test('national formats are read in the site region; +CC numbers anywhere', () => {
+    const gb = findPhonesInText('Call 020 7946 0018 or +49 30 901820 (closed 2024-01-02, postcode SW1A 1AA)', 'GB');
+    expect(gb).toEqual([
+      { raw: '020 7946 0018', e164: '+442079460018', national: '020 7946 0018', type: 'FIXED_LINE', valid: true },
+      { raw: '+49 30 901820', e164: '+4930901820', national: '030 901820', type: 'FIXED_LINE', valid: true },
+    ]);
+    const de = findPhonesInText('Telefon: 030 901820, Mobil 0171 1234567', 'DE');
+    expect(de.map((p) => [p.e164, p.type])).toEqual([['+4930901820', 'FIXED_LINE'], ['+491711234567', 'MOBILE']]);
+    const us = findPhonesInText('Call (415) 555-2671 or 1-800-275-2273', 'US');
+    expect(us.map((p) => [p.e164, p.national, p.type])).toEqual([
+      ['+14155552671', '(415) 555-2671', 'FIXED_LINE_OR_MOBILE'],
+      ['+18002752273', '(800) 275-2273', 'TOLL_FREE'],
+    ]);
+  });
+
+  test('without a region only international numbers are found', () => {
+    expect(findPhonesInText('020 7946 0018 or +44 20 7946 0018').map((p) => p.e164)).toEqual(['+442079460018']);
+  });
+
+  test('an invalid number keeps its raw text', () => {
+    expect(parsePhone('12', 'GB')).toEqual({ raw: '12', e164: null, national: null, type: 'UNKNOWN', valid: false });
+  });
+
+  test('the same number in several spellings is one record, a valid reading wins', () => {
+    const records = [parsePhone('+44 20 7946 0018'), parsePhone('020 7946 0018', 'GB'), parsePhone('(020) 7946-0018', 'GB')];
+    expect(uniquePhones(records)).toHaveLength(1);
+  });
+
+  test('region guess: address country, then lang region, then ccTLD, then language', () => {
+    expect(guessRegion({ addressCountry: 'de', lang: 'en-US', hostname: 'acme.co.uk' })).toBe('DE');
+    expect(guessRegion({ lang: 'en-GB', hostname: 'acme.com' })).toBe('GB');
+    expect(guessRegion({ lang: 'en', hostname: 'acme.co.uk' })).toBe('GB');
+    expect(guessRegion({ lang: 'de', hostname: 'acme.com' })).toBe('DE');
+    expect(guessRegion({ lang: 'en', hostname: 'acme.io' })).toBeUndefined();
+    expect(guessRegion({ addressCountry: 'XX' })).toBeUndefined();
+  });
+});
