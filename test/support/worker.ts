@@ -1,4 +1,5 @@
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { createJobTypeActivities } from '../../activities';
 import { createJobLifecycleActivities } from '../../activities/store/jobs';
 import { createDb } from '../../db';
 import { JobResultStore } from '../../db/repositories/job-results';
@@ -27,9 +28,10 @@ export interface TestWorker {
 
 /**
  * A real worker on the stack's Temporal, with the real lifecycle activities on this run's schema
- * and the fake job-type activity registered for `types`.
+ * and the fake job-type activity registered for `types`; the types in `real` get their real
+ * activity (createJobTypeActivities) instead.
  */
-export async function startTestWorker(options: { types: JobType[]; identity: string; overrides?: Record<string, string>; maxConcurrentActivities?: number; maxConcurrentWorkflowTasks?: number }): Promise<TestWorker> {
+export async function startTestWorker(options: { types: JobType[]; real?: JobType[]; identity: string; overrides?: Record<string, string>; maxConcurrentActivities?: number; maxConcurrentWorkflowTasks?: number }): Promise<TestWorker> {
   const config = testConfig(options.overrides);
   const db = createDb(config);
   const storage = Storage.fromConfig(config);
@@ -39,15 +41,18 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
   const startedAt = new Map<string, number>();
   const cancelledAt = new Map<string, number>();
   const fake = fakeJobActivity(new JobResultStore(db, storage), { startedAt, cancelledAt });
+  const deps = { config, db, storage, search, logger, http, workerId: options.identity };
+  const real = createJobTypeActivities(deps);
   const activities = {
-    ...createJobLifecycleActivities({ config, db, storage, search, logger, http, workerId: options.identity }),
+    ...createJobLifecycleActivities(deps),
     ...Object.fromEntries(options.types.map((t) => [t, fake])),
+    ...Object.fromEntries((options.real ?? []).map((t) => [t, real[t]])),
   };
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const workers: Worker[] = await createWorkers({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
-    taskQueues: options.types.map((t) => jobTaskQueue(config.TASK_QUEUE_PREFIX, t)),
+    taskQueues: [...options.types, ...(options.real ?? [])].map((t) => jobTaskQueue(config.TASK_QUEUE_PREFIX, t)),
     activities,
     identity: options.identity,
     logger,
