@@ -20,6 +20,7 @@ import { buildOpenApi } from './openapi';
 import { ApiRouter } from './routing';
 import { dedupeRoutes } from './routes/dedupe';
 import { docsRoutes } from './routes/docs';
+import { idapRoutes } from './routes/idap';
 import { eventRoutes } from './routes/events';
 import { jobRoutes } from './routes/jobs';
 import { systemRoutes } from './routes/system';
@@ -67,6 +68,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   const listener = new EventListener(config.DATABASE_URL, config.DATABASE_SCHEMA, db, deps.logger);
   eventRoutes(api, db, listener, config.SSE_HEARTBEAT_SECONDS);
   dedupeRoutes(api, new DedupeRepository(db), { enabled: config.DEDUPE_ENABLED });
+  idapRoutes(api, db);
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 

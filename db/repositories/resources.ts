@@ -1,0 +1,335 @@
+import type { Knex } from 'knex';
+import { raw } from 'objection';
+import { idapRef, naturalKeyOf, type Flag, type ResourceType, type Source } from '../../lib/idap';
+import { ResourceModel } from '../models/resource';
+
+/**
+ * The IDAP resource store (spec §2.9, §4.5).
+ *
+ * Ordering under concurrent writes: every write takes a transaction-level advisory lock on the
+ * client, then sets change_seq from a sequence and modified_at from clock_timestamp(), and holds the
+ * lock until it commits. A client's writes therefore commit in change_seq order, so a reader that
+ * pages on change_seq (sort=updated_at) never sees a row appear behind its cursor: a row committed
+ * "late" could only have taken its number while the lock was held, before the next writer's. The
+ * same holds for modified_at, which makes `since` delta sync safe too. (A bare sequence or timestamp
+ * without the lock is not: a transaction that takes number 100 and commits after 101 is skipped.)
+ * The price is that one client's writes are serialised, which suits short projection transactions.
+ */
+
+export interface UpsertInput {
+  clientId: string;
+  type: ResourceType;
+  /** Resource data; keys with null/undefined values are ignored (they never erase stored values). */
+  data: Record<string, unknown>;
+  /** Omit to derive it from data (lib/idap.ts naturalKeyOf); when given it is used as is. */
+  naturalKey?: string;
+  source?: Source | null;
+  campaignId?: string | null;
+  /** Added to the resource's flags; a new resource without flags gets `new`. */
+  flags?: Flag[];
+}
+
+export interface ResourceRef {
+  clientId: string;
+  type: ResourceType;
+  id: string;
+}
+
+export interface UpsertedResource extends ResourceRef {
+  idapRef: string;
+  naturalKey: string;
+  status: 'created' | 'updated' | 'unchanged';
+}
+
+export class InvalidResourceError extends Error {
+  constructor(readonly index: number, readonly field: string, message: string) {
+    super(message);
+  }
+}
+
+/** Serialises one client's IDAP writes until the transaction ends (see the module comment). */
+async function lockClient(trx: Knex.Transaction, clientId: string): Promise<void> {
+  if (!trx.isTransaction) throw new Error('IDAP writes need a transaction (db.transaction(...)) to hold the client lock until commit');
+  await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`idap/${clientId}`]);
+}
+
+const withoutNulls = (data: Record<string, unknown>) => Object.fromEntries(Object.entries(data).filter(([, v]) => v !== null && v !== undefined));
+
+/**
+ * Upserts one resource on its natural key: created once, later calls merge data (shallow; stored
+ * keys not in `data` are kept), add source, campaign and flags. modified_at and change_seq move only
+ * when something actually changed, so re-running a projection is a no-op. Needs a transaction.
+ */
+export async function upsertResource(trx: Knex.Transaction, input: UpsertInput): Promise<UpsertedResource> {
+  const [one] = await upsertResources(trx, input.clientId, input.type, [input]);
+  return one as UpsertedResource;
+}
+
+/**
+ * Bulk form of upsertResource for one client and type, in one statement. Items with the same
+ * natural key are merged in order (later data wins) and report the same resource. Throws
+ * InvalidResourceError when an item's natural key cannot be derived.
+ */
+export async function upsertResources(
+  trx: Knex.Transaction,
+  clientId: string,
+  type: ResourceType,
+  items: Omit<UpsertInput, 'clientId' | 'type'>[],
+): Promise<UpsertedResource[]> {
+  const merged = new Map<string, { natural_key: string; data: Record<string, unknown>; insert_data: Record<string, unknown>; flags: string[] | null; sources: string[]; campaign_ids: string[] }>();
+  const keys = items.map((item, i) => {
+    let key = item.naturalKey?.trim();
+    if (!key) {
+      const derived = naturalKeyOf(type, item.data);
+      if ('error' in derived) throw new InvalidResourceError(i, derived.field, derived.error);
+      key = derived.key;
+    }
+    const data = withoutNulls(item.data);
+    const prev = merged.get(key);
+    const sources = [...new Set([...(prev?.sources ?? []), ...(item.source ? [item.source] : [])])];
+    const campaigns = [...new Set([...(prev?.campaign_ids ?? []), ...(item.campaignId ? [item.campaignId] : [])])];
+    const flags = item.flags || prev?.flags ? [...new Set([...(prev?.flags ?? []), ...(item.flags ?? [])])] : null;
+    const all = { ...prev?.data, ...data };
+    merged.set(key, {
+      natural_key: key,
+      data: all,
+      // A new resource records where it first came from, as the spec's business data shows.
+      insert_data: withoutNulls({ source: sources[0], campaign_id: campaigns[0], ...all }),
+      flags,
+      sources,
+      campaign_ids: campaigns,
+    });
+    return key;
+  });
+  if (merged.size === 0) return [];
+
+  await lockClient(trx, clientId);
+  const { rows } = (await trx.raw(
+    `with x as (
+       select * from jsonb_to_recordset(?::jsonb)
+         as x(ord int, natural_key text, data jsonb, insert_data jsonb, flags text[], sources text[], campaign_ids text[])
+     ),
+     ins as (
+       insert into idap_resources (client_id, resource_type, natural_key, data, flags, sources, campaign_ids, change_seq, created_at, modified_at)
+       select ?, ?, natural_key, insert_data, coalesce(flags, '{new}'), sources, campaign_ids, nextval('idap_change_seq'), ts, ts
+       from (select x.*, clock_timestamp() as ts from x order by ord) n
+       on conflict (client_id, resource_type, natural_key) do nothing
+       returning id, natural_key
+     ),
+     upd as (
+       update idap_resources r set
+         data = r.data || x.data,
+         flags = array(select distinct f from unnest(r.flags || coalesce(x.flags, '{}')) f order by f),
+         sources = array(select distinct s from unnest(r.sources || x.sources) s order by s),
+         campaign_ids = array(select distinct c from unnest(r.campaign_ids || x.campaign_ids) c order by c),
+         change_seq = nextval('idap_change_seq'),
+         modified_at = clock_timestamp()
+       from x
+       where r.client_id = ? and r.resource_type = ? and r.natural_key = x.natural_key
+         and ((r.data || x.data) is distinct from r.data
+              or not r.sources @> x.sources
+              or not r.campaign_ids @> x.campaign_ids
+              or not r.flags @> coalesce(x.flags, '{}'))
+       returning r.id, r.natural_key
+     )
+     select x.natural_key, coalesce(ins.id, upd.id, r.id) as id,
+            case when ins.id is not null then 'created' when upd.id is not null then 'updated' else 'unchanged' end as status
+     from x
+     left join ins on ins.natural_key = x.natural_key
+     left join upd on upd.natural_key = x.natural_key
+     left join idap_resources r on r.client_id = ? and r.resource_type = ? and r.natural_key = x.natural_key
+     order by x.ord`,
+    [JSON.stringify([...merged.values()].map((m, ord) => ({ ord, ...m }))), clientId, type, clientId, type, clientId, type],
+  )) as { rows: { natural_key: string; id: string; status: UpsertedResource['status'] }[] };
+  const byKey = new Map(rows.map((r) => [r.natural_key, r]));
+  return keys.map((key) => {
+    const row = byKey.get(key);
+    if (!row) throw new Error(`upsert returned no row for ${type} ${key}`);
+    return { clientId, type, id: row.id, idapRef: idapRef(type, row.id), naturalKey: key, status: row.status };
+  });
+}
+
+/**
+ * Relates two resources of the same client (stored in both directions; idempotent). A new
+ * relation bumps both resources' modified_at, since their `related` view changed. Needs a transaction.
+ */
+export async function relate(trx: Knex.Transaction, a: ResourceRef, b: ResourceRef): Promise<boolean> {
+  if (a.clientId !== b.clientId) throw new Error('relate: resources of different clients');
+  if (a.id === b.id) return false;
+  await lockClient(trx, a.clientId);
+  const { rows } = (await trx.raw(
+    `with pair as (
+       select ra.id as a_id, ra.resource_type as a_type, rb.id as b_id, rb.resource_type as b_type
+       from idap_resources ra, idap_resources rb
+       where ra.id = ? and rb.id = ? and ra.client_id = ? and rb.client_id = ?
+     ),
+     ins as (
+       insert into idap_relations (client_id, from_id, to_type, to_id)
+       select ?, a_id, b_type, b_id from pair union all select ?, b_id, a_type, a_id from pair
+       on conflict do nothing
+       returning from_id
+     ),
+     bump as (
+       update idap_resources set change_seq = nextval('idap_change_seq'), modified_at = clock_timestamp()
+       where id in (select from_id from ins) returning id
+     )
+     select (select count(*) from pair)::int as found, (select count(*) from bump)::int as bumped`,
+    [a.id, b.id, a.clientId, a.clientId, a.clientId, a.clientId],
+  )) as { rows: { found: number; bumped: number }[] };
+  if (rows[0]?.found !== 1) throw new Error(`relate: ${a.type}/${a.id} or ${b.type}/${b.id} not found for client ${a.clientId}`);
+  return (rows[0]?.bumped ?? 0) > 0;
+}
+
+/** Adds and removes flags; bumps modified_at only when the flags changed. Undefined: no such resource. */
+export async function updateFlags(db: Knex, clientId: string, type: ResourceType, id: string, add: Flag[], remove: Flag[]): Promise<ResourceModel | undefined> {
+  return db.transaction(async (trx) => {
+    await lockClient(trx, clientId);
+    await trx.raw(
+      `update idap_resources set flags = nf.flags, change_seq = nextval('idap_change_seq'), modified_at = clock_timestamp()
+       from (select id, array(select distinct f from unnest(flags || ?::text[]) f where f <> all(?::text[]) order by f) as flags
+             from idap_resources where client_id = ? and resource_type = ? and id = ?) nf
+       where idap_resources.id = nf.id and idap_resources.flags is distinct from nf.flags`,
+      [add, remove, clientId, type, id],
+    );
+    return getResource(trx, clientId, type, id);
+  });
+}
+
+// ---- reads ---------------------------------------------------------------------------------
+
+const ISO_US = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+const COLUMNS = [
+  'idap_resources.*',
+  raw(`to_char(idap_resources.created_at at time zone 'UTC', ${ISO_US}) as created_iso`),
+  raw(`to_char(idap_resources.modified_at at time zone 'UTC', ${ISO_US}) as modified_iso`),
+];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export async function getResource(db: Knex, clientId: string, type: ResourceType, id: string): Promise<ResourceModel | undefined> {
+  if (!UUID.test(id)) return undefined;
+  return ResourceModel.query(db).modify('forClient', clientId).where('resource_type', type).findById(id).select(COLUMNS);
+}
+
+/** A resource by its natural key as written or as derived from `data`-like keys. */
+export async function findByNaturalKey(db: Knex, clientId: string, type: ResourceType, key: string): Promise<ResourceModel | undefined> {
+  return ResourceModel.query(db).modify('forClient', clientId).where({ resource_type: type, natural_key: key }).first().select(COLUMNS);
+}
+
+export type SortKey = 'created_at' | 'updated_at' | 'name';
+export type Order = 'asc' | 'desc';
+
+/** Position after the last item of a page; opaque to clients (base64url JSON). */
+export interface Cursor {
+  sort: SortKey;
+  order: Order;
+  /** change_seq (updated_at), created_at with microseconds (created_at), or the name (name). */
+  key: string;
+  id: string;
+}
+
+export interface ListOptions {
+  since?: string;
+  until?: string;
+  campaignId?: string;
+  source?: string;
+  /** All must be present. */
+  flags: Flag[];
+  /** None may be present (`!x`). `rejected` is excluded unless `flags` asks for it. */
+  notFlags: Flag[];
+  sort: SortKey;
+  order: Order;
+  limit: number;
+  after?: Cursor;
+}
+
+const NAME = `coalesce(idap_resources.data->>'name', '')`;
+
+/**
+ * One page in keyset order. sort=updated_at pages on change_seq: with order=asc that is the sync
+ * order, which loses and repeats nothing while writes happen (a resource changed after it was
+ * read comes again, later, in its new version). created_at and name page on (key, id).
+ */
+export async function listResources(db: Knex, clientId: string, type: ResourceType, o: ListOptions): Promise<{ items: ResourceModel[]; next?: Cursor }> {
+  const q = ResourceModel.query(db).modify('forClient', clientId).where('resource_type', type).select(COLUMNS);
+  if (o.since) q.where('modified_at', '>', o.since);
+  if (o.until) q.where('modified_at', '<', o.until);
+  if (o.campaignId) q.whereRaw('campaign_ids @> array[?]::text[]', [o.campaignId]);
+  if (o.source) q.whereRaw('sources @> array[?]::text[]', [o.source]);
+  if (o.flags.length) q.whereRaw('flags @> ?::text[]', [o.flags]);
+  const excluded = o.flags.includes('rejected') ? o.notFlags : [...new Set<Flag>([...o.notFlags, 'rejected'])];
+  q.whereRaw('not flags && ?::text[]', [excluded]);
+
+  const cmp = o.order === 'asc' ? '>' : '<';
+  if (o.sort === 'updated_at') {
+    if (o.after) q.whereRaw(`change_seq ${cmp} ?::bigint`, [o.after.key]);
+    q.orderBy('change_seq', o.order);
+  } else if (o.sort === 'created_at') {
+    if (o.after) q.whereRaw(`(idap_resources.created_at, idap_resources.id) ${cmp} (?::timestamptz, ?::uuid)`, [o.after.key, o.after.id]);
+    q.orderBy([{ column: 'created_at', order: o.order }, { column: 'id', order: o.order }]);
+  } else {
+    if (o.after) q.whereRaw(`(${NAME}, idap_resources.id) ${cmp} (?, ?::uuid)`, [o.after.key, o.after.id]);
+    q.orderByRaw(`${NAME} ${o.order}, idap_resources.id ${o.order}`);
+  }
+  const rows = await q.limit(o.limit + 1);
+  const items = rows.slice(0, o.limit);
+  const last = items.at(-1);
+  if (rows.length <= o.limit || !last) return { items };
+  const key = o.sort === 'updated_at' ? String(last.change_seq) : o.sort === 'created_at' ? (last.created_iso as string) : String(last.data.name ?? '');
+  return { items, next: { sort: o.sort, order: o.order, key, id: last.id } };
+}
+
+/** Related resources of `ids`, of the given types, at most `perType` each: id -> type -> resources. */
+export async function relatedOf(db: Knex, clientId: string, ids: string[], types: ResourceType[], perType = 100): Promise<Map<string, Map<string, ResourceModel[]>>> {
+  const out = new Map<string, Map<string, ResourceModel[]>>();
+  if (ids.length === 0 || types.length === 0) return out;
+  const { rows } = (await db.raw(
+    `select * from (
+       select rel.from_id, r.*, row_number() over (partition by rel.from_id, rel.to_type order by r.created_at, r.id) as n
+       from idap_relations rel join idap_resources r on r.id = rel.to_id
+       where rel.client_id = ? and rel.from_id = any(?::uuid[]) and rel.to_type = any(?::text[]) and r.client_id = ?
+     ) t where n <= ? order by from_id, resource_type, n`,
+    [clientId, ids, types, clientId, perType],
+  )) as { rows: (ResourceModel & { from_id: string })[] };
+  for (const row of rows) {
+    const byType = out.get(row.from_id) ?? new Map<string, ResourceModel[]>();
+    out.set(row.from_id, byType);
+    const list = byType.get(row.resource_type) ?? [];
+    byType.set(row.resource_type, list);
+    list.push(row);
+  }
+  return out;
+}
+
+/** Pins whose data holds all of `keys` (pin_name, pin_data_set_id, account_id, pin_subscription_id), oldest first. */
+export async function findPins(db: Knex, clientId: string, keys: Record<string, string>): Promise<ResourceModel[]> {
+  return ResourceModel.query(db)
+    .modify('forClient', clientId)
+    .where('resource_type', 'pins')
+    .whereRaw('data @> ?::jsonb', [JSON.stringify(keys)])
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .limit(2)
+    .select(COLUMNS);
+}
+
+export interface ResourceStats {
+  total: number;
+  byFlag: Record<string, number>;
+  bySource: Record<string, number>;
+  created24h: number;
+  updated24h: number;
+}
+
+/** Counts for one type; updated in the last 24 hours means changed after creation. */
+export async function resourceStats(db: Knex, clientId: string, type: ResourceType): Promise<ResourceStats> {
+  const { rows } = (await db.raw(
+    `select
+       (select count(*) from idap_resources where client_id = ? and resource_type = ?)::int as total,
+       (select count(*) from idap_resources where client_id = ? and resource_type = ? and created_at > now() - interval '24 hours')::int as created,
+       (select count(*) from idap_resources where client_id = ? and resource_type = ? and modified_at > now() - interval '24 hours' and modified_at > created_at)::int as updated,
+       (select coalesce(jsonb_object_agg(f, n), '{}') from (select f, count(*)::int as n from idap_resources, unnest(flags) f where client_id = ? and resource_type = ? group by f) a) as by_flag,
+       (select coalesce(jsonb_object_agg(s, n), '{}') from (select s, count(*)::int as n from idap_resources, unnest(sources) s where client_id = ? and resource_type = ? group by s) b) as by_source`,
+    Array.from({ length: 5 }, () => [clientId, type]).flat(),
+  )) as { rows: { total: number; created: number; updated: number; by_flag: Record<string, number>; by_source: Record<string, number> }[] };
+  const r = rows[0] ?? { total: 0, created: 0, updated: 0, by_flag: {}, by_source: {} };
+  return { total: r.total, byFlag: r.by_flag, bySource: r.by_source, created24h: r.created, updated24h: r.updated };
+}

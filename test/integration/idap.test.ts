@@ -1,0 +1,425 @@
+import { relate, upsertResource } from '../../db/repositories/resources';
+import { bearer, startTestApi, type TestApi } from '../support/api';
+import { caller, type Caller } from '../support/jobs';
+
+// The IDAP resource API (spec §2.9, §4.5) over HTTP on the real Postgres; resources come from the
+// import endpoint and from the repository functions the job-result projection uses.
+let api: TestApi;
+let c: Caller;
+let clientId: string;
+beforeAll(async () => {
+  api = await startTestApi({ RATE_LIMIT_ENABLED: 'false' });
+  const creds = await api.newClient();
+  clientId = creds.client_id;
+  c = caller(api, bearer(creds));
+});
+afterAll(async () => {
+  await api.close();
+});
+
+type Resource = { idap_ref: string; resource_type: string; resource_id: string; tenant_id?: string; created_at?: string; modified_at?: string; flags?: string[]; data?: Record<string, unknown>; related?: Record<string, Record<string, unknown>[]> };
+type Page = { resource_type: string; count: number; has_more: boolean; next_cursor: string | null; items: Resource[] };
+type Imported = { success: boolean; received: number; created: number; updated: number; unchanged: number; duplicates: number; items: { index: number; idap_ref: string; resource_id: string; status: string }[] };
+
+let n = 0;
+const uniq = (p: string) => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
+
+const patch = (who: Caller, path: string, body: unknown) =>
+  fetch(`${api.url}${path}`, { method: 'PATCH', headers: { authorization: who.auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+async function importAs(who: Caller, type: string, records: unknown[], extra: Record<string, unknown> = {}): Promise<Imported> {
+  const res = await who.post(`/api/v1/idap/${type}/import`, { records, ...extra });
+  expect(res.status).toBe(200);
+  return who.json<Imported>(res);
+}
+async function page(who: Caller, path: string): Promise<Page> {
+  const res = await who.get(path);
+  expect(res.status).toBe(200);
+  return who.json<Page>(res);
+}
+async function one(who: Caller, path: string): Promise<Resource> {
+  const res = await who.get(path);
+  expect(res.status).toBe(200);
+  return who.json<Resource>(res);
+}
+/** Every item of a listing, following next_cursor. */
+async function all(who: Caller, path: string): Promise<Resource[]> {
+  const out: Resource[] = [];
+  let cursor: string | null = null;
+  do {
+    const p: Page = await page(who, `${path}${path.includes('?') ? '&' : '?'}limit=500${cursor ? `&cursor=${cursor}` : ''}`);
+    out.push(...p.items);
+    cursor = p.next_cursor;
+  } while (cursor);
+  return out;
+}
+
+describe('fetch one', () => {
+  test('returns the resource; fields projects; unknown, malformed and other clients\' ids are 404 resource_not_found', async () => {
+    const place = uniq('ChIJ');
+    const imp = await importAs(c, 'businesses', [{ data: { place_id: place, name: 'Acme Bakery', address: '1 High St', category: 'bakery', maps_rating: 4.5, review_count: 12, website: 'https://acme.test' }, campaign_id: 'camp-1' }], { source: 'crawl_maps' });
+    expect(imp).toMatchObject({ success: true, received: 1, created: 1, updated: 0, unchanged: 0, duplicates: 0 });
+    const id = imp.items[0]?.resource_id as string;
+
+    const r = await one(c, `/api/v1/idap/businesses/${id}`);
+    expect(r).toEqual({
+      idap_ref: `idap://businesses/${id}`,
+      resource_type: 'businesses',
+      resource_id: id,
+      tenant_id: clientId,
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/),
+      modified_at: r.created_at,
+      flags: ['new'],
+      data: { place_id: place, name: 'Acme Bakery', address: '1 High St', category: 'bakery', maps_rating: 4.5, review_count: 12, website: 'https://acme.test', source: 'crawl_maps', campaign_id: 'camp-1' },
+    });
+
+    expect(await one(c, `/api/v1/idap/businesses/${id}?fields=name,website,modified_at`)).toEqual({
+      idap_ref: `idap://businesses/${id}`, resource_type: 'businesses', resource_id: id, modified_at: r.modified_at, data: { name: 'Acme Bakery', website: 'https://acme.test' },
+    });
+
+    for (const path of [`/api/v1/idap/businesses/00000000-0000-4000-8000-000000000000`, '/api/v1/idap/businesses/not-a-uuid', `/api/v1/idap/domains/${id}`]) {
+      const res = await c.get(path);
+      expect(res.status).toBe(404);
+      expect(await res.json()).toEqual({ detail: 'resource_not_found' });
+    }
+    const other = caller(api, bearer(await api.newClient('other')));
+    const res = await other.get(`/api/v1/idap/businesses/${id}`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ detail: 'resource_not_found' });
+  });
+
+  test('media types: fetch is 501 pointing to the media proxy; list and stats are 400; unknown types 422', async () => {
+    const res = await c.get('/api/v1/idap/images/00000000-0000-4000-8000-000000000000');
+    expect(res.status).toBe(501);
+    expect(((await res.json()) as { detail: string }).detail).toContain('/api/v1/idap/media/{media_id}');
+    expect((await c.get('/api/v1/idap/images')).status).toBe(400);
+    expect((await c.get('/api/v1/idap/screenshots/stats')).status).toBe(400);
+    const bad = await c.get('/api/v1/idap/planets');
+    expect(bad.status).toBe(422);
+    expect(((await bad.json()) as { detail: { loc: unknown[] }[] }).detail[0]?.loc).toEqual(['path', 'resource_type']);
+  });
+});
+
+describe('import and the projection\'s upserts', () => {
+  test('records are de-duplicated on natural keys, in the request and against the store; modified_at moves only on change', async () => {
+    const user = uniq('ann');
+    const first = await importAs(c, 'emails', [
+      { data: { address: `${user}@Example.test`, verified: false } },
+      { data: { address: `${user}@example.TEST`, verification_status: 'risky' } },
+      { data: { address: `other-${user}@example.test` } },
+    ]);
+    expect(first).toMatchObject({ received: 3, created: 2, duplicates: 1 });
+    expect(first.items.map((i) => i.status)).toEqual(['created', 'duplicate', 'created']);
+    expect(first.items[1]?.resource_id).toBe(first.items[0]?.resource_id);
+    const id = first.items[0]?.resource_id as string;
+    const before = await one(c, `/api/v1/idap/emails/${id}`);
+    // Merged in order: the later record's values win.
+    expect(before.data).toMatchObject({ address: `${user}@example.TEST`, verified: false, verification_status: 'risky', source: 'import' });
+
+    const same = await importAs(c, 'emails', [{ data: { address: `${user}@example.TEST`, verified: false } }]);
+    expect(same).toMatchObject({ unchanged: 1, created: 0, updated: 0 });
+    expect((await one(c, `/api/v1/idap/emails/${id}`)).modified_at).toBe(before.modified_at);
+
+    const changed = await importAs(c, 'emails', [{ data: { address: `${user}@example.TEST`, verified: true, verification_status: null } }]);
+    expect(changed).toMatchObject({ updated: 1 });
+    const after = await one(c, `/api/v1/idap/emails/${id}`);
+    expect(after.modified_at! > before.modified_at!).toBe(true);
+    expect(after.created_at).toBe(before.created_at);
+    // Stored keys not given (or given as null) are kept.
+    expect(after.data).toMatchObject({ verified: true, verification_status: 'risky' });
+  });
+
+  test('validation: a record without its natural key, more than 1,000 records, unknown flags are 422', async () => {
+    const res = await c.post('/api/v1/idap/emails/import', { records: [{ data: { address: 'ok@x.test' } }, { data: { verified: true } }] });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual({ detail: [{ type: 'missing', loc: ['body', 'records', 1, 'data', 'address'], msg: 'an email needs address (an e-mail address)' }] });
+    expect((await c.post('/api/v1/idap/emails/import', { records: Array.from({ length: 1001 }, (_, i) => ({ data: { address: `${i}@x.test` } })) })).status).toBe(422);
+    expect((await c.post('/api/v1/idap/emails/import', { records: [{ data: { address: 'a@x.test' }, flags: ['hot'] }] })).status).toBe(422);
+    expect((await c.post('/api/v1/idap/images/import', { records: [{ data: {} }] })).status).toBe(400);
+    const ok = await importAs(c, 'domains', Array.from({ length: 1000 }, (_, i) => ({ data: { domain: `bulk-${i}.${uniq('d')}.test` } })));
+    expect(ok.created).toBe(1000);
+  });
+
+  test('upsertResource is idempotent on natural keys; relate links business, domain, emails and phones both ways', async () => {
+    const place = uniq('ChIJ');
+    const domain = `${uniq('shop')}.test`;
+    const run = () => api.deps.db.transaction(async (trx) => {
+      const business = await upsertResource(trx, { clientId, type: 'businesses', data: { place_id: place, name: 'Shop', website: `https://www.${domain}/` }, source: 'crawl_maps', campaignId: 'c-1' });
+      const dom = await upsertResource(trx, { clientId, type: 'domains', data: { domain: `https://${domain}` }, source: 'crawl_site' });
+      const email = await upsertResource(trx, { clientId, type: 'emails', data: { address: `info@${domain}`, verified: true, verification_status: 'valid' }, source: 'crawl_site' });
+      const phone = await upsertResource(trx, { clientId, type: 'phones', data: { number: '020 7946 0958', country: 'GB', type: 'FIXED_LINE' }, source: 'crawl_site' });
+      const links = [await relate(trx, business, dom), await relate(trx, dom, email), await relate(trx, business, email), await relate(trx, business, phone)];
+      return { business, dom, email, phone, links };
+    });
+    const first = await run();
+    expect([first.business, first.dom, first.email, first.phone].map((r) => r.status)).toEqual(['created', 'created', 'created', 'created']);
+    expect(first.phone.naturalKey).toBe('+442079460958');
+    expect(first.dom.naturalKey).toBe(domain);
+    expect(first.links).toEqual([true, true, true, true]);
+    const seen = await one(c, `/api/v1/idap/businesses/${first.business.id}`);
+
+    const second = await run();
+    expect([second.business, second.dom, second.email, second.phone].map((r) => r.status)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged']);
+    expect(second.business.id).toBe(first.business.id);
+    expect(second.links).toEqual([false, false, false, false]);
+    expect((await one(c, `/api/v1/idap/businesses/${first.business.id}`)).modified_at).toBe(seen.modified_at);
+
+    const withRelated = await one(c, `/api/v1/idap/businesses/${first.business.id}?include=domains,emails,phones,contacts`);
+    expect(withRelated.related).toEqual({
+      domains: [{ idap_ref: first.dom.idapRef, resource_id: first.dom.id, domain: `https://${domain}`, source: 'crawl_site' }],
+      emails: [{ idap_ref: first.email.idapRef, resource_id: first.email.id, address: `info@${domain}`, verified: true, verification_status: 'valid', source: 'crawl_site' }],
+      phones: [{ idap_ref: first.phone.idapRef, resource_id: first.phone.id, number: '020 7946 0958', country: 'GB', type: 'FIXED_LINE', source: 'crawl_site' }],
+      contacts: [],
+    });
+    const fromEmail = await one(c, `/api/v1/idap/emails/${first.email.id}?include=businesses,domains&fields=address`);
+    expect(fromEmail).toEqual({
+      idap_ref: first.email.idapRef, resource_type: 'emails', resource_id: first.email.id, data: { address: `info@${domain}` },
+      related: { businesses: [expect.objectContaining({ resource_id: first.business.id, name: 'Shop' })], domains: [expect.objectContaining({ resource_id: first.dom.id })] },
+    });
+    // Another source and campaign for the same business is a change.
+    const third = await api.deps.db.transaction((trx) => upsertResource(trx, { clientId, type: 'businesses', data: { place_id: place }, source: 'crawl_site', campaignId: 'c-2' }));
+    expect(third).toMatchObject({ id: first.business.id, status: 'updated' });
+    expect((await page(c, `/api/v1/idap/businesses?source=crawl_site&campaign_id=c-2`)).items.map((i) => i.resource_id)).toEqual([first.business.id]);
+    // The projection must write inside a transaction (the client lock lives until commit).
+    await expect(upsertResource(api.deps.db as never, { clientId, type: 'domains', data: { domain: 'x.test' } })).rejects.toThrow('transaction');
+  });
+});
+
+describe('flags', () => {
+  test('PATCH adds and removes flags and moves modified_at; no change keeps it; bad flags 422; other clients 404', async () => {
+    const imp = await importAs(c, 'contacts', [{ data: { email: `${uniq('p')}@x.test`, full_name: 'Pat' } }]);
+    const id = imp.items[0]?.resource_id as string;
+    const before = await one(c, `/api/v1/idap/contacts/${id}`);
+    const res = await patch(c, `/api/v1/idap/contacts/${id}`, { add: ['qualified', 'priority'], remove: ['new'] });
+    expect(res.status).toBe(200);
+    const after = (await res.json()) as Resource;
+    expect(after.flags).toEqual(['priority', 'qualified']);
+    expect(after.modified_at! > before.modified_at!).toBe(true);
+    const again = (await (await patch(c, `/api/v1/idap/contacts/${id}`, { add: ['qualified'] })).json()) as Resource;
+    expect(again.modified_at).toBe(after.modified_at);
+
+    expect((await patch(c, `/api/v1/idap/contacts/${id}`, { add: ['hot'] })).status).toBe(422);
+    expect((await patch(c, `/api/v1/idap/contacts/${id}`, {})).status).toBe(422);
+    expect((await patch(c, `/api/v1/idap/contacts/${id}`, { add: ['new'], remove: ['new'] })).status).toBe(422);
+    const other = caller(api, bearer(await api.newClient('other')));
+    const miss = await patch(other, `/api/v1/idap/contacts/${id}`, { add: ['qualified'] });
+    expect(miss.status).toBe(404);
+    expect(await miss.json()).toEqual({ detail: 'resource_not_found' });
+  });
+
+  test('list filters: all flags must match, !x excludes, rejected hidden unless asked for', async () => {
+    const who = caller(api, bearer(await api.newClient('flags')));
+    const imp = await importAs(who, 'phones', [
+      { data: { number: '+44 20 7946 0001' }, flags: ['qualified', 'priority'] },
+      { data: { number: '+44 20 7946 0002' }, flags: ['qualified'] },
+      { data: { number: '+44 20 7946 0003' }, flags: ['qualified', 'rejected'] },
+      { data: { number: '+44 20 7946 0004' }, flags: ['contacted'] },
+    ]);
+    const [p1, p2, p3, p4] = imp.items.map((i) => i.resource_id);
+    const ids = async (q: string) => (await page(who, `/api/v1/idap/phones?sort=name&order=asc${q}`)).items.map((i) => i.resource_id).sort();
+    expect(await ids('')).toEqual([p1, p2, p4].sort());
+    expect(await ids('&flags=qualified')).toEqual([p1, p2].sort());
+    expect(await ids('&flags=qualified,priority')).toEqual([p1]);
+    expect(await ids('&flags=qualified,!priority')).toEqual([p2]);
+    expect(await ids('&flags=rejected')).toEqual([p3]);
+    expect(await ids('&flags=qualified,rejected')).toEqual([p3]);
+    expect(await ids('&flags=!contacted')).toEqual([p1, p2].sort());
+    const bad = await who.get('/api/v1/idap/phones?flags=qualified,!hot');
+    expect(bad.status).toBe(422);
+    expect(((await bad.json()) as { detail: { loc: unknown[]; msg: string }[] }).detail[0]).toMatchObject({ loc: ['query', 'flags', 1] });
+  });
+});
+
+describe('list and sync', () => {
+  test('pages with an opaque cursor in each sort; since/until; sort=name; bad cursors 400, limit 1-500', async () => {
+    const who = caller(api, bearer(await api.newClient('pager')));
+    const names = ['delta', 'alpha', 'echo', 'charlie', 'bravo', 'foxtrot', 'golf'];
+    await importAs(who, 'businesses', names.map((name) => ({ data: { name, website: `https://${name}.${uniq('w')}.test` } })));
+    const walk = async (q: string, limit: number) => {
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      for (;;) {
+        const p: Page = await page(who, `/api/v1/idap/businesses?limit=${limit}${q}${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(p.count).toBe(p.items.length);
+        seen.push(...p.items.map((i) => String(i.data?.name)));
+        if (!p.has_more) { expect(p.next_cursor).toBeNull(); return seen; }
+        cursor = p.next_cursor;
+      }
+    };
+    expect(await walk('&sort=name&order=asc', 3)).toEqual([...names].sort());
+    expect(await walk('&sort=name&order=desc', 2)).toEqual([...names].sort().reverse());
+    expect(await walk('', 2)).toEqual([...names].reverse()); // created_at desc by default
+    expect(await walk('&sort=updated_at&order=asc', 4)).toEqual(names);
+
+    const items = await all(who, '/api/v1/idap/businesses?sort=updated_at&order=asc');
+    const third = items[2]?.modified_at as string;
+    expect((await page(who, `/api/v1/idap/businesses?sort=updated_at&order=asc&since=${third}`)).items.map((i) => i.data?.name)).toEqual(names.slice(3));
+    expect((await page(who, `/api/v1/idap/businesses?sort=updated_at&order=asc&until=${third}`)).items.map((i) => i.data?.name)).toEqual(names.slice(0, 2));
+
+    const first = await page(who, '/api/v1/idap/businesses?limit=2&sort=name');
+    expect((await who.get(`/api/v1/idap/businesses?limit=2&sort=created_at&cursor=${first.next_cursor}`)).status).toBe(400);
+    expect((await who.get('/api/v1/idap/businesses?cursor=garbage')).status).toBe(400);
+    expect((await who.get('/api/v1/idap/businesses?limit=501')).status).toBe(422);
+    expect((await who.get('/api/v1/idap/businesses?limit=0')).status).toBe(422);
+    expect((await who.get('/api/v1/idap/businesses?since=yesterday')).status).toBe(422);
+    expect((await who.get('/api/v1/idap/businesses?sort=rating')).status).toBe(422);
+  });
+
+  test('a cursor sync loses and repeats nothing while writes happen', async () => {
+    const who = caller(api, bearer(await api.newClient('sync')));
+    const initial = await importAs(who, 'domains', Array.from({ length: 60 }, (_, i) => ({ data: { domain: `s${i}.sync.test`, v: 0 } })));
+    const ids = initial.items.map((i) => i.resource_id);
+
+    // Writers: new domains, data changes and flag changes, concurrently with the reader.
+    let writing = true;
+    let version = 0;
+    const writer = (async () => {
+      for (let round = 0; writing && round < 200; round++) {
+        version++;
+        await new Promise((r) => setImmediate(r));
+        await importAs(who, 'domains', [{ data: { domain: `new${round}.sync.test` } }, { data: { domain: `s${round % 60}.sync.test`, v: version } }]);
+        await patch(who, `/api/v1/idap/domains/${ids[(round * 7) % 60]}`, { add: round % 2 ? ['qualified'] : ['priority'] });
+      }
+    })();
+
+    // The reader pages through in sync order; every version it sees must be new to it.
+    const latestSeen = new Map<string, string>();
+    let redelivered = 0;
+    let cursor: string | null = null;
+    let pages = 0;
+    let lastModified = '';
+    const delivered = (p: Page) => {
+      for (const item of p.items) {
+        const prev = latestSeen.get(item.resource_id);
+        expect(prev === undefined || (item.modified_at as string) > prev).toBe(true);
+        if (prev !== undefined) redelivered++;
+        latestSeen.set(item.resource_id, item.modified_at as string);
+        if ((item.modified_at as string) > lastModified) lastModified = item.modified_at as string;
+      }
+    };
+    do {
+      const p: Page = await page(who, `/api/v1/idap/domains?sort=updated_at&order=asc&limit=5${cursor ? `&cursor=${cursor}` : ''}`);
+      delivered(p);
+      cursor = p.next_cursor;
+      pages++;
+      // A slow reader: writes land between its pages.
+      await new Promise((r) => setTimeout(r, 20));
+    } while (cursor && pages < 60);
+    writing = false;
+    const writesDuringSync = version;
+    await writer;
+    expect(writesDuringSync).toBeGreaterThan(5);
+    // Then delta sync from the latest modified_at, as the spec describes.
+    for (let more = true; more;) {
+      const p = await page(who, `/api/v1/idap/domains?sort=updated_at&order=asc&limit=500&since=${lastModified}`);
+      delivered(p);
+      more = p.has_more;
+    }
+
+    // Every resource, in its final version, was delivered.
+    const final = await all(who, '/api/v1/idap/domains?sort=updated_at&order=asc');
+    expect(final.length).toBeGreaterThan(60);
+    expect(latestSeen.size).toBe(final.length);
+    for (const r of final) expect(latestSeen.get(r.resource_id)).toBe(r.modified_at);
+    // Resources changed after they were read came again, in their new version.
+    expect(redelivered).toBeGreaterThan(0);
+  });
+
+  test('a write committed late is not skipped: writes of a client are ordered by commit', async () => {
+    const creds = await api.newClient('late');
+    const who = caller(api, bearer(creds));
+    await importAs(who, 'emails', [{ data: { address: 'base@late.test' } }]);
+    const start = await page(who, '/api/v1/idap/emails?sort=updated_at&order=asc');
+    const last = start.items.at(-1) as Resource;
+
+    // A projection transaction writes and stays open while the API imports another record.
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    let written!: () => void;
+    const wrote = new Promise<void>((r) => { written = r; });
+    const slow = api.deps.db.transaction(async (trx) => {
+      await upsertResource(trx, { clientId: creds.client_id, type: 'emails', data: { address: 'slow@late.test' } });
+      written();
+      await held;
+    });
+    await wrote;
+    const fast = importAs(who, 'emails', [{ data: { address: 'fast@late.test' } }]);
+    await new Promise((r) => setTimeout(r, 200));
+    // Neither is visible yet: the reader's position cannot move past the open write.
+    expect((await page(who, `/api/v1/idap/emails?sort=updated_at&order=asc&since=${last.modified_at}`)).items).toEqual([]);
+    release();
+    await slow;
+    await fast;
+    const after = await page(who, `/api/v1/idap/emails?sort=updated_at&order=asc&since=${last.modified_at}`);
+    expect(after.items.map((i) => i.data?.address)).toEqual(['slow@late.test', 'fast@late.test']);
+  });
+});
+
+describe('stats and resolve', () => {
+  test('stats: total, by_flag (held flags only), by_source, last_24h; per client', async () => {
+    const who = caller(api, bearer(await api.newClient('stats')));
+    await importAs(who, 'businesses', [{ data: { name: 'A', place_id: 'pa' }, flags: ['qualified'] }, { data: { name: 'B', place_id: 'pb' } }], { source: 'crawl_maps' });
+    await importAs(who, 'businesses', [{ data: { name: 'C', place_id: 'pc' }, flags: ['rejected'] }, { data: { name: 'A2', place_id: 'pa' } }], { source: 'crawl_site' });
+    await api.deps.db('idap_resources').where({ natural_key: 'place:pb' }).update({ created_at: api.deps.db.raw(`now() - interval '2 days'`), modified_at: api.deps.db.raw(`now() - interval '2 days'`) });
+    const res = await who.get('/api/v1/idap/businesses/stats');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      resource_type: 'businesses',
+      total: 3,
+      by_flag: { new: 1, qualified: 1, rejected: 1 }, // given flags replace the default `new`
+      by_source: { crawl_maps: 2, crawl_site: 2 },
+      last_24h: { created: 2, updated: 1 },
+    });
+    const empty = caller(api, bearer(await api.newClient('empty')));
+    expect(await (await empty.get('/api/v1/idap/businesses/stats')).json()).toEqual({ resource_type: 'businesses', total: 0, by_flag: {}, by_source: {}, last_24h: { created: 0, updated: 0 } });
+  });
+
+  test('resolve: a pin by its keys to its parent business (with include); other types by natural key', async () => {
+    const creds = await api.newClient('pins');
+    const who = caller(api, bearer(creds));
+    const { business, pin } = await api.deps.db.transaction(async (trx) => {
+      const b = await upsertResource(trx, { clientId: creds.client_id, type: 'businesses', data: { place_id: 'ChIJpin', name: 'Pinned Co' } });
+      const e = await upsertResource(trx, { clientId: creds.client_id, type: 'emails', data: { address: 'hi@pinned.test' } });
+      const p = await upsertResource(trx, { clientId: creds.client_id, type: 'pins', data: { pin_name: 'Pinned Co HQ', pin_data_set_id: 'ds-1', account_id: 'acc-9', pin_subscription_id: 'sub-3', status: 'active' } });
+      await upsertResource(trx, { clientId: creds.client_id, type: 'pins', data: { pin_name: 'Other', pin_data_set_id: 'ds-1', account_id: 'acc-9' } });
+      await relate(trx, p, b);
+      await relate(trx, b, e);
+      return { business: b, pin: p };
+    });
+    const res = await who.get('/api/v1/idap/pins/resolve?pin_name=Pinned%20Co%20HQ&account_id=acc-9&include=emails');
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Resource & { resolved_from: string };
+    expect(body).toMatchObject({ idap_ref: business.idapRef, resource_type: 'businesses', resolved_from: pin.idapRef, data: { name: 'Pinned Co' } });
+    expect(body.related?.emails?.map((e) => e.address)).toEqual(['hi@pinned.test']);
+
+    expect((await who.get('/api/v1/idap/pins/resolve?account_id=acc-9')).status).toBe(400);
+    const none = await who.get('/api/v1/idap/pins/resolve?pin_name=Nope');
+    expect(none.status).toBe(404);
+    expect(await none.json()).toEqual({ detail: 'resource_not_found' });
+    expect((await who.get('/api/v1/idap/pins/resolve?pin_name=Other')).status).toBe(404); // no parent business
+    expect((await who.get('/api/v1/idap/pins/resolve')).status).toBe(422);
+
+    expect(await (await who.get('/api/v1/idap/emails/resolve?address=HI@Pinned.test')).json()).toMatchObject({ data: { address: 'hi@pinned.test' } });
+    expect((await who.get('/api/v1/idap/businesses/resolve?place_id=ChIJpin')).status).toBe(200);
+    // Tenant isolation.
+    expect((await c.get('/api/v1/idap/pins/resolve?pin_name=Pinned%20Co%20HQ')).status).toBe(404);
+    expect((await c.get('/api/v1/idap/businesses/resolve?place_id=ChIJpin')).status).toBe(404);
+  });
+
+  test('lists are per client', async () => {
+    const a = caller(api, bearer(await api.newClient('a')));
+    const b = caller(api, bearer(await api.newClient('b')));
+    await importAs(a, 'company_registry', [{ data: { registry: 'companies_house', registry_id: '01234567', name: 'A Ltd' } }]);
+    expect((await page(a, '/api/v1/idap/company_registry')).count).toBe(1);
+    expect((await page(b, '/api/v1/idap/company_registry')).count).toBe(0);
+  });
+});
+
+test('the IDAP endpoints are in the OpenAPI document', async () => {
+  const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+  expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining([
+    '/api/v1/idap/{resource_type}', '/api/v1/idap/{resource_type}/{resource_id}', '/api/v1/idap/{resource_type}/stats',
+    '/api/v1/idap/{resource_type}/resolve', '/api/v1/idap/{resource_type}/import',
+  ]));
+  expect(Object.keys(doc.paths['/api/v1/idap/{resource_type}/{resource_id}'] ?? {})).toEqual(expect.arrayContaining(['get', 'patch']));
+});
