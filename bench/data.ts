@@ -1,0 +1,152 @@
+/**
+ * bench/data: the data endpoints at volume. Loads N canonical records and N IDAP businesses for one
+ * client (straight SQL, in chunks), starts the real API in its own process, then times
+ *   - POST /api/v1/dedupe/check-batch with 100 records (half known: matched by place id, e-mail,
+ *     phone or domain; half new and added), and
+ *   - an IDAP sync: GET /api/v1/idap/businesses?sort=updated_at&order=asc&limit=500 following next_cursor.
+ * Prints p50/p95 and writes JSON to bench/results/.
+ *   npm run bench:data -- [--size 100000] [--batches 300] [--pages 300] [--concurrency 1]
+ * Targets at 1M rows (--size 1000000): check-batch p95 <= 30 ms, sync page p95 <= 50 ms.
+ */
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import { createDb, migrateLatest, type Db } from '../db';
+import { ClientRepository } from '../db/repositories/clients';
+import { parseConfig } from '../lib/config';
+import { args, load, ROOT, stackEnv, stats, writeResult, type Stats } from './support';
+
+const CHUNK = 100_000;
+
+async function loadRows(db: Db, clientId: string, size: number): Promise<number> {
+  const started = performance.now();
+  for (let from = 1; from <= size; from += CHUNK) {
+    const to = Math.min(size, from + CHUNK - 1);
+    // Keys in the normalised forms lib/dedupe.ts matchKeys produces for the records sent below.
+    await db.raw(
+      `insert into canonical_records (client_id, record_type, record_hash, email, company_name, company_domain, maps_place_id, phone,
+                                      key_email, key_phone, key_domain, data, source_worker, created_at)
+       select ?, 'business', encode(sha256(('bench-' || i)::bytea), 'hex'), 'lead' || i || '@bench.test', 'Company ' || i,
+              'c' || i || '.bench.test', 'ChIJbench' || i, '+44 20 ' || i, 'lead' || i || '@bench.test', '4420' || i,
+              'c' || i || '.bench.test', '{}'::jsonb, 'bench', now() - make_interval(secs => ? - i)
+       from generate_series(?::int, ?::int) i`,
+      [clientId, size, from, to],
+    );
+    await db.raw(
+      `insert into idap_resources (client_id, resource_type, natural_key, data, flags, sources, campaign_ids, change_seq, created_at, modified_at)
+       select ?, 'businesses', 'place:ChIJbench' || i,
+              jsonb_build_object('place_id', 'ChIJbench' || i, 'name', 'Company ' || i, 'website', 'https://c' || i || '.bench.test',
+                                 'category', 'bakery', 'maps_rating', 4.5, 'source', 'crawl_maps'),
+              case when i % 10 = 0 then '{qualified}'::text[] else '{new}'::text[] end, '{crawl_maps}', '{}',
+              nextval('idap_change_seq'), ts, ts
+       from (select i, clock_timestamp() as ts from generate_series(?::int, ?::int) i) s`,
+      [clientId, from, to],
+    );
+    process.stdout.write(`loaded ${to}/${size}\r`);
+  }
+  await db.raw('analyze canonical_records');
+  await db.raw('analyze idap_resources');
+  process.stdout.write('\n');
+  return (performance.now() - started) / 1000;
+}
+
+/**
+ * Hook for the lead-search timing (issue 6, search part): index the same N leads into
+ * Elasticsearch and time GET /api/v1/search/leads here; return its stats to have them printed and
+ * written with the rest.
+ */
+async function searchTimings(_ctx: { base: string; auth: string; size: number }): Promise<Stats | null> {
+  return null;
+}
+
+async function main(): Promise<void> {
+  const opts = args({ size: 100_000, batches: 300, pages: 300, concurrency: 1, warmup: 20 });
+  const tag = `d${Date.now().toString(36)}`;
+  const env = { ...stackEnv(), DATABASE_SCHEMA: `bench_${tag}`, LOG_LEVEL: 'warn' };
+  const config = parseConfig(env);
+  const db = createDb(config);
+  await migrateLatest(db, config.DATABASE_SCHEMA);
+  const client = await new ClientRepository(db).create('bench data');
+  const auth = `Bearer ${client.client_id}:${client.api_key}:${client.api_secret}`;
+  console.log(`loading ${opts.size} canonical records and ${opts.size} IDAP businesses into ${config.DATABASE_SCHEMA}`);
+  const loadSeconds = await loadRows(db, client.client_id, opts.size);
+
+  const port = 18000 + Math.floor(Math.random() * 1000);
+  const api = spawn(process.execPath, ['--import', 'tsx', 'bench/submit-api.ts'], {
+    cwd: ROOT,
+    env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false' } as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    for (let i = 0; ; i++) {
+      if ((await fetch(`${base}/openapi.json`).catch(() => undefined))?.ok) break;
+      if (i > 200) throw new Error('API did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: auth, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      if (res.status !== 200) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+      return (await res.json()) as Record<string, unknown>;
+    };
+
+    // check-batch(100): 50 known records (by rotating keys) and 50 new ones, added to the store.
+    let fresh = 0;
+    const rnd = () => 1 + Math.floor(Math.random() * opts.size);
+    const batch = async () => {
+      const records = Array.from({ length: 100 }, (_, j) => {
+        if (j % 2 === 1) { fresh++; return { company_name: `New ${tag} ${fresh}`, email: `new${fresh}@${tag}.test`, phone: `+1 555 ${fresh}` }; }
+        const i = rnd();
+        return [{ maps_place_id: `ChIJbench${i}` }, { email: `LEAD${i}@bench.test` }, { phone: `+44 (20) ${i}` }, { website: `https://www.c${i}.bench.test/` }][j % 4] as Record<string, string>;
+      });
+      const out = await call('POST', '/api/v1/dedupe/check-batch', { record_type: 'business', records });
+      const s = out.stats as { duplicate_count: number };
+      if (s.duplicate_count !== 50) throw new Error(`expected 50 duplicates, got ${s.duplicate_count}`);
+    };
+    await load(opts.warmup, 1, batch);
+    const batchRun = await load(opts.batches, opts.concurrency, batch);
+
+    // IDAP sync: follow next_cursor page by page in sync order (limit 500).
+    let cursor: string | null = null;
+    const syncPage = async () => {
+      const out = await call('GET', `/api/v1/idap/businesses?sort=updated_at&order=asc&limit=500${cursor ? `&cursor=${cursor}` : ''}`);
+      cursor = (out.next_cursor as string | null) ?? null;
+    };
+    await load(opts.warmup, 1, syncPage);
+    const syncRun = await load(opts.pages, 1, syncPage);
+
+    const checkBatch = stats(batchRun.latencies, batchRun.seconds);
+    const sync = stats(syncRun.latencies, syncRun.seconds);
+    const search = await searchTimings({ base, auth, size: opts.size });
+    const result = {
+      benchmark: 'data',
+      at: new Date().toISOString(),
+      machine: { cores: os.cpus().length },
+      options: opts,
+      load_seconds: Math.round(loadSeconds * 10) / 10,
+      check_batch_100: checkBatch,
+      idap_sync_page_500: sync,
+      search_leads: search,
+      targets_at_1m: { check_batch_p95_ms: 30, sync_p95_ms: 50 },
+      met: { check_batch: checkBatch.p95_ms <= 30, sync: sync.p95_ms <= 50 },
+    };
+    const line = (name: string, s: Stats) => `${name.padEnd(26)} p50 ${String(s.p50_ms).padStart(7)} ms  p95 ${String(s.p95_ms).padStart(7)} ms  p99 ${String(s.p99_ms).padStart(7)} ms  (${s.count})`;
+    console.log(`data benchmark: ${opts.size} rows each, loaded in ${result.load_seconds} s`);
+    console.log(line('dedupe check-batch (100)', checkBatch));
+    console.log(line('IDAP sync page (500)', sync));
+    if (search) console.log(line('search leads', search));
+    console.log(`wrote ${writeResult('data', result)}`);
+  } finally {
+    api.kill('SIGTERM');
+    await db.raw('DROP SCHEMA ?? CASCADE', [config.DATABASE_SCHEMA]);
+    await db.destroy();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
