@@ -1,6 +1,6 @@
 import type { CountryCode } from 'libphonenumber-js';
 import { uniqueEmails } from '../../lib/emails';
-import { OutboundError } from '../../lib/outbound';
+import { BlockedAddressError, OutboundError } from '../../lib/outbound';
 import { uniquePhones, type PhoneRecord } from '../../lib/phones';
 import { buildCompendium, type CleanupLevel, type CompendiumPage } from './compendium';
 import { mergeCompanyInfo, type CompanyInfo } from './extract/company';
@@ -92,6 +92,7 @@ export class CrawlFailedError extends Error {
 }
 
 const MAX_CRAWL_DELAY_MS = 5000;
+const ALREADY_CRAWLED = 'its target is crawled already';
 
 interface CrawledPage {
   entry: PageEntry;
@@ -181,7 +182,11 @@ async function run(source: PageSource, request: CrawlRequest, settings: CrawlSet
   const robotsRefusal = async (url: string): Promise<string | undefined> => {
     if (!request.respectRobots) return undefined;
     const origin = new URL(url).origin;
-    const rules = await robotsFor(origin);
+    const rules = await robotsFor(origin).catch((err: unknown) => {
+      // The guard refused the host itself: say so for the page, not for its robots.txt.
+      if (err instanceof BlockedAddressError) throw new BlockedAddressError(url, err.address, err.reason);
+      throw err;
+    });
     if (rules.disallowAllReason) return rules.disallowAllReason;
     return rules.allowed(url) ? undefined : `robots.txt of ${origin} disallows it for ${settings.userAgent.split('/')[0]}`;
   };
@@ -195,11 +200,15 @@ async function run(source: PageSource, request: CrawlRequest, settings: CrawlSet
     }
     return gate;
   };
-  /** Redirects stay on the site and within robots.txt (the start page may move to another host: it becomes the site). */
+  /**
+   * Redirects stay on the site and within robots.txt (the start page may move to another host: it
+   * becomes the site), and do not fetch a page that is crawled already.
+   */
   const redirectCheck = (allowOffSite: boolean) => async (url: string) => {
     const normalized = normalizeUrl(url);
     if (!normalized) return undefined; // the client refuses other schemes with its own message
     if (!allowOffSite && !isSameSite(normalized, siteKeys)) return 'it leads off the site';
+    if (frontier.taken(normalized)) return ALREADY_CRAWLED;
     return robotsRefusal(normalized);
   };
 
@@ -244,8 +253,8 @@ async function run(source: PageSource, request: CrawlRequest, settings: CrawlSet
     });
   };
 
-  frontier.markSeen(start);
-  frontier.markSeen(startFinal);
+  frontier.claim(start);
+  frontier.claim(startFinal);
   const startFacts = analyse(startPage, undefined);
   const region = startFacts.region;
   record(startPage, 0, true, startFacts);
@@ -313,12 +322,13 @@ async function run(source: PageSource, request: CrawlRequest, settings: CrawlSet
       page = await source.fetchPage(url, signal, redirectCheck(false));
     } catch (err) {
       if (signal.aborted) throw err;
-      errors.push({ url, error: describe(err) });
+      // A redirect to a page crawled already is no error: that page is in the result once.
+      if (!(err instanceof RedirectRefusedError && err.reason === ALREADY_CRAWLED)) errors.push({ url, error: describe(err) });
       return;
     }
     const final = normalizeUrl(page.finalUrl) ?? page.finalUrl;
-    // A redirect to a page already crawled (or queued) adds nothing: it is not crawled twice.
-    if (urlKey(final) !== urlKey(url) && !frontier.markSeen(final)) return;
+    // The redirect's target is taken by this fetch (a queued entry of it is skipped), unless another fetch got there first.
+    if (urlKey(final) !== urlKey(url) && !frontier.claim(final)) return;
     if (page.status < 200 || page.status >= 300) {
       record(page, depth, false, undefined);
       errors.push({ url, error: `HTTP ${page.status}` });

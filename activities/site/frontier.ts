@@ -12,47 +12,50 @@ export interface FrontierEntry {
  * urlKey, so a page linked as /team, /team/ and /team/index.html is fetched once.
  */
 export class Frontier {
-  private readonly seen = new Set<string>();
+  /** Per urlKey: waiting in a bucket, or taken (fetched, being fetched, or reached by a redirect). */
+  private readonly state = new Map<string, 'queued' | 'taken'>();
   // Priority -> FIFO queue; priorities are few (two tiers times the depths seen), so a scan finds the lowest.
   private readonly buckets = new Map<number, FrontierEntry[]>();
-  private count = 0;
 
   /** Adds a URL unless it was seen before; returns whether it was added. */
   push(url: string, depth: number): boolean {
-    if (!this.markSeen(url)) return false;
+    const key = urlKey(url);
+    if (this.state.has(key)) return false;
+    this.state.set(key, 'queued');
     const contactLike = isContactLike(url);
     const priority = (contactLike ? 0 : 1000) + depth;
     let bucket = this.buckets.get(priority);
     if (!bucket) this.buckets.set(priority, (bucket = []));
     bucket.push({ url, depth, contactLike });
-    this.count++;
     return true;
   }
 
-  /** Records a URL as handled (a redirect target) without queueing it; false if it was known. */
-  markSeen(url: string): boolean {
+  /**
+   * Takes a URL for fetching outside the queue order (the start page, a redirect's target). False
+   * if it was taken already; a queued entry is taken and will be skipped by pop().
+   */
+  claim(url: string): boolean {
     const key = urlKey(url);
-    if (this.seen.has(key)) return false;
-    this.seen.add(key);
+    if (this.state.get(key) === 'taken') return false;
+    this.state.set(key, 'taken');
     return true;
   }
 
-  has(url: string): boolean {
-    return this.seen.has(urlKey(url));
+  /** Whether a URL was taken already (fetched or being fetched). */
+  taken(url: string): boolean {
+    return this.state.get(urlKey(url)) === 'taken';
   }
 
+  /** The next URL to fetch, taken; undefined when nothing waits. */
   pop(): FrontierEntry | undefined {
-    let best: number | undefined;
-    for (const [priority, bucket] of this.buckets) if (bucket.length && (best === undefined || priority < best)) best = priority;
-    if (best === undefined) return undefined;
-    const bucket = this.buckets.get(best) as FrontierEntry[];
-    const entry = bucket.shift();
-    if (!bucket.length) this.buckets.delete(best);
-    this.count--;
-    return entry;
-  }
-
-  get size(): number {
-    return this.count;
+    for (;;) {
+      let best: number | undefined;
+      for (const [priority, bucket] of this.buckets) if (best === undefined || priority < best) best = priority;
+      if (best === undefined) return undefined;
+      const bucket = this.buckets.get(best) as FrontierEntry[];
+      const entry = bucket.shift() as FrontierEntry;
+      if (!bucket.length) this.buckets.delete(best);
+      if (this.claim(entry.url)) return entry;
+    }
   }
 }

@@ -56,12 +56,13 @@ export function processPage(html: string, pageUrl: string, options: PageOptions)
   });
   const robotsMeta = ($('meta[name="robots" i]').attr('content') ?? '').toLowerCase();
 
-  // Structured data states contacts explicitly: the organization's email and telephone join the page's.
+  // Structured data states contacts explicitly: the emails of the organization and its people join
+  // the page's; so does the organization's telephone (a person's is a direct line, not the company's).
   const ldEmails: string[] = [];
   const ldPhones: PhoneRecord[] = [];
-  for (const node of ld.filter(isOrganization)) {
+  for (const node of ld) {
     for (const e of ldList(node.email)) if (typeof e === 'string') ldEmails.push(e.replace(/^mailto:/i, ''));
-    for (const t of ldList(node.telephone)) if (typeof t === 'string') ldPhones.push(parsePhone(t, region));
+    if (isOrganization(node)) for (const t of ldList(node.telephone)) if (typeof t === 'string') ldPhones.push(parsePhone(t, region));
   }
 
   let team: TeamMember[] = [];

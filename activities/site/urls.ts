@@ -78,7 +78,7 @@ export function isContactLike(url: string): boolean {
 /**
  * The payload's include_paths / exclude_paths globs, matched against the URL's path. A glob
  * without a leading slash or star is anchored at the root ("blog/**" is "/blog/**"); matching is
- * case-insensitive. No include globs means every path is included.
+ * case-insensitive and ignores a trailing slash. No include globs means every path is included.
  */
 export function pathFilter(include: string[], exclude: string[]): (url: string) => boolean {
   const compile = (globs: string[]) => globs.map((g) => picomatch(/^[/*]/.test(g) ? g : `/${g}`, { nocase: true, dot: true }));
@@ -87,7 +87,8 @@ export function pathFilter(include: string[], exclude: string[]): (url: string) 
   return (url) => {
     let path: string;
     try {
-      path = decodeURIComponent(new URL(url).pathname);
+      // "/about" also matches "/about/": a trailing slash is a spelling, not another page.
+      path = decodeURIComponent(new URL(url).pathname).replace(/(.)\/$/, '$1');
     } catch {
       return false;
     }

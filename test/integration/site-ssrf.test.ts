@@ -1,0 +1,43 @@
+import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
+import { caller, waitForStatus, type Caller } from '../support/jobs';
+import { startTestWorker, type TestWorker } from '../support/worker';
+import { startWebsite, type Website } from '../stand-ins/website';
+
+// A worker without OUTBOUND_ALLOW_HOSTS, as in production: crawlSite jobs aimed at private,
+// loopback, link-local (cloud metadata) addresses fail without a single connection being made.
+let api: TestApi;
+let worker: TestWorker;
+let c: Caller;
+let site: Website;
+
+beforeAll(async () => {
+  site = await startWebsite();
+  api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('site-ssrf') });
+  worker = await startTestWorker({ types: [], real: ['crawlSite'], identity: 'site-ssrf-worker', overrides: { ...ownQueues('site-ssrf'), OUTBOUND_ALLOW_HOSTS: '', SITE_DELAY_MS: '0' } });
+  c = caller(api, bearer(await api.newClient()));
+});
+afterAll(async () => {
+  await worker.stop();
+  await api.close();
+  await site.close();
+});
+
+test.each([
+  ['a private address', () => 'http://10.0.0.1/', '10.0.0.1 (private address)'],
+  ['the cloud metadata address', () => 'http://169.254.169.254/latest/meta-data/', '169.254.169.254 (link-local address)'],
+  ['IPv6 loopback', () => `http://[::1]:${new URL(site.baseUrl).port}/`, '::1 (loopback address)'],
+  ['a hostname resolving to 127.0.0.1', () => `http://localhost:${new URL(site.baseUrl).port}/`, '(loopback address)'],
+  ['IPv4 loopback', () => `${site.baseUrl}/`, '127.0.0.1 (loopback address)'],
+])('%s is refused and the job fails saying so', async (_what, url, refusal) => {
+  const started = Date.now();
+  const res = await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: url() } });
+  expect(res.status).toBe(201);
+  const { job_id } = await c.json<{ job_id: string }>(res);
+  const done = await waitForStatus(c, job_id, ['failed', 'completed']);
+  expect(done.status).toBe('failed');
+  expect(String(done.error_message)).toContain(`could not be crawled: refusing to connect to `);
+  expect(String(done.error_message)).toContain(`${refusal} for ${new URL(url()).href}`);
+  // Refused before connecting: no retries, no timeouts.
+  expect(Date.now() - started).toBeLessThan(10000);
+  expect(site.total()).toBe(0);
+});
