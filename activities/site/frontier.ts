@@ -50,7 +50,7 @@ export class Frontier {
   pop(): FrontierEntry | undefined {
     for (;;) {
       let best: number | undefined;
-      for (const [priority, bucket] of this.buckets) if (best === undefined || priority < best) best = priority;
+      for (const priority of this.buckets.keys()) if (best === undefined || priority < best) best = priority;
       if (best === undefined) return undefined;
       const bucket = this.buckets.get(best) as FrontierEntry[];
       const entry = bucket.shift() as FrontierEntry;
