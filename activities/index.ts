@@ -3,6 +3,7 @@ import { createCompanyDataActivities, type CompanyDataActivities } from './compa
 import type { ActivityDeps, JobActivityInput, JobActivityOutput } from './deps';
 import { createSiteActivities } from './site/crawl';
 import { createJobLifecycleActivities, type JobLifecycleActivities } from './store/jobs';
+import { createLeadActivities, type LeadActivities } from './store/leads';
 
 export type JobTypeActivity = (input: JobActivityInput) => Promise<JobActivityOutput>;
 /** One activity per job type, named after it (crawlSite, crawlCompanyData, ...). */
@@ -20,8 +21,8 @@ export function createJobTypeActivities(deps: ActivityDeps): Partial<JobTypeActi
 /** Job types run by several workflow steps rather than one activity (workflows/job.ts runType). */
 export const STEPPED_JOB_TYPES = ['crawlCompanyData'] as const satisfies readonly JobType[];
 
-export function createActivities(deps: ActivityDeps): JobLifecycleActivities & Partial<JobTypeActivities> & CompanyDataActivities {
-  return { ...createJobLifecycleActivities(deps), ...createJobTypeActivities(deps), ...createCompanyDataActivities(deps) };
+export function createActivities(deps: ActivityDeps): JobLifecycleActivities & Partial<JobTypeActivities> & CompanyDataActivities & LeadActivities {
+  return { ...createJobLifecycleActivities(deps), ...createJobTypeActivities(deps), ...createCompanyDataActivities(deps), ...createLeadActivities(deps) };
 }
 
-export type { ActivityDeps, CompanyDataActivities, JobActivityInput, JobActivityOutput, JobLifecycleActivities };
+export type { ActivityDeps, CompanyDataActivities, JobActivityInput, JobActivityOutput, JobLifecycleActivities, LeadActivities };

@@ -10,6 +10,7 @@ import { pingTemporal, type Temporal } from '../lib/temporal';
 import { pingSearch, type SearchClient } from '../search/client';
 import type { AppState } from './context';
 import { JobService } from './job-service';
+import { LeadIndexTrigger } from './lead-index';
 import { bearerAuth, tokenAuth } from './middleware/auth';
 import { requestBody } from './middleware/body';
 import { errorHandler } from './middleware/errors';
@@ -23,6 +24,7 @@ import { docsRoutes } from './routes/docs';
 import { idapRoutes } from './routes/idap';
 import { eventRoutes } from './routes/events';
 import { jobRoutes } from './routes/jobs';
+import { searchRoutes } from './routes/search';
 import { systemRoutes } from './routes/system';
 
 export interface AppDeps {
@@ -69,6 +71,8 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   eventRoutes(api, db, listener, config.SSE_HEARTBEAT_SECONDS);
   dedupeRoutes(api, new DedupeRepository(db), { enabled: config.DEDUPE_ENABLED });
   idapRoutes(api, db);
+  const leadIndex = new LeadIndexTrigger(deps.temporal, config.TASK_QUEUE_PREFIX, deps.logger);
+  searchRoutes(api, { db, search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, trigger: leadIndex, logger: deps.logger });
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 

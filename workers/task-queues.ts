@@ -20,9 +20,14 @@ export function jobTaskQueue(prefix: string, type: JobType, options: { test?: bo
   return `${prefix}-${QUEUE_BY_TYPE[type]}${options.test ? '-test' : ''}`;
 }
 
+/** The lead-indexing workflows (indexLeads, one per client) started by the API. */
+export function leadsTaskQueue(prefix: string): string {
+  return `${prefix}-leads`;
+}
+
 /** Every queue a full worker polls. */
 export function allJobTaskQueues(prefix: string): string[] {
-  return [...Object.keys(QUEUE_BY_TYPE).map((t) => jobTaskQueue(prefix, t as JobType)), jobTaskQueue(prefix, 'crawlCompanyData', { test: true })];
+  return [...Object.keys(QUEUE_BY_TYPE).map((t) => jobTaskQueue(prefix, t as JobType)), jobTaskQueue(prefix, 'crawlCompanyData', { test: true }), leadsTaskQueue(prefix)];
 }
 
 /**

@@ -10,7 +10,9 @@ import {
 } from '@temporalio/workflow';
 import type { JobLifecycleActivities, JobTypeActivities } from '../activities';
 import type { JobType } from '../lib/job-types';
+import type { LeadActivities } from '../activities/store/leads';
 import { companyData, type RegistryQueues } from './company-data';
+import { leadIndexing } from './leads';
 
 export interface RunJobInput {
   jobId: string;
@@ -40,6 +42,12 @@ const lifecycle = proxyActivities<JobLifecycleActivities>({
 const finishing = proxyActivities<JobLifecycleActivities>({
   startToCloseTimeout: '30s', // as above
   retry: { initialInterval: '500ms', maximumInterval: '30s' },
+});
+
+// Projection into IDAP resources: one Postgres transaction of idempotent upserts.
+const projecting = proxyActivities<LeadActivities>({
+  startToCloseTimeout: '2m', // a 100-page site's e-mails, phones and team in one transaction
+  retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 },
 });
 
 const work = (startToCloseTimeout: ActivityOptions['startToCloseTimeout']): ActivityOptions => ({
@@ -75,6 +83,7 @@ export async function runJob(input: RunJobInput): Promise<RunJobResult> {
     if (!started.run) return { jobId, status: 'skipped' };
     const output = await runType(input, started.payload);
     const done = await finishing.completeJob({ jobId, resultsCount: output.resultsCount });
+    if (done.status === 'completed') await CancellationScope.nonCancellable(() => publishLeads(input));
     return { jobId, status: done.status === 'completed' ? 'completed' : 'cancelled', resultsCount: output.resultsCount };
   } catch (err) {
     if (isCancellation(err)) {
@@ -85,6 +94,20 @@ export async function runJob(input: RunJobInput): Promise<RunJobResult> {
     log.warn('job failed', { jobId, message });
     await finishing.failJob({ jobId, errorMessage: message });
     throw ApplicationFailure.nonRetryable(message, 'JobFailed');
+  }
+}
+
+/**
+ * After a job completed: its result as IDAP resources, then its businesses in the lead index. The
+ * job is already complete, so a failure here is logged, never turned into a failed job; indexing
+ * keeps retrying through an Elasticsearch outage (leads.ts) and nothing queued is lost meanwhile.
+ */
+async function publishLeads(input: RunJobInput): Promise<void> {
+  try {
+    const projected = await projecting.projectJobResult({ jobId: input.jobId, clientId: input.clientId, type: input.type });
+    if (projected.businesses > 0) await leadIndexing.indexLeads({ clientId: input.clientId });
+  } catch (err) {
+    log.error('publishing the job\'s leads failed', { jobId: input.jobId, error: err instanceof Error ? err.message : String(err) });
   }
 }
 

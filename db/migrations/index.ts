@@ -4,6 +4,7 @@ import * as jobs from './20261122000200_jobs';
 import * as registryCache from './20261122000300_registry_cache';
 import * as dedupe from './20261122000400_dedupe';
 import * as idap from './20261122000500_idap';
+import * as leadSearch from './20261122000600_lead_search';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -15,6 +16,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122000300_registry_cache': registryCache,
   '20261122000400_dedupe': dedupe,
   '20261122000500_idap': idap,
+  '20261122000600_lead_search': leadSearch,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

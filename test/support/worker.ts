@@ -1,6 +1,7 @@
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createJobTypeActivities } from '../../activities';
 import { createJobLifecycleActivities } from '../../activities/store/jobs';
+import { createLeadActivities } from '../../activities/store/leads';
 import { createDb } from '../../db';
 import { JobResultStore } from '../../db/repositories/job-results';
 import type { JobType } from '../../lib/job-types';
@@ -8,7 +9,7 @@ import { createLogger } from '../../lib/logger';
 import { OutboundClient } from '../../lib/outbound';
 import { Storage } from '../../lib/storage';
 import { createSearchClient } from '../../search/client';
-import { jobTaskQueue } from '../../workers/task-queues';
+import { jobTaskQueue, leadsTaskQueue } from '../../workers/task-queues';
 import { createWorkers } from '../../workers/worker';
 import { testConfig } from './api';
 import { fakeJobActivity } from './fake-job-activity';
@@ -45,6 +46,8 @@ export async function startTestWorker(options: { types: JobType[]; real?: JobTyp
   const real = createJobTypeActivities(deps);
   const activities = {
     ...createJobLifecycleActivities(deps),
+    // Jobs end by publishing their leads (IDAP resources, lead index): the real activities.
+    ...createLeadActivities(deps),
     ...Object.fromEntries(options.types.map((t) => [t, fake])),
     ...Object.fromEntries((options.real ?? []).map((t) => [t, real[t]])),
   };
@@ -52,7 +55,8 @@ export async function startTestWorker(options: { types: JobType[]; real?: JobTyp
   const workers: Worker[] = await createWorkers({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
-    taskQueues: [...options.types, ...(options.real ?? [])].map((t) => jobTaskQueue(config.TASK_QUEUE_PREFIX, t)),
+    // The lead-indexing queue too: its workflows are started by the API (ICP changes, imports).
+    taskQueues: [...[...options.types, ...(options.real ?? [])].map((t) => jobTaskQueue(config.TASK_QUEUE_PREFIX, t)), leadsTaskQueue(config.TASK_QUEUE_PREFIX)],
     activities,
     identity: options.identity,
     logger,

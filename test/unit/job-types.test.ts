@@ -14,9 +14,10 @@ describe('job types', () => {
     expect(keys).toEqual([11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
   });
 
-  test('every type has its own task queue, plus the company-data test queue', () => {
+  test('every type has its own task queue, plus the company-data test queue and the lead-indexing queue', () => {
     const queues = allJobTaskQueues('lj');
-    expect(new Set(queues).size).toBe(JOB_TYPES.length + 1);
+    expect(new Set(queues).size).toBe(JOB_TYPES.length + 2);
+    expect(queues).toContain('lj-leads');
     expect(jobTaskQueue('lj', 'crawlCompanyData', { test: true })).toBe('lj-crawl-company-data-test');
     expect(jobTaskQueue('lj', 'crawlSite')).toBe('lj-crawl-site');
   });

@@ -1,0 +1,111 @@
+import type { Db } from '../../db';
+import { IcpProfiles, SearchOutbox } from '../../db/repositories/lead-search';
+import { AppError } from '../../lib/errors';
+import type { Logger } from '../../lib/logger';
+import type { SearchClient } from '../../search/client';
+import { leadAggregations, searchLeads } from '../../search/leads';
+import { clientIdOf } from '../context';
+import type { LeadIndexTrigger } from '../lead-index';
+import type { ApiRouter } from '../routing';
+import { icpBody, icpResponse, leadAggregationsQuery, leadAggregationsResponse, leadSearchQuery, leadSearchResponse } from '../schemas/search';
+
+export interface SearchRouteDeps {
+  db: Db;
+  search: SearchClient;
+  indexPrefix: string;
+  trigger: LeadIndexTrigger;
+  logger: Logger;
+}
+
+const unavailable = () => new AppError(503, 'search service unavailable', 'search_unavailable', { 'retry-after': '30' });
+
+/** Lead search (spec §4.7) over the client's leads in Elasticsearch, and the client's ICP. */
+export function searchRoutes(api: ApiRouter, deps: SearchRouteDeps): void {
+  const icp = new IcpProfiles(deps.db);
+  const outbox = new SearchOutbox(deps.db);
+
+  const esCall = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      deps.logger.warn({ err }, 'elasticsearch request failed');
+      throw unavailable();
+    }
+  };
+
+  api.add({
+    method: 'get',
+    path: '/api/v1/search/leads',
+    operationId: 'searchLeads',
+    summary: 'Search the client\'s leads',
+    description: 'Full-text search over name, description and site compendium with filters; facets count categories over all matches. 503 while Elasticsearch is unavailable.',
+    tags: ['search'],
+    security: 'client',
+    query: leadSearchQuery,
+    responses: { 200: { description: 'A page of hits', schema: leadSearchResponse } },
+    handler: async (ctx, { query }) => {
+      const result = await esCall(() =>
+        searchLeads(deps.search, deps.indexPrefix, {
+          clientId: clientIdOf(ctx),
+          query: query.query || undefined,
+          emailVerified: query.email_verified,
+          minIcpScore: query.min_icp_score,
+          industry: query.industry,
+          page: query.page,
+          perPage: query.per_page,
+          sortBy: query.sort_by,
+        }),
+      );
+      ctx.body = { success: true, ...result, page: query.page, per_page: query.per_page };
+    },
+  });
+
+  api.add({
+    method: 'get',
+    path: '/api/v1/search/aggregations',
+    operationId: 'leadAggregations',
+    summary: 'Statistics over the client\'s leads',
+    tags: ['search'],
+    security: 'client',
+    query: leadAggregationsQuery,
+    responses: { 200: { description: 'Counts by job type, category and country; ratings; indexing over time', schema: leadAggregationsResponse } },
+    handler: async (ctx, { query }) => {
+      const aggs = await esCall(() => leadAggregations(deps.search, deps.indexPrefix, clientIdOf(ctx), query.job_type));
+      ctx.body = { success: true, ...aggs, error: null };
+    },
+  });
+
+  api.add({
+    method: 'get',
+    path: '/api/v1/search/icp',
+    operationId: 'getIcp',
+    summary: 'The client\'s ideal-customer profile (icp_score measures leads against it)',
+    tags: ['search'],
+    security: 'client',
+    responses: { 200: { description: 'The profile; empty lists when none is set', schema: icpResponse } },
+    handler: async (ctx) => {
+      const row = await icp.get(clientIdOf(ctx));
+      ctx.body = { industries: row.industries, countries: row.countries, updated_at: row.updated_at ? new Date(row.updated_at).toISOString() : null };
+    },
+  });
+
+  api.add({
+    method: 'put',
+    path: '/api/v1/search/icp',
+    operationId: 'putIcp',
+    summary: 'Set the ideal-customer profile; every lead is re-scored in the background',
+    tags: ['search'],
+    security: 'client',
+    body: icpBody,
+    responses: { 200: { description: 'The stored profile', schema: icpResponse } },
+    handler: async (ctx, { body }) => {
+      const clientId = clientIdOf(ctx);
+      const { row, requeued } = await deps.db.transaction(async (trx) => ({
+        row: await icp.put(trx, clientId, { industries: [...new Set(body.industries)], countries: [...new Set(body.countries)] }),
+        requeued: await outbox.enqueueAll(trx, clientId),
+      }));
+      if (requeued > 0) await deps.trigger.kick(clientId);
+      ctx.body = { industries: row.industries, countries: row.countries, updated_at: row.updated_at ? new Date(row.updated_at).toISOString() : null, requeued };
+    },
+  });
+}

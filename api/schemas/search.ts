@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { JOB_TYPES } from '../../lib/job-types';
+import { LEAD_SORTS } from '../../search/leads';
+
+const queryBool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+export const leadSearchQuery = z.strictObject({
+  query: z.string().trim().max(500, 'query may be at most 500 characters').optional().describe('full text over company name, description and the site compendium'),
+  email_verified: queryBool.optional().describe('only leads with (true) or without (false) a verified e-mail'),
+  min_icp_score: z.coerce.number().int().min(0).max(100).optional(),
+  industry: z.string().trim().min(1).max(200).optional().describe('category, case-insensitive exact match'),
+  page: z.coerce.number().int().min(1).default(1),
+  per_page: z.coerce.number().int().min(1).max(100).default(20),
+  sort_by: z.enum(LEAD_SORTS).default('_score').describe('_score (relevance, then newest), or a field: highest first (name: A-Z)'),
+});
+
+const bucket = z.object({ name: z.string(), count: z.number().int() });
+
+export const leadHit = z.object({
+  doc_id: z.string().describe('the business resource id'),
+  idap_ref: z.string(),
+  score: z.number(),
+  name: z.string().nullable(),
+  description: z.string().nullable(),
+  category: z.string().nullable(),
+  website: z.string().nullable(),
+  email: z.string().nullable(),
+  phone: z.string().nullable(),
+  country: z.string().nullable(),
+  rating: z.number().nullable(),
+  reviews: z.number().int().nullable(),
+  email_verified: z.boolean(),
+  icp_score: z.number().int().min(0).max(100),
+  job_id: z.string().nullable(),
+  job_type: z.string().nullable(),
+  indexed_at: z.string(),
+}).meta({ id: 'LeadHit' });
+
+export const leadSearchResponse = z.object({
+  success: z.boolean(),
+  total: z.number().int(),
+  hits: z.array(leadHit),
+  facets: z.object({ categories: z.array(bucket) }),
+  page: z.number().int(),
+  per_page: z.number().int(),
+}).meta({ id: 'LeadSearchResponse' });
+
+export const leadAggregationsQuery = z.strictObject({
+  job_type: z.enum(JOB_TYPES).optional(),
+});
+
+export const leadAggregationsResponse = z.object({
+  success: z.boolean(),
+  total_documents: z.number().int(),
+  by_job_type: z.array(bucket),
+  by_category: z.array(bucket),
+  by_country: z.array(bucket),
+  avg_rating: z.number().nullable(),
+  total_reviews: z.number().int(),
+  verified_emails_count: z.number().int(),
+  indexed_over_time: z.array(z.object({ date: z.string(), count: z.number().int() })),
+  error: z.string().nullable(),
+}).meta({ id: 'LeadAggregationsResponse' });
+
+export const icpBody = z.strictObject({
+  industries: z.array(z.string().trim().min(1).max(100)).max(50).default([]).describe('matched against a lead\'s category and description'),
+  countries: z.array(z.string().trim().toUpperCase().pipe(z.string().regex(/^[A-Z]{2}$/, 'countries are ISO 3166-1 alpha-2 codes'))).max(250).default([]),
+});
+
+export const icpResponse = z.object({
+  industries: z.array(z.string()),
+  countries: z.array(z.string()),
+  updated_at: z.string().nullable(),
+  requeued: z.number().int().optional().describe('leads queued for re-scoring (PUT only)'),
+}).meta({ id: 'IcpProfile' });

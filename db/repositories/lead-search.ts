@@ -1,0 +1,93 @@
+import type { Knex } from 'knex';
+
+export interface OutboxRow {
+  client_id: string;
+  resource_id: string;
+  job_id: string | null;
+}
+
+/**
+ * The lead-index outbox: businesses whose search document must be rewritten, queued in the same
+ * transaction as the change itself, so Elasticsearch can be down without losing an update. The
+ * indexer claims rows with SKIP LOCKED (several workers drain in parallel without overlap) and
+ * deletes them only once Elasticsearch has accepted the documents.
+ */
+export class SearchOutbox {
+  constructor(private readonly db: Knex) {}
+
+  /** Queues businesses (idempotent: a queued one stays queued once). */
+  async enqueue(trx: Knex, clientId: string, resourceIds: string[], jobId: string | null = null): Promise<void> {
+    if (resourceIds.length === 0) return;
+    await trx('search_outbox')
+      .insert([...new Set(resourceIds)].map((id) => ({ client_id: clientId, resource_id: id, job_id: jobId })))
+      .onConflict(['client_id', 'resource_id'])
+      .merge({ job_id: jobId, enqueued_at: trx.fn.now() });
+  }
+
+  /** Queues every business of the client (after its ICP changed, all scores change). */
+  async enqueueAll(trx: Knex, clientId: string): Promise<number> {
+    const { rowCount } = (await trx.raw(
+      `insert into search_outbox (client_id, resource_id)
+       select client_id, id from idap_resources where client_id = ? and resource_type = 'businesses'
+       on conflict (client_id, resource_id) do update set enqueued_at = now()`,
+      [clientId],
+    )) as { rowCount: number };
+    return rowCount;
+  }
+
+  /**
+   * Runs `work` on up to `limit` claimed rows (all clients, or one) inside a transaction; the rows
+   * are deleted if it succeeds and released, with the error recorded, if it throws.
+   */
+  async drain(limit: number, clientId: string | undefined, work: (rows: OutboxRow[], trx: Knex.Transaction) => Promise<void>): Promise<number> {
+    try {
+      return await this.db.transaction(async (trx) => {
+        const q = trx('search_outbox').select('client_id', 'resource_id', 'job_id').orderBy('enqueued_at').limit(limit).forUpdate().skipLocked();
+        const rows = (await (clientId ? q.where({ client_id: clientId }) : q)) as OutboxRow[];
+        if (rows.length === 0) return 0;
+        await work(rows, trx);
+        await trx('search_outbox')
+          .whereIn(['client_id', 'resource_id'], rows.map((r) => [r.client_id, r.resource_id]))
+          .delete();
+        return rows.length;
+      });
+    } catch (err) {
+      await this.db('search_outbox')
+        .modify((q) => (clientId ? q.where({ client_id: clientId }) : q))
+        .increment('attempts', 1)
+        .update({ last_error: String((err as Error).message).slice(0, 500) })
+        .catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async pending(clientId?: string): Promise<number> {
+    const row = (await this.db('search_outbox').modify((q) => (clientId ? q.where({ client_id: clientId }) : q)).count<{ count: string }[]>('* as count').first()) as { count: string } | undefined;
+    return Number(row?.count ?? 0);
+  }
+}
+
+export interface IcpRow {
+  industries: string[];
+  countries: string[];
+  updated_at: Date | null;
+}
+
+/** Each client's ideal-customer profile (one row per client; none = no preference). */
+export class IcpProfiles {
+  constructor(private readonly db: Knex) {}
+
+  async get(clientId: string): Promise<IcpRow> {
+    const row = (await this.db('icp_profiles').where({ client_id: clientId }).first('industries', 'countries', 'updated_at')) as IcpRow | undefined;
+    return row ?? { industries: [], countries: [], updated_at: null };
+  }
+
+  async put(trx: Knex, clientId: string, icp: { industries: string[]; countries: string[] }): Promise<IcpRow> {
+    const [row] = (await trx('icp_profiles')
+      .insert({ client_id: clientId, industries: icp.industries, countries: icp.countries, updated_at: trx.fn.now() })
+      .onConflict('client_id')
+      .merge()
+      .returning(['industries', 'countries', 'updated_at'])) as IcpRow[];
+    return row as IcpRow;
+  }
+}

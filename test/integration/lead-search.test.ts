@@ -1,0 +1,192 @@
+import type { IssuedCredentials } from '../../lib/credentials';
+import { relate, upsertResources } from '../../db/repositories/resources';
+import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
+import { caller, waitForStatus, type Caller } from '../support/jobs';
+import { waitFor } from '../support/processes';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+import { startTestWorker, type TestWorker } from '../support/worker';
+
+// Lead search (spec §4.7) on the real Elasticsearch: leads arrive through the worker's indexLeads
+// (after a job, or after an ICP change re-scores them) and are searched through the API. The
+// worker reaches Elasticsearch through a TCP proxy the test can cut, to show the outbox catching up.
+jest.setTimeout(120_000);
+
+interface SearchBody {
+  success: boolean;
+  total: number;
+  page: number;
+  per_page: number;
+  hits: Record<string, unknown>[];
+  facets: { categories: { name: string; count: number }[] };
+}
+
+let api: TestApi;
+let worker: TestWorker;
+let proxy: TcpProxy;
+let alice: IssuedCredentials;
+let a: Caller;
+let b: Caller;
+
+/** Businesses as a maps or site crawl would leave them, written with the production repository. */
+async function seed(clientId: string, items: { data: Record<string, unknown>; email?: { address: string; verified: boolean } }[]): Promise<void> {
+  await api.deps.db.transaction(async (trx) => {
+    const businesses = await upsertResources(trx, clientId, 'businesses', items.map((i) => ({ data: i.data, source: 'crawl_maps' })));
+    for (const [k, item] of items.entries()) {
+      if (!item.email) continue;
+      const [email] = await upsertResources(trx, clientId, 'emails', [{ data: item.email, source: 'crawl_verify' }]);
+      if (email && businesses[k]) await relate(trx, businesses[k], email);
+    }
+  });
+}
+
+const search = async (c: Caller, qs: string): Promise<SearchBody> => {
+  const res = await c.get(`/api/v1/search/leads${qs}`);
+  expect(res.status).toBe(200);
+  return c.json<SearchBody>(res);
+};
+
+const names = (body: SearchBody) => body.hits.map((h) => h.name);
+
+beforeAll(async () => {
+  proxy = await startTcpProxy(Number(new URL(process.env.ELASTICSEARCH_URL ?? 'http://127.0.0.1:9200').port || 9200));
+  const overrides = { RATE_LIMIT_ENABLED: 'false', ...ownQueues('leads') };
+  api = await startTestApi(overrides, ['crawlSite']);
+  worker = await startTestWorker({ types: ['crawlSite'], identity: 'leads-worker', overrides: { ...overrides, ELASTICSEARCH_URL: proxy.url } });
+  alice = await api.newClient('alice');
+  const bob = await api.newClient('bob');
+  a = caller(api, bearer(alice));
+  b = caller(api, bearer(bob));
+
+  await seed(alice.client_id, [
+    {
+      data: { name: 'Acme Bakery', category: 'Bakery', country: 'GB', rating: 4.6, review_count: 120, website: 'https://acme-bakery.example', description: 'Artisan sourdough bakery in Leeds' },
+      email: { address: 'hello@acme-bakery.example', verified: true },
+    },
+    {
+      data: { name: 'Bolt Plumbing', category: 'Plumber', country: 'US', rating: 3.9, review_count: 8, website: 'https://bolt.example', email: 'info@bolt.example', phone: '+12125550100', description: 'Emergency plumbing, day and night' },
+    },
+    { data: { name: 'Crumb & Co', category: 'Bakery', country: 'GB', rating: 4.1, review_count: 30, website: 'https://crumb.example', description: 'Cakes and pastries' } },
+  ]);
+  await seed(bob.client_id, [{ data: { name: 'Acme Bakery of Bob', category: 'Bakery', country: 'GB', website: 'https://bob-bakery.example', description: 'Sourdough too' } }]);
+
+  // Setting the ICP re-scores (and so indexes) every lead of the client in the background.
+  for (const [c, n] of [[a, 3], [b, 1]] as const) {
+    const res = await fetch(`${api.url}/api/v1/search/icp`, {
+      method: 'PUT',
+      headers: { authorization: c.auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ industries: ['bakery'], countries: ['gb'] }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ industries: ['bakery'], countries: ['GB'], requeued: n });
+    await waitFor(async () => (await search(c, '')).total === n, 30_000, `${n} indexed leads`);
+  }
+});
+
+afterAll(async () => {
+  await worker.stop();
+  await api.close();
+  await proxy.close();
+});
+
+describe('lead search', () => {
+  test('full text finds a lead by its description; a hit carries the spec fields', async () => {
+    const body = await search(a, '?query=sourdough');
+    expect(body).toMatchObject({ success: true, total: 1, page: 1, per_page: 20 });
+    expect(body.hits[0]).toMatchObject({
+      doc_id: expect.any(String),
+      idap_ref: expect.stringMatching(/^idap:\/\/businesses\//),
+      score: expect.any(Number),
+      name: 'Acme Bakery',
+      description: 'Artisan sourdough bakery in Leeds',
+      category: 'Bakery',
+      website: 'https://acme-bakery.example',
+      email: 'hello@acme-bakery.example',
+      email_verified: true,
+      country: 'GB',
+      indexed_at: expect.any(String),
+    });
+    expect(body.hits[0]?.score as number).toBeGreaterThan(0);
+    // Another client's lead with the same words is not there.
+    expect(names(await search(a, '?query=bakery'))).not.toContain('Acme Bakery of Bob');
+  });
+
+  test('icp_score follows the documented formula and the ICP', async () => {
+    const body = await search(a, '?sort_by=icp_score');
+    // Acme: name 5 + website 5 + e-mail 10 + country 5 + description 5 + verified 20 + rating 11 + reviews 8 + industry 15 + country 5.
+    // Crumb: 5 + 5 + 5 + 5 + rating 10 + reviews 6 + industry 15 + country 5. Bolt: 5 + 5 + 10 + phone 10 + 5 + 5 + rating 9 + reviews 4.
+    expect(body.hits.map((h) => [h.name, h.icp_score])).toEqual([['Acme Bakery', 89], ['Crumb & Co', 56], ['Bolt Plumbing', 53]]);
+    expect(names(await search(a, '?min_icp_score=55&sort_by=name'))).toEqual(['Acme Bakery', 'Crumb & Co']);
+  });
+
+  test('filters, facets and pages', async () => {
+    const all = await search(a, '');
+    expect(all.total).toBe(3);
+    expect(all.facets.categories).toEqual([{ name: 'Bakery', count: 2 }, { name: 'Plumber', count: 1 }]);
+    expect(names(await search(a, '?email_verified=true'))).toEqual(['Acme Bakery']);
+    expect(names(await search(a, '?email_verified=false&sort_by=name'))).toEqual(['Bolt Plumbing', 'Crumb & Co']);
+    const bakeries = await search(a, '?industry=bakery&sort_by=name');
+    expect(names(bakeries)).toEqual(['Acme Bakery', 'Crumb & Co']);
+    expect(bakeries.facets.categories).toEqual([{ name: 'Bakery', count: 2 }]);
+    const page2 = await search(a, '?sort_by=name&per_page=2&page=2');
+    expect(page2).toMatchObject({ total: 3, page: 2, per_page: 2 });
+    expect(names(page2)).toEqual(['Crumb & Co']);
+    expect(names(await search(a, '?sort_by=rating'))).toEqual(['Acme Bakery', 'Crumb & Co', 'Bolt Plumbing']);
+  });
+
+  test('bad parameters are 422 with the field named', async () => {
+    for (const qs of [`?query=${'x'.repeat(501)}`, '?per_page=101', '?per_page=0', '?min_icp_score=101', '?sort_by=popularity', '?email_verified=maybe', '?page=0', '?colour=red']) {
+      const res = await a.get(`/api/v1/search/leads${qs}`);
+      expect(res.status).toBe(422);
+      const body = await a.json<{ detail: { loc: string[] }[] }>(res);
+      expect(body.detail[0]?.loc.length).toBeGreaterThan(0);
+    }
+  });
+
+  test('aggregations summarise the client\'s leads only', async () => {
+    const res = await a.get('/api/v1/search/aggregations');
+    expect(res.status).toBe(200);
+    const body = await a.json(res);
+    expect(body).toMatchObject({
+      success: true,
+      total_documents: 3,
+      by_category: [{ name: 'Bakery', count: 2 }, { name: 'Plumber', count: 1 }],
+      by_country: [{ name: 'GB', count: 2 }, { name: 'US', count: 1 }],
+      avg_rating: 4.2,
+      total_reviews: 158,
+      verified_emails_count: 1,
+      indexed_over_time: [{ date: new Date().toISOString().slice(0, 10), count: 3 }],
+      error: null,
+    });
+    expect(await b.json(await b.get('/api/v1/search/aggregations'))).toMatchObject({ total_documents: 1, by_country: [{ name: 'GB', count: 1 }] });
+    expect((await a.get('/api/v1/search/aggregations?job_type=crawlFoo')).status).toBe(422);
+  });
+});
+
+describe('leads from jobs', () => {
+  const crawledLeads = async () => (await a.json<{ total_documents: number }>(await a.get('/api/v1/search/aggregations?job_type=crawlSite'))).total_documents;
+
+  test('a completed job\'s business becomes a lead with its job id', async () => {
+    const host = `lead-${Date.now()}.test`;
+    const res = await a.post('/api/v1/jobs/crawlSite/submit', { payload: { url: `https://${host}/?results=2` } });
+    const { job_id } = await a.json<{ job_id: string }>(res);
+    await waitForStatus(a, job_id, ['completed']);
+    await waitFor(async () => (await crawledLeads()) === 1, 30_000, 'the job\'s lead');
+    const hit = (await search(a, '?sort_by=indexed_at')).hits[0];
+    expect(hit).toMatchObject({ name: host, website: `https://${host}`, job_id, job_type: 'crawlSite', email: `lead0@${host}`, email_verified: false });
+  });
+
+  test('with Elasticsearch unreachable the job still completes, and its lead is indexed once it is back', async () => {
+    const before = await crawledLeads();
+    proxy.cut();
+    const host = `outage-${Date.now()}.test`;
+    const { job_id } = await a.json<{ job_id: string }>(await a.post('/api/v1/jobs/crawlSite/submit', { payload: { url: `https://${host}/?results=1` } }));
+    const done = await waitForStatus(a, job_id, ['completed', 'failed']);
+    expect(done.status).toBe('completed');
+    // The business exists in Postgres (IDAP) while the index does not have it yet.
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await crawledLeads()).toBe(before);
+    proxy.restore();
+    await waitFor(async () => (await crawledLeads()) === before + 1, 60_000, 'the lead after Elasticsearch came back');
+    expect((await search(a, '?sort_by=indexed_at')).hits[0]).toMatchObject({ name: host, job_id });
+  });
+});
