@@ -21,6 +21,8 @@ function lifecycle(calls: Call[], run = true) {
     completeJob: async (i: unknown) => { calls.push(['completeJob', i]); return { status: 'completed' }; },
     failJob: async (i: unknown) => { calls.push(['failJob', i]); return { status: 'failed' }; },
     cancelJob: async (i: unknown) => { calls.push(['cancelJob', i]); return { status: 'cancelled' }; },
+    projectJobResult: async (i: unknown) => { calls.push(['projectJobResult', i]); return { resources: 0, businesses: 0 }; },
+    indexLeads: async (i: unknown) => { calls.push(['indexLeads', i]); return { indexed: 0 }; },
   };
 }
 
@@ -43,7 +45,37 @@ describe('runJob workflow', () => {
       ['startJob', { jobId }],
       ['crawlSite', { jobId, clientId: 'cli_x', payload: { url: 'https://example.com' } }],
       ['completeJob', { jobId, resultsCount: 7 }],
+      ['projectJobResult', { jobId, clientId: 'cli_x', type: 'crawlSite' }],
     ]);
+  });
+
+  test('a job with businesses indexes them; a failure to publish leads never fails the completed job', async () => {
+    const calls: Call[] = [];
+    const jobId = randomUUID();
+    const result = await withWorker(
+      {
+        ...lifecycle(calls),
+        crawlSite: async () => ({ resultsCount: 1 }),
+        projectJobResult: async (i: unknown) => { calls.push(['projectJobResult', i]); return { resources: 4, businesses: 1 }; },
+        indexLeads: async (i: unknown) => { calls.push(['indexLeads', i]); return { indexed: 1 }; },
+      },
+      (taskQueue) => env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [{ jobId, clientId: 'cli_x', type: 'crawlSite' }] }),
+    );
+    expect(result.status).toBe('completed');
+    expect(calls.map((c) => c[0])).toEqual(['startJob', 'completeJob', 'projectJobResult', 'indexLeads']);
+
+    const failing: Call[] = [];
+    const id2 = randomUUID();
+    const second = await withWorker(
+      {
+        ...lifecycle(failing),
+        crawlSite: async () => ({ resultsCount: 1 }),
+        projectJobResult: async () => { throw ApplicationFailure.nonRetryable('broken result', 'Broken'); },
+      },
+      (taskQueue) => env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${id2}`, args: [{ jobId: id2, clientId: 'cli_x', type: 'crawlSite' }] }),
+    );
+    expect(second.status).toBe('completed');
+    expect(failing.map((c) => c[0])).not.toContain('failJob');
   });
 
   test('a job cancelled before it started runs nothing', async () => {
