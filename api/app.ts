@@ -70,8 +70,8 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   const listener = new EventListener(config.DATABASE_URL, config.DATABASE_SCHEMA, db, deps.logger);
   eventRoutes(api, db, listener, config.SSE_HEARTBEAT_SECONDS);
   dedupeRoutes(api, new DedupeRepository(db), { enabled: config.DEDUPE_ENABLED });
-  idapRoutes(api, db);
   const leadIndex = new LeadIndexTrigger(deps.temporal, config.TASK_QUEUE_PREFIX, deps.logger);
+  idapRoutes(api, db, leadIndex);
   searchRoutes(api, { db, search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, trigger: leadIndex, logger: deps.logger });
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));

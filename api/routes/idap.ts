@@ -11,9 +11,11 @@ import {
   upsertResources,
   type Cursor,
 } from '../../db/repositories/resources';
+import { SearchOutbox } from '../../db/repositories/lead-search';
 import { AppError, badRequest, notFound, ValidationError, type ValidationIssue } from '../../lib/errors';
 import { FLAGS, idapRef, MEDIA_PROXY_PATH, MEDIA_TYPES, naturalKeyOf, type Flag, type ResourceType } from '../../lib/idap';
 import { clientIdOf, type AppContext } from '../context';
+import type { LeadIndexTrigger } from '../lead-index';
 import type { ApiRouter } from '../routing';
 import {
   getQuery,
@@ -95,7 +97,8 @@ function decodeCursor(raw: string, sort: Cursor['sort'], order: Cursor['order'])
   return { sort, order, key: key as string, id: id as string };
 }
 
-export function idapRoutes(api: ApiRouter, db: Knex): void {
+export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigger): void {
+  const outbox = new SearchOutbox(db);
   const notFoundResponse = { 404: { description: `detail ${RESOURCE_NOT_FOUND}: no such resource for this client` } };
 
   api.add({
@@ -179,9 +182,13 @@ export function idapRoutes(api: ApiRouter, db: Knex): void {
         return 'key' in key ? key.key : '';
       });
       if (issues.length > 0) throw new ValidationError(issues);
-      const results = await db.transaction((trx) =>
-        upsertResources(trx, clientId, type, body.records.map((r, i) => ({ naturalKey: keys[i], data: r.data, flags: r.flags, campaignId: r.campaign_id, source: body.source }))),
-      );
+      const results = await db.transaction(async (trx) => {
+        const written = await upsertResources(trx, clientId, type, body.records.map((r, i) => ({ naturalKey: keys[i], data: r.data, flags: r.flags, campaignId: r.campaign_id, source: body.source })));
+        // Imported businesses are leads too: queued for the lead index with the import itself.
+        if (type === 'businesses' && leadIndex) await outbox.enqueue(trx, clientId, written.filter((w) => w.status !== 'unchanged').map((w) => w.id));
+        return written;
+      });
+      if (type === 'businesses' && leadIndex && results.some((r) => r.status !== 'unchanged')) await leadIndex.kick(clientId);
       const seen = new Set<string>();
       const items = results.map((r, index) => {
         const duplicate = seen.has(r.naturalKey);

@@ -190,3 +190,20 @@ describe('leads from jobs', () => {
     expect((await search(a, '?sort_by=indexed_at')).hits[0]).toMatchObject({ name: host, job_id });
   });
 });
+
+describe('leads from imports', () => {
+  test('businesses imported through IDAP become searchable leads', async () => {
+    const carol = caller(api, bearer(await api.newClient('carol')));
+    const res = await carol.post('/api/v1/idap/businesses/import', {
+      source: 'import',
+      records: [
+        { data: { name: 'Imported Florist', category: 'Florist', website: 'https://florist.example', country: 'FR', description: 'Wedding bouquets' } },
+        { data: { name: 'Imported Garage', category: 'Garage', website: 'https://garage.example', country: 'DE' } },
+      ],
+    });
+    expect(res.status).toBe(200);
+    await waitFor(async () => (await search(carol, '')).total === 2, 30_000, 'the imported leads');
+    expect(names(await search(carol, '?query=bouquets'))).toEqual(['Imported Florist']);
+    expect(names(await search(a, '?query=bouquets'))).toEqual([]);
+  });
+});
