@@ -16,6 +16,7 @@ const DOT = '\\s*[[({]\\s*(?:dot|\\.)\\s*[\\])}]\\s*';
 const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
 const BRACKETED = new RegExp(`(?<![a-z0-9._%+-])([a-z0-9._%+-]+)${AT}(${LABEL}(?:(?:${DOT}|\\.)${LABEL})*(?:${DOT}|\\.)[a-z]{2,24})(?![a-z0-9-])`, 'gi');
 const DOT_SPLIT = new RegExp(DOT, 'gi');
+const BRACKET_AT = new RegExp(AT, 'i');
 // "name AT domain DOT com": only in capitals, since " at " and " dot " in lower case are ordinary words.
 const SPELLED = /(?<![A-Za-z0-9._%+-])([A-Za-z0-9._%+-]+) AT ([A-Za-z0-9-]+(?:(?: DOT |\.)[A-Za-z0-9-]+)*(?: DOT |\.)[A-Za-z]{2,24})(?![A-Za-z0-9-])/g;
 
@@ -48,9 +49,10 @@ export function cleanEmail(raw: string): string | undefined {
 /** Addresses written plainly or obfuscated in a text, in order of appearance, cleaned and de-duplicated. */
 export function findEmailsInText(text: string): string[] {
   const found: [number, string][] = [];
-  for (const m of text.matchAll(PLAIN)) found.push([m.index, m[0]]);
-  for (const m of text.matchAll(BRACKETED)) found.push([m.index, `${m[1] ?? ''}@${(m[2] ?? '').replace(DOT_SPLIT, '.')}`]);
-  for (const m of text.matchAll(SPELLED)) found.push([m.index, `${m[1] ?? ''}@${(m[2] ?? '').replace(/ DOT /g, '.')}`]);
+  // Cheap tests first: the full patterns are slow to scan, and most page texts hold none of them.
+  if (text.includes('@')) for (const m of text.matchAll(PLAIN)) found.push([m.index, m[0]]);
+  if (BRACKET_AT.test(text)) for (const m of text.matchAll(BRACKETED)) found.push([m.index, `${m[1] ?? ''}@${(m[2] ?? '').replace(DOT_SPLIT, '.')}`]);
+  if (text.includes(' AT ')) for (const m of text.matchAll(SPELLED)) found.push([m.index, `${m[1] ?? ''}@${(m[2] ?? '').replace(/ DOT /g, '.')}`]);
   found.sort((a, b) => a[0] - b[0]);
   return uniqueEmails(found.map(([, email]) => email));
 }

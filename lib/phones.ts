@@ -45,15 +45,24 @@ export function parsePhone(raw: string, region?: CountryCode): PhoneRecord {
 
 /**
  * The valid numbers in a text (libphonenumber's matcher: it skips dates, prices and postcodes that
- * merely look like digits). National formats are read in `region`; without one only +CC numbers match.
+ * merely look like digits), line by line. National formats are read in `region`; without one only
+ * +CC numbers match.
  */
 export function findPhonesInText(text: string, region?: CountryCode): PhoneRecord[] {
   const out: PhoneRecord[] = [];
-  for (const found of findNumbers(text, { defaultCountry: region, v2: true })) {
-    out.push(record(text.slice(found.startsAt, found.endsAt), found.number as PhoneNumber));
+  // The matcher tries (and throws on) every digit group; a page's text is mostly lines without a
+  // phone-length run of digits, so only lines with one are handed to it.
+  for (const line of text.split('\n')) {
+    if (!PHONE_LIKE.test(line)) continue;
+    for (const found of findNumbers(line, { defaultCountry: region, v2: true })) {
+      out.push(record(line.slice(found.startsAt, found.endsAt), found.number as PhoneNumber));
+    }
   }
   return out;
 }
+
+// Six or more digits, possibly broken by spaces, dots, dashes, slashes or brackets: the shortest numbers dialled with an area code.
+const PHONE_LIKE = /\d(?:[\s()./-]{0,3}\d){5,}/;
 
 /** Merges records that are the same number (by E.164; invalid ones by their digits), first one wins. */
 export function uniquePhones(records: Iterable<PhoneRecord>): PhoneRecord[] {

@@ -3,7 +3,7 @@ import { uniqueEmails } from '../../lib/emails';
 import { BlockedAddressError, OutboundError } from '../../lib/outbound';
 import { uniquePhones, type PhoneRecord } from '../../lib/phones';
 import { buildCompendium, type CleanupLevel, type CompendiumPage } from './compendium';
-import { mergeCompanyInfo, type CompanyInfo } from './extract/company';
+import { isServicesPage, mergeCompanyInfo, type CompanyInfo } from './extract/company';
 import { pickSocial, type SocialLinks } from './extract/social';
 import { mergeTeam, type TeamMember } from './extract/team';
 import { RedirectRefusedError, type FetchedPage, type PageSource } from './fetch';
@@ -241,21 +241,22 @@ async function run(source: PageSource, request: CrawlRequest, settings: CrawlSet
     if (facts.nofollow && request.respectRobots) return;
     for (const link of facts.links) if (isSameSite(link, siteKeys) && looksLikePage(link) && wanted(link)) frontier.push(link, depth + 1);
   };
-  /** `region` undefined: guess it from this page (the start page sets it for the whole crawl). */
-  const analyse = (page: FetchedPage, region: CountryCode | undefined): PageFacts => {
+  /** The start page's region (guessed from it) is the whole crawl's. */
+  const analyse = (page: FetchedPage, isStart: boolean, region: CountryCode | undefined): PageFacts => {
     const final = normalizeUrl(page.finalUrl) ?? page.finalUrl;
     const path = new URL(final).pathname;
     return processPage(page.html as string, final, {
       region,
       extractTeam: request.extractTeam,
       teamPage: /team|about|people|staff|leadership|management|ueber|über|who-we-are|unternehmen/i.test(path),
+      companyPage: isStart || isContactLike(final) || isServicesPage(final),
       compendium: compendiumLevel,
     });
   };
 
   frontier.claim(start);
   frontier.claim(startFinal);
-  const startFacts = analyse(startPage, undefined);
+  const startFacts = analyse(startPage, true, undefined);
   const region = startFacts.region;
   record(startPage, 0, true, startFacts);
   hooks.onPage?.({ pagesCrawled: 1, url: startFinal });
@@ -341,7 +342,7 @@ async function run(source: PageSource, request: CrawlRequest, settings: CrawlSet
     if (succeeded >= request.maxPages) return;
     let facts: PageFacts;
     try {
-      facts = analyse(page, region);
+      facts = analyse(page, false, region);
     } catch (err) {
       errors.push({ url, error: `page not readable: ${describe(err)}` });
       return;

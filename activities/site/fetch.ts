@@ -1,4 +1,4 @@
-import { chromium, type Browser, type BrowserContext, type Page, type Request as PwRequest, type Route } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Request as PwRequest, Route } from 'playwright-core';
 import { launchOptions } from '../../lib/browser';
 import { OutboundError, type OutboundClient } from '../../lib/outbound';
 
@@ -165,7 +165,10 @@ export class BrowserPageSource implements PageSource {
 
   private getContext(): Promise<BrowserContext> {
     const base = launchOptions(this.chromiumPath);
-    this.browser ??= chromium.launch({ ...base, args: [...(base.args ?? []), '--proxy-bypass-list=<-loopback>'], proxy: { server: 'http://127.0.0.1:9' } });
+    // Loaded on first use: Playwright is large, and most crawls never render.
+    this.browser ??= import('playwright-core').then(({ chromium }) =>
+      chromium.launch({ ...base, args: [...(base.args ?? []), '--proxy-bypass-list=<-loopback>'], proxy: { server: 'http://127.0.0.1:9' } }),
+    );
     this.context ??= this.browser.then(async (browser) => {
       const context = await browser.newContext({ userAgent: this.options.userAgent, serviceWorkers: 'block', acceptDownloads: false });
       await context.routeWebSocket(/.*/, (ws) => ws.close({ code: 1008, reason: 'WebSockets are not crawled' }));

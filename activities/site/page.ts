@@ -34,6 +34,11 @@ export interface PageOptions {
   extractTeam: boolean;
   /** A page whose path says team/about/people: its structure is searched for people cards. */
   teamPage: boolean;
+  /**
+   * A page likely to describe the company (the start page, contact/about/legal, services): its meta
+   * tags and structure are read for company_info. Other pages only contribute JSON-LD Organization data.
+   */
+  companyPage: boolean;
   compendium: CleanupLevel | null;
 }
 
@@ -66,10 +71,7 @@ export function processPage(html: string, pageUrl: string, options: PageOptions)
   }
 
   let team: TeamMember[] = [];
-  if (options.extractTeam) {
-    const structured = structuredTeamMembers($, base);
-    team = [...ldTeamMembers(ld, base), ...(options.teamPage || structured.length >= 2 ? structured : [])];
-  }
+  if (options.extractTeam) team = [...ldTeamMembers(ld, base), ...(options.teamPage ? structuredTeamMembers($, base) : [])];
   const facts: PageFacts = {
     title: clean($('title').first().text()) ?? clean($('h1').first().text()) ?? null,
     links,
@@ -77,7 +79,7 @@ export function processPage(html: string, pageUrl: string, options: PageOptions)
     emails: uniqueEmails([...ldEmails, ...pageEmails($, text)]),
     phones: [...ldPhones, ...pagePhones($, text, region)],
     social: pageSocialLinks($, ld),
-    company: pageCompanyInfo($, ld, base),
+    company: options.companyPage || ld.some(isOrganization) ? pageCompanyInfo($, ld, base) : {},
     team,
     region,
   };

@@ -7,7 +7,7 @@ import { processPage } from '../../activities/site/page';
 import { parseSitemap } from '../../activities/site/sitemap';
 import { isSameSite, normalizeUrl, pathFilter, siteKey, urlKey } from '../../activities/site/urls';
 
-const opts = { extractTeam: true, teamPage: false, compendium: null };
+const opts = { extractTeam: true, teamPage: false, companyPage: true, compendium: null };
 
 describe('urls', () => {
   test('normalisation: host case, default port, fragment, tracking parameters, parameter order', () => {

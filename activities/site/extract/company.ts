@@ -72,6 +72,11 @@ function services(node: JsonLdNode): string[] {
 
 const SERVICES_PATH = /\/(services?|leistungen|dienstleistungen|solutions|what-we-do|angebot|offerings|products)(\/|$)/i;
 
+/** A page that lists what the company offers: its headings are read as key services. */
+export function isServicesPage(url: string): boolean {
+  return SERVICES_PATH.test(new URL(url).pathname);
+}
+
 /**
  * What one page says about the company. JSON-LD Organization/LocalBusiness first, then meta and
  * OpenGraph, then the page structure (<address>, a logo image in the header, the headings of a
@@ -88,7 +93,7 @@ export function pageCompanyInfo($: CheerioAPI, ld: JsonLdNode[], pageUrl: string
   info.industry = (org && (ldText(org.industry) ?? (orgType && !GENERIC_TYPES.has(orgType) ? humanizeType(orgType) : undefined))) ?? null;
   const orgServices = org ? services(org) : [];
   if (orgServices.length) info.key_services = [...new Set(orgServices)].slice(0, 20);
-  else if (SERVICES_PATH.test(new URL(pageUrl).pathname)) {
+  else if (isServicesPage(pageUrl)) {
     const headings = $('main h2, main h3, article h2, article h3, body h2, body h3')
       .map((_, el) => clean($(el).text()))
       .get()
