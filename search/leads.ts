@@ -184,6 +184,8 @@ function clientFilter(clientId: string, extra: estypes.QueryDslQueryContainer[] 
   return [{ term: { client_id: clientId } }, ...extra];
 }
 
+const HIT_SOURCE = ['resource_id', 'idap_ref', 'name', 'description', 'category', 'website', 'email', 'phone', 'country', 'rating', 'reviews', 'email_verified', 'icp_score', 'job_id', 'job_type', 'indexed_at'];
+
 /** The lead search request body; exported so the benchmark can send the same query straight to Elasticsearch. */
 export function leadSearchRequest(prefix: string, p: LeadSearchParams): estypes.SearchRequest {
   const filters: estypes.QueryDslQueryContainer[] = [];
@@ -204,6 +206,8 @@ export function leadSearchRequest(prefix: string, p: LeadSearchParams): estypes.
     index: leadIndex(prefix),
     query: { bool: { filter: clientFilter(p.clientId, filters), must } },
     sort,
+    // Only what a hit shows: a lead's e-mail list and campaign ids stay in the index.
+    _source: { includes: HIT_SOURCE },
     track_scores: true,
     track_total_hits: true,
     from: (p.page - 1) * p.perPage,
