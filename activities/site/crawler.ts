@@ -275,6 +275,7 @@ async function run(source: PageSource, request: CrawlRequest, settings: CrawlSet
     }
   }
   enqueueLinks(startFacts, 0);
+  startFacts.links = [];
 
   // ---- the frontier --------------------------------------------------------------------------
   let succeeded = 1;
@@ -328,8 +329,16 @@ async function run(source: PageSource, request: CrawlRequest, settings: CrawlSet
       return;
     }
     const final = normalizeUrl(page.finalUrl) ?? page.finalUrl;
-    // The redirect's target is taken by this fetch (a queued entry of it is skipped), unless another fetch got there first.
-    if (urlKey(final) !== urlKey(url) && !frontier.claim(final)) return;
+    if (urlKey(final) !== urlKey(url)) {
+      // The browser source follows redirects itself: where it ended up is checked afterwards.
+      const refusal = isSameSite(final, siteKeys) ? await robotsRefusal(final).catch((err: unknown) => describe(err)) : 'it leads off the site';
+      if (refusal) {
+        errors.push({ url, error: `redirect to ${final} not used: ${refusal}` });
+        return;
+      }
+      // The redirect's target is taken by this fetch (a queued entry of it is skipped), unless another fetch got there first.
+      if (!frontier.claim(final)) return;
+    }
     if (page.status < 200 || page.status >= 300) {
       record(page, depth, false, undefined);
       errors.push({ url, error: `HTTP ${page.status}` });
@@ -350,6 +359,8 @@ async function run(source: PageSource, request: CrawlRequest, settings: CrawlSet
     succeeded++;
     record(page, depth, false, facts);
     enqueueLinks(facts, depth);
+    // The links are in the frontier now; a 1,000-page crawl need not keep them all.
+    facts.links = [];
     hooks.onPage?.({ pagesCrawled: succeeded, url: final });
   };
 

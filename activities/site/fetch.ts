@@ -181,7 +181,13 @@ export class BrowserPageSource implements PageSource {
   /** Fetches one of Chromium's requests through the guard and hands the response back. */
   private async forward(route: Route): Promise<void> {
     const request = route.request();
-    const page = request.frame().page();
+    // Requests of web workers have no frame; they run under no page's signal.
+    let page: Page | undefined;
+    try {
+      page = request.frame().page();
+    } catch {
+      page = undefined;
+    }
     const headers = Object.fromEntries(Object.entries(await request.allHeaders()).filter(([k]) => !DROP_REQUEST_HEADERS.has(k.toLowerCase()) && !k.startsWith(':')));
     try {
       const res = await this.outbound.fetch(request.url(), {
@@ -191,13 +197,13 @@ export class BrowserPageSource implements PageSource {
         // Chromium follows redirects itself, so each hop comes back through this route.
         redirect: 'manual',
         maxBytes: this.options.maxPageBytes,
-        signal: this.signals.get(page),
+        signal: page && this.signals.get(page),
       });
       await route.fulfill({ status: res.status, headers: Object.fromEntries(Object.entries(res.headers).filter(([k]) => !DROP_RESPONSE_HEADERS.has(k))), body: res.body });
     } catch (err) {
       const blocked = err instanceof OutboundError && err.kind === 'blocked';
       if (blocked) this.blocked.push(request.url());
-      if (request.isNavigationRequest() && request.frame() === page.mainFrame() && err instanceof Error) this.navigationErrors.set(page, err);
+      if (page && request.isNavigationRequest() && request.frame() === page.mainFrame() && err instanceof Error) this.navigationErrors.set(page, err);
       await route.abort(blocked ? 'blockedbyclient' : 'failed').catch(() => undefined);
     }
   }
