@@ -152,25 +152,10 @@ export interface LeadSearchParams {
   sortBy: LeadSort;
 }
 
-export interface LeadHit {
-  doc_id: string;
-  idap_ref: string;
-  score: number;
-  name: string | null;
-  description: string | null;
-  category: string | null;
-  website: string | null;
-  email: string | null;
-  phone: string | null;
-  country: string | null;
-  rating: number | null;
-  reviews: number | null;
-  email_verified: boolean;
-  icp_score: number;
-  job_id: string | null;
-  job_type: string | null;
-  indexed_at: string;
-}
+const HIT_FIELDS = ['idap_ref', 'name', 'description', 'category', 'website', 'email', 'phone', 'country', 'rating', 'reviews', 'email_verified', 'icp_score', 'job_id', 'job_type', 'indexed_at'] as const;
+
+/** A search hit (spec §2.10): the document's shown fields, its id and its relevance. */
+export type LeadHit = Pick<LeadDocument, (typeof HIT_FIELDS)[number]> & { doc_id: string; score: number };
 
 export interface LeadSearchResult {
   total: number;
@@ -184,7 +169,7 @@ function clientFilter(clientId: string, extra: estypes.QueryDslQueryContainer[] 
   return [{ term: { client_id: clientId } }, ...extra];
 }
 
-const HIT_SOURCE = ['resource_id', 'idap_ref', 'name', 'description', 'category', 'website', 'email', 'phone', 'country', 'rating', 'reviews', 'email_verified', 'icp_score', 'job_id', 'job_type', 'indexed_at'];
+const HIT_SOURCE = ['resource_id', ...HIT_FIELDS];
 
 /** The lead search request body; exported so the benchmark can send the same query straight to Elasticsearch. */
 export function leadSearchRequest(prefix: string, p: LeadSearchParams): estypes.SearchRequest {
@@ -228,25 +213,8 @@ export async function searchLeads(es: SearchClient, prefix: string, p: LeadSearc
   const total = typeof res.hits.total === 'number' ? res.hits.total : (res.hits.total?.value ?? 0);
   const hits = res.hits.hits.map((h): LeadHit => {
     const d = h._source as LeadDocument;
-    return {
-      doc_id: d.resource_id,
-      idap_ref: d.idap_ref,
-      score: h._score ?? 0,
-      name: d.name,
-      description: d.description,
-      category: d.category,
-      website: d.website,
-      email: d.email,
-      phone: d.phone,
-      country: d.country,
-      rating: d.rating,
-      reviews: d.reviews,
-      email_verified: d.email_verified,
-      icp_score: d.icp_score,
-      job_id: d.job_id,
-      job_type: d.job_type,
-      indexed_at: d.indexed_at,
-    };
+    const shown = Object.fromEntries(HIT_FIELDS.map((f) => [f, d[f] ?? null])) as Pick<LeadDocument, (typeof HIT_FIELDS)[number]>;
+    return { doc_id: d.resource_id, score: h._score ?? 0, ...shown };
   });
   return { total, hits, facets: { categories: buckets(res.aggregations?.categories) } };
 }
