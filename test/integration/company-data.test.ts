@@ -1,6 +1,7 @@
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { startCompanyDataWorker } from '../support/company-worker';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
+import { waitFor } from '../support/processes';
 import { startCompaniesHouseStandIn, type CompaniesHouseStandIn } from '../stand-ins/companies-house';
 import { startSecStandIn, SYNTHETIC_CIK_BASE, type SecStandIn } from '../stand-ins/sec';
 import { startViesStandIn, type ViesStandIn } from '../stand-ins/vies';
@@ -124,6 +125,11 @@ describe('crawlCompanyData: UK Companies House', () => {
     });
     expect(ch.requests.get('/company/03323845')).toBe(profileBefore + 1);
     expect(ch.requests.get('/company/03323845/officers')).toBe(officersBefore + 1);
+
+    // The record is also an IDAP company_registry resource of the client, keyed by registry and number.
+    const registry = async () => (await main.c.json<{ items: { data: Record<string, unknown> }[] }>(await main.c.get('/api/v1/idap/company_registry?source=crawl_company_data'))).items;
+    await waitFor(async () => (await registry()).some((r) => r.data.registry_id === '03323845'), 15_000, 'the company_registry resource');
+    expect((await registry()).find((r) => r.data.registry_id === '03323845')?.data).toMatchObject({ registry: 'uk_registry', source: 'uk_registry', name: 'SHELL GROUP LIMITED', status: 'active', source_url: expect.stringContaining('03323845') });
 
     // Registry data is public: another client's job asking the same question is answered from the cache.
     const other = caller(main.api, bearer(await main.api.newClient('other')));
