@@ -70,6 +70,16 @@ export function isHtml(contentType: string, body: Buffer): boolean {
   return /^\s*(<!doctype html|<html|<head|<body)/i.test(body.subarray(0, 512).toString('latin1'));
 }
 
+/** `promise`, or the signal's reason as soon as it aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 /** Runs `fn` with `signal` plus a per-page deadline; the deadline surfaces as an OutboundError of kind timeout. */
 async function withPageDeadline<T>(url: string, signal: AbortSignal, timeoutMs: number, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const deadline = AbortSignal.timeout(timeoutMs);
@@ -208,10 +218,10 @@ export class BrowserPageSource implements PageSource {
     }
   }
 
-  fetchPage(url: string, signal: AbortSignal): Promise<FetchedPage> {
+  async fetchPage(url: string, signal: AbortSignal): Promise<FetchedPage> {
+    // Starting Chromium is the crawl's cost, not the page's: it happens outside the page deadline.
+    const context = await untilAborted(this.getContext(), signal);
     return withPageDeadline(url, signal, this.options.pageTimeoutMs, async (s) => {
-      s.throwIfAborted();
-      const context = await this.getContext();
       const page = await context.newPage();
       this.signals.set(page, s);
       // Closing the page rejects a pending goto: that is how a cancel or the deadline stops a render.
@@ -226,8 +236,9 @@ export class BrowserPageSource implements PageSource {
           throw this.navigationErrors.get(page) ?? new OutboundError('network', `could not render ${url}: ${((err as Error).message ?? String(err)).split('\n')[0]}`, url);
         }
         if (!response) throw new OutboundError('protocol', `no response for ${url}`, url);
-        // Script-built pages fetch their content after load; wait briefly for the network to settle.
-        await page.waitForLoadState('networkidle', { timeout: Math.min(3000, this.options.pageTimeoutMs) }).catch(() => undefined);
+        // Script-built pages fetch their content after load; wait briefly for the network to settle,
+        // leaving the rest of the page's time for reading the result.
+        await page.waitForLoadState('networkidle', { timeout: Math.min(3000, Math.floor(this.options.pageTimeoutMs / 3)) }).catch(() => undefined);
         s.throwIfAborted();
         const chain: string[] = [];
         for (let r: PwRequest | null = response.request(); r; r = r.redirectedFrom()) chain.unshift(r.url());
