@@ -87,8 +87,52 @@ export const companyVatResult = z.object({
   metadata: answerMetadata,
 }).meta({ id: 'CompanyDataVatResult', description: 'crawlCompanyData, mode vat' });
 
+const socialKeys = {
+  proflink: z.string().nullable().describe('LinkedIn'),
+  microblog: z.string().nullable().describe('X / Twitter'),
+  socialnet: z.string().nullable().describe('Facebook'),
+  instagram: z.string().nullable(),
+  youtube: z.string().nullable(),
+  tiktok: z.string().nullable(),
+  pinterest: z.string().nullable(),
+  github: z.string().nullable(),
+};
+
+export const crawlSiteResult = z.object({
+  url: z.string(),
+  final_url: z.string().describe('the start page after redirects'),
+  pages_crawled: z.number().int(),
+  emails: z.array(z.string()).describe('lower-cased, de-duplicated'),
+  phones: z.array(z.object({ raw: z.string(), e164: z.string().nullable(), national: z.string().nullable(), type: z.string().nullable(), valid: z.boolean() })),
+  ...socialKeys,
+  social_media: z.object(socialKeys).describe('the same profile links as the top-level keys'),
+  company_info: z.object({
+    name: z.string().nullable(),
+    description: z.string().nullable(),
+    industry: z.string().nullable(),
+    key_services: z.array(z.string()).nullable(),
+    target_audience: z.string().nullable(),
+    address: z.string().nullable(),
+    logo_url: z.string().nullable(),
+  }),
+  team_members: z.array(z.object({ name: z.string(), position: z.string().nullable(), email: z.string().nullable(), proflink_url: z.string().nullable(), photo_url: z.string().nullable() })),
+  compendium: z.object({
+    available: z.boolean(),
+    chars: z.number().int(),
+    cleanup_level: z.enum(['raw', 'fit']),
+    storage_location: z.string().describe('s3://<bucket>/<key> in the client\'s media bucket'),
+    download_url: z.string(),
+    filename: z.string(),
+    size_bytes: z.number().int(),
+    content_hash: z.string().describe('sha256 of the Markdown'),
+    estimated_tokens: z.number().int().describe('ceil(chars / 4)'),
+  }).optional().describe('present when compendium.enabled'),
+  pages: z.array(z.object({ url: z.string(), final_url: z.string(), status: z.number().int(), title: z.string().nullable(), redirect_chain: z.array(z.string()).optional() })),
+  errors: z.array(z.object({ url: z.string().nullable(), error: z.string() })).describe('non-fatal, per page'),
+}).meta({ id: 'CrawlSiteResult', description: 'crawlSite (spec §2.3)' });
+
 /** `data` of a completed job: one of the documented shapes, or another type's object. */
 export const jobResultData = z
-  .union([companySearchResult, companyLookupResult, companyVatResult, z.record(z.string(), z.unknown())])
+  .union([crawlSiteResult, companySearchResult, companyLookupResult, companyVatResult, z.record(z.string(), z.unknown())])
   .nullable()
   .describe('the job type\'s result; null until the job completes');

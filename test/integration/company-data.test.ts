@@ -1,3 +1,4 @@
+import { companyLookupResult, companySearchResult, companyVatResult } from '../../api/schemas/results';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { startCompanyDataWorker } from '../support/company-worker';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
@@ -100,6 +101,7 @@ describe('crawlCompanyData: UK Companies House', () => {
     const meta = shell?.metadata as { retrieved_at: string; cache_expires_at: string };
     expect(hours(meta.retrieved_at, meta.cache_expires_at)).toBeCloseTo(24, 5);
     expect(results.find((r) => r.registration_number === 'SC123456')).toMatchObject({ status: 'liquidation' });
+    expect(() => companySearchResult.parse(data)).not.toThrow();
   });
 
   test('lookup returns the full record with officers; the same company asked again comes from the cache', async () => {
@@ -125,6 +127,7 @@ describe('crawlCompanyData: UK Companies House', () => {
     });
     expect(ch.requests.get('/company/03323845')).toBe(profileBefore + 1);
     expect(ch.requests.get('/company/03323845/officers')).toBe(officersBefore + 1);
+    expect(() => companyLookupResult.parse(live.data)).not.toThrow();
 
     // The record is also an IDAP company_registry resource of the client, keyed by registry and number.
     const registry = async () => (await main.c.json<{ items: { data: Record<string, unknown> }[] }>(await main.c.get('/api/v1/idap/company_registry?source=crawl_company_data'))).items;
@@ -207,6 +210,7 @@ describe('crawlCompanyData: EU VIES', () => {
       data: { valid: true, vat_number: '004495445B01', country_code: 'NL', company_name: 'KONINKLIJKE PHILIPS N.V.', company_address: 'HIGH TECH CAMPUS 00052\n5656AG EINDHOVEN', request_date: expect.any(String) },
       metadata: { source: 'eu_vies', cached: false },
     });
+    expect(() => companyVatResult.parse(philips.data)).not.toThrow();
     const withheld = await run(main.c, { mode: 'vat', vat_number: 'DE282741168' });
     expect(withheld.data.data).toMatchObject({ valid: true, country_code: 'DE', company_name: '---', company_address: '---' });
     const unknown = await run(main.c, { mode: 'vat', vat_number: 'DE999999999' });

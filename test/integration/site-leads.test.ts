@@ -1,3 +1,4 @@
+import { crawlSiteResult } from '../../api/schemas/results';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { waitFor } from '../support/processes';
@@ -49,6 +50,9 @@ const businesses = async (): Promise<Resource[]> => {
 
 test('a crawled site becomes a business with its domain, e-mails, phones and team, and a searchable lead', async () => {
   const jobId = await crawl({ max_pages: 20, compendium: { enabled: true, cleanup_level: 'fit' } });
+  // The result is what the OpenAPI document says it is (CrawlSiteResult).
+  const envelope = await c.json<{ data: unknown }>(await c.get(`/api/v1/jobs/${jobId}/results`));
+  expect(() => crawlSiteResult.strict().parse(envelope.data)).not.toThrow();
 
   await waitFor(async () => (await businesses()).length === 1, 30_000, 'the business resource');
   const [business] = await businesses();
