@@ -74,7 +74,9 @@ export class ViesClient {
       if ('result' in outcome) return outcome.result;
       last = outcome;
     }
-    throw new RegistryUnavailableError(REGISTRY, `${last?.transient ?? 'no answer'} after ${this.retries + 1} attempts`, { cause: last?.cause });
+    // With retries left to the caller (the Temporal activity), the count would mislead.
+    const tries = this.retries > 0 ? ` after ${this.retries + 1} attempts` : '';
+    throw new RegistryUnavailableError(REGISTRY, `${last?.transient ?? 'no answer'}${tries}`, { cause: last?.cause });
   }
 
   private async attempt(countryCode: string, number: string, input: string, signal?: AbortSignal): Promise<Attempt> {
