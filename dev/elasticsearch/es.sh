@@ -16,6 +16,8 @@
 #   JAVA_HOME          JDK to run/build with, default /usr/lib/jvm/temurin-25-jdk-amd64 (must be Java 21+)
 #   ES_JAVA_OPTS       extra JVM flags, appended after the defaults (-Xms512m -Xmx1g), so e.g. -Xmx2g wins
 #   ES_START_TIMEOUT   seconds to wait for yellow/green on start, default 120
+#   ES_NODE_DIR        run another node from the same build, its home/data/pid/log under this folder
+#                      (tests start one on their own ports to stop and restart it)
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
@@ -32,10 +34,13 @@ ES_DIR="$STACK_DIR/elasticsearch"
 LIB_DIR="$ES_DIR/lib"
 CLASSES_DIR="$ES_DIR/classes"
 HASH_FILE="$ES_DIR/.build-hash"
-HOME_DIR="$ES_DIR/home"
-DATA_DIR="$ES_DIR/data"
-RUN_DIR="$STACK_DIR/run"
-LOG_DIR="$STACK_DIR/logs"
+# ES_NODE_DIR: a second, separate node (home, data, pid, log under it) that reuses this build.
+NODE_DIR="${ES_NODE_DIR:-}"
+HOME_DIR="${NODE_DIR:-$ES_DIR}/home"
+DATA_DIR="${NODE_DIR:-$ES_DIR}/data"
+TMP_DIR="${NODE_DIR:-$ES_DIR}/tmp"
+RUN_DIR="${NODE_DIR:-$STACK_DIR}/run"
+LOG_DIR="${NODE_DIR:-$STACK_DIR}/logs"
 PID_FILE="$RUN_DIR/elasticsearch.pid"
 LOG_FILE="$LOG_DIR/elasticsearch.log"
 LOCK_FILE="$RUN_DIR/elasticsearch.lock"
@@ -181,7 +186,7 @@ do_start() {
     wait_healthy "$pid"
     return 0
   fi
-  mkdir -p "$HOME_DIR" "$DATA_DIR" "$LOG_DIR" "$RUN_DIR" "$ES_DIR/tmp"
+  mkdir -p "$HOME_DIR" "$DATA_DIR" "$LOG_DIR" "$RUN_DIR" "$TMP_DIR"
   if [[ -f "$LOG_FILE" ]]; then
     mv -f "$LOG_FILE" "$LOG_FILE.1"
   fi
@@ -191,7 +196,7 @@ do_start() {
     -XX:-OmitStackTraceInFastThrow
     -Dfile.encoding=UTF-8
     -Djava.locale.providers=CLDR
-    -Djava.io.tmpdir="$ES_DIR/tmp"
+    -Djava.io.tmpdir="$TMP_DIR"
     -Dlog4j.shutdownHookEnabled=false
     -Dlog4j2.disable.jmx=true
     -Dlog4j2.formatMsgNoLookups=true
