@@ -49,6 +49,7 @@ export async function searchTimings(ctx: { base: string; auth: string; size: num
             },
             sources: ['crawl_site'],
             campaignIds: [],
+            flags: ['new'],
             createdAt: now.toISOString(),
             emails: i % 2 ? [{ address: `lead${i}@c${i}.bench.test`, verified: i % 4 === 1 }] : [],
             phones: [],

@@ -29,6 +29,8 @@ export interface LeadDocument {
   job_type: string | null;
   source: string | null;
   campaign_ids: string[];
+  /** The business's IDAP flags; `rejected` leads are left out of search and aggregations. */
+  flags: string[];
   created_at: string;
   indexed_at: string;
   /** The site's Markdown compendium, searchable but not returned (excluded from _source). */
@@ -69,6 +71,7 @@ const MAPPINGS: estypes.MappingTypeMapping = {
     job_type: { type: 'keyword' },
     source: { type: 'keyword' },
     campaign_ids: { type: 'keyword' },
+    flags: { type: 'keyword' },
     created_at: { type: 'date' },
     indexed_at: { type: 'date' },
     compendium: { type: 'text' },
@@ -83,7 +86,11 @@ const SETTINGS: estypes.IndicesIndexSettings = {
 /** Creates the lead index with its mapping if it does not exist (safe to call concurrently). */
 export async function ensureLeadIndex(es: SearchClient, prefix: string): Promise<void> {
   const index = leadIndex(prefix);
-  if (await es.indices.exists({ index })) return;
+  if (await es.indices.exists({ index })) {
+    // An index made by an older release lacks fields added since (adding fields is allowed).
+    await es.indices.putMapping({ index, properties: MAPPINGS.properties });
+    return;
+  }
   try {
     await es.indices.create({ index, mappings: MAPPINGS, settings: SETTINGS });
   } catch (err) {
@@ -169,6 +176,9 @@ function clientFilter(clientId: string, extra: estypes.QueryDslQueryContainer[] 
   return [{ term: { client_id: clientId } }, ...extra];
 }
 
+// A lead the client rejected (IDAP flag, §2.9) is not a lead any more, as IDAP lists hide it too.
+const NOT_REJECTED: estypes.QueryDslQueryContainer[] = [{ term: { flags: 'rejected' } }];
+
 const HIT_SOURCE = ['resource_id', ...HIT_FIELDS];
 
 /** The lead search request body; exported so the benchmark can send the same query straight to Elasticsearch. */
@@ -189,7 +199,7 @@ export function leadSearchRequest(prefix: string, p: LeadSearchParams): estypes.
         : [{ [p.sortBy]: { order: 'desc', missing: '_last' } }, tie];
   return {
     index: leadIndex(prefix),
-    query: { bool: { filter: clientFilter(p.clientId, filters), must } },
+    query: { bool: { filter: clientFilter(p.clientId, filters), must, must_not: NOT_REJECTED } },
     sort,
     // Only what a hit shows: a lead's e-mail list and campaign ids stay in the index.
     _source: { includes: HIT_SOURCE },
@@ -237,7 +247,7 @@ export async function leadAggregations(es: SearchClient, prefix: string, clientI
       index: leadIndex(prefix),
       size: 0,
       track_total_hits: true,
-      query: { bool: { filter: clientFilter(clientId, jobType ? [{ term: { job_type: jobType } }] : []) } },
+      query: { bool: { filter: clientFilter(clientId, jobType ? [{ term: { job_type: jobType } }] : []), must_not: NOT_REJECTED } },
       aggs: {
         by_job_type: { terms: { field: 'job_type', size: 20 } },
         by_category: { terms: { field: 'category', size: 50 } },
@@ -281,6 +291,7 @@ export interface LeadSource {
   data: Record<string, unknown>;
   sources: string[];
   campaignIds: string[];
+  flags: string[];
   createdAt: string;
   emails: { address: string; verified: boolean }[];
   phones: { number: string }[];
@@ -322,6 +333,7 @@ export function buildLeadDocument(src: LeadSource, icp: IcpProfile, now = new Da
     job_type: text(d.job_type),
     source: src.sources[0] ?? text(d.source),
     campaign_ids: src.campaignIds,
+    flags: src.flags,
     created_at: src.createdAt,
     indexed_at: now.toISOString(),
     compendium: src.compendium,

@@ -49,7 +49,7 @@ export function createLeadActivities(deps: ActivityDeps) {
       const businesses = (await deps.db('idap_resources')
         .where({ client_id: clientId, resource_type: 'businesses' })
         .whereIn('id', ids)
-        .select('id', 'data', 'sources', 'campaign_ids', 'created_at')) as { id: string; data: Record<string, unknown>; sources: string[]; campaign_ids: string[]; created_at: Date }[];
+        .select('id', 'data', 'sources', 'campaign_ids', 'flags', 'created_at')) as { id: string; data: Record<string, unknown>; sources: string[]; campaign_ids: string[]; flags: string[]; created_at: Date }[];
       const found = new Set(businesses.map((b) => b.id));
       deleted.push(...ids.filter((id) => !found.has(id)));
       const related = await relatedOf(deps.db, clientId, [...found], ['emails', 'phones']);
@@ -62,6 +62,7 @@ export function createLeadActivities(deps: ActivityDeps) {
           data: b.data,
           sources: b.sources,
           campaignIds: b.campaign_ids,
+          flags: b.flags,
           createdAt: b.created_at.toISOString(),
           emails: (rel?.get('emails') ?? []).map((e) => ({ address: String(e.data.address ?? ''), verified: e.data.verified === true })).filter((e) => e.address),
           phones: (rel?.get('phones') ?? []).map((p) => ({ number: String(p.data.number ?? '') })).filter((p) => p.number),

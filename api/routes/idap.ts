@@ -281,8 +281,16 @@ export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigge
     responses: { 200: { description: 'The resource after the change', schema: idapResource }, 400: { description: 'Media type' }, ...notFoundResponse },
     handler: async (ctx: AppContext, { params, body }) => {
       const type = servedType(params.resource_type, 400);
-      const row = await updateFlags(db, clientIdOf(ctx), type, params.resource_id, body.add, body.remove);
+      const clientId = clientIdOf(ctx);
+      let requeued = false;
+      // A business's flags are part of its lead (a rejected one leaves the search): re-index it.
+      const row = await updateFlags(db, clientId, type, params.resource_id, body.add, body.remove, async (trx, changed) => {
+        if (type !== 'businesses' || !leadIndex) return;
+        await outbox.enqueue(trx, clientId, [changed.id]);
+        requeued = true;
+      });
       if (!row) throw notFound(RESOURCE_NOT_FOUND);
+      if (requeued) await leadIndex?.kick(clientId);
       ctx.body = view(row, undefined, undefined);
     },
   });

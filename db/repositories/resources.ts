@@ -181,17 +181,28 @@ export async function relate(trx: Knex.Transaction, a: ResourceRef, b: ResourceR
 }
 
 /** Adds and removes flags; bumps modified_at only when the flags changed. Undefined: no such resource. */
-export async function updateFlags(db: Knex, clientId: string, type: ResourceType, id: string, add: Flag[], remove: Flag[]): Promise<ResourceModel | undefined> {
+export async function updateFlags(
+  db: Knex,
+  clientId: string,
+  type: ResourceType,
+  id: string,
+  add: Flag[],
+  remove: Flag[],
+  /** Runs in the same transaction when the flags changed (e.g. to queue the lead for re-indexing). */
+  onChange?: (trx: Knex.Transaction, row: ResourceModel) => Promise<void>,
+): Promise<ResourceModel | undefined> {
   return db.transaction(async (trx) => {
     await lockClient(trx, clientId);
-    await trx.raw(
+    const { rowCount } = (await trx.raw(
       `update idap_resources set flags = nf.flags, change_seq = nextval('idap_change_seq'), modified_at = clock_timestamp()
        from (select id, array(select distinct f from unnest(flags || ?::text[]) f where f <> all(?::text[]) order by f) as flags
              from idap_resources where client_id = ? and resource_type = ? and id = ?) nf
        where idap_resources.id = nf.id and idap_resources.flags is distinct from nf.flags`,
       [add, remove, clientId, type, id],
-    );
-    return getResource(trx, clientId, type, id);
+    )) as { rowCount: number };
+    const row = await getResource(trx, clientId, type, id);
+    if (row && rowCount > 0 && onChange) await onChange(trx, row);
+    return row;
   });
 }
 

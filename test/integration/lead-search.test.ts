@@ -188,3 +188,17 @@ describe('leads from imports', () => {
     expect(names(await search(a, '?query=bouquets'))).toEqual([]);
   });
 });
+
+describe('rejected leads', () => {
+  test('flagging a business rejected in IDAP takes it out of lead search and aggregations; unflagging brings it back', async () => {
+    const bolt = (await search(a, '?query=plumbing')).hits[0];
+    expect(bolt?.name).toBe('Bolt Plumbing');
+    const patch = (body: unknown) =>
+      fetch(`${api.url}/api/v1/idap/businesses/${String(bolt?.doc_id)}`, { method: 'PATCH', headers: { authorization: a.auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await patch({ add: ['rejected'] })).status).toBe(200);
+    await waitFor(async () => (await search(a, '?query=plumbing')).total === 0, 30_000, 'the rejected lead to leave the search');
+    expect(await a.json(await a.get('/api/v1/search/aggregations'))).toMatchObject({ by_category: expect.not.arrayContaining([{ name: 'Plumber', count: 1 }]) });
+    expect((await patch({ remove: ['rejected'] })).status).toBe(200);
+    await waitFor(async () => (await search(a, '?query=plumbing')).total === 1, 30_000, 'the lead to come back');
+  });
+});
