@@ -40,23 +40,25 @@ export class SearchOutbox {
    * are deleted if it succeeds and released, with the error recorded, if it throws.
    */
   async drain(limit: number, clientId: string | undefined, work: (rows: OutboxRow[], trx: Knex.Transaction) => Promise<void>): Promise<number> {
+    let claimed: OutboxRow[] = [];
     try {
       return await this.db.transaction(async (trx) => {
         const q = trx('search_outbox').select('client_id', 'resource_id', 'job_id').orderBy('enqueued_at').limit(limit).forUpdate().skipLocked();
-        const rows = (await (clientId ? q.where({ client_id: clientId }) : q)) as OutboxRow[];
-        if (rows.length === 0) return 0;
-        await work(rows, trx);
-        await trx('search_outbox')
-          .whereIn(['client_id', 'resource_id'], rows.map((r) => [r.client_id, r.resource_id]))
-          .delete();
-        return rows.length;
+        claimed = (await (clientId ? q.where({ client_id: clientId }) : q)) as OutboxRow[];
+        if (claimed.length === 0) return 0;
+        await work(claimed, trx);
+        await trx('search_outbox').whereIn(['client_id', 'resource_id'], claimed.map((r) => [r.client_id, r.resource_id])).delete();
+        return claimed.length;
       });
     } catch (err) {
-      await this.db('search_outbox')
-        .modify((q) => (clientId ? q.where({ client_id: clientId }) : q))
-        .increment('attempts', 1)
-        .update({ last_error: String((err as Error).message).slice(0, 500) })
-        .catch(() => undefined);
+      // The rows stay queued (the transaction rolled back); note why, for operators.
+      if (claimed.length > 0) {
+        await this.db('search_outbox')
+          .whereIn(['client_id', 'resource_id'], claimed.map((r) => [r.client_id, r.resource_id]))
+          .increment('attempts', 1)
+          .update({ last_error: String((err as Error).message).slice(0, 500) })
+          .catch(() => undefined);
+      }
       throw err;
     }
   }
