@@ -7,6 +7,7 @@
  *   - lead search with facets, through the API and the same query straight to Elasticsearch
  *     (bench/search-leads.ts), after indexing N lead documents.
  * Prints p50/p95 and writes JSON to bench/results/.
+ * BENCH_API_LOG=info shows the API's request log (server-side ms per request) in the output.
  *   npm run bench:data -- [--size 100000] [--batches 300] [--pages 300] [--queries 300] [--concurrency 1]
  * Targets at 1M rows (--size 1000000): check-batch p95 <= 30 ms, sync page p95 <= 50 ms,
  * search p95 <= 30 ms and <= 1.2x the direct query.
@@ -58,7 +59,7 @@ async function loadRows(db: Db, clientId: string, size: number): Promise<number>
 async function main(): Promise<void> {
   const opts = args({ size: 100_000, batches: 300, pages: 300, concurrency: 1, warmup: 20, queries: 300 });
   const tag = `d${Date.now().toString(36)}`;
-  const env = { ...stackEnv(), DATABASE_SCHEMA: `bench_${tag}`, ES_INDEX_PREFIX: `bench-${tag}`, LOG_LEVEL: 'warn' };
+  const env = { ...stackEnv(), DATABASE_SCHEMA: `bench_${tag}`, ES_INDEX_PREFIX: `bench-${tag}`, LOG_LEVEL: process.env.BENCH_API_LOG ?? 'warn' };
   const config = parseConfig(env);
   const db = createDb(config);
   await migrateLatest(db, config.DATABASE_SCHEMA);

@@ -5,7 +5,7 @@ import { LEAD_SORTS } from '../../search/leads';
 const queryBool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 export const leadSearchQuery = z.strictObject({
-  query: z.string().trim().max(500, 'query may be at most 500 characters').optional().describe('full text over company name, description and the site compendium'),
+  query: z.string().trim().max(500, 'query may be at most 500 characters').optional().describe('full text over company name, description and the site compendium; every word must appear'),
   email_verified: queryBool.optional().describe('only leads with (true) or without (false) a verified e-mail'),
   min_icp_score: z.coerce.number().int().min(0).max(100).optional(),
   industry: z.string().trim().min(1).max(200).optional().describe('category, case-insensitive exact match'),

@@ -102,6 +102,10 @@ describe('lead search', () => {
       indexed_at: expect.any(String),
     });
     expect(body.hits[0]?.score as number).toBeGreaterThan(0);
+    // Every word must appear, in any of the fields.
+    expect(names(await search(a, '?query=sourdough%20leeds'))).toEqual(['Acme Bakery']);
+    expect(names(await search(a, '?query=acme%20sourdough'))).toEqual(['Acme Bakery']);
+    expect(names(await search(a, '?query=sourdough%20plumbing'))).toEqual([]);
     // Another client's lead with the same words is not there.
     expect(names(await search(a, '?query=bakery'))).not.toContain('Acme Bakery of Bob');
   });
