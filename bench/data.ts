@@ -7,7 +7,8 @@
  *   - lead search with facets, through the API and the same query straight to Elasticsearch
  *     (bench/search-leads.ts), after indexing N lead documents.
  * Prints p50/p95 and writes JSON to bench/results/.
- * BENCH_API_LOG=info shows the API's request log (server-side ms per request) in the output.
+ * BENCH_API_LOG=info shows the API's request log (server-side ms per request) in the output;
+ * BENCH_PROFILE_DIR=<dir> writes a CPU profile of the API process there.
  *   npm run bench:data -- [--size 100000] [--batches 300] [--pages 300] [--queries 300] [--concurrency 1]
  * Targets at 1M rows (--size 1000000): check-batch p95 <= 30 ms, sync page p95 <= 50 ms,
  * search p95 <= 30 ms and <= 1.2x the direct query.
@@ -69,7 +70,9 @@ async function main(): Promise<void> {
   const loadSeconds = await loadRows(db, client.client_id, opts.size);
 
   const port = 18000 + Math.floor(Math.random() * 1000);
-  const api = spawn(process.execPath, ['--import', 'tsx', 'bench/submit-api.ts'], {
+  const profileDir = process.env.BENCH_PROFILE_DIR;
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const api = spawn(process.execPath, [...profile, '--import', 'tsx', 'bench/submit-api.ts'], {
     cwd: ROOT,
     env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false' } as NodeJS.ProcessEnv,
     stdio: ['ignore', 'inherit', 'inherit'],
