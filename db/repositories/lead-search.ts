@@ -62,11 +62,6 @@ export class SearchOutbox {
       throw err;
     }
   }
-
-  async pending(clientId?: string): Promise<number> {
-    const row = (await this.db('search_outbox').modify((q) => (clientId ? q.where({ client_id: clientId }) : q)).count<{ count: string }[]>('* as count').first()) as { count: string } | undefined;
-    return Number(row?.count ?? 0);
-  }
 }
 
 export interface IcpRow {
