@@ -12,7 +12,7 @@ import type { JobLifecycleActivities, JobTypeActivities } from '../activities';
 import type { JobType } from '../lib/job-types';
 import type { LeadActivities } from '../activities/store/leads';
 import { companyData, type RegistryQueues } from './company-data';
-import { leadIndexing } from './leads';
+import { requestLeadIndexing } from './leads';
 
 export interface RunJobInput {
   jobId: string;
@@ -98,14 +98,14 @@ export async function runJob(input: RunJobInput): Promise<RunJobResult> {
 }
 
 /**
- * After a job completed: its result as IDAP resources, then its businesses in the lead index. The
- * job is already complete, so a failure here is logged, never turned into a failed job; indexing
- * keeps retrying through an Elasticsearch outage (leads.ts) and nothing queued is lost meanwhile.
+ * After a job completed: its result as IDAP resources, then its businesses in the lead index (by the
+ * client's indexLeads workflow, which retries through an Elasticsearch outage; nothing queued is lost
+ * meanwhile). The job is already complete, so a failure here is logged, never a failed job.
  */
 async function publishLeads(input: RunJobInput): Promise<void> {
   try {
     const projected = await projecting.projectJobResult({ jobId: input.jobId, clientId: input.clientId, type: input.type });
-    if (projected.businesses > 0) await leadIndexing.indexLeads({ clientId: input.clientId });
+    if (projected.businesses > 0) await requestLeadIndexing(input.clientId);
   } catch (err) {
     log.error('publishing the job\'s leads failed', { jobId: input.jobId, error: err instanceof Error ? err.message : String(err) });
   }

@@ -59,10 +59,16 @@ describe('runJob workflow', () => {
         projectJobResult: async (i: unknown) => { calls.push(['projectJobResult', i]); return { resources: 4, businesses: 1 }; },
         indexLeads: async (i: unknown) => { calls.push(['indexLeads', i]); return { indexed: 1 }; },
       },
-      (taskQueue) => env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [{ jobId, clientId: 'cli_x', type: 'crawlSite' }] }),
+      async (taskQueue) => {
+        const done = await env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [{ jobId, clientId: 'cli_x', type: 'crawlSite' }] });
+        // Indexing runs in the client's own workflow, which outlives the job's.
+        while (!calls.some((c) => c[0] === 'indexLeads')) await new Promise((r) => setTimeout(r, 50));
+        return done;
+      },
     );
     expect(result.status).toBe('completed');
     expect(calls.map((c) => c[0])).toEqual(['startJob', 'completeJob', 'projectJobResult', 'indexLeads']);
+    expect(calls.at(-1)).toEqual(['indexLeads', { clientId: 'cli_x' }]);
 
     const failing: Call[] = [];
     const id2 = randomUUID();
