@@ -1,5 +1,5 @@
 import type { Db } from '../../db';
-import { IcpProfiles, SearchOutbox } from '../../db/repositories/lead-search';
+import { IcpProfiles, SearchOutbox, type IcpRow } from '../../db/repositories/lead-search';
 import { AppError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import type { SearchClient } from '../../search/client';
@@ -16,6 +16,8 @@ export interface SearchRouteDeps {
   trigger: LeadIndexTrigger;
   logger: Logger;
 }
+
+const icpView = (row: IcpRow) => ({ industries: row.industries, countries: row.countries, updated_at: row.updated_at ? new Date(row.updated_at).toISOString() : null });
 
 const unavailable = () => new AppError(503, 'search service unavailable', 'search_unavailable', { 'retry-after': '30' });
 
@@ -85,7 +87,7 @@ export function searchRoutes(api: ApiRouter, deps: SearchRouteDeps): void {
     responses: { 200: { description: 'The profile; empty lists when none is set', schema: icpResponse } },
     handler: async (ctx) => {
       const row = await icp.get(clientIdOf(ctx));
-      ctx.body = { industries: row.industries, countries: row.countries, updated_at: row.updated_at ? new Date(row.updated_at).toISOString() : null };
+      ctx.body = icpView(row);
     },
   });
 
@@ -105,7 +107,7 @@ export function searchRoutes(api: ApiRouter, deps: SearchRouteDeps): void {
         requeued: await outbox.enqueueAll(trx, clientId),
       }));
       if (requeued > 0) await deps.trigger.kick(clientId);
-      ctx.body = { industries: row.industries, countries: row.countries, updated_at: row.updated_at ? new Date(row.updated_at).toISOString() : null, requeued };
+      ctx.body = { ...icpView(row), requeued };
     },
   });
 }
