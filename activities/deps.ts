@@ -1,3 +1,5 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { z } from 'zod';
 import type { Db } from '../db';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
@@ -28,4 +30,18 @@ export interface JobActivityInput {
 /** Job-type activities store their result themselves and return only its size. */
 export interface JobActivityOutput {
   resultsCount: number;
+}
+
+/**
+ * A job payload parsed with its catalog schema (jobs/<type>.ts): defaults applied, typed. The API
+ * validated it with the same schema; a payload that no longer parses (stored before a schema change)
+ * is a permanent failure.
+ */
+export function parsePayload<S extends z.ZodType>(schema: S, payload: unknown): z.infer<S> {
+  const parsed = schema.safeParse(payload);
+  if (!parsed.success) {
+    const why = parsed.error.issues.map((i) => `${i.path.join('.') || 'payload'}: ${i.message}`).join('; ');
+    throw ApplicationFailure.nonRetryable(`invalid payload: ${why}`, 'InvalidInput');
+  }
+  return parsed.data;
 }

@@ -2,7 +2,7 @@ import Koa from 'koa';
 import type { Db } from '../db';
 import { EventListener } from '../db/event-listener';
 import { DedupeRepository } from '../db/repositories/dedupe';
-import { AVAILABLE_JOB_TYPES, type JobType } from '../lib/job-types';
+import { AVAILABLE_JOB_TYPES, type JobType } from '../jobs';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import type { Storage } from '../lib/storage';
@@ -34,7 +34,7 @@ export interface AppDeps {
   search: SearchClient;
   storage: Storage;
   logger: Logger;
-  /** Job types with a worker implementation; defaults to lib/job-types AVAILABLE_JOB_TYPES. */
+  /** Job types with a worker implementation; defaults to the catalog's AVAILABLE_JOB_TYPES. */
   availableJobTypes?: readonly JobType[];
 }
 
@@ -65,7 +65,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
     config.HEALTH_TIMEOUT_MS,
   );
 
-  const jobs = new JobService(db, deps.storage, deps.temporal, config, { crawlMaps: config.QUEUE_CAPACITY_CRAWL_MAPS, crawlSite: config.QUEUE_CAPACITY_CRAWL_SITE }, deps.logger);
+  const jobs = new JobService(db, deps.storage, deps.temporal, config, deps.logger);
   jobRoutes(api, jobs, { availableTypes: deps.availableJobTypes ?? AVAILABLE_JOB_TYPES });
   const listener = new EventListener(config.DATABASE_URL, config.DATABASE_SCHEMA, db, deps.logger);
   eventRoutes(api, db, listener, config.SSE_HEARTBEAT_SECONDS);

@@ -7,13 +7,13 @@ import type { JobModel } from '../db/models/job';
 import { JobResultStore } from '../db/repositories/job-results';
 import { JobRepository, type ListFilter } from '../db/repositories/jobs';
 import type { Config } from '../lib/config';
+import { CATALOG, priorityKeyFor, type JobType } from '../jobs';
+import { activityTaskQueues, jobTaskQueue } from '../jobs/queues';
 import { AppError, badRequest, notFound } from '../lib/errors';
-import { priorityKeyFor, type JobType } from '../lib/job-types';
 import type { Logger } from '../lib/logger';
 import type { Storage } from '../lib/storage';
 import type { Temporal } from '../lib/temporal';
-import { jobTaskQueue, registryTaskQueues } from '../workers/task-queues';
-import { runJob } from '../workflows';
+import { runJob, type RunJobInput } from '../workflows';
 
 const ClientIdKey = defineSearchAttributeKey('ClientId', SearchAttributeType.KEYWORD);
 const JobTypeKey = defineSearchAttributeKey('JobType', SearchAttributeType.KEYWORD);
@@ -44,6 +44,18 @@ export function payloadHash(payload: Record<string, unknown>): string {
   return createHash('sha256').update(stringify(payload) ?? '').digest('hex');
 }
 
+/** The workflow input of a job: its identity plus what its catalog entry says about limits and queues. */
+export function runJobInput(job: Pick<JobModel, 'id' | 'client_id' | 'type'>, config: Config): RunJobInput {
+  const spec = CATALOG[job.type];
+  return {
+    jobId: job.id,
+    clientId: job.client_id,
+    type: job.type,
+    limits: { activityMs: spec.limits.activity.ms, deadlineMs: spec.limits.deadline.ms },
+    queues: activityTaskQueues(config.TASK_QUEUE_PREFIX, spec.activityQueues?.(config) ?? []),
+  };
+}
+
 /** Job submission, lookup and cancellation: Postgres is the source of truth, Temporal runs the work. */
 export class JobService {
   readonly jobs: JobRepository;
@@ -56,7 +68,6 @@ export class JobService {
     storage: Storage,
     private readonly temporal: Temporal,
     private readonly config: Config,
-    private readonly capacity: Partial<Record<JobType, number>>,
     private readonly log: Logger,
   ) {
     this.jobs = new JobRepository(db, config.DATABASE_SCHEMA);
@@ -70,7 +81,8 @@ export class JobService {
    */
   async submit(req: SubmitRequest): Promise<SubmitResult> {
     const id = randomUUID();
-    const test = req.type === 'crawlCompanyData' && req.payload.test === true;
+    const spec = CATALOG[req.type];
+    const test = spec.testQueue?.(req.payload) ?? false;
     const outcome = await this.jobs.submit(
       {
         id,
@@ -81,9 +93,9 @@ export class JobService {
         payloadHash: payloadHash(req.payload),
         campaignId: req.campaignId ?? null,
         workflowId: `job/${id}`,
-        taskQueue: jobTaskQueue(this.config.TASK_QUEUE_PREFIX, req.type, { test }),
+        taskQueue: jobTaskQueue(this.config.TASK_QUEUE_PREFIX, spec, { test }),
       },
-      { capacity: this.capacity[req.type], dedupeWindowMs: DEDUPE_WINDOW_MS },
+      { capacity: spec.capacity?.(this.config), dedupeWindowMs: DEDUPE_WINDOW_MS },
       (job) => this.startWorkflow(job),
     );
     if (outcome.kind === 'queue_full') {
@@ -104,7 +116,7 @@ export class JobService {
         this.temporal.client.workflow.start(runJob, {
           taskQueue: job.task_queue,
           workflowId: job.workflow_id,
-          args: [{ jobId: job.id, clientId: job.client_id, type: job.type, ...(job.type === 'crawlCompanyData' ? { registryQueues: registryTaskQueues(this.config.TASK_QUEUE_PREFIX) } : {}) }],
+          args: [runJobInput(job, this.config)],
           typedSearchAttributes: attributes,
           staticSummary: `${job.type} for ${job.client_id} (priority ${job.priority})`,
           memo: { clientId: job.client_id, type: job.type, priority: job.priority, createdAt: new Date(job.created_at).toISOString() },
@@ -125,6 +137,16 @@ export class JobService {
     const job = await this.jobs.findForClient(clientId, jobId);
     if (!job) throw notFound('job not found');
     return job;
+  }
+
+  /**
+   * The result of a completed job. A completed job always has one (completeJob keeps it): a missing
+   * row is a fault of ours, never an empty 200.
+   */
+  async resultOf(job: JobModel): Promise<unknown> {
+    const data = await this.results.load(job.id);
+    if (data === undefined) throw new Error(`the result of completed job ${job.id} is missing`);
+    return data;
   }
 
   list(clientId: string, filter: ListFilter) {

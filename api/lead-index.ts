@@ -1,6 +1,6 @@
 import type { Logger } from '../lib/logger';
 import type { Temporal } from '../lib/temporal';
-import { leadsTaskQueue } from '../workers/task-queues';
+import { leadsTaskQueue } from '../jobs/queues';
 import { indexLeads, moreLeadsSignal } from '../workflows/leads';
 
 /**

@@ -5,7 +5,7 @@
 import type { Server } from 'node:http';
 import { createDb } from '../db';
 import { loadConfigOrExit, type Config } from '../lib/config';
-import type { JobType } from '../lib/job-types';
+import type { JobType } from '../jobs';
 import { createLogger } from '../lib/logger';
 import { Storage } from '../lib/storage';
 import { connectTemporalLazy } from '../lib/temporal';

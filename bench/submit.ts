@@ -14,7 +14,8 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import { createDb, migrateLatest } from '../db';
 import { ClientRepository } from '../db/repositories/clients';
 import { parseConfig } from '../lib/config';
-import { priorityKeyFor } from '../lib/job-types';
+import { priorityKeyFor } from '../jobs';
+import { runJobInput } from '../api/job-service';
 import { runJob } from '../workflows';
 import { args, load, ROOT, stackEnv, stats, writeResult } from './support';
 
@@ -74,7 +75,7 @@ async function main(): Promise<void> {
     await client.workflow.start(runJob, {
       taskQueue: `bench-${tag}-bare`,
       workflowId,
-      args: [{ jobId, clientId: 'cli_bench', type: 'crawlSite' }],
+      args: [runJobInput({ id: jobId, client_id: 'cli_bench', type: 'crawlSite' }, config)],
       typedSearchAttributes: [{ key: keys.client, value: 'cli_bench' }, { key: keys.type, value: 'crawlSite' }, { key: keys.job, value: jobId }],
       staticSummary: 'crawlSite for cli_bench (priority 5)',
       memo: { clientId: 'cli_bench', type: 'crawlSite', priority: 5 },

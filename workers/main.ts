@@ -11,7 +11,8 @@ import { createLogger } from '../lib/logger';
 import { OutboundClient } from '../lib/outbound';
 import { Storage } from '../lib/storage';
 import { createSearchClient } from '../search/client';
-import { allJobTaskQueues, registryQueueLimits } from './task-queues';
+import { ALL_JOB_SPECS } from '../jobs';
+import { taskQueue, workflowTaskQueues } from '../jobs/queues';
 import { createRateLimitedWorkers, createWorkers } from './worker';
 
 export async function runWorkers(config: Config, identity = config.WORKER_ID ?? `${hostname()}:${process.pid}`): Promise<{ run: Promise<void>; shutdown: () => void }> {
@@ -26,12 +27,12 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   const workers = await createWorkers({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
-    taskQueues: allJobTaskQueues(config.TASK_QUEUE_PREFIX),
+    taskQueues: workflowTaskQueues(config.TASK_QUEUE_PREFIX, ALL_JOB_SPECS),
     activities,
     identity,
     logger,
   });
-  workers.push(...(await createRateLimitedWorkers({ connection, namespace: config.TEMPORAL_NAMESPACE, queues: registryQueueLimits(config), activities, identity, logger })));
+  workers.push(...(await createRateLimitedWorkers({ connection, namespace: config.TEMPORAL_NAMESPACE, queues: activityQueueLimits(config), activities, identity, logger })));
   if (!config.SEC_USER_AGENT) logger.warn('SEC_USER_AGENT is not set: US crawlCompanyData jobs will fail');
   if (!config.COMPANIES_HOUSE_API_KEY) logger.warn('COMPANIES_HOUSE_API_KEY is not set: GB crawlCompanyData jobs will fail');
   logger.info({ identity, taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker running');
@@ -40,6 +41,11 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
     logger.info('worker stopped');
   });
   return { run, shutdown: () => workers.forEach((w) => w.shutdown()) };
+}
+
+/** Every job type's activity-only queues (e.g. the company registries') with their shared dispatch limits. */
+export function activityQueueLimits(config: Config): { taskQueue: string; perSecond?: number }[] {
+  return ALL_JOB_SPECS.flatMap((spec) => spec.activityQueues?.(config) ?? []).map((q) => ({ taskQueue: taskQueue(config.TASK_QUEUE_PREFIX, q.queue), perSecond: q.perSecond }));
 }
 
 function sdkLogLevel(level: Config['LOG_LEVEL']): LogLevel {

@@ -1,19 +1,7 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { CompanyDataActivities, CompanyQuery, RegistryAnswer } from '../activities/company/crawl-company-data';
 import type { JobActivityOutput } from '../activities/deps';
-
-/** The dedicated task queues of the registries (named in workers/task-queues.ts, passed in by the API). */
-export interface RegistryQueues {
-  sec: string;
-  companiesHouse: string;
-  vies: string;
-}
-
-export interface CompanyDataInput {
-  jobId: string;
-  payload: Record<string, unknown>;
-  queues: RegistryQueues;
-}
+import type { JobStepsInput } from './job';
 
 // Cache reads and the result write are short Postgres work on the job's own queue.
 const store = proxyActivities<CompanyDataActivities>({
@@ -25,10 +13,12 @@ const store = proxyActivities<CompanyDataActivities>({
  * One registry request per activity, on the registry's queue, whose worker-side rate limit
  * (maxTaskQueueActivitiesPerSecond) is the registry's limit across all workers.
  */
-const onRegistryQueue = (taskQueue: string) =>
+const onRegistryQueue = (taskQueue: string, requestMs: number) =>
   proxyActivities<CompanyDataActivities>({
     taskQueue,
-    startToCloseTimeout: '30s', // one HTTP request; the outbound client gives up after 20 s
+    startToCloseTimeout: requestMs, // one HTTP request (jobs/crawl-company-data.ts limits.activity)
+    // The activity heartbeats every second while its request runs: a cancel reaches it within about a second.
+    heartbeatTimeout: '10s',
     // Waiting for the queue's rate limit, or a 429's Retry-After (Companies House: up to 5 minutes), is expected.
     scheduleToCloseTimeout: '10m',
     // An outage is retried three times (1 s, 2 s, 4 s), then the job fails naming the registry.
@@ -40,11 +30,10 @@ const onRegistryQueue = (taskQueue: string) =>
  * otherwise the registry's answer (SEC, Companies House or VIES), then the §2.4 result. Unknown
  * companies, rejected credentials and invalid input fail at once; outages after the retries.
  */
-export async function companyData(input: CompanyDataInput): Promise<JobActivityOutput> {
-  const query = companyQuery(input.payload);
+export async function companyData(input: JobStepsInput): Promise<JobActivityOutput> {
   const startedAt = Date.now();
-  const cached = await store.readRegistryCache({ query });
-  const answer = cached ? cached.answer : await askRegistry(query, input.queues);
+  const { query, cached } = await store.readRegistryCache({ payload: input.payload });
+  const answer = cached ? cached.answer : await askRegistry(query, input);
   return store.saveCompanyData({
     jobId: input.jobId,
     query,
@@ -54,35 +43,21 @@ export async function companyData(input: CompanyDataInput): Promise<JobActivityO
   });
 }
 
-async function askRegistry(query: CompanyQuery, queues: RegistryQueues): Promise<RegistryAnswer> {
-  if (query.mode === 'vat') return { mode: 'vat', vat: await onRegistryQueue(queues.vies).checkVatNumber({ vatNumber: query.vatNumber }) };
+async function askRegistry(query: CompanyQuery, input: JobStepsInput): Promise<RegistryAnswer> {
+  const queue = (key: 'sec' | 'companiesHouse' | 'vies') => {
+    const name = input.queues[key];
+    if (!name) throw ApplicationFailure.nonRetryable(`crawlCompanyData started without the ${key} registry queue`, 'InvalidInput');
+    return onRegistryQueue(name, input.limits.activityMs);
+  };
+  if (query.mode === 'vat') return { mode: 'vat', vat: await queue('vies').checkVatNumber({ vatNumber: query.vatNumber }) };
   if (query.country === 'US') {
-    const sec = onRegistryQueue(queues.sec);
+    const sec = queue('sec');
     if (query.mode === 'search') return { mode: 'search', records: await sec.searchSec({ name: query.name, limit: query.limit }) };
     return { mode: 'lookup', record: await sec.lookupSec({ cik: query.identifier }) };
   }
-  const ch = onRegistryQueue(queues.companiesHouse);
+  const ch = queue('companiesHouse');
   if (query.mode === 'search') return { mode: 'search', records: await ch.searchCompaniesHouse({ name: query.name, limit: query.limit }) };
   const profile = await ch.fetchCompaniesHouseProfile({ companyNumber: query.identifier });
   const officers = await ch.fetchCompaniesHouseOfficers({ companyNumber: profile.source_id });
   return { mode: 'lookup', record: { ...profile, officers } };
-}
-
-/** The payload as the API validated it (api/schemas/jobs.ts crawlCompanyDataPayload), as a query. */
-export function companyQuery(payload: Record<string, unknown>): CompanyQuery {
-  const str = (key: string): string => {
-    const v = payload[key];
-    if (typeof v !== 'string' || v === '') throw ApplicationFailure.nonRetryable(`${key} is required for mode ${String(payload.mode ?? 'search')}`, 'InvalidInput');
-    return v;
-  };
-  const country = (): 'US' | 'GB' => {
-    const c = str('country').toUpperCase();
-    if (c !== 'US' && c !== 'GB') throw ApplicationFailure.nonRetryable('country must be US or GB', 'InvalidInput');
-    return c;
-  };
-  const mode = payload.mode ?? 'search';
-  if (mode === 'vat') return { mode, vatNumber: str('vat_number') };
-  if (mode === 'lookup') return { mode, country: country(), identifier: str('identifier') };
-  if (mode === 'search') return { mode, country: country(), name: str('name'), limit: typeof payload.limit === 'number' ? payload.limit : 10 };
-  throw ApplicationFailure.nonRetryable(`unknown mode ${String(mode)}`, 'InvalidInput');
 }

@@ -1,3 +1,3 @@
 // The worker's workflowsPath: every workflow the workers run, and nothing else.
-export { runJob } from './job';
+export { runJob, type RunJobInput, type RunJobResult } from './job';
 export { indexLeads } from './leads';

@@ -1,4 +1,5 @@
 import {
+  ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
@@ -6,20 +7,22 @@ import {
   log,
   proxyActivities,
   TimeoutFailure,
-  type ActivityOptions,
 } from '@temporalio/workflow';
-import type { JobLifecycleActivities, JobTypeActivities } from '../activities';
-import type { JobType } from '../lib/job-types';
+import type { JobActivityOutput, JobLifecycleActivities, JobTypeActivities } from '../activities';
 import type { LeadActivities } from '../activities/store/leads';
-import { companyData, type RegistryQueues } from './company-data';
+import type { JobType } from '../jobs';
+import { deadlineMessage, JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT, LIFECYCLE_STEP, PROJECTION_STEP } from '../jobs/limits';
+import { companyData } from './company-data';
 import { requestLeadIndexing } from './leads';
 
 export interface RunJobInput {
   jobId: string;
   clientId: string;
   type: JobType;
-  /** crawlCompanyData: the registries' rate-limited task queues. */
-  registryQueues?: RegistryQueues;
+  /** From the type's catalog entry (jobs/<type>.ts): its activity's startToClose and the job's overall deadline. */
+  limits: { activityMs: number; deadlineMs: number };
+  /** The type's activity-only queues by key (crawlCompanyData: the registries' rate-limited queues). */
+  queues?: Record<string, string>;
 }
 
 export interface RunJobResult {
@@ -28,60 +31,71 @@ export interface RunJobResult {
   resultsCount?: number;
 }
 
+/** What a job type that runs as several workflow steps gets (see STEPPED). */
+export interface JobStepsInput {
+  jobId: string;
+  payload: Record<string, unknown>;
+  limits: RunJobInput['limits'];
+  queues: Record<string, string>;
+}
+
+/**
+ * Job types that run as several workflow steps instead of one activity named after the type.
+ * Registering such a type = one line here.
+ */
+const STEPPED: Partial<Record<JobType, (input: JobStepsInput) => Promise<JobActivityOutput>>> = {
+  crawlCompanyData: companyData,
+};
+
 // Lifecycle steps are short Postgres transactions. startJob is retried quickly because the API
 // commits the job row a moment after starting this workflow. It is the gate into `processing`, so
 // it always goes through the task queue: eager dispatch would hand it straight back to the same
 // worker and skip the queue's priority order.
 const lifecycle = proxyActivities<JobLifecycleActivities>({
-  startToCloseTimeout: '30s', // one small transaction; anything longer is a stuck connection
+  startToCloseTimeout: LIFECYCLE_STEP.ms, // one small transaction; longer is a stuck connection
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 20 },
   allowEagerDispatch: false,
 });
 
 // The finishing steps must run even while the workflow is being cancelled.
 const finishing = proxyActivities<JobLifecycleActivities>({
-  startToCloseTimeout: '30s', // as above
+  startToCloseTimeout: LIFECYCLE_STEP.ms, // one small transaction; longer is a stuck connection
   retry: { initialInterval: '500ms', maximumInterval: '30s' },
 });
 
-// Projection into IDAP resources: one Postgres transaction of idempotent upserts.
 const projecting = proxyActivities<LeadActivities>({
-  startToCloseTimeout: '2m', // a 100-page site's e-mails, phones and team in one transaction
+  startToCloseTimeout: PROJECTION_STEP.ms, // a 100-page site's resources in one transaction
   retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 },
 });
 
-const work = (startToCloseTimeout: ActivityOptions['startToCloseTimeout']): ActivityOptions => ({
-  startToCloseTimeout,
-  // Long crawls heartbeat per page or request; a silent worker (killed, partitioned) is replaced within this.
-  heartbeatTimeout: '20s',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 3, nonRetryableErrorTypes: ['InvalidInput', 'NotFound'] },
-});
+/** The job type's own activity (named after the type), with the limits of its catalog entry. */
+function typeActivity(input: RunJobInput): (input: { jobId: string; clientId: string; payload: Record<string, unknown> }) => Promise<JobActivityOutput> {
+  const activities = proxyActivities<JobTypeActivities>({
+    startToCloseTimeout: input.limits.activityMs, // the type's activity limit (jobs/<type>.ts says why)
+    // Job activities heartbeat every second; a silent worker (killed, partitioned) is replaced within this.
+    heartbeatTimeout: JOB_HEARTBEAT_TIMEOUT.ms,
+    // A cancel (the client's, or the deadline's) waits until the activity has stopped, so that no
+    // partial result is saved after the job was recorded as cancelled or failed.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: JOB_ACTIVITY_ATTEMPTS, nonRetryableErrorTypes: ['InvalidInput', 'NotFound'] },
+  });
+  return activities[input.type];
+}
 
 /**
- * Per job type: the spec's limits where it gives them (§8), otherwise what the work needs.
- * crawlCompanyData is not one activity but a few steps (company-data.ts).
- */
-const typeActivities: Record<Exclude<JobType, 'crawlCompanyData'>, JobTypeActivities[JobType]> = {
-  crawlSite: proxyActivities<JobTypeActivities>(work('5m')).crawlSite, // spec: site stage 5 min per business
-  crawlVerify: proxyActivities<JobTypeActivities>(work('2m')).crawlVerify, // spec: verify stage 2 min per business
-  crawlMaps: proxyActivities<JobTypeActivities>(work('10m')).crawlMaps, // 20 results take 30-90 s; 10 min bounds large searches
-  crawlPeople: proxyActivities<JobTypeActivities>(work('5m')).crawlPeople, // a site-like crawl of team pages
-  crawlLanding: proxyActivities<JobTypeActivities>(work('3m')).crawlLanding, // spec: capture takes 3-90 s
-  crawlPublicSocial: proxyActivities<JobTypeActivities>(work('2m')).crawlPublicSocial, // one profile, 3-10 s politeness delay
-};
-
-/**
- * One job, start to end: startJob (queued -> processing), the job type's activity (stores its
- * result), completeJob. A failure is recorded with failJob and fails the workflow (visible as
- * Failed in the Web UI); a cancellation records cancelJob and ends the workflow as Cancelled.
- * Input: {jobId, clientId, type}; the payload stays in Postgres. Workflow id: `job/<jobId>`.
+ * One job, start to end: startJob (queued -> processing), the job type's work (it stores its
+ * result), completeJob. The work has the type's overall deadline (jobs/<type>.ts, at most the
+ * spec's 10 minutes), counted from the start of processing; at the deadline the work is cancelled
+ * and the job fails saying it ran out of time. A failure is recorded with failJob and fails the
+ * workflow (Failed in the Web UI); a cancellation records cancelJob and ends it as Cancelled.
+ * Input: RunJobInput (the payload stays in Postgres). Workflow id: `job/<jobId>`.
  */
 export async function runJob(input: RunJobInput): Promise<RunJobResult> {
   const { jobId } = input;
   try {
     const started = await lifecycle.startJob({ jobId });
     if (!started.run) return { jobId, status: 'skipped' };
-    const output = await runType(input, started.payload);
+    const output = await withDeadline(input, () => runType(input, started.payload));
     const done = await finishing.completeJob({ jobId, resultsCount: output.resultsCount });
     if (done.status === 'completed') await CancellationScope.nonCancellable(() => publishLeads(input));
     return { jobId, status: done.status === 'completed' ? 'completed' : 'cancelled', resultsCount: output.resultsCount };
@@ -94,6 +108,21 @@ export async function runJob(input: RunJobInput): Promise<RunJobResult> {
     log.warn('job failed', { jobId, message });
     await finishing.failJob({ jobId, errorMessage: message });
     throw ApplicationFailure.nonRetryable(message, 'JobFailed');
+  }
+}
+
+/**
+ * Runs the work in a scope that is cancelled at the deadline. A cancellation that did not come from
+ * the client (the workflow itself is not being cancelled) is the deadline: a typed failure.
+ */
+async function withDeadline<T>(input: RunJobInput, work: () => Promise<T>): Promise<T> {
+  try {
+    return await CancellationScope.withTimeout(input.limits.deadlineMs, work);
+  } catch (err) {
+    if (isCancellation(err) && !CancellationScope.current().consideredCancelled) {
+      throw ApplicationFailure.nonRetryable(deadlineMessage(input.type, input.limits.deadlineMs), 'JobDeadlineExceeded');
+    }
+    throw err;
   }
 }
 
@@ -111,10 +140,10 @@ async function publishLeads(input: RunJobInput): Promise<void> {
   }
 }
 
-function runType(input: RunJobInput, payload: Record<string, unknown>): Promise<{ resultsCount: number }> {
-  if (input.type !== 'crawlCompanyData') return typeActivities[input.type]({ jobId: input.jobId, clientId: input.clientId, payload });
-  if (!input.registryQueues) throw ApplicationFailure.nonRetryable('crawlCompanyData started without registry queues', 'InvalidInput');
-  return companyData({ jobId: input.jobId, payload, queues: input.registryQueues });
+function runType(input: RunJobInput, payload: Record<string, unknown>): Promise<JobActivityOutput> {
+  const steps = STEPPED[input.type];
+  if (steps) return steps({ jobId: input.jobId, payload, limits: input.limits, queues: input.queues ?? {} });
+  return typeActivity(input)({ jobId: input.jobId, clientId: input.clientId, payload });
 }
 
 /** The message a user reads in error_message: the root cause, without Temporal's wrapping. */

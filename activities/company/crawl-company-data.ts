@@ -1,14 +1,15 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { RegistryCache } from '../../db/repositories/registry-cache';
+import { crawlCompanyDataPayload, type CrawlCompanyDataPayload } from '../../jobs/crawl-company-data';
 import { BlockedAddressError } from '../../lib/outbound';
-import type { ActivityDeps, JobActivityOutput } from '../deps';
+import { parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
 import { CompaniesHouseClient, normalizeCompanyNumber } from './companies-house';
 import { normalizeCik, SecClient } from './sec';
 import { CompanyDataError, RegistryRateLimitedError, type CompanyOfficer, type CompanyRecord, type VatCheckResult } from './types';
 import { ViesClient } from './vies';
 
-/** The question of a crawlCompanyData job, parsed from its payload by the workflow. */
+/** The question of a crawlCompanyData job, from its payload. */
 export type CompanyQuery =
   | { mode: 'search'; country: 'US' | 'GB'; name: string; limit: number }
   | { mode: 'lookup'; country: 'US' | 'GB'; identifier: string }
@@ -70,10 +71,14 @@ export function createCompanyDataActivities(deps: ActivityDeps) {
   const viesClient = (): ViesClient => (vies ??= new ViesClient({ baseUrl: config.VIES_BASE_URL, http: deps.http, retries: 0 }));
 
   return {
-    /** The cached answer to the question, or null. Reads Postgres only; no registry request. */
-    async readRegistryCache(input: { query: CompanyQuery }): Promise<CachedRegistryAnswer | null> {
-      const { source, key } = typed(() => registryCacheKey(input.query));
-      return (await cache.get<RegistryAnswer>(source, key)) ?? null;
+    /**
+     * The job's question (its payload, parsed with the catalog's schema) and the cached answer to it,
+     * or null. Reads Postgres only; no registry request. An invalid payload fails for good.
+     */
+    async readRegistryCache(input: { payload: Record<string, unknown> }): Promise<{ query: CompanyQuery; cached: CachedRegistryAnswer | null }> {
+      const query = companyQuery(parsePayload(crawlCompanyDataPayload, input.payload));
+      const { source, key } = typed(() => registryCacheKey(query));
+      return { query, cached: (await cache.get<RegistryAnswer>(source, key)) ?? null };
     },
 
     /** US search by name over SEC's ticker index. */
@@ -164,12 +169,37 @@ function retrievedAtOf(answer: RegistryAnswer): string | undefined {
   return undefined;
 }
 
-/** Runs one registry request with the activity's cancellation signal and types its failure. */
+/** The payload (validated by the API with the same schema) as the question the registries answer. */
+export function companyQuery(p: CrawlCompanyDataPayload): CompanyQuery {
+  const missing = (field: string) => ApplicationFailure.nonRetryable(`${field} is required for mode ${p.mode}`, 'InvalidInput');
+  if (p.mode === 'vat') {
+    if (!p.vat_number) throw missing('vat_number');
+    return { mode: 'vat', vatNumber: p.vat_number };
+  }
+  if (!p.country) throw missing('country');
+  if (p.mode === 'lookup') {
+    if (!p.identifier) throw missing('identifier');
+    return { mode: 'lookup', country: p.country, identifier: p.identifier };
+  }
+  if (!p.name) throw missing('name');
+  return { mode: 'search', country: p.country, name: p.name, limit: p.limit };
+}
+
+// A registry request heartbeats while it waits for the answer: a cancel (or a lost worker) is only
+// noticed through a heartbeat, and the spec wants a cancelled job stopped within 1-3 s.
+const REQUEST_HEARTBEAT_MS = 1000;
+
+/** Runs one registry request with the activity's cancellation signal, heartbeating, and types its failure. */
 async function registryCall<T>(call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  ctx.heartbeat();
+  const beat = setInterval(() => ctx.heartbeat(), REQUEST_HEARTBEAT_MS);
   try {
-    return await call(Context.current().cancellationSignal);
+    return await call(ctx.cancellationSignal);
   } catch (err) {
     throw toFailure(err);
+  } finally {
+    clearInterval(beat);
   }
 }
 

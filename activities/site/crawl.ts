@@ -1,22 +1,10 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { JobResultStore } from '../../db/repositories/job-results';
-import type { ActivityDeps, JobActivityInput, JobActivityOutput } from '../deps';
-import { contentHash, estimateTokens, type CleanupLevel, type CompendiumObject } from './compendium';
+import { crawlSitePayload, type CrawlSitePayload } from '../../jobs/crawl-site';
+import { parsePayload, type ActivityDeps, type JobActivityInput, type JobActivityOutput } from '../deps';
+import { contentHash, estimateTokens, type CompendiumObject } from './compendium';
 import { crawl, CrawlFailedError, type CrawlData, type CrawlRequest } from './crawler';
 import { BrowserPageSource, HttpPageSource, type PageSource } from './fetch';
-
-/** The crawlSite payload as the API stored it (validated, defaults applied: api/schemas/jobs.ts). */
-export interface CrawlSitePayload {
-  url: string;
-  max_pages?: number;
-  extract_team?: boolean;
-  compendium?: { enabled?: boolean; cleanup_level?: CleanupLevel };
-  include_paths?: string[];
-  exclude_paths?: string[];
-  respect_robots?: boolean;
-  render_js?: boolean;
-  timeout_seconds?: number;
-}
 
 /**
  * The activity runs under a 5-minute startToClose (spec §8: site stage 5 min per business). The
@@ -30,13 +18,13 @@ const HEARTBEAT_INTERVAL_MS = 1000;
 export function crawlRequest(payload: CrawlSitePayload): CrawlRequest {
   return {
     url: payload.url,
-    maxPages: payload.max_pages ?? 10,
-    extractTeam: payload.extract_team ?? true,
-    compendium: { enabled: payload.compendium?.enabled ?? false, cleanupLevel: payload.compendium?.cleanup_level ?? 'fit' },
-    includePaths: payload.include_paths ?? [],
-    excludePaths: payload.exclude_paths ?? [],
-    respectRobots: payload.respect_robots ?? true,
-    timeLimitMs: Math.min((payload.timeout_seconds ?? 300) * 1000, CRAWL_TIME_LIMIT_MS),
+    maxPages: payload.max_pages,
+    extractTeam: payload.extract_team,
+    compendium: { enabled: payload.compendium.enabled, cleanupLevel: payload.compendium.cleanup_level },
+    includePaths: payload.include_paths,
+    excludePaths: payload.exclude_paths,
+    respectRobots: payload.respect_robots,
+    timeLimitMs: Math.min(payload.timeout_seconds * 1000, CRAWL_TIME_LIMIT_MS),
   };
 }
 
@@ -52,7 +40,7 @@ export function createSiteActivities(deps: ActivityDeps) {
    */
   async function crawlSite(input: JobActivityInput): Promise<JobActivityOutput> {
     const { config } = deps;
-    const payload = input.payload as unknown as CrawlSitePayload;
+    const payload = parsePayload(crawlSitePayload, input.payload);
     const ctx = Context.current();
     const options = { userAgent: config.SITE_USER_AGENT, pageTimeoutMs: config.SITE_PAGE_TIMEOUT_MS, maxPageBytes: config.SITE_MAX_PAGE_BYTES };
     const source: PageSource = payload.render_js ? new BrowserPageSource(deps.http, config.CHROMIUM_PATH, options) : new HttpPageSource(deps.http, options);

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { JobRepository } from '../../db/repositories/jobs';
-import type { JobStatus, JobType } from '../../lib/job-types';
+import type { JobStatus, JobType } from '../../jobs';
 import type { ActivityDeps } from '../deps';
 
 export interface StartJobResult {
@@ -32,9 +32,15 @@ export function createJobLifecycleActivities(deps: ActivityDeps) {
       return result;
     },
 
-    /** processing -> completed with results_count and `job.completed`; discards the result if the job was cancelled meanwhile. */
+    /**
+     * processing -> completed with results_count and `job.completed`. Idempotent: a retry after the
+     * commit (the worker died before reporting it) finds the job completed and keeps its result. A job
+     * that was cancelled or failed meanwhile (the client's cancel, the deadline) gets its partial
+     * result discarded.
+     */
     async completeJob(input: { jobId: string; resultsCount: number }): Promise<{ status: JobStatus }> {
       const status = await jobs.withLockedJob(input.jobId, async (trx, job) => {
+        if (job.status === 'completed') return job.status;
         if (job.status !== 'processing') {
           await trx('job_results').where({ job_id: job.id }).delete();
           return job.status;

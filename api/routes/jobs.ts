@@ -1,22 +1,20 @@
 import { z } from 'zod';
 import type { JobModel } from '../../db/models/job';
+import { CATALOG, ALL_JOB_SPECS, type JobType } from '../../jobs';
 import { AppError } from '../../lib/errors';
-import type { JobType } from '../../lib/job-types';
 import { clientIdOf, type AppContext } from '../context';
 import type { JobService } from '../job-service';
 import type { ApiRouter } from '../routing';
 import {
   cancelResponse,
-  crawlMapsSubmitBody,
-  DEFAULT_PRIORITY,
   genericSubmitBody,
   jobIdParams,
   jobListQuery,
   jobListResponse,
   jobStatusResponse,
   jobSubmitResponse,
-  PAYLOAD_SCHEMAS,
   priority as prioritySchema,
+  topLevelSubmitBody,
   typedSubmitBody,
   unifiedJobResponse,
 } from '../schemas/jobs';
@@ -56,9 +54,10 @@ export interface JobRoutesOptions {
 
 export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoutesOptions): void {
   async function submit(ctx: AppContext, type: JobType, rawPayload: unknown, rawPriority: number | null | undefined, payloadLoc: (string | number)[]) {
-    const payload = validate(PAYLOAD_SCHEMAS[type], rawPayload ?? {}, payloadLoc) as Record<string, unknown>;
+    const spec = CATALOG[type];
+    const payload = validate(spec.payload, rawPayload ?? {}, payloadLoc) as Record<string, unknown>;
     if (!options.availableTypes.includes(type)) throw new AppError(501, `job type ${type} is not available yet on this service`, 'not_implemented');
-    const { job, fromCache } = await service.submit({ clientId: clientIdOf(ctx), type, payload, priority: rawPriority ?? DEFAULT_PRIORITY[type] });
+    const { job, fromCache } = await service.submit({ clientId: clientIdOf(ctx), type, payload, priority: rawPriority ?? spec.defaultPriority });
     ctx.status = 201;
     ctx.body = {
       job_id: job.id,
@@ -69,7 +68,7 @@ export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoute
       message: fromCache
         ? `the same job was submitted at ${iso(job.created_at)}; returning it (submissions are de-duplicated for 24 hours)`
         : `${type} job queued`,
-      ...(type === 'crawlMaps' ? { success: true } : {}),
+      ...(spec.submitResponseSuccess ? { success: true } : {}),
     };
   }
 
@@ -92,40 +91,45 @@ export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoute
     handler: (ctx, { body }) => submit(ctx, body.type, body.payload, body.priority, ['body', 'payload']),
   });
 
-  for (const type of ['crawlSite', 'crawlCompanyData', 'crawlLanding', 'crawlPublicSocial'] as const) {
+  for (const spec of ALL_JOB_SPECS.filter((s) => s.submitRoute === 'typed')) {
+    const { type } = spec;
     api.add({
       method: 'post',
       path: `/api/v1/jobs/${type}/submit`,
       operationId: `submit${type[0]?.toUpperCase()}${type.slice(1)}`,
       summary: `Submit a ${type} job`,
-      description: `Body: {payload, priority}; priority 0-10, default ${DEFAULT_PRIORITY[type]}.`,
+      description: `${spec.summary}. Body: {payload, priority}; priority 0-10, default ${spec.defaultPriority}.`,
       tags: ['jobs'],
       security: 'client',
       body: typedSubmitBody,
-      bodyDoc: z.object({ payload: PAYLOAD_SCHEMAS[type], priority: prioritySchema.default(DEFAULT_PRIORITY[type]).nullish() }),
+      bodyDoc: z.object({ payload: spec.payload, priority: prioritySchema.default(spec.defaultPriority).nullish() }),
       responses: submitResponses,
       handler: (ctx, { body }) => submit(ctx, type, body.payload, body.priority, ['body', 'payload']),
     });
   }
 
-  api.add({
-    method: 'post',
-    path: '/api/v1/jobs/crawlMaps/submit',
-    operationId: 'submitCrawlMaps',
-    summary: 'Submit a crawlMaps job',
-    description: 'The payload keys (url or search_query, max_results, ...) sit at the top level of the body with priority (0-10, default 0), as in the spec\'s examples; a body of the form {payload, priority} is accepted too.',
-    tags: ['jobs'],
-    security: 'client',
-    body: crawlMapsSubmitBody,
-    bodyDoc: z.intersection(PAYLOAD_SCHEMAS.crawlMaps, z.object({ priority: prioritySchema.default(0).nullish() })),
-    responses: submitResponses,
-    handler: (ctx, { body }) => {
-      const { priority, payload, ...topLevel } = body;
-      const nested = payload !== undefined && typeof payload === 'object' && payload !== null && Object.keys(topLevel).length === 0;
-      const p = priority === undefined || priority === null ? undefined : validate(prioritySchema, priority, ['body', 'priority']);
-      return submit(ctx, 'crawlMaps', nested ? payload : topLevel, p, nested ? ['body', 'payload'] : ['body']);
-    },
-  });
+  // The payload keys at the top level of the body beside priority (crawlMaps: the spec's examples do so).
+  for (const spec of ALL_JOB_SPECS.filter((s) => s.submitRoute === 'top-level')) {
+    const { type } = spec;
+    api.add({
+      method: 'post',
+      path: `/api/v1/jobs/${type}/submit`,
+      operationId: `submit${type[0]?.toUpperCase()}${type.slice(1)}`,
+      summary: `Submit a ${type} job`,
+      description: `${spec.summary}. The payload keys sit at the top level of the body with priority (0-10, default ${spec.defaultPriority}), as in the spec's examples; a body of the form {payload, priority} is accepted too.`,
+      tags: ['jobs'],
+      security: 'client',
+      body: topLevelSubmitBody,
+      bodyDoc: z.intersection(spec.payload, z.object({ priority: prioritySchema.default(spec.defaultPriority).nullish() })),
+      responses: submitResponses,
+      handler: (ctx, { body }) => {
+        const { priority, payload, ...topLevel } = body;
+        const nested = payload !== undefined && typeof payload === 'object' && payload !== null && Object.keys(topLevel).length === 0;
+        const p = priority === undefined || priority === null ? undefined : validate(prioritySchema, priority, ['body', 'priority']);
+        return submit(ctx, type, nested ? payload : topLevel, p, nested ? ['body', 'payload'] : ['body']);
+      },
+    });
+  }
 
   api.add({
     method: 'get',
@@ -198,7 +202,7 @@ export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoute
       switch (job.status) {
         case 'completed':
           ctx.status = 200;
-          ctx.body = { ...envelope, data: (await service.results.load(job.id)) ?? {} };
+          ctx.body = { ...envelope, data: await service.resultOf(job) };
           return;
         case 'queued':
         case 'processing':

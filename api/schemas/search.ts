@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JOB_TYPES } from '../../lib/job-types';
+import { JOB_TYPES } from '../../jobs';
 import { LEAD_SORTS } from '../../search/leads';
 
 const queryBool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');

@@ -1,5 +1,5 @@
 import type { QueryBuilder } from 'objection';
-import type { JobStatus, JobType } from '../../lib/job-types';
+import type { JobStatus, JobType } from '../../jobs';
 import { BaseModel } from './base';
 
 export class JobModel extends BaseModel {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { EventName } from '../../lib/job-types';
+import type { EventName } from '../../jobs';
 
 export interface NewEvent {
   clientId: string;

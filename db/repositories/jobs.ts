@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { JobStatus, JobType } from '../../lib/job-types';
+import type { JobStatus, JobType } from '../../jobs';
 import { JobModel } from '../models/job';
 import { appendEvent, queueEvent, transactionWithEvents, type StoredEvent } from './events';
 

@@ -1,4 +1,4 @@
-import { companyLookupResult, companySearchResult, companyVatResult } from '../../api/schemas/results';
+import { companyLookupResult, companySearchResult, companyVatResult } from '../../jobs/crawl-company-data';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { startCompanyDataWorker } from '../support/company-worker';
 import { caller, waitForStatus, type Caller } from '../support/jobs';

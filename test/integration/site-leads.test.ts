@@ -1,4 +1,4 @@
-import { crawlSiteResult } from '../../api/schemas/results';
+import { crawlSiteResult } from '../../jobs/crawl-site';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { waitFor } from '../support/processes';

@@ -5,7 +5,7 @@ import { createDb } from '../../db';
 import { ClientRepository } from '../../db/repositories/clients';
 import { parseConfig, type Config } from '../../lib/config';
 import type { IssuedCredentials } from '../../lib/credentials';
-import type { JobType } from '../../lib/job-types';
+import type { JobType } from '../../jobs';
 import { createLogger } from '../../lib/logger';
 import { Storage } from '../../lib/storage';
 import { connectTemporalLazy } from '../../lib/temporal';

@@ -5,7 +5,9 @@ import { createLogger } from '../../lib/logger';
 import { OutboundClient } from '../../lib/outbound';
 import { Storage } from '../../lib/storage';
 import { createSearchClient } from '../../search/client';
-import { jobTaskQueue, registryQueueLimits } from '../../workers/task-queues';
+import { CATALOG } from '../../jobs';
+import { workflowTaskQueues } from '../../jobs/queues';
+import { activityQueueLimits } from '../../workers/main';
 import { createRateLimitedWorkers, createWorkers } from '../../workers/worker';
 import { testConfig } from './api';
 
@@ -25,8 +27,8 @@ export async function startCompanyDataWorker(options: { identity: string; overri
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const common = { connection, namespace: config.TEMPORAL_NAMESPACE, activities, identity: options.identity, logger };
   const workers: Worker[] = [
-    ...(await createWorkers({ ...common, taskQueues: [jobTaskQueue(config.TASK_QUEUE_PREFIX, 'crawlCompanyData'), jobTaskQueue(config.TASK_QUEUE_PREFIX, 'crawlCompanyData', { test: true })] })),
-    ...(await createRateLimitedWorkers({ ...common, queues: registryQueueLimits(config) })),
+    ...(await createWorkers({ ...common, taskQueues: workflowTaskQueues(config.TASK_QUEUE_PREFIX, [CATALOG.crawlCompanyData]) })),
+    ...(await createRateLimitedWorkers({ ...common, queues: activityQueueLimits(config) })),
   ];
   const running = Promise.all(workers.map((w) => w.run()));
   return {

@@ -1,5 +1,5 @@
 /** A worker in its own process (for the SIGKILL durability test): `tsx test/support/worker-process.ts <identity> <types...>`. */
-import type { JobType } from '../../lib/job-types';
+import type { JobType } from '../../jobs';
 import { startTestWorker } from './worker';
 
 const [identity = 'worker-process', ...types] = process.argv.slice(2);

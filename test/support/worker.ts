@@ -4,12 +4,12 @@ import { createJobLifecycleActivities } from '../../activities/store/jobs';
 import { createLeadActivities } from '../../activities/store/leads';
 import { createDb } from '../../db';
 import { JobResultStore } from '../../db/repositories/job-results';
-import type { JobType } from '../../lib/job-types';
+import { CATALOG, type JobType } from '../../jobs';
+import { jobTaskQueue, leadsTaskQueue } from '../../jobs/queues';
 import { createLogger } from '../../lib/logger';
 import { OutboundClient } from '../../lib/outbound';
 import { Storage } from '../../lib/storage';
 import { createSearchClient } from '../../search/client';
-import { jobTaskQueue, leadsTaskQueue } from '../../workers/task-queues';
 import { createWorkers } from '../../workers/worker';
 import { testConfig } from './api';
 import { fakeJobActivity } from './fake-job-activity';
@@ -43,7 +43,7 @@ export async function startTestWorker(options: { types: JobType[]; real?: JobTyp
   const cancelledAt = new Map<string, number>();
   const fake = fakeJobActivity(new JobResultStore(db, storage), { startedAt, cancelledAt });
   const deps = { config, db, storage, search, logger, http, workerId: options.identity };
-  const real = createJobTypeActivities(deps);
+  const real: Partial<Record<string, unknown>> = createJobTypeActivities(deps);
   const activities = {
     ...createJobLifecycleActivities(deps),
     // Jobs end by publishing their leads (IDAP resources, lead index): the real activities.
@@ -56,7 +56,7 @@ export async function startTestWorker(options: { types: JobType[]; real?: JobTyp
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     // The lead-indexing queue too: its workflows are started by the API (ICP changes, imports).
-    taskQueues: [...[...options.types, ...(options.real ?? [])].map((t) => jobTaskQueue(config.TASK_QUEUE_PREFIX, t)), leadsTaskQueue(config.TASK_QUEUE_PREFIX)],
+    taskQueues: [...[...options.types, ...(options.real ?? [])].map((t) => jobTaskQueue(config.TASK_QUEUE_PREFIX, CATALOG[t])), leadsTaskQueue(config.TASK_QUEUE_PREFIX)],
     activities,
     identity: options.identity,
     logger,

@@ -1,12 +1,33 @@
-import { createJobTypeActivities, STEPPED_JOB_TYPES, type ActivityDeps } from '../../activities';
-import { AVAILABLE_JOB_TYPES, JOB_TYPES, priorityKeyFor } from '../../lib/job-types';
-import { allJobTaskQueues, jobTaskQueue } from '../../workers/task-queues';
+import { createJobTypeActivities, type ActivityDeps } from '../../activities';
+import { ALL_JOB_SPECS, AVAILABLE_JOB_TYPES, CATALOG, JOB_TYPES, priorityKeyFor } from '../../jobs';
+import { MAX_JOB_DEADLINE } from '../../jobs/limits';
+import { jobTaskQueue, workflowTaskQueues } from '../../jobs/queues';
+import { parseConfig } from '../../lib/config';
+import { activityQueueLimits } from '../../workers/main';
 
-describe('job types', () => {
+describe('job catalog', () => {
+  test('every type has its spec under its own name', () => {
+    expect(Object.keys(CATALOG).sort()).toEqual([...JOB_TYPES].sort());
+    for (const t of JOB_TYPES) expect(CATALOG[t].type).toBe(t);
+  });
+
   test('the API accepts exactly the types that have a worker activity or workflow steps', () => {
-    const implemented = [...Object.keys(createJobTypeActivities({} as ActivityDeps)), ...STEPPED_JOB_TYPES].sort();
-    expect([...AVAILABLE_JOB_TYPES].sort()).toEqual(implemented);
-    for (const t of implemented) expect(JOB_TYPES).toContain(t);
+    const activities = Object.keys(createJobTypeActivities({} as ActivityDeps));
+    for (const t of AVAILABLE_JOB_TYPES) {
+      // crawlCompanyData runs as workflow steps (workflows/company-data.ts) whose activities are registered instead.
+      if (t === 'crawlCompanyData') expect(activities).toEqual(expect.arrayContaining(['readRegistryCache', 'saveCompanyData']));
+      else expect(activities).toContain(t);
+    }
+    for (const t of JOB_TYPES.filter((x) => !AVAILABLE_JOB_TYPES.includes(x))) expect(activities).not.toContain(t);
+  });
+
+  test('no job may run longer than the spec\'s overall 10 minutes, and every activity fits inside its job', () => {
+    for (const spec of ALL_JOB_SPECS) {
+      expect(spec.limits.deadline.ms).toBeLessThanOrEqual(MAX_JOB_DEADLINE.ms);
+      expect(spec.limits.activity.ms).toBeLessThanOrEqual(spec.limits.deadline.ms);
+      expect(spec.limits.deadline.why.length).toBeGreaterThan(10);
+      expect(spec.limits.activity.why.length).toBeGreaterThan(10);
+    }
   });
 
   test('each spec priority gets its own Temporal priority key, higher first', () => {
@@ -15,10 +36,19 @@ describe('job types', () => {
   });
 
   test('every type has its own task queue, plus the company-data test queue and the lead-indexing queue', () => {
-    const queues = allJobTaskQueues('lj');
+    const queues = workflowTaskQueues('lj', ALL_JOB_SPECS);
     expect(new Set(queues).size).toBe(JOB_TYPES.length + 2);
     expect(queues).toContain('lj-leads');
-    expect(jobTaskQueue('lj', 'crawlCompanyData', { test: true })).toBe('lj-crawl-company-data-test');
-    expect(jobTaskQueue('lj', 'crawlSite')).toBe('lj-crawl-site');
+    expect(jobTaskQueue('lj', CATALOG.crawlCompanyData, { test: true })).toBe('lj-crawl-company-data-test');
+    expect(jobTaskQueue('lj', CATALOG.crawlSite)).toBe('lj-crawl-site');
+  });
+
+  test('the registry queues carry their rate limits (SEC at 40% of its per-second limit)', () => {
+    const config = parseConfig({ MINIO_ACCESS_KEY: 'a', MINIO_SECRET_KEY: 'b', TASK_QUEUE_PREFIX: 'lj', SEC_REQUESTS_PER_SECOND: '10' });
+    expect(activityQueueLimits(config)).toEqual([
+      { taskQueue: 'lj-registry-sec', perSecond: 4 },
+      { taskQueue: 'lj-registry-companies-house', perSecond: 2 },
+      { taskQueue: 'lj-registry-vies', perSecond: undefined },
+    ]);
   });
 });

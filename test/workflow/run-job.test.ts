@@ -15,6 +15,9 @@ afterAll(() => env?.teardown());
 
 type Call = [string, unknown];
 
+// What the API passes for a crawlSite job (jobs/crawl-site.ts), unless a test shortens the deadline.
+const jobInput = (jobId: string, limits = { activityMs: 300_000, deadlineMs: 600_000 }) => ({ jobId, clientId: 'cli_x', type: 'crawlSite' as const, limits });
+
 function lifecycle(calls: Call[], run = true) {
   return {
     startJob: async (i: { jobId: string }) => { calls.push(['startJob', i]); return { run, status: run ? 'processing' : 'cancelled', type: 'crawlSite', clientId: 'cli_x', payload: { url: 'https://example.com' } }; },
@@ -28,7 +31,8 @@ function lifecycle(calls: Call[], run = true) {
 
 async function withWorker<T>(activities: object, fn: (taskQueue: string) => Promise<T>): Promise<T> {
   const taskQueue = `wf-test-${randomUUID()}`;
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
+  // Heartbeats go out every second at most, as the production workers send them (workers/worker.ts).
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities, defaultHeartbeatThrottleInterval: '1s', maxHeartbeatThrottleInterval: '1s' });
   return worker.runUntil(fn(taskQueue));
 }
 
@@ -38,7 +42,7 @@ describe('runJob workflow', () => {
     const jobId = randomUUID();
     const result = await withWorker(
       { ...lifecycle(calls), crawlSite: async (i: JobActivityInput) => { calls.push(['crawlSite', i]); return { resultsCount: 7 }; } },
-      (taskQueue) => env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [{ jobId, clientId: 'cli_x', type: 'crawlSite' }] }),
+      (taskQueue) => env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId)] }),
     );
     expect(result).toEqual({ jobId, status: 'completed', resultsCount: 7 });
     expect(calls).toEqual([
@@ -60,7 +64,7 @@ describe('runJob workflow', () => {
         indexLeads: async (i: unknown) => { calls.push(['indexLeads', i]); return { indexed: 1 }; },
       },
       async (taskQueue) => {
-        const done = await env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [{ jobId, clientId: 'cli_x', type: 'crawlSite' }] });
+        const done = await env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId)] });
         // Indexing runs in the client's own workflow, which outlives the job's.
         while (!calls.some((c) => c[0] === 'indexLeads')) await new Promise((r) => setTimeout(r, 50));
         return done;
@@ -78,7 +82,7 @@ describe('runJob workflow', () => {
         crawlSite: async () => ({ resultsCount: 1 }),
         projectJobResult: async () => { throw ApplicationFailure.nonRetryable('broken result', 'Broken'); },
       },
-      (taskQueue) => env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${id2}`, args: [{ jobId: id2, clientId: 'cli_x', type: 'crawlSite' }] }),
+      (taskQueue) => env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${id2}`, args: [jobInput(id2)] }),
     );
     expect(second.status).toBe('completed');
     expect(failing.map((c) => c[0])).not.toContain('failJob');
@@ -88,7 +92,7 @@ describe('runJob workflow', () => {
     const calls: Call[] = [];
     const jobId = randomUUID();
     const result = await withWorker({ ...lifecycle(calls, false), crawlSite: async () => { throw new Error('must not run'); } }, (taskQueue) =>
-      env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [{ jobId, clientId: 'cli_x', type: 'crawlSite' }] }),
+      env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId)] }),
     );
     expect(result.status).toBe('skipped');
     expect(calls.map((c) => c[0])).toEqual(['startJob']);
@@ -99,7 +103,7 @@ describe('runJob workflow', () => {
     const jobId = randomUUID();
     const run = withWorker(
       { ...lifecycle(calls), crawlSite: async () => { throw ApplicationFailure.nonRetryable('connection timeout to example.com', 'Unreachable'); } },
-      (taskQueue) => env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [{ jobId, clientId: 'cli_x', type: 'crawlSite' }] }),
+      (taskQueue) => env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId)] }),
     );
     await expect(run).rejects.toBeInstanceOf(WorkflowFailedError);
     expect(calls.at(-1)).toEqual(['failJob', { jobId, errorMessage: 'connection timeout to example.com' }]);
@@ -119,7 +123,7 @@ describe('runJob workflow', () => {
       }
     };
     const outcome = await withWorker({ ...lifecycle(calls), crawlSite }, async (taskQueue) => {
-      const handle = await env.client.workflow.start(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [{ jobId, clientId: 'cli_x', type: 'crawlSite' }] });
+      const handle = await env.client.workflow.start(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId)] });
       while (!calls.some((c) => c[0] === 'crawlSite')) await new Promise((r) => setTimeout(r, 50));
       const cancelledAt = Date.now();
       await handle.cancel();
@@ -129,5 +133,36 @@ describe('runJob workflow', () => {
     expect(outcome.err).toBeInstanceOf(WorkflowFailedError);
     expect(activityCancelledAt - outcome.cancelledAt).toBeLessThan(3000);
     expect(calls.map((c) => c[0])).toEqual(['startJob', 'crawlSite', 'cancelJob']);
+  });
+
+  test('a job that outlives its deadline is stopped and fails saying it ran out of time', async () => {
+    const calls: Call[] = [];
+    const jobId = randomUUID();
+    let activityCancelled = false;
+    // A crawl that would go on for minutes, heartbeating as real ones do.
+    const crawlSite = async () => {
+      calls.push(['crawlSite', 'started']);
+      const ctx = Context.current();
+      try {
+        for (;;) { ctx.heartbeat(); await ctx.sleep(200); }
+      } catch (err) {
+        activityCancelled = true;
+        throw err;
+      }
+    };
+    const outcome = await withWorker({ ...lifecycle(calls), crawlSite }, async (taskQueue) => {
+      const err = await env.client.workflow
+        .execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId, { activityMs: 300_000, deadlineMs: 2000 })] })
+        .catch((e: unknown) => e);
+      // While the worker still runs: its activity learns of the cancel through its next heartbeat.
+      for (let i = 0; i < 50 && !activityCancelled; i++) await new Promise((r) => setTimeout(r, 100));
+      return { err, activityCancelled };
+    });
+    const message = 'crawlSite ran out of time: the job\'s 2 seconds limit was reached before it finished';
+    expect(outcome.err).toBeInstanceOf(WorkflowFailedError);
+    expect((outcome.err as WorkflowFailedError).cause?.message).toBe(message);
+    expect(calls.map((c) => c[0])).toEqual(['startJob', 'crawlSite', 'failJob']);
+    expect(calls.at(-1)).toEqual(['failJob', { jobId, errorMessage: message }]);
+    expect(outcome.activityCancelled).toBe(true);
   });
 });

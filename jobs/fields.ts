@@ -1,0 +1,31 @@
+import { z } from 'zod';
+
+/** Zod fields several job payloads share. */
+
+/** An absolute http(s) URL with a host; the message names the field. */
+export const httpUrl = (what: string) =>
+  z.string().trim().min(1).refine((v) => {
+    try {
+      const u = new URL(v);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0;
+    } catch {
+      return false;
+    }
+  }, `${what} must be a valid http(s) URL`);
+
+export const isoTime = z.string().describe('ISO 8601 timestamp');
+
+/** The social profile links of a result, as top-level keys (spec §2.1: `data.proflink`, `data.microblog`, ...). */
+export const socialKeys = {
+  proflink: z.string().nullable().describe('LinkedIn'),
+  microblog: z.string().nullable().describe('X / Twitter'),
+  socialnet: z.string().nullable().describe('Facebook'),
+  instagram: z.string().nullable(),
+  youtube: z.string().nullable(),
+  tiktok: z.string().nullable(),
+  pinterest: z.string().nullable(),
+  github: z.string().nullable(),
+};
+
+/** A result shape not documented yet: any object. */
+export const anyResult = z.record(z.string(), z.unknown());

@@ -1,0 +1,38 @@
+/**
+ * Timeouts and deadlines shared by every job type, with their reasons. Plain data (workflow-safe):
+ * workflows import this file; each type's own limits sit in its catalog file (jobs/<type>.ts) and
+ * reach the workflow through its input.
+ */
+import type { Limit } from './types';
+
+const minutes = (n: number) => n * 60_000;
+const seconds = (n: number) => n * 1000;
+
+/** Spec §8 "Workflow timeouts: overall max 10 min": no job type may document more. */
+export const MAX_JOB_DEADLINE: Limit = { ms: minutes(10), why: 'spec §8: a job (workflow) takes at most 10 minutes overall' };
+
+/** Per-type activity deadlines the spec names (§8). */
+export const SITE_STAGE: Limit = { ms: minutes(5), why: 'spec §8: site stage 5 min per business' };
+export const VERIFY_STAGE: Limit = { ms: minutes(2), why: 'spec §8: verify stage 2 min per business' };
+
+/** Every job-type activity heartbeats at least every second; a silent worker (killed, partitioned) is replaced after this. */
+export const JOB_HEARTBEAT_TIMEOUT: Limit = { ms: seconds(20), why: 'twenty missed one-second heartbeats: the worker is gone, retry elsewhere' };
+
+/**
+ * Job-type activities are retried twice (three attempts) with backoff; the overall deadline bounds
+ * the sum, so retries can never stretch a job past it.
+ */
+export const JOB_ACTIVITY_ATTEMPTS = 3;
+
+/** The lifecycle steps (startJob, completeJob, ...) are one short Postgres transaction each. */
+export const LIFECYCLE_STEP: Limit = { ms: seconds(30), why: 'one small transaction; anything longer is a stuck connection' };
+
+/** Projection of a result into IDAP resources: one transaction of idempotent upserts. */
+export const PROJECTION_STEP: Limit = { ms: minutes(2), why: "a 100-page site's e-mails, phones and team in one transaction" };
+
+/** The message of a job that ran out of time (its error_message). */
+export function deadlineMessage(type: string, deadlineMs: number): string {
+  const mins = deadlineMs / 60_000;
+  const span = mins >= 1 && Number.isInteger(mins) ? `${mins} minute${mins === 1 ? '' : 's'}` : `${Math.round(deadlineMs / 1000)} seconds`;
+  return `${type} ran out of time: the job's ${span} limit was reached before it finished`;
+}

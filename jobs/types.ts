@@ -1,0 +1,83 @@
+import type { z } from 'zod';
+import type { Config } from '../lib/config';
+
+/** The seven job types of spec §1.1. Each is also the name of the activity (or workflow step set) that does its work. */
+export const JOB_TYPES = ['crawlMaps', 'crawlSite', 'crawlVerify', 'crawlPeople', 'crawlCompanyData', 'crawlLanding', 'crawlPublicSocial'] as const;
+export type JobType = (typeof JOB_TYPES)[number];
+
+export const JOB_STATUSES = ['queued', 'processing', 'completed', 'failed', 'cancelled'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+export const TERMINAL_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
+
+export const EVENT_NAMES = ['job.queued', 'job.started', 'job.completed', 'job.failed', 'job.cancelled', 'campaign.terminal'] as const;
+export type EventName = (typeof EVENT_NAMES)[number];
+
+/**
+ * Spec priority 0-10 (higher first) onto Temporal's priorityKey (lower first). The dev server
+ * runs with matching.priorityLevels=11, so every spec level keeps its own key: 10 -> 1 ... 0 -> 11.
+ */
+export const PRIORITY_LEVELS = 11;
+export function priorityKeyFor(priority: number): number {
+  return PRIORITY_LEVELS - Math.max(0, Math.min(10, Math.round(priority)));
+}
+
+/** A duration with the reason it is what it is (shown next to each other so the next reader can judge both). */
+export interface Limit {
+  ms: number;
+  why: string;
+}
+
+/** How long a job type may take. Plain data: the API passes it to the workflow in its input. */
+export interface JobLimits {
+  /** startToClose of the type's activity (or of each of its steps' main activity). */
+  activity: Limit;
+  /** The job's overall deadline, counted from when a worker starts it: at the deadline it fails with a time-out message. */
+  deadline: Limit;
+}
+
+/** A task queue that only runs activities of this type, at a rate shared by all workers (e.g. a registry's limit). */
+export interface ActivityQueue {
+  /** Key the workflow uses to find it (RunJobInput.queues). */
+  key: string;
+  /** Queue name without the deployment prefix. */
+  queue: string;
+  /** Dispatch limit for the whole queue, enforced by Temporal across workers; none when the provider publishes none. */
+  perSecond?: number;
+}
+
+/**
+ * Everything the service knows about one job type: one file per type in jobs/, collected in
+ * jobs/index.ts. The API validates with `payload`, documents `result`, picks the queue and the
+ * default priority; the worker polls the queues; the activity parses its payload with `payload`;
+ * the lead pipeline projects results with `project`.
+ */
+export interface JobSpec<P extends z.ZodType = z.ZodType> {
+  type: JobType;
+  /** One line for the OpenAPI document and README. */
+  summary: string;
+  /** The payload: the one source of validation, TypeScript types (z.infer) and the OpenAPI schema. */
+  payload: P;
+  /** The result `data` of a completed job, for the OpenAPI document and the tests. */
+  result: z.ZodType;
+  /** Spec §4.1 default priority (0-10). */
+  defaultPriority: number;
+  /** The type's task queue without the deployment prefix. */
+  queue: string;
+  /** Jobs whose payload says so run on `<queue>-test` (spec: `test: true` "routes the job to a test queue"). */
+  testQueue?(payload: z.infer<P>): boolean;
+  /** Queues that run only some activities of the type, each with its shared rate limit. */
+  activityQueues?(config: Config): ActivityQueue[];
+  limits: JobLimits;
+  /** Most queued jobs of the type across all clients (spec §8); more -> 503. */
+  capacity?(config: Config): number;
+  /**
+   * Its own submit endpoint: `typed` takes {payload, priority}; `top-level` takes the payload keys at
+   * the top level of the body beside priority (crawlMaps, as the spec's examples do). Every type also
+   * has the generic POST /api/v1/jobs/submit.
+   */
+  submitRoute?: 'typed' | 'top-level';
+  /** Spec §2.1: the submit response carries `success` (crawlMaps). */
+  submitResponseSuccess?: boolean;
+  /** false while its worker side does not exist: submissions get 501. */
+  available: boolean;
+}
