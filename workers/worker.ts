@@ -62,6 +62,9 @@ export async function createRateLimitedWorkers(options: Omit<WorkerSetOptions, '
         identity: options.identity,
         maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 20,
         ...(perSecond ? { maxTaskQueueActivitiesPerSecond: perSecond } : {}),
+        // As on the job queues: a cancel reaches a running request within about a second.
+        defaultHeartbeatThrottleInterval: '1s',
+        maxHeartbeatThrottleInterval: '1s',
         shutdownGraceTime: '10s',
       }),
     ),

@@ -1,4 +1,4 @@
-import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { CompanyDataActivities, CompanyQuery, RegistryAnswer } from '../activities/company/crawl-company-data';
 import type { JobActivityOutput } from '../activities/deps';
 import type { JobStepsInput } from './job';
@@ -19,6 +19,8 @@ const onRegistryQueue = (taskQueue: string, requestMs: number) =>
     startToCloseTimeout: requestMs, // one HTTP request (jobs/crawl-company-data.ts limits.activity)
     // The activity heartbeats every second while its request runs: a cancel reaches it within about a second.
     heartbeatTimeout: '10s',
+    // A cancelled job waits until the request has really stopped (as runJob does for job activities).
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     // Waiting for the queue's rate limit, or a 429's Retry-After (Companies House: up to 5 minutes), is expected.
     scheduleToCloseTimeout: '10m',
     // An outage is retried three times (1 s, 2 s, 4 s), then the job fails naming the registry.

@@ -1,8 +1,10 @@
+import { createServer } from 'node:http';
 import { companyLookupResult, companySearchResult, companyVatResult } from '../../jobs/crawl-company-data';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { startCompanyDataWorker } from '../support/company-worker';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { waitFor } from '../support/processes';
+import { listenLocal } from '../stand-ins/listen';
 import { startCompaniesHouseStandIn, type CompaniesHouseStandIn } from '../stand-ins/companies-house';
 import { startSecStandIn, SYNTHETIC_CIK_BASE, type SecStandIn } from '../stand-ins/sec';
 import { startViesStandIn, type ViesStandIn } from '../stand-ins/vies';
@@ -256,6 +258,33 @@ describe('crawlCompanyData: configuration and limits', () => {
     } finally {
       await set.stop();
       await limited.close();
+    }
+  });
+
+  test('cancelling a job whose registry never answers stops the request within 3 seconds', async () => {
+    // A VIES that accepts requests and never answers; each is recorded with when the worker hung up.
+    const calls: { startedAt: number; closedAt?: number }[] = [];
+    const hanging = await listenLocal(createServer((req, res) => {
+      const call: { startedAt: number; closedAt?: number } = { startedAt: Date.now() };
+      calls.push(call);
+      res.on('close', () => { call.closedAt = Date.now(); });
+    }));
+    const set = await startJobSet('company-hang', { VIES_BASE_URL: hanging.baseUrl });
+    try {
+      const res = await set.c.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { mode: 'vat', vat_number: 'DE282741168' } });
+      const { job_id } = await set.c.json<{ job_id: string }>(res);
+      await waitFor(async () => calls.length > 0, 30_000, 'the registry request');
+      const cancelledAt = Date.now();
+      expect((await set.c.del(`/api/v1/jobs/${job_id}`)).status).toBe(200);
+      await waitFor(async () => calls[0]?.closedAt !== undefined, 5_000, 'the worker to hang up on the registry');
+      expect((calls[0]?.closedAt ?? Infinity) - cancelledAt).toBeLessThan(3000);
+      // And it does not ask again.
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(calls).toHaveLength(1);
+      expect((await set.c.json(await set.c.get(`/api/v1/jobs/${job_id}/status`))).status).toBe('cancelled');
+    } finally {
+      await set.stop();
+      await hanging.close();
     }
   });
 });

@@ -3,13 +3,17 @@ import path from 'node:path';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus } from '../support/jobs';
 import { startTestWorker } from '../support/worker';
+import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
 
 const root = path.join(__dirname, '../..');
 let api: TestApi;
+let sites: LeadSites;
 const children: ChildProcess[] = [];
+beforeAll(async () => { sites = await startLeadSites(); });
 afterAll(async () => {
   children.forEach((p) => p.kill('SIGKILL'));
   await api?.close();
+  await sites.close();
 });
 
 /**
@@ -33,22 +37,27 @@ async function workerProcess(identity: string, queues: Record<string, string>): 
 describe('durability', () => {
   test('a worker killed mid-activity loses nothing: another worker finishes the job with exactly one result', async () => {
     const queues = ownQueues('durability');
-    api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...queues }, ['crawlSite']);
+    api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...queues });
     const c = caller(api, bearer(await api.newClient()));
     const doomed = await workerProcess('doomed-worker', queues);
-    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: 'https://durable.test/?sleep_ms=4000&results=2' } }));
+    // A site whose page takes 4 s: the worker dies while it waits for it.
+    const url = sites.url({ delay_ms: 4000, leads: 2 });
+    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url } }));
     expect((await waitForStatus(c, job_id, ['processing'])).worker_id).toBe('doomed-worker');
-    await new Promise((r) => setTimeout(r, 1000));
+    while (sites.requests(url).length === 0) await new Promise((r) => setTimeout(r, 50));
     doomed.kill('SIGKILL');
 
     const survivor = await startTestWorker({ types: ['crawlSite'], identity: 'survivor-worker', overrides: queues });
     try {
       // The lost attempt is noticed by its heartbeat timeout (20 s), then retried here.
       const done = await waitForStatus(c, job_id, ['completed', 'failed'], 90000);
-      expect(done).toMatchObject({ status: 'completed', results_count: 2, worker_id: 'survivor-worker' });
+      expect(done).toMatchObject({ status: 'completed', results_count: 1, worker_id: 'survivor-worker' });
       const results = await api.deps.db('job_results').where({ job_id });
       expect(results).toHaveLength(1);
-      expect(results[0].data).toMatchObject({ attempt: 2, emails: ['lead0@durable.test', 'lead1@durable.test'] });
+      const site = new URL(url).searchParams.get('site');
+      expect(results[0].data).toMatchObject({ emails: [`lead0@${site}.example`, `lead1@${site}.example`] });
+      // The page was asked for again by the survivor: the killed attempt's work was redone, not lost.
+      expect(sites.requests(url).length).toBe(2);
       const events = await api.deps.db('events').where({ job_id }).orderBy('id').pluck('name');
       expect(events).toEqual(['job.queued', 'job.started', 'job.completed']);
     } finally {

@@ -2,15 +2,19 @@ import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { SseReader } from '../support/sse';
 import { startTestWorker, type TestWorker } from '../support/worker';
+import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
 import type { IssuedCredentials } from '../../lib/credentials';
 
 let api: TestApi;
 let worker: TestWorker;
 let creds: IssuedCredentials;
 let c: Caller;
+let sites: LeadSites;
 const readers: SseReader[] = [];
+// Real crawlSite jobs against stand-in sites; crawlCompanyData jobs stay queued (no worker polls their queue here).
 beforeAll(async () => {
-  api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', SSE_HEARTBEAT_SECONDS: '0.3', ...ownQueues('events') }, ['crawlSite', 'crawlPublicSocial']);
+  sites = await startLeadSites();
+  api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', SSE_HEARTBEAT_SECONDS: '0.3', ...ownQueues('events') });
   worker = await startTestWorker({ types: ['crawlSite'], identity: 'events-test-worker', overrides: ownQueues('events') });
   creds = await api.newClient();
   c = caller(api, bearer(creds));
@@ -19,6 +23,7 @@ afterAll(async () => {
   await Promise.all(readers.map((r) => r.close()));
   await worker.stop();
   await api.close();
+  await sites.close();
 });
 
 const token = (x: IssuedCredentials) => `${x.client_id}:${x.api_key}:${x.api_secret}`;
@@ -27,8 +32,8 @@ async function stream(query: string, headers: Record<string, string> = {}) {
   readers.push(r);
   return r;
 }
-const submit = async (query: string) =>
-  (await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: `https://ev-${Math.random().toString(36).slice(2)}.test/?${query}` } }))).job_id;
+const submit = async (query: Record<string, string | number> = {}) =>
+  (await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: sites.url(query) } }))).job_id;
 
 describe('GET /api/v1/events/stream', () => {
   test('needs the token; a bad one is the spec 401', async () => {
@@ -39,12 +44,12 @@ describe('GET /api/v1/events/stream', () => {
   });
 
   test('follows one job: connected, queued, started, completed with processing_time and results_count, heartbeats', async () => {
-    const other = await submit('results=1');
-    const jobId = await submit('results=4&sleep_ms=300');
+    const other = await submit();
+    const jobId = await submit({ delay_ms: 300 });
     const r = await stream(`token=${encodeURIComponent(token(creds))}&job_id=${jobId}&last_event_id=0`);
     expect(r.status).toBe(200);
     const completed = await r.waitFor((e) => e.event === 'job.completed');
-    expect(completed.data).toMatchObject({ job_id: jobId, results_count: 4, processing_time: expect.any(Number) });
+    expect(completed.data).toMatchObject({ job_id: jobId, results_count: 1, processing_time: expect.any(Number) });
     await r.waitFor((e) => e.event === 'heartbeat');
     expect(r.events[0]).toMatchObject({ event: 'connected', data: { client_id: creds.client_id, job_id: jobId } });
     const names = r.events.filter((e) => e.event.startsWith('job.')).map((e) => e.event);
@@ -58,12 +63,12 @@ describe('GET /api/v1/events/stream', () => {
     const r = await stream(`token=${encodeURIComponent(token(creds))}`);
     await r.waitFor((e) => e.event === 'connected');
     const intruder = await api.newClient('other');
-    const theirs = await caller(api, bearer(intruder)).post('/api/v1/jobs/crawlSite/submit', { payload: { url: 'https://theirs.test/?results=1' } });
+    const theirs = await caller(api, bearer(intruder)).post('/api/v1/jobs/crawlSite/submit', { payload: { url: sites.url() } });
     const theirId = ((await theirs.json()) as { job_id: string }).job_id;
-    const failing = await submit('fail=dns lookup failed');
+    const failing = await submit({ status: 502 });
     const failed = await r.waitFor((e) => e.event === 'job.failed' && e.data.job_id === failing);
-    expect(failed.data.error_message).toBe('dns lookup failed');
-    const queuedId = (await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlPublicSocial/submit', { payload: { username: `ev${Date.now()}` } }))).job_id;
+    expect(failed.data.error_message).toMatch(/could not be crawled: the site answered HTTP 502$/);
+    const queuedId = (await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { mode: 'vat', vat_number: `DE${Date.now() % 1e9}` } }))).job_id;
     await c.del(`/api/v1/jobs/${queuedId}`);
     await r.waitFor((e) => e.event === 'job.cancelled' && e.data.job_id === queuedId);
     await waitForStatus(caller(api, bearer(intruder)), theirId, ['completed']);
@@ -73,26 +78,26 @@ describe('GET /api/v1/events/stream', () => {
 
   test('Last-Event-ID replays what a reconnecting client missed, then continues live', async () => {
     const first = await stream(`token=${encodeURIComponent(token(creds))}`);
-    const a = await submit('results=1');
+    const a = await submit();
     const seen = await first.waitFor((e) => e.event === 'job.completed' && e.data.job_id === a);
     await first.close();
-    const b = await submit('results=2');
+    const b = await submit({ leads: 2 });
     await waitForStatus(c, b, ['completed']);
     const again = await stream(`token=${encodeURIComponent(token(creds))}`, { 'Last-Event-ID': String(seen.id) });
     const replayed = await again.waitFor((e) => e.event === 'job.completed' && e.data.job_id === b);
-    expect(replayed.data.results_count).toBe(2);
+    expect(replayed.data.results_count).toBe(1);
     expect(again.events.filter((e) => e.id !== undefined && (e.id as number) <= (seen.id as number))).toEqual([]);
-    const cId = await submit('results=1');
+    const cId = await submit();
     await again.waitFor((e) => e.event === 'job.completed' && e.data.job_id === cId);
   });
 
   test('events reach an API process other than the one the job was submitted to', async () => {
-    const second = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('events') }, ['crawlSite']);
+    const second = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('events') });
     try {
       const r = await new SseReader().open(`${second.url}/api/v1/events/stream?token=${encodeURIComponent(token(creds))}`);
       readers.push(r);
       await r.waitFor((e) => e.event === 'connected');
-      const jobId = await submit('results=1');
+      const jobId = await submit();
       await r.waitFor((e) => e.event === 'job.completed' && e.data.job_id === jobId);
       const status = await caller(second, bearer(creds)).json(await caller(second, bearer(creds)).get('/api/v1/events/status'));
       expect(status).toMatchObject({ status: 'healthy', listening: true, active_subscriptions: 1, heartbeat_seconds: 30 });

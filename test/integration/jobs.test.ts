@@ -1,28 +1,38 @@
 import yaml from 'js-yaml';
+import type { ActivityDeps } from '../../activities';
+import { createJobLifecycleActivities } from '../../activities/store/jobs';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { startTestWorker, type TestWorker } from '../support/worker';
+import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
 
-// The real API and a real worker on the stack. crawlSite runs through the fake job-type activity;
-// nothing polls crawlPublicSocial's queue, so those jobs stay queued.
+// The job engine through the real API and a real worker running the real crawlSite against stand-in
+// sites on 127.0.0.1 (each test its own site). Nothing polls crawlCompanyData's queue here, so those
+// jobs stay queued: the tests' queued jobs.
 let api: TestApi;
 let worker: TestWorker;
 let c: Caller;
+let sites: LeadSites;
 beforeAll(async () => {
-  api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('jobs') }, ['crawlSite', 'crawlPublicSocial', 'crawlCompanyData']);
-  worker = await startTestWorker({ types: ['crawlSite'], identity: 'jobs-test-worker', overrides: ownQueues('jobs') });
+  sites = await startLeadSites();
+  api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('jobs') });
+  // Pages may take a minute (the cancel test's slow site); the crawl's own limits stay the product's.
+  worker = await startTestWorker({ types: ['crawlSite'], identity: 'jobs-test-worker', overrides: { ...ownQueues('jobs'), SITE_PAGE_TIMEOUT_MS: '90000' } });
   c = caller(api, bearer(await api.newClient()));
 });
 afterAll(async () => {
   await worker.stop();
   await api.close();
+  await sites.close();
 });
 
-const site = (query: string, extra: Record<string, unknown> = {}) => ({ payload: { url: `https://acme-${Math.random().toString(36).slice(2)}.test/?${query}`, ...extra } });
+const site = (query: Record<string, string | number> = {}, extra: Record<string, unknown> = {}) => ({ payload: { url: sites.url(query), ...extra } });
+/** A job that stays queued: a real type whose queue no worker of this file polls. */
+const queuedJob = () => ({ payload: { mode: 'vat', vat_number: `DE${Math.floor(1e8 + Math.random() * 9e8)}` } });
 
 describe('submit', () => {
   test('returns 201 with a job id at once and the job runs to completed with results', async () => {
-    const res = await c.post('/api/v1/jobs/crawlSite/submit', site('results=3'));
+    const res = await c.post('/api/v1/jobs/crawlSite/submit', site({ leads: 3 }));
     expect(res.status).toBe(201);
     const body = await c.json(res);
     expect(body).toEqual({
@@ -34,19 +44,21 @@ describe('submit', () => {
       message: 'crawlSite job queued',
     });
     const done = await waitForStatus(c, String(body.job_id), ['completed']);
-    expect(done).toMatchObject({ status: 'completed', worker_id: 'jobs-test-worker', results_count: 3, error_message: null, priority: 5, message: 'job completed' });
+    // results_count of crawlSite is the pages crawled: the stand-in site is one page.
+    expect(done).toMatchObject({ status: 'completed', worker_id: 'jobs-test-worker', results_count: 1, error_message: null, priority: 5, message: 'job completed' });
     expect(done.processing_time_seconds).toEqual(expect.any(Number));
 
     const results = await c.get(`/api/v1/jobs/${String(body.job_id)}/results`);
     expect(results.status).toBe(200);
     const envelope = await c.json(results);
     expect(envelope).toMatchObject({ success: true, job_id: body.job_id, type: 'crawlSite', status: 'completed', worker_id: 'jobs-test-worker', error_message: null });
-    expect((envelope.data as { emails: string[] }).emails).toHaveLength(3);
+    const host = new URL(String((envelope.data as { url: string }).url)).searchParams.get('site');
+    expect((envelope.data as { emails: string[] }).emails).toEqual([0, 1, 2].map((i) => `lead${i}@${host}.example`));
     expect(envelope.completed_at).toEqual(done.completed_at);
   });
 
   test('the generic endpoint and YAML bodies work, and the payload defaults are applied', async () => {
-    const url = `https://yaml-${Date.now()}.test/?results=1`;
+    const url = sites.url();
     const res = await c.post('/api/v1/jobs/submit', `type: crawlSite\npayload:\n  url: "${url}"\n  max_pages: 3\npriority: 9\n`, 'application/yaml');
     expect(res.status).toBe(201);
     const { job_id } = await c.json<{ job_id: string }>(res);
@@ -57,7 +69,7 @@ describe('submit', () => {
   });
 
   test('the same job within 24 hours is returned from cache, whatever the key order', async () => {
-    const payload = { url: `https://cache-${Date.now()}.test/?results=1`, max_pages: 4, extract_team: false };
+    const payload = { url: sites.url(), max_pages: 4, extract_team: false };
     const first = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', { payload }));
     const again = await c.json(await c.post('/api/v1/jobs/crawlSite/submit', { priority: 7, payload: { extract_team: false, max_pages: 4, url: payload.url } }));
     expect(again).toMatchObject({ job_id: first.job_id, from_cache: true });
@@ -69,14 +81,14 @@ describe('submit', () => {
   });
 
   test('concurrent identical submissions make one job', async () => {
-    const body = site('results=1');
+    const body = site();
     const all = await Promise.all(Array.from({ length: 5 }, () => c.post('/api/v1/jobs/crawlSite/submit', body).then((r) => c.json<{ job_id: string; from_cache: boolean }>(r))));
     expect(new Set(all.map((b) => b.job_id)).size).toBe(1);
     expect(all.filter((b) => !b.from_cache)).toHaveLength(1);
   });
 
   test('a failed job is not served from cache: submitting it again runs it again', async () => {
-    const body = site('fail=boom');
+    const body = site({ status: 500 });
     const first = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', body));
     await waitForStatus(c, first.job_id, ['failed']);
     const again = await c.json(await c.post('/api/v1/jobs/crawlSite/submit', body));
@@ -127,26 +139,50 @@ describe('validation', () => {
 
 describe('status, results, list', () => {
   test('results are 202 while queued and processing (with worker_id), 410 for failed with the error', async () => {
-    const slow = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site('sleep_ms=1500')));
+    const slow = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site({ delay_ms: 1500 })));
     await waitForStatus(c, slow.job_id, ['processing']);
     const processing = await c.get(`/api/v1/jobs/${slow.job_id}/results`);
     expect(processing.status).toBe(202);
     expect(await processing.json()).toMatchObject({ success: false, status: 'processing', worker_id: 'jobs-test-worker', message: 'job is processing; poll again for results', data: null });
 
-    const queued = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlPublicSocial/submit', { payload: { username: `u${Date.now()}` } }));
+    const queued = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlCompanyData/submit', queuedJob()));
     const q = await c.get(`/api/v1/jobs/${queued.job_id}/results`);
     expect(q.status).toBe(202);
     expect(await q.json()).toMatchObject({ success: false, status: 'queued', worker_id: null, message: 'job is queued; poll again for results' });
 
-    const failing = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site('fail=connection timeout to acme.test')));
+    const failingSite = site({ status: 503 });
+    const failing = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', failingSite));
     const failed = await waitForStatus(c, failing.job_id, ['failed']);
-    expect(failed.error_message).toBe('connection timeout to acme.test');
+    const message = `${failingSite.payload.url} could not be crawled: the site answered HTTP 503`;
+    expect(failed.error_message).toBe(message);
     const gone = await c.get(`/api/v1/jobs/${failing.job_id}/results`);
     expect(gone.status).toBe(410);
     expect(await gone.json()).toMatchObject({
-      success: false, status: 'failed', error_message: 'connection timeout to acme.test', worker_id: 'jobs-test-worker',
+      success: false, status: 'failed', error_message: message, worker_id: 'jobs-test-worker',
       processing_time_seconds: expect.any(Number), completed_at: expect.any(String), data: null,
     });
+  });
+
+  test('completion is idempotent: a completeJob retried after its commit (the worker died before reporting it) keeps the result', async () => {
+    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site({ leads: 2 })));
+    await waitForStatus(c, job_id, ['completed']);
+    const before = await c.json(await c.get(`/api/v1/jobs/${job_id}/results`));
+    expect((before.data as { emails: string[] }).emails).toHaveLength(2);
+    // What Temporal does when the worker's completion report was lost: the same activity, again.
+    const lifecycle = createJobLifecycleActivities({ config: api.deps.config, db: api.deps.db, workerId: 'retrying-worker' } as ActivityDeps);
+    expect(await lifecycle.completeJob({ jobId: job_id, resultsCount: 1 })).toEqual({ status: 'completed' });
+    const after = await c.get(`/api/v1/jobs/${job_id}/results`);
+    expect(after.status).toBe(200);
+    expect(await after.json()).toEqual(before);
+  });
+
+  test('a completed job whose stored result is missing answers 500 with a request id, never an empty 200', async () => {
+    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site()));
+    await waitForStatus(c, job_id, ['completed']);
+    await api.deps.db('job_results').where({ job_id }).delete();
+    const res = await c.get(`/api/v1/jobs/${job_id}/results`);
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ detail: expect.stringMatching(/^internal server error \(request id .+\)$/) });
   });
 
   test('a malformed id is 400; an unknown id or another client\'s job is 404 everywhere', async () => {
@@ -156,7 +192,7 @@ describe('status, results, list', () => {
       expect(await res.json()).toEqual({ detail: 'invalid job id format, expected UUID' });
     }
     expect((await c.del('/api/v1/jobs/nope')).status).toBe(400);
-    const mine = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site('results=1')));
+    const mine = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site()));
     const intruder = caller(api, bearer(await api.newClient('intruder')));
     for (const res of [
       await intruder.get(`/api/v1/jobs/${mine.job_id}/status`),
@@ -174,17 +210,17 @@ describe('status, results, list', () => {
   test('the list pages newest first and filters by status and type', async () => {
     const lister = caller(api, bearer(await api.newClient('lister')));
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await lister.json<{ job_id: string }>(await lister.post('/api/v1/jobs/crawlSite/submit', site('results=1')))).job_id);
-    const social = (await lister.json<{ job_id: string }>(await lister.post('/api/v1/jobs/crawlPublicSocial/submit', { payload: { username: 'someone' } }))).job_id;
+    for (let i = 0; i < 3; i++) ids.push((await lister.json<{ job_id: string }>(await lister.post('/api/v1/jobs/crawlSite/submit', site()))).job_id);
+    const company = (await lister.json<{ job_id: string }>(await lister.post('/api/v1/jobs/crawlCompanyData/submit', queuedJob()))).job_id;
     const page1 = await lister.json<{ total: number; page: number; page_size: number; jobs: { job_id: string }[] }>(await lister.get('/api/v1/jobs/list?page_size=2'));
     expect(page1).toMatchObject({ total: 4, page: 1, page_size: 2 });
-    expect(page1.jobs.map((j) => j.job_id)).toEqual([social, ids[2]]);
+    expect(page1.jobs.map((j) => j.job_id)).toEqual([company, ids[2]]);
     const page2 = await lister.json<{ jobs: { job_id: string }[] }>(await lister.get('/api/v1/jobs/list?page_size=2&page=2'));
     expect(page2.jobs.map((j) => j.job_id)).toEqual([ids[1], ids[0]]);
     const sites = await lister.json<{ total: number }>(await lister.get('/api/v1/jobs/list?type_filter=crawlSite'));
     expect(sites.total).toBe(3);
-    const queued = await lister.json<{ jobs: { job_id: string; status: string }[] }>(await lister.get('/api/v1/jobs/list?status_filter=queued&type_filter=crawlPublicSocial'));
-    expect(queued.jobs).toEqual([expect.objectContaining({ job_id: social, status: 'queued', type: 'crawlPublicSocial' })]);
+    const queued = await lister.json<{ jobs: { job_id: string; status: string }[] }>(await lister.get('/api/v1/jobs/list?status_filter=queued&type_filter=crawlCompanyData'));
+    expect(queued.jobs).toEqual([expect.objectContaining({ job_id: company, status: 'queued', type: 'crawlCompanyData' })]);
     expect((await lister.get('/api/v1/jobs/list?page_size=101')).status).toBe(422);
     expect((await lister.get('/api/v1/jobs/list?status_filter=done')).status).toBe(422);
     const md = await (await lister.get('/api/v1/jobs/list?format=md')).text();
@@ -194,7 +230,7 @@ describe('status, results, list', () => {
 
 describe('cancel', () => {
   test('a queued job is cancelled at once, stays listed, has no results, and cannot be cancelled again', async () => {
-    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlPublicSocial/submit', { payload: { username: `c${Date.now()}` } }));
+    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlCompanyData/submit', queuedJob()));
     const res = await c.del(`/api/v1/jobs/${job_id}`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ success: true, job_id, status: 'cancelled', message: 'job cancelled' });
@@ -210,28 +246,30 @@ describe('cancel', () => {
   });
 
   test('a processing job stops within 3 seconds and its partial results are discarded', async () => {
-    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site('sleep_ms=60000')));
+    // A site whose page takes a minute to answer: the crawl is mid-request when the cancel comes.
+    const slowSite = site({ delay_ms: 60000 });
+    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', slowSite));
     await waitForStatus(c, job_id, ['processing']);
-    // Cancel once the crawl activity is really running (not merely scheduled).
-    while (!worker.startedAt.has(job_id)) await new Promise((r) => setTimeout(r, 20));
+    while (sites.requests(slowSite.payload.url).length === 0) await new Promise((r) => setTimeout(r, 20));
     const cancelledAt = Date.now();
     expect((await c.del(`/api/v1/jobs/${job_id}`)).status).toBe(200);
     expect((await c.json(await c.get(`/api/v1/jobs/${job_id}/status`))).status).toBe('cancelled');
+    // The worker hangs up on the site: the crawl stopped.
     const deadline = Date.now() + 5000;
-    while (!worker.cancelledAt.has(job_id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect((worker.cancelledAt.get(job_id) ?? Infinity) - cancelledAt).toBeLessThan(3000);
+    while (!sites.requests(slowSite.payload.url)[0]?.abortedAt && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect((sites.requests(slowSite.payload.url)[0]?.abortedAt ?? Infinity) - cancelledAt).toBeLessThan(3000);
     await new Promise((r) => setTimeout(r, 500));
     expect(await api.deps.db('job_results').where({ job_id }).first()).toBeUndefined();
     expect((await c.get(`/api/v1/jobs/${job_id}/results`)).status).toBe(410);
   });
 
   test('completed and failed jobs cannot be cancelled', async () => {
-    const done = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site('results=1')));
+    const done = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site()));
     await waitForStatus(c, done.job_id, ['completed']);
     const res = await c.del(`/api/v1/jobs/${done.job_id}`);
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ detail: 'cannot cancel a completed job' });
-    const bad = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site('fail=nope')));
+    const bad = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site({ status: 404 })));
     await waitForStatus(c, bad.job_id, ['failed']);
     expect(await (await c.del(`/api/v1/jobs/${bad.job_id}`)).json()).toEqual({ detail: 'cannot cancel a failed job: it is already terminal' });
   });

@@ -1,20 +1,26 @@
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus } from '../support/jobs';
 import { startTestWorker } from '../support/worker';
+import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
 
 let api: TestApi;
-afterAll(() => api?.close());
+let sites: LeadSites;
+beforeAll(async () => { sites = await startLeadSites(); });
+afterAll(async () => {
+  await api?.close();
+  await sites.close();
+});
 
 describe('priority', () => {
   test('with a backlog and no worker, priority-10 jobs start before priority-0 jobs', async () => {
     const queues = ownQueues('priority');
-    api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...queues }, ['crawlSite']);
+    api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...queues });
     const c = caller(api, bearer(await api.newClient()));
     const ids: Record<number, string[]> = { 0: [], 10: [] };
     // Low priority first, so submission order alone would run them first.
     for (let i = 0; i < 8; i++) {
       const priority = i < 4 ? 0 : 10;
-      const res = await c.post('/api/v1/jobs/crawlSite/submit', { priority, payload: { url: `https://prio-${i}-${Date.now()}.test/?results=1` } });
+      const res = await c.post('/api/v1/jobs/crawlSite/submit', { priority, payload: { url: sites.url() } });
       ids[priority]?.push((await c.json<{ job_id: string }>(res)).job_id);
     }
     // One slot each: the worker takes tasks strictly in the order the queue hands them out.

@@ -18,7 +18,7 @@ let site: Website;
 beforeAll(async () => {
   site = await startWebsite();
   api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('site') });
-  worker = await startTestWorker({ types: [], real: ['crawlSite'], identity: 'site-test-worker', overrides: workerEnv });
+  worker = await startTestWorker({ types: ['crawlSite'], identity: 'site-test-worker', overrides: workerEnv });
   c = caller(api, bearer(await api.newClient()));
 });
 afterAll(async () => {

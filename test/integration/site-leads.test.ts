@@ -25,7 +25,7 @@ interface Resource {
 beforeAll(async () => {
   site = await startWebsite();
   api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('site-leads') });
-  worker = await startTestWorker({ types: [], real: ['crawlSite'], identity: 'site-leads-worker', overrides: workerEnv });
+  worker = await startTestWorker({ types: ['crawlSite'], identity: 'site-leads-worker', overrides: workerEnv });
   c = caller(api, bearer(await api.newClient()));
 });
 afterAll(async () => {

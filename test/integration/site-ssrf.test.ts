@@ -13,7 +13,7 @@ let site: Website;
 beforeAll(async () => {
   site = await startWebsite();
   api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('site-ssrf') });
-  worker = await startTestWorker({ types: [], real: ['crawlSite'], identity: 'site-ssrf-worker', overrides: { ...ownQueues('site-ssrf'), OUTBOUND_ALLOW_HOSTS: '', SITE_DELAY_MS: '0' } });
+  worker = await startTestWorker({ types: ['crawlSite'], identity: 'site-ssrf-worker', overrides: { ...ownQueues('site-ssrf'), OUTBOUND_ALLOW_HOSTS: '', SITE_DELAY_MS: '0' } });
   c = caller(api, bearer(await api.newClient()));
 });
 afterAll(async () => {

@@ -1,9 +1,6 @@
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
-import { createJobTypeActivities } from '../../activities';
-import { createJobLifecycleActivities } from '../../activities/store/jobs';
-import { createLeadActivities } from '../../activities/store/leads';
+import { createActivities } from '../../activities';
 import { createDb } from '../../db';
-import { JobResultStore } from '../../db/repositories/job-results';
 import { CATALOG, type JobType } from '../../jobs';
 import { jobTaskQueue, leadsTaskQueue } from '../../jobs/queues';
 import { createLogger } from '../../lib/logger';
@@ -12,7 +9,6 @@ import { Storage } from '../../lib/storage';
 import { createSearchClient } from '../../search/client';
 import { createWorkers } from '../../workers/worker';
 import { testConfig } from './api';
-import { fakeJobActivity } from './fake-job-activity';
 
 try {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -22,41 +18,29 @@ try {
 
 export interface TestWorker {
   identity: string;
-  startedAt: Map<string, number>;
-  cancelledAt: Map<string, number>;
   stop(): Promise<void>;
 }
 
 /**
- * A real worker on the stack's Temporal, with the real lifecycle activities on this run's schema
- * and the fake job-type activity registered for `types`; the types in `real` get their real
- * activity (createJobTypeActivities) instead.
+ * A real worker on the stack's Temporal with the production activities (job lifecycle, the job
+ * types' own, lead publishing) on this run's schema, polling the queues of `types` and the
+ * lead-indexing queue. Outbound requests may reach 127.0.0.0/8 (the stand-ins) unless `overrides`
+ * say otherwise, and crawlSite makes no politeness pause.
  */
-export async function startTestWorker(options: { types: JobType[]; real?: JobType[]; identity: string; overrides?: Record<string, string>; maxConcurrentActivities?: number; maxConcurrentWorkflowTasks?: number }): Promise<TestWorker> {
-  const config = testConfig(options.overrides);
+export async function startTestWorker(options: { types: JobType[]; identity: string; overrides?: Record<string, string>; maxConcurrentActivities?: number; maxConcurrentWorkflowTasks?: number }): Promise<TestWorker> {
+  const config = testConfig({ OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8', SITE_DELAY_MS: '0', ...options.overrides });
   const db = createDb(config);
   const storage = Storage.fromConfig(config);
   const search = createSearchClient(config);
   const logger = createLogger('silent');
   const http = OutboundClient.fromConfig(config);
-  const startedAt = new Map<string, number>();
-  const cancelledAt = new Map<string, number>();
-  const fake = fakeJobActivity(new JobResultStore(db, storage), { startedAt, cancelledAt });
-  const deps = { config, db, storage, search, logger, http, workerId: options.identity };
-  const real: Partial<Record<string, unknown>> = createJobTypeActivities(deps);
-  const activities = {
-    ...createJobLifecycleActivities(deps),
-    // Jobs end by publishing their leads (IDAP resources, lead index): the real activities.
-    ...createLeadActivities(deps),
-    ...Object.fromEntries(options.types.map((t) => [t, fake])),
-    ...Object.fromEntries((options.real ?? []).map((t) => [t, real[t]])),
-  };
+  const activities = createActivities({ config, db, storage, search, logger, http, workerId: options.identity });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const workers: Worker[] = await createWorkers({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     // The lead-indexing queue too: its workflows are started by the API (ICP changes, imports).
-    taskQueues: [...[...options.types, ...(options.real ?? [])].map((t) => jobTaskQueue(config.TASK_QUEUE_PREFIX, CATALOG[t])), leadsTaskQueue(config.TASK_QUEUE_PREFIX)],
+    taskQueues: [...options.types.map((t) => jobTaskQueue(config.TASK_QUEUE_PREFIX, CATALOG[t])), leadsTaskQueue(config.TASK_QUEUE_PREFIX)],
     activities,
     identity: options.identity,
     logger,
@@ -66,8 +50,6 @@ export async function startTestWorker(options: { types: JobType[]; real?: JobTyp
   const running = Promise.all(workers.map((w) => w.run()));
   return {
     identity: options.identity,
-    startedAt,
-    cancelledAt,
     stop: async () => {
       workers.forEach((w) => w.shutdown());
       await running;
