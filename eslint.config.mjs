@@ -3,6 +3,14 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const nodeBuiltins = ['assert', 'buffer', 'child_process', 'cluster', 'crypto', 'dgram', 'dns', 'events', 'fs', 'fs/promises', 'http', 'http2', 'https', 'net', 'os', 'path', 'perf_hooks', 'process', 'readline', 'stream', 'timers', 'tls', 'url', 'util', 'v8', 'vm', 'worker_threads', 'zlib'];
+const ioPackages = ['pg', 'knex', 'objection', 'minio', '@elastic/elasticsearch', 'playwright-core', 'undici', 'pino'];
+
+/** Import patterns of a top-level folder (`../db`, `../../db/models/job`, ...). */
+const room = (name) => [`**/${name}`, `**/${name}/**`];
+const ban = (names, message, extra = {}) => ({ group: names.flatMap(room), message, ...extra });
+
+/** One `no-restricted-imports` rule per row of the import table in shared/house-style.md. */
+const importRules = (paths, patterns) => ({ 'no-restricted-imports': ['error', { paths, patterns }] });
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.stack/**', 'dev/**', 'coverage/**', '*.js', '*.mjs'] },
@@ -19,17 +27,46 @@ export default tseslint.config(
   {
     // Workflow code is replayed: it must stay deterministic and free of I/O (Temporal's sandbox rules).
     files: ['workflows/**/*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', {
-        paths: [
-          ...nodeBuiltins.flatMap((name) => [name, `node:${name}`]),
-          'pg', 'knex', 'objection', 'minio', '@elastic/elasticsearch', 'playwright-core', 'undici',
-        ],
-        patterns: [
-          { group: ['**/db/**', '**/search/**', '**/api/**'], message: 'workflows may not import I/O modules' },
-          { group: ['**/activities/**'], allowTypeImports: true, message: 'workflows import only types from activities' },
-        ],
-      }],
-    },
+    rules: importRules(
+      [...nodeBuiltins.flatMap((name) => [name, `node:${name}`]), ...ioPackages],
+      [
+        ban(['db', 'search', 'api', 'workers'], 'workflows may not import I/O modules'),
+        ban(['activities', 'lib'], 'workflows import only types from activities/ and lib/', { allowTypeImports: true }),
+        // jobs/limits.ts is plain data; the rest of the catalog (zod schemas) only as types.
+        { regex: '(^|/)jobs(/(?!limits$)[^/]+)*$', allowTypeImports: true, message: 'workflows import only types and jobs/limits.ts from the catalog' },
+      ],
+    ),
+  },
+  {
+    files: ['activities/**/*.ts'],
+    rules: importRules([], [
+      ban(['api', 'workers'], 'activities may not import api/ or workers/'),
+      ban(['workflows'], 'activities import only shared types from workflows/', { allowTypeImports: true }),
+    ]),
+  },
+  {
+    files: ['api/**/*.ts'],
+    rules: importRules([], [ban(['activities', 'workers'], 'api/ may not import activities/ or workers/ (task-queue names live in jobs/queues.ts)')]),
+  },
+  {
+    files: ['db/**/*.ts'],
+    rules: importRules([], [ban(['api', 'activities', 'workflows', 'workers', 'search'], 'db/ may import only lib/ and jobs/')]),
+  },
+  {
+    files: ['search/**/*.ts'],
+    rules: importRules([], [ban(['api', 'activities', 'workflows', 'workers', 'db'], 'search/ may import only lib/ and jobs/')]),
+  },
+  {
+    // The catalog is read by everyone, workflows included: no I/O, nothing above it.
+    files: ['jobs/**/*.ts'],
+    rules: importRules(
+      [...nodeBuiltins.flatMap((name) => [name, `node:${name}`]), ...ioPackages],
+      [ban(['api', 'activities', 'workflows', 'workers', 'db', 'search'], 'jobs/ may import only lib/ (pure helpers) and zod')],
+    ),
+  },
+  {
+    // The ground floor: shared by all, owns nothing above it.
+    files: ['lib/**/*.ts'],
+    rules: importRules([], [ban(['api', 'activities', 'workflows', 'workers', 'db', 'search'], 'lib/ is the ground floor: it imports only jobs/ types and packages', {})]),
   },
 );
