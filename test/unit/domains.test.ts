@@ -1,4 +1,5 @@
 import { isSameSite, siteKey } from '../../activities/site/urls';
+import { projectResult } from '../../activities/store/projection';
 import { matchKeys } from '../../lib/dedupe';
 import { naturalKeyOf } from '../../lib/idap';
 import { domainOf } from '../../lib/normalize';
@@ -80,5 +81,24 @@ describe('crawl scope: the site is the registrable domain and its subdomains', (
     expect(isSameSite('http://127.0.0.2/', site('http://127.0.0.1:8080/'))).toBe(false);
     expect(isSameSite('http://localhost/', site('http://127.0.0.1/'))).toBe(false);
     expect(isSameSite('http://localhost:1/', site('http://localhost:2/'))).toBe(true);
+  });
+});
+
+describe('crawl results in IDAP', () => {
+  test('a crawl of a subdomain projects the company\'s business and domain; its e-mails on other hosts of the domain relate to it', () => {
+    const p = projectResult('crawlSite', { url: 'https://shop.acme.co.uk/', final_url: 'https://shop.acme.co.uk/', emails: ['sales@mail.acme.co.uk', 'x@other.co.uk'], phones: [] }, { jobId: 'j1' });
+    const [business, domain, sales, other] = p.nodes;
+    expect(business).toMatchObject({ type: 'businesses', data: { website: 'https://shop.acme.co.uk', domain: 'acme.co.uk' } });
+    expect(naturalKeyOf('businesses', business?.data ?? {})).toEqual({ key: 'domain:acme.co.uk' });
+    expect(domain).toMatchObject({ type: 'domains', data: { domain: 'acme.co.uk' } });
+    expect([sales?.data.address, other?.data.address]).toEqual(['sales@mail.acme.co.uk', 'x@other.co.uk']);
+    expect(p.edges).toEqual([[0, 1], [0, 2], [1, 2], [0, 3]]);
+  });
+
+  test('an internationalised site: its e-mails (in Unicode) relate to its domain (in punycode)', () => {
+    const p = projectResult('crawlSite', { url: 'https://пример.рф/', final_url: 'https://xn--e1afmkfd.xn--p1ai/', emails: ['info@пример.рф'], phones: [] }, { jobId: 'j2' });
+    expect(p.nodes.map((n) => n.type)).toEqual(['businesses', 'domains', 'emails']);
+    expect(p.nodes[1]?.data.domain).toBe('xn--e1afmkfd.xn--p1ai');
+    expect(p.edges).toContainEqual([1, 2]);
   });
 });
