@@ -1,20 +1,36 @@
+import { domainToASCII, domainToUnicode } from 'node:url';
+import { parse } from 'tldts';
+
 /**
  * Email helpers shared by the job types that find addresses in web pages: finding addresses in
  * text (also the common "name [at] domain [dot] com" obfuscations), decoding Cloudflare's email
  * protection, and telling real addresses from junk (image file names, placeholders, tracking ids).
+ *
+ * Internationalised domains are addresses too: `info@пример.рф` and `info@example.xn--p1ai`.
+ * Every address comes out in one form, whatever the page wrote: lower-cased, the domain in Unicode
+ * (`info@xn--e1afmkfd.xn--p1ai` is reported as `info@пример.рф`), so one mailbox is one entry.
+ * Local parts are ASCII only (internationalised local parts are too rare on company pages to be
+ * worth the false positives).
  */
 
 const LOCAL = "[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*";
-const DOMAIN = '(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z]{2,24}';
+// Labels and TLDs may be Unicode (the `u` flag is on every pattern built from these).
+const LABEL = '[\\p{L}\\p{N}](?:[\\p{L}\\p{N}\\p{M}-]{0,61}[\\p{L}\\p{N}\\p{M}])?';
+/**
+ * An ASCII TLD, a punycode one (`xn--p1ai`) or a Unicode one (`рф`, `中国`), each with its own end:
+ * an ASCII address ends where other letters begin ("info@acme.jpまで" in Japanese text), while a
+ * Unicode TLD ends at the first character that is no letter.
+ */
+const TLD = '(?:[a-z]{2,24}(?![a-z0-9-])|xn--[a-z0-9-]{0,58}[a-z0-9](?![a-z0-9-])|(?:(?!\\p{ASCII})[\\p{L}\\p{M}]){2,24}(?![\\p{L}\\p{N}\\p{M}-]))';
+const DOMAIN = `(?:${LABEL}\\.)+${TLD}`;
 const LOCAL_ONLY = new RegExp(`^${LOCAL}$`, 'i');
-const DOMAIN_ONLY = new RegExp(`^${DOMAIN}$`, 'i');
-const PLAIN = new RegExp(`(?<![a-z0-9._%+-])${LOCAL}@${DOMAIN}(?![a-z0-9-])`, 'gi');
+const DOMAIN_ONLY = new RegExp(`^${DOMAIN}$`, 'iu');
+const PLAIN = new RegExp(`(?<![a-z0-9._%+-])${LOCAL}@${DOMAIN}`, 'giu');
 
 // "[at]", "(at)", "{at}" and the same for "dot"; the brackets may also hold "@" / ".".
 const AT = '\\s*[[({]\\s*(?:at|@)\\s*[\\])}]\\s*';
 const DOT = '\\s*[[({]\\s*(?:dot|\\.)\\s*[\\])}]\\s*';
-const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
-const BRACKETED = new RegExp(`(?<![a-z0-9._%+-])([a-z0-9._%+-]+)${AT}(${LABEL}(?:(?:${DOT}|\\.)${LABEL})*(?:${DOT}|\\.)[a-z]{2,24})(?![a-z0-9-])`, 'gi');
+const BRACKETED = new RegExp(`(?<![a-z0-9._%+-])([a-z0-9._%+-]+)${AT}(${LABEL}(?:(?:${DOT}|\\.)${LABEL})*(?:${DOT}|\\.)${TLD})`, 'giu');
 const DOT_SPLIT = new RegExp(DOT, 'gi');
 const BRACKET_AT = new RegExp(AT, 'i');
 // "name AT domain DOT com": only in capitals, since " at " and " dot " in lower case are ordinary words.
@@ -34,8 +50,10 @@ export function cleanEmail(raw: string): string | undefined {
   const at = email.lastIndexOf('@');
   if (at <= 0 || at !== email.indexOf('@')) return undefined;
   const local = email.slice(0, at);
-  const domain = email.slice(at + 1);
-  if (!LOCAL_ONLY.test(local) || !DOMAIN_ONLY.test(domain)) return undefined;
+  const written = email.slice(at + 1);
+  if (!LOCAL_ONLY.test(local) || !DOMAIN_ONLY.test(written)) return undefined;
+  const domain = unicodeDomain(written);
+  if (!domain) return undefined;
   if (IMAGE_OR_ASSET.test(email)) return undefined;
   if (JUNK_DOMAINS.has(domain) || [...JUNK_DOMAINS].some((d) => domain.endsWith(`.${d}`))) return undefined;
   if (JUNK_LOCALS.has(local)) return undefined;
@@ -43,7 +61,34 @@ export function cleanEmail(raw: string): string | undefined {
   if (/^\d+x$/.test(domain.split('.')[0] ?? '')) return undefined;
   // Error-tracker keys and the like: a long hex string as the local part.
   if (/^[0-9a-f]{16,}$/.test(local)) return undefined;
-  return email;
+  return `${local}@${domain}`;
+}
+
+/**
+ * The form every reported address takes, without judging it (team members keep addresses that
+ * cleanEmail would call placeholders): trimmed, no `mailto:`, lower-cased, the domain in Unicode.
+ */
+export function emailForm(raw: string): string {
+  const email = raw.trim().replace(/^mailto:/i, '').toLowerCase();
+  const at = email.lastIndexOf('@');
+  if (at < 0) return email;
+  const domain = email.slice(at + 1);
+  return `${email.slice(0, at)}@${unicodeDomain(domain) ?? domain}`;
+}
+
+/**
+ * The domain in Unicode, or undefined when it is no real internationalised name: broken punycode,
+ * or a Unicode / punycode TLD the Public Suffix List does not know (unlike ASCII TLDs, which are
+ * taken as written, these are rare enough to check, and text glued to an address looks like one).
+ */
+function unicodeDomain(domain: string): string | undefined {
+  if (!/[^\p{ASCII}]|(?:^|\.)xn--/u.test(domain)) return domain;
+  const ascii = domainToASCII(domain);
+  const unicode = ascii && domainToUnicode(ascii);
+  if (!unicode) return undefined;
+  const tld = ascii.slice(ascii.lastIndexOf('.') + 1);
+  if (tld.startsWith('xn--') && parse(ascii).isIcann !== true) return undefined;
+  return unicode;
 }
 
 /** Addresses written plainly or obfuscated in a text, in order of appearance, cleaned and de-duplicated. */

@@ -26,11 +26,13 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !=
 /**
  * The natural key that identifies a resource of `type` within a client, derived from its data:
  * the same business, domain, e-mail... always gets the same key, so upserts are idempotent.
+ * Domains are registrable domains (lib/normalize.ts domainOf): www.acme.co.uk and shop.acme.co.uk
+ * are one company, `domain:acme.co.uk`.
  *
  * | type | data keys (first present wins) | key |
  * |---|---|---|
  * | businesses | place_id / maps_place_id, else website / domain, else name (+ address) | `place:<id>`, `domain:<domain>`, `name:<name>|<address>` |
- * | domains | domain / website | the domain, lower-case, no www |
+ * | domains | domain / website | the registrable domain, lower-case, punycode |
  * | contacts | email, else proflink_url, else full_name + company_domain / company_name | `email:…`, `proflink:…`, `name:…|…` |
  * | emails | address / email | lower-cased address |
  * | phones | number / phone (+ country for national numbers) | E.164 |

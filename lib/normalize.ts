@@ -1,4 +1,6 @@
+import { domainToASCII } from 'node:url';
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { parse } from 'tldts';
 
 /**
  * Normalised forms of the keys that identify a lead: used by de-duplication (spec §4.6) and as
@@ -7,9 +9,16 @@ import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js'
 
 const blank = (v: string | null | undefined): v is null | undefined => v === null || v === undefined || v.trim() === '';
 
-/** Trimmed and lower-cased: `  Ann@Example.COM ` -> `ann@example.com`. */
+/**
+ * Trimmed and lower-cased: `  Ann@Example.COM ` -> `ann@example.com`; an internationalised domain
+ * in punycode, as domain keys are: `info@пример.рф` -> `info@xn--e1afmkfd.xn--p1ai`.
+ */
 export function normalizeEmail(v: string | null | undefined): string | null {
-  return blank(v) ? null : v.trim().toLowerCase();
+  if (blank(v)) return null;
+  const email = v.trim().toLowerCase();
+  const at = email.lastIndexOf('@');
+  if (at < 0 || !/[^\p{ASCII}]/u.test(email.slice(at + 1))) return email;
+  return `${email.slice(0, at)}@${domainToASCII(email.slice(at + 1)) || email.slice(at + 1)}`;
 }
 
 /** Digits only (spec §4.6): `+44 (20) 7946-0958` -> `442079460958`. */
@@ -32,8 +41,23 @@ export function toE164(v: string | null | undefined, defaultCountry?: string): s
 }
 
 /**
- * The registrable host of a URL or bare domain, lower-cased, without `www.`, port, path or
- * trailing dot: `https://WWW.Acme.co.uk:443/about` -> `acme.co.uk`; `mailto:x@acme.com` -> `acme.com`.
+ * The registrable domain of a host name (eTLD+1 by the Public Suffix List), or null when it has
+ * none (IP addresses, `localhost`, a public suffix itself). Private suffixes count as public here:
+ * alice.github.io and bob.github.io are two companies, not one github.io. Host names are compared
+ * in punycode (`bücher.de` -> `xn--bcher-kva.de`), the form URL parsing and DNS use.
+ */
+export function registrableDomain(hostname: string): string | null {
+  const host = domainToASCII(hostname.trim().toLowerCase().replace(/\.+$/, ''));
+  if (host === '') return null;
+  const { domain, isIp } = parse(host, { allowPrivateDomains: true });
+  return isIp ? null : (domain ?? null);
+}
+
+/**
+ * The company domain of a URL, bare domain or e-mail address: its registrable domain, lower-cased,
+ * in punycode: `https://shop.Acme.co.uk:443/about` -> `acme.co.uk`; `mailto:x@mail.acme.com` ->
+ * `acme.com`. A host without one keeps its own name minus `www.` (`127.0.0.1`, `github.io`);
+ * single-label hosts such as `localhost` give null.
  */
 export function domainOf(v: string | null | undefined): string | null {
   if (blank(v)) return null;
@@ -46,7 +70,10 @@ export function domainOf(v: string | null | undefined): string | null {
   } catch {
     return null;
   }
-  host = host.replace(/\.$/, '').replace(/^www\d*\./, '');
+  host = host.replace(/\.$/, '');
+  const registrable = registrableDomain(host);
+  if (registrable) return registrable;
+  host = host.replace(/^www\d*\./, '');
   return /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(host) || /^xn--/.test(host) ? host : null;
 }
 

@@ -6,7 +6,7 @@ import { buildCompendium, type CleanupLevel, type CompendiumPage } from './compe
 import { isServicesPage, mergeCompanyInfo, type CompanyInfo } from './extract/company';
 import { pickSocial, type SocialLinks } from './extract/social';
 import { mergeTeam, type TeamMember } from './extract/team';
-import { RedirectRefusedError, type FetchedPage, type PageSource } from './fetch';
+import { RedirectRefusedError, type FetchedPage, type PageSource, type RedirectCheck } from './fetch';
 import { Frontier } from './frontier';
 import { processPage, type PageFacts } from './page';
 import { fetchRobots, type RobotsRules } from './robots';
@@ -150,7 +150,7 @@ export async function crawl(source: PageSource, request: CrawlRequest, settings:
   const timer = setTimeout(() => timeLimit.abort(new Error('time limit')), request.timeLimitMs);
   const signal = AbortSignal.any([cancel, timeLimit.signal]);
   try {
-    return await run(source, request, settings, hooks, signal, timeLimit.signal);
+    return await new SiteCrawl(source, request, settings, hooks, signal, timeLimit.signal).run();
   } catch (err) {
     if (cancel.aborted) throw cancel.reason;
     if (timeLimit.signal.aborted && !(err instanceof CrawlFailedError)) {
@@ -162,185 +162,184 @@ export async function crawl(source: PageSource, request: CrawlRequest, settings:
   }
 }
 
-async function run(source: PageSource, request: CrawlRequest, settings: CrawlSettings, hooks: CrawlHooks, signal: AbortSignal, timeUp: AbortSignal): Promise<CrawlOutcome> {
-  const start = normalizeUrl(request.url);
-  if (!start) throw new CrawlFailedError(`${request.url} is not an http(s) URL`, 'InvalidInput');
-  const siteKeys = new Set([siteKey(new URL(start).hostname)]);
-  const errors: CrawlError[] = [];
-  const frontier = new Frontier();
-  const wanted = pathFilter(request.includePaths, request.excludePaths);
-  const gates = new Map<string, Gate>();
-  const robotsByOrigin = new Map<string, Promise<RobotsRules>>();
-  const compendiumLevel = request.compendium.enabled ? request.compendium.cleanupLevel : null;
+/** The start page as fetched, and where it ended up (normalised). */
+interface StartPage {
+  page: FetchedPage;
+  final: string;
+}
 
-  const robotsFor = (origin: string): Promise<RobotsRules> => {
-    let rules = robotsByOrigin.get(origin);
-    if (!rules) robotsByOrigin.set(origin, (rules = fetchRobots(source, origin, settings.userAgent, signal)));
-    return rules;
-  };
-  /** Why a URL may not be fetched under robots.txt, or undefined. */
-  const robotsRefusal = async (url: string): Promise<string | undefined> => {
-    if (!request.respectRobots) return undefined;
-    const origin = new URL(url).origin;
-    const rules = await robotsFor(origin).catch((err: unknown) => {
-      // The guard refused the host itself: say so for the page, not for its robots.txt.
-      if (err instanceof BlockedAddressError) throw new BlockedAddressError(url, err.address, err.reason);
-      throw err;
-    });
-    if (rules.disallowAllReason) return rules.disallowAllReason;
-    return rules.allowed(url) ? undefined : `robots.txt of ${origin} disallows it for ${settings.userAgent.split('/')[0]}`;
-  };
-  const gateFor = async (url: string): Promise<Gate> => {
-    const key = siteKey(new URL(url).hostname);
-    let gate = gates.get(key);
-    if (!gate) {
-      const crawlDelay = request.respectRobots ? (await robotsFor(new URL(url).origin)).crawlDelayMs : undefined;
-      gate = gates.get(key) ?? new Gate(Math.max(settings.delayMs, Math.min(crawlDelay ?? 0, MAX_CRAWL_DELAY_MS)));
-      gates.set(key, gate);
-    }
-    return gate;
-  };
-  /**
-   * Redirects stay on the site and within robots.txt (the start page may move to another host: it
-   * becomes the site), and do not fetch a page that is crawled already.
-   */
-  const redirectCheck = (allowOffSite: boolean) => async (url: string) => {
-    const normalized = normalizeUrl(url);
-    if (!normalized) return undefined; // the client refuses other schemes with its own message
-    if (!allowOffSite && !isSameSite(normalized, siteKeys)) return 'it leads off the site';
-    if (frontier.taken(normalized)) return ALREADY_CRAWLED;
-    return robotsRefusal(normalized);
-  };
+/**
+ * One crawl: its state (the site's hosts, the frontier, robots.txt and politeness gates per site,
+ * what was crawled) and its steps, which run() takes in order. `signal` stops everything (cancel
+ * or time limit); `timeUp` tells the time limit apart, since its result is what was crawled by then.
+ */
+class SiteCrawl {
+  private readonly start: string;
+  /** The siteKeys of the start URL and of where it ended up: every followed URL belongs to one. */
+  private readonly siteKeys: Set<string>;
+  private readonly wanted: (url: string) => boolean;
+  private readonly compendiumLevel: CleanupLevel | null;
+  private readonly frontier = new Frontier();
+  private readonly gates = new Map<string, Gate>();
+  private readonly robotsByOrigin = new Map<string, Promise<RobotsRules>>();
+  private readonly errors: CrawlError[] = [];
+  private readonly crawled: CrawledPage[] = [];
+  private readonly pages: PageEntry[] = [];
+  /** The start page's region (guessed from it) is the whole crawl's. */
+  private region: CountryCode | undefined;
+  /** Pages with content, fetches started, fetches running (the start page included). */
+  private succeeded = 0;
+  private attempts = 0;
+  private inFlight = 0;
+  /** Resolves whenever a fetch ends, so that idle loops look at the frontier again. */
+  private wake: () => void = () => undefined;
+  private changed = new Promise<void>((r) => (this.wake = r));
+
+  constructor(
+    private readonly source: PageSource,
+    private readonly request: CrawlRequest,
+    private readonly settings: CrawlSettings,
+    private readonly hooks: CrawlHooks,
+    private readonly signal: AbortSignal,
+    private readonly timeUp: AbortSignal,
+  ) {
+    const start = normalizeUrl(request.url);
+    if (!start) throw new CrawlFailedError(`${request.url} is not an http(s) URL`, 'InvalidInput');
+    this.start = start;
+    this.siteKeys = new Set([siteKey(new URL(start).hostname)]);
+    this.wanted = pathFilter(request.includePaths, request.excludePaths);
+    this.compendiumLevel = request.compendium.enabled ? request.compendium.cleanupLevel : null;
+  }
+
+  async run(): Promise<CrawlOutcome> {
+    const start = await this.fetchStartPage();
+    const startFacts = this.takeStartPage(start);
+    // Sitemaps seed the frontier as if the start page linked them; then the start page's own links.
+    await this.seedFromSitemaps(start.final);
+    this.followLinks(startFacts, 0);
+    const ended = await this.workFrontier();
+    return this.finish(start.final, ended);
+  }
 
   // ---- the start page: any failure here fails the crawl --------------------------------------
-  let startPage: FetchedPage;
-  try {
-    const refusal = await robotsRefusal(start);
-    if (refusal) throw new CrawlFailedError(`${start} may not be crawled: ${refusal}`, 'RobotsDisallowed');
-    await (await gateFor(start)).wait(signal);
-    startPage = await source.fetchPage(start, signal, redirectCheck(true));
-  } catch (err) {
-    if (signal.aborted || err instanceof CrawlFailedError) throw err;
-    throw new CrawlFailedError(`${start} could not be crawled: ${describe(err)}`, failureType(err));
-  }
-  const startFinal = normalizeUrl(startPage.finalUrl) ?? start;
-  siteKeys.add(siteKey(new URL(startFinal).hostname));
-  if (startPage.status >= 400) throw new CrawlFailedError(`${start} could not be crawled: the site answered HTTP ${startPage.status}`, 'HttpError');
-  if (startPage.html === null) throw new CrawlFailedError(`${start} is not an HTML page (Content-Type ${startPage.contentType || 'missing'})`, 'NotHtml');
 
-  const crawled: CrawledPage[] = [];
-  const pages: PageEntry[] = [];
-  const record = (page: FetchedPage, depth: number, isStart: boolean, facts: PageFacts | undefined) => {
-    const final = normalizeUrl(page.finalUrl) ?? page.finalUrl;
-    const entry: PageEntry = { url: page.url, final_url: final, status: page.status, title: facts?.title ?? null };
-    if (page.redirectChain.length > 1) entry.redirect_chain = page.redirectChain;
-    pages.push(entry);
-    if (facts) crawled.push({ entry, facts, depth, contactLike: isContactLike(final), isStart });
-  };
-  const enqueueLinks = (facts: PageFacts, depth: number) => {
-    if (facts.nofollow && request.respectRobots) return;
-    for (const link of facts.links) if (isSameSite(link, siteKeys) && looksLikePage(link) && wanted(link)) frontier.push(link, depth + 1);
-  };
-  /** The start page's region (guessed from it) is the whole crawl's. */
-  const analyse = (page: FetchedPage, isStart: boolean, region: CountryCode | undefined): PageFacts => {
-    const final = normalizeUrl(page.finalUrl) ?? page.finalUrl;
-    const path = new URL(final).pathname;
-    return processPage(page.html as string, final, {
-      region,
-      extractTeam: request.extractTeam,
-      teamPage: /team|about|people|staff|leadership|management|ueber|über|who-we-are|unternehmen/i.test(path),
-      companyPage: isStart || isContactLike(final) || isServicesPage(final),
-      compendium: compendiumLevel,
-    });
-  };
-
-  frontier.claim(start);
-  frontier.claim(startFinal);
-  const startFacts = analyse(startPage, true, undefined);
-  const region = startFacts.region;
-  record(startPage, 0, true, startFacts);
-  hooks.onPage?.({ pagesCrawled: 1, url: startFinal });
-
-  // Sitemaps seed the frontier as if the start page linked them; then the start page's own links.
-  if (!timeUp.aborted) {
-    try {
-      const origin = new URL(startFinal).origin;
-      const declared = request.respectRobots ? (await robotsFor(origin)).sitemaps : [];
-      for (const u of await sitemapUrls(source, origin, declared, signal, errors)) {
-        const url = normalizeUrl(u);
-        if (url && isSameSite(url, siteKeys) && looksLikePage(url) && wanted(url)) frontier.push(url, 1);
-      }
-    } catch (err) {
-      if (!timeUp.aborted) throw err;
-    }
-  }
-  enqueueLinks(startFacts, 0);
-  startFacts.links = [];
-
-  // ---- the frontier --------------------------------------------------------------------------
-  let succeeded = 1;
-  let attempts = 1;
-  let inFlight = 0;
-  // Failed and skipped fetches do not use up max_pages, but they are bounded too.
-  const maxAttempts = request.maxPages * 2 + 10;
-  const aborted = new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
-  let wake: () => void = () => undefined;
-  let changed = new Promise<void>((r) => (wake = r));
-  const notify = () => {
-    wake();
-    changed = new Promise<void>((r) => (wake = r));
-  };
-
-  const worker = async () => {
-    for (;;) {
-      if (signal.aborted) return;
-      if (succeeded + inFlight >= request.maxPages || attempts >= maxAttempts) return;
-      const next = frontier.pop();
-      if (!next) {
-        if (inFlight === 0) return;
-        await Promise.race([changed, aborted]);
-        continue;
-      }
-      inFlight++;
-      attempts++;
-      try {
-        await crawlOne(next.url, next.depth);
-      } finally {
-        inFlight--;
-        notify();
-      }
-    }
-  };
-
-  const crawlOne = async (url: string, depth: number) => {
+  private async fetchStartPage(): Promise<StartPage> {
+    const { start } = this;
     let page: FetchedPage;
     try {
-      const refusal = await robotsRefusal(url);
-      if (refusal) {
-        errors.push({ url, error: `not fetched: ${refusal}` });
-        return;
-      }
-      await (await gateFor(url)).wait(signal);
-      page = await source.fetchPage(url, signal, redirectCheck(false));
+      const refusal = await this.robotsRefusal(start);
+      if (refusal) throw new CrawlFailedError(`${start} may not be crawled: ${refusal}`, 'RobotsDisallowed');
+      await (await this.gateFor(start)).wait(this.signal);
+      this.attempts++;
+      page = await this.source.fetchPage(start, this.signal, this.redirectCheck(true));
     } catch (err) {
-      if (signal.aborted) throw err;
-      // A redirect to a page crawled already is no error: that page is in the result once.
-      if (!(err instanceof RedirectRefusedError && err.reason === ALREADY_CRAWLED)) errors.push({ url, error: describe(err) });
-      return;
+      if (this.signal.aborted || err instanceof CrawlFailedError) throw err;
+      throw new CrawlFailedError(`${start} could not be crawled: ${describe(err)}`, failureType(err));
     }
+    const final = normalizeUrl(page.finalUrl) ?? start;
+    this.siteKeys.add(siteKey(new URL(final).hostname));
+    if (page.status >= 400) throw new CrawlFailedError(`${start} could not be crawled: the site answered HTTP ${page.status}`, 'HttpError');
+    if (page.html === null) throw new CrawlFailedError(`${start} is not an HTML page (Content-Type ${page.contentType || 'missing'})`, 'NotHtml');
+    return { page, final };
+  }
+
+  /** The start page is the crawl's first result; its facts give the region of every other page. */
+  private takeStartPage({ page, final }: StartPage): PageFacts {
+    this.frontier.claim(this.start);
+    this.frontier.claim(final);
+    const facts = this.analyse(page, true);
+    this.region = facts.region;
+    this.succeeded++;
+    this.record(page, 0, true, facts);
+    this.hooks.onPage?.({ pagesCrawled: this.succeeded, url: final });
+    return facts;
+  }
+
+  private async seedFromSitemaps(startFinal: string): Promise<void> {
+    if (this.timeUp.aborted) return;
+    try {
+      const origin = new URL(startFinal).origin;
+      const declared = this.request.respectRobots ? (await this.readRobots(origin)).sitemaps : [];
+      for (const u of await sitemapUrls(this.source, origin, declared, this.signal, this.errors)) {
+        const url = normalizeUrl(u);
+        if (url && isSameSite(url, this.siteKeys) && looksLikePage(url) && this.wanted(url)) this.frontier.push(url, 1);
+      }
+    } catch (err) {
+      if (!this.timeUp.aborted) throw err;
+    }
+  }
+
+  // ---- the frontier --------------------------------------------------------------------------
+
+  /** `concurrency` loops work the frontier; every one has ended (on abort too) when this resolves. */
+  private workFrontier(): Promise<PromiseSettledResult<void>[]> {
+    const aborted = new Promise<void>((r) => this.signal.addEventListener('abort', () => r(), { once: true }));
+    return Promise.allSettled(Array.from({ length: this.settings.concurrency }, () => this.worker(aborted)));
+  }
+
+  private async worker(aborted: Promise<void>): Promise<void> {
+    // Failed and skipped fetches do not use up max_pages, but they are bounded too.
+    const maxAttempts = this.request.maxPages * 2 + 10;
+    for (;;) {
+      if (this.signal.aborted) return;
+      if (this.succeeded + this.inFlight >= this.request.maxPages || this.attempts >= maxAttempts) return;
+      const next = this.frontier.pop();
+      if (!next) {
+        if (this.inFlight === 0) return;
+        await Promise.race([this.changed, aborted]);
+        continue;
+      }
+      this.inFlight++;
+      this.attempts++;
+      try {
+        const page = await this.fetchPage(next.url);
+        if (page) await this.handlePage(next.url, next.depth, page);
+      } finally {
+        this.inFlight--;
+        this.notify();
+      }
+    }
+  }
+
+  private notify(): void {
+    this.wake();
+    this.changed = new Promise<void>((r) => (this.wake = r));
+  }
+
+  /** A frontier page, within robots.txt and the politeness gate; undefined (and a noted error) when it could not be fetched. */
+  private async fetchPage(url: string): Promise<FetchedPage | undefined> {
+    try {
+      const refusal = await this.robotsRefusal(url);
+      if (refusal) {
+        this.errors.push({ url, error: `not fetched: ${refusal}` });
+        return undefined;
+      }
+      await (await this.gateFor(url)).wait(this.signal);
+      return await this.source.fetchPage(url, this.signal, this.redirectCheck(false));
+    } catch (err) {
+      if (this.signal.aborted) throw err;
+      // A redirect to a page crawled already is no error: that page is in the result once.
+      if (!(err instanceof RedirectRefusedError && err.reason === ALREADY_CRAWLED)) this.errors.push({ url, error: describe(err) });
+      return undefined;
+    }
+  }
+
+  /** A fetched frontier page: where it ended up is checked, then it is read, recorded and its links followed. */
+  private async handlePage(url: string, depth: number, page: FetchedPage): Promise<void> {
+    const { errors } = this;
     const final = normalizeUrl(page.finalUrl) ?? page.finalUrl;
     if (urlKey(final) !== urlKey(url)) {
       // The browser source follows redirects itself: where it ended up is checked afterwards.
-      const refusal = isSameSite(final, siteKeys) ? await robotsRefusal(final).catch((err: unknown) => describe(err)) : 'it leads off the site';
+      const refusal = isSameSite(final, this.siteKeys) ? await this.robotsRefusal(final).catch((err: unknown) => describe(err)) : 'it leads off the site';
       if (refusal) {
         errors.push({ url, error: `redirect to ${final} not used: ${refusal}` });
         return;
       }
       // The redirect's target is taken by this fetch (a queued entry of it is skipped), unless another fetch got there first.
-      if (!frontier.claim(final)) return;
+      if (!this.frontier.claim(final)) return;
     }
     if (page.status < 200 || page.status >= 300) {
-      record(page, depth, false, undefined);
+      this.record(page, depth, false, undefined);
       errors.push({ url, error: `HTTP ${page.status}` });
       return;
     }
@@ -348,30 +347,107 @@ async function run(source: PageSource, request: CrawlRequest, settings: CrawlSet
       errors.push({ url, error: `skipped: not an HTML page (Content-Type ${page.contentType || 'missing'})` });
       return;
     }
-    if (succeeded >= request.maxPages) return;
+    if (this.succeeded >= this.request.maxPages) return;
     let facts: PageFacts;
     try {
-      facts = analyse(page, false, region);
+      facts = this.analyse(page, false);
     } catch (err) {
       errors.push({ url, error: `page not readable: ${describe(err)}` });
       return;
     }
-    succeeded++;
-    record(page, depth, false, facts);
-    enqueueLinks(facts, depth);
+    this.succeeded++;
+    this.record(page, depth, false, facts);
+    this.followLinks(facts, depth);
+    this.hooks.onPage?.({ pagesCrawled: this.succeeded, url: final });
+  }
+
+  // ---- the end -------------------------------------------------------------------------------
+
+  /** Cancel and failures of the loops end the crawl; the time limit leaves what was crawled by then, with a note. */
+  private finish(startFinal: string, ended: PromiseSettledResult<void>[]): CrawlOutcome {
+    this.hooks.signal.throwIfAborted();
+    const failed = ended.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed && !this.timeUp.aborted) throw failed.reason;
+    if (this.timeUp.aborted) this.errors.push({ url: null, error: `crawl time limit of ${Math.round(this.request.timeLimitMs / 1000)} s reached after ${this.crawled.length} pages` });
+    return assemble(this.request, this.start, startFinal, this.crawled, this.pages, this.errors, this.compendiumLevel);
+  }
+
+  // ---- what every step shares ----------------------------------------------------------------
+
+  /** The start page's region applies to every later page; the start page is read without one. */
+  private analyse(page: FetchedPage, isStart: boolean): PageFacts {
+    const final = normalizeUrl(page.finalUrl) ?? page.finalUrl;
+    const path = new URL(final).pathname;
+    return processPage(page.html as string, final, {
+      region: this.region,
+      extractTeam: this.request.extractTeam,
+      teamPage: /team|about|people|staff|leadership|management|ueber|über|who-we-are|unternehmen/i.test(path),
+      companyPage: isStart || isContactLike(final) || isServicesPage(final),
+      compendium: this.compendiumLevel,
+    });
+  }
+
+  private record(page: FetchedPage, depth: number, isStart: boolean, facts: PageFacts | undefined): void {
+    const final = normalizeUrl(page.finalUrl) ?? page.finalUrl;
+    const entry: PageEntry = { url: page.url, final_url: final, status: page.status, title: facts?.title ?? null };
+    if (page.redirectChain.length > 1) entry.redirect_chain = page.redirectChain;
+    this.pages.push(entry);
+    if (facts) this.crawled.push({ entry, facts, depth, contactLike: isContactLike(final), isStart });
+  }
+
+  /** Same-site page links into the frontier (unless the page says nofollow). */
+  private followLinks(facts: PageFacts, depth: number): void {
+    if (!(facts.nofollow && this.request.respectRobots)) {
+      for (const link of facts.links) if (isSameSite(link, this.siteKeys) && looksLikePage(link) && this.wanted(link)) this.frontier.push(link, depth + 1);
+    }
     // The links are in the frontier now; a 1,000-page crawl need not keep them all.
     facts.links = [];
-    hooks.onPage?.({ pagesCrawled: succeeded, url: final });
-  };
+  }
 
-  // Every loop ends (on abort too) before the result is put together, so none adds to it afterwards.
-  const ended = await Promise.allSettled(Array.from({ length: settings.concurrency }, worker));
-  hooks.signal.throwIfAborted();
-  const failed = ended.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed && !timeUp.aborted) throw failed.reason;
-  if (timeUp.aborted) errors.push({ url: null, error: `crawl time limit of ${Math.round(request.timeLimitMs / 1000)} s reached after ${crawled.length} pages` });
+  private readRobots(origin: string): Promise<RobotsRules> {
+    let rules = this.robotsByOrigin.get(origin);
+    if (!rules) this.robotsByOrigin.set(origin, (rules = fetchRobots(this.source, origin, this.settings.userAgent, this.signal)));
+    return rules;
+  }
 
-  return assemble(request, start, startFinal, crawled, pages, errors, compendiumLevel);
+  /** Why a URL may not be fetched under robots.txt, or undefined. */
+  private async robotsRefusal(url: string): Promise<string | undefined> {
+    if (!this.request.respectRobots) return undefined;
+    const origin = new URL(url).origin;
+    const rules = await this.readRobots(origin).catch((err: unknown) => {
+      // The guard refused the host itself: say so for the page, not for its robots.txt.
+      if (err instanceof BlockedAddressError) throw new BlockedAddressError(url, err.address, err.reason);
+      throw err;
+    });
+    if (rules.disallowAllReason) return rules.disallowAllReason;
+    return rules.allowed(url) ? undefined : `robots.txt of ${origin} disallows it for ${this.settings.userAgent.split('/')[0]}`;
+  }
+
+  /** The politeness gate of the URL's site, paced by SITE_DELAY_MS or robots.txt's Crawl-delay (at most 5 s). */
+  private async gateFor(url: string): Promise<Gate> {
+    const key = siteKey(new URL(url).hostname);
+    let gate = this.gates.get(key);
+    if (!gate) {
+      const crawlDelay = this.request.respectRobots ? (await this.readRobots(new URL(url).origin)).crawlDelayMs : undefined;
+      gate = this.gates.get(key) ?? new Gate(Math.max(this.settings.delayMs, Math.min(crawlDelay ?? 0, MAX_CRAWL_DELAY_MS)));
+      this.gates.set(key, gate);
+    }
+    return gate;
+  }
+
+  /**
+   * Redirects stay on the site and within robots.txt (the start page may move to another host: it
+   * becomes the site), and do not fetch a page that is crawled already.
+   */
+  private redirectCheck(allowOffSite: boolean): RedirectCheck {
+    return async (url) => {
+      const normalized = normalizeUrl(url);
+      if (!normalized) return undefined; // the client refuses other schemes with its own message
+      if (!allowOffSite && !isSameSite(normalized, this.siteKeys)) return 'it leads off the site';
+      if (this.frontier.taken(normalized)) return ALREADY_CRAWLED;
+      return this.robotsRefusal(normalized);
+    };
+  }
 }
 
 /** Start page first, then contact-like pages, then by depth and URL: independent of fetch timing. */

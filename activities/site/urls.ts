@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import { registrableDomain } from '../../lib/normalize';
 
 /**
  * URL normalisation for the crawl frontier, so that one page is fetched once however it is linked:
@@ -39,12 +40,17 @@ export function urlKey(normalized: string): string {
   return `${url.host}${path}${url.search}`;
 }
 
-/** A host without its `www.` (and `m.` mobile) prefix: www.acme.com and acme.com are one site. */
+/**
+ * The site a host belongs to: its registrable domain, so www.acme.co.uk, shop.acme.co.uk and
+ * acme.co.uk are one company website while other.co.uk (and, by the private suffixes of the
+ * Public Suffix List, bob.github.io next to alice.github.io) is another. Hosts without one (IP
+ * addresses, localhost) are a site of their own, minus a `www.` or `m.` prefix.
+ */
 export function siteKey(hostname: string): string {
-  return hostname.toLowerCase().replace(/\.+$/, '').replace(/^(www\d?|m)\./, '');
+  return registrableDomain(hostname) ?? hostname.toLowerCase().replace(/\.+$/, '').replace(/^(www\d?|m)\./, '');
 }
 
-/** Whether a URL belongs to one of the site's hosts (compared by siteKey). */
+/** Whether a URL belongs to the site (compared by siteKey). */
 export function isSameSite(url: string, siteKeys: ReadonlySet<string>): boolean {
   try {
     return siteKeys.has(siteKey(new URL(url).hostname));

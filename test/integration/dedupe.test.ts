@@ -110,6 +110,25 @@ describe('POST /api/v1/dedupe/check', () => {
     expect(await check(c, { record: { full_name: `${name} Smith`, city: 'Leeds' }, record_type: 'profile', add_to_canonical: false })).toMatchObject({ is_duplicate: false });
   });
 
+  test('company_domain is the registrable domain: a shop subdomain matches the company, other.co.uk and another github.io site do not', async () => {
+    const company = uniq('acme');
+    const stored = await check(c, { record: { company_domain: `${company}.co.uk`, company_name: 'Acme' } });
+    const probe = (record: Record<string, string>) => check(c, { record, add_to_canonical: false });
+    expect(await probe({ website: `https://shop.${company}.co.uk/cart` })).toMatchObject({ is_duplicate: true, match_type: 'company_domain', matched_record_id: stored.canonical_id });
+    expect(await probe({ company_domain: `WWW.${company}.CO.UK` })).toMatchObject({ is_duplicate: true, matched_record_id: stored.canonical_id });
+    expect(await probe({ website: `https://${uniq('other')}.co.uk/` })).toMatchObject({ is_duplicate: false });
+
+    const alice = await check(c, { record: { website: `https://${company}-alice.github.io/` } });
+    expect(await probe({ website: `https://${company}-bob.github.io/` })).toMatchObject({ is_duplicate: false });
+    expect(await probe({ website: `https://www.${company}-alice.github.io/about` })).toMatchObject({ is_duplicate: true, matched_record_id: alice.canonical_id });
+
+    // Internationalised names match in either spelling.
+    const idn = await check(c, { record: { website: `https://bücher-${company}.de/` } });
+    const punycode = new URL(`http://bücher-${company}.de`).hostname;
+    expect(punycode).toMatch(/^xn--bcher-/);
+    expect(await probe({ company_domain: punycode })).toMatchObject({ is_duplicate: true, match_type: 'company_domain', matched_record_id: idn.canonical_id });
+  });
+
   test('add_to_canonical false checks without storing', async () => {
     const record = { email: `${uniq('n')}@x.test` };
     expect(await check(c, { record, add_to_canonical: false })).toMatchObject({ is_duplicate: false, canonical_id: null, added_to_canonical: false });

@@ -129,6 +129,26 @@ describe('import and the projection\'s upserts', () => {
     expect(after.data).toMatchObject({ verified: true, verification_status: 'risky' });
   });
 
+  test('a company is its registrable domain: www. and shop. of one .co.uk domain import as one business and one domain; other sites stay apart', async () => {
+    const company = uniq('acme');
+    const imp = await importAs(c, 'businesses', [
+      { data: { name: 'Acme', website: `https://www.${company}.co.uk/` } },
+      { data: { name: 'Acme Shop', website: `https://shop.${company}.co.uk/`, category: 'retail' } },
+      { data: { name: 'Other', website: `https://${company}-other.co.uk/` } },
+      { data: { name: 'Alice', website: `https://${company}-alice.github.io/` } },
+      { data: { name: 'Bob', website: `https://${company}-bob.github.io/` } },
+    ]);
+    expect(imp).toMatchObject({ received: 5, created: 4, duplicates: 1 });
+    expect(imp.items[1]?.resource_id).toBe(imp.items[0]?.resource_id);
+    expect(new Set(imp.items.map((i) => i.resource_id)).size).toBe(4);
+    expect((await one(c, `/api/v1/idap/businesses/${imp.items[0]?.resource_id}`)).data).toMatchObject({ website: `https://shop.${company}.co.uk/`, category: 'retail' });
+
+    const again = await importAs(c, 'businesses', [{ data: { name: 'Acme Shop', website: `https://shop.${company}.co.uk/`, category: 'retail' } }]);
+    expect(again).toMatchObject({ unchanged: 1, created: 0 });
+    const domains = await importAs(c, 'domains', [{ data: { domain: `${company}.co.uk` } }, { data: { domain: `https://mail.${company}.co.uk` } }]);
+    expect(domains).toMatchObject({ created: 1, duplicates: 1 });
+  });
+
   test('validation: a record without its natural key, more than 1,000 records, unknown flags are 422', async () => {
     const res = await c.post('/api/v1/idap/emails/import', { records: [{ data: { address: 'ok@x.test' } }, { data: { verified: true } }] });
     expect(res.status).toBe(422);
@@ -267,7 +287,8 @@ describe('list and sync', () => {
 
   test('a cursor sync loses and repeats nothing while writes happen', async () => {
     const who = caller(api, bearer(await api.newClient('sync')));
-    const initial = await importAs(who, 'domains', Array.from({ length: 60 }, (_, i) => ({ data: { domain: `s${i}.sync.test`, v: 0 } })));
+    // Distinct registrable domains (s1.sync.test and s2.sync.test would both be sync.test).
+    const initial = await importAs(who, 'domains', Array.from({ length: 60 }, (_, i) => ({ data: { domain: `sync-s${i}.test`, v: 0 } })));
     const ids = initial.items.map((i) => i.resource_id);
 
     // Writers: new domains, data changes and flag changes, concurrently with the reader.
@@ -277,7 +298,7 @@ describe('list and sync', () => {
       for (let round = 0; writing && round < 200; round++) {
         version++;
         await new Promise((r) => setImmediate(r));
-        await importAs(who, 'domains', [{ data: { domain: `new${round}.sync.test` } }, { data: { domain: `s${round % 60}.sync.test`, v: version } }]);
+        await importAs(who, 'domains', [{ data: { domain: `sync-new${round}.test` } }, { data: { domain: `sync-s${round % 60}.test`, v: version } }]);
         await patch(who, `/api/v1/idap/domains/${ids[(round * 7) % 60]}`, { add: round % 2 ? ['qualified'] : ['priority'] });
       }
     })();

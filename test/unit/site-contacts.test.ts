@@ -18,6 +18,20 @@ describe('emails', () => {
     expect(uniqueEmails(['logo@2x.png', 'icon@3x', 'you@example.com', 'name@domain.com', 'a1b2c3d4e5f6a7b8c9d0@o123.ingest.sentry.io', 'x@sentry.wixpress.com', 'real@acme.io', 'not an email'])).toEqual(['real@acme.io']);
   });
 
+  test('internationalised domains: unicode and punycode TLDs are found and reported in one form (lower case, domain in Unicode)', () => {
+    const text = 'Пишите: Info@Пример.РФ, или info@acme.xn--p1ai. Buchladen: kontakt@bücher.de; same: kontakt@xn--bcher-kva.de. 中文: sales@例子.中国';
+    expect(findEmailsInText(text)).toEqual(['info@пример.рф', 'info@acme.рф', 'kontakt@bücher.de', 'sales@例子.中国']);
+    expect(findEmailsInText('info [at] пример [dot] рф')).toEqual(['info@пример.рф']);
+    expect(emailsFromMailto('mailto:info@%D0%BF%D1%80%D0%B8%D0%BC%D0%B5%D1%80.%D1%80%D1%84')).toEqual(['info@пример.рф']);
+    expect(uniqueEmails(['info@xn--e1afmkfd.xn--p1ai', 'INFO@пример.рф'])).toEqual(['info@пример.рф']);
+    // An ASCII address still ends where other letters begin, as in Japanese text.
+    expect(findEmailsInText('メールはinfo@acme.co.jpまで')).toEqual(['info@acme.co.jp']);
+  });
+
+  test('junk with internationalised look-alikes stays out: unknown or broken IDN TLDs, file names', () => {
+    expect(uniqueEmails(['a@b.xn--zzzz', 'a@b.фывапр', 'a@xn--.рф', 'logo@2x.png', 'icon@2x.рф', 'hero@3x.webp'])).toEqual([]);
+  });
+
   test('Cloudflare email protection decodes; garbage does not', () => {
     expect(decodeCfEmail(cfEncode('hidden@acme.com'))).toBe('hidden@acme.com');
     expect(decodeCfEmail(cfEncode('hidden@acme.com', 0xa7))).toBe('hidden@acme.com');

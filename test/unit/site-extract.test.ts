@@ -125,6 +125,15 @@ describe('a page', () => {
     expect(looksLikePersonName('Meet The Team')).toBe(false);
   });
 
+  test('a page of an internationalised domain: every source reports an address in one form (lower case, domain in Unicode)', () => {
+    const html = `<html lang="ru"><head><script type="application/ld+json">{"@type":"Organization","name":"Пример","email":"mailto:INFO@XN--E1AFMKFD.XN--P1AI",
+      "employee":{"@type":"Person","name":"Anna Petrova","jobTitle":"CEO","email":"anna@xn--e1afmkfd.xn--p1ai"}}</script></head>
+      <body><main><p>Пишите: info@пример.рф или sales@пример.рф</p><a href="mailto:anna@%D0%BF%D1%80%D0%B8%D0%BC%D0%B5%D1%80.%D1%80%D1%84">Анна</a></main></body></html>`;
+    const facts = processPage(html, 'https://xn--e1afmkfd.xn--p1ai/', opts);
+    expect(facts.emails).toEqual(['info@пример.рф', 'anna@пример.рф', 'sales@пример.рф']);
+    expect(facts.team).toEqual([{ name: 'Anna Petrova', position: 'CEO', email: 'anna@пример.рф', proflink_url: null, photo_url: null }]);
+  });
+
   test('meta robots nofollow is reported; <base href> resolves links', () => {
     const facts = processPage('<html><head><meta name="robots" content="noindex, nofollow"><base href="https://acme.test/docs/"></head><body><a href="page">x</a></body></html>', 'https://acme.test/', opts);
     expect(facts.nofollow).toBe(true);

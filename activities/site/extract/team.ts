@@ -1,6 +1,6 @@
 import type { Cheerio, CheerioAPI } from 'cheerio';
 import type { AnyNode, Element } from 'domhandler';
-import { decodeCfEmail, emailsFromMailto } from '../../../lib/emails';
+import { decodeCfEmail, emailForm, emailsFromMailto } from '../../../lib/emails';
 import { classifySocial } from './social';
 import { absoluteUrl, clean, ldList, ldText, typesOf, type JsonLdNode } from './dom';
 
@@ -17,7 +17,8 @@ function personFromLd(node: JsonLdNode, base: string): TeamMember | undefined {
   const name = ldText(node.name) ?? clean([ldText(node.givenName), ldText(node.familyName)].filter(Boolean).join(' '));
   if (!name) return undefined;
   const linkedIn = ldList(node.sameAs).map((s) => (typeof s === 'string' ? classifySocial(s) : undefined)).find((s) => s?.key === 'proflink');
-  const email = ldText(node.email)?.replace(/^mailto:/i, '').toLowerCase();
+  const ldEmail = ldText(node.email);
+  const email = ldEmail ? emailForm(ldEmail) : undefined;
   return {
     name,
     position: ldText(node.jobTitle) ?? ldText(node.roleName) ?? null,
@@ -91,12 +92,14 @@ function cardMember($: CheerioAPI, card: Cheerio<AnyNode>, name: string, base: s
     const href = $(a).attr('href') ?? '';
     if (!email && /^mailto:/i.test(href)) email = emailsFromMailto(href)[0] ?? null;
     const cf = /\/cdn-cgi\/l\/email-protection#([0-9a-f]+)/i.exec(href);
-    if (!email && cf?.[1]) email = decodeCfEmail(cf[1])?.toLowerCase() ?? null;
+    const decoded = cf?.[1] ? decodeCfEmail(cf[1]) : undefined;
+    if (!email && decoded) email = emailForm(decoded);
     const social = /^https?:/i.test(href) ? classifySocial(href) : undefined;
     if (!proflink && social?.key === 'proflink' && social.url.includes('/in/')) proflink = social.url;
   });
   const cfSpan = card.find('[data-cfemail]').attr('data-cfemail');
-  if (!email && cfSpan) email = decodeCfEmail(cfSpan)?.toLowerCase() ?? null;
+  const decodedSpan = cfSpan ? decodeCfEmail(cfSpan) : undefined;
+  if (!email && decodedSpan) email = emailForm(decodedSpan);
 
   let position = clean(card.find(POSITION_SELECTOR).filter((_, el) => clean($(el).text()) !== name).first().text()) ?? null;
   if (!position) {
