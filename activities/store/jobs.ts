@@ -42,7 +42,7 @@ export function createJobLifecycleActivities(deps: ActivityDeps) {
       const status = await jobs.withLockedJob(input.jobId, async (trx, job) => {
         if (job.status === 'completed') return job.status;
         if (job.status !== 'processing') {
-          await trx('job_results').where({ job_id: job.id }).delete();
+          await jobs.discardResult(trx, job.id);
           return job.status;
         }
         return (await jobs.finish(trx, job, 'completed', { resultsCount: input.resultsCount, workerId: deps.workerId })).status;
@@ -63,7 +63,7 @@ export function createJobLifecycleActivities(deps: ActivityDeps) {
     async cancelJob(input: { jobId: string }): Promise<{ status: JobStatus }> {
       const status = await jobs.withLockedJob(input.jobId, async (trx, job) => {
         if (job.status !== 'queued' && job.status !== 'processing') {
-          if (job.status === 'cancelled') await trx('job_results').where({ job_id: job.id }).delete();
+          if (job.status === 'cancelled') await jobs.discardResult(trx, job.id);
           return job.status;
         }
         return (await jobs.finish(trx, job, 'cancelled', {})).status;

@@ -140,12 +140,17 @@ export class JobRepository {
       // The worker that finished the job (after a crash, not the one that started it).
       ...(fields.workerId ? { worker_id: fields.workerId } : {}),
     });
-    if (status !== 'completed') await trx('job_results').where({ job_id: job.id }).delete();
+    if (status !== 'completed') await this.discardResult(trx, job.id);
     const data: Record<string, unknown> = { job_id: job.id, type: job.type, status };
     if (status === 'completed') Object.assign(data, { processing_time: processing, results_count: fields.resultsCount ?? 0 });
     if (status === 'failed') Object.assign(data, { error_message: fields.errorMessage ?? null, processing_time: processing });
     await appendEvent(trx, this.schema, { clientId: job.client_id, name: `job.${status}`, jobId: job.id, data });
     return updated;
+  }
+
+  /** Drops a job's (partial) result: a job that did not complete has none. */
+  async discardResult(trx: Knex.Transaction, jobId: string): Promise<void> {
+    await trx('job_results').where({ job_id: jobId }).delete();
   }
 
   /** Runs `fn` with the job row locked; undefined when it does not exist (yet). */
