@@ -11,7 +11,7 @@ import { pingSearch, type SearchClient } from '../search/client';
 import type { AppState } from './context';
 import { JobService } from './job-service';
 import { LeadIndexTrigger } from './lead-index';
-import { bearerAuth, tokenAuth } from './middleware/auth';
+import { AuthFailureLimit, bearerAuth, tokenAuth } from './middleware/auth';
 import { requestBody } from './middleware/body';
 import { errorHandler } from './middleware/errors';
 import { responseFormat } from './middleware/format';
@@ -48,9 +48,12 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   const limiter = config.RATE_LIMIT_ENABLED
     ? [rateLimit(db, { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: config.RATE_LIMIT_BURST, schema: config.DATABASE_SCHEMA })]
     : [];
+  const authFailures = config.RATE_LIMIT_ENABLED
+    ? new AuthFailureLimit(db, { perMinute: config.AUTH_FAILURES_PER_MINUTE, blockSeconds: config.AUTH_FAILURE_BLOCK_SECONDS, schema: config.DATABASE_SCHEMA })
+    : undefined;
   const api = new ApiRouter({
-    client: [bearerAuth(db), ...limiter],
-    token: [tokenAuth(db), ...limiter],
+    client: [bearerAuth(db, authFailures), ...limiter],
+    token: [tokenAuth(db, authFailures), ...limiter],
     none: [],
   });
 

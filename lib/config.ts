@@ -68,6 +68,10 @@ export const configSchema = dbConfigSchema.extend({
   RATE_LIMIT_PER_MINUTE: int(100, 1),
   RATE_LIMIT_BURST: int(20, 1),
   RATE_LIMIT_ENABLED: bool.default(true),
+  /** Failed authentications (401) one source address may make per minute, counted by all API processes together. */
+  AUTH_FAILURES_PER_MINUTE: int(10, 1),
+  /** Past that limit the address's failing requests get 429 for this long; valid credentials always pass. */
+  AUTH_FAILURE_BLOCK_SECONDS: int(300, 1, 86400),
 
   /** Spec §8 queue capacity: most queued jobs of the type across all clients; more -> 503. */
   QUEUE_CAPACITY_CRAWL_MAPS: int(10000, 1),

@@ -1,10 +1,11 @@
 import type { Middleware } from 'koa';
+import { RateLimiterPostgres, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { Db } from '../../db';
 import type { ClientModel } from '../../db/models/client';
 import { ClientRepository } from '../../db/repositories/clients';
 import { AppError } from '../../lib/errors';
 import { secretMatches } from '../../lib/credentials';
-import type { AppState } from '../context';
+import type { AppContext, AppState } from '../context';
 
 // The four details of spec §5.3, word for word.
 export const AUTH_MISSING = 'missing authentication credentials';
@@ -29,28 +30,80 @@ export async function authenticateCredential(db: Db, credential: string | undefi
   return client;
 }
 
+/**
+ * Failed authentications per source address, counted in Postgres so that every API process shares
+ * them (like the per-client limit, which only starts once a request is authenticated). The source
+ * is `ctx.ip`: the socket's address, as app.proxy is false. Past `perMinute` failures in a minute,
+ * the address's failing requests get 429 for `blockSeconds`. Requests with valid credentials never
+ * consult it, so a good client behind the same address is never slowed or refused.
+ */
+export class AuthFailureLimit {
+  private readonly limiter: RateLimiterPostgres;
+
+  constructor(db: Db, private readonly options: { perMinute: number; blockSeconds: number; schema: string }) {
+    this.limiter = new RateLimiterPostgres({
+      storeClient: db,
+      storeType: 'knex',
+      tableName: 'rate_limits',
+      schemaName: options.schema,
+      tableCreated: true,
+      keyPrefix: 'auth_failures',
+      points: options.perMinute,
+      duration: 60,
+      blockDuration: options.blockSeconds,
+      // Once blocked, this process refuses the address's failures from memory, without a write each.
+      inMemoryBlockOnConsumed: options.perMinute + 1,
+      inMemoryBlockDuration: options.blockSeconds,
+    });
+  }
+
+  /** Counts a failed authentication from `ip`; returns what to answer: `failure` itself, or 429 past the limit. */
+  async failed(ip: string, failure: AppError): Promise<AppError> {
+    try {
+      await this.limiter.consume(ip);
+      return failure;
+    } catch (rejected) {
+      if (rejected instanceof Error) throw rejected;
+      const waitMs = (rejected as RateLimiterRes).msBeforeNext;
+      return new AppError(429, `too many failed authentication attempts from this address, maximum ${this.options.perMinute} per minute`, 'rate_limited', {
+        'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))),
+      });
+    }
+  }
+}
+
+/** The client a Bearer header names, or the spec's 401/403. */
+async function bearerClient(db: Db, header: string): Promise<ClientModel> {
+  if (header === '') throw unauthorized(AUTH_MISSING);
+  const match = /^Bearer\s+(\S.*)$/i.exec(header);
+  if (!match) throw unauthorized(AUTH_FORMAT);
+  return authenticateCredential(db, match[1]);
+}
+
+/** Runs `authenticate`; a 401 it throws is counted against the caller's address first. */
+async function counted(ctx: AppContext, failures: AuthFailureLimit | undefined, authenticate: () => Promise<ClientModel>): Promise<ClientModel> {
+  try {
+    return await authenticate();
+  } catch (err) {
+    if (failures && err instanceof AppError && err.status === 401) throw await failures.failed(ctx.ip, err);
+    throw err;
+  }
+}
+
 /** `Authorization: Bearer <client_id>:<api_key>:<api_secret>` (spec §5.1). */
-export function bearerAuth(db: Db): Middleware<AppState> {
+export function bearerAuth(db: Db, failures?: AuthFailureLimit): Middleware<AppState> {
   return async (ctx, next) => {
-    const header = ctx.get('authorization');
-    if (header === '') throw unauthorized(AUTH_MISSING);
-    const match = /^Bearer\s+(\S.*)$/i.exec(header);
-    if (!match) throw unauthorized(AUTH_FORMAT);
-    ctx.state.client = await authenticateCredential(db, match[1]);
+    ctx.state.client = await counted(ctx, failures, () => bearerClient(db, ctx.get('authorization')));
     return next();
   };
 }
 
 /** The event stream's credential: `?token=client_id:api_key:api_secret` (spec §5.4), or the Bearer header. */
-export function tokenAuth(db: Db): Middleware<AppState> {
-  const bearer = bearerAuth(db);
+export function tokenAuth(db: Db, failures?: AuthFailureLimit): Middleware<AppState> {
   return async (ctx, next) => {
     const token = ctx.query.token;
-    if (typeof token === 'string' && token !== '') {
-      ctx.state.client = await authenticateCredential(db, token);
-      return next();
-    }
-    if (ctx.get('authorization') !== '') return bearer(ctx, next);
-    throw unauthorized(AUTH_MISSING);
+    ctx.state.client = await counted(ctx, failures, () =>
+      typeof token === 'string' && token !== '' ? authenticateCredential(db, token) : bearerClient(db, ctx.get('authorization')));
+    return next();
   };
 }

@@ -7,10 +7,22 @@ import type { AppState } from '../context';
 export const YAML_TYPES = ['text/yaml', 'application/yaml', 'application/x-yaml'];
 const JSON_TYPES = ['application/json'];
 
+/** Collections inside collections; the top-level object or list is the first level. */
+export const MAX_BODY_DEPTH = 64;
+/** Alias uses (`*name`) per YAML body: enough for shared defaults, too few to build a bomb from alone. */
+export const MAX_YAML_ALIASES = 50;
+
 /**
  * Request bodies of POST/PUT/PATCH: JSON (default) or YAML (spec §1.2.5). Any other content type
  * -> 415; a body that does not parse -> 422 in the validation shape, like any other bad input.
  * Routes that take multipart/form-data install their own parser and are listed in `skip`.
+ *
+ * The size limit holds for the parsed document too. js-yaml returns an alias as a second reference
+ * to its anchor's value, so a few hundred bytes of nested aliases stand for gigabytes once anything
+ * serialises them (billion laughs). So a YAML body may use at most MAX_YAML_ALIASES aliases (422),
+ * no alias may sit inside its own anchor (422), and the document, counting every alias use in
+ * full, may hold no more values and no more bytes of text than a JSON body within the limit could
+ * (413). Bodies of either type may nest at most MAX_BODY_DEPTH levels (422).
  */
 export function requestBody(options: { limit: string; skip?: (path: string) => boolean }): Middleware<AppState> {
   const parse = koaBody({
@@ -24,6 +36,7 @@ export function requestBody(options: { limit: string; skip?: (path: string) => b
     includeUnparsed: false,
     textTypes: YAML_TYPES,
   });
+  const budget: Budget = { maxValues: parseSize(options.limit), maxTextBytes: parseSize(options.limit), maxDepth: MAX_BODY_DEPTH, limit: options.limit };
   return async (ctx, next) => {
     if (!['POST', 'PUT', 'PATCH'].includes(ctx.method) || options.skip?.(ctx.path)) return next();
     if (!hasBody(ctx.get('content-length'), ctx.get('transfer-encoding'))) {
@@ -43,17 +56,110 @@ export function requestBody(options: { limit: string; skip?: (path: string) => b
       if (e.status === 413) throw new AppError(413, `request body is larger than ${options.limit}`, 'payload_too_large');
       throw new ValidationError([{ type: 'json_invalid', loc: ['body'], msg: `JSON decode error: ${e.message ?? 'invalid JSON'}` }]);
     }
-    if (isYaml) {
-      try {
-        ctx.request.body = yaml.load(String(ctx.request.body ?? '')) as typeof ctx.request.body;
-      } catch (err) {
-        throw new ValidationError([{ type: 'yaml_invalid', loc: ['body'], msg: `YAML decode error: ${(err as Error).message.split('\n')[0]}` }]);
-      }
-    }
+    if (isYaml) ctx.request.body = parseYaml(String(ctx.request.body ?? '')) as typeof ctx.request.body;
+    measure(ctx.request.body, budget);
     return next();
   };
 }
 
 function hasBody(length: string, transferEncoding: string): boolean {
   return transferEncoding !== '' || (length !== '' && length !== '0');
+}
+
+function parseYaml(text: string): unknown {
+  try {
+    // js-yaml counts the levels its parser has open including the one it is about to open, so
+    // MAX_BODY_DEPTH + 1 lets exactly MAX_BODY_DEPTH levels through; measure() then counts the
+    // levels that aliases add.
+    return yaml.load(text, { maxAliases: MAX_YAML_ALIASES, maxDepth: MAX_BODY_DEPTH + 1 });
+  } catch (err) {
+    const message = (err as Error).message;
+    if (/exceeded maxAliases/.test(message)) throw yamlTooManyAliases();
+    if (/exceeded maxDepth/.test(message)) throw tooDeep();
+    throw new ValidationError([{ type: 'yaml_invalid', loc: ['body'], msg: `YAML decode error: ${message.split('\n')[0]}` }]);
+  }
+}
+
+interface Budget {
+  maxValues: number;
+  maxTextBytes: number;
+  maxDepth: number;
+  /** The body limit as configured (e.g. `2mb`), for messages. */
+  limit: string;
+}
+
+interface Extent {
+  values: number;
+  textBytes: number;
+  /** Levels of collections from this one down, itself included. */
+  levels: number;
+}
+
+const yamlTooManyAliases = () => new ValidationError([{ type: 'yaml_too_many_aliases', loc: ['body'], msg: `YAML body uses more than ${MAX_YAML_ALIASES} aliases` }]);
+const tooDeep = () => new ValidationError([{ type: 'too_deep', loc: ['body'], msg: `body nests deeper than ${MAX_BODY_DEPTH} levels` }]);
+const tooLarge = (what: string, limit: string) =>
+  new AppError(413, `request body is too large once YAML aliases are expanded: more than ${what} (the limit of a ${limit} body)`, 'payload_too_large');
+
+/**
+ * Counts the parsed body as it would be serialised: every value (collections, scalars, and each
+ * use of an aliased value again in full), the UTF-8 bytes of its strings and keys, and its depth.
+ * A collection met again (an alias) adds the extent remembered from its first walk, so the walk
+ * costs as much as the parsed document, never its expansion, and it stops at the first budget
+ * exceeded. A collection met inside itself is an alias within its own anchor: a cycle.
+ */
+function measure(body: unknown, budget: Budget): void {
+  const known = new Map<object, Extent>();
+  const open = new Set<object>();
+  let values = 0;
+  let textBytes = 0;
+  const add = (v: number, bytes: number) => {
+    values += v;
+    textBytes += bytes;
+    if (values > budget.maxValues) throw tooLarge(`${budget.maxValues} values`, budget.limit);
+    if (textBytes > budget.maxTextBytes) throw tooLarge(`${budget.limit} of text`, budget.limit);
+  };
+  /** Walks `value`, which sits inside `outer` collections; returns its levels. */
+  const walk = (value: unknown, outer: number): number => {
+    if (typeof value === 'string') {
+      add(1, Buffer.byteLength(value));
+      return 0;
+    }
+    if (value === null || typeof value !== 'object') {
+      add(1, 0);
+      return 0;
+    }
+    const seen = known.get(value);
+    if (seen) {
+      if (outer + seen.levels > budget.maxDepth) throw tooDeep();
+      add(seen.values, seen.textBytes);
+      return seen.levels;
+    }
+    if (open.has(value)) throw new ValidationError([{ type: 'yaml_recursive_alias', loc: ['body'], msg: 'a YAML alias refers to a node that contains it' }]);
+    if (outer + 1 > budget.maxDepth) throw tooDeep();
+    open.add(value);
+    const [values0, bytes0] = [values, textBytes];
+    add(1, 0);
+    let below = 0;
+    if (Array.isArray(value)) {
+      for (const item of value) below = Math.max(below, walk(item, outer + 1));
+    } else {
+      for (const [key, item] of Object.entries(value)) {
+        add(0, Buffer.byteLength(key));
+        below = Math.max(below, walk(item, outer + 1));
+      }
+    }
+    open.delete(value);
+    const extent = { values: values - values0, textBytes: textBytes - bytes0, levels: below + 1 };
+    known.set(value, extent);
+    return extent.levels;
+  };
+  walk(body, 0);
+}
+
+/** `2mb`, `1kb`, `512b` or a plain byte count (the units koa-body's limits take; k = 1024). */
+function parseSize(limit: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(limit);
+  if (!match) throw new Error(`body limit '${limit}' is not a size such as 2mb`);
+  const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(match[2] ?? 'b').toLowerCase() as 'b' | 'kb' | 'mb' | 'gb'];
+  return Math.floor(Number(match[1]) * unit);
 }

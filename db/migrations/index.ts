@@ -5,6 +5,7 @@ import * as registryCache from './20261122000300_registry_cache';
 import * as dedupe from './20261122000400_dedupe';
 import * as idap from './20261122000500_idap';
 import * as leadSearch from './20261122000600_lead_search';
+import * as dedupeIdempotencyText from './20261122000700_dedupe_idempotency_text';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -17,6 +18,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122000400_dedupe': dedupe,
   '20261122000500_idap': idap,
   '20261122000600_lead_search': leadSearch,
+  '20261122000700_dedupe_idempotency_text': dedupeIdempotencyText,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -140,6 +140,10 @@ export class DedupeRepository {
    * Runs `compute` once per (client, idempotency key) within 5 minutes: a repeat within the window
    * gets the stored response. An advisory lock on the key makes a concurrent repeat wait for the
    * first and then read its response. Without a key, `compute` simply runs.
+   *
+   * The response is stored as its JSON text and parsed back, so a replay keeps the original key
+   * order and serialises to the same bytes (jsonb would reorder keys). Keys of `T` must not be
+   * integer-like: JavaScript objects put those first.
    */
   async idempotent<T>(clientId: string, key: string | undefined, compute: (db: Knex) => Promise<T>): Promise<T> {
     if (key === undefined) return compute(this.db);
@@ -148,8 +152,8 @@ export class DedupeRepository {
       const cached = (await trx('dedupe_idempotency')
         .where({ client_id: clientId, idempotency_key: key })
         .where('created_at', '>', trx.raw(`now() - ${IDEMPOTENCY_WINDOW}`))
-        .first('response')) as { response: T } | undefined;
-      if (cached) return cached.response;
+        .first('response')) as { response: string } | undefined;
+      if (cached) return JSON.parse(cached.response) as T;
       const response = await compute(trx);
       await trx.raw(
         `insert into dedupe_idempotency (client_id, idempotency_key, response, created_at) values (?, ?, ?, now())

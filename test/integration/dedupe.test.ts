@@ -228,6 +228,19 @@ describe('POST /api/v1/dedupe/check-batch', () => {
     expect((await batch(c, { records, idempotency_key: key })).stats).toMatchObject({ duplicate_count: 2, unique_count: 0 });
   });
 
+  test('a replay is the original response byte for byte, keys in their original order', async () => {
+    const key = uniq('bytes-');
+    const body = JSON.stringify({ record_type: 'contact', records: [{ full_name: 'Ann Lee', email: `${uniq('b')}@x.test`, company_name: 'Acme' }, { email: `${uniq('b')}@x.test` }], idempotency_key: key });
+    const send = async () => {
+      const res = await c.post('/api/v1/dedupe/check-batch', body);
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const original = await send();
+    expect(Object.keys(JSON.parse(original) as object)).toEqual(['success', 'unique', 'duplicates', 'stats']);
+    expect(await send()).toBe(original);
+  });
+
   test('concurrent batches with the same key answer the same; concurrent overlapping batches store each record once', async () => {
     const key = uniq('ck-');
     const records = Array.from({ length: 10 }, () => ({ email: `${uniq('cb')}@x.test` }));

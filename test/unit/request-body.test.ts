@@ -12,7 +12,7 @@ import { validate } from '../../api/validation';
 import { createLogger } from '../../lib/logger';
 
 // The API's middleware chain in front of one echo route, over real HTTP.
-const schema = z.strictObject({ name: z.string(), priority: z.number().int().min(0).max(10).default(0), tags: z.array(z.string()).optional() });
+const schema = z.strictObject({ name: z.string(), priority: z.number().int().min(0).max(10).default(0), tags: z.array(z.string()).optional(), payload: z.unknown().optional() });
 let server: Server;
 let url: string;
 beforeAll(async () => {
@@ -75,6 +75,45 @@ describe('request bodies', () => {
   test('bodies over the limit are 413', async () => {
     const res = await post(JSON.stringify({ name: 'x'.repeat(2000) }), 'application/json');
     expect(res.status).toBe(413);
+  });
+
+  test('YAML aliases count once per use: past the body limit in values or in text they are 413', async () => {
+    // 8 + 8 + 8 aliases standing for 8^3 lists of 8 nulls: 4,681 values from 120 bytes.
+    const values = await post('name: x\npayload:\n  a: &a [~, ~, ~, ~, ~, ~, ~, ~]\n  b: &b [*a, *a, *a, *a, *a, *a, *a, *a]\n  c: &c [*b, *b, *b, *b, *b, *b, *b, *b]\n  d: [*c, *c, *c, *c, *c, *c, *c, *c]\n', 'text/yaml');
+    expect(values.status).toBe(413);
+    expect(await values.json()).toEqual({ detail: 'request body is too large once YAML aliases are expanded: more than 1024 values (the limit of a 1kb body)' });
+    const text = await post(`name: x\npayload:\n  a: &a "${'x'.repeat(300)}"\n  b: [*a, *a, *a, *a]\n`, 'text/yaml');
+    expect(text.status).toBe(413);
+    expect(await text.json()).toEqual({ detail: 'request body is too large once YAML aliases are expanded: more than 1kb of text (the limit of a 1kb body)' });
+  });
+
+  test('YAML aliases within the budgets work; more than 50 aliases, or an alias inside its own anchor, are 422', async () => {
+    const ok = await post('name: &n Acme\ntags: [*n, *n]\n', 'text/yaml');
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ name: 'Acme', priority: 0, tags: ['Acme', 'Acme'] });
+    const many = await post(`name: &n x\ntags: [${Array.from({ length: 51 }, () => '*n').join(', ')}]\n`, 'text/yaml');
+    expect(many.status).toBe(422);
+    expect(await many.json()).toEqual({ detail: [{ type: 'yaml_too_many_aliases', loc: ['body'], msg: 'YAML body uses more than 50 aliases' }] });
+    const loop = await post('name: x\npayload: &loop {self: *loop}\n', 'text/yaml');
+    expect(loop.status).toBe(422);
+    expect(await loop.json()).toEqual({ detail: [{ type: 'yaml_recursive_alias', loc: ['body'], msg: 'a YAML alias refers to a node that contains it' }] });
+  });
+
+  test('bodies nested deeper than 64 levels are 422, in JSON, in YAML and through YAML aliases', async () => {
+    const tooDeep = { detail: [{ type: 'too_deep', loc: ['body'], msg: 'body nests deeper than 64 levels' }] };
+    const nest = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+    // The top-level object is the first level.
+    expect((await post(`{"name":"x","payload":${nest(63)}}`, 'application/json')).status).toBe(200);
+    const json = await post(`{"name":"x","payload":${nest(64)}}`, 'application/json');
+    expect(json.status).toBe(422);
+    expect(await json.json()).toEqual(tooDeep);
+    const yml = await post(`name: x\npayload: ${nest(64)}\n`, 'text/yaml');
+    expect(yml.status).toBe(422);
+    expect(await yml.json()).toEqual(tooDeep);
+    // Each half is 40 levels deep; the alias puts one inside the other.
+    const aliased = await post(`name: x\npayload: [&a ${nest(40)}, ${'['.repeat(30)}*a${']'.repeat(30)}]\n`, 'text/yaml');
+    expect(aliased.status).toBe(422);
+    expect(await aliased.json()).toEqual(tooDeep);
   });
 
   test('an unexpected error is a 500 with the request id and no internals', async () => {
