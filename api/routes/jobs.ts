@@ -91,37 +91,35 @@ export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoute
     handler: (ctx, { body }) => submit(ctx, body.type, body.payload, body.priority, ['body', 'payload']),
   });
 
-  for (const spec of ALL_JOB_SPECS.filter((s) => s.submitRoute === 'typed')) {
+  // Each type with its own endpoint: {payload, priority}, or (crawlMaps, as the spec's examples do)
+  // the payload keys at the top level of the body beside priority.
+  for (const spec of ALL_JOB_SPECS.filter((s) => s.submitRoute !== undefined)) {
     const { type } = spec;
-    api.add({
-      method: 'post',
+    const priorityDoc = prioritySchema.default(spec.defaultPriority).nullish();
+    const common = {
+      method: 'post' as const,
       path: `/api/v1/jobs/${type}/submit`,
       operationId: `submit${type[0]?.toUpperCase()}${type.slice(1)}`,
       summary: `Submit a ${type} job`,
-      description: `${spec.summary}. Body: {payload, priority}; priority 0-10, default ${spec.defaultPriority}.`,
       tags: ['jobs'],
-      security: 'client',
-      body: typedSubmitBody,
-      bodyDoc: z.object({ payload: spec.payload, priority: prioritySchema.default(spec.defaultPriority).nullish() }),
+      security: 'client' as const,
       responses: submitResponses,
-      handler: (ctx, { body }) => submit(ctx, type, body.payload, body.priority, ['body', 'payload']),
-    });
-  }
-
-  // The payload keys at the top level of the body beside priority (crawlMaps: the spec's examples do so).
-  for (const spec of ALL_JOB_SPECS.filter((s) => s.submitRoute === 'top-level')) {
-    const { type } = spec;
+    };
+    if (spec.submitRoute === 'typed') {
+      api.add({
+        ...common,
+        description: `${spec.summary}. Body: {payload, priority}; priority 0-10, default ${spec.defaultPriority}.`,
+        body: typedSubmitBody,
+        bodyDoc: z.object({ payload: spec.payload, priority: priorityDoc }),
+        handler: (ctx, { body }) => submit(ctx, type, body.payload, body.priority, ['body', 'payload']),
+      });
+      continue;
+    }
     api.add({
-      method: 'post',
-      path: `/api/v1/jobs/${type}/submit`,
-      operationId: `submit${type[0]?.toUpperCase()}${type.slice(1)}`,
-      summary: `Submit a ${type} job`,
+      ...common,
       description: `${spec.summary}. The payload keys sit at the top level of the body with priority (0-10, default ${spec.defaultPriority}), as in the spec's examples; a body of the form {payload, priority} is accepted too.`,
-      tags: ['jobs'],
-      security: 'client',
       body: topLevelSubmitBody,
-      bodyDoc: z.intersection(spec.payload, z.object({ priority: prioritySchema.default(spec.defaultPriority).nullish() })),
-      responses: submitResponses,
+      bodyDoc: z.intersection(spec.payload, z.object({ priority: priorityDoc })),
       handler: (ctx, { body }) => {
         const { priority, payload, ...topLevel } = body;
         const nested = payload !== undefined && typeof payload === 'object' && payload !== null && Object.keys(topLevel).length === 0;
