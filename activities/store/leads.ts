@@ -1,5 +1,6 @@
 import { JobResultStore } from '../../db/repositories/job-results';
-import { IcpProfiles, SearchOutbox, type OutboxRow } from '../../db/repositories/lead-search';
+import { IcpProfiles } from '../../db/repositories/icp-profiles';
+import { SearchOutbox, type OutboxRow } from '../../db/repositories/search-outbox';
 import { relate, relatedOf, upsertResources, type UpsertedResource } from '../../db/repositories/resources';
 import { idapRef, type ResourceType } from '../../lib/idap';
 import { buildLeadDocument, ensureLeadIndex, writeLeadDocuments, type LeadSource } from '../../search/leads';

@@ -1,5 +1,6 @@
 import type { Db } from '../../db';
-import { IcpProfiles, SearchOutbox, type IcpRow } from '../../db/repositories/lead-search';
+import { IcpProfiles, type IcpRow } from '../../db/repositories/icp-profiles';
+import { SearchOutbox } from '../../db/repositories/search-outbox';
 import { AppError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import type { SearchClient } from '../../search/client';
