@@ -10,6 +10,11 @@ import { projectResult } from './projection';
 
 /** Outbox rows written to Elasticsearch per bulk request. */
 const BATCH = 200;
+/**
+ * Bulk requests per activity call: 5,000 leads, well inside its 5-minute timeout even when a
+ * client's every lead is queued at once (an ICP change); the workflow calls again while more remain.
+ */
+const BATCHES_PER_CALL = 25;
 /** The compendium text indexed per lead; the rest of a very long one adds little to ranking. */
 const MAX_COMPENDIUM_CHARS = 200_000;
 
@@ -138,17 +143,20 @@ export function createLeadActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Writes queued businesses (of one client, or all) to the lead index until the outbox is empty.
-     * Throws while Elasticsearch is unavailable; Temporal retries it, and nothing queued is lost.
+     * Writes queued businesses (of one client, or all) to the lead index until the outbox is empty,
+     * in at most BATCHES_PER_CALL bulk requests; `more` says that rows remain for another call.
+     * Throws while Elasticsearch is unavailable; Temporal retries it, and nothing queued is lost
+     * (a batch leaves the outbox only once Elasticsearch has taken it).
      */
-    async indexLeads(input: { clientId?: string }): Promise<{ indexed: number }> {
+    async indexLeads(input: { clientId?: string }): Promise<{ indexed: number; more: boolean }> {
       await ensureLeadIndex(deps.search, prefix);
       let indexed = 0;
-      for (;;) {
+      for (let batches = 0; batches < BATCHES_PER_CALL; batches++) {
         const n = await outbox.drain(BATCH, input.clientId, (rows) => writeBatch(rows));
         indexed += n;
-        if (n < BATCH) return { indexed };
+        if (n < BATCH) return { indexed, more: false };
       }
+      return { indexed, more: true };
     },
   };
 }
