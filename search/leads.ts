@@ -148,15 +148,33 @@ export function icpScore(lead: Pick<LeadDocument, 'name' | 'website' | 'email' |
 export const LEAD_SORTS = ['_score', 'icp_score', 'indexed_at', 'rating', 'reviews', 'name'] as const;
 export type LeadSort = (typeof LEAD_SORTS)[number];
 
+/**
+ * Elasticsearch's index.max_result_window: it refuses a search whose from + size is beyond it, so
+ * page numbers reach this deep and a cursor (search_after) goes further.
+ */
+export const MAX_RESULT_WINDOW = 10_000;
+
+/** A sort value of a hit, as Elasticsearch returns it and takes it back in search_after. */
+export type LeadSortValue = number | string | null;
+
+/** Where a cursor continues: the sort it was made for and the sort values of the last hit served. */
+export interface LeadCursor {
+  sortBy: LeadSort;
+  after: LeadSortValue[];
+}
+
 export interface LeadSearchParams {
   clientId: string;
   query?: string;
   emailVerified?: boolean;
   minIcpScore?: number;
   industry?: string;
+  /** Ignored when `after` is given (a cursor continues after a hit, not at a page). */
   page: number;
   perPage: number;
   sortBy: LeadSort;
+  /** The sort values of the last hit already served (search_after). */
+  after?: LeadSortValue[];
 }
 
 const HIT_FIELDS = ['idap_ref', 'name', 'description', 'category', 'website', 'email', 'phone', 'country', 'rating', 'reviews', 'email_verified', 'icp_score', 'job_id', 'job_type', 'indexed_at'] as const;
@@ -168,6 +186,8 @@ export interface LeadSearchResult {
   total: number;
   hits: LeadHit[];
   facets: { categories: { name: string; count: number }[] };
+  /** The cursor after the last hit, when more hits follow; null at the end. */
+  nextCursor: string | null;
 }
 
 const isIndexMissing = (err: unknown) => (err as { body?: { error?: { type?: string } } }).body?.error?.type === 'index_not_found_exception';
@@ -192,25 +212,75 @@ export function leadSearchRequest(prefix: string, p: LeadSearchParams): estypes.
       // every bakery and every artisan): what people expect of a lead search, and far fewer matches to score and facet.
       [{ multi_match: { query: p.query, type: 'cross_fields', operator: 'and', fields: ['name^3', 'description^1.5', 'compendium'] } }]
     : [{ match_all: {} }];
-  const tie: estypes.SortCombinations = { resource_id: { order: 'asc' } };
-  const sort: estypes.SortCombinations[] =
-    p.sortBy === '_score'
-      ? [{ _score: { order: 'desc' } }, { indexed_at: { order: 'desc' } }, tie]
-      : p.sortBy === 'name'
-        ? [{ 'name.raw': { order: 'asc', missing: '_last' } }, tie]
-        : [{ [p.sortBy]: { order: 'desc', missing: '_last' } }, tie];
+  const after = p.after !== undefined;
   return {
     index: leadIndex(prefix),
     query: { bool: { filter: clientFilter(p.clientId, filters), must, must_not: NOT_REJECTED } },
-    sort,
+    sort: leadSort(p.sortBy),
     // Only what a hit shows: a lead's e-mail list and campaign ids stay in the index.
     _source: { includes: HIT_SOURCE },
     track_scores: true,
     track_total_hits: true,
-    from: (p.page - 1) * p.perPage,
-    size: p.perPage,
+    // A cursor page asks for one hit more than it serves: that one says whether a next page exists.
+    ...(after ? { search_after: p.after, size: p.perPage + 1 } : { from: (p.page - 1) * p.perPage, size: p.perPage }),
     aggs: { categories: { terms: { field: 'category', size: 20 } } },
   };
+}
+
+/**
+ * The sort of each sort_by, ending in the document id so that the order is total: search_after
+ * then continues exactly after the last hit served, ties included.
+ */
+function leadSort(sortBy: LeadSort): estypes.SortCombinations[] {
+  const tie: estypes.SortCombinations = { resource_id: { order: 'asc' } };
+  if (sortBy === '_score') return [{ _score: { order: 'desc' } }, { indexed_at: { order: 'desc' } }, tie];
+  if (sortBy === 'name') return [{ 'name.raw': { order: 'asc', missing: '_last' } }, tie];
+  return [{ [sortBy]: { order: 'desc', missing: '_last' } }, tie];
+}
+
+/**
+ * What each sort_by's search_after values are: their count and kinds, checked when a cursor is
+ * read. A lead without a name sorts with null; without a rating with "-Infinity" (Elasticsearch
+ * writes a float's infinity as a string, and takes it back as one).
+ */
+const SORT_VALUE_KINDS: Record<LeadSort, ('number' | 'string' | 'string?')[]> = {
+  _score: ['number', 'number', 'string'],
+  name: ['string?', 'string'],
+  icp_score: ['number', 'string'],
+  indexed_at: ['number', 'string'],
+  rating: ['number', 'string'],
+  reviews: ['number', 'string'],
+};
+
+/** The opaque cursor of a page: base64url of the sort and the last hit's sort values. */
+export function encodeLeadCursor(cursor: LeadCursor): string {
+  return Buffer.from(JSON.stringify({ s: cursor.sortBy, a: cursor.after }), 'utf8').toString('base64url');
+}
+
+/**
+ * Reads a cursor back; undefined when it is not one this API made (bad encoding, unknown sort,
+ * values of the wrong count or kind), so a tampered cursor never reaches Elasticsearch.
+ */
+export function decodeLeadCursor(text: string): LeadCursor | undefined {
+  if (!/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const { s, a } = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as { s?: unknown; a?: unknown };
+  if (typeof s !== 'string' || !(LEAD_SORTS as readonly string[]).includes(s) || !Array.isArray(a)) return undefined;
+  const sortBy = s as LeadSort;
+  const kinds = SORT_VALUE_KINDS[sortBy];
+  if (a.length !== kinds.length) return undefined;
+  const ok = kinds.every((kind, i) => {
+    const v: unknown = a[i];
+    // An integer beyond 2^53 came back from JSON rounded, and would continue at the wrong place.
+    if (kind === 'number') return typeof v === 'number' ? Number.isFinite(v) && (!Number.isInteger(v) || Number.isSafeInteger(v)) : v === '-Infinity' || v === 'Infinity';
+    return typeof v === 'string' ? v.length <= 1024 : kind === 'string?' && v === null;
+  });
+  return ok ? { sortBy, after: a as LeadSortValue[] } : undefined;
 }
 
 export async function searchLeads(es: SearchClient, prefix: string, p: LeadSearchParams): Promise<LeadSearchResult> {
@@ -219,16 +289,21 @@ export async function searchLeads(es: SearchClient, prefix: string, p: LeadSearc
     res = await es.search<LeadDocument>(leadSearchRequest(prefix, p));
   } catch (err) {
     // No lead was ever indexed: an empty result, not an error.
-    if (isIndexMissing(err)) return { total: 0, hits: [], facets: { categories: [] } };
+    if (isIndexMissing(err)) return { total: 0, hits: [], facets: { categories: [] }, nextCursor: null };
     throw err;
   }
   const total = typeof res.hits.total === 'number' ? res.hits.total : (res.hits.total?.value ?? 0);
-  const hits = res.hits.hits.map((h): LeadHit => {
+  const served = res.hits.hits.slice(0, p.perPage);
+  const hits = served.map((h): LeadHit => {
     const d = h._source as LeadDocument;
     const shown = Object.fromEntries(HIT_FIELDS.map((f) => [f, d[f] ?? null])) as Pick<LeadDocument, (typeof HIT_FIELDS)[number]>;
     return { doc_id: d.resource_id, score: h._score ?? 0, ...shown };
   });
-  return { total, hits, facets: { categories: buckets(res.aggregations?.categories) } };
+  // A page knows what follows from the total it was counted with; a cursor page from its extra hit.
+  const more = p.after !== undefined ? res.hits.hits.length > p.perPage : (p.page - 1) * p.perPage + served.length < total;
+  const last = served.at(-1)?.sort as LeadSortValue[] | undefined;
+  const nextCursor = more && last ? encodeLeadCursor({ sortBy: p.sortBy, after: last }) : null;
+  return { total, hits, facets: { categories: buckets(res.aggregations?.categories) }, nextCursor };
 }
 
 export interface LeadAggregations {

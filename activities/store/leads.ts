@@ -1,5 +1,7 @@
 import { JobResultStore } from '../../db/repositories/job-results';
-import { IcpProfiles, SearchOutbox, type OutboxRow } from '../../db/repositories/lead-search';
+import { IcpProfiles } from '../../db/repositories/icp-profiles';
+import { LeadSources, type BusinessRow } from '../../db/repositories/lead-sources';
+import { SearchOutbox, type OutboxRow } from '../../db/repositories/search-outbox';
 import { relate, relatedOf, upsertResources, type UpsertedResource } from '../../db/repositories/resources';
 import { idapRef, type ResourceType } from '../../lib/idap';
 import { buildLeadDocument, ensureLeadIndex, writeLeadDocuments, type LeadSource } from '../../search/leads';
@@ -8,8 +10,17 @@ import { projectResult } from './projection';
 
 /** Outbox rows written to Elasticsearch per bulk request. */
 const BATCH = 200;
+/**
+ * Bulk requests per activity call: 5,000 leads, well inside its 5-minute timeout even when a
+ * client's every lead is queued at once (an ICP change); the workflow calls again while more remain.
+ */
+const BATCHES_PER_CALL = 25;
 /** The compendium text indexed per lead; the rest of a very long one adds little to ranking. */
 const MAX_COMPENDIUM_CHARS = 200_000;
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
 
 export interface ProjectJobInput {
   jobId: string;
@@ -25,16 +36,45 @@ export function createLeadActivities(deps: ActivityDeps) {
   const results = new JobResultStore(deps.db, deps.storage);
   const outbox = new SearchOutbox(deps.db);
   const icp = new IcpProfiles(deps.db);
+  const sources = new LeadSources(deps.db);
   const prefix = deps.config.ES_INDEX_PREFIX;
 
-  async function compendiumText(location: unknown): Promise<string | null> {
-    const m = typeof location === 'string' ? /^s3:\/\/([^/]+)\/(.+)$/.exec(location) : null;
-    if (!m?.[1] || !m[2]) return null;
+  /**
+   * The compendium text of each business that has one, by business id. It comes from the stored
+   * result of a crawlSite job, found by the job id the projection wrote, and only when that job is
+   * the client's own and completed: the business data is client-writable (IDAP import), so a
+   * storage location or job id written there is never trusted as it stands. The object must also
+   * sit in the client's own bucket, where the crawl stored it.
+   */
+  async function compendiumTexts(clientId: string, businesses: BusinessRow[]): Promise<Map<string, string>> {
+    const jobOf = new Map<string, string>();
+    for (const b of businesses) {
+      const jobId = text(b.data.compendium_job_id) ?? text(b.data.job_id);
+      if (jobId) jobOf.set(b.id, jobId);
+    }
+    const own = await sources.completedCrawlJobs(clientId, [...jobOf.values()]);
+    const byJob = new Map<string, Promise<string | null>>();
+    const out = new Map<string, string>();
+    for (const [businessId, jobId] of jobOf) {
+      if (!own.has(jobId)) continue;
+      if (!byJob.has(jobId)) byJob.set(jobId, jobCompendium(clientId, jobId));
+      const compendium = await byJob.get(jobId);
+      if (compendium) out.set(businessId, compendium);
+    }
+    return out;
+  }
+
+  async function jobCompendium(clientId: string, jobId: string): Promise<string | null> {
+    const result = await results.load(jobId);
+    const compendium = isObj(result) && isObj(result.compendium) && result.compendium.available !== false ? result.compendium : undefined;
+    const location = text(compendium?.storage_location);
+    const m = location ? /^s3:\/\/([^/]+)\/(.+)$/.exec(location) : null;
+    if (!m?.[1] || !m[2] || m[1] !== deps.storage.bucketFor(clientId)) return null;
     try {
       return (await deps.storage.get(m[1], m[2])).toString('utf8').slice(0, MAX_COMPENDIUM_CHARS);
     } catch (err) {
       // A missing object leaves the lead searchable by its other fields.
-      deps.logger.warn({ err, location }, 'compendium not readable for the lead index');
+      deps.logger.warn({ err, jobId, location }, 'compendium not readable for the lead index');
       return null;
     }
   }
@@ -46,13 +86,11 @@ export function createLeadActivities(deps: ActivityDeps) {
     const deleted: string[] = [];
     for (const [clientId, ids] of byClient) {
       const profile = await icp.get(clientId);
-      const businesses = (await deps.db('idap_resources')
-        .where({ client_id: clientId, resource_type: 'businesses' })
-        .whereIn('id', ids)
-        .select('id', 'data', 'sources', 'campaign_ids', 'flags', 'created_at')) as { id: string; data: Record<string, unknown>; sources: string[]; campaign_ids: string[]; flags: string[]; created_at: Date }[];
+      const businesses = await sources.businesses(clientId, ids);
       const found = new Set(businesses.map((b) => b.id));
       deleted.push(...ids.filter((id) => !found.has(id)));
       const related = await relatedOf(deps.db, clientId, [...found], ['emails', 'phones']);
+      const compendiums = await compendiumTexts(clientId, businesses);
       for (const b of businesses) {
         const rel = related.get(b.id);
         const src: LeadSource = {
@@ -66,7 +104,7 @@ export function createLeadActivities(deps: ActivityDeps) {
           createdAt: b.created_at.toISOString(),
           emails: (rel?.get('emails') ?? []).map((e) => ({ address: String(e.data.address ?? ''), verified: e.data.verified === true })).filter((e) => e.address),
           phones: (rel?.get('phones') ?? []).map((p) => ({ number: String(p.data.number ?? '') })).filter((p) => p.number),
-          compendium: await compendiumText(b.data.compendium_location),
+          compendium: compendiums.get(b.id) ?? null,
         };
         docs.push(buildLeadDocument(src, { industries: profile.industries, countries: profile.countries }));
       }
@@ -84,13 +122,13 @@ export function createLeadActivities(deps: ActivityDeps) {
       const result = await results.load(input.jobId);
       const plan = projectResult(input.type, result, { jobId: input.jobId });
       if (plan.nodes.length === 0) return { resources: 0, businesses: 0 };
-      const job = (await deps.db('jobs').where({ id: input.jobId }).first('campaign_id')) as { campaign_id: string | null } | undefined;
+      const campaignId = await sources.campaignOfJob(input.jobId);
       return deps.db.transaction(async (trx) => {
         const written = new Map<number, UpsertedResource>();
         const byType = new Map<ResourceType, number[]>();
         plan.nodes.forEach((n, i) => byType.set(n.type, [...(byType.get(n.type) ?? []), i]));
         for (const [type, indexes] of byType) {
-          const out = await upsertResources(trx, input.clientId, type, indexes.map((i) => ({ data: plan.nodes[i]?.data ?? {}, source: plan.source, campaignId: job?.campaign_id ?? null })));
+          const out = await upsertResources(trx, input.clientId, type, indexes.map((i) => ({ data: plan.nodes[i]?.data ?? {}, source: plan.source, campaignId })));
           indexes.forEach((nodeIndex, k) => written.set(nodeIndex, out[k] as UpsertedResource));
         }
         for (const [a, b] of plan.edges) {
@@ -105,17 +143,20 @@ export function createLeadActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Writes queued businesses (of one client, or all) to the lead index until the outbox is empty.
-     * Throws while Elasticsearch is unavailable; Temporal retries it, and nothing queued is lost.
+     * Writes queued businesses (of one client, or all) to the lead index until the outbox is empty,
+     * in at most BATCHES_PER_CALL bulk requests; `more` says that rows remain for another call.
+     * Throws while Elasticsearch is unavailable; Temporal retries it, and nothing queued is lost
+     * (a batch leaves the outbox only once Elasticsearch has taken it).
      */
-    async indexLeads(input: { clientId?: string }): Promise<{ indexed: number }> {
+    async indexLeads(input: { clientId?: string }): Promise<{ indexed: number; more: boolean }> {
       await ensureLeadIndex(deps.search, prefix);
       let indexed = 0;
-      for (;;) {
+      for (let batches = 0; batches < BATCHES_PER_CALL; batches++) {
         const n = await outbox.drain(BATCH, input.clientId, (rows) => writeBatch(rows));
         indexed += n;
-        if (n < BATCH) return { indexed };
+        if (n < BATCH) return { indexed, more: false };
       }
+      return { indexed, more: true };
     },
   };
 }

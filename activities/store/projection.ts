@@ -107,6 +107,8 @@ function projectSite(r: Obj, job: { jobId: string }): Builder {
     social_media: isObj(r.social_media) ? r.social_media : null,
     compendium_location: compendium ? str(compendium.storage_location) : null,
     compendium_url: compendium ? str(compendium.download_url) : null,
+    // The lead index reads the compendium from this job's stored result, never from compendium_location.
+    compendium_job_id: compendium ? job.jobId : null,
     job_id: job.jobId,
     job_type: 'crawlSite',
   });

@@ -11,7 +11,7 @@ import {
   upsertResources,
   type Cursor,
 } from '../../db/repositories/resources';
-import { SearchOutbox } from '../../db/repositories/lead-search';
+import { SearchOutbox } from '../../db/repositories/search-outbox';
 import { AppError, badRequest, notFound, ValidationError, type ValidationIssue } from '../../lib/errors';
 import { FLAGS, idapRef, MEDIA_PROXY_PATH, MEDIA_TYPES, naturalKeyOf, type Flag, type ResourceType } from '../../lib/idap';
 import { clientIdOf, type AppContext } from '../context';

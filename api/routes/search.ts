@@ -1,9 +1,10 @@
 import type { Db } from '../../db';
-import { IcpProfiles, SearchOutbox, type IcpRow } from '../../db/repositories/lead-search';
-import { AppError } from '../../lib/errors';
+import { IcpProfiles, type IcpRow } from '../../db/repositories/icp-profiles';
+import { SearchOutbox } from '../../db/repositories/search-outbox';
+import { AppError, badRequest } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
-import type { SearchClient } from '../../search/client';
-import { leadAggregations, searchLeads } from '../../search/leads';
+import { searchRefusal, type SearchClient } from '../../search/client';
+import { leadAggregations, MAX_RESULT_WINDOW, searchLeads } from '../../search/leads';
 import { clientIdOf } from '../context';
 import type { LeadIndexTrigger } from '../lead-index';
 import type { ApiRouter } from '../routing';
@@ -30,6 +31,8 @@ export function searchRoutes(api: ApiRouter, deps: SearchRouteDeps): void {
     try {
       return await fn();
     } catch (err) {
+      const refusal = searchRefusal(err);
+      if (refusal) throw badRequest(`the search was refused: ${refusal}`);
       deps.logger.warn({ err }, 'elasticsearch request failed');
       throw unavailable();
     }
@@ -40,13 +43,19 @@ export function searchRoutes(api: ApiRouter, deps: SearchRouteDeps): void {
     path: '/api/v1/search/leads',
     operationId: 'searchLeads',
     summary: 'Search the client\'s leads',
-    description: 'Full-text search over name, description and site compendium with filters; facets count categories over all matches. 503 while Elasticsearch is unavailable.',
+    description:
+      'Full-text search over name, description and site compendium with filters; facets count categories over all matches. ' +
+      `Pages reach ${MAX_RESULT_WINDOW} hits deep (page x per_page); every response's next_cursor continues at any depth (cursor=). 503 while Elasticsearch is unavailable.`,
     tags: ['search'],
     security: 'client',
     query: leadSearchQuery,
-    responses: { 200: { description: 'A page of hits', schema: leadSearchResponse } },
+    responses: {
+      200: { description: 'A page of hits', schema: leadSearchResponse },
+      400: { description: 'Elasticsearch refused the search as built (its reason in detail); retrying the same request will not help' },
+      503: { description: 'Elasticsearch is unavailable (Retry-After)' },
+    },
     handler: async (ctx, { query }) => {
-      const result = await esCall(() =>
+      const { nextCursor, ...result } = await esCall(() =>
         searchLeads(deps.search, deps.indexPrefix, {
           clientId: clientIdOf(ctx),
           query: query.query || undefined,
@@ -56,9 +65,10 @@ export function searchRoutes(api: ApiRouter, deps: SearchRouteDeps): void {
           page: query.page,
           perPage: query.per_page,
           sortBy: query.sort_by,
+          after: query.after,
         }),
       );
-      ctx.body = { success: true, ...result, page: query.page, per_page: query.per_page };
+      ctx.body = { success: true, ...result, page: query.after ? null : query.page, per_page: query.per_page, next_cursor: nextCursor };
     },
   });
 

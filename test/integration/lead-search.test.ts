@@ -1,4 +1,5 @@
 import type { IssuedCredentials } from '../../lib/credentials';
+import { LEAD_SORTS } from '../../search/leads';
 import { relate, upsertResources } from '../../db/repositories/resources';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
@@ -13,10 +14,17 @@ jest.setTimeout(120_000);
 interface SearchBody {
   success: boolean;
   total: number;
-  page: number;
+  page: number | null;
   per_page: number;
   hits: Record<string, unknown>[];
   facets: { categories: { name: string; count: number }[] };
+  next_cursor: string | null;
+}
+
+interface Issue {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
 }
 
 let api: TestApi;
@@ -204,5 +212,97 @@ describe('rejected leads', () => {
     expect(await a.json(await a.get('/api/v1/search/aggregations'))).toMatchObject({ by_category: expect.not.arrayContaining([{ name: 'Plumber', count: 1 }]) });
     expect((await patch({ remove: ['rejected'] })).status).toBe(200);
     await waitFor(async () => (await search(a, '?query=plumbing')).total === 1, 30_000, 'the lead to come back');
+  });
+});
+
+describe('deep pages and the cursor', () => {
+  test('a page beyond 10,000 hits is a 422 that says how deep pages go and points to the cursor', async () => {
+    const res = await a.get('/api/v1/search/leads?page=600&per_page=20');
+    expect(res.status).toBe(422);
+    const { detail } = await a.json<{ detail: Issue[] }>(res);
+    expect(detail).toEqual([{ type: expect.any(String), loc: ['query', 'page'], msg: expect.stringContaining('10000') }]);
+    expect(detail[0]?.msg).toContain('cursor');
+    // The deepest page that fits still answers, and hands out a cursor to go further.
+    expect((await a.get('/api/v1/search/leads?page=500&per_page=20')).status).toBe(200);
+    expect((await a.get('/api/v1/search/leads?page=100&per_page=100')).status).toBe(200);
+    expect((await a.get('/api/v1/search/leads?page=101&per_page=100')).status).toBe(422);
+  });
+
+  test('following next_cursor visits every lead exactly once, in every sort', async () => {
+    const dave = caller(api, bearer(await api.newClient('dave')));
+    // Ties in every sort field, and leads without a name, a rating or a review count.
+    const records = Array.from({ length: 23 }, (_, k) => ({
+      data: {
+        website: `https://lead-${k}.example`,
+        description: 'a bakery',
+        ...(k % 5 === 0 ? {} : { name: `Lead ${k % 4}` }),
+        ...(k % 3 === 0 ? {} : { rating: 4 + (k % 2) / 2 }),
+        ...(k % 4 === 0 ? {} : { review_count: k % 3 }),
+      },
+    }));
+    expect((await dave.post('/api/v1/idap/businesses/import', { records })).status).toBe(200);
+    await waitFor(async () => (await search(dave, '')).total === 23, 30_000, 'the imported leads');
+
+    for (const sort of LEAD_SORTS) {
+      const qs = `sort_by=${sort}${sort === '_score' ? '&query=bakery' : ''}`;
+      const all = (await search(dave, `?${qs}&per_page=100`)).hits.map((h) => h.doc_id);
+      expect(all).toHaveLength(23);
+      let body = await search(dave, `?${qs}&per_page=5`);
+      const seen = body.hits.map((h) => h.doc_id);
+      let pages = 1;
+      while (body.next_cursor) {
+        // The cursor carries the sort: the same query and filters, and no sort_by, continue it.
+        body = await search(dave, `?per_page=5&cursor=${body.next_cursor}${sort === '_score' ? '&query=bakery' : ''}`);
+        expect(body).toMatchObject({ total: 23, page: null, per_page: 5 });
+        seen.push(...body.hits.map((h) => h.doc_id));
+        pages++;
+      }
+      // Exactly the order of one big page: nothing skipped, nothing twice, no empty last page.
+      expect({ sort, seen }).toEqual({ sort, seen: all });
+      expect(pages).toBe(5);
+    }
+  });
+
+  test('a cursor that is not one this API made is a 422, never a 500 or a 503', async () => {
+    const first = await search(a, '?sort_by=name&per_page=1');
+    expect(first.next_cursor).toEqual(expect.any(String));
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const bad = [
+      'garbage!!',
+      'bm90IGpzb24',
+      b64({ s: 'name' }),
+      b64({ s: 'popularity', a: [1, 'x'] }),
+      b64({ s: 'icp_score', a: ['x', 'y'] }),
+      b64({ s: 'icp_score', a: [50] }),
+      b64({ s: 'indexed_at', a: [2 ** 60, 'x'] }),
+      'x'.repeat(5000),
+    ];
+    for (const cursor of bad) {
+      const res = await a.get(`/api/v1/search/leads?cursor=${cursor}`);
+      expect({ cursor, status: res.status }).toEqual({ cursor, status: 422 });
+      const { detail } = await a.json<{ detail: Issue[] }>(res);
+      expect(detail[0]?.loc).toEqual(['query', 'cursor']);
+    }
+    // A cursor with another sort, or with a page, is refused too.
+    const other = await a.get(`/api/v1/search/leads?cursor=${first.next_cursor}&sort_by=rating`);
+    expect(other.status).toBe(422);
+    expect((await a.json<{ detail: Issue[] }>(other)).detail[0]).toMatchObject({ loc: ['query', 'cursor'], msg: expect.stringContaining('sort_by=name') });
+    expect((await a.get(`/api/v1/search/leads?cursor=${first.next_cursor}&page=2`)).status).toBe(422);
+  });
+
+  test('a search Elasticsearch refuses is a 400 with its reason, not a 503', async () => {
+    // An index whose mapping lacks the sort field: Elasticsearch answers 400, and would give the
+    // same answer to a retry, so "unavailable, retry later" would be wrong.
+    const prefix = `${api.deps.config.ES_INDEX_PREFIX}-refused`;
+    await api.deps.search.indices.create({ index: `${prefix}-leads`, mappings: { properties: { client_id: { type: 'keyword' } } } });
+    const other = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ES_INDEX_PREFIX: prefix });
+    try {
+      const res = await fetch(`${other.url}/api/v1/search/leads?sort_by=name`, { headers: { authorization: a.auth } });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ detail: expect.stringMatching(/^the search was refused: No mapping found for \[name\.raw\]/) });
+      expect(res.headers.get('retry-after')).toBeNull();
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -34,13 +34,16 @@ afterAll(async () => {
   await site.close();
 });
 
-async function crawl(payload: Record<string, unknown>): Promise<string> {
-  const res = await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: `${site.baseUrl}/`, ...payload } });
+async function crawl(payload: Record<string, unknown>, as: Caller = c): Promise<string> {
+  const res = await as.post('/api/v1/jobs/crawlSite/submit', { payload: { url: `${site.baseUrl}/`, ...payload } });
   expect(res.status).toBe(201);
-  const { job_id } = await c.json<{ job_id: string }>(res);
-  expect(await waitForStatus(c, job_id, ['completed', 'failed'], 90_000)).toMatchObject({ status: 'completed' });
+  const { job_id } = await as.json<{ job_id: string }>(res);
+  expect(await waitForStatus(as, job_id, ['completed', 'failed'], 90_000)).toMatchObject({ status: 'completed' });
   return job_id;
 }
+
+const leadNames = async (as: Caller, query = ''): Promise<string[]> =>
+  (await as.json<{ hits: { name: string }[] }>(await as.get(`/api/v1/search/leads?sort_by=name&query=${query}`))).hits.map((h) => h.name);
 
 const businesses = async (): Promise<Resource[]> => {
   const res = await c.get('/api/v1/idap/businesses?include=emails,phones,contacts,domains,proflink_profiles');
@@ -87,4 +90,27 @@ test('crawling the same site again updates the same resources instead of adding 
   expect(await c.json<{ total: number }>(await c.get('/api/v1/idap/emails/stats'))).toMatchObject({ total: before.total });
   await waitFor(async () => (await c.json<{ hits: { job_id: string }[] }>(await c.get('/api/v1/search/leads'))).hits[0]?.job_id === jobId, 30_000, 'the lead of the second crawl');
   expect((await c.json<{ total: number }>(await c.get('/api/v1/search/leads'))).total).toBe(1);
+});
+
+test('a business imported naming another client\'s compendium (its location or its job) does not make that compendium searchable', async () => {
+  // Client B crawls the site for real: its compendium, in B's bucket, holds "generations".
+  const b = caller(api, bearer(await api.newClient('other client')));
+  const bJob = await crawl({ max_pages: 20, compendium: { enabled: true, cleanup_level: 'fit' } }, b);
+  const { data } = await b.json<{ data: { compendium: { storage_location: string } } }>(await b.get(`/api/v1/jobs/${bJob}/results`));
+  expect(data.compendium.storage_location).toMatch(/^s3:\/\//);
+  await waitFor(async () => (await leadNames(b, 'generations')).length === 1, 30_000, 'B\'s lead');
+
+  // Client A imports businesses that name B's compendium object, and B's job.
+  const res = await c.post('/api/v1/idap/businesses/import', {
+    records: [
+      { data: { name: 'Borrowed Location', website: 'https://borrowed-location.example', compendium_location: data.compendium.storage_location } },
+      { data: { name: 'Borrowed Job', website: 'https://borrowed-job.example', job_id: bJob, job_type: 'crawlSite', compendium_job_id: bJob } },
+    ],
+  });
+  expect(res.status).toBe(200);
+  await waitFor(async () => (await leadNames(c)).includes('Borrowed Location') && (await leadNames(c)).includes('Borrowed Job'), 30_000, 'the imported leads');
+
+  // A finds "generations" only through the compendium of its own crawl (kept through the re-crawl without one).
+  expect(await leadNames(c, 'generations')).toEqual(['Acme Widgets Ltd']);
+  expect(await leadNames(b, 'generations')).toEqual(['Acme Widgets Ltd']);
 });
