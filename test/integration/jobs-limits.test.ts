@@ -7,7 +7,9 @@ afterAll(() => Promise.all(apis.map((a) => a.close())));
 
 describe('queue limits and availability', () => {
   test('beyond the configured capacity a submission is 503 saying the queue is full', async () => {
-    // Nothing polls this run's crawlMaps queue, so the jobs stay queued.
+    // A test double, kept on purpose: crawlMaps has no worker side yet, so this API marks it available.
+    // The spec names its capacity, and no other test file queues crawlMaps jobs in this run's schema
+    // (crawlSite's count would move with the other files' jobs). Nothing polls its queue: jobs stay queued.
     const api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', QUEUE_CAPACITY_CRAWL_MAPS: '2' }, ['crawlMaps']);
     apis.push(api);
     const c = caller(api, bearer(await api.newClient()));
@@ -27,7 +29,7 @@ describe('queue limits and availability', () => {
   });
 
   test('with Temporal unreachable a submission is 503 queue service unavailable and leaves no job behind', async () => {
-    const api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` }, ['crawlSite']);
+    const api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` });
     apis.push(api);
     const creds = await api.newClient();
     const c = caller(api, bearer(creds));

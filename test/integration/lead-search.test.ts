@@ -5,6 +5,7 @@ import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { waitFor } from '../support/processes';
 import { startTestWorker, type TestWorker } from '../support/worker';
+import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
 
 // Lead search (spec §4.7) on the real Elasticsearch: leads arrive through the worker's indexLeads
 // (after a job, an import, or an ICP change that re-scores them) and are searched through the API.
@@ -32,6 +33,7 @@ let worker: TestWorker;
 let alice: IssuedCredentials;
 let a: Caller;
 let b: Caller;
+let sites: LeadSites;
 
 /** Businesses as a maps or site crawl would leave them, written with the production repository. */
 async function seed(clientId: string, items: { data: Record<string, unknown>; email?: { address: string; verified: boolean } }[]): Promise<void> {
@@ -54,8 +56,9 @@ const search = async (c: Caller, qs: string): Promise<SearchBody> => {
 const names = (body: SearchBody) => body.hits.map((h) => h.name);
 
 beforeAll(async () => {
+  sites = await startLeadSites();
   const overrides = { RATE_LIMIT_ENABLED: 'false', ...ownQueues('leads') };
-  api = await startTestApi(overrides, ['crawlSite']);
+  api = await startTestApi(overrides);
   worker = await startTestWorker({ types: ['crawlSite'], identity: 'leads-worker', overrides });
   alice = await api.newClient('alice');
   const bob = await api.newClient('bob');
@@ -90,6 +93,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await worker.stop();
   await api.close();
+  await sites.close();
 });
 
 describe('lead search', () => {
@@ -174,13 +178,15 @@ describe('leads from jobs', () => {
   const crawledLeads = async () => (await a.json<{ total_documents: number }>(await a.get('/api/v1/search/aggregations?job_type=crawlSite'))).total_documents;
 
   test('a completed job\'s business becomes a lead with its job id', async () => {
-    const host = `lead-${Date.now()}.test`;
-    const res = await a.post('/api/v1/jobs/crawlSite/submit', { payload: { url: `https://${host}/?results=2` } });
+    // A real crawl of a stand-in site on a loopback address of its own (the business's domain).
+    const url = await sites.ownHost({ leads: 2 });
+    const site = new URL(url).searchParams.get('site');
+    const res = await a.post('/api/v1/jobs/crawlSite/submit', { payload: { url } });
     const { job_id } = await a.json<{ job_id: string }>(res);
     await waitForStatus(a, job_id, ['completed']);
     await waitFor(async () => (await crawledLeads()) === 1, 30_000, 'the job\'s lead');
     const hit = (await search(a, '?sort_by=indexed_at')).hits[0];
-    expect(hit).toMatchObject({ name: host, website: `https://${host}`, job_id, job_type: 'crawlSite', email: `lead0@${host}`, email_verified: false });
+    expect(hit).toMatchObject({ name: site, website: new URL(url).origin, job_id, job_type: 'crawlSite', email: `lead0@${site}.example`, email_verified: false });
   });
 });
 
