@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isoTime } from './fields';
 import { MAX_JOB_DEADLINE } from './limits';
+import { isObj, list, ProjectionBuilder, str, type Obj, type Projection } from './projection';
 import type { JobSpec } from './types';
 
 const COUNTRY_REGISTRIES = ['US', 'GB'] as const;
@@ -153,4 +154,17 @@ export const crawlCompanyData: JobSpec<typeof crawlCompanyDataPayload> = {
   },
   submitRoute: 'typed',
   available: true,
+  idapSource: 'crawl_company_data',
+  project: (result) => projectCompanyData(result),
 };
+
+/** crawlCompanyData (§2.4): each company record as a company_registry resource. */
+function projectCompanyData(r: Obj): Projection {
+  const b = new ProjectionBuilder();
+  const records = [...list(r.results), ...(isObj(r.data) && str(r.data.source_id) ? [r.data] : [])].filter(isObj);
+  for (const rec of records) {
+    const { metadata: _metadata, ...fields } = rec;
+    b.add('company_registry', { ...fields, registry: str(rec.source), registry_id: str(rec.source_id) });
+  }
+  return b.build('crawl_company_data');
+}

@@ -36,4 +36,5 @@ export const crawlLanding: JobSpec<typeof crawlLandingPayload> = {
   },
   submitRoute: 'typed',
   available: false,
+  idapSource: 'crawl_landing',
 };

@@ -46,4 +46,5 @@ export const crawlMaps: JobSpec<typeof crawlMapsPayload> = {
   submitRoute: 'top-level',
   submitResponseSuccess: true,
   available: false,
+  idapSource: 'crawl_maps',
 };

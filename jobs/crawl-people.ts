@@ -26,4 +26,5 @@ export const crawlPeople: JobSpec<typeof crawlPeoplePayload> = {
     deadline: MAX_JOB_DEADLINE,
   },
   available: false,
+  idapSource: 'crawl_people',
 };

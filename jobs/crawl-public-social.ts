@@ -25,4 +25,6 @@ export const crawlPublicSocial: JobSpec<typeof crawlPublicSocialPayload> = {
   },
   submitRoute: 'typed',
   available: false,
+  // Not among the spec's IDAP sources (§4.5): profiles it finds are recorded as imports.
+  idapSource: 'import',
 };

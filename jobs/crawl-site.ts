@@ -1,6 +1,9 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
+import { domainOf } from '../lib/normalize';
 import { httpUrl, socialKeys } from './fields';
 import { SITE_STAGE, MAX_JOB_DEADLINE } from './limits';
+import { isObj, list, ProjectionBuilder, str, type Obj, type Projection } from './projection';
 import type { JobSpec } from './types';
 
 /** crawlSite payload (spec §4.1 rule 3; the keys beyond url, max_pages, extract_team and compendium are ours). */
@@ -69,4 +72,91 @@ export const crawlSite: JobSpec<typeof crawlSitePayload> = {
   capacity: (config) => config.QUEUE_CAPACITY_CRAWL_SITE,
   submitRoute: 'typed',
   available: true,
+  idapSource: 'crawl_site',
+  project: (result, job) => projectSite(result, job),
 };
+
+/**
+ * crawlSite (§2.3): the site's business (keyed by its domain), the domain, every e-mail and phone,
+ * the team as contacts, and the company's LinkedIn page as a proflink profile; all related to the
+ * business, e-mails also to the domain.
+ */
+function projectSite(r: Obj, job: { jobId: string }): Projection {
+  const b = new ProjectionBuilder();
+  const website = str(r.final_url) ?? str(r.url);
+  const domain = domainOf(website);
+  if (!website || !domain) return b.build('crawl_site');
+  const info = isObj(r.company_info) ? r.company_info : {};
+  const phones = list(r.phones).filter(isObj);
+  const emails = list(r.emails).map(str).filter((e): e is string => !!e && e.includes('@'));
+  const firstPhone = phones.map((p) => str(p.e164)).find((p) => !!p) ?? null;
+  const compendium = isObj(r.compendium) && r.compendium.available !== false ? r.compendium : undefined;
+  const country = countryOf(firstPhone, domain);
+
+  const business = b.add('businesses', {
+    website: origin(website),
+    domain,
+    name: str(info.name) ?? domain,
+    description: str(info.description),
+    category: str(info.industry),
+    address: str(info.address),
+    logo_url: str(info.logo_url),
+    email: emails[0] ?? null,
+    phone: firstPhone,
+    country,
+    social_media: isObj(r.social_media) ? r.social_media : null,
+    compendium_location: compendium ? str(compendium.storage_location) : null,
+    compendium_url: compendium ? str(compendium.download_url) : null,
+    // The lead index reads the compendium from this job's stored result, never from compendium_location.
+    compendium_job_id: compendium ? job.jobId : null,
+    job_id: job.jobId,
+    job_type: 'crawlSite',
+  });
+  const domainNode = b.add('domains', { domain, website: origin(website) });
+  b.relate(business, domainNode);
+  for (const address of emails) {
+    const e = b.add('emails', { address, domain: address.split('@')[1] ?? null, verified: false, verification_status: null });
+    b.relate(business, e);
+    if (domainOf(address.split('@')[1]) === domain) b.relate(domainNode, e);
+  }
+  for (const p of phones) {
+    const number = str(p.e164);
+    if (!number || p.valid === false) continue;
+    b.relate(business, b.add('phones', { number, type: str(p.type), national: str(p.national), raw: str(p.raw) }));
+  }
+  const companyName = str(info.name);
+  for (const m of list(r.team_members).filter(isObj)) {
+    const contact = b.add('contacts', {
+      full_name: str(m.name),
+      position: str(m.position),
+      email: str(m.email),
+      proflink_url: str(m.proflink_url),
+      photo_url: str(m.photo_url),
+      company_domain: domain,
+      company_name: companyName,
+    });
+    b.relate(business, contact);
+    const proflink = str(m.proflink_url);
+    if (proflink) b.relate(contact, b.add('proflink_profiles', { url: proflink, kind: 'person', full_name: str(m.name) }));
+  }
+  const companyProflink = str(r.proflink);
+  if (companyProflink) b.relate(business, b.add('proflink_profiles', { url: companyProflink, kind: 'company', name: companyName }));
+  return b.build('crawl_site');
+}
+
+function origin(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
+
+/** The lead's country: the region of its first phone number, else a country-code TLD. */
+function countryOf(e164: string | null, domain: string): string | null {
+  const region = e164 ? parsePhoneNumberFromString(e164)?.country : undefined;
+  if (region) return region;
+  const tld = domain.split('.').pop()?.toUpperCase() ?? '';
+  if (tld === 'UK') return 'GB';
+  return /^[A-Z]{2}$/.test(tld) && !['IO', 'AI', 'CO', 'ME', 'TV', 'CC', 'FM', 'LY'].includes(tld) ? tld : null;
+}

@@ -22,4 +22,5 @@ export const crawlVerify: JobSpec<typeof crawlVerifyPayload> = {
     deadline: { ms: 5 * 60_000, why: 'one 2-minute verify stage plus a retry after a lost worker' },
   },
   available: false,
+  idapSource: 'crawl_verify',
 };

@@ -10,6 +10,7 @@ import { crawlPeople } from './crawl-people';
 import { crawlPublicSocial } from './crawl-public-social';
 import { crawlSite } from './crawl-site';
 import { crawlVerify } from './crawl-verify';
+import { isObj, ProjectionBuilder, type Projection } from './projection';
 import type { JobSpec, JobType } from './types';
 
 export * from './types';
@@ -31,3 +32,12 @@ export const ALL_JOB_SPECS: readonly JobSpec[] = Object.values(CATALOG);
 
 /** Job types whose worker side exists; submitting another is 501. */
 export const AVAILABLE_JOB_TYPES: readonly JobType[] = ALL_JOB_SPECS.filter((s) => s.available).map((s) => s.type);
+
+/** The IDAP projection of a job's result (its catalog entry's `project`); empty when it holds no resources. */
+export function projectResult(type: JobType, result: unknown, job: { jobId: string }): Projection {
+  const spec = CATALOG[type];
+  if (!spec.project || !isObj(result)) return new ProjectionBuilder().build(spec.idapSource);
+  return spec.project(result, job);
+}
+
+export type { Projection, ProjectionNode } from './projection';

@@ -1,5 +1,7 @@
 import type { z } from 'zod';
 import type { Config } from '../lib/config';
+import type { Source } from '../lib/idap';
+import type { Projection } from './projection';
 
 /** The seven job types of spec §1.1. Each is also the name of the activity (or workflow step set) that does its work. */
 export const JOB_TYPES = ['crawlMaps', 'crawlSite', 'crawlVerify', 'crawlPeople', 'crawlCompanyData', 'crawlLanding', 'crawlPublicSocial'] as const;
@@ -80,4 +82,8 @@ export interface JobSpec<P extends z.ZodType = z.ZodType> {
   submitResponseSuccess?: boolean;
   /** false while its worker side does not exist: submissions get 501. */
   available: boolean;
+  /** The IDAP `source` of the resources its results become (spec §4.5). */
+  idapSource: Source;
+  /** How a completed result becomes IDAP resources (and leads); none: the result projects nothing. */
+  project?(result: Record<string, unknown>, job: { jobId: string }): Projection;
 }

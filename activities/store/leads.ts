@@ -6,7 +6,7 @@ import { relate, relatedOf, upsertResources, type UpsertedResource } from '../..
 import { idapRef, type ResourceType } from '../../lib/idap';
 import { buildLeadDocument, ensureLeadIndex, writeLeadDocuments, type LeadSource } from '../../search/leads';
 import type { ActivityDeps } from '../deps';
-import { projectResult } from './projection';
+import { projectResult, type JobType } from '../../jobs';
 
 /** Outbox rows written to Elasticsearch per bulk request. */
 const BATCH = 200;
@@ -25,7 +25,7 @@ const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !
 export interface ProjectJobInput {
   jobId: string;
   clientId: string;
-  type: string;
+  type: JobType;
 }
 
 /**

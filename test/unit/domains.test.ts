@@ -1,5 +1,5 @@
 import { isSameSite, siteKey } from '../../activities/site/urls';
-import { projectResult } from '../../activities/store/projection';
+import { projectResult } from '../../jobs';
 import { matchKeys } from '../../lib/dedupe';
 import { naturalKeyOf } from '../../lib/idap';
 import { domainOf } from '../../lib/normalize';
