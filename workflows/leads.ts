@@ -6,6 +6,7 @@ import type { LeadActivities } from '../activities/store/leads';
 // (every 30 s at most) catch the index up soon after Elasticsearch is back.
 const leadIndexing = proxyActivities<LeadActivities>({
   startToCloseTimeout: '5m', // one call writes at most 25 bulk requests of 200 leads
+  heartbeatTimeout: '1m', // a heartbeat per bulk request; one bulk request of 200 leads takes well under a minute
   scheduleToCloseTimeout: '24h', // a day-long outage is an incident; the outbox still holds everything
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s' },
 });

@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { IcpProfiles } from '../../db/repositories/icp-profiles';
 import { LeadSources, type BusinessRow } from '../../db/repositories/lead-sources';
@@ -149,9 +150,12 @@ export function createLeadActivities(deps: ActivityDeps) {
      * (a batch leaves the outbox only once Elasticsearch has taken it).
      */
     async indexLeads(input: { clientId?: string }): Promise<{ indexed: number; more: boolean }> {
+      const ctx = Context.current();
       await ensureLeadIndex(deps.search, prefix);
       let indexed = 0;
       for (let batches = 0; batches < BATCHES_PER_CALL; batches++) {
+        // A heartbeat per bulk request: a lost worker is noticed in seconds, not at the 5-minute limit.
+        ctx.heartbeat({ indexed });
         const n = await outbox.drain(BATCH, input.clientId, (rows) => writeBatch(rows));
         indexed += n;
         if (n < BATCH) return { indexed, more: false };
