@@ -1,6 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import yaml from 'js-yaml';
 import type { ActivityDeps } from '../../activities';
 import { createJobLifecycleActivities } from '../../activities/store/jobs';
+import { payloadHash, runJobInput } from '../../api/job-service';
+import { JobRepository } from '../../db/repositories/jobs';
+import { CATALOG } from '../../jobs';
+import { jobTaskQueue } from '../../jobs/queues';
+import { runJob } from '../../workflows';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { startTestWorker, type TestWorker } from '../support/worker';
@@ -261,6 +267,30 @@ describe('cancel', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(await api.deps.db('job_results').where({ job_id }).first()).toBeUndefined();
     expect((await c.get(`/api/v1/jobs/${job_id}/results`)).status).toBe(410);
+  });
+
+  test('a job that outlives its deadline is stopped and fails saying it ran out of time', async () => {
+    // Submitted as the API does (job row, workflow start in the same transaction), except for a
+    // deadline shortened to 3 s: the one thing a test cannot wait 10 minutes for.
+    const creds = await api.newClient('deadline');
+    const owner = caller(api, bearer(creds));
+    const url = sites.url({ delay_ms: 60000 });
+    const payload = CATALOG.crawlSite.payload.parse({ url }) as Record<string, unknown>;
+    const id = randomUUID();
+    const { config, temporal } = api.deps;
+    await new JobRepository(api.deps.db, config.DATABASE_SCHEMA).submit(
+      { id, clientId: creds.client_id, type: 'crawlSite', priority: 5, payload, payloadHash: payloadHash(payload), campaignId: null, workflowId: `job/${id}`, taskQueue: jobTaskQueue(config.TASK_QUEUE_PREFIX, CATALOG.crawlSite) },
+      { dedupeWindowMs: 0 },
+      async (job) => {
+        const input = runJobInput(job, config);
+        await temporal.client.workflow.start(runJob, { taskQueue: job.task_queue, workflowId: job.workflow_id, args: [{ ...input, limits: { ...input.limits, deadlineMs: 3000 } }] });
+      },
+    );
+    const failed = await waitForStatus(owner, id, ['failed', 'completed', 'cancelled'], 30_000);
+    expect(failed).toMatchObject({ status: 'failed', error_message: 'crawlSite ran out of time: the job\'s 3 seconds limit was reached before it finished' });
+    // The crawl was stopped: the worker hung up on the slow site.
+    expect(sites.requests(url)[0]?.abortedAt).toEqual(expect.any(Number));
+    expect((await owner.get(`/api/v1/jobs/${id}/results`)).status).toBe(410);
   });
 
   test('completed and failed jobs cannot be cancelled', async () => {
