@@ -15,6 +15,7 @@ import { createDb, migrateLatest } from '../db';
 import { ClientRepository } from '../db/repositories/clients';
 import { parseConfig } from '../lib/config';
 import { priorityKeyFor } from '../lib/job-types';
+import { temporalConnectionOptions } from '../lib/temporal';
 import { runJob } from '../workflows';
 import { args, load, ROOT, stackEnv, stats, writeResult } from './support';
 
@@ -60,7 +61,7 @@ async function main(): Promise<void> {
     await res.arrayBuffer();
   };
 
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const connection = await Connection.connect(temporalConnectionOptions(config));
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const started: string[] = [];
   const keys = {

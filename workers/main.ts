@@ -10,6 +10,7 @@ import { loadConfigOrExit, type Config } from '../lib/config';
 import { createLogger } from '../lib/logger';
 import { OutboundClient } from '../lib/outbound';
 import { Storage } from '../lib/storage';
+import { temporalConnectionOptions } from '../lib/temporal';
 import { createSearchClient } from '../search/client';
 import { allJobTaskQueues, registryQueueLimits } from './task-queues';
 import { createRateLimitedWorkers, createWorkers } from './worker';
@@ -21,7 +22,7 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   const storage = Storage.fromConfig(config);
   const search = createSearchClient(config);
   const http = OutboundClient.fromConfig(config);
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const activities = createActivities({ config, db, storage, search, logger, http, workerId: identity });
   const workers = await createWorkers({
     connection,
