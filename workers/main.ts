@@ -40,7 +40,8 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
     await Promise.allSettled([db.destroy(), connection.close(), search.close(), http.close()]);
     logger.info('worker stopped');
   });
-  return { run, shutdown: () => workers.forEach((w) => w.shutdown()) };
+  // Idempotent: a second signal (SIGTERM after Ctrl-C) must not throw "Not running" and cut the drain short.
+  return { run, shutdown: () => workers.forEach((w) => { if (w.getState() === 'RUNNING') w.shutdown(); }) };
 }
 
 function sdkLogLevel(level: Config['LOG_LEVEL']): LogLevel {

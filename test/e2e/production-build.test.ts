@@ -1,7 +1,7 @@
 /**
  * The production build: what `npm run build` compiles (tsconfig.build.json) runs with plain
  * `node`, without tsx: the API answers and the worker bundles its workflows from the compiled
- * files, and SIGTERM ends both with exit code 0.
+ * files, and SIGTERM (also after a SIGINT) ends both with exit code 0.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -52,7 +52,7 @@ function start(entry: string, env: Record<string, string>): Started {
 }
 
 describe('compiled production processes', () => {
-  test('node dist/api/server.js and node dist/workers/main.js start, answer and stop on SIGTERM with exit code 0', async () => {
+  test('node dist/api/server.js and node dist/workers/main.js start, answer, and drain on SIGINT + SIGTERM with exit code 0', async () => {
     const port = await freePort();
     const api = start('api/server.js', { PORT: String(port) });
     // Its own queues: this worker must not take tasks of other test files of this run.
@@ -63,8 +63,11 @@ describe('compiled production processes', () => {
     expect(doc.openapi).toBe('3.1.0');
     await ready(worker, async () => worker.output().includes('"msg":"worker running"'), 'compiled worker');
 
-    api.child.kill('SIGTERM');
-    worker.child.kill('SIGTERM');
+    // A process manager's SIGTERM after a Ctrl-C (or a second Ctrl-C) must not cut the drain short.
+    for (const { child } of [api, worker]) {
+      child.kill('SIGINT');
+      child.kill('SIGTERM');
+    }
     expect(await api.exit).toBe(0);
     expect(await worker.exit).toBe(0);
     expect(api.output()).toContain('"msg":"api stopped"');
