@@ -16,6 +16,7 @@ import { ClientRepository } from '../db/repositories/clients';
 import { parseConfig } from '../lib/config';
 import { priorityKeyFor } from '../jobs';
 import { runJobInput } from '../api/job-service';
+import { temporalConnectionOptions } from '../lib/temporal';
 import { runJob } from '../workflows';
 import { args, load, ROOT, stackEnv, stats, writeResult } from './support';
 
@@ -61,7 +62,7 @@ async function main(): Promise<void> {
     await res.arrayBuffer();
   };
 
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const connection = await Connection.connect(temporalConnectionOptions(config));
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const started: string[] = [];
   const keys = {

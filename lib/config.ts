@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * The service's configuration, parsed once from the environment by a composition root
  * (api/server.ts, workers/main.ts, db/cli.ts) and passed down. Nothing else reads process.env.
- * Secrets (MinIO keys) have no defaults: a missing one fails at start and names the variable.
+ * Secrets (MinIO keys, API keys) have no defaults: a missing required one fails at start and names the variable.
  */
 const csv = z
   .string()
@@ -13,6 +13,9 @@ const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(def);
+
+/** Settings that only make sense over TLS: any of them turns TEMPORAL_TLS on unless it is set. */
+const temporalTlsSettings = ['TEMPORAL_TLS_CERT_PATH', 'TEMPORAL_TLS_KEY_PATH', 'TEMPORAL_TLS_CA_PATH', 'TEMPORAL_TLS_SERVER_NAME'] as const;
 
 export const dbConfigSchema = z.object({
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/leadjobs'),
@@ -32,6 +35,17 @@ export const configSchema = dbConfigSchema.extend({
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_UI_URL: z.string().url().default('http://127.0.0.1:8233'),
+  /** TLS to the Temporal frontend. Unset: on when any TEMPORAL_TLS_* setting or TEMPORAL_API_KEY is set. */
+  TEMPORAL_TLS: bool.optional(),
+  /** mTLS client certificate and its private key (PEM files, read at start); set both or neither. */
+  TEMPORAL_TLS_CERT_PATH: z.string().optional(),
+  TEMPORAL_TLS_KEY_PATH: z.string().optional(),
+  /** CA that signed the server's certificate (PEM file); unset: the system's trusted CAs. */
+  TEMPORAL_TLS_CA_PATH: z.string().optional(),
+  /** Name the server's certificate must carry (and SNI), when it is not TEMPORAL_ADDRESS's host. */
+  TEMPORAL_TLS_SERVER_NAME: z.string().optional(),
+  /** Temporal Cloud API key, a secret: no default. Sent as `Authorization: Bearer`, so only over TLS. */
+  TEMPORAL_API_KEY: z.string().optional(),
   /** Prefix of every task queue name, so several deployments (or test runs) can share one Temporal. */
   TASK_QUEUE_PREFIX: z.string().regex(/^[a-z0-9-]*$/).default('leadjobs'),
   /** The worker's identity (job worker_id); default `<hostname>:<pid>`. */
@@ -102,10 +116,30 @@ export const configSchema = dbConfigSchema.extend({
   /** How long a health probe waits for one dependency before calling it down. */
   HEALTH_TIMEOUT_MS: int(2000, 100, 60000),
   SHUTDOWN_GRACE_MS: int(10000, 0, 120000),
+}).superRefine((c, ctx) => {
+  // A certificate without its key (or the reverse) would fail later inside the gRPC layer with a
+  // message that names neither variable.
+  if (c.TEMPORAL_TLS_CERT_PATH && !c.TEMPORAL_TLS_KEY_PATH) {
+    ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS_KEY_PATH'], message: 'required when TEMPORAL_TLS_CERT_PATH is set (the client certificate needs its key)' });
+  }
+  if (c.TEMPORAL_TLS_KEY_PATH && !c.TEMPORAL_TLS_CERT_PATH) {
+    ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS_CERT_PATH'], message: 'required when TEMPORAL_TLS_KEY_PATH is set (the key needs its client certificate)' });
+  }
+  if (c.TEMPORAL_TLS === false) {
+    // The key would travel in clear text; the SDK refuses call credentials on a plain channel anyway.
+    if (c.TEMPORAL_API_KEY) ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS'], message: 'must not be false when TEMPORAL_API_KEY is set (an API key is only sent over TLS)' });
+    for (const name of temporalTlsSettings) {
+      if (c[name]) ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS'], message: `is false but ${name} is set` });
+    }
+  }
 });
 
 export type DbConfig = z.infer<typeof dbConfigSchema>;
-export type Config = Omit<z.infer<typeof configSchema>, 'MEDIA_PUBLIC_URL'> & { MEDIA_PUBLIC_URL: string };
+export type Config = Omit<z.infer<typeof configSchema>, 'MEDIA_PUBLIC_URL' | 'TEMPORAL_TLS'> & {
+  MEDIA_PUBLIC_URL: string;
+  /** Whether the Temporal connection uses TLS, explicit or implied by the other TEMPORAL_TLS_* / API key settings. */
+  TEMPORAL_TLS: boolean;
+};
 
 export class ConfigError extends Error {}
 
@@ -122,7 +156,11 @@ function parseWith<S extends z.ZodType>(schema: S, env: Record<string, string | 
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const parsed = parseWith(configSchema, env);
-  return { ...parsed, MEDIA_PUBLIC_URL: (parsed.MEDIA_PUBLIC_URL ?? parsed.MINIO_ENDPOINT).replace(/\/+$/, '') };
+  return {
+    ...parsed,
+    MEDIA_PUBLIC_URL: (parsed.MEDIA_PUBLIC_URL ?? parsed.MINIO_ENDPOINT).replace(/\/+$/, ''),
+    TEMPORAL_TLS: parsed.TEMPORAL_TLS ?? (Boolean(parsed.TEMPORAL_API_KEY) || temporalTlsSettings.some((name) => Boolean(parsed[name]))),
+  };
 }
 
 export function parseDbConfig(env: Record<string, string | undefined>): DbConfig {

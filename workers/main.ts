@@ -10,6 +10,7 @@ import { loadConfigOrExit, type Config } from '../lib/config';
 import { createLogger } from '../lib/logger';
 import { OutboundClient } from '../lib/outbound';
 import { Storage } from '../lib/storage';
+import { temporalConnectionOptions } from '../lib/temporal';
 import { createSearchClient } from '../search/client';
 import { ALL_JOB_SPECS } from '../jobs';
 import { taskQueue, workflowTaskQueues } from '../jobs/queues';
@@ -22,7 +23,7 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   const storage = Storage.fromConfig(config);
   const search = createSearchClient(config);
   const http = OutboundClient.fromConfig(config);
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const activities = createActivities({ config, db, storage, search, logger, http, workerId: identity });
   const workers = await createWorkers({
     connection,
@@ -40,7 +41,8 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
     await Promise.allSettled([db.destroy(), connection.close(), search.close(), http.close()]);
     logger.info('worker stopped');
   });
-  return { run, shutdown: () => workers.forEach((w) => w.shutdown()) };
+  // Idempotent: a second signal (SIGTERM after Ctrl-C) must not throw "Not running" and cut the drain short.
+  return { run, shutdown: () => workers.forEach((w) => { if (w.getState() === 'RUNNING') w.shutdown(); }) };
 }
 
 /** Every job type's activity-only queues (e.g. the company registries') with their shared dispatch limits. */
