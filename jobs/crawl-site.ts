@@ -74,6 +74,7 @@ export const crawlSite: JobSpec<typeof crawlSitePayload> = {
   available: true,
   idapSource: 'crawl_site',
   project: (result, job) => projectSite(result, job),
+  compendiumLocation: (result) => (isObj(result.compendium) && result.compendium.available !== false ? str(result.compendium.storage_location) : null),
 };
 
 /**

@@ -86,4 +86,9 @@ export interface JobSpec<P extends z.ZodType = z.ZodType> {
   idapSource: Source;
   /** How a completed result becomes IDAP resources (and leads); none: the result projects nothing. */
   project?(result: Record<string, unknown>, job: { jobId: string }): Projection;
+  /**
+   * Where a completed result's Markdown compendium lies (`s3://<bucket>/<key>`), if it has one: the
+   * lead index makes its text searchable (only for the client's own completed jobs of this type).
+   */
+  compendiumLocation?(result: Record<string, unknown>): string | null;
 }

@@ -7,7 +7,7 @@ import { relate, relatedOf, upsertResources, type UpsertedResource } from '../..
 import { idapRef, type ResourceType } from '../../lib/idap';
 import { buildLeadDocument, ensureLeadIndex, writeLeadDocuments, type LeadSource } from '../../search/leads';
 import type { ActivityDeps } from '../deps';
-import { projectResult, type JobType } from '../../jobs';
+import { ALL_JOB_SPECS, CATALOG, projectResult, type JobType } from '../../jobs';
 
 /** Outbox rows written to Elasticsearch per bulk request. */
 const BATCH = 200;
@@ -33,6 +33,9 @@ export interface ProjectJobInput {
  * The leads data plane's activities: projecting a job's result into IDAP resources, and writing
  * queued businesses to the lead index.
  */
+/** Job types whose results carry a Markdown compendium that the lead index makes searchable. */
+const COMPENDIUM_TYPES: readonly JobType[] = ALL_JOB_SPECS.filter((s) => s.compendiumLocation).map((s) => s.type);
+
 export function createLeadActivities(deps: ActivityDeps) {
   const results = new JobResultStore(deps.db, deps.storage);
   const outbox = new SearchOutbox(deps.db);
@@ -42,8 +45,8 @@ export function createLeadActivities(deps: ActivityDeps) {
 
   /**
    * The compendium text of each business that has one, by business id. It comes from the stored
-   * result of a crawlSite job, found by the job id the projection wrote, and only when that job is
-   * the client's own and completed: the business data is client-writable (IDAP import), so a
+   * result of a job whose type has a compendium (its catalog entry's `compendiumLocation`: crawlSite),
+   * found by the job id the projection wrote, and only when that job is the client's own and completed: the business data is client-writable (IDAP import), so a
    * storage location or job id written there is never trusted as it stands. The object must also
    * sit in the client's own bucket, where the crawl stored it.
    */
@@ -53,22 +56,22 @@ export function createLeadActivities(deps: ActivityDeps) {
       const jobId = text(b.data.compendium_job_id) ?? text(b.data.job_id);
       if (jobId) jobOf.set(b.id, jobId);
     }
-    const own = await sources.completedCrawlJobs(clientId, [...jobOf.values()]);
+    const own = await sources.completedJobsOfTypes(clientId, [...jobOf.values()], COMPENDIUM_TYPES);
     const byJob = new Map<string, Promise<string | null>>();
     const out = new Map<string, string>();
     for (const [businessId, jobId] of jobOf) {
-      if (!own.has(jobId)) continue;
-      if (!byJob.has(jobId)) byJob.set(jobId, jobCompendium(clientId, jobId));
+      const type = own.get(jobId);
+      if (!type) continue;
+      if (!byJob.has(jobId)) byJob.set(jobId, jobCompendium(clientId, jobId, type));
       const compendium = await byJob.get(jobId);
       if (compendium) out.set(businessId, compendium);
     }
     return out;
   }
 
-  async function jobCompendium(clientId: string, jobId: string): Promise<string | null> {
+  async function jobCompendium(clientId: string, jobId: string, type: JobType): Promise<string | null> {
     const result = await results.load(jobId);
-    const compendium = isObj(result) && isObj(result.compendium) && result.compendium.available !== false ? result.compendium : undefined;
-    const location = text(compendium?.storage_location);
+    const location = isObj(result) ? CATALOG[type].compendiumLocation?.(result) ?? null : null;
     const m = location ? /^s3:\/\/([^/]+)\/(.+)$/.exec(location) : null;
     if (!m?.[1] || !m[2] || m[1] !== deps.storage.bucketFor(clientId)) return null;
     try {

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { JobType } from '../../jobs';
 
 /** A business as the lead indexer reads it. */
 export interface BusinessRow {
@@ -34,15 +35,16 @@ export class LeadSources {
   }
 
   /**
-   * Of `jobIds`, the client's own completed crawlSite jobs: the only jobs whose stored result (and
-   * the compendium it names) the indexer may read for this client. Ids that are not uuids (business
-   * data is client-writable) are left out before they reach Postgres.
+   * Of `jobIds`, the client's own completed jobs of `types` (those whose results carry a
+   * compendium), with their type: the only jobs whose stored result (and the compendium it names)
+   * the indexer may read for this client. Ids that are not uuids (business data is client-writable)
+   * are left out before they reach Postgres.
    */
-  async completedCrawlJobs(clientId: string, jobIds: string[]): Promise<Set<string>> {
+  async completedJobsOfTypes(clientId: string, jobIds: string[], types: readonly JobType[]): Promise<Map<string, JobType>> {
     const ids = [...new Set(jobIds)].filter((id) => UUID.test(id));
-    if (ids.length === 0) return new Set();
-    const rows = (await this.db('jobs').where({ client_id: clientId, type: 'crawlSite', status: 'completed' }).whereIn('id', ids).select('id')) as { id: string }[];
-    return new Set(rows.map((r) => r.id));
+    if (ids.length === 0 || types.length === 0) return new Map();
+    const rows = (await this.db('jobs').where({ client_id: clientId, status: 'completed' }).whereIn('type', types).whereIn('id', ids).select('id', 'type')) as { id: string; type: JobType }[];
+    return new Map(rows.map((r) => [r.id, r.type]));
   }
 }
 
