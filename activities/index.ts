@@ -6,7 +6,7 @@ import { createJobLifecycleActivities, type JobLifecycleActivities } from './sto
 import { createLeadActivities, type LeadActivities } from './store/leads';
 
 export type JobTypeActivity = (input: JobActivityInput) => Promise<JobActivityOutput>;
-/** One activity per job type, named after it (crawlSite, ...); types that run as workflow steps have none. */
+/** One activity per job type, named after the type; types that run as workflow steps have none. */
 export type JobTypeActivities = Record<JobType, JobTypeActivity>;
 
 /**

@@ -67,7 +67,7 @@ export const configSchema = dbConfigSchema.extend({
   OUTBOUND_ALLOW_HOSTS: csv,
   CHROMIUM_PATH: z.string().default('/usr/bin/chromium'),
 
-  // Website crawler (crawlSite).
+  // Website crawler (activities/site: the SITE_* settings).
   /** Declared crawler agent, with a URL that says who crawls; robots.txt rules are matched against it. */
   SITE_USER_AGENT: z.string().min(1).default('leadjobs-crawler/1.0 (+https://github.com/leadjobs/leadjobs)'),
   /** Requests in flight to one site at a time. */

@@ -1,7 +1,7 @@
 import { findNumbers, isSupportedCountry, parsePhoneNumberFromString, type CountryCode, type PhoneNumber } from 'libphonenumber-js/max';
 
 /**
- * Phone helpers shared by the job types (crawlSite pages, crawlMaps listings): one record shape,
+ * Phone helpers shared by the job types (crawled pages, maps listings): one record shape,
  * the spec's (§2.2): raw as written, E.164, national format, line type and validity. Invalid
  * numbers keep their raw text.
  */
