@@ -45,10 +45,11 @@ export function createLeadActivities(deps: ActivityDeps) {
 
   /**
    * The compendium text of each business that has one, by business id. It comes from the stored
-   * result of a job whose type has a compendium (its catalog entry's `compendiumLocation`),
-   * found by the job id the projection wrote, and only when that job is the client's own and completed: the business data is client-writable (IDAP import), so a
-   * storage location or job id written there is never trusted as it stands. The object must also
-   * sit in the client's own bucket, where the crawl stored it.
+   * result of a job whose type has a compendium (its catalog entry's `compendiumLocation`), found
+   * by the job id the projection wrote, and only when that job is the client's own and completed:
+   * the business data is client-writable (IDAP import), so a storage location or job id written
+   * there is never trusted as it stands. The object must also sit in the client's own bucket, where
+   * the crawl stored it.
    */
   async function compendiumTexts(clientId: string, businesses: BusinessRow[]): Promise<Map<string, string>> {
     const jobOf = new Map<string, string>();
