@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -13,6 +14,13 @@ const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(def);
+
+/** `ip`, `ip:port`, `[ipv6]:port` or a bare IPv6 address: what dns.Resolver#setServers takes. */
+function isResolverAddress(v: string): boolean {
+  const m = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(v) ?? /^([\d.]+)(?::(\d{1,5}))?$/.exec(v);
+  if (m) return isIP(m[1] ?? '') !== 0 && (m[2] === undefined || Number(m[2]) <= 65535);
+  return isIP(v) === 6;
+}
 
 /** Settings that only make sense over TLS: any of them turns TEMPORAL_TLS on unless it is set. */
 const temporalTlsSettings = ['TEMPORAL_TLS_CERT_PATH', 'TEMPORAL_TLS_KEY_PATH', 'TEMPORAL_TLS_CA_PATH', 'TEMPORAL_TLS_SERVER_NAME'] as const;
@@ -109,6 +117,18 @@ export const configSchema = dbConfigSchema.extend({
   VIES_BASE_URL: z.string().url().default('https://ec.europa.eu/taxation_customs/vies/rest-api'),
   /** How long registry answers are reused (spec: 24 hours). */
   REGISTRY_CACHE_TTL_SECONDS: int(86400, 0),
+
+  // E-mail verification (crawlVerify: the DNS_SERVERS, SMTP_* and VERIFY_* settings).
+  /** Resolvers for MX/A lookups, `host[:port]` each; unset: the system's resolver (/etc/resolv.conf). */
+  DNS_SERVERS: csv.pipe(z.array(z.string().refine(isResolverAddress, 'each entry must be an IP address with an optional port: 1.1.1.1, 1.1.1.1:53, [2606:4700::1111]:53'))),
+  /** Port of the mail servers' SMTP probe (25 everywhere outside tests). */
+  SMTP_PROBE_PORT: int(25, 1, 65535),
+  /** Name sent in EHLO; mail servers reject probes whose name does not resolve back, so set it to the worker's public name. */
+  SMTP_HELO_NAME: z.string().min(1).default('localhost'),
+  /** Envelope sender of the probe (MAIL FROM); a real mailbox of the operator's domain is best received. */
+  SMTP_FROM: z.string().min(3).default('verify@localhost'),
+  /** SMTP sessions to one mail server at a time, per worker, so that a provider is not hammered. */
+  VERIFY_CONCURRENCY_PER_DOMAIN: int(2, 1, 50),
 
   /** Record de-duplication (spec §4.6); false: checks answer skipped with reason dedupe_not_configured. */
   DEDUPE_ENABLED: bool.default(true),

@@ -1,0 +1,272 @@
+import { randomBytes } from 'node:crypto';
+import { Context } from '@temporalio/activity';
+import { JobResultStore } from '../../db/repositories/job-results';
+import { crawlVerifyPayload, VERIFY_RESERVE_SECONDS, type CrawlVerifyResult, type VerifyResultItem } from '../../jobs/crawl-verify';
+import { VERIFY_STAGE } from '../../jobs/limits';
+import type { Config } from '../../lib/config';
+import { normalizeEmail } from '../../lib/normalize';
+import { AllowList, isBlockedAddress } from '../../lib/outbound';
+import { parsePayload, type ActivityDeps, type JobActivityInput, type JobActivityOutput } from '../deps';
+import { isDisposable, isFreeProvider, isRoleAccount, parseAddress, type ParsedAddress } from './address';
+import { MailDns } from './dns';
+import { probeMailbox, replyText, SmtpProbeError, type ProbeAnswer } from './smtp';
+import { acceptsAnything, classifyRcpt, verdict, type MailboxCheck, type VerifyFacts } from './verdict';
+
+const HEARTBEAT_INTERVAL_MS = 1000;
+/** Addresses verified at once in one job; the per-server limit below is what protects providers. */
+const JOB_CONCURRENCY = 16;
+/** One SMTP command's reply: RFC 5321 §4.5.3.2 allows minutes, but a probe that waits that long learns nothing more. */
+const COMMAND_TIMEOUT_MS = 10_000;
+/** Greylisting retries: the first after 1 s, doubling, within the address's time (real greylisters ask for minutes; those end unknown). */
+const GREYLIST_FIRST_RETRY_MS = 1000;
+
+/** At most `limit` holders per key at a time (SMTP sessions per mail server), FIFO. */
+export class KeyedLimiter {
+  private readonly active = new Map<string, number>();
+  private readonly queues = new Map<string, (() => void)[]>();
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(key: string, signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
+    await this.acquire(key, signal);
+    try {
+      return await work();
+    } finally {
+      this.release(key);
+    }
+  }
+
+  private acquire(key: string, signal: AbortSignal | undefined): Promise<void> {
+    signal?.throwIfAborted();
+    const n = this.active.get(key) ?? 0;
+    if (n < this.limit) {
+      this.active.set(key, n + 1);
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const queue = this.queues.get(key) ?? [];
+      const grant = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        const q = this.queues.get(key);
+        if (q) q.splice(q.indexOf(grant), 1);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      queue.push(grant);
+      this.queues.set(key, queue);
+    });
+  }
+
+  private release(key: string): void {
+    const next = this.queues.get(key)?.shift();
+    // The slot passes straight to the next waiter: the count stays.
+    if (next) return next();
+    const n = (this.active.get(key) ?? 1) - 1;
+    if (n <= 0) this.active.delete(key);
+    else this.active.set(key, n);
+    if (this.queues.get(key)?.length === 0) this.queues.delete(key);
+  }
+}
+
+interface VerifyContext {
+  config: Config;
+  dns: MailDns;
+  allowList: AllowList;
+  limiter: KeyedLimiter;
+  smtpCheck: boolean;
+  signal: AbortSignal;
+  /** Epoch ms by which this address must be decided. */
+  deadline: number;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
+    const onAbort = () => { clearTimeout(timer); reject(signal.reason); };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+
+/** A local part no one has: 20 random characters. */
+const randomLocal = () => `x${randomBytes(10).toString('hex').slice(0, 19)}`;
+
+/**
+ * The SMTP check of one parsed address at its mail servers: the first server (by MX preference)
+ * that has an address is asked; its address must pass the SSRF guard. Greylisting (a 4xx answer)
+ * is retried with backoff until the address's deadline.
+ */
+async function checkMailbox(a: ParsedAddress, hosts: string[], ctx: VerifyContext): Promise<{ check: MailboxCheck; mx: string }> {
+  let host: string | undefined;
+  let address: string | undefined;
+  for (const h of hosts) {
+    try {
+      const found = await ctx.dns.addresses(h);
+      if (found[0]) {
+        host = h;
+        address = found[0];
+        break;
+      }
+    } catch (err) {
+      ctx.signal.throwIfAborted();
+      return { check: { kind: 'unknown', reason: `DNS lookup of mail server ${h} failed (${(err as { code?: string }).code ?? 'ERROR'})` }, mx: h };
+    }
+  }
+  if (!host || !address) return { check: { kind: 'unknown', reason: `no mail server of ${a.domain} has an address (${hosts.join(', ')})` }, mx: hosts[0] ?? a.domain };
+  const blocked = isBlockedAddress(address);
+  if (blocked.blocked && !ctx.allowList.allows(host, address)) {
+    return { check: { kind: 'unknown', reason: `refusing to connect to ${address} (${blocked.reason ?? 'not public'}) for mail server ${host}` }, mx: host };
+  }
+  const mailServer = { address, host };
+  let attempts = 0;
+  let backoff = GREYLIST_FIRST_RETRY_MS;
+  for (;;) {
+    attempts++;
+    let answer: ProbeAnswer;
+    try {
+      answer = await ctx.limiter.run(address, ctx.signal, () =>
+        probeMailbox({
+          ...mailServer,
+          port: ctx.config.SMTP_PROBE_PORT,
+          helo: ctx.config.SMTP_HELO_NAME,
+          from: ctx.config.SMTP_FROM,
+          rcpt: a.ascii,
+          randomRcpt: `${randomLocal()}@${a.domain}`,
+          commandTimeoutMs: COMMAND_TIMEOUT_MS,
+          deadline: ctx.deadline,
+          signal: ctx.signal,
+        }),
+      );
+    } catch (err) {
+      ctx.signal.throwIfAborted();
+      if (err instanceof SmtpProbeError) return { check: { kind: 'unknown', reason: err.message }, mx: host };
+      throw err;
+    }
+    const kind = answer.stage === 'mail' ? (answer.reply.code < 500 ? 'temporary' : 'refused') : classifyRcpt(answer.reply);
+    const text = replyText(answer.reply);
+    if (kind === 'accepted') return { check: { kind: 'accepted', reply: answer.reply, catchAll: acceptsAnything(answer.randomReply) }, mx: host };
+    if (kind === 'full') return { check: { kind: 'full', reason: text }, mx: host };
+    if (kind === 'rejected') return { check: { kind: 'rejected', reason: text }, mx: host };
+    if (kind === 'refused') {
+      return { check: { kind: 'unknown', reason: `the mail server refused the probe (${answer.stage === 'mail' ? 'MAIL FROM' : 'RCPT TO'}): ${text}` }, mx: host };
+    }
+    // A temporary answer: greylisting. Try again after the backoff if the address's time allows.
+    if (Date.now() + backoff >= ctx.deadline) {
+      return { check: { kind: 'unknown', reason: `greylisted: the mail server answered ${text} and still did after ${attempts} attempt${attempts === 1 ? '' : 's'}` }, mx: host };
+    }
+    await sleep(backoff, ctx.signal);
+    backoff *= 2;
+  }
+}
+
+/** One address from raw input to its result. */
+export async function verifyAddress(raw: string, ctx: VerifyContext): Promise<VerifyResultItem> {
+  const parsed = parseAddress(raw);
+  if ('error' in parsed) return verdict({ email: parsed.display, syntaxError: parsed.error, disposable: false, free: false, role: false });
+  const facts: VerifyFacts = { email: parsed.display, disposable: isDisposable(parsed), free: isFreeProvider(parsed), role: isRoleAccount(parsed) };
+  const route = await ctx.dns.route(parsed.domain);
+  ctx.signal.throwIfAborted();
+  if (route.kind !== 'servers') return verdict({ ...facts, dns: route });
+  const best = route.hosts[0] ?? parsed.domain;
+  if (!ctx.smtpCheck) return verdict({ ...facts, dns: { kind: 'servers', mx: best }, mailbox: { kind: 'skipped', reason: 'mailbox not checked (smtp_check is false)' } });
+  if (facts.disposable) return verdict({ ...facts, dns: { kind: 'servers', mx: best }, mailbox: { kind: 'skipped', reason: 'disposable provider: not probed' } });
+  const { check, mx } = await checkMailbox(parsed, route.hosts, ctx);
+  return verdict({ ...facts, dns: { kind: 'servers', mx }, mailbox: check });
+}
+
+/** The job's addresses, each once: keyed as IDAP keys e-mails (lower case, punycode domain), in the order first given. */
+export function distinctAddresses(payload: { emails?: string[]; email?: string }): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const raw of [...(payload.emails ?? []), ...(payload.email === undefined ? [] : [payload.email])]) {
+    const parsed = parseAddress(raw);
+    const key = 'error' in parsed ? parsed.display : normalizeEmail(parsed.ascii) ?? parsed.ascii;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(raw);
+  }
+  return out;
+}
+
+export function createVerifyActivities(deps: ActivityDeps) {
+  const { config } = deps;
+  const allowList = new AllowList(config.OUTBOUND_ALLOW_HOSTS);
+  // Shared by every job on this worker: the limit is per mail server, whoever asks.
+  const limiter = new KeyedLimiter(config.VERIFY_CONCURRENCY_PER_DOMAIN);
+  const results = new JobResultStore(deps.db, deps.storage);
+
+  /**
+   * crawlVerify job: verifies each distinct address of the payload (syntax, DNS, lists, SMTP probe)
+   * and stores `{results, summary}`. Heartbeats every second; a cancel aborts DNS queries and
+   * destroys every SMTP socket at once. Idempotent (a retry verifies again and stores the one
+   * result row). Per-address problems are verdicts (`unknown` with a reason), never a failed job;
+   * only an invalid payload fails for good.
+   */
+  async function crawlVerify(input: JobActivityInput): Promise<JobActivityOutput> {
+    const payload = parsePayload(crawlVerifyPayload, input.payload);
+    const ctx = Context.current();
+    const signal = ctx.cancellationSignal;
+    const addresses = distinctAddresses(payload);
+    const stageEnd = Date.now() + VERIFY_STAGE.ms - VERIFY_RESERVE_SECONDS * 1000;
+    const dns = new MailDns(config.DNS_SERVERS, Math.min(3000, payload.timeout_seconds * 1000));
+    const onAbort = () => dns.cancel();
+    signal.addEventListener('abort', onAbort, { once: true });
+    const out: VerifyResultItem[] = new Array<VerifyResultItem>(addresses.length);
+    let done = 0;
+    const beat = setInterval(() => ctx.heartbeat({ verified: done, of: addresses.length }), HEARTBEAT_INTERVAL_MS);
+    try {
+      ctx.heartbeat({ verified: 0, of: addresses.length });
+      let next = 0;
+      const lane = async () => {
+        while (next < addresses.length) {
+          const i = next++;
+          const raw = addresses[i] as string;
+          const deadline = Math.min(Date.now() + payload.timeout_seconds * 1000, stageEnd);
+          out[i] = Date.now() >= stageEnd
+            ? verdict({ ...listFacts(raw), mailbox: { kind: 'unknown', reason: 'not verified: the job\'s 2-minute verification time ran out' } })
+            : await withinDeadline(verifyAddress(raw, { config, dns, allowList, limiter, smtpCheck: payload.smtp_check, signal, deadline }), raw, deadline, signal);
+          done++;
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(JOB_CONCURRENCY, addresses.length) }, lane));
+      signal.throwIfAborted();
+      const summary = { valid: 0, risky: 0, invalid: 0, unknown: 0 };
+      for (const r of out) summary[r.status]++;
+      const data: CrawlVerifyResult = { results: out, summary };
+      await results.save(input.jobId, data);
+      return { resultsCount: out.length };
+    } finally {
+      clearInterval(beat);
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  return { crawlVerify };
+}
+
+/** The list facts of an address that gets no further (for the time-out verdicts). */
+function listFacts(raw: string): VerifyFacts {
+  const parsed = parseAddress(raw);
+  if ('error' in parsed) return { email: parsed.display, syntaxError: parsed.error, disposable: false, free: false, role: false };
+  return { email: parsed.display, disposable: isDisposable(parsed), free: isFreeProvider(parsed), role: isRoleAccount(parsed) };
+}
+
+/**
+ * The address's verification, or `unknown` when its time runs out first (DNS retries can outlast
+ * it). The abandoned work ends by itself within its own timeouts.
+ */
+async function withinDeadline(work: Promise<VerifyResultItem>, raw: string, deadline: number, signal: AbortSignal): Promise<VerifyResultItem> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<VerifyResultItem>((resolve) => {
+    timer = setTimeout(() => resolve(verdict({ ...listFacts(raw), mailbox: { kind: 'unknown', reason: 'timeout: no answer within the address\'s time (timeout_seconds)' } })), Math.max(0, deadline - Date.now()) + 250);
+  });
+  // Once the deadline wins, a later failure of the abandoned work has no one to report to.
+  void work.catch(() => undefined);
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+    signal.throwIfAborted();
+  }
+}
