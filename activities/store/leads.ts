@@ -3,7 +3,7 @@ import { JobResultStore } from '../../db/repositories/job-results';
 import { IcpProfiles } from '../../db/repositories/icp-profiles';
 import { LeadSources, type BusinessRow } from '../../db/repositories/lead-sources';
 import { SearchOutbox, type OutboxRow } from '../../db/repositories/search-outbox';
-import { relate, relatedOf, upsertResources, type UpsertedResource } from '../../db/repositories/resources';
+import { businessesOfEmails, relate, relatedOf, upsertResources, type UpsertedResource } from '../../db/repositories/resources';
 import { idapRef, type ResourceType } from '../../lib/idap';
 import { buildLeadDocument, ensureLeadIndex, writeLeadDocuments, type LeadSource } from '../../search/leads';
 import type { ActivityDeps } from '../deps';
@@ -141,7 +141,10 @@ export function createLeadActivities(deps: ActivityDeps) {
           const rb = written.get(b);
           if (ra && rb) await relate(trx, ra, rb);
         }
-        const businessIds = plan.businesses.map((i) => written.get(i)?.id).filter((id): id is string => !!id);
+        const ownBusinesses = plan.businesses.map((i) => written.get(i)?.id).filter((id): id is string => !!id);
+        // An e-mail's new data (crawlVerify's verdict) changes the leads of the businesses it belongs to.
+        const emails = plan.nodes.flatMap((n, i) => (n.type === 'emails' && written.get(i) ? [written.get(i) as UpsertedResource] : []));
+        const businessIds = [...new Set([...ownBusinesses, ...(await businessesOfEmails(trx, input.clientId, emails))])];
         await outbox.enqueue(trx, input.clientId, businessIds, input.jobId);
         return { resources: written.size, businesses: businessIds.length };
       });

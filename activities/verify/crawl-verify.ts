@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { Context } from '@temporalio/activity';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { crawlVerifyPayload, VERIFY_RESERVE_SECONDS, type CrawlVerifyResult, type VerifyResultItem } from '../../jobs/crawl-verify';
@@ -207,6 +208,8 @@ export function createVerifyActivities(deps: ActivityDeps) {
     const payload = parsePayload(crawlVerifyPayload, input.payload);
     const ctx = Context.current();
     const signal = ctx.cancellationSignal;
+    // Every lane's socket, sleep and queue slot listens for the cancel: more than Node's default 10.
+    setMaxListeners(JOB_CONCURRENCY * 4, signal);
     const addresses = distinctAddresses(payload);
     const stageEnd = Date.now() + VERIFY_STAGE.ms - VERIFY_RESERVE_SECONDS * 1000;
     const dns = new MailDns(config.DNS_SERVERS, Math.min(3000, payload.timeout_seconds * 1000));

@@ -311,6 +311,28 @@ export async function relatedOf(db: Knex, clientId: string, ids: string[], types
   return out;
 }
 
+/**
+ * The businesses of e-mail resources: those related to them, and those whose own data names the
+ * address (`email`, e.g. an imported business), which are related to the e-mail here so that the
+ * lead index sees its verification. Returns the business ids. Needs a transaction.
+ */
+export async function businessesOfEmails(trx: Knex.Transaction, clientId: string, emails: UpsertedResource[]): Promise<string[]> {
+  if (emails.length === 0) return [];
+  const { rows: naming } = (await trx.raw(
+    `select r.id, e.id as email_id from idap_resources r
+     join idap_resources e on e.client_id = r.client_id and e.resource_type = 'emails' and e.id = any(?::uuid[])
+       and e.natural_key = lower(trim(r.data->>'email'))
+     where r.client_id = ? and r.resource_type = 'businesses' and r.data->>'email' is not null`,
+    [emails.map((e) => e.id), clientId],
+  )) as { rows: { id: string; email_id: string }[] };
+  for (const n of naming) await relate(trx, { clientId, type: 'businesses', id: n.id }, { clientId, type: 'emails', id: n.email_id });
+  const { rows } = (await trx.raw(
+    `select distinct to_id as id from idap_relations where client_id = ? and from_id = any(?::uuid[]) and to_type = 'businesses'`,
+    [clientId, emails.map((e) => e.id)],
+  )) as { rows: { id: string }[] };
+  return rows.map((r) => r.id);
+}
+
 /** Pins whose data holds all of `keys` (pin_name, pin_data_set_id, account_id, pin_subscription_id), oldest first. */
 export async function findPins(db: Knex, clientId: string, keys: Record<string, string>): Promise<ResourceModel[]> {
   return ResourceModel.query(db)
