@@ -191,11 +191,15 @@ export function distinctAddresses(payload: { emails?: string[]; email?: string }
 }
 
 export function createVerifyActivities(deps: ActivityDeps) {
-  const { config } = deps;
-  const allowList = new AllowList(config.OUTBOUND_ALLOW_HOSTS);
-  // Shared by every job on this worker: the limit is per mail server, whoever asks.
-  const limiter = new KeyedLimiter(config.VERIFY_CONCURRENCY_PER_DOMAIN);
-  const results = new JobResultStore(deps.db, deps.storage);
+  // Made on the first job (the catalog test builds the activities without a configuration).
+  let shared: { allowList: AllowList; limiter: KeyedLimiter; results: JobResultStore } | undefined;
+  const once = () =>
+    (shared ??= {
+      allowList: new AllowList(deps.config.OUTBOUND_ALLOW_HOSTS),
+      // Shared by every job on this worker: the limit is per mail server, whoever asks.
+      limiter: new KeyedLimiter(deps.config.VERIFY_CONCURRENCY_PER_DOMAIN),
+      results: new JobResultStore(deps.db, deps.storage),
+    });
 
   /**
    * crawlVerify job: verifies each distinct address of the payload (syntax, DNS, lists, SMTP probe)
@@ -206,6 +210,8 @@ export function createVerifyActivities(deps: ActivityDeps) {
    */
   async function crawlVerify(input: JobActivityInput): Promise<JobActivityOutput> {
     const payload = parsePayload(crawlVerifyPayload, input.payload);
+    const { config } = deps;
+    const { allowList, limiter, results } = once();
     const ctx = Context.current();
     const signal = ctx.cancellationSignal;
     // Every lane's socket, sleep and queue slot listens for the cancel: more than Node's default 10.

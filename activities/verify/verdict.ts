@@ -26,7 +26,7 @@ const FULL_TEXT = /mailbox (is )?full|over ?quota|quota exceeded|insufficient (s
 /** RCPT refusals that say the mailbox does not exist (Reacher's list, plus the enhanced status codes of RFC 3463). */
 const NO_MAILBOX_TEXT = /no such (user|mailbox|recipient)|user unknown|unknown (user|recipient)|mailbox (unavailable|not found|does not exist)|not a valid mailbox|recipient (address )?rejected|does not exist|invalid (recipient|mailbox|address)|address rejected|5\.1\.[0-6]/i;
 /** Refusals aimed at the prober, not the mailbox: spam lists, reputation, policy. They say nothing about the address. */
-const POLICY_TEXT = /5\.7\.\d|block|spam|blacklist|listed|reputation|policy|access denied|not allowed|relay/i;
+const POLICY_TEXT = /5\.7\.\d|block|spam|blacklist|listed|reputation|policy|access denied|not allowed|relay|rcpthosts|not in my list/i;
 
 /**
  * Reads the RCPT TO answer (RFC 5321 codes; the text decides between a missing mailbox, a full one
