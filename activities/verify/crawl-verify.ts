@@ -72,8 +72,8 @@ export class KeyedLimiter {
   }
 }
 
-interface VerifyContext {
-  config: Config;
+export interface VerifyContext {
+  config: Pick<Config, 'SMTP_PROBE_PORT' | 'SMTP_HELO_NAME' | 'SMTP_FROM'>;
   dns: MailDns;
   allowList: AllowList;
   limiter: KeyedLimiter;

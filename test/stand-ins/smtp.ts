@@ -42,10 +42,10 @@ const smtpError = (code: number, text: string): SmtpError => Object.assign(new E
 /**
  * A mail server (smtp-server, STARTTLS offered with its built-in self-signed certificate) on
  * 127.0.0.1 that answers by recipient, and a never-greeting TCP server on 127.0.0.2 on the same
- * port. `catchAllDomain` accepts every recipient; elsewhere, an unknown recipient is
+ * port (`starttls: false` hides STARTTLS). `catchAllDomain` accepts every recipient; elsewhere, an unknown recipient is
  * `550 5.1.1 <addr>: no such user`. DATA is refused: a probe never sends one.
  */
-export async function startSmtpStandIn(options: { catchAllDomain: string }): Promise<SmtpStandIn> {
+export async function startSmtpStandIn(options: { catchAllDomain: string; starttls?: boolean }): Promise<SmtpStandIn> {
   const sessions: SmtpSessionRecord[] = [];
   const greylisted = new Set<string>();
   const bySession = new Map<string, SmtpSessionRecord>();
@@ -53,6 +53,9 @@ export async function startSmtpStandIn(options: { catchAllDomain: string }): Pro
   let max = 0;
   const mail = new SMTPServer({
     disabledCommands: ['AUTH'],
+    // Its default reverse lookup of the client's address would ask the machine's resolver about 127.0.0.1 on every connection.
+    disableReverseLookup: true,
+    hideSTARTTLS: options.starttls === false,
     logger: false,
     banner: 'stand-in ESMTP ready',
     onConnect(session, callback) {
