@@ -116,7 +116,8 @@ function projectSite(r: Obj, job: { jobId: string }): Projection {
   const domainNode = b.add('domains', { domain, website: origin(website) });
   b.relate(business, domainNode);
   for (const address of emails) {
-    const e = b.add('emails', { address, domain: address.split('@')[1] ?? null, verified: false, verification_status: null });
+    // No `verified: false`: upserts skip nulls but not false, and a re-crawl must not undo a crawlVerify verdict.
+    const e = b.add('emails', { address, domain: address.split('@')[1] ?? null, verified: null, verification_status: null });
     b.relate(business, e);
     if (domainOf(address.split('@')[1]) === domain) b.relate(domainNode, e);
   }

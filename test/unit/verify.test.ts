@@ -1,3 +1,4 @@
+import { projectResult } from '../../jobs';
 import { isDisposable, isFreeProvider, isRoleAccount, parseAddress, type ParsedAddress } from '../../activities/verify/address';
 import { distinctAddresses, KeyedLimiter } from '../../activities/verify/crawl-verify';
 import { parseReplies, type SmtpReply } from '../../activities/verify/smtp';
@@ -121,4 +122,25 @@ test('the per-server limiter lets `limit` holders in per key and queues the rest
   }
   await Promise.all(all);
   expect(most).toBe(2);
+});
+
+describe('IDAP projection', () => {
+  const item = (email: string, status: string) => ({ email, status, score: status === 'valid' ? 100 : 0, is_deliverable: status === 'valid', is_free_email: false, is_disposable: false, is_role_account: false, is_catch_all: false, mx: 'mx.x.com', reason: 'r' });
+
+  test('each result is an e-mail resource with its verdict; verified only when valid', () => {
+    const plan = projectResult('crawlVerify', { results: [item('a@bücher.de', 'valid'), item('b@x.com', 'risky')], summary: {} }, { jobId: 'j' });
+    expect(plan.source).toBe('crawl_verify');
+    expect(plan.nodes).toEqual([
+      { type: 'emails', data: expect.objectContaining({ address: 'a@bücher.de', verified: true, verification_status: 'valid', score: 100 }) },
+      { type: 'emails', data: expect.objectContaining({ address: 'b@x.com', verified: false, verification_status: 'risky', score: 0 }) },
+    ]);
+  });
+
+  test('a crawlSite result does not overwrite a verdict: its e-mails carry no verified value (upserts skip nulls)', () => {
+    const site = { url: 'https://x.com/', final_url: 'https://x.com/', emails: ['a@x.com'], phones: [], team_members: [], company_info: {} };
+    const email = projectResult('crawlSite', site, { jobId: 'j' }).nodes.find((n) => n.type === 'emails');
+    expect(email?.data.address).toBe('a@x.com');
+    expect(email?.data.verified ?? null).toBeNull();
+    expect(email?.data.verification_status ?? null).toBeNull();
+  });
 });
