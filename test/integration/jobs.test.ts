@@ -137,9 +137,9 @@ describe('validation', () => {
   test('an unknown job type is 422; a known one without a worker implementation is 501', async () => {
     const d = await detail(await c.post('/api/v1/jobs/submit', { type: 'crawlMoon', payload: {} }));
     expect(d.detail[0]).toMatchObject({ loc: ['body', 'type'] });
-    const res = await c.post('/api/v1/jobs/submit', { type: 'crawlVerify', payload: { emails: ['a@b.test'] } });
+    const res = await c.post('/api/v1/jobs/submit', { type: 'crawlPeople', payload: { company_domain: 'acme.test' } });
     expect(res.status).toBe(501);
-    expect(await res.json()).toEqual({ detail: 'job type crawlVerify is not available yet on this service' });
+    expect(await res.json()).toEqual({ detail: 'job type crawlPeople is not available yet on this service' });
   });
 });
 
