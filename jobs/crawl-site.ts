@@ -116,7 +116,7 @@ function projectSite(r: Obj, job: { jobId: string }): Projection {
   const domainNode = b.add('domains', { domain, website: origin(website) });
   b.relate(business, domainNode);
   for (const address of emails) {
-    // No `verified: false`: upserts skip nulls but not false, and a re-crawl must not undo a crawlVerify verdict.
+    // No `verified: false`: upserts skip nulls but not false, and a re-crawl must not undo a verification verdict.
     const e = b.add('emails', { address, domain: address.split('@')[1] ?? null, verified: null, verification_status: null });
     b.relate(business, e);
     if (domainOf(address.split('@')[1]) === domain) b.relate(domainNode, e);

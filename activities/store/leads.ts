@@ -142,7 +142,7 @@ export function createLeadActivities(deps: ActivityDeps) {
           if (ra && rb) await relate(trx, ra, rb);
         }
         const ownBusinesses = plan.businesses.map((i) => written.get(i)?.id).filter((id): id is string => !!id);
-        // An e-mail's new data (crawlVerify's verdict) changes the leads of the businesses it belongs to.
+        // An e-mail's new data (a verification verdict) changes the leads of the businesses it belongs to.
         const emails = plan.nodes.flatMap((n, i) => (n.type === 'emails' && written.get(i) ? [written.get(i) as UpsertedResource] : []));
         const businessIds = [...new Set([...ownBusinesses, ...(await businessesOfEmails(trx, input.clientId, emails))])];
         await outbox.enqueue(trx, input.clientId, businessIds, input.jobId);

@@ -1,4 +1,5 @@
 import { projectResult } from '../../jobs';
+import { parseConfig } from '../../lib/config';
 import { isDisposable, isFreeProvider, isRoleAccount, parseAddress, type ParsedAddress } from '../../activities/verify/address';
 import { distinctAddresses, KeyedLimiter } from '../../activities/verify/crawl-verify';
 import { parseReplies, type SmtpReply } from '../../activities/verify/smtp';
@@ -143,4 +144,12 @@ describe('IDAP projection', () => {
     expect(email?.data.verified ?? null).toBeNull();
     expect(email?.data.verification_status ?? null).toBeNull();
   });
+});
+
+test('DNS_SERVERS takes IP addresses with optional ports (what the resolver accepts); a host name fails naming the variable', () => {
+  const env = { MINIO_ACCESS_KEY: 'k', MINIO_SECRET_KEY: 's' };
+  expect(parseConfig({ ...env, DNS_SERVERS: '1.1.1.1, 127.0.0.1:5353,[2606:4700::1111]:53,::1' }).DNS_SERVERS).toEqual(['1.1.1.1', '127.0.0.1:5353', '[2606:4700::1111]:53', '::1']);
+  expect(parseConfig(env)).toMatchObject({ DNS_SERVERS: [], SMTP_PROBE_PORT: 25, VERIFY_CONCURRENCY_PER_DOMAIN: 2 });
+  expect(() => parseConfig({ ...env, DNS_SERVERS: 'dns.google' })).toThrow(/DNS_SERVERS\.0: each entry must be an IP address/);
+  expect(() => parseConfig({ ...env, DNS_SERVERS: '1.1.1.1:99999' })).toThrow(/DNS_SERVERS/);
 });
