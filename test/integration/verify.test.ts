@@ -1,4 +1,4 @@
-import { crawlVerifyResult, type VerifyResultItem } from '../../jobs/crawl-verify';
+import { crawlVerifyResult, SCORE_RULES, type VerifyResultItem } from '../../jobs/crawl-verify';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { waitFor } from '../support/processes';
@@ -183,4 +183,10 @@ test('verdicts update the IDAP e-mail and the lead index: an imported business w
   expect(list.find((e) => e.data.address === 'owner@verify.test')?.data).toMatchObject({ verified: true, verification_status: 'valid', score: 100 });
   expect(list.find((e) => e.data.address === 'nobody@verify.test')?.data).toMatchObject({ verified: false, verification_status: 'invalid', score: 0 });
   await waitFor(async () => (await verifiedLeads()).includes('Verified Bakery'), 30_000, 'the lead to show email_verified');
+});
+
+test('the OpenAPI document has the typed submit route and the result schema with how the score is computed', async () => {
+  const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as { paths: Record<string, unknown>; components: { schemas: Record<string, { properties?: Record<string, unknown> }> } };
+  expect(doc.paths['/api/v1/jobs/crawlVerify/submit']).toHaveProperty('post');
+  expect(JSON.stringify(doc.components.schemas.CrawlVerifyResult)).toContain(SCORE_RULES);
 });
