@@ -51,8 +51,9 @@ export class KeyedLimiter {
         resolve();
       };
       const onAbort = () => {
-        const q = this.queues.get(key);
-        if (q) q.splice(q.indexOf(grant), 1);
+        const q = this.queues.get(key) ?? [];
+        const at = q.indexOf(grant);
+        if (at >= 0) q.splice(at, 1);
         reject(signal?.reason);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
