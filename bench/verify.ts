@@ -59,13 +59,12 @@ async function main(): Promise<void> {
     limiter,
     smtpCheck: true,
     signal,
-    deadline: Date.now() + 600_000,
   };
   // As many lanes as sessions may be open (the activity has 16); the limiter holds each server to `--sessions`.
   const lanes = opts.servers * opts.sessions;
   const statuses = new Map<string, number>();
   const engine = await load(addresses.length, lanes, async (i) => {
-    const r = await verifyAddress(addresses[i] as string, ctx);
+    const r = await verifyAddress(addresses[i] as string, { ...ctx, deadline: Date.now() + 30_000, stageEnd: Date.now() + 600_000 });
     statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
   });
   if (statuses.get('risky') !== addresses.length) throw new Error(`unexpected verdicts ${JSON.stringify(Object.fromEntries(statuses))}`);

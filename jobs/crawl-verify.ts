@@ -24,7 +24,7 @@ export const crawlVerifyPayload = z
       .min(1)
       .max(MAX_ADDRESS_SECONDS)
       .default(30)
-      .describe(`time allowed per address (DNS and SMTP, greylisting retries included); the whole job shares the verify stage's 2 minutes, and an address still open then is unknown`),
+      .describe("time allowed per address (DNS and SMTP, greylisting retries included; waiting for a session slot at a busy mail server does not count); the whole job shares the verify stage's 2 minutes, and an address still open then is unknown"),
   })
   .superRefine((p, ctx) => {
     if (p.emails === undefined && p.email === undefined) ctx.addIssue({ code: 'custom', path: ['emails'], message: 'emails (1-1000 addresses) or email is required' });

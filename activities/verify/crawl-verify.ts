@@ -80,8 +80,13 @@ export interface VerifyContext {
   limiter: KeyedLimiter;
   smtpCheck: boolean;
   signal: AbortSignal;
-  /** Epoch ms by which this address must be decided. */
+  /**
+   * Epoch ms by which this address must be decided: timeout_seconds from its start, moved on by the
+   * time it waits for a session slot at a busy mail server (other addresses' time), never past `stageEnd`.
+   */
   deadline: number;
+  /** The end of the job's share of the verify stage. */
+  stageEnd: number;
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -126,9 +131,11 @@ async function checkMailbox(a: ParsedAddress, hosts: string[], ctx: VerifyContex
   for (;;) {
     attempts++;
     let answer: ProbeAnswer;
+    const queuedAt = Date.now();
     try {
-      answer = await ctx.limiter.run(address, ctx.signal, () =>
-        probeMailbox({
+      answer = await ctx.limiter.run(address, ctx.signal, () => {
+        ctx.deadline = Math.min(ctx.deadline + (Date.now() - queuedAt), ctx.stageEnd);
+        return probeMailbox({
           ...mailServer,
           port: ctx.config.SMTP_PROBE_PORT,
           helo: ctx.config.SMTP_HELO_NAME,
@@ -138,8 +145,8 @@ async function checkMailbox(a: ParsedAddress, hosts: string[], ctx: VerifyContex
           commandTimeoutMs: COMMAND_TIMEOUT_MS,
           deadline: ctx.deadline,
           signal: ctx.signal,
-        }),
-      );
+        });
+      });
     } catch (err) {
       ctx.signal.throwIfAborted();
       if (err instanceof SmtpProbeError) return { check: { kind: 'unknown', reason: err.message }, mx: host };
@@ -232,10 +239,10 @@ export function createVerifyActivities(deps: ActivityDeps) {
         while (next < addresses.length) {
           const i = next++;
           const raw = addresses[i] as string;
-          const deadline = Math.min(Date.now() + payload.timeout_seconds * 1000, stageEnd);
+          const vctx: VerifyContext = { config, dns, allowList, limiter, smtpCheck: payload.smtp_check, signal, deadline: Math.min(Date.now() + payload.timeout_seconds * 1000, stageEnd), stageEnd };
           out[i] = Date.now() >= stageEnd
             ? verdict({ ...listFacts(raw), mailbox: { kind: 'unknown', reason: 'not verified: the job\'s 2-minute verification time ran out' } })
-            : await withinDeadline(verifyAddress(raw, { config, dns, allowList, limiter, smtpCheck: payload.smtp_check, signal, deadline }), raw, deadline, signal);
+            : await withinDeadline(verifyAddress(raw, vctx), raw, () => vctx.deadline, signal);
           done++;
         }
       };
@@ -266,10 +273,16 @@ function listFacts(raw: string): VerifyFacts {
  * The address's verification, or `unknown` when its time runs out first (DNS retries can outlast
  * it). The abandoned work ends by itself within its own timeouts.
  */
-async function withinDeadline(work: Promise<VerifyResultItem>, raw: string, deadline: number, signal: AbortSignal): Promise<VerifyResultItem> {
+async function withinDeadline(work: Promise<VerifyResultItem>, raw: string, deadlineOf: () => number, signal: AbortSignal): Promise<VerifyResultItem> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<VerifyResultItem>((resolve) => {
-    timer = setTimeout(() => resolve(verdict({ ...listFacts(raw), mailbox: { kind: 'unknown', reason: 'timeout: no answer within the address\'s time (timeout_seconds)' } })), Math.max(0, deadline - Date.now()) + 250);
+    // The deadline can move (a wait for a session slot): look again when it seems reached.
+    const check = () => {
+      const left = deadlineOf() + 250 - Date.now();
+      if (left > 0) timer = setTimeout(check, left);
+      else resolve(verdict({ ...listFacts(raw), mailbox: { kind: 'unknown', reason: 'timeout: no answer within the address\'s time (timeout_seconds)' } }));
+    };
+    check();
   });
   // Once the deadline wins, a later failure of the abandoned work has no one to report to.
   void work.catch(() => undefined);
