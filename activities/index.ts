@@ -1,6 +1,7 @@
 import type { JobType } from '../jobs';
 import { createCompanyDataActivities, type CompanyDataActivities } from './company/crawl-company-data';
 import type { ActivityDeps, JobActivityInput, JobActivityOutput } from './deps';
+import { createMapsActivities } from './maps/crawl-maps';
 import { createSiteActivities } from './site/crawl';
 import { createJobLifecycleActivities, type JobLifecycleActivities } from './store/jobs';
 import { createLeadActivities, type LeadActivities } from './store/leads';
@@ -18,6 +19,7 @@ export function createJobTypeActivities(deps: ActivityDeps) {
   return {
     ...createSiteActivities(deps),
     ...createCompanyDataActivities(deps),
+    ...createMapsActivities(deps),
   };
 }
 
