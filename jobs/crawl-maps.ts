@@ -150,7 +150,6 @@ function projectMaps(r: Obj, job: { jobId: string }): Projection {
       coordinates: isObj(biz.coordinates) ? biz.coordinates : null,
       image_url: str(biz.image_url),
       maps_url: str(biz.maps_url),
-      source: 'crawl_maps',
       job_id: job.jobId,
       job_type: 'crawlMaps',
     });

@@ -28,6 +28,8 @@ const PHOTOS_PER_BUSINESS = 3;
 /** Requests in flight for one job's details and photos. */
 const PER_JOB_CONCURRENCY = 4;
 const MAX_PHOTO_BYTES = 10 * 1024 * 1024;
+/** Redirects followed from a share link to its place URL (maps.app.goo.gl takes one or two). */
+const MAX_LINK_HOPS = 5;
 const IMAGE_TYPES: Record<string, string> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp', 'image/gif': 'gif' };
 
 /**
@@ -55,14 +57,21 @@ export function createMapsActivities(deps: ActivityDeps) {
     return (google ??= new GooglePlacesClient({ baseUrl: config.GOOGLE_PLACES_BASE_URL, apiKey: config.GOOGLE_PLACES_API_KEY, http: deps.http }));
   };
 
-  /** Reads a place URL, following a short share link (through the SSRF guard) to the place URL it names. */
+  /**
+   * Reads a place URL. A link that is not one (a maps.app.goo.gl share link, another shortener) is
+   * followed hop by hop through the SSRF guard until a redirect names a place URL, which is read
+   * from the Location header without fetching google.com itself.
+   */
   async function placeRef(url: string, signal: AbortSignal): Promise<PlaceRef> {
-    const ref = parsePlaceRef(url);
-    if (ref.kind !== 'short_link') return ref;
-    const res = await deps.http.fetch(ref.url, { signal, maxBytes: 512 * 1024 });
-    const followed = parsePlaceRef(res.url);
-    if (followed.kind === 'short_link' || followed.kind === 'invalid') return { kind: 'invalid', reason: `the share link led to ${res.url}, not a place` };
-    return followed;
+    let ref = parsePlaceRef(url);
+    for (let hop = 0; ref.kind === 'link'; hop++) {
+      if (hop === MAX_LINK_HOPS) return { kind: 'invalid', reason: `${url} did not lead to a place within ${MAX_LINK_HOPS} redirects` };
+      const res = await deps.http.fetch(ref.url, { signal, redirect: 'manual', maxBytes: 512 * 1024 });
+      const location = res.headers.location;
+      if (res.status < 300 || res.status >= 400 || !location) return { kind: 'invalid', reason: `${url} led to ${ref.url} (HTTP ${res.status}), not a place` };
+      ref = parsePlaceRef(new URL(location, ref.url).href);
+    }
+    return ref;
   }
 
   /** Image bytes into the client's media bucket under their content hash; the source URL when that fails. */

@@ -13,17 +13,17 @@ const WEEK_ORDER = [1, 2, 3, 4, 5, 6, 0] as const;
 export type PlaceRef =
   | { kind: 'google_place_id'; placeId: string }
   | { kind: 'google_place_url'; url: string; name: string | null; lat: number | null; lng: number | null; placeId: string | null }
-  | { kind: 'short_link'; url: string }
+  | { kind: 'link'; url: string }
   | { kind: 'osm'; osmType: 'N' | 'W' | 'R'; osmId: string }
   | { kind: 'invalid'; reason: string };
 
 const PLACE_ID = /^[A-Za-z0-9_-]{16,}$/;
-const SHORT_HOSTS = new Set(['maps.app.goo.gl', 'goo.gl']);
 
 /**
  * Reads a place reference: a bare place id, a google.com/maps/place URL (name, coordinates and,
- * when present, `query_place_id` or `place_id:` in the URL), a short share link (to follow), or
- * an openstreetmap.org node/way/relation URL.
+ * when present, `query_place_id` or `place_id:` in the URL), an openstreetmap.org node/way/relation
+ * URL, or any other http(s) URL as a link to follow (maps.app.goo.gl share links and other
+ * shorteners redirect to a place URL).
  */
 export function parsePlaceRef(input: string): PlaceRef {
   const text = input.trim();
@@ -34,8 +34,8 @@ export function parsePlaceRef(input: string): PlaceRef {
   } catch {
     return { kind: 'invalid', reason: 'not a URL or place id' };
   }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { kind: 'invalid', reason: `not an http(s) URL (${u.protocol})` };
   const host = u.hostname.toLowerCase().replace(/^www\./, '');
-  if (SHORT_HOSTS.has(host)) return { kind: 'short_link', url: u.href };
   if (host === 'openstreetmap.org') {
     const m = /^\/(node|way|relation)\/(\d+)/.exec(u.pathname);
     if (!m) return { kind: 'invalid', reason: 'not an OpenStreetMap node, way or relation URL' };
@@ -44,13 +44,14 @@ export function parsePlaceRef(input: string): PlaceRef {
   if (/^(maps\.)?google\.[a-z.]+$/.test(host)) {
     const queryPlaceId = u.searchParams.get('query_place_id') ?? /place_id:([A-Za-z0-9_-]+)/.exec(u.searchParams.get('q') ?? '')?.[1] ?? null;
     const m = /\/maps\/place\/([^/]+)/.exec(u.pathname);
+    // maps.google.com/?cid=... and the like carry no place: a short link that led here found none.
     if (!m && !queryPlaceId) return { kind: 'invalid', reason: 'not a google.com/maps/place URL' };
     const name = m ? decodeURIComponent((m[1] as string).replace(/\+/g, ' ')) : null;
     // The place's own coordinates are in the data segment (!3d<lat>!4d<lng>); the @lat,lng is the viewport.
     const data = /!3d(-?\d+(?:\.\d+)?)!4d(-?\d+(?:\.\d+)?)/.exec(u.pathname) ?? /@(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?)/.exec(u.pathname);
     return { kind: 'google_place_url', url: u.href, name, lat: data ? Number(data[1]) : null, lng: data ? Number(data[2]) : null, placeId: queryPlaceId };
   }
-  return { kind: 'invalid', reason: `not a maps URL (${host})` };
+  return { kind: 'link', url: u.href };
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');
