@@ -103,9 +103,10 @@ export const crawlMaps: JobSpec<typeof crawlMapsPayload> = {
   defaultPriority: 0,
   queue: 'crawl-maps',
   /**
-   * Nominatim's policy is an absolute maximum of 1 request per second. Temporal's dispatch limiter
-   * lets a full bucket through on top of its rate (see jobs/crawl-company-data.ts), so the queue
-   * runs at half of it: at most one request in any one-second window.
+   * Nominatim's policy is an absolute maximum of 1 request per second. The queue's dispatch limit
+   * keeps OSM requests from filling the workers' slots; the 1-per-second spacing itself is kept by
+   * the activity with a Postgres advisory lock held 1.1 s from each request's start
+   * (activities/maps/pacing.ts), because Temporal's token bucket lets bursts through.
    */
   activityQueues: () => [{ key: MAPS_QUEUE_KEYS.nominatim, queue: 'osm-nominatim', perSecond: 0.5 }],
   limits: {

@@ -11,6 +11,7 @@ import { businessFromGoogle, businessFromNominatim } from './business';
 import { MapsError, notFound } from './errors';
 import { GooglePlacesClient, type GooglePlace } from './google-places';
 import { NominatimClient, type NominatimPlace } from './nominatim';
+import { pacedGlobally } from './pacing';
 import { parsePlaceRef, type PlaceRef } from './parse';
 
 /** What the workflow does for a job (workflows/maps.ts): Google in one activity, OSM as rate-limited requests. */
@@ -28,6 +29,8 @@ const PHOTOS_PER_BUSINESS = 3;
 /** Requests in flight for one job's details and photos. */
 const PER_JOB_CONCURRENCY = 4;
 const MAX_PHOTO_BYTES = 10 * 1024 * 1024;
+/** Nominatim's policy: at most 1 request per second; the margin covers the jitter between our start and its arrival. */
+const NOMINATIM_INTERVAL_MS = 1100;
 /** Redirects followed from a share link to its place URL (maps.app.goo.gl takes one or two). */
 const MAX_LINK_HOPS = 5;
 const IMAGE_TYPES: Record<string, string> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp', 'image/gif': 'gif' };
@@ -201,12 +204,12 @@ export function createMapsActivities(deps: ActivityDeps) {
 
     /** One Nominatim search (one request, on the Nominatim queue: its rate limit is per request). */
     searchNominatim: (input: { q: string; limit: number; excludePlaceIds: number[]; language?: string; countryCode?: string }): Promise<NominatimPlace[]> =>
-      withHeartbeat((signal) => nominatim().search(input, signal)),
+      withHeartbeat((signal) => pacedGlobally(deps.db, 'nominatim', NOMINATIM_INTERVAL_MS, signal, () => nominatim().search(input, signal))),
 
     /** One Nominatim lookup by OSM id (one request, on the Nominatim queue). An empty answer is "business not found". */
     lookupNominatim: (input: { osmIds: string[]; language?: string }): Promise<NominatimPlace[]> =>
       withHeartbeat(async (signal) => {
-        const found = await nominatim().lookup(input, signal);
+        const found = await pacedGlobally(deps.db, 'nominatim', NOMINATIM_INTERVAL_MS, signal, () => nominatim().lookup(input, signal));
         if (found.length === 0) throw notFound(input.osmIds.join(', '));
         return found;
       }),

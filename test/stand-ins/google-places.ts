@@ -74,7 +74,7 @@ export function leedsBakeries(count: number, baseUrl = 'https://maps.google.com'
       ],
       nationalPhoneNumber: national,
       ...(international ? { internationalPhoneNumber: international } : {}),
-      websiteUri: `https://www.bakery${i}.example.co.uk/`,
+      websiteUri: `https://www.leedsbakery${i}.co.uk/`,
       rating: Math.round((3.5 + (i % 15) / 10) * 10) / 10,
       userRatingCount: 100 + i,
       ...(PRICES[k % PRICES.length] ? { priceLevel: PRICES[k % PRICES.length] } : {}),
