@@ -153,7 +153,7 @@ describe('crawlMaps with Google Places', () => {
     // FREE and no price level at all: the field is absent.
     expect(byName(data.businesses, 'Leeds Bakery 5')).not.toHaveProperty('price_level');
     expect(byName(data.businesses, 'Leeds Bakery 6')).not.toHaveProperty('price_level');
-    expect(byName(data.businesses, 'Leeds Bakery 3')).toMatchObject({ phone: '+44 7700 900123', phone_e164: '+447700900123', phone_type: 'MOBILE', phone_valid: true });
+    expect(byName(data.businesses, 'Leeds Bakery 3')).toMatchObject({ phone: '+44 7911 123456', phone_e164: '+447911123456', phone_national: '07911 123456', phone_type: 'MOBILE', phone_valid: true });
     // An impossible number keeps its raw text.
     expect(byName(data.businesses, 'Leeds Bakery 4')).toMatchObject({ phone: '0113 12', phone_e164: null, phone_national: null, phone_valid: false });
     for (const b of data.businesses) expect(() => mapsBusiness.parse(b)).not.toThrow();
@@ -211,7 +211,7 @@ describe('crawlMaps with Google Places', () => {
       name: 'Leeds Bakery 1', domain: 'leedsbakery1.co.uk', phone: '+441134960001', category: 'bakery', rating: 3.6, review_count: 101, country: 'GB',
     });
     expect((await list('domains')).map((r) => r.data.domain).sort()).toEqual(['leedsbakery1.co.uk', 'leedsbakery2.co.uk', 'leedsbakery3.co.uk']);
-    expect((await list('phones')).map((r) => r.data.number).sort()).toEqual(['+441134960001', '+441134960002', '+447700900123']);
+    expect((await list('phones')).map((r) => r.data.number).sort()).toEqual(['+441134960001', '+441134960002', '+447911123456']);
     await waitFor(async () => (await client.json<{ total: number }>(await client.get('/api/v1/search/leads?query=bakery'))).total === 3, 30_000, 'the leads');
   });
 });

@@ -61,8 +61,8 @@ export function leedsBakeries(count: number, baseUrl = 'https://maps.google.com'
     const n = String(i).padStart(4, '0');
     const id = `ChIJstandinLeeds${n}`;
     // Drama-range Leeds numbers (0113 496 0xxx) are valid fixed lines to libphonenumber; place 3 has a mobile, place 4 an impossible number.
-    const national = i === 3 ? '07700 900123' : i === 4 ? '0113 12' : `0113 496 ${String(i).padStart(4, '0')}`;
-    const international = i === 3 ? '+44 7700 900123' : i === 4 ? undefined : `+44 113 496 ${String(i).padStart(4, '0')}`;
+    const national = i === 3 ? '07911 123456' : i === 4 ? '0113 12' : `0113 496 ${String(i).padStart(4, '0')}`;
+    const international = i === 3 ? '+44 7911 123456' : i === 4 ? undefined : `+44 113 496 ${String(i).padStart(4, '0')}`;
     return {
       id,
       displayName: { text: `Leeds Bakery ${i}`, languageCode: 'en' },
