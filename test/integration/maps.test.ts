@@ -1,4 +1,4 @@
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { createDb } from '../../db';
 import { CATALOG } from '../../jobs';
@@ -23,6 +23,12 @@ jest.setTimeout(120_000);
 
 const KEY = 'AIzaStandInKey-0123456789';
 const OSM_AGENT = 'leadjobs-test/1.0 (ops@leadjobs.example)';
+
+try {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+} catch {
+  // already installed in this process
+}
 
 let places: GooglePlacesStandIn;
 let nominatim: NominatimStandIn;
