@@ -9,10 +9,10 @@ import { BlockedAddressError, OutboundError } from '../../lib/outbound';
 import { parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
 import { businessFromGoogle, businessFromNominatim } from './business';
 import { MapsError, notFound } from './errors';
-import { GooglePlacesClient, type GooglePlace } from './google-places';
+import { GooglePlacesClient, type GooglePlace, type TextSearch } from './google-places';
 import { NominatimClient, type NominatimPlace } from './nominatim';
 import { pacedGlobally } from './pacing';
-import { parsePlaceRef, type PlaceRef } from './parse';
+import { parsePlaceRef, splitQuery, type PlaceRef } from './parse';
 
 /** What the workflow does for a job (workflows/maps.ts): Google in one activity, OSM as rate-limited requests. */
 export type MapsPlan =
@@ -24,6 +24,10 @@ export type MapsPlan =
 const HEARTBEAT_MS = 1000;
 /** Google pages hold at most 20 places. */
 const GOOGLE_PAGE = 20;
+/** A text search answers at most 60 places (3 pages of 20), however many match. */
+const MAX_PER_QUERY = 60;
+/** Tiles searched at most for one job: 85 = the area, its quarters and theirs (1 + 4 + 16 + 64). */
+const MAX_TILES = 85;
 /** Provider photos listed per business (each costs a request for its key-free address). */
 const PHOTOS_PER_BUSINESS = 3;
 /** Requests in flight for one job's details and photos. */
@@ -98,7 +102,7 @@ export function createMapsActivities(deps: ActivityDeps) {
    * by content hash, a retry overwrites the result row, and canonical records this job added itself
    * still count as first seen (their source_worker names the job).
    */
-  async function finish(input: { jobId: string; payload: CrawlMapsPayload; provider: MapsProvider; query: string; businesses: MapsBusiness[]; photoSources: string[][] }, signal: AbortSignal): Promise<JobActivityOutput> {
+  async function finish(input: { jobId: string; payload: CrawlMapsPayload; provider: MapsProvider; query: string; businesses: MapsBusiness[]; photoSources: string[][]; tilesSearched?: number }, signal: AbortSignal): Promise<JobActivityOutput> {
     const ctx = Context.current();
     const job = await JobModel.query(deps.db).findById(input.jobId);
     if (!job) throw ApplicationFailure.nonRetryable(`job ${input.jobId} does not exist`, 'InvalidInput');
@@ -130,7 +134,13 @@ export function createMapsActivities(deps: ActivityDeps) {
       });
       if (input.payload.dedupe_unique_only) businesses = businesses.filter((b) => b.dedupe_unique);
     }
-    const data: CrawlMapsResult = { businesses, results_count: businesses.length, provider: input.provider, query: input.query };
+    const data: CrawlMapsResult = {
+      businesses,
+      results_count: businesses.length,
+      provider: input.provider,
+      query: input.query,
+      ...(input.tilesSearched !== undefined ? { tiles_searched: input.tilesSearched } : {}),
+    };
     await results.save(input.jobId, data);
     return { resultsCount: businesses.length };
   }
@@ -163,6 +173,7 @@ export function createMapsActivities(deps: ActivityDeps) {
         const opts = { languageCode: payload.language, regionCode: payload.region };
         let places: GooglePlace[];
         let query: string;
+        let tilesSearched: number | undefined;
         if (payload.url !== undefined) {
           query = payload.url;
           const ref = await placeRef(payload.url, signal);
@@ -170,17 +181,9 @@ export function createMapsActivities(deps: ActivityDeps) {
           places = [await googlePlace(client, ref, payload, signal)];
         } else {
           query = payload.search_query as string;
-          places = [];
-          const seen = new Set<string>();
-          // A page token is only valid with the parameters of the first request: the page size stays.
-          const pageSize = Math.min(GOOGLE_PAGE, payload.max_results);
-          let pageToken: string | undefined;
-          do {
-            const page = await client.searchText({ textQuery: query, pageSize, pageToken, ...opts }, signal);
-            for (const p of page.places) if (!seen.has(p.id) && places.length < payload.max_results) { seen.add(p.id); places.push(p); }
-            beat({ places: places.length });
-            pageToken = page.places.length > 0 ? page.nextPageToken : undefined;
-          } while (pageToken && places.length < payload.max_results);
+          const found = await searchGoogle(client, { textQuery: query, ...opts }, payload.max_results, payload.bounds, signal, beat);
+          places = found.places;
+          tilesSearched = found.tilesSearched;
           if (payload.extract_reviews) {
             places = await pool(places, PER_JOB_CONCURRENCY, async (p) => {
               const detailed = await client.details(p.id, { reviews: true, ...opts }, signal);
@@ -198,7 +201,7 @@ export function createMapsActivities(deps: ActivityDeps) {
           }
           return uris;
         });
-        return finish({ jobId: input.jobId, payload, provider: 'google_places', query, businesses, photoSources }, signal);
+        return finish({ jobId: input.jobId, payload, provider: 'google_places', query, businesses, photoSources, tilesSearched }, signal);
       });
     },
 
@@ -236,6 +239,65 @@ export function createMapsActivities(deps: ActivityDeps) {
 }
 
 export type MapsActivities = ReturnType<typeof createMapsActivities>;
+
+type Rect = { low: { latitude: number; longitude: number }; high: { latitude: number; longitude: number } };
+
+/**
+ * A text search up to `max` places. One query answers at most 60 (3 pages of 20); when it comes
+ * back full and more are wanted, the area (`bounds`, else the viewport of the query's location,
+ * "bakery in Leeds" -> Leeds) is searched in locationRestriction rectangles, a tile that comes back
+ * full split in four, merged by place id until `max` or the area is exhausted.
+ */
+async function searchGoogle(
+  client: GooglePlacesClient,
+  base: Omit<TextSearch, 'pageSize' | 'pageToken'>,
+  max: number,
+  bounds: Rect | undefined,
+  signal: AbortSignal,
+  beat: (details?: unknown) => void,
+): Promise<{ places: GooglePlace[]; tilesSearched?: number }> {
+  const byId = new Map<string, GooglePlace>();
+  // A page token is only valid with the parameters of the first request: the page size stays.
+  const pageSize = Math.min(GOOGLE_PAGE, max);
+  const query = async (body: Omit<TextSearch, 'pageSize' | 'pageToken'>, size: number): Promise<number> => {
+    let answered = 0;
+    let pageToken: string | undefined;
+    do {
+      const page = await client.searchText({ ...body, pageSize: size, pageToken }, signal);
+      answered += page.places.length;
+      for (const p of page.places) if (!byId.has(p.id) && byId.size < max) byId.set(p.id, p);
+      beat({ places: byId.size });
+      pageToken = page.places.length > 0 ? page.nextPageToken : undefined;
+    } while (pageToken && byId.size < max);
+    return answered;
+  };
+  const first = await query(base, pageSize);
+  if (byId.size >= max || first < MAX_PER_QUERY) return { places: [...byId.values()] };
+
+  const where = splitQuery(base.textQuery).where;
+  const area = bounds ?? (where ? (await client.searchText({ textQuery: where, pageSize: 1, languageCode: base.languageCode, regionCode: base.regionCode }, signal)).places[0]?.viewport : undefined);
+  if (!area) return { places: [...byId.values()] };
+  const tiles: Rect[] = [area];
+  let tilesSearched = 0;
+  while (tiles.length > 0 && byId.size < max && tilesSearched < MAX_TILES) {
+    const tile = tiles.shift() as Rect;
+    tilesSearched++;
+    const answered = await query({ ...base, locationRestriction: { rectangle: tile } }, GOOGLE_PAGE);
+    if (answered >= MAX_PER_QUERY) tiles.push(...quarters(tile));
+  }
+  return { places: [...byId.values()], tilesSearched };
+}
+
+function quarters(r: Rect): Rect[] {
+  const midLat = (r.low.latitude + r.high.latitude) / 2;
+  const midLng = (r.low.longitude + r.high.longitude) / 2;
+  return [
+    { low: r.low, high: { latitude: midLat, longitude: midLng } },
+    { low: { latitude: r.low.latitude, longitude: midLng }, high: { latitude: midLat, longitude: r.high.longitude } },
+    { low: { latitude: midLat, longitude: r.low.longitude }, high: { latitude: r.high.latitude, longitude: midLng } },
+    { low: { latitude: midLat, longitude: midLng }, high: r.high },
+  ];
+}
 
 /** The Google place a `url` names: by id, by the id in a place URL, or by the name and coordinates of one. */
 async function googlePlace(client: GooglePlacesClient, ref: PlaceRef, payload: CrawlMapsPayload, signal: AbortSignal): Promise<GooglePlace> {

@@ -31,6 +31,7 @@ export interface GooglePlace {
   regularOpeningHours?: { periods?: GooglePeriod[]; weekdayDescriptions?: string[] };
   photos?: { name: string; widthPx?: number; heightPx?: number }[];
   accessibilityOptions?: Record<string, boolean>;
+  viewport?: { low: { latitude: number; longitude: number }; high: { latitude: number; longitude: number } };
   reviews?: { rating?: number; text?: { text?: string }; originalText?: { text?: string }; authorAttribution?: { displayName?: string }; publishTime?: string }[];
   [amenity: string]: unknown;
 }
@@ -58,7 +59,7 @@ export const AMENITY_FIELDS: Record<string, string> = {
 const PLACE_FIELDS = [
   'id', 'displayName', 'formattedAddress', 'addressComponents', 'nationalPhoneNumber', 'internationalPhoneNumber', 'websiteUri',
   'rating', 'userRatingCount', 'priceLevel', 'businessStatus', 'types', 'primaryType', 'location', 'googleMapsUri',
-  'regularOpeningHours', 'photos', 'accessibilityOptions', ...Object.keys(AMENITY_FIELDS),
+  'regularOpeningHours', 'photos', 'accessibilityOptions', 'viewport', ...Object.keys(AMENITY_FIELDS),
 ];
 
 /** The field mask of a text search: every place field, and nextPageToken (only returned when asked for). */

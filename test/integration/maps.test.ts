@@ -222,6 +222,28 @@ describe('crawlMaps with Google Places', () => {
   });
 });
 
+describe('crawlMaps beyond one query\'s 60 places', () => {
+  test('the query\'s area is searched in locationRestriction tiles, a full tile split in four, merged by place id', async () => {
+    const before = places.requests.length;
+    const { status, data } = await run(c, { search_query: 'florist in Leeds', max_results: 200, dedupe_enabled: false });
+    expect(status).toMatchObject({ status: 'completed', results_count: 150 });
+    expect(data).toMatchObject({ results_count: 150, tiles_searched: 5 });
+    expect(new Set(data.businesses.map((b) => b.place_id)).size).toBe(150);
+    const searches = places.requests.slice(before).filter((r) => r.path === '/v1/places:searchText');
+    // The plain query (3 pages), the geocoding of "Leeds", the whole viewport (3 pages, full), its four quarters.
+    expect(searches.filter((r) => !r.body?.locationRestriction && r.body?.textQuery === 'florist in Leeds')).toHaveLength(3);
+    expect(searches.filter((r) => r.body?.textQuery === 'Leeds')).toHaveLength(1);
+    const tiled = searches.filter((r) => r.body?.locationRestriction);
+    expect(tiled[0]?.body?.locationRestriction).toEqual({ rectangle: { low: { latitude: 53.7, longitude: -1.8 }, high: { latitude: 53.9, longitude: -1.3 } } });
+    expect(new Set(tiled.map((r) => JSON.stringify(r.body?.locationRestriction))).size).toBe(5);
+
+    // Wanting no more than one query answers: no tiles.
+    const small = await run(c, { search_query: 'florist in Leeds', max_results: 30, dedupe_enabled: false });
+    expect(small.data).not.toHaveProperty('tiles_searched');
+    expect(small.data.results_count).toBe(30);
+  });
+});
+
 describe('crawlMaps provider errors and cancel', () => {
   test('a quota answer is retried after its delay; still exhausted, the job fails naming the provider and the quota', async () => {
     places.exhaustQuota(1, 1);

@@ -104,6 +104,52 @@ export function leedsBakeries(count: number, baseUrl = 'https://maps.google.com'
   });
 }
 
+/** Leeds as a locality whose viewport is the area a tiled search splits. */
+export const LEEDS_VIEWPORT = { low: { latitude: 53.7, longitude: -1.8 }, high: { latitude: 53.9, longitude: -1.3 } };
+export function leedsLocality(): StandInPlace {
+  return {
+    id: 'ChIJmb1k2ko9eUgRqdLTpJ1lcBc',
+    displayName: { text: 'Leeds', languageCode: 'en' },
+    formattedAddress: 'Leeds, UK',
+    addressComponents: [{ longText: 'United Kingdom', shortText: 'GB', types: ['country', 'political'] }],
+    businessStatus: 'OPERATIONAL',
+    types: ['locality', 'political'],
+    primaryType: 'locality',
+    location: { latitude: 53.8008, longitude: -1.5491 },
+    googleMapsUri: 'https://maps.google.com/?cid=1',
+    photos: [],
+    reviews: [],
+    viewport: LEEDS_VIEWPORT,
+  };
+}
+
+/** `count` florists on a grid over the Leeds viewport (15 columns), without photos: for tiled searches. */
+export function leedsFlorists(count: number): StandInPlace[] {
+  const rows = Math.ceil(count / 15);
+  return Array.from({ length: count }, (_, k) => {
+    const row = Math.floor(k / 15);
+    const col = k % 15;
+    const n = String(k + 1).padStart(4, '0');
+    return {
+      id: `ChIJstandinFlorist${n}`,
+      displayName: { text: `Leeds Florist ${k + 1}`, languageCode: 'en' },
+      formattedAddress: `${k + 1} Kirkgate, Leeds LS2 7DJ, UK`,
+      addressComponents: [{ longText: 'United Kingdom', shortText: 'GB', types: ['country', 'political'] }],
+      internationalPhoneNumber: `+44 113 496 ${String(2000 + k).padStart(4, '0')}`,
+      businessStatus: 'OPERATIONAL',
+      types: ['florist', 'store', 'point_of_interest', 'establishment'],
+      primaryType: 'florist',
+      location: {
+        latitude: LEEDS_VIEWPORT.low.latitude + ((row + 0.5) * (LEEDS_VIEWPORT.high.latitude - LEEDS_VIEWPORT.low.latitude)) / rows,
+        longitude: LEEDS_VIEWPORT.low.longitude + ((col + 0.5) * (LEEDS_VIEWPORT.high.longitude - LEEDS_VIEWPORT.low.longitude)) / 15,
+      },
+      googleMapsUri: `https://maps.google.com/?cid=${5000 + k}`,
+      photos: [],
+      reviews: [],
+    };
+  });
+}
+
 /** A tiny valid image per photo name (the bytes differ, so their content hashes do). */
 export function imageBytes(photo: string): Buffer {
   // A 1x1 GIF followed by the photo name in a comment extension is still a valid GIF.
@@ -143,7 +189,7 @@ const inRect = (p: StandInPlace, r: { low: { latitude: number; longitude: number
   p.location.latitude >= r.low.latitude && p.location.latitude <= r.high.latitude && p.location.longitude >= r.low.longitude && p.location.longitude <= r.high.longitude;
 
 export async function startGooglePlacesStandIn(options: { apiKey: string; places?: StandInPlace[] }): Promise<GooglePlacesStandIn> {
-  const places = options.places ?? leedsBakeries(25);
+  const places = options.places ?? [leedsLocality(), ...leedsBakeries(25), ...leedsFlorists(150)];
   const requests: GooglePlacesStandIn['requests'] = [];
   let exhausted = 0;
   let retryDelay = 1;
