@@ -88,7 +88,7 @@ export const crawlMapsResult = z.object({
 export type CrawlMapsResult = z.infer<typeof crawlMapsResult>;
 
 /** The OSM activity queues, as the workflow looks them up (RunJobInput.queues). */
-export const MAPS_QUEUE_KEYS = { nominatim: 'nominatim' } as const;
+export const MAPS_QUEUE_KEYS = { nominatim: 'nominatim', overpass: 'overpass' } as const;
 
 /**
  * crawlMaps: business listings from Google Places (New) or OpenStreetMap (activities/maps/, steps in
@@ -103,12 +103,15 @@ export const crawlMaps: JobSpec<typeof crawlMapsPayload> = {
   defaultPriority: 0,
   queue: 'crawl-maps',
   /**
-   * Nominatim's policy is an absolute maximum of 1 request per second. The queue's dispatch limit
+   * Nominatim's policy is an absolute maximum of 1 request per second (Overpass: the same, fair use). The queue's dispatch limit
    * keeps OSM requests from filling the workers' slots; the 1-per-second spacing itself is kept by
    * the activity with a Postgres advisory lock held 1.1 s from each request's start
    * (activities/maps/pacing.ts), because Temporal's token bucket lets bursts through.
    */
-  activityQueues: () => [{ key: MAPS_QUEUE_KEYS.nominatim, queue: 'osm-nominatim', perSecond: 0.5 }],
+  activityQueues: () => [
+    { key: MAPS_QUEUE_KEYS.nominatim, queue: 'osm-nominatim', perSecond: 0.5 },
+    { key: MAPS_QUEUE_KEYS.overpass, queue: 'osm-overpass', perSecond: 0.5 },
+  ],
   limits: {
     activity: { ms: 8 * 60_000, why: 'spec §1.1: 20 results take 30-90 s; 500 results with photos need minutes, within the 10-minute job' },
     deadline: MAX_JOB_DEADLINE,

@@ -25,8 +25,8 @@ const onJobQueue = (activityMs: number) =>
     retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: JOB_ACTIVITY_ATTEMPTS },
   });
 
-/** One Nominatim request per activity, on its queue, whose dispatch limit holds for all workers together. */
-const onNominatimQueue = (taskQueue: string) =>
+/** One OSM request per activity, on its host's queue, whose dispatch limit holds for all workers together. */
+const onOsmQueue = (taskQueue: string) =>
   proxyActivities<MapsActivities>({
     taskQueue,
     startToCloseTimeout: '30s', // one HTTP request; the outbound client gives up after 20 s
@@ -39,26 +39,31 @@ const onNominatimQueue = (taskQueue: string) =>
 
 /**
  * crawlMaps. Google Places: one activity on the job's queue does the whole crawl (its API has no
- * shared rate to keep). OpenStreetMap: every Nominatim request is an activity on the Nominatim
- * queue (1 request/s for all workers together), paged with exclude_place_ids up to max_results;
- * then one activity on the job's queue turns the places into the result.
+ * shared rate to keep). OpenStreetMap: a category in a named area ("bakery in Leeds") is one
+ * Overpass query on the Overpass queue; other searches are Nominatim requests on the Nominatim
+ * queue (each host 1 request/s for all workers together), paged with exclude_place_ids up to
+ * max_results; then one activity on the job's queue turns the places into the result.
  */
 export async function crawlMapsSteps(input: JobStepsInput): Promise<JobActivityOutput> {
   const plan = await planning.planMaps({ payload: input.payload });
   const job = onJobQueue(input.limits.activityMs);
   if (plan.provider === 'google_places') return job.crawlMapsGoogle({ jobId: input.jobId, payload: input.payload });
 
-  const queue = input.queues.nominatim;
-  if (!queue) throw ApplicationFailure.nonRetryable('crawlMaps started without the Nominatim queue', 'InvalidInput');
-  const nominatim = onNominatimQueue(queue);
+  const queue = (key: 'nominatim' | 'overpass') => {
+    const name = input.queues[key];
+    if (!name) throw ApplicationFailure.nonRetryable(`crawlMaps started without the ${key} queue`, 'InvalidInput');
+    return onOsmQueue(name);
+  };
   let places: NominatimPlace[];
-  if (plan.kind === 'lookup') {
-    places = await nominatim.lookupNominatim({ osmIds: plan.osmIds, language: plan.language });
+  if (plan.kind === 'overpass') {
+    places = await queue('overpass').queryOverpass({ ql: plan.ql, tag: plan.tag });
+  } else if (plan.kind === 'lookup') {
+    places = await queue('nominatim').lookupNominatim({ osmIds: plan.osmIds, language: plan.language });
   } else {
     places = [];
     for (;;) {
       const want = Math.min(NOMINATIM_PAGE, plan.maxResults - places.length);
-      const page = await nominatim.searchNominatim({ q: plan.q, limit: want, excludePlaceIds: places.map((p) => p.place_id), language: plan.language, countryCode: plan.countryCode });
+      const page = await queue('nominatim').searchNominatim({ q: plan.q, limit: want, excludePlaceIds: places.map((p) => p.place_id), language: plan.language, countryCode: plan.countryCode });
       places.push(...page);
       if (page.length < want || places.length >= plan.maxResults) break;
     }

@@ -3,6 +3,7 @@ import type { MapsBusiness } from '../../jobs/crawl-maps';
 import { parsePhone } from '../../lib/phones';
 import { AMENITY_FIELDS, type GooglePlace } from './google-places';
 import type { NominatimPlace } from './nominatim';
+import type { OverpassElement } from './overpass';
 import { hoursFromOsm, hoursFromPeriods, priceLevel } from './parse';
 
 /**
@@ -110,5 +111,30 @@ export function businessFromNominatim(p: NominatimPlace, fallbackRegion?: string
     accessibility: wheelchair ? `wheelchair: ${wheelchair}` : null,
     business_status: null,
     country_code: country,
+  };
+}
+
+/**
+ * An Overpass element as the Nominatim result it amounts to (name, address from addr:*, tags as
+ * extratags), so both OSM sources map to businesses one way.
+ */
+export function nominatimFromOverpass(e: OverpassElement, tag: [string, string]): NominatimPlace {
+  const t = e.tags ?? {};
+  const lat = e.lat ?? e.center?.lat;
+  const lon = e.lon ?? e.center?.lon;
+  const street = [t['addr:housenumber'], t['addr:street']].filter(Boolean).join(' ');
+  const address = [t.name, street, t['addr:city'], t['addr:postcode'], t['addr:country']].filter(Boolean).join(', ');
+  return {
+    place_id: e.id,
+    osm_type: e.type,
+    osm_id: e.id,
+    lat: lat === undefined ? undefined : String(lat),
+    lon: lon === undefined ? undefined : String(lon),
+    category: tag[0],
+    type: tag[1],
+    name: t.name,
+    display_name: address || undefined,
+    address: t['addr:country'] ? { country_code: t['addr:country'].toLowerCase() } : {},
+    extratags: t,
   };
 }

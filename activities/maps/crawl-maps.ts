@@ -7,10 +7,11 @@ import { JobModel } from '../../db/models/job';
 import { crawlMapsPayload, type CrawlMapsPayload, type CrawlMapsResult, type MapsBusiness, type MapsProvider } from '../../jobs/crawl-maps';
 import { BlockedAddressError, OutboundError } from '../../lib/outbound';
 import { parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
-import { businessFromGoogle, businessFromNominatim } from './business';
+import { businessFromGoogle, businessFromNominatim, nominatimFromOverpass } from './business';
 import { MapsError, notFound } from './errors';
 import { GooglePlacesClient, type GooglePlace, type TextSearch } from './google-places';
 import { NominatimClient, type NominatimPlace } from './nominatim';
+import { osmCategory, OverpassClient, overpassQuery } from './overpass';
 import { pacedGlobally } from './pacing';
 import { parsePlaceRef, splitQuery, type PlaceRef } from './parse';
 
@@ -18,6 +19,7 @@ import { parsePlaceRef, splitQuery, type PlaceRef } from './parse';
 export type MapsPlan =
   | { provider: 'google_places' }
   | { provider: 'osm'; kind: 'search'; q: string; maxResults: number; language?: string; countryCode?: string }
+  | { provider: 'osm'; kind: 'overpass'; ql: string; tag: [string, string] }
   | { provider: 'osm'; kind: 'lookup'; osmIds: string[]; language?: string };
 
 // A request heartbeats while it waits: a cancel is only delivered in a heartbeat's answer.
@@ -33,7 +35,7 @@ const PHOTOS_PER_BUSINESS = 3;
 /** Requests in flight for one job's details and photos. */
 const PER_JOB_CONCURRENCY = 4;
 const MAX_PHOTO_BYTES = 10 * 1024 * 1024;
-/** Nominatim's policy: at most 1 request per second; the margin covers the jitter between our start and its arrival. */
+/** Nominatim's policy (and Overpass's fair use): at most 1 request per second; the margin covers the jitter between our start and its arrival. */
 const NOMINATIM_INTERVAL_MS = 1100;
 /** Redirects followed from a share link to its place URL (maps.app.goo.gl takes one or two). */
 const MAX_LINK_HOPS = 5;
@@ -53,6 +55,8 @@ export function createMapsActivities(deps: ActivityDeps) {
   const results = new JobResultStore(deps.db, deps.storage);
   const dedupe = new DedupeRepository(deps.db);
   let google: GooglePlacesClient | undefined;
+  let overpassClient: OverpassClient | undefined;
+  const overpass = (): OverpassClient => (overpassClient ??= new OverpassClient({ baseUrl: config.OVERPASS_BASE_URL, userAgent: config.OSM_USER_AGENT, http: deps.http }));
   let nominatimClient: NominatimClient | undefined;
   const nominatim = (): NominatimClient =>
     (nominatimClient ??= new NominatimClient({ baseUrl: config.NOMINATIM_BASE_URL, userAgent: config.OSM_USER_AGENT, http: deps.http }));
@@ -156,7 +160,13 @@ export function createMapsActivities(deps: ActivityDeps) {
         if (ref.kind !== 'osm') throw ApplicationFailure.nonRetryable(`provider osm needs an openstreetmap.org node, way or relation URL, not ${payload.url}`, 'InvalidInput');
         return { provider, kind: 'lookup', osmIds: [`${ref.osmType}${ref.osmId}`], language: payload.language };
       }
-      return { provider, kind: 'search', q: payload.search_query as string, maxResults: payload.max_results, language: payload.language, countryCode: payload.region };
+      const q = payload.search_query as string;
+      // "bakery in Leeds": a category in a named area is Overpass's question (every such object, not
+      // the best text matches); anything else is a Nominatim text search.
+      const { what, where } = splitQuery(q);
+      const tag = where ? osmCategory(what) : undefined;
+      if (tag && where) return { provider, kind: 'overpass', ql: overpassQuery(tag, where, payload.max_results), tag };
+      return { provider, kind: 'search', q, maxResults: payload.max_results, language: payload.language, countryCode: payload.region };
     },
 
     /**
@@ -196,7 +206,12 @@ export function createMapsActivities(deps: ActivityDeps) {
         const photoSources = await pool(places, PER_JOB_CONCURRENCY, async (p) => {
           const uris: string[] = [];
           for (const photo of (p.photos ?? []).slice(0, PHOTOS_PER_BUSINESS)) {
-            uris.push(await client.photoUri(photo.name, signal));
+            try {
+              uris.push(await client.photoUri(photo.name, signal));
+            } catch (err) {
+              // A photo the provider cannot find is left out; quota, a rejected key or a cancel stop the job.
+              if (signal.aborted || !(err instanceof MapsError) || err.type !== 'ProviderRejected') throw err;
+            }
             beat({ photo: photo.name });
           }
           return uris;
@@ -208,6 +223,13 @@ export function createMapsActivities(deps: ActivityDeps) {
     /** One Nominatim search (one request, on the Nominatim queue: its rate limit is per request). */
     searchNominatim: (input: { q: string; limit: number; excludePlaceIds: number[]; language?: string; countryCode?: string }): Promise<NominatimPlace[]> =>
       withHeartbeat((signal) => pacedGlobally(deps.db, 'nominatim', NOMINATIM_INTERVAL_MS, signal, () => nominatim().search(input, signal))),
+
+    /** One Overpass query (one request, on the Overpass queue), its elements as Nominatim-shaped places. */
+    queryOverpass: (input: { ql: string; tag: [string, string] }): Promise<NominatimPlace[]> =>
+      withHeartbeat(async (signal) => {
+        const elements = await pacedGlobally(deps.db, 'overpass', NOMINATIM_INTERVAL_MS, signal, () => overpass().query(input.ql, signal));
+        return elements.map((e) => nominatimFromOverpass(e, input.tag));
+      }),
 
     /** One Nominatim lookup by OSM id (one request, on the Nominatim queue). An empty answer is "business not found". */
     lookupNominatim: (input: { osmIds: string[]; language?: string }): Promise<NominatimPlace[]> =>

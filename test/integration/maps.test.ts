@@ -15,6 +15,7 @@ import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { waitFor } from '../support/processes';
 import { imageBytes, startGooglePlacesStandIn, type GooglePlacesStandIn } from '../stand-ins/google-places';
 import { startNominatimStandIn, type NominatimStandIn } from '../stand-ins/nominatim';
+import { startOverpassStandIn, type OverpassStandIn } from '../stand-ins/overpass';
 
 // crawlMaps over HTTP through the real API and the production worker set (the job queue, the
 // Nominatim rate-limited queue; workflowTaskQueues adds the lead-indexing queue) on the stack, against stand-in Google
@@ -32,6 +33,7 @@ try {
 
 let places: GooglePlacesStandIn;
 let nominatim: NominatimStandIn;
+let overpass: OverpassStandIn;
 let api: TestApi;
 let c: Caller;
 let stopWorkers: () => Promise<void>;
@@ -48,7 +50,7 @@ async function startMapsWorkers(overrides: Record<string, string>): Promise<() =
   const common = { connection, namespace: config.TEMPORAL_NAMESPACE, activities, identity: 'maps-worker', logger };
   const workers: Worker[] = [
     ...(await createWorkers({ ...common, taskQueues: workflowTaskQueues(config.TASK_QUEUE_PREFIX, [CATALOG.crawlMaps]) })),
-    ...(await createRateLimitedWorkers({ ...common, queues: activityQueueLimits(config).filter((q) => q.taskQueue.endsWith('osm-nominatim')) })),
+    ...(await createRateLimitedWorkers({ ...common, queues: activityQueueLimits(config).filter((q) => q.taskQueue.includes('-osm-')) })),
   ];
   const running = Promise.all(workers.map((w) => w.run()));
   return async () => {
@@ -59,7 +61,7 @@ async function startMapsWorkers(overrides: Record<string, string>): Promise<() =
 }
 
 beforeAll(async () => {
-  [places, nominatim] = await Promise.all([startGooglePlacesStandIn({ apiKey: KEY }), startNominatimStandIn()]);
+  [places, nominatim, overpass] = await Promise.all([startGooglePlacesStandIn({ apiKey: KEY }), startNominatimStandIn(), startOverpassStandIn()]);
   const env = {
     RATE_LIMIT_ENABLED: 'false',
     OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
@@ -67,6 +69,7 @@ beforeAll(async () => {
     GOOGLE_PLACES_BASE_URL: places.baseUrl,
     GOOGLE_PLACES_API_KEY: KEY,
     NOMINATIM_BASE_URL: nominatim.baseUrl,
+    OVERPASS_BASE_URL: overpass.baseUrl,
     OSM_USER_AGENT: OSM_AGENT,
   };
   api = await startTestApi(env);
@@ -77,7 +80,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopWorkers();
   await api.close();
-  await Promise.all([places.close(), nominatim.close()]);
+  await Promise.all([places.close(), nominatim.close(), overpass.close()]);
 });
 
 type Business = Record<string, unknown>;
@@ -222,6 +225,13 @@ describe('crawlMaps with Google Places', () => {
   });
 });
 
+test('the OpenAPI document describes the crawlMaps payload and result', async () => {
+  const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as { paths: Record<string, unknown>; components: { schemas: Record<string, { properties?: Record<string, unknown> }> } };
+  expect(doc.paths).toHaveProperty(['/api/v1/jobs/crawlMaps/submit']);
+  expect(Object.keys(doc.components.schemas.MapsBusiness?.properties ?? {})).toEqual(expect.arrayContaining(['business_name', 'phone_e164', 'image_url', 'hours', 'price_level', 'dedupe_unique', 'reviews']));
+  expect(doc.components.schemas).toHaveProperty('CrawlMapsResult');
+});
+
 describe('crawlMaps beyond one query\'s 60 places', () => {
   test('the query\'s area is searched in locationRestriction tiles, a full tile split in four, merged by place id', async () => {
     const before = places.requests.length;
@@ -296,9 +306,9 @@ describe('crawlMaps provider errors and cancel', () => {
 describe('crawlMaps with OpenStreetMap', () => {
   test('a Nominatim search pages past 40 results at most 1 request per second, with a declared agent', async () => {
     const before = nominatim.requests.length;
-    const { status, data } = await run(c, { search_query: 'bakery in Leeds', provider: 'osm', max_results: 45, region: 'GB' });
+    const { status, data } = await run(c, { search_query: 'OSM Bakery', provider: 'osm', max_results: 45, region: 'GB' });
     expect(status).toMatchObject({ status: 'completed', results_count: 45 });
-    expect(data).toMatchObject({ provider: 'osm', query: 'bakery in Leeds' });
+    expect(data).toMatchObject({ provider: 'osm', query: 'OSM Bakery' });
     const sent = nominatim.requests.slice(before);
     expect(sent.map((r) => [r.path, r.status, r.query.get('limit')])).toEqual([['/search', 200, '40'], ['/search', 200, '5']]);
     expect(sent[1]?.query.get('exclude_place_ids')?.split(',')).toHaveLength(40);
@@ -340,5 +350,28 @@ describe('crawlMaps with OpenStreetMap', () => {
     const missing = await run(c, { url: 'https://www.openstreetmap.org/way/1', provider: 'osm' });
     expect(missing.status).toMatchObject({ status: 'failed', error_message: 'business not found: W1' });
     expect(nominatim.requests.every((r) => r.status !== 429)).toBe(true);
+  });
+
+  test('a category in a named area is one Overpass query; its nodes and ways become businesses', async () => {
+    const { status, data } = await run(c, { search_query: 'bakeries in Leeds', provider: 'osm', dedupe_enabled: false });
+    expect(status).toMatchObject({ status: 'completed', results_count: 2 });
+    expect(overpass.requests).toHaveLength(1);
+    expect(overpass.requests[0]).toMatchObject({ status: 200, userAgent: OSM_AGENT, query: '[out:json][timeout:25];area["name"="Leeds"]->.a;nwr["shop"="bakery"](area.a);out center tags 20;' });
+    expect(data.businesses).toEqual([
+      expect.objectContaining({
+        business_name: 'Kirkgate Loaves',
+        place_id: 'osm:node/1866179709',
+        address: 'Kirkgate Loaves, 12 Kirkgate, Leeds, LS1 6BH, GB',
+        phone: '0113 496 0777',
+        phone_e164: '+441134960777',
+        website: 'https://kirkgate-loaves.example.org/',
+        hours: expect.objectContaining({ monday: 'Closed', tuesday: '07:30-15:00', sunday: 'Closed' }),
+        categories: ['bakery', 'shop'],
+        coordinates: { lat: 53.7965, lng: -1.5416, latitude: 53.7965, longitude: -1.5416 },
+        country_code: 'GB',
+        maps_url: 'https://www.openstreetmap.org/node/1866179709',
+      }),
+      expect.objectContaining({ business_name: 'Headrow Bread', place_id: 'osm:way/48211234', coordinates: { lat: 53.8021, lng: -1.5488, latitude: 53.8021, longitude: -1.5488 }, phone: null }),
+    ]);
   });
 });

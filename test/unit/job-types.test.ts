@@ -49,6 +49,7 @@ describe('job catalog', () => {
     const config = parseConfig({ MINIO_ACCESS_KEY: 'a', MINIO_SECRET_KEY: 'b', TASK_QUEUE_PREFIX: 'lj', SEC_REQUESTS_PER_SECOND: '10' });
     expect(activityQueueLimits(config)).toEqual([
       { taskQueue: 'lj-osm-nominatim', perSecond: 0.5 },
+      { taskQueue: 'lj-osm-overpass', perSecond: 0.5 },
       { taskQueue: 'lj-registry-sec', perSecond: 4 },
       { taskQueue: 'lj-registry-companies-house', perSecond: 2 },
       { taskQueue: 'lj-registry-vies', perSecond: undefined },
