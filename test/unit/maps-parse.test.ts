@@ -1,4 +1,5 @@
 import { hoursFromOsm, hoursFromPeriods, parsePlaceRef, priceLevel, splitQuery } from '../../activities/maps/parse';
+import { osmCategory, overpassQuery } from '../../activities/maps/overpass';
 import { crawlMapsPayload } from '../../jobs/crawl-maps';
 
 describe('maps place references', () => {
@@ -70,5 +71,19 @@ describe('price level and queries', () => {
     expect(splitQuery('artisan bakery in Leeds')).toEqual({ what: 'artisan bakery', where: 'Leeds' });
     expect(splitQuery('cafes near York')).toEqual({ what: 'cafes', where: 'York' });
     expect(splitQuery('bakery')).toEqual({ what: 'bakery', where: null });
+  });
+});
+
+describe('Overpass categories', () => {
+  test('category words, singular or plural, map to their OSM tag; other words do not', () => {
+    expect(osmCategory('bakeries')).toEqual(['shop', 'bakery']);
+    expect(osmCategory('Cafes')).toEqual(['amenity', 'cafe']);
+    expect(osmCategory('pubs')).toEqual(['amenity', 'pub']);
+    expect(osmCategory('artisan sourdough')).toBeUndefined();
+  });
+
+  test('the query quotes the area name, so a quote in it cannot change the query', () => {
+    expect(overpassQuery(['shop', 'bakery'], 'Leeds', 20)).toBe('[out:json][timeout:25];area["name"="Leeds"]->.a;nwr["shop"="bakery"](area.a);out center tags 20;');
+    expect(overpassQuery(['shop', 'bakery'], 'x"];out;', 5)).toContain('area["name"="x\\"];out;"]');
   });
 });
