@@ -41,7 +41,8 @@ const CATEGORIES: Record<string, [string, string]> = {
 /** The OSM tag of a category word, singular or plural ("bakeries" -> shop=bakery); undefined when not a known category. */
 export function osmCategory(what: string): [string, string] | undefined {
   const w = what.trim().toLowerCase();
-  return CATEGORIES[w] ?? CATEGORIES[w.replace(/ies$/, 'y')] ?? CATEGORIES[w.replace(/e?s$/, '')];
+  // "bakeries" -> bakery, "cafes" -> cafe, "pharmacies" -> pharmacy, "hotels" -> hotel.
+  return CATEGORIES[w] ?? CATEGORIES[w.replace(/ies$/, 'y')] ?? CATEGORIES[w.replace(/s$/, '')] ?? CATEGORIES[w.replace(/es$/, '')];
 }
 
 /** The Overpass QL of "every <key>=<value> in the area named <area>", at most `limit` objects. */
