@@ -39,7 +39,7 @@ export interface GooglePlacesStandIn {
   baseUrl: string;
   places: StandInPlace[];
   /** Requests received: method, path (without query), field mask, page size and token. */
-  requests: { method: string; path: string; fieldMask: string | undefined; body: Record<string, unknown> | null }[];
+  requests: { method: string; path: string; fieldMask: string | undefined; body: Record<string, unknown> | null; at: number }[];
   /** Answer the next `count` API requests with 429 RESOURCE_EXHAUSTED (RetryInfo `retryDelay` seconds). */
   exhaustQuota(count: number, retryDelaySeconds?: number): void;
   /** Reject every key (as after the key is deleted or restricted in the console) until called with false. */
@@ -215,7 +215,7 @@ export async function startGooglePlacesStandIn(options: { apiKey: string; places
     }
     const body = req.method === 'POST' ? await readJson(req) : null;
     const fieldMask = req.headers['x-goog-fieldmask'] as string | undefined;
-    requests.push({ method: req.method ?? 'GET', path, fieldMask, body });
+    requests.push({ method: req.method ?? 'GET', path, fieldMask, body, at: Date.now() });
     if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
     const key = (req.headers['x-goog-api-key'] as string | undefined) ?? url.searchParams.get('key');
     if (key !== options.apiKey || revoked) {
