@@ -1,6 +1,7 @@
 import type { JobType } from '../jobs';
 import { createCompanyDataActivities, type CompanyDataActivities } from './company/crawl-company-data';
 import type { ActivityDeps, JobActivityInput, JobActivityOutput } from './deps';
+import { createMapsActivities } from './maps/crawl-maps';
 import { createSiteActivities } from './site/crawl';
 import { createVerifyActivities } from './verify/crawl-verify';
 import { createJobLifecycleActivities, type JobLifecycleActivities } from './store/jobs';
@@ -20,6 +21,7 @@ export function createJobTypeActivities(deps: ActivityDeps) {
     ...createSiteActivities(deps),
     ...createCompanyDataActivities(deps),
     ...createVerifyActivities(deps),
+    ...createMapsActivities(deps),
   };
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { anyResult } from './fields';
+import { domainOf } from '../lib/normalize';
 import { MAX_JOB_DEADLINE } from './limits';
+import { isObj, list, ProjectionBuilder, str, type Obj, type Projection } from './projection';
 import type { JobSpec } from './types';
 
 const PLACE_ID = /^[A-Za-z0-9_-]{16,}$/;
@@ -14,7 +15,13 @@ const isMapsUrlOrPlaceId = (v: string) => {
   }
 };
 
-/** crawlMaps payload (spec §4.1 rule 2). */
+export const MAPS_PROVIDERS = ['google_places', 'osm'] as const;
+export type MapsProvider = (typeof MAPS_PROVIDERS)[number];
+
+const latitude = z.number().min(-90).max(90);
+const longitude = z.number().min(-180).max(180);
+
+/** crawlMaps payload (spec §4.1 rule 2; provider and bounds are ours). */
 export const crawlMapsPayload = z
   .strictObject({
     url: z.string().trim().min(1).refine(isMapsUrlOrPlaceId, 'invalid maps URL or place id: expected a place URL, a short share link or a place id').optional()
@@ -25,19 +32,86 @@ export const crawlMapsPayload = z
     dedupe_enabled: z.boolean().default(true),
     dedupe_unique_only: z.boolean().default(false),
     language: z.string().regex(/^[a-z]{2}(-[A-Z]{2})?$/).optional().describe('result language, e.g. en'),
-    region: z.string().regex(/^[A-Z]{2}$/).optional().describe('ISO 3166-1 alpha-2 region bias, e.g. GB'),
+    region: z.string().regex(/^[A-Z]{2}$/).optional().describe('ISO 3166-1 alpha-2 region: biases the search and reads national phone numbers'),
+    provider: z.enum(MAPS_PROVIDERS).optional()
+      .describe('google_places (Places API, New) or osm (Nominatim). Unset: the worker picks google_places when GOOGLE_PLACES_API_KEY is configured, else osm'),
+    bounds: z.strictObject({ low: z.strictObject({ latitude, longitude }), high: z.strictObject({ latitude, longitude }) }).optional()
+      .describe('search area (south-west low, north-east high corner) for tiled searches beyond one query'),
     workflow: z.record(z.string(), z.unknown()).optional().describe('enables the maps -> site -> verify chain (campaigns)'),
   })
   .refine((p) => p.url !== undefined || p.search_query !== undefined, { message: 'either url or search_query must be provided', path: [] });
+export type CrawlMapsPayload = z.infer<typeof crawlMapsPayload>;
 
-/** crawlMaps: business listings from a maps provider. Worker side not built yet (501). */
+const coordinates = z.object({ lat: z.number(), lng: z.number(), latitude: z.number(), longitude: z.number() });
+
+/** One business of a crawlMaps result: every field of spec §2.2, under both names where the spec shows two. */
+export const mapsBusiness = z.object({
+  business_name: z.string(),
+  name: z.string().describe('same as business_name'),
+  address: z.string().nullable(),
+  phone: z.string().nullable().describe('as the provider wrote it'),
+  phone_e164: z.string().nullable(),
+  phone_national: z.string().nullable(),
+  phone_type: z.enum(['MOBILE', 'FIXED_LINE', 'FIXED_LINE_OR_MOBILE', 'VOIP', 'TOLL_FREE', 'PREMIUM_RATE', 'UNKNOWN']).nullable(),
+  phone_valid: z.boolean(),
+  image_url: z.string().nullable().describe('first photo in the client\'s media bucket; the source URL if storing failed; null without photos'),
+  website: z.string().nullable(),
+  rating: z.number().nullable(),
+  review_count: z.number().int().nullable(),
+  reviews_count: z.number().int().nullable().describe('same as review_count'),
+  hours: z.record(z.string(), z.string()).nullable().describe('lowercase day -> "09:00-17:00" ranges or "Closed"'),
+  categories: z.array(z.string()),
+  place_id: z.string(),
+  maps_place_id: z.string().describe('same as place_id'),
+  maps_url: z.string().nullable(),
+  coordinates: coordinates.nullable(),
+  photos: z.array(z.string()).describe('provider photo URLs'),
+  price_level: z.enum(['$', '$$', '$$$', '$$$$']).optional().describe('absent when the provider has none'),
+  popular_times: z.record(z.string(), z.unknown()).optional().describe('only when the provider has it (neither does)'),
+  amenities: z.array(z.string()),
+  accessibility: z.string().nullable(),
+  business_status: z.string().nullable(),
+  country_code: z.string().nullable(),
+  reviews: z.array(z.object({ author: z.string().nullable(), rating: z.number().nullable(), text: z.string().nullable(), published_at: z.string().nullable() })).optional()
+    .describe('with extract_reviews'),
+  dedupe_unique: z.boolean().optional().describe('with dedupe_enabled: true = first time seen'),
+}).meta({ id: 'MapsBusiness' });
+export type MapsBusiness = z.infer<typeof mapsBusiness>;
+
+export const crawlMapsResult = z.object({
+  businesses: z.array(mapsBusiness),
+  results_count: z.number().int(),
+  provider: z.enum(MAPS_PROVIDERS),
+  query: z.string().describe('the search query, or the place URL / id'),
+  tiles_searched: z.number().int().optional().describe('tiled searches only'),
+}).meta({ id: 'CrawlMapsResult', description: 'crawlMaps (spec §2.2)' });
+export type CrawlMapsResult = z.infer<typeof crawlMapsResult>;
+
+/** The OSM activity queues, as the workflow looks them up (RunJobInput.queues). */
+export const MAPS_QUEUE_KEYS = { nominatim: 'nominatim', overpass: 'overpass' } as const;
+
+/**
+ * crawlMaps: business listings from Google Places (New) or OpenStreetMap (activities/maps/, steps in
+ * workflows/maps.ts). Google runs as one activity on the job's queue; every Nominatim request is one
+ * activity on the Nominatim queue, whose rate limit holds for all workers together.
+ */
 export const crawlMaps: JobSpec<typeof crawlMapsPayload> = {
   type: 'crawlMaps',
   summary: 'Business listings from a maps service, by place URL or search query',
   payload: crawlMapsPayload,
-  result: anyResult,
+  result: crawlMapsResult,
   defaultPriority: 0,
   queue: 'crawl-maps',
+  /**
+   * Nominatim's policy is an absolute maximum of 1 request per second (Overpass: the same, fair use). The queue's dispatch limit
+   * keeps OSM requests from filling the workers' slots; the 1-per-second spacing itself is kept by
+   * the activity with a Postgres advisory lock held 1.1 s from each request's start
+   * (activities/maps/pacing.ts), because Temporal's token bucket lets bursts through.
+   */
+  activityQueues: () => [
+    { key: MAPS_QUEUE_KEYS.nominatim, queue: 'osm-nominatim', perSecond: 0.5 },
+    { key: MAPS_QUEUE_KEYS.overpass, queue: 'osm-overpass', perSecond: 0.5 },
+  ],
   limits: {
     activity: { ms: 8 * 60_000, why: 'spec §1.1: 20 results take 30-90 s; 500 results with photos need minutes, within the 10-minute job' },
     deadline: MAX_JOB_DEADLINE,
@@ -45,6 +119,46 @@ export const crawlMaps: JobSpec<typeof crawlMapsPayload> = {
   capacity: (config) => config.QUEUE_CAPACITY_CRAWL_MAPS,
   submitRoute: 'top-level',
   submitResponseSuccess: true,
-  available: false,
+  available: true,
   idapSource: 'crawl_maps',
+  project: (result, job) => projectMaps(result, job),
 };
+
+/**
+ * crawlMaps (§2.2): each business keyed by its place id, with its domain and phone, related. A site
+ * later crawled for the same domain relates to the same domain resource.
+ */
+function projectMaps(r: Obj, job: { jobId: string }): Projection {
+  const b = new ProjectionBuilder();
+  for (const biz of list(r.businesses).filter(isObj)) {
+    const placeId = str(biz.place_id);
+    if (!placeId) continue;
+    const website = str(biz.website);
+    const domain = domainOf(website);
+    const phone = biz.phone_valid === true ? str(biz.phone_e164) : null;
+    const categories = list(biz.categories).map(str).filter((c): c is string => !!c);
+    const business = b.add('businesses', {
+      place_id: placeId,
+      maps_place_id: placeId,
+      name: str(biz.business_name),
+      address: str(biz.address),
+      website,
+      domain,
+      phone,
+      category: categories[0] ?? null,
+      categories,
+      maps_rating: typeof biz.rating === 'number' ? biz.rating : null,
+      rating: typeof biz.rating === 'number' ? biz.rating : null,
+      review_count: typeof biz.review_count === 'number' ? biz.review_count : null,
+      country: str(biz.country_code),
+      coordinates: isObj(biz.coordinates) ? biz.coordinates : null,
+      image_url: str(biz.image_url),
+      maps_url: str(biz.maps_url),
+      job_id: job.jobId,
+      job_type: 'crawlMaps',
+    });
+    if (domain && website) b.relate(business, b.add('domains', { domain, website }));
+    if (phone) b.relate(business, b.add('phones', { number: phone, type: str(biz.phone_type), national: str(biz.phone_national), raw: str(biz.phone) }));
+  }
+  return b.build('crawl_maps');
+}

@@ -130,6 +130,15 @@ export const configSchema = dbConfigSchema.extend({
   /** SMTP sessions to one mail server at a time, per worker, so that a provider is not hammered. */
   VERIFY_CONCURRENCY_PER_DOMAIN: int(2, 1, 50),
 
+  // Maps listings (crawlMaps). Base URLs default to the real services; tests point them at stand-ins.
+  GOOGLE_PLACES_BASE_URL: z.string().url().default('https://places.googleapis.com'),
+  /** A secret: no default. Unset: crawlMaps uses OpenStreetMap unless a job asks for google_places (which then fails saying so). */
+  GOOGLE_PLACES_API_KEY: z.string().min(1).optional(),
+  NOMINATIM_BASE_URL: z.string().url().default('https://nominatim.openstreetmap.org'),
+  OVERPASS_BASE_URL: z.string().url().default('https://overpass-api.de'),
+  /** Nominatim's usage policy asks for an agent that identifies the application. */
+  OSM_USER_AGENT: z.string().min(1).default('leadjobs/1.0 (+https://github.com/leadjobs/leadjobs)'),
+
   /** Record de-duplication (spec §4.6); false: checks answer skipped with reason dedupe_not_configured. */
   DEDUPE_ENABLED: bool.default(true),
 

@@ -36,6 +36,7 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   workers.push(...(await createRateLimitedWorkers({ connection, namespace: config.TEMPORAL_NAMESPACE, queues: activityQueueLimits(config), activities, identity, logger })));
   if (!config.SEC_USER_AGENT) logger.warn('SEC_USER_AGENT is not set: US crawlCompanyData jobs will fail');
   if (!config.COMPANIES_HOUSE_API_KEY) logger.warn('COMPANIES_HOUSE_API_KEY is not set: GB crawlCompanyData jobs will fail');
+  if (!config.GOOGLE_PLACES_API_KEY) logger.info('GOOGLE_PLACES_API_KEY is not set: crawlMaps jobs use OpenStreetMap unless they ask for google_places (which then fail)');
   logger.info({ identity, taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker running');
   const run = Promise.all(workers.map((w) => w.run())).then(async () => {
     await Promise.allSettled([db.destroy(), connection.close(), search.close(), http.close()]);

@@ -13,6 +13,7 @@ import type { LeadActivities } from '../activities/store/leads';
 import type { JobType } from '../jobs';
 import { deadlineMessage, JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT, LIFECYCLE_STEP, PROJECTION_STEP } from '../jobs/limits';
 import { companyData } from './company-data';
+import { crawlMapsSteps } from './maps';
 import { requestLeadIndexing } from './leads';
 
 export interface RunJobInput {
@@ -45,6 +46,7 @@ export interface JobStepsInput {
  */
 const STEPPED: Partial<Record<JobType, (input: JobStepsInput) => Promise<JobActivityOutput>>> = {
   crawlCompanyData: companyData,
+  crawlMaps: crawlMapsSteps,
 };
 
 // Lifecycle steps are short Postgres transactions. startJob is retried quickly because the API

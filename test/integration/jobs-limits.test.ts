@@ -7,9 +7,9 @@ afterAll(() => Promise.all(apis.map((a) => a.close())));
 
 describe('queue limits and availability', () => {
   test('beyond the configured capacity a submission is 503 saying the queue is full', async () => {
-    // A test double, kept on purpose: crawlMaps has no worker side yet, so this API marks it available.
-    // The spec names its capacity, and no other test file queues crawlMaps jobs in this run's schema
-    // (crawlSite's count would move with the other files' jobs). Nothing polls its queue: jobs stay queued.
+    // crawlMaps because the spec names its capacity and its jobs here stay queued: nothing polls this
+    // API's default queue. Other files' crawlMaps jobs (maps.test.ts, own queues) are queued only for
+    // the moment before their worker starts them (crawlSite's count would move with many files' jobs).
     const api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', QUEUE_CAPACITY_CRAWL_MAPS: '2' }, ['crawlMaps']);
     apis.push(api);
     const c = caller(api, bearer(await api.newClient()));

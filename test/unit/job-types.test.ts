@@ -16,6 +16,8 @@ describe('job catalog', () => {
     for (const t of AVAILABLE_JOB_TYPES) {
       // crawlCompanyData runs as workflow steps (workflows/company-data.ts) whose activities are registered instead.
       if (t === 'crawlCompanyData') expect(activities).toEqual(expect.arrayContaining(['readRegistryCache', 'saveCompanyData']));
+      // crawlMaps too (workflows/maps.ts).
+      else if (t === 'crawlMaps') expect(activities).toEqual(expect.arrayContaining(['planMaps', 'crawlMapsGoogle', 'searchNominatim', 'saveOsmMaps']));
       else expect(activities).toContain(t);
     }
     for (const t of JOB_TYPES.filter((x) => !AVAILABLE_JOB_TYPES.includes(x))) expect(activities).not.toContain(t);
@@ -43,9 +45,11 @@ describe('job catalog', () => {
     expect(jobTaskQueue('lj', CATALOG.crawlSite)).toBe('lj-crawl-site');
   });
 
-  test('the registry queues carry their rate limits (SEC at 40% of its per-second limit)', () => {
+  test('the registry and Nominatim queues carry their rate limits (SEC at 40% of its per-second limit, Nominatim at half of 1/s)', () => {
     const config = parseConfig({ MINIO_ACCESS_KEY: 'a', MINIO_SECRET_KEY: 'b', TASK_QUEUE_PREFIX: 'lj', SEC_REQUESTS_PER_SECOND: '10' });
     expect(activityQueueLimits(config)).toEqual([
+      { taskQueue: 'lj-osm-nominatim', perSecond: 0.5 },
+      { taskQueue: 'lj-osm-overpass', perSecond: 0.5 },
       { taskQueue: 'lj-registry-sec', perSecond: 4 },
       { taskQueue: 'lj-registry-companies-house', perSecond: 2 },
       { taskQueue: 'lj-registry-vies', perSecond: undefined },
