@@ -97,7 +97,8 @@ function projectSite(r: Obj, job: { jobId: string }): Projection {
   const business = b.add('businesses', {
     website: origin(website),
     domain,
-    name: str(info.name) ?? domain,
+    // No name is better than the domain as one: merged into its maps listing (by domain), the listing's name stays.
+    name: str(info.name),
     description: str(info.description),
     category: str(info.industry),
     address: str(info.address),

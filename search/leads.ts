@@ -386,7 +386,8 @@ export function buildLeadDocument(src: LeadSource, icp: IcpProfile, now = new Da
   const verifiedEmail = src.emails.find((e) => e.verified)?.address ?? null;
   const categories = Array.isArray(d.categories) ? d.categories.map(text).filter((c): c is string => !!c) : [];
   const lead = {
-    name: text(d.name) ?? text(d.business_name),
+    // A crawled site without a company name is known by its domain.
+    name: text(d.name) ?? text(d.business_name) ?? text(d.domain),
     description: text(d.description),
     category: text(d.category) ?? text(d.industry) ?? categories[0] ?? null,
     website: text(d.website),

@@ -6,6 +6,7 @@ import * as dedupe from './20261122000400_dedupe';
 import * as idap from './20261122000500_idap';
 import * as leadSearch from './20261122000600_lead_search';
 import * as dedupeIdempotencyText from './20261122000700_dedupe_idempotency_text';
+import * as businessDomainIndex from './20261122000800_business_domain_index';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -19,6 +20,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122000500_idap': idap,
   '20261122000600_lead_search': leadSearch,
   '20261122000700_dedupe_idempotency_text': dedupeIdempotencyText,
+  '20261122000800_business_domain_index': businessDomainIndex,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { raw } from 'objection';
 import { idapRef, naturalKeyOf, type Flag, type ResourceType, type Source } from '../../lib/idap';
+import { domainOf } from '../../lib/normalize';
 import { ResourceModel } from '../models/resource';
 
 /**
@@ -85,6 +86,12 @@ export async function upsertResources(
       key = derived.key;
     }
     const data = withoutNulls(item.data);
+    // A business records its registrable domain (as its natural key derives it), by which a maps
+    // listing and a crawl of its website meet (businessesByDomain).
+    if (type === 'businesses') {
+      const domain = domainOf(typeof data.website === 'string' ? data.website : typeof data.domain === 'string' ? data.domain : null);
+      if (domain) data.domain = domain;
+    }
     const prev = merged.get(key);
     const sources = [...new Set([...(prev?.sources ?? []), ...(item.source ? [item.source] : [])])];
     const campaigns = [...new Set([...(prev?.campaign_ids ?? []), ...(item.campaignId ? [item.campaignId] : [])])];
@@ -104,6 +111,24 @@ export async function upsertResources(
   if (merged.size === 0) return [];
 
   await lockClient(trx, clientId);
+  if (type === 'businesses') {
+    const remap = await businessesByDomain(trx, clientId, [...merged.values()]);
+    for (const [from, to] of remap) {
+      const entry = merged.get(from);
+      if (!entry) continue;
+      merged.delete(from);
+      const prev = merged.get(to);
+      merged.set(to, {
+        natural_key: to,
+        data: { ...prev?.data, ...entry.data },
+        insert_data: { ...prev?.insert_data, ...entry.insert_data },
+        flags: entry.flags || prev?.flags ? [...new Set([...(prev?.flags ?? []), ...(entry.flags ?? [])])] : null,
+        sources: [...new Set([...(prev?.sources ?? []), ...entry.sources])],
+        campaign_ids: [...new Set([...(prev?.campaign_ids ?? []), ...entry.campaign_ids])],
+      });
+    }
+    keys.forEach((key, i) => { keys[i] = remap.get(key) ?? key; });
+  }
   const { rows } = (await trx.raw(
     `with x as (
        select * from jsonb_to_recordset(?::jsonb)
@@ -147,6 +172,49 @@ export async function upsertResources(
     if (!row) throw new Error(`upsert returned no row for ${type} ${key}`);
     return { clientId, type, id: row.id, idapRef: idapRef(type, row.id), naturalKey: key, status: row.status };
   });
+}
+
+/**
+ * One company, one business: a maps listing (keyed by its place id) and a crawl of its website (keyed
+ * by its domain) are the same business when they share a registrable domain. For each business
+ * about to be written whose own row does not exist yet, this finds the row it belongs to:
+ * - a place-keyed listing joins the domain-keyed business of its domain, unless that one already
+ *   holds another place (a chain's second branch stays its own business);
+ * - a domain-keyed business joins the one place-keyed listing of its domain; with several (a chain)
+ *   it stays its own.
+ * Returns natural key -> the key of the row to write into. Runs under the client's write lock.
+ */
+async function businessesByDomain(trx: Knex.Transaction, clientId: string, entries: { natural_key: string; data: Record<string, unknown> }[]): Promise<Map<string, string>> {
+  const remap = new Map<string, string>();
+  const withDomain = entries.filter((e) => typeof e.data.domain === 'string');
+  if (withDomain.length === 0) return remap;
+  const { rows } = (await trx.raw(
+    `select natural_key, data->>'domain' as domain, data->>'place_id' as place_id
+       from idap_resources
+      where client_id = ? and resource_type = 'businesses' and (natural_key = any(?) or data->>'domain' = any(?))
+      order by created_at`,
+    [clientId, withDomain.map((e) => e.natural_key), [...new Set(withDomain.map((e) => String(e.data.domain)))]],
+  )) as { rows: { natural_key: string; domain: string | null; place_id: string | null }[] };
+  const existing = new Set(rows.map((r) => r.natural_key));
+  // The place each domain-keyed row takes in this batch: two branches of a chain never both join it.
+  const claimed = new Map<string, string>();
+  for (const e of withDomain) {
+    if (existing.has(e.natural_key)) continue;
+    const domain = String(e.data.domain);
+    const sameDomain = rows.filter((r) => r.domain === domain);
+    if (e.natural_key.startsWith('place:')) {
+      const placeId = e.natural_key.slice('place:'.length);
+      const target = sameDomain.find((r) => r.natural_key === `domain:${domain}` && (r.place_id ?? claimed.get(r.natural_key) ?? placeId) === placeId);
+      if (target) {
+        remap.set(e.natural_key, target.natural_key);
+        claimed.set(target.natural_key, placeId);
+      }
+    } else if (e.natural_key === `domain:${domain}`) {
+      const places = sameDomain.filter((r) => r.natural_key.startsWith('place:'));
+      if (places.length === 1 && places[0]) remap.set(e.natural_key, places[0].natural_key);
+    }
+  }
+  return remap;
 }
 
 /**

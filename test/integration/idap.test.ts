@@ -70,7 +70,8 @@ describe('fetch one', () => {
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/),
       modified_at: r.created_at,
       flags: ['new'],
-      data: { place_id: place, name: 'Acme Bakery', address: '1 High St', category: 'bakery', maps_rating: 4.5, review_count: 12, website: 'https://acme.test', source: 'crawl_maps', campaign_id: 'camp-1' },
+      // domain: a business records its registrable domain (where a maps listing and a site crawl meet).
+      data: { place_id: place, name: 'Acme Bakery', address: '1 High St', category: 'bakery', maps_rating: 4.5, review_count: 12, website: 'https://acme.test', domain: 'acme.test', source: 'crawl_maps', campaign_id: 'camp-1' },
     });
 
     expect(await one(c, `/api/v1/idap/businesses/${id}?fields=name,website,modified_at`)).toEqual({
@@ -147,6 +148,39 @@ describe('import and the projection\'s upserts', () => {
     expect(again).toMatchObject({ unchanged: 1, created: 0 });
     const domains = await importAs(c, 'domains', [{ data: { domain: `${company}.co.uk` } }, { data: { domain: `https://mail.${company}.co.uk` } }]);
     expect(domains).toMatchObject({ created: 1, duplicates: 1 });
+  });
+
+  test('a maps listing and a crawl of its website are one business (one registrable domain); a chain\'s branches stay apart', async () => {
+    const d = uniq('bakery');
+    // The listing first (keyed by its place id), then what a crawl of its site finds (keyed by domain).
+    const listing = await importAs(c, 'businesses', [{ data: { place_id: `ChIJ${d}`, name: 'Acme Bakery', website: `https://www.${d}.example/`, rating: 4.6 } }]);
+    const site = await importAs(c, 'businesses', [{ data: { website: `https://${d}.example/`, description: 'Sourdough since 1901', email: `hello@${d}.example` } }]);
+    expect(site).toMatchObject({ created: 0, updated: 1 });
+    expect(site.items[0]?.resource_id).toBe(listing.items[0]?.resource_id);
+    expect((await one(c, `/api/v1/idap/businesses/${listing.items[0]?.resource_id}`)).data).toMatchObject({
+      place_id: `ChIJ${d}`, name: 'Acme Bakery', rating: 4.6, description: 'Sourdough since 1901', email: `hello@${d}.example`, domain: `${d}.example`,
+    });
+
+    // The site first, then its listing; both again later still land on the one business.
+    const f = uniq('florist');
+    const siteFirst = await importAs(c, 'businesses', [{ data: { name: 'Florist', website: `https://${f}.example/` } }]);
+    const listingLater = await importAs(c, 'businesses', [{ data: { place_id: `ChIJ${f}`, name: 'Florist on Main St', website: `https://www.${f}.example/` } }]);
+    expect(listingLater.items[0]?.resource_id).toBe(siteFirst.items[0]?.resource_id);
+    const again = await importAs(c, 'businesses', [{ data: { place_id: `ChIJ${f}`, name: 'Florist on Main St', website: `https://www.${f}.example/` } }, { data: { website: `https://${f}.example/` } }]);
+    expect(again.items.map((i) => i.resource_id)).toEqual([siteFirst.items[0]?.resource_id, siteFirst.items[0]?.resource_id]);
+
+    // A chain: two branches (places) share one website. They stay two businesses, and a crawl of the
+    // shared site joins neither; two branches arriving together at a crawled site: only one joins it.
+    const ch = uniq('chain');
+    const branches = await importAs(c, 'businesses', [{ data: { place_id: `ChIJa${ch}`, website: `https://${ch}.example/` } }, { data: { place_id: `ChIJb${ch}`, website: `https://${ch}.example/` } }]);
+    expect(new Set(branches.items.map((i) => i.resource_id)).size).toBe(2);
+    const chainSite = await importAs(c, 'businesses', [{ data: { website: `https://${ch}.example/` } }]);
+    expect(branches.items.map((i) => i.resource_id)).not.toContain(chainSite.items[0]?.resource_id);
+    const k = uniq('kiosk');
+    const kioskSite = await importAs(c, 'businesses', [{ data: { website: `https://${k}.example/` } }]);
+    const kiosks = await importAs(c, 'businesses', [{ data: { place_id: `ChIJa${k}`, website: `https://${k}.example/` } }, { data: { place_id: `ChIJb${k}`, website: `https://${k}.example/` } }]);
+    expect(kiosks.items[0]?.resource_id).toBe(kioskSite.items[0]?.resource_id);
+    expect(kiosks.items[1]?.resource_id).not.toBe(kioskSite.items[0]?.resource_id);
   });
 
   test('validation: a record without its natural key, more than 1,000 records, unknown flags are 422', async () => {
