@@ -24,6 +24,7 @@ import { docsRoutes } from './routes/docs';
 import { idapRoutes } from './routes/idap';
 import { eventRoutes } from './routes/events';
 import { jobRoutes } from './routes/jobs';
+import { locationRoutes } from './routes/locations';
 import { searchRoutes } from './routes/search';
 import { systemRoutes } from './routes/system';
 
@@ -76,6 +77,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   const leadIndex = new LeadIndexTrigger(deps.temporal, config.TASK_QUEUE_PREFIX, deps.logger);
   idapRoutes(api, db, leadIndex);
   searchRoutes(api, { db, search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, trigger: leadIndex, logger: deps.logger });
+  locationRoutes(api, db);
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 

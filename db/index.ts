@@ -1,6 +1,7 @@
 import knexFactory, { Knex } from 'knex';
 import type { DbConfig } from '../lib/config';
 import { migrationSource } from './migrations';
+import { seedLocations } from './seeds/locations';
 
 export type Db = Knex;
 
@@ -24,10 +25,14 @@ export function createDb(config: DbConfig): Db {
   });
 }
 
-/** Creates the schema if needed and applies every migration not yet applied. */
+/**
+ * Creates the schema if needed, applies every migration not yet applied, then loads reference
+ * data that is missing or out of date (the cities of db/seeds/locations.ts).
+ */
 export async function migrateLatest(db: Db, schema: string): Promise<string[]> {
   await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
   const [, applied] = (await db.migrate.latest()) as [number, string[]];
+  await seedLocations(db);
   return applied;
 }
 
