@@ -130,6 +130,19 @@ describe('GET /api/v1/locations/{id}', () => {
   });
 });
 
+describe('OpenAPI', () => {
+  test('documents both routes, the Location schema and what region holds', async () => {
+    const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { parameters?: { name: string }[] }>>;
+      components: { schemas: Record<string, { properties: Record<string, { description?: string }> }> };
+    };
+    expect(doc.paths['/api/v1/locations']?.get?.parameters?.map((p) => p.name).sort()).toEqual(['country', 'format', 'limit', 'page', 'q']);
+    expect(doc.paths['/api/v1/locations/{id}']?.get).toBeDefined();
+    expect(Object.keys(doc.components.schemas.Location?.properties ?? {})).toEqual(['id', 'name', 'ascii_name', 'country_code', 'country', 'region', 'latitude', 'longitude', 'population']);
+    expect(doc.components.schemas.Location?.properties.region?.description).toMatch(/admin1 code/);
+  });
+});
+
 describe('loading', () => {
   // A schema of this test's own: it starts empty and is dropped afterwards.
   const config = parseDbConfig({ ...process.env, DATABASE_SCHEMA: `${parseDbConfig(process.env).DATABASE_SCHEMA}_loc` });
