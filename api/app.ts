@@ -2,6 +2,7 @@ import Koa from 'koa';
 import type { Db } from '../db';
 import { EventListener } from '../db/event-listener';
 import { DedupeRepository } from '../db/repositories/dedupe';
+import { WebhookRepository } from '../db/repositories/webhooks';
 import { AVAILABLE_JOB_TYPES, type JobType } from '../jobs';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
@@ -26,6 +27,7 @@ import { eventRoutes } from './routes/events';
 import { jobRoutes } from './routes/jobs';
 import { searchRoutes } from './routes/search';
 import { systemRoutes } from './routes/system';
+import { webhookRoutes } from './routes/webhooks';
 
 export interface AppDeps {
   config: Config;
@@ -76,6 +78,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   const leadIndex = new LeadIndexTrigger(deps.temporal, config.TASK_QUEUE_PREFIX, deps.logger);
   idapRoutes(api, db, leadIndex);
   searchRoutes(api, { db, search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, trigger: leadIndex, logger: deps.logger });
+  webhookRoutes(api, new WebhookRepository(db, config.DATABASE_SCHEMA));
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 

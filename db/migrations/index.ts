@@ -7,6 +7,7 @@ import * as idap from './20261122000500_idap';
 import * as leadSearch from './20261122000600_lead_search';
 import * as dedupeIdempotencyText from './20261122000700_dedupe_idempotency_text';
 import * as businessDomainIndex from './20261122000800_business_domain_index';
+import * as webhooks from './20261122000900_webhooks';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -21,6 +22,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122000600_lead_search': leadSearch,
   '20261122000700_dedupe_idempotency_text': dedupeIdempotencyText,
   '20261122000800_business_domain_index': businessDomainIndex,
+  '20261122000900_webhooks': webhooks,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

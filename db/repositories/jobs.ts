@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { JobStatus, JobType } from '../../jobs';
 import { JobModel } from '../models/job';
 import { appendEvent, queueEvent, transactionWithEvents, type StoredEvent } from './events';
+import { queueDeliveries } from './webhook-outbox';
 
 export interface NewJob {
   id: string;
@@ -82,6 +83,7 @@ export class JobRepository {
       if (!row) throw new Error('job insert returned nothing');
       const created = JobModel.fromDatabaseJson(row.job);
       queueEvent(trx, row.event);
+      await queueDeliveries(trx, row.event);
       await start(created);
       return { kind: 'created', job: created } as const;
     });
