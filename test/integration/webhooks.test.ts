@@ -124,6 +124,20 @@ test('a webhook that keeps failing is disabled, and webhook.disabled is delivere
   expect(log.deliveries[0]?.attempts).toHaveLength(3);
 });
 
+test('a webhook to a private address is refused by the SSRF guard at delivery time, and the log says so', async () => {
+  const c = await newCaller();
+  // The test worker allows 127.0.0.0/8 (the stand-ins) only; the cloud metadata address stays blocked.
+  const hook = await createWebhook(c, { url: 'http://169.254.169.254/latest/meta-data/', events: ['job.queued'] });
+  await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: sites.url() } });
+  const attempt = await waitFor('a logged attempt', async () => {
+    const body = await c.json<{ deliveries: { attempts: { status_code: number | null; error: string | null }[] }[] }>(await c.get(`/api/v1/webhooks/${hook.webhook_id}/deliveries`));
+    return body.deliveries[0]?.attempts[0];
+  });
+  expect(attempt).toMatchObject({ status_code: null, error: expect.stringMatching(/^blocked: /) });
+  // Refused attempts count as failures: the webhook is disabled after three (WEBHOOK_DISABLE_AFTER_FAILURES).
+  await waitFor('the webhook to be disabled', async () => ((await c.json<{ active: boolean }>(await c.get(`/api/v1/webhooks/${hook.webhook_id}`))).active ? undefined : true));
+});
+
 describe('the API', () => {
   test('lists and reads webhooks without their secret; another client gets 404 for them', async () => {
     const c = await newCaller();
