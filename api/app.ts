@@ -4,6 +4,7 @@ import { EventListener } from '../db/event-listener';
 import { DedupeRepository } from '../db/repositories/dedupe';
 import { WebhookRepository } from '../db/repositories/webhooks';
 import { AVAILABLE_JOB_TYPES, type JobType } from '../jobs';
+import { webhooksTaskQueue } from '../jobs/queues';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import type { Storage } from '../lib/storage';
@@ -78,7 +79,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   const leadIndex = new LeadIndexTrigger(deps.temporal, config.TASK_QUEUE_PREFIX, deps.logger);
   idapRoutes(api, db, leadIndex);
   searchRoutes(api, { db, search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, trigger: leadIndex, logger: deps.logger });
-  webhookRoutes(api, new WebhookRepository(db, config.DATABASE_SCHEMA));
+  webhookRoutes(api, new WebhookRepository(db, config.DATABASE_SCHEMA), webhooksTaskQueue(config.TASK_QUEUE_PREFIX));
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 

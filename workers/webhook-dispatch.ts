@@ -46,7 +46,7 @@ export function startWebhookDispatcher(options: { db: Knex; schema: string; clie
   const poll = async () => {
     try {
       // Drain while full batches come back, then wait for the next tick.
-      while (!stopped && (await repo.dispatch(BATCH, async (rows) => { await Promise.all(rows.map((r) => start(r.id, r.client_id, r.event))); })) === BATCH);
+      while (!stopped && (await repo.dispatch(taskQueue, BATCH, async (rows) => { await Promise.all(rows.map((r) => start(r.id, r.client_id, r.event))); })) === BATCH);
     } catch (err) {
       options.logger.warn({ err: String(err) }, 'webhook dispatch failed; retrying at the next poll');
     }

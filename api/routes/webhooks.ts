@@ -28,7 +28,8 @@ function webhookView(w: WebhookRow) {
   };
 }
 
-export function webhookRoutes(api: ApiRouter, repo: WebhookRepository): void {
+/** `taskQueue`: this deployment's webhooks queue (jobs/queues.ts), recorded with each webhook. */
+export function webhookRoutes(api: ApiRouter, repo: WebhookRepository, taskQueue: string): void {
   // Another client's webhook and a malformed id are the same answer: no such webhook.
   const own = async (clientId: string, id: string) => {
     const hook = UUID.test(id) ? await repo.find(clientId, id) : undefined;
@@ -51,7 +52,7 @@ export function webhookRoutes(api: ApiRouter, repo: WebhookRepository): void {
     body: webhookCreateBody,
     responses: { 201: { description: 'Created, with its signing secret', schema: webhookCreatedResponse } },
     handler: async (ctx, { body }) => {
-      const hook = await repo.create(clientIdOf(ctx), { url: body.url, events: body.events, description: body.description });
+      const hook = await repo.create(clientIdOf(ctx), taskQueue, { url: body.url, events: body.events, description: body.description });
       ctx.status = 201;
       ctx.body = { ...webhookView(hook), secret: hook.secret };
     },

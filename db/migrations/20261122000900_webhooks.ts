@@ -16,6 +16,9 @@ export async function up(knex: Knex): Promise<void> {
     t.text('secret').notNullable();
     t.boolean('active').notNullable().defaultTo(true);
     t.integer('consecutive_failures').notNullable().defaultTo(0);
+    // The deployment's webhooks queue, as jobs record theirs: the dispatcher of that deployment's
+    // workers starts the deliveries (deployments or test runs sharing a schema stay apart).
+    t.text('task_queue').notNullable();
     t.timestamp('disabled_at', { useTz: true });
     t.timestamps(true, true);
     t.index(['client_id', 'created_at'], 'webhooks_client_created_idx');
@@ -29,6 +32,7 @@ export async function up(knex: Knex): Promise<void> {
     t.text('client_id').notNullable();
     t.bigInteger('event_id').notNullable();
     t.text('event').notNullable();
+    t.text('task_queue').notNullable();
     // The JSON body as first built: every attempt sends the same bytes' content.
     t.jsonb('body').notNullable();
     t.text('status').notNullable().defaultTo('pending');
@@ -41,7 +45,7 @@ export async function up(knex: Knex): Promise<void> {
   });
   await knex.raw(`ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_status_check CHECK (status IN ('pending','delivered','failed','cancelled'))`);
   // The dispatcher's poll: only undispatched rows, oldest first.
-  await knex.raw('CREATE INDEX webhook_deliveries_undispatched_idx ON webhook_deliveries (created_at) WHERE dispatched_at IS NULL');
+  await knex.raw('CREATE INDEX webhook_deliveries_undispatched_idx ON webhook_deliveries (task_queue, created_at) WHERE dispatched_at IS NULL');
 
   await knex.schema.createTable('webhook_attempts', (t) => {
     t.bigIncrements('id').primary();

@@ -9,8 +9,8 @@ import type { StoredEvent } from './events';
 export async function queueDeliveries(trx: Knex | Knex.Transaction, event: StoredEvent): Promise<void> {
   const body = { event: event.name, created_at: new Date(event.created_at).toISOString(), data: event.data };
   await trx.raw(
-    `insert into webhook_deliveries (id, webhook_id, client_id, event_id, event, body)
-     select gen_random_uuid(), w.id, w.client_id, ?, ?, ?::jsonb from webhooks w
+    `insert into webhook_deliveries (id, webhook_id, client_id, event_id, event, task_queue, body)
+     select gen_random_uuid(), w.id, w.client_id, ?, ?, w.task_queue, ?::jsonb from webhooks w
      where w.client_id = ? and w.active and ? = any(w.events)
      on conflict (webhook_id, event_id) do nothing`,
     [event.id, event.name, JSON.stringify(body), event.client_id, event.name],

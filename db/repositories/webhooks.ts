@@ -12,6 +12,7 @@ export interface WebhookRow {
   secret: string;
   active: boolean;
   consecutive_failures: number;
+  task_queue: string;
   disabled_at: Date | null;
   created_at: Date;
 }
@@ -46,11 +47,12 @@ export class WebhookRepository {
     private readonly schema: string,
   ) {}
 
-  async create(clientId: string, input: { url: string; events: EventName[]; description?: string | null }): Promise<WebhookRow> {
+  /** `taskQueue`: the deployment's webhooks queue, where its deliveries will run. */
+  async create(clientId: string, taskQueue: string, input: { url: string; events: EventName[]; description?: string | null }): Promise<WebhookRow> {
     // 32 random bytes: the receiver's HMAC key. The prefix tells a leaked string's origin at a glance.
     const secret = `whsec_${randomBytes(32).toString('hex')}`;
     const [row] = (await this.db('webhooks')
-      .insert({ id: randomUUID(), client_id: clientId, url: input.url, events: input.events, description: input.description ?? null, secret })
+      .insert({ id: randomUUID(), client_id: clientId, url: input.url, events: input.events, description: input.description ?? null, secret, task_queue: taskQueue })
       .returning('*')) as WebhookRow[];
     if (!row) throw new Error('webhook insert returned nothing');
     return row;
@@ -89,15 +91,16 @@ export class WebhookRepository {
   // ---- the delivery side (worker) ----------------------------------------------------------------
 
   /**
-   * Runs `start` on up to `limit` undispatched deliveries (all clients), claimed with SKIP LOCKED so
+   * Runs `start` on up to `limit` undispatched deliveries of a queue (all clients), claimed with SKIP LOCKED so
    * that several workers share the work, and marks them dispatched once `start` returned. If it
    * throws, they stay undispatched and the next poll tries again (`start` must be idempotent).
    */
-  async dispatch(limit: number, start: (rows: Pick<DeliveryRow, 'id' | 'client_id' | 'webhook_id' | 'event'>[]) => Promise<void>): Promise<number> {
+  async dispatch(taskQueue: string, limit: number, start: (rows: Pick<DeliveryRow, 'id' | 'client_id' | 'webhook_id' | 'event'>[]) => Promise<void>): Promise<number> {
     return this.db.transaction(async (trx) => {
       const rows = (await trx('webhook_deliveries')
         .select('id', 'client_id', 'webhook_id', 'event')
         .whereNull('dispatched_at')
+        .andWhere('task_queue', taskQueue)
         .orderBy('created_at')
         .limit(limit)
         .forUpdate()
