@@ -1,10 +1,14 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { WebhookRepository } from '../db/repositories/webhooks';
 import { webhooksTaskQueue } from '../jobs/queues';
 import type { Logger } from '../lib/logger';
 import { deliverWebhookEvent } from '../workflows';
+
+// Operators find a client's deliveries in the Web UI with `ClientId = "..."`, as its jobs.
+const ClientIdKey = defineSearchAttributeKey('ClientId', SearchAttributeType.KEYWORD);
 
 /** Deliveries started per poll; more wait for the next one. */
 const BATCH = 100;
@@ -36,6 +40,7 @@ export function startWebhookDispatcher(options: { db: Knex; schema: string; clie
         taskQueue,
         args: [{ deliveryId: id }],
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        typedSearchAttributes: [{ key: ClientIdKey, value: clientId }],
         staticSummary: `${event} webhook for ${clientId}`,
       });
     } catch (err) {
