@@ -6,6 +6,7 @@ import { createSiteActivities } from './site/crawl';
 import { createVerifyActivities } from './verify/crawl-verify';
 import { createJobLifecycleActivities, type JobLifecycleActivities } from './store/jobs';
 import { createLeadActivities, type LeadActivities } from './store/leads';
+import { createWebhookActivities, type WebhookActivities } from './webhooks/deliver';
 
 export type JobTypeActivity = (input: JobActivityInput) => Promise<JobActivityOutput>;
 /** One activity per job type, named after the type; types that run as workflow steps have none. */
@@ -25,8 +26,8 @@ export function createJobTypeActivities(deps: ActivityDeps) {
   };
 }
 
-export function createActivities(deps: ActivityDeps): JobLifecycleActivities & ReturnType<typeof createJobTypeActivities> & LeadActivities {
-  return { ...createJobLifecycleActivities(deps), ...createJobTypeActivities(deps), ...createLeadActivities(deps) };
+export function createActivities(deps: ActivityDeps): JobLifecycleActivities & ReturnType<typeof createJobTypeActivities> & LeadActivities & WebhookActivities {
+  return { ...createJobLifecycleActivities(deps), ...createJobTypeActivities(deps), ...createLeadActivities(deps), ...createWebhookActivities(deps) };
 }
 
-export type { ActivityDeps, CompanyDataActivities, JobActivityInput, JobActivityOutput, JobLifecycleActivities, LeadActivities };
+export type { ActivityDeps, CompanyDataActivities, JobActivityInput, JobActivityOutput, JobLifecycleActivities, LeadActivities, WebhookActivities };

@@ -2,7 +2,9 @@ import Koa from 'koa';
 import type { Db } from '../db';
 import { EventListener } from '../db/event-listener';
 import { DedupeRepository } from '../db/repositories/dedupe';
+import { WebhookRepository } from '../db/repositories/webhooks';
 import { AVAILABLE_JOB_TYPES, type JobType } from '../jobs';
+import { webhooksTaskQueue } from '../jobs/queues';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import type { Storage } from '../lib/storage';
@@ -27,6 +29,7 @@ import { jobRoutes } from './routes/jobs';
 import { locationRoutes } from './routes/locations';
 import { searchRoutes } from './routes/search';
 import { systemRoutes } from './routes/system';
+import { webhookRoutes } from './routes/webhooks';
 
 export interface AppDeps {
   config: Config;
@@ -78,6 +81,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   idapRoutes(api, db, leadIndex);
   searchRoutes(api, { db, search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, trigger: leadIndex, logger: deps.logger });
   locationRoutes(api, db);
+  webhookRoutes(api, new WebhookRepository(db, config.DATABASE_SCHEMA), webhooksTaskQueue(config.TASK_QUEUE_PREFIX));
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 

@@ -17,11 +17,17 @@ export function leadsTaskQueue(prefix: string): string {
   return taskQueue(prefix, 'leads');
 }
 
-/** Every queue that runs workflows and job-type activities: one per type, its test queue if it has one, and the leads queue. */
+/** The webhook deliveries (deliverWebhook, one workflow per delivery), started by the workers' dispatcher. */
+export function webhooksTaskQueue(prefix: string): string {
+  return taskQueue(prefix, 'webhooks');
+}
+
+/** Every queue that runs workflows and job-type activities: one per type, its test queue if it has one, the leads and the webhooks queue. */
 export function workflowTaskQueues(prefix: string, specs: readonly Pick<JobSpec, 'queue' | 'testQueue'>[]): string[] {
   return [
     ...specs.flatMap((s) => [jobTaskQueue(prefix, s), ...(s.testQueue ? [jobTaskQueue(prefix, s, { test: true })] : [])]),
     leadsTaskQueue(prefix),
+    webhooksTaskQueue(prefix),
   ];
 }
 

@@ -142,6 +142,13 @@ export const configSchema = dbConfigSchema.extend({
   /** Record de-duplication (spec §4.6); false: checks answer skipped with reason dedupe_not_configured. */
   DEDUPE_ENABLED: bool.default(true),
 
+  /** Webhooks: failed attempts in a row after which a webhook is disabled (and `webhook.disabled` stored). */
+  WEBHOOK_DISABLE_AFTER_FAILURES: int(20, 1, 10000),
+  /** Webhooks: the first retry's delay; each further one doubles, up to an hour, for 24 h. */
+  WEBHOOK_RETRY_INITIAL_SECONDS: z.coerce.number().min(0.1).max(3600).default(10),
+  /** Webhooks: how often each worker looks for new deliveries to start. */
+  WEBHOOK_DISPATCH_INTERVAL_MS: int(1000, 50, 60000),
+
   /** How long a health probe waits for one dependency before calling it down. */
   HEALTH_TIMEOUT_MS: int(2000, 100, 60000),
   SHUTDOWN_GRACE_MS: int(10000, 0, 120000),

@@ -1,3 +1,4 @@
 // The worker's workflowsPath: every workflow the workers run, and nothing else.
 export { runJob, type RunJobInput, type RunJobResult } from './job';
 export { indexLeads } from './leads';
+export { deliverWebhookEvent } from './webhooks';

@@ -8,6 +8,7 @@ import * as leadSearch from './20261122000600_lead_search';
 import * as dedupeIdempotencyText from './20261122000700_dedupe_idempotency_text';
 import * as businessDomainIndex from './20261122000800_business_domain_index';
 import * as locations from './20261122000900_locations';
+import * as webhooks from './20261122001000_webhooks';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -23,6 +24,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122000700_dedupe_idempotency_text': dedupeIdempotencyText,
   '20261122000800_business_domain_index': businessDomainIndex,
   '20261122000900_locations': locations,
+  '20261122001000_webhooks': webhooks,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { EventName } from '../../jobs';
+import { queueDeliveries } from './webhook-outbox';
 
 export interface NewEvent {
   clientId: string;
@@ -79,6 +80,7 @@ export async function appendEvent(db: Knex | Knex.Transaction, schema: string, e
     })
     .returning(['id', 'client_id', 'name', 'job_id', 'campaign_id', 'data', 'created_at'])) as StoredEvent[];
   const stored = normalize(row as StoredEvent);
+  await queueDeliveries(db, stored);
   if (!queueEvent(db, stored)) await publishEvents(db as Knex, schema, [stored]);
   return stored;
 }

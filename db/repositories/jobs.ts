@@ -65,7 +65,8 @@ export class JobRepository {
       }
       if (options.capacity !== undefined && Number(gate.queued) >= options.capacity) return { kind: 'queue_full', capacity: options.capacity } as const;
 
-      // One round trip: the job row and its job.queued event.
+      // One round trip: the job row, its job.queued event and that event's webhook deliveries
+      // (the outbox of db/repositories/webhook-outbox.ts, written here in SQL to stay one statement).
       const { rows: inserted } = (await trx.raw(
         `with j as (
            insert into jobs (id, client_id, type, status, priority, payload, payload_hash, campaign_id, workflow_id, task_queue)
@@ -74,6 +75,11 @@ export class JobRepository {
            insert into events (client_id, name, job_id, data)
            select client_id, 'job.queued', id, json_build_object('job_id', id, 'type', type, 'priority', priority, 'created_at', created_at) from j
            returning id, client_id, name, job_id, campaign_id, data, created_at
+         ), d as (
+           insert into webhook_deliveries (id, webhook_id, client_id, event_id, event, task_queue, body)
+           select gen_random_uuid(), w.id, w.client_id, e.id, e.name, w.task_queue,
+                  jsonb_build_object('event', e.name, 'created_at', to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', e.data)
+           from e join webhooks w on w.client_id = e.client_id and w.active and e.name = any(w.events)
          )
          select row_to_json(j.*) as job, row_to_json(e.*) as event from j, e`,
         [job.id, job.clientId, job.type, job.priority, JSON.stringify(job.payload), job.payloadHash, job.campaignId, job.workflowId, job.taskQueue],

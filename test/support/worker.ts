@@ -1,12 +1,14 @@
+import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { createDb } from '../../db';
 import { CATALOG, type JobType } from '../../jobs';
-import { jobTaskQueue, leadsTaskQueue } from '../../jobs/queues';
+import { jobTaskQueue, leadsTaskQueue, webhooksTaskQueue } from '../../jobs/queues';
 import { createLogger } from '../../lib/logger';
 import { OutboundClient } from '../../lib/outbound';
 import { Storage } from '../../lib/storage';
 import { createSearchClient } from '../../search/client';
+import { startWebhookDispatcher } from '../../workers/webhook-dispatch';
 import { createWorkers } from '../../workers/worker';
 import { testConfig } from './api';
 
@@ -24,7 +26,7 @@ export interface TestWorker {
 /**
  * A real worker on the stack's Temporal with the production activities (job lifecycle, the job
  * types' own, lead publishing) on this run's schema, polling the queues of `types` and the
- * lead-indexing queue. Outbound requests may reach 127.0.0.0/8 (the stand-ins) unless `overrides`
+ * lead-indexing and webhooks queues, with the webhook dispatcher. Outbound requests may reach 127.0.0.0/8 (the stand-ins) unless `overrides`
  * say otherwise, and crawlSite makes no politeness pause.
  */
 export async function startTestWorker(options: { types: JobType[]; identity: string; overrides?: Record<string, string>; maxConcurrentActivities?: number; maxConcurrentWorkflowTasks?: number }): Promise<TestWorker> {
@@ -39,21 +41,31 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
   const workers: Worker[] = await createWorkers({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
-    // The lead-indexing queue too: its workflows are started by the API (ICP changes, imports).
-    taskQueues: [...options.types.map((t) => jobTaskQueue(config.TASK_QUEUE_PREFIX, CATALOG[t])), leadsTaskQueue(config.TASK_QUEUE_PREFIX)],
+    // The lead-indexing queue too (its workflows are started by the API: ICP changes, imports), and the webhooks queue.
+    taskQueues: [...options.types.map((t) => jobTaskQueue(config.TASK_QUEUE_PREFIX, CATALOG[t])), leadsTaskQueue(config.TASK_QUEUE_PREFIX), webhooksTaskQueue(config.TASK_QUEUE_PREFIX)],
     activities,
     identity: options.identity,
     logger,
     maxConcurrentActivities: options.maxConcurrentActivities,
     maxConcurrentWorkflowTasks: options.maxConcurrentWorkflowTasks,
   });
+  const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const dispatcher = startWebhookDispatcher({
+    db,
+    schema: config.DATABASE_SCHEMA,
+    client: new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE }),
+    taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+    intervalMs: config.WEBHOOK_DISPATCH_INTERVAL_MS,
+    logger,
+  });
   const running = Promise.all(workers.map((w) => w.run()));
   return {
     identity: options.identity,
     stop: async () => {
+      await dispatcher.stop();
       workers.forEach((w) => w.shutdown());
       await running;
-      await Promise.allSettled([connection.close(), db.destroy(), search.close(), http.close()]);
+      await Promise.allSettled([connection.close(), clientConnection.close(), db.destroy(), search.close(), http.close()]);
     },
   };
 }

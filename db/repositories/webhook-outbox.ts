@@ -1,0 +1,18 @@
+import type { Knex } from 'knex';
+import type { StoredEvent } from './events';
+
+/**
+ * Writes one delivery per active webhook of the event's client subscribed to its name, in the
+ * caller's transaction (the outbox: no event is committed without its deliveries, and none is
+ * delivered that was rolled back). One statement, and none at all for the common "no webhooks".
+ */
+export async function queueDeliveries(trx: Knex | Knex.Transaction, event: StoredEvent): Promise<void> {
+  const body = { event: event.name, created_at: new Date(event.created_at).toISOString(), data: event.data };
+  await trx.raw(
+    `insert into webhook_deliveries (id, webhook_id, client_id, event_id, event, task_queue, body)
+     select gen_random_uuid(), w.id, w.client_id, ?, ?, w.task_queue, ?::jsonb from webhooks w
+     where w.client_id = ? and w.active and ? = any(w.events)
+     on conflict (webhook_id, event_id) do nothing`,
+    [event.id, event.name, JSON.stringify(body), event.client_id, event.name],
+  );
+}

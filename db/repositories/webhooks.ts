@@ -1,0 +1,157 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { EventName } from '../../jobs';
+import { appendEvent } from './events';
+
+export interface WebhookRow {
+  id: string;
+  client_id: string;
+  url: string;
+  events: EventName[];
+  description: string | null;
+  secret: string;
+  active: boolean;
+  consecutive_failures: number;
+  task_queue: string;
+  disabled_at: Date | null;
+  created_at: Date;
+}
+
+export interface DeliveryRow {
+  id: string;
+  webhook_id: string;
+  client_id: string;
+  event_id: string;
+  event: EventName;
+  body: Record<string, unknown>;
+  status: 'pending' | 'delivered' | 'failed' | 'cancelled';
+  attempts: number;
+  dispatched_at: Date | null;
+  delivered_at: Date | null;
+  created_at: Date;
+}
+
+export interface AttemptRow {
+  delivery_id: string;
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  created_at: Date;
+}
+
+/** Webhooks of one client (every query is scoped by the client id) and their deliveries. */
+export class WebhookRepository {
+  constructor(
+    private readonly db: Knex,
+    private readonly schema: string,
+  ) {}
+
+  /** `taskQueue`: the deployment's webhooks queue, where its deliveries will run. */
+  async create(clientId: string, taskQueue: string, input: { url: string; events: EventName[]; description?: string | null }): Promise<WebhookRow> {
+    // 32 random bytes: the receiver's HMAC key. The prefix tells a leaked string's origin at a glance.
+    const secret = `whsec_${randomBytes(32).toString('hex')}`;
+    const [row] = (await this.db('webhooks')
+      .insert({ id: randomUUID(), client_id: clientId, url: input.url, events: input.events, description: input.description ?? null, secret, task_queue: taskQueue })
+      .returning('*')) as WebhookRow[];
+    if (!row) throw new Error('webhook insert returned nothing');
+    return row;
+  }
+
+  async list(clientId: string, page: number, pageSize: number): Promise<{ total: number; webhooks: WebhookRow[] }> {
+    const base = this.db('webhooks').where({ client_id: clientId });
+    const [count, rows] = await Promise.all([
+      base.clone().count<{ count: string }[]>('* as count'),
+      base.clone().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(pageSize).offset((page - 1) * pageSize),
+    ]);
+    return { total: Number(count[0]?.count ?? 0), webhooks: rows as WebhookRow[] };
+  }
+
+  async find(clientId: string, id: string): Promise<WebhookRow | undefined> {
+    return (await this.db('webhooks').where({ client_id: clientId, id }).first()) as WebhookRow | undefined;
+  }
+
+  /** Deletes the webhook and its log; deliveries in flight find it gone and stop. */
+  async delete(clientId: string, id: string): Promise<boolean> {
+    return (await this.db('webhooks').where({ client_id: clientId, id }).delete()) > 0;
+  }
+
+  /** The delivery log, newest first, each delivery with its attempts (oldest first). */
+  async deliveries(clientId: string, webhookId: string, page: number, pageSize: number): Promise<{ total: number; deliveries: (DeliveryRow & { attempt_log: AttemptRow[] })[] }> {
+    const base = this.db('webhook_deliveries').where({ client_id: clientId, webhook_id: webhookId });
+    const [count, rows] = await Promise.all([
+      base.clone().count<{ count: string }[]>('* as count'),
+      base.clone().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'event_id', order: 'desc' }]).limit(pageSize).offset((page - 1) * pageSize),
+    ]);
+    const deliveries = rows as DeliveryRow[];
+    const attempts = deliveries.length === 0 ? [] : ((await this.db('webhook_attempts').whereIn('delivery_id', deliveries.map((d) => d.id)).orderBy('id')) as AttemptRow[]);
+    return { total: Number(count[0]?.count ?? 0), deliveries: deliveries.map((d) => ({ ...d, attempt_log: attempts.filter((a) => a.delivery_id === d.id) })) };
+  }
+
+  // ---- the delivery side (worker) ----------------------------------------------------------------
+
+  /**
+   * Runs `start` on up to `limit` undispatched deliveries of a queue (all clients), claimed with SKIP LOCKED so
+   * that several workers share the work, and marks them dispatched once `start` returned. If it
+   * throws, they stay undispatched and the next poll tries again (`start` must be idempotent).
+   */
+  async dispatch(taskQueue: string, limit: number, start: (rows: Pick<DeliveryRow, 'id' | 'client_id' | 'webhook_id' | 'event'>[]) => Promise<void>): Promise<number> {
+    return this.db.transaction(async (trx) => {
+      const rows = (await trx('webhook_deliveries')
+        .select('id', 'client_id', 'webhook_id', 'event')
+        .whereNull('dispatched_at')
+        .andWhere('task_queue', taskQueue)
+        .orderBy('created_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked()) as Pick<DeliveryRow, 'id' | 'client_id' | 'webhook_id' | 'event'>[];
+      if (rows.length === 0) return 0;
+      await start(rows);
+      await trx('webhook_deliveries').whereIn('id', rows.map((r) => r.id)).update({ dispatched_at: trx.fn.now() });
+      return rows.length;
+    });
+  }
+
+  async delivery(id: string): Promise<{ delivery: DeliveryRow; webhook: WebhookRow | undefined } | undefined> {
+    const delivery = (await this.db('webhook_deliveries').where({ id }).first()) as DeliveryRow | undefined;
+    if (!delivery) return undefined;
+    const webhook = (await this.db('webhooks').where({ id: delivery.webhook_id }).first()) as WebhookRow | undefined;
+    return { delivery, webhook };
+  }
+
+  async setStatus(id: string, status: DeliveryRow['status']): Promise<void> {
+    await this.db('webhook_deliveries').where({ id, status: 'pending' }).update({ status });
+  }
+
+  /** Logs a 2xx attempt: the delivery is done and the webhook's failure streak ends. */
+  async recordSuccess(delivery: DeliveryRow, attempt: Omit<AttemptRow, 'delivery_id' | 'created_at'>): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      await trx('webhook_attempts').insert({ delivery_id: delivery.id, ...attempt });
+      await trx('webhook_deliveries').where({ id: delivery.id }).update({ status: 'delivered', delivered_at: trx.fn.now(), attempts: trx.raw('attempts + 1') });
+      await trx('webhooks').where({ id: delivery.webhook_id }).update({ consecutive_failures: 0 });
+    });
+  }
+
+  /**
+   * Logs a failed attempt and lengthens the webhook's failure streak. At `disableAfter` failures in
+   * a row the webhook is disabled and `webhook.disabled` is stored for its client (once: only the
+   * update that flips `active` writes the event). Returns whether the webhook is still active.
+   */
+  async recordFailure(delivery: DeliveryRow, attempt: Omit<AttemptRow, 'delivery_id' | 'created_at'>, disableAfter: number): Promise<{ active: boolean }> {
+    return this.db.transaction(async (trx) => {
+      await trx('webhook_attempts').insert({ delivery_id: delivery.id, ...attempt });
+      await trx('webhook_deliveries').where({ id: delivery.id }).update({ attempts: trx.raw('attempts + 1') });
+      const [hook] = (await trx('webhooks').where({ id: delivery.webhook_id }).increment('consecutive_failures', 1).returning(['id', 'url', 'active', 'consecutive_failures'])) as Pick<WebhookRow, 'id' | 'url' | 'active' | 'consecutive_failures'>[];
+      if (!hook) return { active: false };
+      if (!hook.active) return { active: false };
+      if (hook.consecutive_failures < disableAfter) return { active: true };
+      await trx('webhooks').where({ id: hook.id }).update({ active: false, disabled_at: trx.fn.now() });
+      await appendEvent(trx, this.schema, {
+        clientId: delivery.client_id,
+        name: 'webhook.disabled',
+        data: { webhook_id: hook.id, url: hook.url, consecutive_failures: hook.consecutive_failures, last_error: attempt.error ?? `HTTP ${attempt.status_code}` },
+      });
+      return { active: false };
+    });
+  }
+}

@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
+import { caller, waitForStatus, type Caller } from '../support/jobs';
+import { startTestWorker, type TestWorker } from '../support/worker';
+import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
+import { startWebhookReceiver, verifySignature, type ReceivedWebhook, type WebhookReceiver } from '../stand-ins/webhook-receiver';
+
+// Webhooks through the real API and a real worker (its dispatcher and the delivery workflows)
+// against a receiver on 127.0.0.1. Retries start after half a second here instead of ten.
+let api: TestApi;
+let worker: TestWorker;
+let sites: LeadSites;
+let receiver: WebhookReceiver;
+beforeAll(async () => {
+  sites = await startLeadSites();
+  receiver = await startWebhookReceiver();
+  api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('webhooks') });
+  worker = await startTestWorker({
+    types: ['crawlSite'],
+    identity: 'webhooks-test-worker',
+    overrides: { ...ownQueues('webhooks'), WEBHOOK_RETRY_INITIAL_SECONDS: '0.5', WEBHOOK_DISABLE_AFTER_FAILURES: '3', WEBHOOK_DISPATCH_INTERVAL_MS: '200' },
+  });
+});
+afterAll(async () => {
+  await worker.stop();
+  await api.close();
+  await receiver.close();
+  await sites.close();
+});
+
+const newCaller = async (): Promise<Caller> => caller(api, bearer(await api.newClient()));
+
+async function createWebhook(c: Caller, body: Record<string, unknown>): Promise<{ webhook_id: string; secret: string }> {
+  const res = await c.post('/api/v1/webhooks', body);
+  expect(res.status).toBe(201);
+  return c.json(res);
+}
+
+async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 30000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const received = (path: string, count: number) => waitFor(`${count} request(s) on ${path}`, () => (receiver.received(path).length >= count ? receiver.received(path) : undefined));
+
+test('a completed crawlSite job is delivered as job.completed, signed with the secret from the create response', async () => {
+  const c = await newCaller();
+  const path = `/hooks/${randomUUID()}`;
+  const created = await c.post('/api/v1/webhooks', { url: receiver.url(path), events: ['job.completed'], description: 'CRM sync' });
+  expect(created.status).toBe(201);
+  const hook = await c.json<Record<string, unknown>>(created);
+  expect(hook).toEqual({
+    webhook_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    url: receiver.url(path),
+    events: ['job.completed'],
+    description: 'CRM sync',
+    active: true,
+    consecutive_failures: 0,
+    created_at: expect.any(String),
+    secret: expect.stringMatching(/^whsec_[0-9a-f]{64}$/),
+  });
+
+  const submitted = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: sites.url({ leads: 2 }) } }));
+  await waitForStatus(c, submitted.job_id, ['completed']);
+  const [delivery] = await received(path, 1);
+  const got = delivery as ReceivedWebhook;
+  // Only the subscribed event: job.queued and job.started were not asked for.
+  expect(got.body).toMatchObject({ event: 'job.completed', data: { job_id: submitted.job_id, type: 'crawlSite', status: 'completed', results_count: 1 } });
+  expect(got.headers['x-leadjobs-event']).toBe('job.completed');
+  expect(got.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  expect(verifySignature(String(hook.secret), got.headers['x-leadjobs-signature'] as string, got.raw)).toBe(true);
+  expect(verifySignature('whsec_wrong', got.headers['x-leadjobs-signature'] as string, got.raw)).toBe(false);
+
+  const log = await c.json<{ deliveries: Record<string, unknown>[]; total: number }>(await c.get(`/api/v1/webhooks/${String(hook.webhook_id)}/deliveries`));
+  expect(log.total).toBe(1);
+  expect(log.deliveries[0]).toMatchObject({ delivery_id: got.body.id, event: 'job.completed', status: 'delivered', attempts: [{ attempt: 1, status_code: 200, error: null }] });
+});
+
+test('a receiver answering 500 gets the same delivery again, and the log shows both attempts', async () => {
+  const c = await newCaller();
+  const path = `/flaky/${randomUUID()}`;
+  const hook = await createWebhook(c, { url: receiver.url(path, [500]), events: ['job.queued'] });
+  const submitted = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: sites.url() } }));
+  const [first, second] = await received(path, 2);
+  expect(first?.status).toBe(500);
+  expect(second?.status).toBe(200);
+  expect(second?.body.id).toBe(first?.body.id);
+  expect(second?.body).toMatchObject({ event: 'job.queued', data: { job_id: submitted.job_id } });
+  expect(second?.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  for (const r of [first, second]) expect(verifySignature(hook.secret, r?.headers['x-leadjobs-signature'] as string, r?.raw ?? '')).toBe(true);
+
+  const log = await waitFor('the delivery to be logged as delivered', async () => {
+    const body = await c.json<{ deliveries: { status: string; attempts: { attempt: number; status_code: number | null; duration_ms: number }[] }[] }>(await c.get(`/api/v1/webhooks/${hook.webhook_id}/deliveries`));
+    return body.deliveries[0]?.status === 'delivered' ? body : undefined;
+  });
+  expect(log.deliveries).toHaveLength(1);
+  expect(log.deliveries[0]?.attempts).toEqual([
+    expect.objectContaining({ attempt: 1, status_code: 500 }),
+    expect.objectContaining({ attempt: 2, status_code: 200 }),
+  ]);
+  const hookNow = await c.json<Record<string, unknown>>(await c.get(`/api/v1/webhooks/${hook.webhook_id}`));
+  expect(hookNow).toMatchObject({ active: true, consecutive_failures: 0 });
+});
+
+test('a webhook that keeps failing is disabled, and webhook.disabled is delivered to the client\'s other webhook', async () => {
+  const c = await newCaller();
+  const broken = `/broken/${randomUUID()}`;
+  const watcher = `/watcher/${randomUUID()}`;
+  const hook = await createWebhook(c, { url: receiver.url(broken, [500, 502, 503, 500, 500]), events: ['job.queued'] });
+  await createWebhook(c, { url: receiver.url(watcher), events: ['webhook.disabled'] });
+  await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: sites.url() } });
+
+  const [notice] = await received(watcher, 1);
+  expect(notice?.body).toMatchObject({ event: 'webhook.disabled', data: { webhook_id: hook.webhook_id, consecutive_failures: 3 } });
+  // WEBHOOK_DISABLE_AFTER_FAILURES=3: the third failure was the last attempt.
+  expect(receiver.received(broken).map((r) => r.status)).toEqual([500, 502, 503]);
+  const now = await c.json<Record<string, unknown>>(await c.get(`/api/v1/webhooks/${hook.webhook_id}`));
+  expect(now).toMatchObject({ active: false, consecutive_failures: 3 });
+  const log = await c.json<{ deliveries: { status: string; attempts: unknown[] }[] }>(await c.get(`/api/v1/webhooks/${hook.webhook_id}/deliveries`));
+  expect(log.deliveries[0]).toMatchObject({ status: 'failed' });
+  expect(log.deliveries[0]?.attempts).toHaveLength(3);
+});
+
+test('a webhook to a private address is refused by the SSRF guard at delivery time, and the log says so', async () => {
+  const c = await newCaller();
+  // The test worker allows 127.0.0.0/8 (the stand-ins) only; the cloud metadata address stays blocked.
+  const hook = await createWebhook(c, { url: 'http://169.254.169.254/latest/meta-data/', events: ['job.queued'] });
+  await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: sites.url() } });
+  const attempt = await waitFor('a logged attempt', async () => {
+    const body = await c.json<{ deliveries: { attempts: { status_code: number | null; error: string | null }[] }[] }>(await c.get(`/api/v1/webhooks/${hook.webhook_id}/deliveries`));
+    return body.deliveries[0]?.attempts[0];
+  });
+  expect(attempt).toMatchObject({ status_code: null, error: expect.stringMatching(/^blocked: /) });
+  // Refused attempts count as failures: the webhook is disabled after three (WEBHOOK_DISABLE_AFTER_FAILURES).
+  await waitFor('the webhook to be disabled', async () => ((await c.json<{ active: boolean }>(await c.get(`/api/v1/webhooks/${hook.webhook_id}`))).active ? undefined : true));
+});
+
+describe('the API', () => {
+  test('lists and reads webhooks without their secret; another client gets 404 for them', async () => {
+    const c = await newCaller();
+    const other = await newCaller();
+    const hook = await createWebhook(c, { url: 'https://hooks.example.com/leadjobs', events: ['job.completed', 'job.failed', 'job.completed'] });
+
+    const list = await c.get('/api/v1/webhooks');
+    expect(list.status).toBe(200);
+    const listText = await list.text();
+    expect(listText).not.toContain(hook.secret);
+    expect(JSON.parse(listText)).toMatchObject({ total: 1, webhooks: [{ webhook_id: hook.webhook_id, events: ['job.completed', 'job.failed'], active: true }] });
+    const one = await c.get(`/api/v1/webhooks/${hook.webhook_id}`);
+    expect(one.status).toBe(200);
+    const oneText = await one.text();
+    expect(oneText).not.toContain(hook.secret);
+    expect(JSON.parse(oneText)).not.toHaveProperty('secret');
+
+    for (const path of [`/api/v1/webhooks/${hook.webhook_id}`, `/api/v1/webhooks/${hook.webhook_id}/deliveries`, '/api/v1/webhooks/not-a-uuid']) {
+      const res = await other.get(path);
+      expect(res.status).toBe(404);
+      expect(await other.json(res)).toEqual({ detail: 'webhook not found' });
+    }
+    expect((await other.del(`/api/v1/webhooks/${hook.webhook_id}`)).status).toBe(404);
+    expect(await other.json(await other.get('/api/v1/webhooks'))).toMatchObject({ total: 0, webhooks: [] });
+
+    expect((await c.del(`/api/v1/webhooks/${hook.webhook_id}`)).status).toBe(204);
+    expect((await c.get(`/api/v1/webhooks/${hook.webhook_id}`)).status).toBe(404);
+  });
+
+  test.each([
+    ['a non-http URL', { url: 'ftp://hooks.example.com/x', events: ['job.completed'] }, 'url'],
+    ['a URL that is not one', { url: 'not a url', events: ['job.completed'] }, 'url'],
+    ['an unknown event', { url: 'https://hooks.example.com/x', events: ['job.exploded'] }, 'events'],
+    ['no events', { url: 'https://hooks.example.com/x', events: [] }, 'events'],
+    ['an unknown field', { url: 'https://hooks.example.com/x', events: ['job.completed'], secret: 'mine' }, null],
+  ])('%s is a 422 naming the field', async (_name, body, field) => {
+    const c = await newCaller();
+    const res = await c.post('/api/v1/webhooks', body);
+    expect(res.status).toBe(422);
+    const { detail } = await c.json<{ detail: { loc: (string | number)[]; msg: string }[] }>(res);
+    expect(Array.isArray(detail)).toBe(true);
+    if (field) expect(detail.map((d) => d.loc)).toContainEqual(expect.arrayContaining(['body', field]));
+    expect(await c.json(await c.get('/api/v1/webhooks'))).toMatchObject({ total: 0 });
+  });
+});
