@@ -1,4 +1,3 @@
-import type { JobType } from '../jobs';
 import { createCompanyDataActivities, type CompanyDataActivities } from './company/crawl-company-data';
 import type { ActivityDeps, JobActivityInput, JobActivityOutput } from './deps';
 import { createMapsActivities } from './maps/crawl-maps';
@@ -8,14 +7,11 @@ import { createJobLifecycleActivities, type JobLifecycleActivities } from './sto
 import { createLeadActivities, type LeadActivities } from './store/leads';
 import { createWebhookActivities, type WebhookActivities } from './webhooks/deliver';
 
-export type JobTypeActivity = (input: JobActivityInput) => Promise<JobActivityOutput>;
-/** One activity per job type, named after the type; types that run as workflow steps have none. */
-export type JobTypeActivities = Record<JobType, JobTypeActivity>;
-
 /**
- * The activities of each job type's capability folder. Registering a new type = one line here
- * (plus its catalog file in jobs/). A unit test checks that every type the catalog calls available
- * has its activity or its workflow steps.
+ * The activities of each capability folder: a type that runs as one activity has one named after
+ * it; a type that runs as steps (its catalog entry's `steps`) has the activities of its steps. A new
+ * capability folder is one line here; what each type needs stays in its catalog file. A unit test
+ * checks that every type the catalog calls available has its activity or its step set.
  */
 export function createJobTypeActivities(deps: ActivityDeps) {
   return {

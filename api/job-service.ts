@@ -53,6 +53,7 @@ export function runJobInput(job: Pick<JobModel, 'id' | 'client_id' | 'type'>, co
     type: job.type,
     limits: { activityMs: spec.limits.activity.ms, deadlineMs: spec.limits.deadline.ms },
     queues: activityTaskQueues(config.TASK_QUEUE_PREFIX, spec.activityQueues?.(config) ?? []),
+    ...(spec.steps ? { steps: spec.steps } : {}),
   };
 }
 

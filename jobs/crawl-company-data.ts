@@ -132,6 +132,7 @@ export const crawlCompanyData: JobSpec<typeof crawlCompanyDataPayload> = {
   payload: crawlCompanyDataPayload,
   result: z.union([companySearchResult, companyLookupResult, companyVatResult]),
   defaultPriority: 5,
+  steps: 'companyData',
   queue: 'crawl-company-data',
   testQueue: (payload) => payload.test,
   /**

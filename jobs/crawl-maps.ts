@@ -101,6 +101,7 @@ export const crawlMaps: JobSpec<typeof crawlMapsPayload> = {
   payload: crawlMapsPayload,
   result: crawlMapsResult,
   defaultPriority: 0,
+  steps: 'crawlMapsSteps',
   queue: 'crawl-maps',
   /**
    * Nominatim's policy is an absolute maximum of 1 request per second (Overpass: the same, fair use). The queue's dispatch limit

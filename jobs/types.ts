@@ -67,6 +67,12 @@ export interface JobSpec<P extends z.ZodType = z.ZodType> {
   queue: string;
   /** Jobs whose payload says so run on `<queue>-test` (spec: `test: true` "routes the job to a test queue"). */
   testQueue?(payload: z.infer<P>): boolean;
+  /**
+   * The name of its step set in workflows/steps.ts when the type runs as several workflow steps
+   * (e.g. one activity per provider request on a rate-limited queue); otherwise it runs as one
+   * activity named after the type.
+   */
+  steps?: string;
   /** Queues that run only some activities of the type, each with its shared rate limit. */
   activityQueues?(config: Config): ActivityQueue[];
   limits: JobLimits;

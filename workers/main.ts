@@ -3,7 +3,6 @@
  * Worker per job task queue, and drains on SIGTERM/SIGINT (in-flight activities get the grace time).
  */
 import { hostname } from 'node:os';
-import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { createDb } from '../db';
@@ -15,7 +14,7 @@ import { temporalConnectionOptions } from '../lib/temporal';
 import { createSearchClient } from '../search/client';
 import { ALL_JOB_SPECS } from '../jobs';
 import { taskQueue, workflowTaskQueues } from '../jobs/queues';
-import { startWebhookDispatcher } from './webhook-dispatch';
+import { startWorkerWebhookDispatcher } from './webhook-dispatch';
 import { createRateLimitedWorkers, createWorkers } from './worker';
 
 export async function runWorkers(config: Config, identity = config.WORKER_ID ?? `${hostname()}:${process.pid}`): Promise<{ run: Promise<void>; shutdown: () => void }> {
@@ -39,20 +38,11 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   if (!config.SEC_USER_AGENT) logger.warn('SEC_USER_AGENT is not set: US crawlCompanyData jobs will fail');
   if (!config.COMPANIES_HOUSE_API_KEY) logger.warn('COMPANIES_HOUSE_API_KEY is not set: GB crawlCompanyData jobs will fail');
   if (!config.GOOGLE_PLACES_API_KEY) logger.info('GOOGLE_PLACES_API_KEY is not set: crawlMaps jobs use OpenStreetMap unless they ask for google_places (which then fail)');
-  // A client connection for the webhook dispatcher, which starts one workflow per delivery.
-  const clientConnection = await Connection.connect(temporalConnectionOptions(config));
-  const dispatcher = startWebhookDispatcher({
-    db,
-    schema: config.DATABASE_SCHEMA,
-    client: new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE }),
-    taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-    intervalMs: config.WEBHOOK_DISPATCH_INTERVAL_MS,
-    logger,
-  });
+  const dispatcher = await startWorkerWebhookDispatcher(config, db, logger);
   logger.info({ identity, taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker running');
   const run = Promise.all(workers.map((w) => w.run())).then(async () => {
     await dispatcher.stop();
-    await Promise.allSettled([db.destroy(), connection.close(), clientConnection.close(), search.close(), http.close()]);
+    await Promise.allSettled([db.destroy(), connection.close(), search.close(), http.close()]);
     logger.info('worker stopped');
   });
   // Idempotent: a second signal (SIGTERM after Ctrl-C) must not throw "Not running" and cut the drain short.

@@ -1,10 +1,11 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { WebhookRepository } from '../db/repositories/webhooks';
 import { webhooksTaskQueue } from '../jobs/queues';
+import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
+import { temporalConnectionOptions } from '../lib/temporal';
 import { deliverWebhookEvent } from '../workflows';
 
 // Operators find a client's deliveries in the Web UI with `ClientId = "..."`, as its jobs.
@@ -15,6 +16,25 @@ const BATCH = 100;
 
 export interface WebhookDispatcher {
   stop(): Promise<void>;
+}
+
+/** A worker process's dispatcher, on a Temporal client connection of its own that `stop` closes. */
+export async function startWorkerWebhookDispatcher(config: Config, db: Knex, logger: Logger): Promise<WebhookDispatcher> {
+  const connection = await Connection.connect(temporalConnectionOptions(config));
+  const dispatcher = startWebhookDispatcher({
+    db,
+    schema: config.DATABASE_SCHEMA,
+    client: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }),
+    taskQueuePrefix: config.TASK_QUEUE_PREFIX,
+    intervalMs: config.WEBHOOK_DISPATCH_INTERVAL_MS,
+    logger,
+  });
+  return {
+    stop: async () => {
+      await dispatcher.stop();
+      await connection.close();
+    },
+  };
 }
 
 /**

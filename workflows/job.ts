@@ -8,13 +8,12 @@ import {
   proxyActivities,
   TimeoutFailure,
 } from '@temporalio/workflow';
-import type { JobActivityOutput, JobLifecycleActivities, JobTypeActivities } from '../activities';
+import type { JobActivityInput, JobActivityOutput, JobLifecycleActivities } from '../activities';
 import type { LeadActivities } from '../activities/store/leads';
 import type { JobType } from '../jobs';
 import { deadlineMessage, JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT, LIFECYCLE_STEP, PROJECTION_STEP } from '../jobs/limits';
-import { companyData } from './company-data';
-import { crawlMapsSteps } from './maps';
 import { requestLeadIndexing } from './leads';
+import * as stepSets from './steps';
 
 export interface RunJobInput {
   jobId: string;
@@ -22,8 +21,10 @@ export interface RunJobInput {
   type: JobType;
   /** From the type's catalog entry (jobs/<type>.ts): its activity's startToClose and the job's overall deadline. */
   limits: { activityMs: number; deadlineMs: number };
-  /** The type's activity-only queues by key (crawlCompanyData: the registries' rate-limited queues). */
+  /** The type's activity-only queues by key (e.g. rate-limited provider queues; jobs/<type>.ts activityQueues). */
   queues?: Record<string, string>;
+  /** The type's step set (workflows/steps.ts) when it runs as several steps (jobs/<type>.ts `steps`). */
+  steps?: string;
 }
 
 export interface RunJobResult {
@@ -32,7 +33,7 @@ export interface RunJobResult {
   resultsCount?: number;
 }
 
-/** What a job type that runs as several workflow steps gets (see STEPPED). */
+/** What a job type that runs as several workflow steps gets (workflows/steps.ts). */
 export interface JobStepsInput {
   jobId: string;
   payload: Record<string, unknown>;
@@ -40,14 +41,8 @@ export interface JobStepsInput {
   queues: Record<string, string>;
 }
 
-/**
- * Job types that run as several workflow steps instead of one activity named after the type.
- * Registering such a type = one line here.
- */
-const STEPPED: Partial<Record<JobType, (input: JobStepsInput) => Promise<JobActivityOutput>>> = {
-  crawlCompanyData: companyData,
-  crawlMaps: crawlMapsSteps,
-};
+/** The step sets by name, as catalog entries name them. */
+const STEP_SETS: Readonly<Record<string, ((input: JobStepsInput) => Promise<JobActivityOutput>) | undefined>> = stepSets;
 
 // Lifecycle steps are short Postgres transactions. startJob is retried quickly because the API
 // commits the job row a moment after starting this workflow. It is the gate into `processing`, so
@@ -72,7 +67,7 @@ const projecting = proxyActivities<LeadActivities>({
 
 /** The job type's own activity (named after the type), with the limits of its catalog entry. */
 function typeActivity(input: RunJobInput): (input: { jobId: string; clientId: string; payload: Record<string, unknown> }) => Promise<JobActivityOutput> {
-  const activities = proxyActivities<JobTypeActivities>({
+  const activities = proxyActivities<Record<string, (input: JobActivityInput) => Promise<JobActivityOutput>>>({
     startToCloseTimeout: input.limits.activityMs, // the type's activity limit (jobs/<type>.ts says why)
     // Job activities heartbeat every second; a silent worker (killed, partitioned) is replaced within this.
     heartbeatTimeout: JOB_HEARTBEAT_TIMEOUT.ms,
@@ -81,7 +76,8 @@ function typeActivity(input: RunJobInput): (input: { jobId: string; clientId: st
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: JOB_ACTIVITY_ATTEMPTS, nonRetryableErrorTypes: ['InvalidInput', 'NotFound'] },
   });
-  return activities[input.type];
+  // A proxy: every name is an activity stub, so the lookup is never undefined.
+  return activities[input.type] as (input: JobActivityInput) => Promise<JobActivityOutput>;
 }
 
 /**
@@ -143,8 +139,11 @@ async function publishLeads(input: RunJobInput): Promise<void> {
 }
 
 function runType(input: RunJobInput, payload: Record<string, unknown>): Promise<JobActivityOutput> {
-  const steps = STEPPED[input.type];
-  if (steps) return steps({ jobId: input.jobId, payload, limits: input.limits, queues: input.queues ?? {} });
+  if (input.steps) {
+    const steps = STEP_SETS[input.steps];
+    if (!steps) throw ApplicationFailure.nonRetryable(`${input.type} names the unknown step set ${input.steps}`, 'InvalidInput');
+    return steps({ jobId: input.jobId, payload, limits: input.limits, queues: input.queues ?? {} });
+  }
   return typeActivity(input)({ jobId: input.jobId, clientId: input.clientId, payload });
 }
 

@@ -1,4 +1,3 @@
-import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { createDb } from '../../db';
@@ -8,7 +7,7 @@ import { createLogger } from '../../lib/logger';
 import { OutboundClient } from '../../lib/outbound';
 import { Storage } from '../../lib/storage';
 import { createSearchClient } from '../../search/client';
-import { startWebhookDispatcher } from '../../workers/webhook-dispatch';
+import { startWorkerWebhookDispatcher } from '../../workers/webhook-dispatch';
 import { createWorkers } from '../../workers/worker';
 import { testConfig } from './api';
 
@@ -49,15 +48,7 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
     maxConcurrentActivities: options.maxConcurrentActivities,
     maxConcurrentWorkflowTasks: options.maxConcurrentWorkflowTasks,
   });
-  const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const dispatcher = startWebhookDispatcher({
-    db,
-    schema: config.DATABASE_SCHEMA,
-    client: new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE }),
-    taskQueuePrefix: config.TASK_QUEUE_PREFIX,
-    intervalMs: config.WEBHOOK_DISPATCH_INTERVAL_MS,
-    logger,
-  });
+  const dispatcher = await startWorkerWebhookDispatcher(config, db, logger);
   const running = Promise.all(workers.map((w) => w.run()));
   return {
     identity: options.identity,
@@ -65,7 +56,7 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
       await dispatcher.stop();
       workers.forEach((w) => w.shutdown());
       await running;
-      await Promise.allSettled([connection.close(), clientConnection.close(), db.destroy(), search.close(), http.close()]);
+      await Promise.allSettled([connection.close(), db.destroy(), search.close(), http.close()]);
     },
   };
 }

@@ -4,6 +4,7 @@ import { MAX_JOB_DEADLINE } from '../../jobs/limits';
 import { jobTaskQueue, workflowTaskQueues } from '../../jobs/queues';
 import { parseConfig } from '../../lib/config';
 import { activityQueueLimits } from '../../workers/main';
+import * as stepSets from '../../workflows/steps';
 
 describe('job catalog', () => {
   test('every type has its spec under its own name', () => {
@@ -11,16 +12,18 @@ describe('job catalog', () => {
     for (const t of JOB_TYPES) expect(CATALOG[t].type).toBe(t);
   });
 
-  test('the API accepts exactly the types that have a worker activity or workflow steps', () => {
+  test('the API accepts exactly the types that have a worker activity or a step set', () => {
     const activities = Object.keys(createJobTypeActivities({} as ActivityDeps));
     for (const t of AVAILABLE_JOB_TYPES) {
-      // crawlCompanyData runs as workflow steps (workflows/company-data.ts) whose activities are registered instead.
-      if (t === 'crawlCompanyData') expect(activities).toEqual(expect.arrayContaining(['readRegistryCache', 'saveCompanyData']));
-      // crawlMaps too (workflows/maps.ts).
-      else if (t === 'crawlMaps') expect(activities).toEqual(expect.arrayContaining(['planMaps', 'crawlMapsGoogle', 'searchNominatim', 'saveOsmMaps']));
+      const steps = CATALOG[t].steps;
+      // A type that runs as steps names its step set (workflows/steps.ts); the others have an activity named after them.
+      if (steps) expect(Object.keys(stepSets)).toContain(steps);
       else expect(activities).toContain(t);
     }
-    for (const t of JOB_TYPES.filter((x) => !AVAILABLE_JOB_TYPES.includes(x))) expect(activities).not.toContain(t);
+    for (const t of JOB_TYPES.filter((x) => !AVAILABLE_JOB_TYPES.includes(x))) {
+      expect(activities).not.toContain(t);
+      expect(CATALOG[t].steps).toBeUndefined();
+    }
   });
 
   test('no job may run longer than the spec\'s overall 10 minutes, and every activity fits inside its job', () => {
