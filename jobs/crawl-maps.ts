@@ -3,6 +3,7 @@ import { domainOf } from '../lib/normalize';
 import { MAX_JOB_DEADLINE } from './limits';
 import { isObj, list, ProjectionBuilder, str, type Obj, type Projection } from './projection';
 import type { JobSpec } from './types';
+import { workflowOptions } from './workflow';
 
 const PLACE_ID = /^[A-Za-z0-9_-]{16,}$/;
 const isMapsUrlOrPlaceId = (v: string) => {
@@ -37,7 +38,7 @@ export const crawlMapsPayload = z
       .describe('google_places (Places API, New) or osm (Nominatim). Unset: the worker picks google_places when GOOGLE_PLACES_API_KEY is configured, else osm'),
     bounds: z.strictObject({ low: z.strictObject({ latitude, longitude }), high: z.strictObject({ latitude, longitude }) }).optional()
       .describe('search area (south-west low, north-east high corner) for tiled searches beyond one query'),
-    workflow: z.record(z.string(), z.unknown()).optional().describe('enables the maps -> site -> verify chain (campaigns)'),
+    workflow: workflowOptions.optional().describe('enables the maps -> site -> verify chain: GET /api/v1/jobs/{job_id}/workflow-results'),
   })
   .refine((p) => p.url !== undefined || p.search_query !== undefined, { message: 'either url or search_query must be provided', path: [] });
 export type CrawlMapsPayload = z.infer<typeof crawlMapsPayload>;

@@ -22,12 +22,18 @@ export function webhooksTaskQueue(prefix: string): string {
   return taskQueue(prefix, 'webhooks');
 }
 
-/** Every queue that runs workflows and job-type activities: one per type, its test queue if it has one, the leads and the webhooks queue. */
+/** The campaign workflows (`campaign/<id>`, one per campaign), started by the API. */
+export function campaignsTaskQueue(prefix: string): string {
+  return taskQueue(prefix, 'campaigns');
+}
+
+/** Every queue that runs workflows and job-type activities: one per type, its test queue if it has one, the leads, webhooks and campaigns queues. */
 export function workflowTaskQueues(prefix: string, specs: readonly Pick<JobSpec, 'queue' | 'testQueue'>[]): string[] {
   return [
     ...specs.flatMap((s) => [jobTaskQueue(prefix, s), ...(s.testQueue ? [jobTaskQueue(prefix, s, { test: true })] : [])]),
     leadsTaskQueue(prefix),
     webhooksTaskQueue(prefix),
+    campaignsTaskQueue(prefix),
   ];
 }
 

@@ -139,6 +139,15 @@ export const configSchema = dbConfigSchema.extend({
   /** Nominatim's usage policy asks for an agent that identifies the application. */
   OSM_USER_AGENT: z.string().min(1).default('leadjobs/1.0 (+https://github.com/leadjobs/leadjobs)'),
 
+  // The maps -> site -> verify pipeline of crawlMaps jobs with `workflow` (campaigns). Spec §8: site
+  // stage 5 min per business, verify stage 2 min per business, overall 10 min. They apply to the
+  // pipeline only, never to ordinary jobs; shorter values are how tests reach `partial`.
+  WORKFLOW_SITE_TIMEOUT_SECONDS: int(300, 1, 300),
+  WORKFLOW_VERIFY_TIMEOUT_SECONDS: int(120, 1, 120),
+  WORKFLOW_OVERALL_TIMEOUT_SECONDS: int(600, 1, 600),
+  /** Businesses of one job whose site (then verify) stage runs at once. */
+  WORKFLOW_BUSINESS_CONCURRENCY: int(5, 1, 50),
+
   /** Record de-duplication (spec §4.6); false: checks answer skipped with reason dedupe_not_configured. */
   DEDUPE_ENABLED: bool.default(true),
 

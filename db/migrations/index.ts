@@ -9,6 +9,7 @@ import * as dedupeIdempotencyText from './20261122000700_dedupe_idempotency_text
 import * as businessDomainIndex from './20261122000800_business_domain_index';
 import * as locations from './20261122000900_locations';
 import * as webhooks from './20261122001000_webhooks';
+import * as campaigns from './20261122001100_campaigns';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -25,6 +26,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122000800_business_domain_index': businessDomainIndex,
   '20261122000900_locations': locations,
   '20261122001000_webhooks': webhooks,
+  '20261122001100_campaigns': campaigns,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
