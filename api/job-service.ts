@@ -44,9 +44,13 @@ export function payloadHash(payload: Record<string, unknown>): string {
   return createHash('sha256').update(stringify(payload) ?? '').digest('hex');
 }
 
-/** The workflow input of a job: its identity plus what its catalog entry says about limits and queues. */
-export function runJobInput(job: Pick<JobModel, 'id' | 'client_id' | 'type'>, config: Config): RunJobInput {
+/**
+ * The workflow input of a job: its identity plus what its catalog entry says about limits and queues,
+ * and whether its payload asks for the maps -> site -> verify pipeline after it.
+ */
+export function runJobInput(job: Pick<JobModel, 'id' | 'client_id' | 'type'> & { payload?: Record<string, unknown> }, config: Config): RunJobInput {
   const spec = CATALOG[job.type];
+  const pipeline = job.payload !== undefined && (spec.pipeline?.(job.payload) ?? false);
   return {
     jobId: job.id,
     clientId: job.client_id,
@@ -54,6 +58,7 @@ export function runJobInput(job: Pick<JobModel, 'id' | 'client_id' | 'type'>, co
     limits: { activityMs: spec.limits.activity.ms, deadlineMs: spec.limits.deadline.ms },
     queues: activityTaskQueues(config.TASK_QUEUE_PREFIX, spec.activityQueues?.(config) ?? []),
     ...(spec.steps ? { steps: spec.steps } : {}),
+    ...(pipeline ? { pipeline } : {}),
   };
 }
 

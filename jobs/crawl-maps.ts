@@ -3,7 +3,7 @@ import { domainOf } from '../lib/normalize';
 import { MAX_JOB_DEADLINE } from './limits';
 import { isObj, list, ProjectionBuilder, str, type Obj, type Projection } from './projection';
 import type { JobSpec } from './types';
-import { workflowOptions } from './workflow';
+import { pipelineEnabled, workflowOptions } from './workflow';
 
 const PLACE_ID = /^[A-Za-z0-9_-]{16,}$/;
 const isMapsUrlOrPlaceId = (v: string) => {
@@ -103,6 +103,7 @@ export const crawlMaps: JobSpec<typeof crawlMapsPayload> = {
   result: crawlMapsResult,
   defaultPriority: 0,
   steps: 'crawlMapsSteps',
+  pipeline: pipelineEnabled,
   queue: 'crawl-maps',
   /**
    * Nominatim's policy is an absolute maximum of 1 request per second (Overpass: the same, fair use). The queue's dispatch limit

@@ -73,6 +73,11 @@ export interface JobSpec<P extends z.ZodType = z.ZodType> {
    * activity named after the type.
    */
   steps?: string;
+  /**
+   * True when a completed job of this payload runs the maps -> site -> verify pipeline after it
+   * (crawlMaps with `workflow`): runJob gets it as RunJobInput.pipeline.
+   */
+  pipeline?(payload: Record<string, unknown>): boolean;
   /** Queues that run only some activities of the type, each with its shared rate limit. */
   activityQueues?(config: Config): ActivityQueue[];
   limits: JobLimits;

@@ -2,7 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { crawlSitePayload, type CrawlSitePayload } from '../../jobs/crawl-site';
 import { parsePayload, type ActivityDeps, type JobActivityInput, type JobActivityOutput } from '../deps';
-import { contentHash, estimateTokens, type CompendiumObject } from './compendium';
+import { contentHash, estimateTokens, type CleanupLevel, type CompendiumObject } from './compendium';
 import { crawl, CrawlFailedError, type CrawlData, type CrawlRequest } from './crawler';
 import { BrowserPageSource, HttpPageSource, type PageSource } from './fetch';
 
@@ -30,6 +30,63 @@ export function crawlRequest(payload: CrawlSitePayload): CrawlRequest {
 
 export type SiteResultData = CrawlData & { compendium?: CompendiumObject };
 
+/**
+ * One crawl with the worker's settings, heartbeating every page and every second, with the
+ * compendium (when asked for) stored in the client's media bucket under its content hash. Shared by
+ * the crawlSite job and the pipeline's site stage. Throws CrawlFailedError when the start page cannot
+ * be crawled, and the signal's reason on a cancel (every fetch and render is aborted at once).
+ */
+export async function crawlAndStoreCompendium(deps: ActivityDeps, clientId: string, request: CrawlRequest, options: { renderJs: boolean }): Promise<SiteResultData> {
+  const { config } = deps;
+  const ctx = Context.current();
+  const pageOptions = { userAgent: config.SITE_USER_AGENT, pageTimeoutMs: config.SITE_PAGE_TIMEOUT_MS, maxPageBytes: config.SITE_MAX_PAGE_BYTES };
+  const source: PageSource = options.renderJs ? new BrowserPageSource(deps.http, config.CHROMIUM_PATH, pageOptions) : new HttpPageSource(deps.http, pageOptions);
+  let progress = { pagesCrawled: 0, url: request.url };
+  const beat = setInterval(() => ctx.heartbeat(progress), HEARTBEAT_INTERVAL_MS);
+  try {
+    ctx.heartbeat(progress);
+    const outcome = await crawl(
+      source,
+      request,
+      { userAgent: config.SITE_USER_AGENT, concurrency: config.SITE_CONCURRENCY_PER_HOST, delayMs: config.SITE_DELAY_MS },
+      {
+        signal: ctx.cancellationSignal,
+        onPage: (p) => {
+          progress = p;
+          ctx.heartbeat(p);
+        },
+      },
+    );
+    const data: SiteResultData = { ...outcome.data };
+    if (outcome.compendium !== undefined) {
+      data.compendium = await storeCompendium(deps, clientId, outcome.compendium, outcome.data.final_url, request.compendium.cleanupLevel);
+    }
+    return data;
+  } finally {
+    clearInterval(beat);
+    await source.close();
+  }
+}
+
+/** The Markdown compendium in the client's media bucket; its key is its content hash, so a retry stores the same object. */
+async function storeCompendium(deps: ActivityDeps, clientId: string, markdown: string, finalUrl: string, cleanupLevel: CleanupLevel): Promise<CompendiumObject> {
+  const hash = contentHash(markdown);
+  const host = new URL(finalUrl).hostname.replace(/[^a-z0-9.-]/gi, '-');
+  const filename = `${host}-compendium.md`;
+  const stored = await deps.storage.put(clientId, `compendium/${hash}/${filename}`, markdown, 'text/markdown; charset=utf-8');
+  return {
+    available: true,
+    chars: markdown.length,
+    cleanup_level: cleanupLevel,
+    storage_location: `s3://${stored.bucket}/${stored.key}`,
+    download_url: stored.url,
+    filename,
+    size_bytes: stored.size,
+    content_hash: stored.contentHash,
+    estimated_tokens: estimateTokens(markdown.length),
+  };
+}
+
 export function createSiteActivities(deps: ActivityDeps) {
   /**
    * crawlSite job: crawls the site of `payload.url`, stores the result (and the compendium in the
@@ -39,56 +96,13 @@ export function createSiteActivities(deps: ActivityDeps) {
    * cannot be crawled is a non-retryable failure whose message becomes the job's error_message.
    */
   async function crawlSite(input: JobActivityInput): Promise<JobActivityOutput> {
-    const { config } = deps;
     const payload = parsePayload(crawlSitePayload, input.payload);
-    const ctx = Context.current();
-    const options = { userAgent: config.SITE_USER_AGENT, pageTimeoutMs: config.SITE_PAGE_TIMEOUT_MS, maxPageBytes: config.SITE_MAX_PAGE_BYTES };
-    const source: PageSource = payload.render_js ? new BrowserPageSource(deps.http, config.CHROMIUM_PATH, options) : new HttpPageSource(deps.http, options);
-    let progress = { pagesCrawled: 0, url: payload.url };
-    const beat = setInterval(() => ctx.heartbeat(progress), HEARTBEAT_INTERVAL_MS);
-    try {
-      ctx.heartbeat(progress);
-      const outcome = await crawl(
-        source,
-        crawlRequest(payload),
-        { userAgent: config.SITE_USER_AGENT, concurrency: config.SITE_CONCURRENCY_PER_HOST, delayMs: config.SITE_DELAY_MS },
-        {
-          signal: ctx.cancellationSignal,
-          onPage: (p) => {
-            progress = p;
-            ctx.heartbeat(p);
-          },
-        },
-      ).catch((err: unknown) => {
-        if (err instanceof CrawlFailedError) throw ApplicationFailure.nonRetryable(err.message, err.type);
-        throw err;
-      });
-
-      const data: SiteResultData = { ...outcome.data };
-      if (outcome.compendium !== undefined) {
-        const markdown = outcome.compendium;
-        const hash = contentHash(markdown);
-        const host = new URL(outcome.data.final_url).hostname.replace(/[^a-z0-9.-]/gi, '-');
-        const filename = `${host}-compendium.md`;
-        const stored = await deps.storage.put(input.clientId, `compendium/${hash}/${filename}`, markdown, 'text/markdown; charset=utf-8');
-        data.compendium = {
-          available: true,
-          chars: markdown.length,
-          cleanup_level: crawlRequest(payload).compendium.cleanupLevel,
-          storage_location: `s3://${stored.bucket}/${stored.key}`,
-          download_url: stored.url,
-          filename,
-          size_bytes: stored.size,
-          content_hash: stored.contentHash,
-          estimated_tokens: estimateTokens(markdown.length),
-        };
-      }
-      await new JobResultStore(deps.db, deps.storage).save(input.jobId, data);
-      return { resultsCount: data.pages_crawled };
-    } finally {
-      clearInterval(beat);
-      await source.close();
-    }
+    const data = await crawlAndStoreCompendium(deps, input.clientId, crawlRequest(payload), { renderJs: payload.render_js }).catch((err: unknown) => {
+      if (err instanceof CrawlFailedError) throw ApplicationFailure.nonRetryable(err.message, err.type);
+      throw err;
+    });
+    await new JobResultStore(deps.db, deps.storage).save(input.jobId, data);
+    return { resultsCount: data.pages_crawled };
   }
 
   return { crawlSite };

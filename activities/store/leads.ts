@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import type { Knex } from 'knex';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { IcpProfiles } from '../../db/repositories/icp-profiles';
 import { LeadSources, type BusinessRow } from '../../db/repositories/lead-sources';
@@ -8,6 +9,7 @@ import { idapRef, type ResourceType } from '../../lib/idap';
 import { buildLeadDocument, ensureLeadIndex, writeLeadDocuments, type LeadSource } from '../../search/leads';
 import type { ActivityDeps } from '../deps';
 import { ALL_JOB_SPECS, CATALOG, projectResult, type JobType } from '../../jobs';
+import type { Projection } from '../../jobs/projection';
 
 /** Outbox rows written to Elasticsearch per bulk request. */
 const BATCH = 200;
@@ -35,6 +37,30 @@ export interface ProjectJobInput {
  */
 /** Job types whose results carry a Markdown compendium that the lead index makes searchable. */
 const COMPENDIUM_TYPES: readonly JobType[] = ALL_JOB_SPECS.filter((s) => s.compendiumLocation).map((s) => s.type);
+
+/**
+ * Writes one projection plan in the caller's transaction: idempotent upserts on natural keys and the
+ * relations. Returns how many resources it wrote and the businesses whose leads changed (its own,
+ * and those of the e-mails it wrote: a verification verdict changes their leads), for the outbox.
+ */
+export async function writeProjection(trx: Knex.Transaction, clientId: string, plan: Projection, campaignId: string | null): Promise<{ resources: number; businessIds: string[] }> {
+  const written = new Map<number, UpsertedResource>();
+  const byType = new Map<ResourceType, number[]>();
+  plan.nodes.forEach((n, i) => byType.set(n.type, [...(byType.get(n.type) ?? []), i]));
+  for (const [type, indexes] of byType) {
+    const out = await upsertResources(trx, clientId, type, indexes.map((i) => ({ data: plan.nodes[i]?.data ?? {}, source: plan.source, campaignId })));
+    indexes.forEach((nodeIndex, k) => written.set(nodeIndex, out[k] as UpsertedResource));
+  }
+  for (const [a, b] of plan.edges) {
+    const ra = written.get(a);
+    const rb = written.get(b);
+    if (ra && rb) await relate(trx, ra, rb);
+  }
+  const ownBusinesses = plan.businesses.map((i) => written.get(i)?.id).filter((id): id is string => !!id);
+  const emails = plan.nodes.flatMap((n, i) => (n.type === 'emails' && written.get(i) ? [written.get(i) as UpsertedResource] : []));
+  const businessIds = [...new Set([...ownBusinesses, ...(await businessesOfEmails(trx, clientId, emails))])];
+  return { resources: written.size, businessIds };
+}
 
 export function createLeadActivities(deps: ActivityDeps) {
   const results = new JobResultStore(deps.db, deps.storage);
@@ -129,24 +155,9 @@ export function createLeadActivities(deps: ActivityDeps) {
       if (plan.nodes.length === 0) return { resources: 0, businesses: 0 };
       const campaignId = await sources.campaignOfJob(input.jobId);
       return deps.db.transaction(async (trx) => {
-        const written = new Map<number, UpsertedResource>();
-        const byType = new Map<ResourceType, number[]>();
-        plan.nodes.forEach((n, i) => byType.set(n.type, [...(byType.get(n.type) ?? []), i]));
-        for (const [type, indexes] of byType) {
-          const out = await upsertResources(trx, input.clientId, type, indexes.map((i) => ({ data: plan.nodes[i]?.data ?? {}, source: plan.source, campaignId })));
-          indexes.forEach((nodeIndex, k) => written.set(nodeIndex, out[k] as UpsertedResource));
-        }
-        for (const [a, b] of plan.edges) {
-          const ra = written.get(a);
-          const rb = written.get(b);
-          if (ra && rb) await relate(trx, ra, rb);
-        }
-        const ownBusinesses = plan.businesses.map((i) => written.get(i)?.id).filter((id): id is string => !!id);
-        // An e-mail's new data (a verification verdict) changes the leads of the businesses it belongs to.
-        const emails = plan.nodes.flatMap((n, i) => (n.type === 'emails' && written.get(i) ? [written.get(i) as UpsertedResource] : []));
-        const businessIds = [...new Set([...ownBusinesses, ...(await businessesOfEmails(trx, input.clientId, emails))])];
-        await outbox.enqueue(trx, input.clientId, businessIds, input.jobId);
-        return { resources: written.size, businesses: businessIds.length };
+        const written = await writeProjection(trx, input.clientId, plan, campaignId);
+        await outbox.enqueue(trx, input.clientId, written.businessIds, input.jobId);
+        return { resources: written.resources, businesses: written.businessIds.length };
       });
     },
 

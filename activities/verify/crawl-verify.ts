@@ -198,16 +198,75 @@ export function distinctAddresses(payload: { emails?: string[]; email?: string }
   return out;
 }
 
+/** What every verification on this worker shares: the SSRF allow list and the per-mail-server session limit. */
+interface VerifyShared {
+  allowList: AllowList;
+  limiter: KeyedLimiter;
+}
+const sharedByDeps = new WeakMap<ActivityDeps, VerifyShared>();
+// Made on the first use (the catalog test builds the activities without a configuration), once per
+// worker: crawlVerify jobs and the pipeline's verify stage share the limit, which is per mail server whoever asks.
+function sharedOf(deps: ActivityDeps): VerifyShared {
+  let shared = sharedByDeps.get(deps);
+  if (!shared) {
+    shared = { allowList: new AllowList(deps.config.OUTBOUND_ALLOW_HOSTS), limiter: new KeyedLimiter(deps.config.VERIFY_CONCURRENCY_PER_DOMAIN) };
+    sharedByDeps.set(deps, shared);
+  }
+  return shared;
+}
+
+export interface VerifyRun {
+  smtpCheck: boolean;
+  /** Time per address (timeout_seconds). */
+  timeoutSeconds: number;
+  /** Epoch ms by which every address is decided: one still open then is `unknown`. */
+  stageEnd: number;
+  signal: AbortSignal;
+  /** How many addresses are decided so far (for the caller's heartbeat). */
+  onProgress?(done: number): void;
+}
+
+/**
+ * Verifies each address (already distinct) with JOB_CONCURRENCY lanes: syntax, lists, DNS, SMTP
+ * probe. Per-address problems are verdicts (`unknown` with a reason), never a throw; a cancel
+ * aborts DNS queries and destroys every SMTP socket at once and rejects. Used by crawlVerify jobs
+ * and by the pipeline's verify stage.
+ */
+export async function verifyAddresses(deps: ActivityDeps, addresses: string[], run: VerifyRun): Promise<VerifyResultItem[]> {
+  const { config } = deps;
+  const { allowList, limiter } = sharedOf(deps);
+  const { signal, stageEnd } = run;
+  // Every lane's socket, sleep and queue slot listens for the cancel: more than Node's default 10.
+  setMaxListeners(JOB_CONCURRENCY * 4, signal);
+  const dns = new MailDns(config.DNS_SERVERS, Math.min(3000, run.timeoutSeconds * 1000));
+  const onAbort = () => dns.cancel();
+  signal.addEventListener('abort', onAbort, { once: true });
+  const out: VerifyResultItem[] = new Array<VerifyResultItem>(addresses.length);
+  let done = 0;
+  try {
+    let next = 0;
+    const lane = async () => {
+      while (next < addresses.length) {
+        const i = next++;
+        const raw = addresses[i] as string;
+        const vctx: VerifyContext = { config, dns, allowList, limiter, smtpCheck: run.smtpCheck, signal, deadline: Math.min(Date.now() + run.timeoutSeconds * 1000, stageEnd), stageEnd };
+        out[i] = Date.now() >= stageEnd
+          ? verdict({ ...listFacts(raw), mailbox: { kind: 'unknown', reason: 'not verified: the job\'s 2-minute verification time ran out' } })
+          : await withinDeadline(verifyAddress(raw, vctx), raw, () => vctx.deadline, signal);
+        done++;
+        run.onProgress?.(done);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(JOB_CONCURRENCY, addresses.length) }, lane));
+    signal.throwIfAborted();
+    return out;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
 export function createVerifyActivities(deps: ActivityDeps) {
-  // Made on the first job (the catalog test builds the activities without a configuration).
-  let shared: { allowList: AllowList; limiter: KeyedLimiter; results: JobResultStore } | undefined;
-  const once = () =>
-    (shared ??= {
-      allowList: new AllowList(deps.config.OUTBOUND_ALLOW_HOSTS),
-      // Shared by every job on this worker: the limit is per mail server, whoever asks.
-      limiter: new KeyedLimiter(deps.config.VERIFY_CONCURRENCY_PER_DOMAIN),
-      results: new JobResultStore(deps.db, deps.storage),
-    });
+  let results: JobResultStore | undefined;
 
   /**
    * crawlVerify job: verifies each distinct address of the payload (syntax, DNS, lists, SMTP probe)
@@ -218,44 +277,27 @@ export function createVerifyActivities(deps: ActivityDeps) {
    */
   async function crawlVerify(input: JobActivityInput): Promise<JobActivityOutput> {
     const payload = parsePayload(crawlVerifyPayload, input.payload);
-    const { config } = deps;
-    const { allowList, limiter, results } = once();
     const ctx = Context.current();
-    const signal = ctx.cancellationSignal;
-    // Every lane's socket, sleep and queue slot listens for the cancel: more than Node's default 10.
-    setMaxListeners(JOB_CONCURRENCY * 4, signal);
     const addresses = distinctAddresses(payload);
     const stageEnd = Date.now() + VERIFY_STAGE.ms - VERIFY_RESERVE_SECONDS * 1000;
-    const dns = new MailDns(config.DNS_SERVERS, Math.min(3000, payload.timeout_seconds * 1000));
-    const onAbort = () => dns.cancel();
-    signal.addEventListener('abort', onAbort, { once: true });
-    const out: VerifyResultItem[] = new Array<VerifyResultItem>(addresses.length);
     let done = 0;
     const beat = setInterval(() => ctx.heartbeat({ verified: done, of: addresses.length }), HEARTBEAT_INTERVAL_MS);
     try {
       ctx.heartbeat({ verified: 0, of: addresses.length });
-      let next = 0;
-      const lane = async () => {
-        while (next < addresses.length) {
-          const i = next++;
-          const raw = addresses[i] as string;
-          const vctx: VerifyContext = { config, dns, allowList, limiter, smtpCheck: payload.smtp_check, signal, deadline: Math.min(Date.now() + payload.timeout_seconds * 1000, stageEnd), stageEnd };
-          out[i] = Date.now() >= stageEnd
-            ? verdict({ ...listFacts(raw), mailbox: { kind: 'unknown', reason: 'not verified: the job\'s 2-minute verification time ran out' } })
-            : await withinDeadline(verifyAddress(raw, vctx), raw, () => vctx.deadline, signal);
-          done++;
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(JOB_CONCURRENCY, addresses.length) }, lane));
-      signal.throwIfAborted();
+      const out = await verifyAddresses(deps, addresses, {
+        smtpCheck: payload.smtp_check,
+        timeoutSeconds: payload.timeout_seconds,
+        stageEnd,
+        signal: ctx.cancellationSignal,
+        onProgress: (n) => { done = n; },
+      });
       const summary = { valid: 0, risky: 0, invalid: 0, unknown: 0 };
       for (const r of out) summary[r.status]++;
       const data: CrawlVerifyResult = { results: out, summary };
-      await results.save(input.jobId, data);
+      await (results ??= new JobResultStore(deps.db, deps.storage)).save(input.jobId, data);
       return { resultsCount: out.length };
     } finally {
       clearInterval(beat);
-      signal.removeEventListener('abort', onAbort);
     }
   }
 
