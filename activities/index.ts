@@ -1,6 +1,7 @@
 import { createCompanyDataActivities, type CompanyDataActivities } from './company/crawl-company-data';
 import type { ActivityDeps, JobActivityInput, JobActivityOutput } from './deps';
 import { createMapsActivities } from './maps/crawl-maps';
+import { createPipelineActivities, type PipelineActivities } from './pipeline/pipeline';
 import { createSiteActivities } from './site/crawl';
 import { createVerifyActivities } from './verify/crawl-verify';
 import { createJobLifecycleActivities, type JobLifecycleActivities } from './store/jobs';
@@ -22,8 +23,8 @@ export function createJobTypeActivities(deps: ActivityDeps) {
   };
 }
 
-export function createActivities(deps: ActivityDeps): JobLifecycleActivities & ReturnType<typeof createJobTypeActivities> & LeadActivities & WebhookActivities {
-  return { ...createJobLifecycleActivities(deps), ...createJobTypeActivities(deps), ...createLeadActivities(deps), ...createWebhookActivities(deps) };
+export function createActivities(deps: ActivityDeps): JobLifecycleActivities & ReturnType<typeof createJobTypeActivities> & LeadActivities & WebhookActivities & PipelineActivities {
+  return { ...createJobLifecycleActivities(deps), ...createJobTypeActivities(deps), ...createLeadActivities(deps), ...createWebhookActivities(deps), ...createPipelineActivities(deps) };
 }
 
-export type { ActivityDeps, CompanyDataActivities, JobActivityInput, JobActivityOutput, JobLifecycleActivities, LeadActivities, WebhookActivities };
+export type { ActivityDeps, CompanyDataActivities, JobActivityInput, JobActivityOutput, JobLifecycleActivities, LeadActivities, PipelineActivities, WebhookActivities };

@@ -2,3 +2,4 @@
 export { runJob, type RunJobInput, type RunJobResult } from './job';
 export { indexLeads } from './leads';
 export { deliverWebhookEvent } from './webhooks';
+export { runLeadPipeline } from './lead-pipeline';

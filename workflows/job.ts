@@ -3,16 +3,19 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  executeChild,
   isCancellation,
   log,
   proxyActivities,
   TimeoutFailure,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { JobActivityInput, JobActivityOutput, JobLifecycleActivities } from '../activities';
 import type { LeadActivities } from '../activities/store/leads';
 import type { JobType } from '../jobs';
 import { deadlineMessage, JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT, LIFECYCLE_STEP, PROJECTION_STEP } from '../jobs/limits';
 import { requestLeadIndexing } from './leads';
+import { PIPELINE_EXECUTION_TIMEOUT_MS, runLeadPipeline } from './lead-pipeline';
 import * as stepSets from './steps';
 
 export interface RunJobInput {
@@ -25,6 +28,11 @@ export interface RunJobInput {
   queues?: Record<string, string>;
   /** The type's step set (workflows/steps.ts) when it runs as several steps (jobs/<type>.ts `steps`). */
   steps?: string;
+  /**
+   * The job's payload asks for the maps -> site -> verify pipeline (jobs/<type>.ts `pipeline`; crawlMaps
+   * with `workflow`): after the job completed, runLeadPipeline runs as a child and runJob ends after it.
+   */
+  pipeline?: boolean;
 }
 
 export interface RunJobResult {
@@ -96,6 +104,7 @@ export async function runJob(input: RunJobInput): Promise<RunJobResult> {
     const output = await withDeadline(input, () => runType(input, started.payload));
     const done = await finishing.completeJob({ jobId, resultsCount: output.resultsCount });
     if (done.status === 'completed') await CancellationScope.nonCancellable(() => publishLeads(input));
+    if (done.status === 'completed' && input.pipeline) await runPipeline(input);
     return { jobId, status: done.status === 'completed' ? 'completed' : 'cancelled', resultsCount: output.resultsCount };
   } catch (err) {
     if (isCancellation(err)) {
@@ -135,6 +144,26 @@ async function publishLeads(input: RunJobInput): Promise<void> {
     if (projected.businesses > 0) await requestLeadIndexing(input.clientId);
   } catch (err) {
     log.error('publishing the job\'s leads failed', { jobId: input.jobId, error: err instanceof Error ? err.message : String(err) });
+  }
+}
+
+/**
+ * The pipeline of a completed job, as child `job/<jobId>/pipeline` on this queue (its stage activities
+ * go to the crawl-site and crawl-verify queues). A cancel of this workflow (a campaign cancel) is passed
+ * on to it and waited for. A pipeline that fails otherwise is logged: the maps job stays completed.
+ */
+async function runPipeline(input: RunJobInput): Promise<void> {
+  try {
+    await executeChild(runLeadPipeline, {
+      workflowId: `job/${input.jobId}/pipeline`,
+      args: [{ jobId: input.jobId, clientId: input.clientId }],
+      workflowExecutionTimeout: PIPELINE_EXECUTION_TIMEOUT_MS,
+      typedSearchAttributes: workflowInfo().typedSearchAttributes,
+      staticSummary: `maps -> site -> verify pipeline of job ${input.jobId}`,
+    });
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    log.error('the job\'s pipeline failed', { jobId: input.jobId, error: err instanceof Error ? err.message : String(err) });
   }
 }
 
