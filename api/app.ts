@@ -30,6 +30,7 @@ import { locationRoutes } from './routes/locations';
 import { searchRoutes } from './routes/search';
 import { systemRoutes } from './routes/system';
 import { webhookRoutes } from './routes/webhooks';
+import { workflowResultRoutes } from './routes/workflow-results';
 
 export interface AppDeps {
   config: Config;
@@ -82,6 +83,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   searchRoutes(api, { db, search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, trigger: leadIndex, logger: deps.logger });
   locationRoutes(api, db);
   webhookRoutes(api, new WebhookRepository(db, config.DATABASE_SCHEMA), webhooksTaskQueue(config.TASK_QUEUE_PREFIX));
+  workflowResultRoutes(api, db, config);
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 
