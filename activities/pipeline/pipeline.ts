@@ -204,6 +204,7 @@ export function createPipelineActivities(deps: ActivityDeps) {
     const payload = crawlSitePayload.parse({ url: first.business.business_website, max_pages: options.site.max_pages, extract_team: options.site.extract_team, compendium: options.site.compendium });
     // The crawl stops a little before the stage limit, so the compendium upload and the row write fit.
     const timeLimitMs = Math.max(1000, limits.siteMs - Math.min(30_000, Math.round(limits.siteMs / 10)));
+    const startedAt = Date.now();
     try {
       const data = await crawlAndStoreCompendium(deps, input.clientId, { ...crawlRequest(payload), timeLimitMs }, { renderJs: false });
       const site: SiteFields = {
@@ -220,6 +221,11 @@ export function createPipelineActivities(deps: ActivityDeps) {
       return { status: 'completed', emailsFound: data.emails.length };
     } catch (err) {
       if (!(err instanceof CrawlFailedError)) throw err;
+      // The crawl's own time limit (just under the stage's) ran out before the start page answered: the stage timed out.
+      if (err.type === 'Timeout' && Date.now() - startedAt >= timeLimitMs) {
+        await repo.endOpenStage(input.jobId, input.origin, 'site', 'timed_out', `site stage timed out: ${err.message}`);
+        return { status: 'timed_out', emailsFound: 0 };
+      }
       await repo.updateSite(input.jobId, input.origin, { site_status: 'failed', site_error: err.message, verify_status: 'skipped' });
       return { status: 'failed', emailsFound: 0 };
     }

@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
  *
  * - `leads=N`: the page lists N e-mail addresses `leadI@<site>.example` (default 1);
  * - `delay_ms=M`: the page answers after M ms (a slow site: the crawl heartbeats meanwhile);
- * - `status=S`: the page answers HTTP S (a failing site).
+ * - `status=S`: the page answers HTTP S (a failing site);
+ * - `emails=a@x,b@y`: the page lists these addresses instead (addresses a mail stand-in knows).
  *
  * robots.txt and sitemap.xml are 404 (nothing disallowed, no sitemap); pages have no links, so each
  * crawl fetches its one start page, whose og:site_name is the site's name (the lead's name). Every
@@ -51,7 +52,8 @@ export async function startLeadSites(): Promise<LeadSites> {
     seen.push(record);
     const timer = setTimeout(() => {
       record.answeredAt = Date.now();
-      const emails = Array.from({ length: leads }, (_, i) => `<li><a href="mailto:lead${i}@${site}.example">lead${i}@${site}.example</a></li>`).join('');
+      const listed = url.searchParams.get('emails')?.split(',') ?? Array.from({ length: leads }, (_, i) => `lead${i}@${site}.example`);
+      const emails = listed.map((e) => `<li><a href="mailto:${e}">${e}</a></li>`).join('');
       res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><html><head><title>${site}</title><meta property="og:site_name" content="${site}"></head><body><h1>${site}</h1><ul>${emails}</ul></body></html>`);
     }, delayMs);
     res.on('close', () => {
