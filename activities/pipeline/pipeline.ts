@@ -297,21 +297,23 @@ export function createPipelineActivities(deps: ActivityDeps) {
    * projection upserts on natural keys.
    */
   async function finishPipeline(input: PipelineInput & { outcome: 'done' | 'deadline' | 'cancelled' }): Promise<{ status: string; businesses: number }> {
-    const row = await repo.finish(input.jobId, input.outcome);
+    // Stage results first: once the status is final, a reader of the results finds them in IDAP too.
+    // The projection reads only finished stages, which the end below does not change.
+    const wf = await repo.get(input.jobId);
     // Cancelled before startPipeline wrote anything: nothing to end.
-    if (!row) return { status: 'failed', businesses: 0 };
+    if (!wf) return { status: 'failed', businesses: 0 };
     const plans = stageProjections(await repo.businesses(input.jobId), input.jobId);
-    if (plans.length === 0) return { status: row.status, businesses: 0 };
-    const businesses = await deps.db.transaction(async (trx) => {
+    const businesses = plans.length === 0 ? 0 : await deps.db.transaction(async (trx) => {
       const ids = new Set<string>();
       for (const plan of plans) {
-        const written = await writeProjection(trx, input.clientId, plan, row.campaign_id);
+        const written = await writeProjection(trx, input.clientId, plan, wf.campaign_id);
         written.businessIds.forEach((id) => ids.add(id));
       }
       await outbox.enqueue(trx, input.clientId, [...ids], input.jobId);
       return ids.size;
     });
-    return { status: row.status, businesses };
+    const row = await repo.finish(input.jobId, input.outcome);
+    return { status: row?.status ?? 'failed', businesses };
   }
 
   return { startPipeline, crawlBusinessSite, verifyBusinessEmails, recordStageEnd, finishPipeline };

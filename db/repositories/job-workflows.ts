@@ -134,7 +134,8 @@ export class JobWorkflowRepository {
       const open = () => trx('workflow_businesses').where({ job_id: jobId });
       if (outcome === 'deadline' || outcome === 'cancelled') {
         const [status, error] = outcome === 'deadline' ? (['timed_out', 'the pipeline\'s overall time limit was reached'] as const) : (['skipped', 'cancelled'] as const);
-        const site = await open().whereIn('site_status', OPEN).update({ site_status: status, site_error: error, updated_at: trx.fn.now() });
+        // A site that did not finish leaves nothing to verify: its verify stage is skipped, not timed out.
+        const site = await open().whereIn('site_status', OPEN).update({ site_status: status, site_error: error, verify_status: 'skipped', updated_at: trx.fn.now() });
         const verify = await open().whereIn('verify_status', OPEN).update({ verify_status: status, verify_error: error, updated_at: trx.fn.now() });
         if (outcome === 'deadline') {
           await trx('job_workflows').where({ job_id: jobId }).update({ ...(site > 0 ? { site_timed_out: true } : {}), ...(verify > 0 ? { verify_timed_out: true } : {}) });
