@@ -198,6 +198,31 @@ describe('maps -> site -> verify pipeline', () => {
     expect(body).toMatchObject({ success: true, status: 'completed', progress: null, total_valid_emails: 1 });
   });
 
+  test('cancelling the job\'s workflow while its pipeline runs (a campaign cancel) stops the stages; the pipeline fails "cancelled" and keeps what was stored', async () => {
+    const tag = tagOf();
+    const done = addPlace(tag, 'Done Bakery', await sites.ownHost({ emails: emailsParam('alice') }));
+    const hangingUrl = await sites.ownHost({ delay_ms: 60_000, emails: emailsParam('bob') });
+    const hanging = addPlace(tag, 'Hanging Bakery', hangingUrl);
+    const jobId = await submit(c, tag);
+    let body = await results(c, `/api/v1/jobs/${jobId}/workflow-results?wait=false`);
+    for (let i = 0; i < 300 && !(entry(body, done)?.spiderverify_status === 'completed' && sites.requests(hangingUrl).length > 0); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      body = await results(c, `/api/v1/jobs/${jobId}/workflow-results?wait=false`);
+    }
+    expect(body.status).toBe('processing');
+    const cancelledAt = Date.now();
+    await api.deps.temporal.client.workflow.getHandle(`job/${jobId}`).cancel();
+    body = await results(c, `/api/v1/jobs/${jobId}/workflow-results`);
+    expect(body).toMatchObject({ success: false, has_results: false, status: 'failed', error_message: 'cancelled' });
+    expect(entry(body, done)).toMatchObject({ spidersite_status: 'completed', spiderverify_status: 'completed', valid_emails_count: 1 });
+    expect(entry(body, hanging)).toMatchObject({ spidersite_status: 'skipped', spidersite_error: 'cancelled' });
+    const [request] = sites.requests(hangingUrl);
+    expect(request?.abortedAt).toBeDefined();
+    expect((request?.abortedAt ?? Infinity) - cancelledAt).toBeLessThan(3000);
+    // The maps job itself stays completed.
+    expect(await c.json(await c.get(`/api/v1/jobs/${jobId}/status`))).toMatchObject({ status: 'completed' });
+  });
+
   test('errors: malformed ids, another client\'s job, a job without workflow, campaign paths', async () => {
     const detail = async (path: string, as: Caller = c) => {
       const res = await as.get(path);
