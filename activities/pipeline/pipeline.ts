@@ -198,7 +198,8 @@ export function createPipelineActivities(deps: ActivityDeps) {
     const rows = (await repo.businesses(input.jobId, input.origin)).filter((r) => !r.domain_filtered);
     const first = rows[0];
     if (!first?.business.business_website) return { status: 'skipped', emailsFound: 0 };
-    if (first.site_status === 'completed' || first.site_status === 'failed') return { status: first.site_status, emailsFound: first.site?.emails_found.length ?? 0 };
+    // Already ended (a retry after the row was written): what is stored stands.
+    if (first.site_status !== 'pending' && first.site_status !== 'processing') return { status: first.site_status, emailsFound: first.site?.emails_found.length ?? 0 };
     const { options, limits } = await optionsOf(input.jobId);
     await repo.updateSite(input.jobId, input.origin, { site_status: 'processing' });
     const payload = crawlSitePayload.parse({ url: first.business.business_website, max_pages: options.site.max_pages, extract_team: options.site.extract_team, compendium: options.site.compendium });
@@ -290,11 +291,11 @@ export function createPipelineActivities(deps: ActivityDeps) {
   }
 
   /**
-   * The pipeline's end (runs even while the workflow is cancelled): open stages become `timed_out`
-   * (overall deadline) or `skipped` (cancel: status `failed`, error_message "cancelled"); the status
-   * follows spec §4.3; completed_at is set. Then the stage results become IDAP resources and the
-   * changed businesses are queued for the lead index. Idempotent: the status is set once, the
-   * projection upserts on natural keys.
+   * The pipeline's end (runs even while the workflow is cancelled): the finished stages' results
+   * become IDAP resources and the changed businesses are queued for the lead index; then open
+   * stages become `timed_out` (overall deadline) or `skipped` (cancel: status `failed`,
+   * error_message "cancelled"), the status follows spec §4.3 and completed_at is set. Idempotent:
+   * the projection upserts on natural keys, the status is set once.
    */
   async function finishPipeline(input: PipelineInput & { outcome: 'done' | 'deadline' | 'cancelled' }): Promise<{ status: string; businesses: number }> {
     // Stage results first: once the status is final, a reader of the results finds them in IDAP too.

@@ -169,6 +169,15 @@ describe('maps -> site -> verify pipeline', () => {
     expect(await db('idap_resources').where({ client_id: clientId, resource_type: 'businesses' }).whereRaw(`data->>'domain' = ?`, [domain])).toHaveLength(1);
     const email = (await db('idap_resources').where({ client_id: clientId, resource_type: 'emails', natural_key: `alice@${MAIL_DOMAIN}` }).first()) as { data: Record<string, unknown> } | undefined;
     expect(email?.data).toMatchObject({ verified: true, verification_status: 'valid' });
+
+    // And in lead search, as one lead with its verified e-mail.
+    let hits: { doc_id: string; name: string | null; email: string | null; email_verified: boolean }[] = [];
+    for (let i = 0; i < 150 && !hits.some((h) => h.doc_id === business.id); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 200));
+      const res = await c.get(`/api/v1/search/leads?query=${encodeURIComponent('Pipeline Bakery')}&email_verified=true`);
+      hits = (await c.json<{ hits: typeof hits }>(res)).hits ?? [];
+    }
+    expect(hits.filter((h) => h.doc_id === business.id)).toEqual([expect.objectContaining({ name: 'Pipeline Bakery', email: `alice@${MAIL_DOMAIN}`, email_verified: true })]);
   });
 
   test('a site whose start page answers 500 makes completed_with_errors; the other site\'s data is there', async () => {
@@ -262,6 +271,17 @@ describe('maps -> site -> verify pipeline', () => {
     await db('jobs').where({ id: plain }).update({ campaign_id: withoutWorkflow });
     expect(await detail(path(withoutWorkflow, plain))).toEqual({ status: 400, detail: 'campaign without workflow configuration' });
   });
+});
+
+test('the OpenAPI document describes both endpoints with the §4.3 body and resolvable references', async () => {
+  const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown>; parameters?: { name: string }[] }>>; components: { schemas: Record<string, unknown> } };
+  for (const path of ['/api/v1/jobs/{job_id}/workflow-results', '/api/v1/jobs/crawlMaps/campaigns/{campaign_id}/jobs/{job_id}/results']) {
+    const op = doc.paths[path]?.get;
+    expect(Object.keys(op?.responses ?? {})).toEqual(expect.arrayContaining(['200', '400', '404']));
+    expect(op?.parameters?.map((p) => p.name)).toContain('wait');
+  }
+  expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['WorkflowResults', 'WorkflowBusinessEntry']));
+  for (const ref of JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? []) expect(Object.keys(doc.components.schemas)).toContain(ref.split('/').pop()?.replace('"', ''));
 });
 
 describe('time limits (shortened on the worker)', () => {
