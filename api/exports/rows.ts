@@ -1,0 +1,31 @@
+/**
+ * Where the rows of an export come from: workflow_businesses for jobs run with the maps -> site ->
+ * verify pipeline; for a campaign without a pipeline, each completed location job's stored crawlMaps
+ * result, one job at a time. Lazy: nothing is read until the writer asks for the next row.
+ */
+import type { ExportRepository } from '../../db/repositories/exports';
+import type { JobResultStore } from '../../db/repositories/job-results';
+import type { MapsBusiness } from '../../jobs/crawl-maps';
+import { rowFromMaps, rowFromWorkflow, type ExportRow } from './columns';
+
+export interface RowSources {
+  exports: ExportRepository;
+  results: JobResultStore;
+}
+
+export async function* jobRows(src: RowSources, clientId: string, jobId: string, location: string | null): AsyncGenerator<ExportRow> {
+  for await (const b of src.exports.workflowBusinesses(clientId, jobId, location)) yield rowFromWorkflow(b);
+}
+
+export async function* campaignRows(src: RowSources, clientId: string, campaignId: string, withWorkflow: boolean): AsyncGenerator<ExportRow> {
+  for await (const job of src.exports.campaignJobs(clientId, campaignId)) {
+    if (withWorkflow) {
+      yield* jobRows(src, clientId, job.job_id, job.display_name);
+      continue;
+    }
+    // Only a completed job has a result; the others have no businesses yet (or never will).
+    if (job.job_status !== 'completed') continue;
+    const result = (await src.results.load(job.job_id)) as { businesses?: Partial<MapsBusiness>[] } | undefined;
+    for (const b of result?.businesses ?? []) yield rowFromMaps(b, { jobId: job.job_id, campaignId, location: job.display_name });
+  }
+}
