@@ -27,6 +27,8 @@ export interface ExportOptions {
 const LIST_SEPARATOR = '; ';
 // Excel refuses longer cell texts.
 const XLSX_MAX_TEXT = 32_767;
+// Rows between yields to the zip writer: without them a fast source runs ahead of the compression.
+const XLSX_YIELD_ROWS = 100;
 
 /** csv (RFC 4180: CRLF, quoted where needed, header row) and xlsx cells are text for people. */
 function spreadsheetText(v: CellValue): string | number | boolean | null {
@@ -90,18 +92,21 @@ function xlsxStream(rows: AsyncIterable<ExportRow>, options: ExportOptions): Rea
   });
   const sheet = book.addWorksheet('businesses');
   sheet.columns = COLUMNS.map((c) => ({ header: c.name, key: c.name }));
+  let written = 0;
   const write = async () => {
     for await (const row of rows) {
-      // Client gone: leaving the loop ends the source's reads; the unfinished workbook is dropped.
-      if (out.destroyed) return;
       sheet
         .addRow(COLUMNS.map((c) => {
           const v = spreadsheetText(c.get(row));
           return typeof v === 'string' && v.length > XLSX_MAX_TEXT ? v.slice(0, XLSX_MAX_TEXT) : v;
         }))
         .commit();
-      // The zip writer pushes into `out` without waiting for it: wait here while the client lags.
+      // The zip writer compresses on the thread pool and pushes into `out` without waiting for it:
+      // let it catch up now and then, and wait here while the client lags.
+      if (++written % XLSX_YIELD_ROWS === 0) await new Promise((r) => setImmediate(r));
       if (out.writableNeedDrain) await roomOrClose(out);
+      // Client gone: leaving the loop ends the source's reads; the unfinished workbook is dropped.
+      if (out.destroyed) return;
     }
     if (out.destroyed) return;
     sheet.commit();
