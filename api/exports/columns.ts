@@ -92,7 +92,7 @@ const STATUS_RANK: Record<string, number> = { valid: 0, risky: 1, unknown: 2 };
  * The address a user should write to: verified ones by status (valid, risky, unknown) then score,
  * then addresses found but not (yet) verified in the order found. Null when there is none.
  */
-export function bestEmail(found: readonly string[], verified: readonly VerifiedEmail[]): { email: string; status: string | null; score: number | null } | null {
+export function bestEmail(found: readonly string[], verified: readonly Pick<VerifiedEmail, 'email' | 'status' | 'score'>[]): { email: string; status: string | null; score: number | null } | null {
   const ranked = verified
     .filter((v) => v.status in STATUS_RANK)
     .map((v, i) => ({ v, i }))
@@ -109,12 +109,21 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 const record = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
+// Stored jsonb is read defensively: one odd row must not cut a 100k-row download off halfway.
+function verifiedList(v: unknown): Pick<VerifiedEmail, 'email' | 'status' | 'score'>[] {
+  if (!Array.isArray(v)) return [];
+  return v
+    .map(record)
+    .filter((e) => typeof e.email === 'string' && typeof e.status === 'string')
+    .map((e) => ({ email: e.email as string, status: e.status as VerifiedEmail['status'], score: num(e.score) ?? 0 }));
+}
+
 /** A business of a job with the maps -> site -> verify pipeline. */
 export function rowFromWorkflow(r: WorkflowBusinessRow): ExportRow {
   const business = record(r.business);
   const site = record(r.site);
   const social = record(site.social_media);
-  const verified = (Array.isArray(r.emails_verified) ? r.emails_verified : []) as VerifiedEmail[];
+  const verified = verifiedList(r.emails_verified);
   const found = strings(site.emails_found);
   const best = bestEmail(found, verified);
   const emails = [...found];

@@ -298,6 +298,32 @@ describe('standalone job with workflow', () => {
   });
 });
 
+describe('stored rows of odd shape', () => {
+  test('an entry that is not what the pipeline writes is read as empty, not a broken download', async () => {
+    const jobId = await seedJob(owner.client_id, { workflow: WORKFLOW });
+    await db()('workflow_businesses').insert({
+      job_id: jobId, place_id: 'odd-1', client_id: owner.client_id, campaign_id: null, position: 0, business: json({ business_name: 42 }),
+      site_status: 'completed', site: json({ emails_found: 'not a list', social_media: ['x'], pages_crawled: '3' }),
+      verify_status: 'completed', emails_verified: json([null, 'x', { email: 'ok@odd.example', status: 'valid' }]),
+    });
+    const { res, body } = await download(c, `/api/v1/jobs/${jobId}/workflow-results/export?format=ndjson`);
+    expect(res.status).toBe(200);
+    expect(JSON.parse(body.toString('utf8'))).toMatchObject({ place_id: 'odd-1', business_name: null, best_email: 'ok@odd.example', best_email_score: 0, emails: ['ok@odd.example'], pages_crawled: 0 });
+  });
+});
+
+describe('OpenAPI', () => {
+  test('documents both exports with their own format parameter and the columns', async () => {
+    const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { description: string; parameters: { name: string; schema: { enum?: string[] } }[] }>> };
+    for (const path of ['/api/v1/campaigns/{campaign_id}/export', '/api/v1/jobs/{job_id}/workflow-results/export']) {
+      const op = doc.paths[path]?.get;
+      const formats = op?.parameters.filter((p) => p.name === 'format') ?? [];
+      expect(formats.map((p) => p.schema.enum)).toEqual([['csv', 'xlsx', 'ndjson']]);
+      for (const column of COLUMNS) expect(op?.description).toContain(`${column} (`);
+    }
+  });
+});
+
 describe('campaign without workflow', () => {
   test("rows come from each completed location job's maps result; stage columns empty", async () => {
     const campaign = await seedCampaign(owner.client_id, null, ['Leeds, GB', 'York, GB', 'Hull, GB']);
