@@ -15,8 +15,8 @@ import { campaignExportParams, exportQuery, jobExportParams } from '../schemas/e
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The 400 of a job that has no workflow results (as GET /api/v1/jobs/{job_id}/workflow-results). */
-export const NO_WORKFLOW_DETAIL = 'job was not submitted with a workflow';
+/** The 400 of a job that has no workflow results: word for word that of GET /api/v1/jobs/{job_id}/workflow-results. */
+export const NO_WORKFLOW_DETAIL = 'this job was not submitted with a workflow: workflow results exist only for crawlMaps jobs submitted with workflow (enabled)';
 
 const FORMATS_DOC =
   'One row per business, streamed. csv: RFC 4180 (CRLF, header row, UTF-8 with a byte order mark unless bom=false), ' +

@@ -260,7 +260,7 @@ describe('standalone job with workflow', () => {
     const plain = await seedJob(owner.client_id, { workflow: null });
     let res = await c.get(`/api/v1/jobs/${plain}/workflow-results/export`);
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ detail: 'job was not submitted with a workflow' });
+    expect(await res.json()).toEqual({ detail: 'this job was not submitted with a workflow: workflow results exist only for crawlMaps jobs submitted with workflow (enabled)' });
     res = await c.get('/api/v1/jobs/not-a-uuid/workflow-results/export?format=xlsx');
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ detail: 'invalid job id format, expected UUID' });
