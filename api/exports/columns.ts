@@ -57,7 +57,7 @@ export const COLUMNS: readonly Column[] = [
   { name: 'phone', kind: 'string', description: 'from the maps listing', get: (r) => r.phone },
   { name: 'website', kind: 'string', description: 'from the maps listing', get: (r) => r.website },
   { name: 'rating', kind: 'number', description: 'maps rating', get: (r) => r.rating },
-  { name: 'category', kind: 'string', description: 'first maps category, when the source has one', get: (r) => r.category },
+  { name: 'category', kind: 'string', description: "the listing's first maps category, when the provider gives one", get: (r) => r.category },
   { name: 'domain_filtered', kind: 'boolean', description: 'true: the website is a social network, review site, directory or marketplace and was not crawled; empty without a workflow', get: (r) => r.domain_filtered },
   { name: 'filter_reason', kind: 'string', description: 'why it was filtered', get: (r) => r.filter_reason },
   { name: 'spidersite_status', kind: 'string', description: 'site stage: pending, processing, completed, failed, timed_out or skipped; empty without a workflow', get: (r) => r.spidersite_status },
@@ -119,7 +119,7 @@ function verifiedList(v: unknown): Pick<VerifiedEmail, 'email' | 'status' | 'sco
 }
 
 /** A business of a job with the maps -> site -> verify pipeline. */
-export function rowFromWorkflow(r: WorkflowBusinessRow): ExportRow {
+export function rowFromWorkflow(r: WorkflowBusinessRow, category: string | null): ExportRow {
   const business = record(r.business);
   const site = record(r.site);
   const social = record(site.social_media);
@@ -138,8 +138,7 @@ export function rowFromWorkflow(r: WorkflowBusinessRow): ExportRow {
     phone: text(business.business_phone),
     website: text(business.business_website),
     rating: num(business.business_rating),
-    // The §2.8 entry has no category; the pipeline may keep the maps one beside it.
-    category: text(business.business_category) ?? text(strings(business.categories)[0]),
+    category,
     domain_filtered: r.domain_filtered,
     filter_reason: r.filter_reason,
     spidersite_status: r.site_status,

@@ -145,6 +145,10 @@ describe('campaign with workflow', () => {
       { name: 'Loaf on Facebook', website: 'https://facebook.com/loaf', filtered: 'social_media: facebook.com' },
       { name: '=HYPERLINK("http://evil.example","click")', website: 'https://evil.example', emails: ['-x@evil.example', 'first@evil.example'] },
     ]);
+    // The maps result the pipeline started from: the category column comes from it.
+    await new JobResultStore(db(), api.deps.storage).save(leeds, {
+      businesses: [{ business_name: 'Crumb & Co', place_id: `place-${leeds.slice(0, 8)}-00000`, categories: ['Bakery', 'Cafe'] }], results_count: 1, provider: 'osm', query: 'bakery in Leeds, GB',
+    });
     await seedBusinesses(owner.client_id, zurich, campaign.id, [
       { name: 'Bäckerei Zürich', website: 'https://baeckerei.example', emails: ['hallo@baeckerei.example'], verified: [{ email: 'hallo@baeckerei.example', status: 'invalid', score: 10 }] },
     ]);
@@ -165,7 +169,7 @@ describe('campaign with workflow', () => {
 
     const crumb = rows[0] as Record<string, string>;
     expect(crumb).toMatchObject({
-      job_id: campaign.jobs[0], business_name: 'Crumb & Co', website: 'https://crumb.example', rating: '4.5',
+      job_id: campaign.jobs[0], business_name: 'Crumb & Co', website: 'https://crumb.example', rating: '4.5', category: 'Bakery',
       // A phone number keeps its + (no formula can hide in digits), so it still dials.
       phone: '+44 113 496 0001', domain_filtered: 'false', spidersite_status: 'completed', pages_crawled: '3',
       // Valid before risky, then the higher score; the invalid one never, however high its score.
@@ -173,7 +177,7 @@ describe('campaign with workflow', () => {
       emails: 'info@crumb.example; sales@crumb.example; bob@crumb.example; old@crumb.example', valid_emails_count: '2',
       phones_found: '+44 113 496 0000', socialnet: 'https://facebook.com/crumb', instagram: 'https://instagram.com/crumb', proflink: '', industry: 'Bakery',
     });
-    expect(rows[1]).toMatchObject({ business_name: 'Loaf on Facebook', domain_filtered: 'true', filter_reason: 'social_media: facebook.com', spidersite_status: 'skipped', best_email: '', emails: '' });
+    expect(rows[1]).toMatchObject({ business_name: 'Loaf on Facebook', category: '', domain_filtered: 'true', filter_reason: 'social_media: facebook.com', spidersite_status: 'skipped', best_email: '', emails: '' });
     // Not verified: the first address found; a cell a spreadsheet would run as a formula starts with a quote.
     expect(rows[2]).toMatchObject({ business_name: `'=HYPERLINK("http://evil.example","click")`, best_email: "'-x@evil.example", best_email_status: '', best_email_score: '' });
     // Only invalid addresses: no best e-mail.
