@@ -25,6 +25,7 @@ import { dedupeRoutes } from './routes/dedupe';
 import { docsRoutes } from './routes/docs';
 import { idapRoutes } from './routes/idap';
 import { eventRoutes } from './routes/events';
+import { exportRoutes } from './routes/exports';
 import { jobRoutes } from './routes/jobs';
 import { locationRoutes } from './routes/locations';
 import { searchRoutes } from './routes/search';
@@ -82,13 +83,14 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   idapRoutes(api, db, leadIndex);
   searchRoutes(api, { db, search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, trigger: leadIndex, logger: deps.logger });
   locationRoutes(api, db);
+  exportRoutes(api, db, deps.storage);
   webhookRoutes(api, new WebhookRepository(db, config.DATABASE_SCHEMA), webhooksTaskQueue(config.TASK_QUEUE_PREFIX));
   workflowResultRoutes(api, db, config);
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 
   app.use(requestContext(deps.logger));
-  app.use(responseFormat());
+  app.use(responseFormat((path) => api.ownsFormat(path)));
   app.use(errorHandler());
   app.use(requestBody({ limit: '2mb' }));
   app.use(docs.routes());

@@ -81,7 +81,7 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
       ...(r.description ? { description: r.description } : {}),
       tags: r.tags,
       security: r.security === 'client' ? [{ bearerCredential: [] }] : r.security === 'token' ? [{ tokenQuery: [] }] : [],
-      parameters: [...parameters(r.params, 'path', components), ...parameters(r.query, 'query', components), ...(r.method === 'get' ? [formatParameter] : [])],
+      parameters: [...parameters(r.params, 'path', components), ...parameters(r.query, 'query', components), ...(r.method === 'get' && !r.ownFormat ? [formatParameter] : [])],
       ...(r.body
         ? { requestBody: { required: true, content: Object.fromEntries(bodyTypes.map((t) => [t, { schema: jsonSchema((r.bodyDoc ?? r.body) as z.ZodType, 'input', components) }])) } }
         : {}),

@@ -35,6 +35,11 @@ export interface RouteDef<P extends z.ZodType | undefined, Q extends z.ZodType |
   bodyContentType?: string;
   errorShape?: 'detail' | 'success';
   responses: Record<number, ResponseDef>;
+  /**
+   * The route reads `?format=` itself (exports: csv|xlsx|ndjson) instead of the json|yaml|md of the
+   * response-format middleware, which then leaves it alone (ApiRouter.ownsFormat).
+   */
+  ownFormat?: boolean;
   /** Route-specific middleware run after auth and rate limiting, before validation. */
   before?: Middleware<AppState>[];
   handler: (ctx: AppContext, input: { params: Out<P>; query: Out<Q>; body: Out<B> }) => Promise<void> | void;
@@ -57,6 +62,7 @@ export interface RouteGuards {
 export class ApiRouter {
   readonly router = new Router<AppState>();
   readonly routes: AnyRouteDef[] = [];
+  private readonly ownFormatPaths: RegExp[] = [];
 
   constructor(private readonly guards: RouteGuards) {}
 
@@ -65,6 +71,7 @@ export class ApiRouter {
   ): this {
     this.routes.push(def);
     const koaPath = def.path.replace(/\{(\w+)\}/g, ':$1');
+    if (def.ownFormat) this.ownFormatPaths.push(new RegExp(`^${def.path.replace(/\{\w+\}/g, '[^/]+')}/?$`));
     const shape: Middleware<AppState> = async (ctx, next) => {
       if (def.errorShape) ctx.state.errorShape = def.errorShape;
       return next();
@@ -72,13 +79,18 @@ export class ApiRouter {
     const run: Middleware<AppState> = async (ctx) => {
       const input = {
         params: (def.params ? validate(def.params, ctx.params, 'path') : undefined) as Out<P>,
-        query: (def.query ? validate(def.query, withoutFormat(ctx.query), 'query') : undefined) as Out<Q>,
+        query: (def.query ? validate(def.query, def.ownFormat ? ctx.query : withoutFormat(ctx.query), 'query') : undefined) as Out<Q>,
         body: (def.body ? validate(def.body, ctx.request.body, 'body') : undefined) as Out<B>,
       };
       await def.handler(ctx as AppContext, input);
     };
     this.router.register(koaPath, [def.method.toUpperCase()], [shape, ...this.guards[def.security], ...(def.before ?? []), run]);
     return this;
+  }
+
+  /** True for a path of a route that reads `?format=` itself. */
+  ownsFormat(path: string): boolean {
+    return this.ownFormatPaths.some((re) => re.test(path));
   }
 }
 

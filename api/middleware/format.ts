@@ -8,10 +8,13 @@ export type Format = (typeof FORMATS)[number];
 
 /**
  * `?format=json|yaml|md` on every response whose body is data (spec §1.2.5). Error bodies are
- * rendered the same way, so a YAML client gets YAML errors too.
+ * rendered the same way, so a YAML client gets YAML errors too. Routes declared with `ownFormat`
+ * (exports) are left alone.
  */
-export function responseFormat(): Middleware<AppState> {
+export function responseFormat(ownsFormat: (path: string) => boolean = () => false): Middleware<AppState> {
   return async (ctx, next) => {
+    // Exports read `format` as csv|xlsx|ndjson and stream their own bodies; their errors stay JSON.
+    if (ownsFormat(ctx.path)) return next();
     const raw = ctx.query.format;
     if (raw !== undefined && (typeof raw !== 'string' || !(FORMATS as readonly string[]).includes(raw))) {
       ctx.status = 422;
