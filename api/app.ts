@@ -31,6 +31,7 @@ import { locationRoutes } from './routes/locations';
 import { searchRoutes } from './routes/search';
 import { systemRoutes } from './routes/system';
 import { webhookRoutes } from './routes/webhooks';
+import { WorkflowResultsService } from './workflow-results';
 import { workflowResultRoutes } from './routes/workflow-results';
 
 export interface AppDeps {
@@ -83,9 +84,10 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   idapRoutes(api, db, leadIndex);
   searchRoutes(api, { db, search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, trigger: leadIndex, logger: deps.logger });
   locationRoutes(api, db);
-  exportRoutes(api, db, deps.storage);
+  const workflowResults = new WorkflowResultsService(db, config);
+  exportRoutes(api, db, deps.storage, workflowResults);
   webhookRoutes(api, new WebhookRepository(db, config.DATABASE_SCHEMA), webhooksTaskQueue(config.TASK_QUEUE_PREFIX));
-  workflowResultRoutes(api, db, config);
+  workflowResultRoutes(api, workflowResults);
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { Db } from '../../db';
-import { JobModel } from '../../db/models/job';
 import { ExportRepository } from '../../db/repositories/exports';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { pipelineEnabled } from '../../jobs/workflow';
@@ -11,12 +10,11 @@ import { describeColumns, type ExportRow } from '../exports/columns';
 import { CONTENT_TYPES, exportStream, type ExportFormat } from '../exports/formats';
 import { campaignRows, jobRows, type RowSources } from '../exports/rows';
 import type { ApiRouter } from '../routing';
+import { NOT_A_WORKFLOW_JOB, type WorkflowResultsService } from '../workflow-results';
 import { campaignExportParams, exportQuery, jobExportParams } from '../schemas/exports';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The 400 of a job that has no workflow results: word for word that of GET /api/v1/jobs/{job_id}/workflow-results. */
-export const NO_WORKFLOW_DETAIL = 'this job was not submitted with a workflow: workflow results exist only for crawlMaps jobs submitted with workflow (enabled)';
 
 const FORMATS_DOC =
   'One row per business, streamed. csv: RFC 4180 (CRLF, header row, UTF-8 with a byte order mark unless bom=false), ' +
@@ -27,7 +25,7 @@ const FORMATS_DOC =
 
 const exportResponse = z.string().describe('the export file (csv shown; xlsx and ndjson as chosen by format)');
 
-export function exportRoutes(api: ApiRouter, db: Db, storage: Storage): void {
+export function exportRoutes(api: ApiRouter, db: Db, storage: Storage, workflowResults: WorkflowResultsService): void {
   const exports = new ExportRepository(db);
   const sources: RowSources = { exports, results: new JobResultStore(db, storage) };
 
@@ -88,15 +86,13 @@ export function exportRoutes(api: ApiRouter, db: Db, storage: Storage): void {
     query: exportQuery,
     responses: {
       200: { description: 'The export file (Content-Disposition attachment job-<id>.<format>)', contentType: 'text/csv', schema: exportResponse },
-      400: { description: `invalid job id format, expected UUID; or ${NO_WORKFLOW_DETAIL}` },
+      400: { description: `invalid job id format, expected UUID; or ${NOT_A_WORKFLOW_JOB}` },
       404: { description: 'job not found' },
     },
     handler: async (ctx, { params, query }) => {
       const clientId = clientIdOf(ctx);
-      if (!UUID.test(params.job_id)) throw badRequest('invalid job id format, expected UUID');
-      const job = await JobModel.query(db).modify('forClient', clientId).findById(params.job_id);
-      if (!job) throw notFound('job not found');
-      if (job.type !== 'crawlMaps' || !pipelineEnabled(job.payload)) throw badRequest(NO_WORKFLOW_DETAIL);
+      // The same job checks (and 400/404 details) as GET /api/v1/jobs/{job_id}/workflow-results.
+      const job = await workflowResults.jobOf(clientId, params.job_id);
       const location = job.campaign_id ? await exports.locationOfJob(job.id) : null;
       send(ctx, query.format, query.bom, `job-${job.id}`, jobRows(sources, clientId, job.id, location));
     },

@@ -1,9 +1,7 @@
-import type { Db } from '../../db';
-import type { Config } from '../../lib/config';
 import { clientIdOf, type AppContext } from '../context';
 import type { ApiRouter } from '../routing';
 import { campaignJobParams, workflowJobParams, workflowResults, workflowResultsQuery } from '../schemas/workflow-results';
-import { NOT_A_WORKFLOW_JOB, WorkflowResultsService } from '../workflow-results';
+import { NOT_A_WORKFLOW_JOB, type WorkflowResultsService } from '../workflow-results';
 
 const DESCRIPTION =
   'The maps -> site -> verify pipeline of a crawlMaps job submitted with `workflow`: every business of the maps result with its site ' +
@@ -24,8 +22,7 @@ function disconnectSignal(ctx: AppContext): AbortSignal {
 }
 
 /** Workflow results of one crawlMaps job, standalone or in a campaign (spec §4.2, §4.3). */
-export function workflowResultRoutes(api: ApiRouter, db: Db, config: Config): void {
-  const service = new WorkflowResultsService(db, config);
+export function workflowResultRoutes(api: ApiRouter, service: WorkflowResultsService): void {
 
   api.add({
     method: 'get',
