@@ -1,24 +1,20 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import stringify from 'safe-stable-stringify';
 import type { Db } from '../db';
 import type { JobModel } from '../db/models/job';
 import { JobResultStore } from '../db/repositories/job-results';
 import { JobRepository, type ListFilter } from '../db/repositories/jobs';
 import type { Config } from '../lib/config';
 import { CATALOG, priorityKeyFor, type JobType } from '../jobs';
-import { activityTaskQueues, jobTaskQueue } from '../jobs/queues';
+import { jobTaskQueue } from '../jobs/queues';
+import { runJobInput } from '../jobs/run-input';
 import { AppError, badRequest, notFound } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { Storage } from '../lib/storage';
+import { payloadHash } from '../lib/payload-hash';
 import type { Temporal } from '../lib/temporal';
-import { runJob, type RunJobInput } from '../workflows';
-
-const ClientIdKey = defineSearchAttributeKey('ClientId', SearchAttributeType.KEYWORD);
-const JobTypeKey = defineSearchAttributeKey('JobType', SearchAttributeType.KEYWORD);
-const JobIdKey = defineSearchAttributeKey('JobId', SearchAttributeType.KEYWORD);
-const CampaignIdKey = defineSearchAttributeKey('CampaignId', SearchAttributeType.KEYWORD);
+import { runJob } from '../workflows';
+import { CampaignIdKey, ClientIdKey, JobIdKey, JobTypeKey } from '../workflows/search-attributes';
 
 const DEDUPE_WINDOW_MS = 24 * 60 * 60 * 1000;
 const TEMPORAL_CALL_TIMEOUT_MS = 5000;
@@ -37,24 +33,6 @@ export interface SubmitRequest {
 export interface SubmitResult {
   job: JobModel;
   fromCache: boolean;
-}
-
-/** sha256 of the payload with keys sorted: equal payloads hash equally whatever their key order. */
-export function payloadHash(payload: Record<string, unknown>): string {
-  return createHash('sha256').update(stringify(payload) ?? '').digest('hex');
-}
-
-/** The workflow input of a job: its identity plus what its catalog entry says about limits and queues. */
-export function runJobInput(job: Pick<JobModel, 'id' | 'client_id' | 'type'>, config: Config): RunJobInput {
-  const spec = CATALOG[job.type];
-  return {
-    jobId: job.id,
-    clientId: job.client_id,
-    type: job.type,
-    limits: { activityMs: spec.limits.activity.ms, deadlineMs: spec.limits.deadline.ms },
-    queues: activityTaskQueues(config.TASK_QUEUE_PREFIX, spec.activityQueues?.(config) ?? []),
-    ...(spec.steps ? { steps: spec.steps } : {}),
-  };
 }
 
 /** Job submission, lookup and cancellation: Postgres is the source of truth, Temporal runs the work. */

@@ -15,7 +15,7 @@ import { createDb, migrateLatest } from '../db';
 import { ClientRepository } from '../db/repositories/clients';
 import { parseConfig } from '../lib/config';
 import { priorityKeyFor } from '../jobs';
-import { runJobInput } from '../api/job-service';
+import { runJobInput } from '../jobs/run-input';
 import { temporalConnectionOptions } from '../lib/temporal';
 import { runJob } from '../workflows';
 import { args, load, ROOT, stackEnv, stats, writeResult } from './support';
