@@ -250,9 +250,10 @@ export class CampaignRepository {
 
   /**
    * With auto_submit false: releases the next `count` pending locations (in sequence order) by moving
-   * released_through; the workflow is told by the caller (a signal).
+   * released_through, then `notify` (the workflow's signal) before the commit: a failed signal
+   * releases nothing. The workflow's claim locks this row, so it sees the release once committed.
    */
-  async release(clientId: string, id: string, count: number): Promise<ReleaseOutcome | undefined> {
+  async release(clientId: string, id: string, count: number, notify: (c: CampaignRow) => Promise<void>): Promise<ReleaseOutcome | undefined> {
     return this.db.transaction(async (trx) => {
       const c = (await trx('campaigns').where({ id, client_id: clientId }).forUpdate().first()) as CampaignRow | undefined;
       if (!c) return undefined;
@@ -265,7 +266,10 @@ export class CampaignRepository {
         .orderBy('sequence_order')
         .limit(count)) as { sequence_order: number }[];
       const through = next.at(-1)?.sequence_order ?? c.released_through;
-      if (through !== c.released_through) await trx('campaigns').where({ id }).update({ released_through: through, updated_at: trx.fn.now() });
+      if (through !== c.released_through) {
+        await trx('campaigns').where({ id }).update({ released_through: through, updated_at: trx.fn.now() });
+        await notify(c);
+      }
       const [left] = (await trx('campaign_locations')
         .where({ campaign_id: id, status: 'pending' })
         .andWhere('sequence_order', '>', through)
