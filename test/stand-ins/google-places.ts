@@ -245,7 +245,16 @@ export async function startGooglePlacesStandIn(options: { apiKey: string; places
     const body = req.method === 'POST' ? await readJson(req) : null;
     const fieldMask = req.headers['x-goog-fieldmask'] as string | undefined;
     requests.push({ method: req.method ?? 'GET', path, fieldMask, body, at: Date.now() });
-    if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+    // A delayed answer ends early when its connection closes (the caller aborted, or close()), so no timer outlives the test.
+    if (delayMs > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delayMs);
+        req.socket.once('close', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
     const key = (req.headers['x-goog-api-key'] as string | undefined) ?? url.searchParams.get('key');
     if (key !== options.apiKey || revoked) {
       return envelope(res, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', [
