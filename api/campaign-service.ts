@@ -225,7 +225,7 @@ export class CampaignService {
     if (!row.workflow) throw badRequest('campaign without workflow configuration');
     const [aggregate, counts] = await Promise.all([this.repo.workflowAggregate(row.id), this.repo.counts(this.db, [row.id])]);
     return {
-      success: row.status !== 'running' && row.status !== 'failed',
+      success: row.status === 'completed',
       campaign_id: row.id,
       status: row.status,
       locations: { summary: counts.get(row.id)?.summary },

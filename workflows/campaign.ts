@@ -27,6 +27,8 @@ export interface RunCampaignInput {
   concurrency: number;
   /** Children started by the earlier runs of this campaign (continue-as-new); for the logs only, the state is in Postgres. */
   startedBefore?: number;
+  /** Children per run before continue-as-new; CHILDREN_PER_RUN unless a test makes it small. */
+  childrenPerRun?: number;
 }
 
 export interface RunCampaignResult {
@@ -52,13 +54,14 @@ const steps = proxyActivities<CampaignActivities>({
  * `job/<jobId>` on the crawlMaps queue, at most `concurrency` at once; when one ends it claims
  * more. With autoSubmit false it claims only released locations and waits for the `release`
  * signal for more. A failed child is a failed location, never a failed campaign. After
- * CHILDREN_PER_RUN children (or when Temporal suggests it) it stops claiming, waits for the
+ * CHILDREN_PER_RUN (childrenPerRun) children (or when Temporal suggests it) it stops claiming, waits for the
  * children in flight and continues as new (the state is in Postgres). At the end, or when
  * cancelled (children are cancelled with it), finishCampaign records the terminal status and
  * `campaign.terminal`.
  */
 export async function runCampaign(input: RunCampaignInput): Promise<RunCampaignResult> {
   const { campaignId } = input;
+  const perRun = input.childrenPerRun ?? CHILDREN_PER_RUN;
   const inFlight = new Map<string, Promise<void>>();
   // Bumped by every child that ends and every release signal: what the loop waits for.
   let wakes = 0;
@@ -77,8 +80,8 @@ export async function runCampaign(input: RunCampaignInput): Promise<RunCampaignR
 
   try {
     for (;;) {
-      rolling ||= startedThisRun >= CHILDREN_PER_RUN || workflowInfo().continueAsNewSuggested;
-      const room = Math.min(input.concurrency - inFlight.size, CHILDREN_PER_RUN - startedThisRun);
+      rolling ||= startedThisRun >= perRun || workflowInfo().continueAsNewSuggested;
+      const room = Math.min(input.concurrency - inFlight.size, perRun - startedThisRun);
       if (!rolling && room > 0 && exhaustedAt !== releases) {
         const claim = await steps.claimCampaignLocations({ campaignId, claimKey: `${workflowInfo().runId}/${claims++}`, limit: room });
         for (const job of claim.jobs) {

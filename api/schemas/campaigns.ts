@@ -128,7 +128,7 @@ export const campaignJobsResponse = z
 
 export const campaignWorkflowResults = z
   .object({
-    success: z.boolean().describe('false while the campaign runs'),
+    success: z.boolean().describe('true once the campaign has completed'),
     campaign_id: z.string(),
     status: z.enum(CAMPAIGN_STATUSES),
     locations: z.object({ summary: locationSummary }),
