@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { IssuedCredentials } from '../../lib/credentials';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, type Caller } from '../support/jobs';
+import { freePort } from '../support/processes';
 import { SseReader } from '../support/sse';
 import { startTestWorker, type TestWorker } from '../support/worker';
 import { cityPlaces, startGooglePlacesStandIn, type GooglePlacesStandIn } from '../stand-ins/google-places';
@@ -332,6 +333,38 @@ describe('campaigns', () => {
     expect(none.status).toBe(400);
     expect(await none.json()).toEqual({ detail: 'campaign without workflow configuration' });
     await waitCampaign(c, mapsOnly, (x) => x.status !== 'running');
+  });
+
+  test('a campaign whose every location fails is failed, each location with its error', async () => {
+    places.revokeKey(true);
+    try {
+      const id = await create(c, { name: 'no key', search_terms: ['bakery'], locations: [{ city: 'York', country: 'GB' }, { city: 'Leeds', country: 'GB' }] });
+      const sse = await stream(id);
+      const done = await waitCampaign(c, id, (x) => x.status !== 'running');
+      expect(done).toMatchObject({ status: 'failed', summary: { failed: 2, completed: 0 }, progress: { done: 2, percent: 100 }, error_message: 'every location failed (2)' });
+      const items = (await jobItems(c, id, '?status=failed')).jobs as (JobItem & { error_message: string })[];
+      expect(items.map((j) => j.job_status)).toEqual(['failed', 'failed']);
+      for (const j of items) expect(j.error_message).toMatch(/API key not valid/);
+      const terminal = await sse.waitFor((e) => e.event === 'campaign.terminal');
+      expect(terminal.data).toMatchObject({ status: 'failed', success_pct: 0, completed: 0, failed: 2 });
+    } finally {
+      places.revokeKey(false);
+    }
+  });
+
+  test('with Temporal unreachable a campaign is 503 queue service unavailable and nothing is stored', async () => {
+    const down = await startTestApi({ ...env, TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` });
+    try {
+      const d = caller(down, bearer(creds));
+      const before = await down.deps.db('campaign_locations').count<{ count: string }[]>('* as count');
+      const res = await d.post('/api/v1/campaigns', { name: 'unqueued', search_terms: ['bakery'], locations: [{ city: 'York', country: 'GB' }] });
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual({ detail: 'queue service unavailable' });
+      expect(await down.deps.db('campaigns').where({ name: 'unqueued' }).count<{ count: string }[]>('* as count')).toEqual([{ count: '0' }]);
+      expect(await down.deps.db('campaign_locations').count<{ count: string }[]>('* as count')).toEqual(before);
+    } finally {
+      await down.close();
+    }
   });
 
   test('validation: unknown city 422 naming the entry, too many terms 422, malformed id 400, another client\'s campaign 404', async () => {
