@@ -344,7 +344,7 @@ describe('campaigns', () => {
       expect(done).toMatchObject({ status: 'failed', summary: { failed: 2, completed: 0 }, progress: { done: 2, percent: 100 }, error_message: 'every location failed (2)' });
       const items = (await jobItems(c, id, '?status=failed')).jobs as (JobItem & { error_message: string })[];
       expect(items.map((j) => j.job_status)).toEqual(['failed', 'failed']);
-      for (const j of items) expect(j.error_message).toMatch(/API key not valid/);
+      for (const j of items) expect(j.error_message).toMatch(/rejected the key \(API_KEY_INVALID\)/);
       const terminal = await sse.waitFor((e) => e.event === 'campaign.terminal');
       expect(terminal.data).toMatchObject({ status: 'failed', success_pct: 0, completed: 0, failed: 2 });
     } finally {
