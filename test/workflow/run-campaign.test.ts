@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { ClaimedJob, ClaimResult } from '../../activities/campaign/campaign';
@@ -144,5 +145,50 @@ describe('runCampaign workflow', () => {
       expect(await handle.result()).toEqual({ campaignId, status: 'completed' });
     });
     expect(state.done.sort()).toEqual([0, 1, 2]);
+  });
+
+  test('cancelled (an operator in the Web UI): the children are cancelled, then finishCampaign records it; the workflow ends Cancelled', async () => {
+    const taskQueue = `wf-campaign-${randomUUID()}`;
+    const campaignId = randomUUID();
+    const { activities, state } = fakeCampaign(5, taskQueue);
+    const cancelled: string[] = [];
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: await workflowBundle(),
+      // Heartbeats go out every second at most, as the production workers send them (workers/worker.ts).
+      defaultHeartbeatThrottleInterval: '1s',
+      maxHeartbeatThrottleInterval: '1s',
+      activities: {
+        ...activities,
+        // A job that takes long: it heartbeats until it is cancelled.
+        crawlSite: async () => {
+          const ctx = Context.current();
+          for (;;) {
+            ctx.heartbeat();
+            await new Promise((r) => setTimeout(r, 100));
+            if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+          }
+        },
+        cancelJob: async (i: { jobId: string }) => {
+          cancelled.push(i.jobId);
+          return { status: 'cancelled' };
+        },
+      },
+    });
+    await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(runCampaign, {
+        taskQueue,
+        workflowId: `campaign/${campaignId}`,
+        args: [{ campaignId, clientId: 'cli_x', autoSubmit: true, concurrency: 2 }],
+      });
+      while (state.most < 2) await new Promise((r) => setTimeout(r, 50));
+      await handle.cancel();
+      await expect(handle.result()).rejects.toThrow(WorkflowFailedError);
+      expect((await handle.describe()).status.name).toBe('CANCELLED');
+    });
+    expect(cancelled).toHaveLength(2);
+    expect(state.finished).toEqual([{ campaignId, cancelled: true }]);
+    expect(state.claimKeys).toHaveLength(1);
   });
 });
