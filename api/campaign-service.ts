@@ -14,9 +14,9 @@ import { releaseSignal, runCampaign } from '../workflows';
 import { CampaignIdKey, ClientIdKey } from '../workflows/search-attributes';
 import { QUEUE_UNAVAILABLE } from './job-service';
 import type { CampaignCreateBody } from './schemas/campaigns';
+import { TemporalCalls } from './temporal-calls';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const TEMPORAL_CALL_TIMEOUT_MS = 5000;
 /**
  * Every workflow has a deadline: a campaign of 20,000 locations at concurrency 1 and a few minutes
  * per location would take weeks, but a campaign still running after 30 days is stuck, not busy.
@@ -30,7 +30,7 @@ type City = Pick<LocationRow, 'id' | 'name' | 'country_code' | 'country'>;
 /** Campaigns: Postgres holds their state, the `campaign/<id>` workflow drives them. */
 export class CampaignService {
   readonly repo: CampaignRepository;
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly calls: TemporalCalls;
 
   constructor(
     private readonly db: Db,
@@ -39,6 +39,7 @@ export class CampaignService {
     private readonly log: Logger,
   ) {
     this.repo = new CampaignRepository(db, config.DATABASE_SCHEMA);
+    this.calls = new TemporalCalls(temporal);
   }
 
   /**
@@ -126,7 +127,7 @@ export class CampaignService {
 
   private async startWorkflow(row: CampaignRow): Promise<void> {
     try {
-      await this.withTimeout(() =>
+      await this.calls.run(() =>
         this.temporal.client.workflow.start(runCampaign, {
           taskQueue: row.task_queue,
           workflowId: row.workflow_id,
@@ -174,7 +175,7 @@ export class CampaignService {
     await this.get(clientId, id);
     const outcome = await this.repo.release(clientId, id, count, async (row) => {
       try {
-        await this.withTimeout(() => this.temporal.client.workflow.getHandle(row.workflow_id).signal(releaseSignal));
+        await this.calls.run(() => this.temporal.client.workflow.getHandle(row.workflow_id).signal(releaseSignal));
       } catch (err) {
         this.log.warn({ err: String(err), campaign_id: id }, 'campaign release signal failed');
         throw new AppError(503, QUEUE_UNAVAILABLE, 'unavailable');
@@ -196,7 +197,7 @@ export class CampaignService {
     if (!outcome) throw notFound('campaign not found');
     if (!outcome.changed) throw badRequest(`cannot cancel a ${outcome.campaign.status} campaign: it is already terminal`);
     try {
-      await this.withTimeout(() => this.temporal.client.workflow.getHandle(outcome.campaign.workflow_id).cancel());
+      await this.calls.run(() => this.temporal.client.workflow.getHandle(outcome.campaign.workflow_id).cancel());
     } catch (err) {
       // The rows already say cancelled: the workflow claims nothing more and its jobs' completeJob discards their results.
       if (!(err instanceof WorkflowNotFoundError)) this.log.warn({ err: String(err), campaign_id: id }, 'campaign workflow cancel failed');
@@ -234,22 +235,8 @@ export class CampaignService {
   }
 
   /** Waits for Temporal calls still in flight; call before closing the Temporal connection. */
-  async drain(): Promise<void> {
-    await Promise.allSettled([...this.inFlight]);
-  }
-
-  private withTimeout<T>(fn: () => Promise<T>): Promise<T> {
-    const deadline = Date.now() + TEMPORAL_CALL_TIMEOUT_MS;
-    const call = this.temporal.connection.withDeadline(deadline, fn);
-    this.inFlight.add(call);
-    void call.then(() => this.inFlight.delete(call), () => this.inFlight.delete(call));
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('temporal call timed out')), TEMPORAL_CALL_TIMEOUT_MS);
-      call.then(
-        (v) => { clearTimeout(timer); resolve(v); },
-        (e: unknown) => { clearTimeout(timer); reject(e); },
-      );
-    });
+  drain(): Promise<void> {
+    return this.calls.drain();
   }
 }
 

@@ -15,9 +15,9 @@ import { payloadHash } from '../lib/payload-hash';
 import type { Temporal } from '../lib/temporal';
 import { runJob } from '../workflows';
 import { CampaignIdKey, ClientIdKey, JobIdKey, JobTypeKey } from '../workflows/search-attributes';
+import { TemporalCalls } from './temporal-calls';
 
 const DEDUPE_WINDOW_MS = 24 * 60 * 60 * 1000;
-const TEMPORAL_CALL_TIMEOUT_MS = 5000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const QUEUE_UNAVAILABLE = 'queue service unavailable';
@@ -39,8 +39,7 @@ export interface SubmitResult {
 export class JobService {
   readonly jobs: JobRepository;
   readonly results: JobResultStore;
-  /** Temporal calls still running (a timed-out call may keep retrying until its deadline). */
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly calls: TemporalCalls;
 
   constructor(
     db: Db,
@@ -50,6 +49,7 @@ export class JobService {
     private readonly log: Logger,
   ) {
     this.jobs = new JobRepository(db, config.DATABASE_SCHEMA);
+    this.calls = new TemporalCalls(temporal);
     this.results = new JobResultStore(db, storage);
   }
 
@@ -91,7 +91,7 @@ export class JobService {
       ...(job.campaign_id ? [{ key: CampaignIdKey, value: job.campaign_id }] : []),
     ];
     try {
-      await this.withTimeout(() =>
+      await this.calls.run(() =>
         this.temporal.client.workflow.start(runJob, {
           taskQueue: job.task_queue,
           workflowId: job.workflow_id,
@@ -145,7 +145,7 @@ export class JobService {
       throw badRequest(status === 'completed' ? 'cannot cancel a completed job' : `cannot cancel a ${status} job: it is already terminal`);
     }
     try {
-      await this.withTimeout(() => this.temporal.client.workflow.getHandle(outcome.job.workflow_id).cancel());
+      await this.calls.run(() => this.temporal.client.workflow.getHandle(outcome.job.workflow_id).cancel());
     } catch (err) {
       // The job row already says cancelled; a workflow that runs on discards its result (completeJob).
       if (!(err instanceof WorkflowNotFoundError)) this.log.warn({ err: String(err), job_id: jobId }, 'workflow cancel failed');
@@ -154,21 +154,7 @@ export class JobService {
   }
 
   /** Waits for Temporal calls still in flight; call before closing the Temporal connection. */
-  async drain(): Promise<void> {
-    await Promise.allSettled([...this.inFlight]);
-  }
-
-  private withTimeout<T>(fn: () => Promise<T>): Promise<T> {
-    const deadline = Date.now() + TEMPORAL_CALL_TIMEOUT_MS;
-    const call = this.temporal.connection.withDeadline(deadline, fn);
-    this.inFlight.add(call);
-    void call.then(() => this.inFlight.delete(call), () => this.inFlight.delete(call));
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('temporal call timed out')), TEMPORAL_CALL_TIMEOUT_MS);
-      call.then(
-        (v) => { clearTimeout(timer); resolve(v); },
-        (e: unknown) => { clearTimeout(timer); reject(e); },
-      );
-    });
+  drain(): Promise<void> {
+    return this.calls.drain();
   }
 }

@@ -43,11 +43,13 @@ export function createCampaignActivities(deps: ActivityDeps) {
      * location is its own job even when two campaigns ask the same.
      */
     async claimCampaignLocations(input: { campaignId: string; claimKey: string; limit: number }): Promise<ClaimResult> {
-      const outcome = await campaigns.claim(input.campaignId, input.claimKey, input.limit, (c, location) => {
+      const outcome = await campaigns.claim(input.campaignId, input.claimKey, input.limit, (c, location, countryCode) => {
         // Parsed with the catalog schema, so the stored payload has its defaults as a submitted one does.
         const payload = maps.payload.parse({
           search_query: location.search_string,
           max_results: c.max_results_per_location,
+          // The city's country biases the search to it and reads its national phone numbers.
+          ...(countryCode ? { region: countryCode } : {}),
           ...(c.workflow ? { workflow: c.workflow } : {}),
         }) as Record<string, unknown>;
         const id = randomUUID();

@@ -305,7 +305,7 @@ export class CampaignRepository {
     campaignId: string,
     claimKey: string,
     limit: number,
-    newJob: (campaign: CampaignRow, location: CampaignLocationRow) => NewJob,
+    newJob: (campaign: CampaignRow, location: CampaignLocationRow, countryCode: string | undefined) => NewJob,
   ): Promise<ClaimOutcome | undefined> {
     return transactionWithEvents(this.db, this.schema, async (trx) => {
       const c = (await trx('campaigns').where({ id: campaignId }).forUpdate().first()) as CampaignRow | undefined;
@@ -323,8 +323,10 @@ export class CampaignRepository {
         const q = trx('campaign_locations').where({ campaign_id: campaignId, status: 'pending' });
         if (!c.auto_submit) q.andWhere('sequence_order', '<=', c.released_through);
         const next = (await q.orderBy('sequence_order').limit(limit).forUpdate()) as CampaignLocationRow[];
+        const cities = (await trx('locations').select('id', 'country_code').whereIn('id', [...new Set(next.map((l) => l.location_id))])) as { id: number; country_code: string }[];
+        const countryOf = new Map(cities.map((r) => [r.id, r.country_code.trim()]));
         for (const location of next) {
-          const job = await this.jobs.insertQueued(trx, newJob(c, location));
+          const job = await this.jobs.insertQueued(trx, newJob(c, location, countryOf.get(location.location_id)));
           const [updated] = (await trx('campaign_locations')
             .where({ id: location.id })
             .update({ status: 'submitted', job_id: job.id, claim_key: claimKey, submitted_at: trx.fn.now() })

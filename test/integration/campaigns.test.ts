@@ -320,7 +320,7 @@ describe('campaigns', () => {
       await sleep(100);
     }
     expect(jobs).toHaveLength(1);
-    expect(jobs[0]?.payload).toMatchObject({ search_query: 'bakery in York, GB', max_results: 20, workflow: record.workflow });
+    expect(jobs[0]?.payload).toMatchObject({ search_query: 'bakery in York, GB', max_results: 20, region: 'GB', workflow: record.workflow });
 
     const agg = await c.get(`/api/v1/campaigns/${id}/workflow-results`);
     expect(agg.status).toBe(200);
