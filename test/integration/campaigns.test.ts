@@ -367,6 +367,46 @@ describe('campaigns', () => {
     }
   });
 
+  test('campaign workflow results and totals are sums over the pipeline rows of its jobs', async () => {
+    // auto_submit false and nothing released: no job runs; the pipeline's rows (job_workflows,
+    // workflow_businesses, as the pipeline writes them) are laid down here for one location.
+    const id = await create(c, { name: 'aggregate', search_terms: ['bakery'], locations: [{ city: 'York', country: 'GB' }, { city: 'Leeds', country: 'GB' }], workflow: {}, auto_submit: false });
+    const db = api.deps.db;
+    const jobId = '00000000-0000-4000-8000-0000000000a1';
+    await db('jobs').insert({ id: jobId, client_id: creds.client_id, type: 'crawlMaps', status: 'completed', priority: 0, payload: {}, payload_hash: 'x', campaign_id: id, workflow_id: `job/${jobId}`, task_queue: 'none', results_count: 3 });
+    await db('campaign_locations').where({ campaign_id: id, sequence_order: 1 }).update({ status: 'completed', job_id: jobId, results_count: 3 });
+    await db('job_workflows').insert({ job_id: jobId, client_id: creds.client_id, campaign_id: id, status: 'completed_with_errors', options: {}, limits: {}, verify_timed_out: true, deadline_at: new Date() });
+    const business = (n: number) => ({ business_name: `B${n}`, business_place_id: `p${n}` });
+    await db('workflow_businesses').insert([
+      { job_id: jobId, place_id: 'p1', client_id: creds.client_id, campaign_id: id, position: 0, business: business(1), site_origin: 'https://a.example', site_status: 'completed', site: { emails_found: ['a@a.example', 'b@a.example'] }, verify_status: 'completed', valid_emails_count: 1 },
+      { job_id: jobId, place_id: 'p2', client_id: creds.client_id, campaign_id: id, position: 1, business: business(2), domain_filtered: true, filter_reason: 'social_media: facebook.com', site_status: 'skipped', verify_status: 'skipped' },
+      { job_id: jobId, place_id: 'p3', client_id: creds.client_id, campaign_id: id, position: 2, business: business(3), site_origin: 'https://c.example', site_status: 'failed', site_error: 'HTTP 500', verify_status: 'skipped' },
+    ]);
+
+    const res = await c.get(`/api/v1/campaigns/${id}/workflow-results`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      success: false,
+      campaign_id: id,
+      status: 'running',
+      locations: { summary: { pending: 1, submitted: 0, completed: 1, failed: 0, skipped: 0 } },
+      businesses_total: 3,
+      businesses_with_domains: 2,
+      businesses_filtered: 1,
+      spidersite_completed: 1,
+      spidersite_failed: 1,
+      spiderverify_completed: 1,
+      spiderverify_failed: 0,
+      total_emails_found: 2,
+      total_valid_emails: 1,
+      spidersite_timed_out: false,
+      spiderverify_timed_out: true,
+      jobs: [{ job_id: jobId, location_id: await cityId('York'), display_name: 'bakery — York, United Kingdom', status: 'completed_with_errors', businesses_total: 3, total_valid_emails: 1 }],
+    });
+    expect(await get(c, id)).toMatchObject({ totals: { businesses: 3, emails_found: 2, valid_emails: 1 }, progress: { done: 1, total: 2, percent: 50 } });
+    expect((await c.post(`/api/v1/campaigns/${id}/cancel`, {})).status).toBe(200);
+  });
+
   test('validation: unknown city 422 naming the entry, too many terms 422, malformed id 400, another client\'s campaign 404', async () => {
     const unknown = await c.post('/api/v1/campaigns', { name: 'x', search_terms: ['bakery'], locations: [{ city: 'Leeds', country: 'GB' }, { city: 'Atlantis', country: 'GB' }, 999_999_999] });
     expect(unknown.status).toBe(422);
