@@ -80,6 +80,10 @@ export async function runCampaign(input: RunCampaignInput): Promise<RunCampaignR
 
   try {
     for (;;) {
+      // Taken before the claim: a child that ends or a release that arrives while the claim runs
+      // is not missed (the loop goes round again instead of waiting).
+      const seen = wakes;
+      const releasesBefore = releases;
       rolling ||= startedThisRun >= perRun || workflowInfo().continueAsNewSuggested;
       const room = Math.min(input.concurrency - inFlight.size, perRun - startedThisRun);
       if (!rolling && room > 0 && exhaustedAt !== releases) {
@@ -94,11 +98,10 @@ export async function runCampaign(input: RunCampaignInput): Promise<RunCampaignR
           startedThisRun++;
         }
         pendingRemaining = claim.pendingRemaining;
-        if (claim.releasable === 0) exhaustedAt = releases;
+        if (claim.releasable === 0) exhaustedAt = releasesBefore;
         if (claim.status !== 'running') pendingRemaining = 0;
       }
       if (inFlight.size === 0 && (rolling || pendingRemaining === 0)) break;
-      const seen = wakes;
       await condition(() => wakes !== seen);
     }
   } catch (err) {
