@@ -7,6 +7,7 @@ import { freePort } from '../support/processes';
 import { SseReader } from '../support/sse';
 import { startTestWorker, type TestWorker } from '../support/worker';
 import { cityPlaces, startGooglePlacesStandIn, type GooglePlacesStandIn } from '../stand-ins/google-places';
+import { startWebhookReceiver, verifySignature } from '../stand-ins/webhook-receiver';
 
 // Campaigns over HTTP through the real API and a real worker (the campaigns and crawlMaps queues)
 // on the stack, against a stand-in Google Places that answers each city with its own places.
@@ -182,6 +183,24 @@ describe('campaigns', () => {
     // The list has it, newest first, with the same record.
     const listed = await c.json<{ total: number; campaigns: Campaign[] }>(await c.get('/api/v1/campaigns?page_size=100'));
     expect(listed.campaigns.find((x) => x.campaign_id === id)).toEqual(await get(c, id));
+  });
+
+  test('a webhook subscribed to campaign.terminal receives it, signed', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const hooked = caller(api, bearer(await api.newClient('webhook client')));
+      const created = await hooked.json<{ secret: string }>(await hooked.post('/api/v1/webhooks', { url: receiver.url('/campaigns'), events: ['campaign.terminal'] }));
+      const id = await create(hooked, { name: 'hooked', search_terms: ['bakery'], locations: [{ city: 'York', country: 'GB' }] });
+      await waitCampaign(hooked, id, (x) => x.status !== 'running');
+      const deadline = Date.now() + 30_000;
+      while (receiver.received('/campaigns').length === 0 && Date.now() < deadline) await sleep(100);
+      const [delivery, ...more] = receiver.received('/campaigns');
+      expect(more).toEqual([]);
+      expect(delivery?.body).toMatchObject({ event: 'campaign.terminal', data: { campaign_id: id, status: 'completed', success_pct: 100, locations_total: 1, completed: 1, businesses_total: 1 } });
+      expect(verifySignature(created.secret, delivery?.headers['x-leadjobs-signature'] as string, delivery?.raw ?? '')).toBe(true);
+    } finally {
+      await receiver.close();
+    }
   });
 
   test('concurrency bounds the locations in flight', async () => {
