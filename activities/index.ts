@@ -1,3 +1,4 @@
+import { createCampaignActivities, type CampaignActivities } from './campaign/campaign';
 import { createCompanyDataActivities, type CompanyDataActivities } from './company/crawl-company-data';
 import type { ActivityDeps, JobActivityInput, JobActivityOutput } from './deps';
 import { createMapsActivities } from './maps/crawl-maps';
@@ -23,8 +24,15 @@ export function createJobTypeActivities(deps: ActivityDeps) {
   };
 }
 
-export function createActivities(deps: ActivityDeps): JobLifecycleActivities & ReturnType<typeof createJobTypeActivities> & LeadActivities & WebhookActivities & PipelineActivities {
-  return { ...createJobLifecycleActivities(deps), ...createJobTypeActivities(deps), ...createLeadActivities(deps), ...createWebhookActivities(deps), ...createPipelineActivities(deps) };
+export function createActivities(deps: ActivityDeps): JobLifecycleActivities & ReturnType<typeof createJobTypeActivities> & LeadActivities & WebhookActivities & PipelineActivities & CampaignActivities {
+  return {
+    ...createJobLifecycleActivities(deps),
+    ...createJobTypeActivities(deps),
+    ...createLeadActivities(deps),
+    ...createWebhookActivities(deps),
+    ...createPipelineActivities(deps),
+    ...createCampaignActivities(deps),
+  };
 }
 
-export type { ActivityDeps, CompanyDataActivities, JobActivityInput, JobActivityOutput, JobLifecycleActivities, LeadActivities, PipelineActivities, WebhookActivities };
+export type { ActivityDeps, CampaignActivities, CompanyDataActivities, JobActivityInput, JobActivityOutput, JobLifecycleActivities, LeadActivities, PipelineActivities, WebhookActivities };

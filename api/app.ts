@@ -10,6 +10,7 @@ import type { Logger } from '../lib/logger';
 import type { Storage } from '../lib/storage';
 import { pingTemporal, type Temporal } from '../lib/temporal';
 import { pingSearch, type SearchClient } from '../search/client';
+import { CampaignService } from './campaign-service';
 import type { AppState } from './context';
 import { JobService } from './job-service';
 import { LeadIndexTrigger } from './lead-index';
@@ -21,6 +22,7 @@ import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-id';
 import { buildOpenApi } from './openapi';
 import { ApiRouter } from './routing';
+import { campaignRoutes } from './routes/campaigns';
 import { dedupeRoutes } from './routes/dedupe';
 import { docsRoutes } from './routes/docs';
 import { idapRoutes } from './routes/idap';
@@ -88,6 +90,8 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   exportRoutes(api, db, deps.storage, workflowResults);
   webhookRoutes(api, new WebhookRepository(db, config.DATABASE_SCHEMA), webhooksTaskQueue(config.TASK_QUEUE_PREFIX));
   workflowResultRoutes(api, workflowResults);
+  const campaigns = new CampaignService(db, deps.temporal, config, deps.logger);
+  campaignRoutes(api, campaigns);
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 
@@ -100,7 +104,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   app.use(api.router.allowedMethods({ throw: false }));
   // Before the dependencies close: stop listening and let Temporal calls in flight finish.
   const close = async () => {
-    await Promise.all([listener.close(), jobs.drain()]);
+    await Promise.all([listener.close(), jobs.drain(), campaigns.drain()]);
   };
   return { app, api, close };
 }

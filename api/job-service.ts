@@ -1,27 +1,23 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import stringify from 'safe-stable-stringify';
 import type { Db } from '../db';
 import type { JobModel } from '../db/models/job';
 import { JobResultStore } from '../db/repositories/job-results';
 import { JobRepository, type ListFilter } from '../db/repositories/jobs';
 import type { Config } from '../lib/config';
 import { CATALOG, priorityKeyFor, type JobType } from '../jobs';
-import { activityTaskQueues, jobTaskQueue } from '../jobs/queues';
+import { jobTaskQueue } from '../jobs/queues';
+import { runJobInput } from '../jobs/run-input';
 import { AppError, badRequest, notFound } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { Storage } from '../lib/storage';
+import { payloadHash } from '../lib/payload-hash';
 import type { Temporal } from '../lib/temporal';
-import { runJob, type RunJobInput } from '../workflows';
-
-const ClientIdKey = defineSearchAttributeKey('ClientId', SearchAttributeType.KEYWORD);
-const JobTypeKey = defineSearchAttributeKey('JobType', SearchAttributeType.KEYWORD);
-const JobIdKey = defineSearchAttributeKey('JobId', SearchAttributeType.KEYWORD);
-const CampaignIdKey = defineSearchAttributeKey('CampaignId', SearchAttributeType.KEYWORD);
+import { runJob } from '../workflows';
+import { CampaignIdKey, ClientIdKey, JobIdKey, JobTypeKey } from '../workflows/search-attributes';
+import { TemporalCalls } from './temporal-calls';
 
 const DEDUPE_WINDOW_MS = 24 * 60 * 60 * 1000;
-const TEMPORAL_CALL_TIMEOUT_MS = 5000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const QUEUE_UNAVAILABLE = 'queue service unavailable';
@@ -39,35 +35,11 @@ export interface SubmitResult {
   fromCache: boolean;
 }
 
-/** sha256 of the payload with keys sorted: equal payloads hash equally whatever their key order. */
-export function payloadHash(payload: Record<string, unknown>): string {
-  return createHash('sha256').update(stringify(payload) ?? '').digest('hex');
-}
-
-/**
- * The workflow input of a job: its identity plus what its catalog entry says about limits and queues,
- * and whether its payload asks for the maps -> site -> verify pipeline after it.
- */
-export function runJobInput(job: Pick<JobModel, 'id' | 'client_id' | 'type'> & { payload?: Record<string, unknown> }, config: Config): RunJobInput {
-  const spec = CATALOG[job.type];
-  const pipeline = job.payload !== undefined && (spec.pipeline?.(job.payload) ?? false);
-  return {
-    jobId: job.id,
-    clientId: job.client_id,
-    type: job.type,
-    limits: { activityMs: spec.limits.activity.ms, deadlineMs: spec.limits.deadline.ms },
-    queues: activityTaskQueues(config.TASK_QUEUE_PREFIX, spec.activityQueues?.(config) ?? []),
-    ...(spec.steps ? { steps: spec.steps } : {}),
-    ...(pipeline ? { pipeline } : {}),
-  };
-}
-
 /** Job submission, lookup and cancellation: Postgres is the source of truth, Temporal runs the work. */
 export class JobService {
   readonly jobs: JobRepository;
   readonly results: JobResultStore;
-  /** Temporal calls still running (a timed-out call may keep retrying until its deadline). */
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly calls: TemporalCalls;
 
   constructor(
     db: Db,
@@ -77,6 +49,7 @@ export class JobService {
     private readonly log: Logger,
   ) {
     this.jobs = new JobRepository(db, config.DATABASE_SCHEMA);
+    this.calls = new TemporalCalls(temporal);
     this.results = new JobResultStore(db, storage);
   }
 
@@ -118,7 +91,7 @@ export class JobService {
       ...(job.campaign_id ? [{ key: CampaignIdKey, value: job.campaign_id }] : []),
     ];
     try {
-      await this.withTimeout(() =>
+      await this.calls.run(() =>
         this.temporal.client.workflow.start(runJob, {
           taskQueue: job.task_queue,
           workflowId: job.workflow_id,
@@ -172,7 +145,7 @@ export class JobService {
       throw badRequest(status === 'completed' ? 'cannot cancel a completed job' : `cannot cancel a ${status} job: it is already terminal`);
     }
     try {
-      await this.withTimeout(() => this.temporal.client.workflow.getHandle(outcome.job.workflow_id).cancel());
+      await this.calls.run(() => this.temporal.client.workflow.getHandle(outcome.job.workflow_id).cancel());
     } catch (err) {
       // The job row already says cancelled; a workflow that runs on discards its result (completeJob).
       if (!(err instanceof WorkflowNotFoundError)) this.log.warn({ err: String(err), job_id: jobId }, 'workflow cancel failed');
@@ -181,21 +154,7 @@ export class JobService {
   }
 
   /** Waits for Temporal calls still in flight; call before closing the Temporal connection. */
-  async drain(): Promise<void> {
-    await Promise.allSettled([...this.inFlight]);
-  }
-
-  private withTimeout<T>(fn: () => Promise<T>): Promise<T> {
-    const deadline = Date.now() + TEMPORAL_CALL_TIMEOUT_MS;
-    const call = this.temporal.connection.withDeadline(deadline, fn);
-    this.inFlight.add(call);
-    void call.then(() => this.inFlight.delete(call), () => this.inFlight.delete(call));
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('temporal call timed out')), TEMPORAL_CALL_TIMEOUT_MS);
-      call.then(
-        (v) => { clearTimeout(timer); resolve(v); },
-        (e: unknown) => { clearTimeout(timer); reject(e); },
-      );
-    });
+  drain(): Promise<void> {
+    return this.calls.drain();
   }
 }

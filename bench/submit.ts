@@ -15,7 +15,7 @@ import { createDb, migrateLatest } from '../db';
 import { ClientRepository } from '../db/repositories/clients';
 import { parseConfig } from '../lib/config';
 import { priorityKeyFor } from '../jobs';
-import { runJobInput } from '../api/job-service';
+import { runJobInput } from '../jobs/run-input';
 import { temporalConnectionOptions } from '../lib/temporal';
 import { runJob } from '../workflows';
 import { args, load, ROOT, stackEnv, stats, writeResult } from './support';
@@ -76,7 +76,7 @@ async function main(): Promise<void> {
     await client.workflow.start(runJob, {
       taskQueue: `bench-${tag}-bare`,
       workflowId,
-      args: [runJobInput({ id: jobId, client_id: 'cli_bench', type: 'crawlSite' }, config)],
+      args: [runJobInput({ id: jobId, client_id: 'cli_bench', type: 'crawlSite', payload: {} }, config)],
       typedSearchAttributes: [{ key: keys.client, value: 'cli_bench' }, { key: keys.type, value: 'crawlSite' }, { key: keys.job, value: jobId }],
       staticSummary: 'crawlSite for cli_bench (priority 5)',
       memo: { clientId: 'cli_bench', type: 'crawlSite', priority: 5 },

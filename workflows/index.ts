@@ -1,4 +1,5 @@
 // The worker's workflowsPath: every workflow the workers run, and nothing else.
+export { runCampaign, releaseSignal, type RunCampaignInput, type RunCampaignResult } from './campaign';
 export { runJob, type RunJobInput, type RunJobResult } from './job';
 export { indexLeads } from './leads';
 export { deliverWebhookEvent } from './webhooks';

@@ -13,27 +13,13 @@ import {
 import type { JobActivityInput, JobActivityOutput, JobLifecycleActivities } from '../activities';
 import type { LeadActivities } from '../activities/store/leads';
 import type { JobType } from '../jobs';
+import type { RunJobInput } from '../jobs/run-input';
 import { deadlineMessage, JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT, LIFECYCLE_STEP, PROJECTION_STEP } from '../jobs/limits';
 import { requestLeadIndexing } from './leads';
 import { PIPELINE_EXECUTION_TIMEOUT_MS, runLeadPipeline } from './lead-pipeline';
 import * as stepSets from './steps';
 
-export interface RunJobInput {
-  jobId: string;
-  clientId: string;
-  type: JobType;
-  /** From the type's catalog entry (jobs/<type>.ts): its activity's startToClose and the job's overall deadline. */
-  limits: { activityMs: number; deadlineMs: number };
-  /** The type's activity-only queues by key (e.g. rate-limited provider queues; jobs/<type>.ts activityQueues). */
-  queues?: Record<string, string>;
-  /** The type's step set (workflows/steps.ts) when it runs as several steps (jobs/<type>.ts `steps`). */
-  steps?: string;
-  /**
-   * The job's payload asks for the maps -> site -> verify pipeline (jobs/<type>.ts `pipeline`; crawlMaps
-   * with `workflow`): after the job completed, runLeadPipeline runs as a child and runJob ends after it.
-   */
-  pipeline?: boolean;
-}
+export type { RunJobInput };
 
 export interface RunJobResult {
   jobId: string;

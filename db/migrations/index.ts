@@ -10,6 +10,7 @@ import * as businessDomainIndex from './20261122000800_business_domain_index';
 import * as locations from './20261122000900_locations';
 import * as webhooks from './20261122001000_webhooks';
 import * as campaigns from './20261122001100_campaigns';
+import * as campaignTerminalEvent from './20261122001120_campaign_terminal_event';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -27,6 +28,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122000900_locations': locations,
   '20261122001000_webhooks': webhooks,
   '20261122001100_campaigns': campaigns,
+  '20261122001120_campaign_terminal_event': campaignTerminalEvent,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

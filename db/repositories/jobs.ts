@@ -53,7 +53,7 @@ export class JobRepository {
       const since = new Date(Date.now() - options.dedupeWindowMs);
       const { rows } = (await trx.raw(
         `select (select id from jobs where client_id = ? and type = ? and payload_hash = ?
-                   and status in ('queued', 'processing', 'completed') and created_at > ?
+                   and campaign_id is null and status in ('queued', 'processing', 'completed') and created_at > ?
                    order by created_at desc limit 1) as cached_id,
                 (select count(*) from jobs where type = ? and status = 'queued') as queued`,
         [job.clientId, job.type, job.payloadHash, since, job.type],
@@ -65,32 +65,40 @@ export class JobRepository {
       }
       if (options.capacity !== undefined && Number(gate.queued) >= options.capacity) return { kind: 'queue_full', capacity: options.capacity } as const;
 
-      // One round trip: the job row, its job.queued event and that event's webhook deliveries
-      // (the outbox of db/repositories/webhook-outbox.ts, written here in SQL to stay one statement).
-      const { rows: inserted } = (await trx.raw(
-        `with j as (
-           insert into jobs (id, client_id, type, status, priority, payload, payload_hash, campaign_id, workflow_id, task_queue)
-           values (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?) returning *
-         ), e as (
-           insert into events (client_id, name, job_id, data)
-           select client_id, 'job.queued', id, json_build_object('job_id', id, 'type', type, 'priority', priority, 'created_at', created_at) from j
-           returning id, client_id, name, job_id, campaign_id, data, created_at
-         ), d as (
-           insert into webhook_deliveries (id, webhook_id, client_id, event_id, event, task_queue, body)
-           select gen_random_uuid(), w.id, w.client_id, e.id, e.name, w.task_queue,
-                  jsonb_build_object('event', e.name, 'created_at', to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', e.data)
-           from e join webhooks w on w.client_id = e.client_id and w.active and e.name = any(w.events)
-         )
-         select row_to_json(j.*) as job, row_to_json(e.*) as event from j, e`,
-        [job.id, job.clientId, job.type, job.priority, JSON.stringify(job.payload), job.payloadHash, job.campaignId, job.workflowId, job.taskQueue],
-      )) as { rows: { job: Record<string, unknown>; event: StoredEvent }[] };
-      const row = inserted[0];
-      if (!row) throw new Error('job insert returned nothing');
-      const created = JobModel.fromDatabaseJson(row.job);
-      queueEvent(trx, row.event);
+      const created = await this.insertQueued(trx, job);
       await start(created);
       return { kind: 'created', job: created } as const;
     });
+  }
+
+  /**
+   * Inserts a queued job with its `job.queued` event (announced after the commit) and that event's
+   * webhook deliveries, in one round trip: the outbox of db/repositories/webhook-outbox.ts, written
+   * here in SQL to stay one statement. Per-job events carry no campaign id (spec §6): a campaign's
+   * job is followed by its job_id.
+   */
+  async insertQueued(trx: Knex.Transaction, job: NewJob): Promise<JobModel> {
+    const { rows: inserted } = (await trx.raw(
+      `with j as (
+         insert into jobs (id, client_id, type, status, priority, payload, payload_hash, campaign_id, workflow_id, task_queue)
+         values (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?) returning *
+       ), e as (
+         insert into events (client_id, name, job_id, data)
+         select client_id, 'job.queued', id, json_build_object('job_id', id, 'type', type, 'priority', priority, 'created_at', created_at) from j
+         returning id, client_id, name, job_id, campaign_id, data, created_at
+       ), d as (
+         insert into webhook_deliveries (id, webhook_id, client_id, event_id, event, task_queue, body)
+         select gen_random_uuid(), w.id, w.client_id, e.id, e.name, w.task_queue,
+                jsonb_build_object('event', e.name, 'created_at', to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', e.data)
+         from e join webhooks w on w.client_id = e.client_id and w.active and e.name = any(w.events)
+       )
+       select row_to_json(j.*) as job, row_to_json(e.*) as event from j, e`,
+      [job.id, job.clientId, job.type, job.priority, JSON.stringify(job.payload), job.payloadHash, job.campaignId, job.workflowId, job.taskQueue],
+    )) as { rows: { job: Record<string, unknown>; event: StoredEvent }[] };
+    const row = inserted[0];
+    if (!row) throw new Error('job insert returned nothing');
+    queueEvent(trx, row.event);
+    return JobModel.fromDatabaseJson(row.job);
   }
 
   async findForClient(clientId: string, id: string): Promise<JobModel | undefined> {
@@ -147,6 +155,17 @@ export class JobRepository {
       ...(fields.workerId ? { worker_id: fields.workerId } : {}),
     });
     if (status !== 'completed') await this.discardResult(trx, job.id);
+    // A campaign's location follows its job (a cancelled job's location was skipped).
+    if (job.campaign_id) {
+      await trx('campaign_locations')
+        .where({ job_id: job.id })
+        .update({
+          status: status === 'cancelled' ? 'skipped' : status,
+          results_count: status === 'completed' ? (fields.resultsCount ?? 0) : null,
+          error_message: status === 'failed' ? (fields.errorMessage ?? null) : null,
+          completed_at: completedAt,
+        });
+    }
     const data: Record<string, unknown> = { job_id: job.id, type: job.type, status };
     if (status === 'completed') Object.assign(data, { processing_time: processing, results_count: fields.resultsCount ?? 0 });
     if (status === 'failed') Object.assign(data, { error_message: fields.errorMessage ?? null, processing_time: processing });

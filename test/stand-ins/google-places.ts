@@ -150,6 +150,31 @@ export function leedsFlorists(count: number): StandInPlace[] {
   });
 }
 
+/**
+ * `count` places of `type` in `city` (for campaigns: the city is in formattedAddress and the
+ * postal_town component), ids ChIJstandin<City><n>, without photos or website.
+ */
+export function cityPlaces(city: string, type: string, count: number): StandInPlace[] {
+  const key = city.replace(/[^A-Za-z]/g, '');
+  return Array.from({ length: count }, (_, k) => ({
+    id: `ChIJstandin${key}${type}${String(k + 1).padStart(4, '0')}`,
+    displayName: { text: `${city} ${type} ${k + 1}`, languageCode: 'en' },
+    formattedAddress: `${k + 1} High Street, ${city}, UK`,
+    addressComponents: [
+      { longText: city, shortText: city, types: ['postal_town'] },
+      { longText: 'United Kingdom', shortText: 'GB', types: ['country', 'political'] },
+    ],
+    internationalPhoneNumber: `+44 113 496 ${String(3000 + k).padStart(4, '0')}`,
+    businessStatus: 'OPERATIONAL',
+    types: [type, 'point_of_interest', 'establishment'],
+    primaryType: type,
+    location: { latitude: 53 + k * 0.001, longitude: -2 + k * 0.001 },
+    googleMapsUri: `https://maps.google.com/?cid=${key}${k + 1}`,
+    photos: [],
+    reviews: [],
+  }));
+}
+
 /** A tiny valid image per photo name (the bytes differ, so their content hashes do). */
 export function imageBytes(photo: string): Buffer {
   // A 1x1 GIF followed by the photo name in a comment extension is still a valid GIF.
@@ -188,7 +213,11 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown> |
 const inRect = (p: StandInPlace, r: { low: { latitude: number; longitude: number }; high: { latitude: number; longitude: number } }) =>
   p.location.latitude >= r.low.latitude && p.location.latitude <= r.high.latitude && p.location.longitude >= r.low.longitude && p.location.longitude <= r.high.longitude;
 
-export async function startGooglePlacesStandIn(options: { apiKey: string; places?: StandInPlace[] }): Promise<GooglePlacesStandIn> {
+/**
+ * `byCity`: a text query "<what> in <City>, ..." matches only places whose formattedAddress names
+ * that city, as the real service answers a search in one city with places there.
+ */
+export async function startGooglePlacesStandIn(options: { apiKey: string; places?: StandInPlace[]; byCity?: boolean }): Promise<GooglePlacesStandIn> {
   const places = options.places ?? [leedsLocality(), ...leedsBakeries(25), ...leedsFlorists(150)];
   const requests: GooglePlacesStandIn['requests'] = [];
   let exhausted = 0;
@@ -216,7 +245,16 @@ export async function startGooglePlacesStandIn(options: { apiKey: string; places
     const body = req.method === 'POST' ? await readJson(req) : null;
     const fieldMask = req.headers['x-goog-fieldmask'] as string | undefined;
     requests.push({ method: req.method ?? 'GET', path, fieldMask, body, at: Date.now() });
-    if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+    // A delayed answer ends early when its connection closes (the caller aborted, or close()), so no timer outlives the test.
+    if (delayMs > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delayMs);
+        req.socket.once('close', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
     const key = (req.headers['x-goog-api-key'] as string | undefined) ?? url.searchParams.get('key');
     if (key !== options.apiKey || revoked) {
       return envelope(res, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', [
@@ -252,10 +290,12 @@ export async function startGooglePlacesStandIn(options: { apiKey: string; places
       if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 20) return envelope(res, 400, 'INVALID_ARGUMENT', 'pageSize must be between 1 and 20.');
       const q = body.textQuery.toLowerCase();
       const what = q.split(/\s+in\s+/)[0] ?? q;
+      const city = options.byCity ? (q.split(/\s+in\s+/)[1]?.split(',')[0]?.trim() ?? '') : '';
       const rect = (body.locationRestriction as { rectangle?: Parameters<typeof inRect>[1] } | undefined)?.rectangle;
       const matching = places
         .filter((p) => p.displayName.text.toLowerCase().includes(q) || p.types.includes(what) || p.primaryType === what)
         .filter((p) => !rect || inRect(p, rect))
+        .filter((p) => !city || p.formattedAddress.toLowerCase().includes(`, ${city},`))
         .slice(0, MAX_PER_QUERY);
       let offset = 0;
       if (typeof body.pageToken === 'string' && body.pageToken) {

@@ -1,3 +1,5 @@
+import type { SearchAttributeType } from '@temporalio/common';
+import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 
@@ -10,15 +12,16 @@ try {
 
 /**
  * A throwaway Temporal dev server from the binary dev/stack built (never a download), with the
- * same dynamic config as the stack's server.
+ * same dynamic config as the stack's server; `searchAttributes` registered (as dev/stack registers them).
  */
-export function createLocalTemporal(): Promise<TestWorkflowEnvironment> {
+export function createLocalTemporal(searchAttributes: SearchAttributeKey<SearchAttributeType>[] = []): Promise<TestWorkflowEnvironment> {
   const path = process.env.TEMPORAL_CLI_PATH;
   if (!path) throw new Error('TEMPORAL_CLI_PATH is not set (npm test sets it from .stack/env)');
   return TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path },
       ip: '127.0.0.1',
+      searchAttributes,
       extraArgs: ['--dynamic-config-value', 'matching.useNewMatcher=true', '--dynamic-config-value', 'matching.priorityLevels=11', '--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1', '--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1', '--log-level', 'error'],
     },
   });
