@@ -164,7 +164,8 @@ async function main(): Promise<void> {
 
     // The stage activities of every location job and its pipeline, from Temporal's histories.
     const jobs = (await db.withSchema(config.DATABASE_SCHEMA).from('jobs').where('campaign_id', campaignId).select('id')) as { id: string }[];
-    const times: { name: string; runMs: number; waitMs: number }[] = [];
+    // The campaign's own claim and finish steps too (its latest run: under 200 locations there is one).
+    const times = activityTimes((await deps.temporal.client.workflow.getHandle(`campaign/${campaignId}`).fetchHistory()).events ?? []);
     for (const { id } of jobs) {
       for (const workflowId of [`job/${id}`, `job/${id}/pipeline`]) {
         const history = await deps.temporal.client.workflow.getHandle(workflowId).fetchHistory();
