@@ -212,14 +212,12 @@ describe('campaigns', () => {
       const done = await waitCampaign(c, id, (x) => x.status !== 'running', 90_000, (x) => {
         most = Math.max(most, x.summary.submitted);
       });
-      expect(done).toMatchObject({ status: 'completed', summary: { completed: 5 } });
-      expect(most).toBe(2);
-      // Each job's search overlapped with at most one other's.
+      // Jobs running at once, from their rows: each job's span counted with those that overlap it
+      // (itself included). Every search takes 1.2 s, so two did run together, never three.
       const rows = (await api.deps.db('jobs').where({ campaign_id: id }).select('started_at', 'completed_at')) as { started_at: Date; completed_at: Date }[];
-      for (const r of rows) {
-        const overlapping = rows.filter((o) => o.started_at < r.completed_at && o.completed_at > r.started_at);
-        expect(overlapping.length).toBeLessThanOrEqual(2);
-      }
+      const overlap = Math.max(...rows.map((r) => rows.filter((o) => o.started_at < r.completed_at && o.completed_at > r.started_at).length));
+      // The polls never saw more than two locations submitted (a slow poll may miss the moments with two).
+      expect({ status: done.status, completed: done.summary.completed, overlap, mostSubmittedAtMost2: most <= 2, rows }).toMatchObject({ status: 'completed', completed: 5, overlap: 2, mostSubmittedAtMost2: true });
     } finally {
       places.setDelay(0);
     }
