@@ -86,12 +86,12 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   idapRoutes(api, db, leadIndex);
   searchRoutes(api, { db, search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, trigger: leadIndex, logger: deps.logger });
   locationRoutes(api, db);
-  const workflowResults = new WorkflowResultsService(db, config);
-  exportRoutes(api, db, deps.storage, workflowResults);
   webhookRoutes(api, new WebhookRepository(db, config.DATABASE_SCHEMA), webhooksTaskQueue(config.TASK_QUEUE_PREFIX));
-  workflowResultRoutes(api, workflowResults);
   const campaigns = new CampaignService(db, deps.temporal, config, deps.logger);
   campaignRoutes(api, campaigns);
+  const workflowResults = new WorkflowResultsService(db, config, campaigns);
+  workflowResultRoutes(api, workflowResults);
+  exportRoutes(api, db, deps.storage, { workflowResults, campaigns });
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 

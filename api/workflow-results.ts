@@ -1,4 +1,5 @@
 import type { Db } from '../db';
+import type { CampaignService } from './campaign-service';
 import type { JobModel } from '../db/models/job';
 import { JobWorkflowRepository, type JobWorkflowRow, type WorkflowBusinessRow } from '../db/repositories/job-workflows';
 import { JobRepository } from '../db/repositories/jobs';
@@ -6,7 +7,6 @@ import { MAX_JOB_DEADLINE } from '../jobs/limits';
 import { pipelineEnabled, type StageStatus, type WorkflowBusinessEntry, type WorkflowResults, type WorkflowStatus } from '../jobs/workflow';
 import type { Config } from '../lib/config';
 import { badRequest, notFound } from '../lib/errors';
-import { domainOf } from '../lib/normalize';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** How often a waiting request looks at Postgres again (no connection is held in between). */
@@ -79,7 +79,8 @@ export function buildWorkflowResults(job: Pick<JobModel, 'id' | 'status' | 'camp
     status,
     progress,
     businesses_total: total,
-    businesses_with_domains: count((r) => domainOf(r.business.business_website) !== null),
+    // A website, filtered or not (the campaign aggregate, db/repositories/campaigns.ts, counts the same).
+    businesses_with_domains: count((r) => r.business.business_website !== null),
     businesses_filtered: count((r) => r.domain_filtered),
     spidersite_completed: count((r) => r.site_status === 'completed'),
     spidersite_failed: count((r) => r.site_status === 'failed' || r.site_status === 'timed_out'),
@@ -103,6 +104,8 @@ export class WorkflowResultsService {
   constructor(
     private readonly db: Db,
     private readonly config: Pick<Config, 'DATABASE_SCHEMA' | 'WORKFLOW_OVERALL_TIMEOUT_SECONDS'>,
+    /** The campaign lookup of the campaign endpoints (same 400/404 details). */
+    private readonly campaigns: Pick<CampaignService, 'get'>,
   ) {
     this.jobs = new JobRepository(db, config.DATABASE_SCHEMA);
     this.pipelines = new JobWorkflowRepository(db);
@@ -119,13 +122,11 @@ export class WorkflowResultsService {
 
   /** A job of one of this client's campaigns (spec §4.3 errors). */
   async campaignJobOf(clientId: string, campaignId: string, jobId: string): Promise<JobModel> {
-    if (!UUID.test(campaignId)) throw badRequest('invalid campaign id format, expected UUID');
     if (!UUID.test(jobId)) throw badRequest('invalid job id format, expected UUID');
-    const campaign = (await this.db('campaigns').where({ id: campaignId, client_id: clientId }).first('workflow')) as { workflow: Record<string, unknown> | null } | undefined;
-    if (!campaign) throw notFound('campaign not found');
+    const campaign = await this.campaigns.get(clientId, campaignId);
     const job = await this.jobs.findForClient(clientId, jobId);
     if (!job || job.campaign_id !== campaignId) throw notFound('job not found');
-    if (!campaign.workflow || campaign.workflow.enabled === false) throw badRequest('campaign without workflow configuration');
+    if (!pipelineEnabled({ workflow: campaign.workflow })) throw badRequest('campaign without workflow configuration');
     return job;
   }
 

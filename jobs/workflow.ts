@@ -92,6 +92,19 @@ export const workflowBusinessEntry = z
   .meta({ id: 'WorkflowBusinessEntry', description: 'spec §2.8' });
 export type WorkflowBusinessEntry = z.infer<typeof workflowBusinessEntry>;
 
+/** The counts of spec §4.3, of one job's businesses or (summed) of a campaign's. */
+export const workflowTotals = {
+  businesses_total: z.number().int(),
+  businesses_with_domains: z.number().int().describe('businesses with a website (filtered ones included)'),
+  businesses_filtered: z.number().int().describe('websites on social networks, review sites, directories or marketplaces: not crawled'),
+  spidersite_completed: z.number().int(),
+  spidersite_failed: z.number().int().describe('site stages that failed or timed out'),
+  spiderverify_completed: z.number().int(),
+  spiderverify_failed: z.number().int().describe('verify stages that failed or timed out'),
+  total_emails_found: z.number().int(),
+  total_valid_emails: z.number().int(),
+};
+
 /** Spec §4.3 (also GET /api/v1/jobs/{job_id}/workflow-results, where campaign_id is null). */
 export const workflowResults = z
   .object({
@@ -110,15 +123,7 @@ export const workflowResults = z
       })
       .nullable()
       .describe('while processing; null otherwise'),
-    businesses_total: z.number().int(),
-    businesses_with_domains: z.number().int(),
-    businesses_filtered: z.number().int(),
-    spidersite_completed: z.number().int(),
-    spidersite_failed: z.number().int(),
-    spiderverify_completed: z.number().int(),
-    spiderverify_failed: z.number().int(),
-    total_emails_found: z.number().int(),
-    total_valid_emails: z.number().int(),
+    ...workflowTotals,
     businesses: z.array(workflowBusinessEntry),
     processing_time_seconds: z.number().nullable(),
     spidersite_timed_out: z.boolean(),

@@ -3,17 +3,15 @@ import type { Db } from '../../db';
 import { ExportRepository } from '../../db/repositories/exports';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { pipelineEnabled } from '../../jobs/workflow';
-import { badRequest, notFound } from '../../lib/errors';
 import type { Storage } from '../../lib/storage';
 import { clientIdOf, type AppContext } from '../context';
 import { describeColumns, type ExportRow } from '../exports/columns';
 import { CONTENT_TYPES, exportStream, type ExportFormat } from '../exports/formats';
 import { campaignRows, jobRows, type RowSources } from '../exports/rows';
+import type { CampaignService } from '../campaign-service';
 import type { ApiRouter } from '../routing';
 import { NOT_A_WORKFLOW_JOB, type WorkflowResultsService } from '../workflow-results';
 import { campaignExportParams, exportQuery, jobExportParams } from '../schemas/exports';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 
 const FORMATS_DOC =
@@ -25,7 +23,13 @@ const FORMATS_DOC =
 
 const exportResponse = z.string().describe('the export file (csv shown; xlsx and ndjson as chosen by format)');
 
-export function exportRoutes(api: ApiRouter, db: Db, storage: Storage, workflowResults: WorkflowResultsService): void {
+export function exportRoutes(
+  api: ApiRouter,
+  db: Db,
+  storage: Storage,
+  // The lookups (and their 400/404 details) of the campaign and workflow-results endpoints.
+  lookups: { workflowResults: Pick<WorkflowResultsService, 'jobOf'>; campaigns: Pick<CampaignService, 'get'> },
+): void {
   const exports = new ExportRepository(db);
   const sources: RowSources = { exports, results: new JobResultStore(db, storage) };
 
@@ -65,9 +69,7 @@ export function exportRoutes(api: ApiRouter, db: Db, storage: Storage, workflowR
     },
     handler: async (ctx, { params, query }) => {
       const clientId = clientIdOf(ctx);
-      if (!UUID.test(params.campaign_id)) throw badRequest('invalid campaign id format, expected UUID');
-      const campaign = await exports.findCampaign(clientId, params.campaign_id);
-      if (!campaign) throw notFound('campaign not found');
+      const campaign = await lookups.campaigns.get(clientId, params.campaign_id);
       const withWorkflow = pipelineEnabled({ workflow: campaign.workflow });
       send(ctx, query.format, query.bom, `campaign-${campaign.id}`, campaignRows(sources, clientId, campaign.id, withWorkflow));
     },
@@ -92,7 +94,7 @@ export function exportRoutes(api: ApiRouter, db: Db, storage: Storage, workflowR
     handler: async (ctx, { params, query }) => {
       const clientId = clientIdOf(ctx);
       // The same job checks (and 400/404 details) as GET /api/v1/jobs/{job_id}/workflow-results.
-      const job = await workflowResults.jobOf(clientId, params.job_id);
+      const job = await lookups.workflowResults.jobOf(clientId, params.job_id);
       const location = job.campaign_id ? await exports.locationOfJob(job.id) : null;
       send(ctx, query.format, query.bom, `job-${job.id}`, jobRows(sources, clientId, job.id, location));
     },

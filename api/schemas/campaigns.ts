@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CATALOG, JOB_STATUSES } from '../../jobs';
-import { CAMPAIGN_STATUSES, LOCATION_STATUSES, WORKFLOW_STATUSES, workflowOptions } from '../../jobs/workflow';
+import { CAMPAIGN_STATUSES, LOCATION_STATUSES, WORKFLOW_STATUSES, workflowOptions, workflowTotals } from '../../jobs/workflow';
 
 const isoTime = z.string().describe('ISO 8601');
 
@@ -132,15 +132,7 @@ export const campaignWorkflowResults = z
     campaign_id: z.string(),
     status: z.enum(CAMPAIGN_STATUSES),
     locations: z.object({ summary: locationSummary }),
-    businesses_total: z.number().int(),
-    businesses_with_domains: z.number().int().describe('businesses with a website'),
-    businesses_filtered: z.number().int().describe('websites on social networks, review sites, directories or marketplaces: not crawled'),
-    spidersite_completed: z.number().int(),
-    spidersite_failed: z.number().int(),
-    spiderverify_completed: z.number().int(),
-    spiderverify_failed: z.number().int(),
-    total_emails_found: z.number().int(),
-    total_valid_emails: z.number().int(),
+    ...workflowTotals,
     spidersite_timed_out: z.boolean().describe('some job reached its site deadline'),
     spiderverify_timed_out: z.boolean().describe('some job reached its verify deadline'),
     jobs: z

@@ -435,13 +435,15 @@ export class CampaignRepository {
       this.db('workflow_businesses')
         .where({ campaign_id: campaignId })
         .select(
+          // The same counts as one job's results (api/workflow-results.ts): a business "with domain" has a
+          // website (filtered ones included); a stage that timed out counts as failed.
           this.db.raw(`count(*) as businesses_total,
-            count(*) filter (where site_origin is not null) as businesses_with_domains,
+            count(*) filter (where business->>'business_website' is not null) as businesses_with_domains,
             count(*) filter (where domain_filtered) as businesses_filtered,
             count(*) filter (where site_status = 'completed') as spidersite_completed,
-            count(*) filter (where site_status = 'failed') as spidersite_failed,
+            count(*) filter (where site_status in ('failed', 'timed_out')) as spidersite_failed,
             count(*) filter (where verify_status = 'completed') as spiderverify_completed,
-            count(*) filter (where verify_status = 'failed') as spiderverify_failed,
+            count(*) filter (where verify_status in ('failed', 'timed_out')) as spiderverify_failed,
             coalesce(sum(${EMAILS_FOUND}), 0) as total_emails_found,
             coalesce(sum(valid_emails_count), 0) as total_valid_emails`),
         )

@@ -25,11 +25,6 @@ export interface CampaignJob {
   job_status: string | null;
 }
 
-export interface CampaignRef {
-  id: string;
-  workflow: unknown;
-}
-
 // Rows per query: big enough that a 100k-row export is 200 short queries, small enough that a page
 // of businesses with their site data stays a few megabytes at most.
 const PAGE = 500;
@@ -42,10 +37,6 @@ export class ExportRepository {
   constructor(private readonly db: Knex) {}
 
   /** The client's campaign; another client's is simply not there. */
-  async findCampaign(clientId: string, id: string): Promise<CampaignRef | undefined> {
-    return (await this.db('campaigns').select('id', 'workflow').where({ id, client_id: clientId }).first()) as CampaignRef | undefined;
-  }
-
   /** The display name of the campaign location a job was submitted for; null for a standalone job. */
   async locationOfJob(jobId: string): Promise<string | null> {
     const row = (await this.db('campaign_locations').select('display_name').where({ job_id: jobId }).first()) as { display_name: string } | undefined;
