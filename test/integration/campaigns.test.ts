@@ -393,11 +393,11 @@ describe('campaigns', () => {
     await db('jobs').insert({ id: jobId, client_id: creds.client_id, type: 'crawlMaps', status: 'completed', priority: 0, payload: {}, payload_hash: 'x', campaign_id: id, workflow_id: `job/${jobId}`, task_queue: 'none', results_count: 3 });
     await db('campaign_locations').where({ campaign_id: id, sequence_order: 1 }).update({ status: 'completed', job_id: jobId, results_count: 3 });
     await db('job_workflows').insert({ job_id: jobId, client_id: creds.client_id, campaign_id: id, status: 'completed_with_errors', options: {}, limits: {}, verify_timed_out: true, deadline_at: new Date() });
-    const business = (n: number) => ({ business_name: `B${n}`, business_place_id: `p${n}` });
+    const business = (n: number, website: string) => ({ business_name: `B${n}`, business_place_id: `p${n}`, business_website: website });
     await db('workflow_businesses').insert([
-      { job_id: jobId, place_id: 'p1', client_id: creds.client_id, campaign_id: id, position: 0, business: business(1), site_origin: 'https://a.example', site_status: 'completed', site: { emails_found: ['a@a.example', 'b@a.example'] }, verify_status: 'completed', valid_emails_count: 1 },
-      { job_id: jobId, place_id: 'p2', client_id: creds.client_id, campaign_id: id, position: 1, business: business(2), domain_filtered: true, filter_reason: 'social_media: facebook.com', site_status: 'skipped', verify_status: 'skipped' },
-      { job_id: jobId, place_id: 'p3', client_id: creds.client_id, campaign_id: id, position: 2, business: business(3), site_origin: 'https://c.example', site_status: 'failed', site_error: 'HTTP 500', verify_status: 'skipped' },
+      { job_id: jobId, place_id: 'p1', client_id: creds.client_id, campaign_id: id, position: 0, business: business(1, 'https://a.example/'), site_origin: 'https://a.example', site_status: 'completed', site: { emails_found: ['a@a.example', 'b@a.example'] }, verify_status: 'completed', valid_emails_count: 1 },
+      { job_id: jobId, place_id: 'p2', client_id: creds.client_id, campaign_id: id, position: 1, business: business(2, 'https://www.facebook.com/b2'), domain_filtered: true, filter_reason: 'social_media: facebook.com', site_status: 'skipped', verify_status: 'skipped' },
+      { job_id: jobId, place_id: 'p3', client_id: creds.client_id, campaign_id: id, position: 2, business: business(3, 'https://c.example/'), site_origin: 'https://c.example', site_status: 'failed', site_error: 'HTTP 500', verify_status: 'skipped' },
     ]);
 
     const res = await c.get(`/api/v1/campaigns/${id}/workflow-results`);
@@ -408,7 +408,8 @@ describe('campaigns', () => {
       status: 'running',
       locations: { summary: { pending: 1, submitted: 0, completed: 1, failed: 0, skipped: 0 } },
       businesses_total: 3,
-      businesses_with_domains: 2,
+      // Every business with a website, the filtered one included (as one job's results count).
+      businesses_with_domains: 3,
       businesses_filtered: 1,
       spidersite_completed: 1,
       spidersite_failed: 1,
