@@ -10,7 +10,7 @@ import {
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { JobActivityInput, JobActivityOutput, JobLifecycleActivities } from '../activities';
+import type { JobActivityInput, JobActivityOutput, JobLifecycleActivities, PipelineActivities } from '../activities';
 import type { LeadActivities } from '../activities/store/leads';
 import type { JobType } from '../jobs';
 import type { RunJobInput } from '../jobs/run-input';
@@ -136,8 +136,15 @@ async function publishLeads(input: RunJobInput): Promise<void> {
 /**
  * The pipeline of a completed job, as child `job/<jobId>/pipeline` on this queue (its stage activities
  * go to the crawl-site and crawl-verify queues). A cancel of this workflow (a campaign cancel) is passed
- * on to it and waited for. A pipeline that fails otherwise is logged: the maps job stays completed.
+ * on to it and waited for. A pipeline that fails otherwise is recorded as failed (its results say why):
+ * the maps job stays completed.
  */
+// Marks a pipeline that failed for good; one small transaction.
+const pipelineSteps = proxyActivities<PipelineActivities>({
+  startToCloseTimeout: LIFECYCLE_STEP.ms, // one small transaction; longer is a stuck connection
+  retry: { initialInterval: '500ms', maximumInterval: '30s' },
+});
+
 async function runPipeline(input: RunJobInput): Promise<void> {
   try {
     await executeChild(runLeadPipeline, {
@@ -149,7 +156,12 @@ async function runPipeline(input: RunJobInput): Promise<void> {
     });
   } catch (err) {
     if (isCancellation(err)) throw err;
-    log.error('the job\'s pipeline failed', { jobId: input.jobId, error: err instanceof Error ? err.message : String(err) });
+    // The root cause (child -> activity -> application failure) is what says why.
+    let cause: unknown = err;
+    while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
+    const message = `the pipeline failed: ${cause instanceof Error ? cause.message : String(cause)}`;
+    log.error('the job\'s pipeline failed', { jobId: input.jobId, error: message });
+    await pipelineSteps.failPipeline({ jobId: input.jobId, clientId: input.clientId, errorMessage: message });
   }
 }
 

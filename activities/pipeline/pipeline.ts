@@ -317,7 +317,16 @@ export function createPipelineActivities(deps: ActivityDeps) {
     return { status: row?.status ?? 'failed', businesses };
   }
 
-  return { startPipeline, crawlBusinessSite, verifyBusinessEmails, recordStageEnd, finishPipeline };
+  /**
+   * The pipeline failed for good (runJob saw its child fail, not cancelled): its row says `failed`
+   * with the reason, so GET .../workflow-results answers at once instead of waiting out the deadline.
+   * Idempotent: a row already final is kept.
+   */
+  async function failPipeline(input: PipelineInput & { errorMessage: string }): Promise<void> {
+    await repo.fail(input.jobId, input.errorMessage);
+  }
+
+  return { startPipeline, crawlBusinessSite, verifyBusinessEmails, recordStageEnd, finishPipeline, failPipeline };
 }
 
 export type PipelineActivities = ReturnType<typeof createPipelineActivities>;

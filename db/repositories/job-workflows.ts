@@ -123,6 +123,21 @@ export class JobWorkflowRepository {
   }
 
   /**
+   * A pipeline that failed for good (its start could not read the maps result, a step used up its
+   * retries, its workflow timed out): its results say `failed` with the reason instead of
+   * `processing` forever. Writes the row if the pipeline never got to; a row already final is kept.
+   */
+  async fail(jobId: string, errorMessage: string): Promise<void> {
+    await this.db.raw(
+      `insert into job_workflows (job_id, client_id, campaign_id, status, options, limits, error_message, started_at, deadline_at, completed_at)
+       select id, client_id, campaign_id, 'failed', '{}'::jsonb, '{}'::jsonb, ?, now(), now(), now() from jobs where id = ?
+       on conflict (job_id) do update set status = 'failed', error_message = excluded.error_message, completed_at = now()
+         where job_workflows.status = 'processing'`,
+      [errorMessage, jobId],
+    );
+  }
+
+  /**
    * The pipeline's end: open stages become `timed_out` (the overall deadline) or `skipped` (a
    * cancel), then the status follows spec §4.3 (pipelineStatus). Idempotent: a finished row is
    * returned as it is.

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { PipelinePlan } from '../../activities/pipeline/pipeline';
@@ -44,6 +44,7 @@ function fakes(calls: Call[], taskQueue: string, plan: Partial<PipelinePlan>, si
     crawlBusinessSite: async (i: { origin: string }) => { calls.push(['crawlBusinessSite', i.origin]); return site(i.origin); },
     verifyBusinessEmails: async (i: { origin: string }) => { calls.push(['verifyBusinessEmails', i.origin]); return { status: 'completed', valid: 1 }; },
     recordStageEnd: async (i: { origin: string; stage: string; status: string }) => { calls.push(['recordStageEnd', [i.origin, i.stage, i.status]]); },
+    failPipeline: async (i: { errorMessage: string }) => { calls.push(['failPipeline', i.errorMessage]); },
     finishPipeline: async (i: { outcome: string }) => { calls.push(['finishPipeline', i.outcome]); return { status: i.outcome === 'deadline' ? 'partial' : 'completed', businesses: 0 }; },
   };
 }
@@ -102,5 +103,22 @@ describe('runLeadPipeline', () => {
     expect(cancelled).toBe(true);
     expect(calls.at(-1)).toEqual(['finishPipeline', 'deadline']);
     expect(calls.some((c) => c[0] === 'verifyBusinessEmails')).toBe(false);
+  });
+
+  test('a pipeline that fails for good is recorded as failed with its reason; the maps job stays completed', async () => {
+    const calls: Call[] = [];
+    const jobId = randomUUID();
+    const result = await withWorker(
+      (q) => ({
+        ...fakes(calls, q, {}, async () => ({ status: 'completed', emailsFound: 0 })),
+        startPipeline: async () => { throw ApplicationFailure.nonRetryable('the stored maps result is gone', 'NotFound'); },
+      }),
+      (taskQueue) => env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [input(jobId)] }),
+    );
+    expect(result).toMatchObject({ status: 'completed' });
+    const failed = calls.filter((c) => c[0] === 'failPipeline');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]?.[1]).toMatch(/^the pipeline failed: .*the stored maps result is gone/);
+    expect(calls.map((c) => c[0])).not.toContain('failJob');
   });
 });
