@@ -98,6 +98,12 @@ export async function startSmtpStandIn(options: { catchAllDomain: string; startt
       stream.on('end', () => callback(smtpError(554, '5.7.1 this stand-in takes no mail')));
     },
   });
+  // smtp-server re-emits a session's socket errors on the server: a prober that dies mid-session
+  // (a SIGKILLed worker) resets its connection, which a real mail server shrugs off too. Without a
+  // listener the reset would be an uncaught error in the test process.
+  mail.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ECONNRESET' && err.code !== 'EPIPE') throw err;
+  });
   await new Promise<void>((resolve) => mail.listen(0, '127.0.0.1', resolve));
   const port = ((mail as unknown as { server: Server }).server.address() as AddressInfo).port;
 
