@@ -2,11 +2,14 @@ import Koa from 'koa';
 import type { Db } from '../db';
 import { EventListener } from '../db/event-listener';
 import { DedupeRepository } from '../db/repositories/dedupe';
+import { IntegrationRepository } from '../db/repositories/integrations';
 import { WebhookRepository } from '../db/repositories/webhooks';
 import { AVAILABLE_JOB_TYPES, type JobType } from '../jobs';
 import { webhooksTaskQueue } from '../jobs/queues';
 import type { Config } from '../lib/config';
+import { CredentialCipher } from '../lib/llm/cipher';
 import type { Logger } from '../lib/logger';
+import { OutboundClient } from '../lib/outbound';
 import type { Storage } from '../lib/storage';
 import { pingTemporal, type Temporal } from '../lib/temporal';
 import { pingSearch, type SearchClient } from '../search/client';
@@ -26,6 +29,7 @@ import { campaignRoutes } from './routes/campaigns';
 import { dedupeRoutes } from './routes/dedupe';
 import { docsRoutes } from './routes/docs';
 import { idapRoutes } from './routes/idap';
+import { integrationRoutes } from './routes/integrations';
 import { eventRoutes } from './routes/events';
 import { exportRoutes } from './routes/exports';
 import { jobRoutes } from './routes/jobs';
@@ -92,6 +96,17 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   const workflowResults = new WorkflowResultsService(db, config, campaigns);
   workflowResultRoutes(api, workflowResults);
   exportRoutes(api, db, deps.storage, { workflowResults, campaigns });
+  // The integrations' live check calls client-supplied base URLs: through the SSRF guard, like the workers.
+  const llmHttp = OutboundClient.fromConfig(config);
+  integrationRoutes(api, {
+    repo: config.INTEGRATIONS_ENCRYPTION_KEY
+      ? new IntegrationRepository(db, new CredentialCipher(config.INTEGRATIONS_ENCRYPTION_KEY, config.INTEGRATIONS_PREVIOUS_KEYS), config.DATABASE_SCHEMA)
+      : undefined,
+    http: llmHttp,
+    breaker: { failures: config.LLM_BREAKER_FAILURES, cooldownSeconds: config.LLM_BREAKER_COOLDOWN_SECONDS },
+    timeoutMs: config.LLM_TIMEOUT_MS,
+    prices: config.LLM_PRICES,
+  });
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 
@@ -105,6 +120,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   // Before the dependencies close: stop listening and let Temporal calls in flight finish.
   const close = async () => {
     await Promise.all([listener.close(), jobs.drain(), campaigns.drain()]);
+    await llmHttp.close();
   };
   return { app, api, close };
 }

@@ -11,7 +11,7 @@ export const JOB_STATUSES = ['queued', 'processing', 'completed', 'failed', 'can
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
 
-export const EVENT_NAMES = ['job.queued', 'job.started', 'job.completed', 'job.failed', 'job.cancelled', 'campaign.terminal', 'webhook.disabled'] as const;
+export const EVENT_NAMES = ['job.queued', 'job.started', 'job.completed', 'job.failed', 'job.cancelled', 'campaign.terminal', 'webhook.disabled', 'integration.spend_limit_exceeded'] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
 /**

@@ -15,6 +15,10 @@ const bool = z
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(def);
 
+/** A 32-byte key written as base64 (`openssl rand -base64 32`). */
+const base64Key = z.string().refine((v) => /^[A-Za-z0-9+/]+={0,2}$/.test(v) && Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded (openssl rand -base64 32)');
+const llmPrices = z.record(z.string().min(1), z.strictObject({ input: z.number().min(0), output: z.number().min(0) }));
+
 /** `ip`, `ip:port`, `[ipv6]:port` or a bare IPv6 address: what dns.Resolver#setServers takes. */
 function isResolverAddress(v: string): boolean {
   const m = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(v) ?? /^([\d.]+)(?::(\d{1,5}))?$/.exec(v);
@@ -158,6 +162,27 @@ export const configSchema = dbConfigSchema.extend({
   /** Webhooks: how often each worker looks for new deliveries to start. */
   WEBHOOK_DISPATCH_INTERVAL_MS: int(1000, 50, 60000),
 
+  // LLM provider integrations (spec §2.12/§4.9; activities/llm, lib/llm): the LLM_* and INTEGRATIONS_* settings.
+  /** AES-256-GCM key for the clients' provider keys, 32 bytes base64. A secret: no default; required in production. */
+  INTEGRATIONS_ENCRYPTION_KEY: base64Key.optional(),
+  /** Former keys (comma-separated, base64), still accepted for decryption during a rotation (README "Key rotation"). */
+  INTEGRATIONS_PREVIOUS_KEYS: csv.pipe(z.array(base64Key)),
+  /** Failed calls in a row after which a key is unhealthy (skipped) until its cool-down is over. */
+  LLM_BREAKER_FAILURES: int(3, 1, 100),
+  /** How long an unhealthy key is skipped before one call re-tests it. */
+  LLM_BREAKER_COOLDOWN_SECONDS: int(60, 1, 86400),
+  /** Deadline of one provider call. */
+  LLM_TIMEOUT_MS: int(60000, 1000, 300000),
+  /** Prices (USD per million tokens) over the built-in table: JSON {"<model>": {"input": n, "output": n}}. */
+  LLM_PRICES: z.string().default('{}').transform((s, ctx) => {
+    const parsed = llmPrices.safeParse((() => { try { return JSON.parse(s) as unknown; } catch { return undefined; } })());
+    if (!parsed.success) {
+      ctx.addIssue({ code: 'custom', message: 'must be JSON {"<model>": {"input": <USD per 1M tokens>, "output": <USD per 1M tokens>}}' });
+      return z.NEVER;
+    }
+    return parsed.data;
+  }),
+
   /** How long a health probe waits for one dependency before calling it down. */
   HEALTH_TIMEOUT_MS: int(2000, 100, 60000),
   SHUTDOWN_GRACE_MS: int(10000, 0, 120000),
@@ -169,6 +194,10 @@ export const configSchema = dbConfigSchema.extend({
   }
   if (c.TEMPORAL_TLS_KEY_PATH && !c.TEMPORAL_TLS_CERT_PATH) {
     ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS_CERT_PATH'], message: 'required when TEMPORAL_TLS_KEY_PATH is set (the key needs its client certificate)' });
+  }
+  // Without it no integration can be stored or used; outside production the integrations API says so instead.
+  if (c.NODE_ENV === 'production' && !c.INTEGRATIONS_ENCRYPTION_KEY) {
+    ctx.addIssue({ code: 'custom', path: ['INTEGRATIONS_ENCRYPTION_KEY'], message: 'required in production (32 bytes, base64: openssl rand -base64 32)' });
   }
   if (c.TEMPORAL_TLS === false) {
     // The key would travel in clear text; the SDK refuses call credentials on a plain channel anyway.

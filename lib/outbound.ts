@@ -83,6 +83,8 @@ export interface OutboundRequestInit {
   maxBytes?: number;
   /** 'manual' returns a 3xx response as it is instead of following it. Default 'follow'. */
   redirect?: 'follow' | 'manual';
+  /** This fetch's deadline instead of the client's (an LLM answer takes longer than a page). */
+  timeoutMs?: number;
 }
 
 export interface OutboundResponse {
@@ -233,7 +235,8 @@ export class OutboundClient {
     // One controller for the whole fetch, aborted by the deadline or by the caller's signal.
     const controller = new AbortController();
     const timedOut = new Error('timed out');
-    const timer = setTimeout(() => controller.abort(timedOut), this.timeoutMs);
+    const timeoutMs = init.timeoutMs ?? this.timeoutMs;
+    const timer = setTimeout(() => controller.abort(timedOut), timeoutMs);
     const onAbort = () => controller.abort(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -261,7 +264,7 @@ export class OutboundClient {
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       if (controller.signal.reason === timedOut) {
-        throw new OutboundError('timeout', `request to ${current.href} timed out after ${this.timeoutMs} ms`, current.href, { cause: err });
+        throw new OutboundError('timeout', `request to ${current.href} timed out after ${timeoutMs} ms`, current.href, { cause: err });
       }
       throw toOutboundError(err, current);
     } finally {

@@ -1,14 +1,13 @@
 import type { ActivityDeps } from '../deps';
+import { IntegrationExtractor } from './select';
 import type { LlmExtractor } from './types';
 
 export type { ExtractOutcome, ExtractRequest, LlmExtractor } from './types';
 
 /**
- * The client's LLM integrations as an extractor. Until the integrations store lands (issue 13) no
- * client has a usable integration, so every request answers why.
+ * The client's LLM integrations (spec §2.12) as an extractor: selection, limits, spend, breaker and
+ * usage in ./select.ts, the providers' wire formats in lib/llm/ (shared with the API's live check).
  */
-export function createLlmExtractor(_deps: ActivityDeps): LlmExtractor {
-  return {
-    extractJson: () => Promise.resolve({ ok: false, reason: 'no usable LLM integration: the client has none configured' }),
-  };
+export function createLlmExtractor(deps: ActivityDeps): LlmExtractor {
+  return new IntegrationExtractor(deps);
 }

@@ -11,6 +11,7 @@ import * as locations from './20261122000900_locations';
 import * as webhooks from './20261122001000_webhooks';
 import * as campaigns from './20261122001100_campaigns';
 import * as campaignTerminalEvent from './20261122001120_campaign_terminal_event';
+import * as integrations from './20261122001220_integrations';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -29,6 +30,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122001000_webhooks': webhooks,
   '20261122001100_campaigns': campaigns,
   '20261122001120_campaign_terminal_event': campaignTerminalEvent,
+  '20261122001220_integrations': integrations,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 /**
  * Per-run isolation on the shared stack (house style): a Postgres schema, an Elasticsearch index
  * prefix, a MinIO bucket prefix and a Temporal task-queue prefix of this run's own. global-setup
@@ -14,5 +16,7 @@ export function runEnv(runId: string): Record<string, string> {
     ES_INDEX_PREFIX: `t-${runId}`,
     MINIO_BUCKET_PREFIX: `t-${runId}`,
     TASK_QUEUE_PREFIX: `t-${runId}`,
+    // The run's own key for the LLM integrations' credentials (a secret: no default in config).
+    INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
   };
 }
