@@ -19,6 +19,10 @@ export const crawlSitePayload = z.strictObject({
   respect_robots: z.boolean().default(true),
   render_js: z.boolean().default(false).describe('render pages in Chromium (slower; for script-built sites)'),
   timeout_seconds: z.number().int().min(5).max(300).default(300).describe('whole-crawl limit (the site stage allows 5 minutes)'),
+  ai_extraction: z
+    .boolean()
+    .default(false)
+    .describe("fill company_info from the site's compendium with one of the client's LLM integrations (/api/v1/integrations); without a usable one the reason is in errors"),
 });
 export type CrawlSitePayload = z.infer<typeof crawlSitePayload>;
 
@@ -52,7 +56,11 @@ export const crawlSiteResult = z.object({
     estimated_tokens: z.number().int().describe('ceil(chars / 4)'),
   }).optional().describe('present when compendium.enabled'),
   pages: z.array(z.object({ url: z.string(), final_url: z.string(), status: z.number().int(), title: z.string().nullable(), redirect_chain: z.array(z.string()).optional() })),
-  errors: z.array(z.object({ url: z.string().nullable(), error: z.string() })).describe('non-fatal, per page'),
+  ai_extraction: z
+    .object({ integration_id: z.string(), provider: z.string(), model: z.string(), fields: z.array(z.string()).describe('company_info fields the model filled') })
+    .optional()
+    .describe('present when ai_extraction filled company_info'),
+  errors: z.array(z.object({ url: z.string().nullable(), error: z.string() })).describe('non-fatal, per page (and the AI extraction\'s, with url null)'),
 }).meta({ id: 'CrawlSiteResult', description: 'crawlSite (spec §2.3)' });
 export type CrawlSiteResult = z.infer<typeof crawlSiteResult>;
 

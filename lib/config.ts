@@ -171,8 +171,8 @@ export const configSchema = dbConfigSchema.extend({
   LLM_BREAKER_FAILURES: int(3, 1, 100),
   /** How long an unhealthy key is skipped before one call re-tests it. */
   LLM_BREAKER_COOLDOWN_SECONDS: int(60, 1, 86400),
-  /** Deadline of one provider call. */
-  LLM_TIMEOUT_MS: int(60000, 1000, 300000),
+  /** Deadline of one provider call, and of crawlSite's whole AI extraction (which may try several keys). */
+  LLM_TIMEOUT_MS: int(60000, 1000, 120000),
   /** Prices (USD per million tokens) over the built-in table: JSON {"<model>": {"input": n, "output": n}}. */
   LLM_PRICES: z.string().default('{}').transform((s, ctx) => {
     const parsed = llmPrices.safeParse((() => { try { return JSON.parse(s) as unknown; } catch { return undefined; } })());

@@ -2,6 +2,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { crawlSitePayload, type CrawlSitePayload } from '../../jobs/crawl-site';
 import { parsePayload, type ActivityDeps, type JobActivityInput, type JobActivityOutput } from '../deps';
+import { createLlmExtractor } from '../llm';
+import { fillCompanyInfo, type AiCompanyOutcome } from './ai-company';
 import { contentHash, estimateTokens, type CleanupLevel, type CompendiumObject } from './compendium';
 import { crawl, CrawlFailedError, type CrawlData, type CrawlRequest } from './crawler';
 import { BrowserPageSource, HttpPageSource, type PageSource } from './fetch';
@@ -37,6 +39,19 @@ export type SiteResultData = CrawlData & { compendium?: CompendiumObject };
  * be crawled, and the signal's reason on a cancel (every fetch and render is aborted at once).
  */
 export async function crawlAndStoreCompendium(deps: ActivityDeps, clientId: string, request: CrawlRequest, options: { renderJs: boolean }): Promise<SiteResultData> {
+  return (await crawlSiteData(deps, clientId, request, { ...options, storeCompendium: true })).data;
+}
+
+/**
+ * crawlAndStoreCompendium that also hands back the compendium's Markdown (for the AI extraction);
+ * with `storeCompendium: false` it is built (when the request asks for it) but not stored.
+ */
+export async function crawlSiteData(
+  deps: ActivityDeps,
+  clientId: string,
+  request: CrawlRequest,
+  options: { renderJs: boolean; storeCompendium: boolean },
+): Promise<{ data: SiteResultData; markdown?: string }> {
   const { config } = deps;
   const ctx = Context.current();
   const pageOptions = { userAgent: config.SITE_USER_AGENT, pageTimeoutMs: config.SITE_PAGE_TIMEOUT_MS, maxPageBytes: config.SITE_MAX_PAGE_BYTES };
@@ -58,10 +73,10 @@ export async function crawlAndStoreCompendium(deps: ActivityDeps, clientId: stri
       },
     );
     const data: SiteResultData = { ...outcome.data };
-    if (outcome.compendium !== undefined) {
+    if (outcome.compendium !== undefined && options.storeCompendium) {
       data.compendium = await storeCompendium(deps, clientId, outcome.compendium, outcome.data.final_url, request.compendium.cleanupLevel);
     }
-    return data;
+    return { data, markdown: outcome.compendium };
   } finally {
     clearInterval(beat);
     await source.close();
@@ -87,7 +102,20 @@ async function storeCompendium(deps: ActivityDeps, clientId: string, markdown: s
   };
 }
 
+/** Heartbeats every second while `fn` runs (an LLM answer can take most of a minute). */
+async function withHeartbeat<T>(fn: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  ctx.heartbeat({ step: 'ai_extraction' });
+  const beat = setInterval(() => ctx.heartbeat({ step: 'ai_extraction' }), HEARTBEAT_INTERVAL_MS);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(beat);
+  }
+}
+
 export function createSiteActivities(deps: ActivityDeps) {
+  const extractor = createLlmExtractor(deps);
   /**
    * crawlSite job: crawls the site of `payload.url`, stores the result (and the compendium in the
    * client's media bucket), returns the number of pages crawled. Heartbeats every page and every
@@ -97,11 +125,25 @@ export function createSiteActivities(deps: ActivityDeps) {
    */
   async function crawlSite(input: JobActivityInput): Promise<JobActivityOutput> {
     const payload = parsePayload(crawlSitePayload, input.payload);
-    const data = await crawlAndStoreCompendium(deps, input.clientId, crawlRequest(payload), { renderJs: payload.render_js }).catch((err: unknown) => {
+    const request = crawlRequest(payload);
+    if (payload.ai_extraction) {
+      // The model reads the compendium (built even when not asked to be stored), and its call needs room in the 5 minutes.
+      request.compendium = { enabled: true, cleanupLevel: payload.compendium.enabled ? payload.compendium.cleanup_level : 'fit' };
+      request.timeLimitMs = Math.min(request.timeLimitMs, CRAWL_TIME_LIMIT_MS - deps.config.LLM_TIMEOUT_MS);
+      // LLM_TIMEOUT_MS is at most 2 minutes (lib/config.ts), so the crawl keeps at least 2.5 of its 4.5.
+    }
+    const { data, markdown } = await crawlSiteData(deps, input.clientId, request, { renderJs: payload.render_js, storeCompendium: payload.compendium.enabled }).catch((err: unknown) => {
       if (err instanceof CrawlFailedError) throw ApplicationFailure.nonRetryable(err.message, err.type);
       throw err;
     });
-    await new JobResultStore(deps.db, deps.storage).save(input.jobId, data);
+    const result: SiteResultData & { ai_extraction?: AiCompanyOutcome['ai'] } = data;
+    if (payload.ai_extraction) {
+      const filled = await withHeartbeat(() => fillCompanyInfo(extractor, input.clientId, markdown ?? '', data.company_info, Context.current().cancellationSignal, deps.config.LLM_TIMEOUT_MS));
+      result.company_info = filled.companyInfo;
+      if (filled.ai) result.ai_extraction = filled.ai;
+      if (filled.error) result.errors = [...result.errors, { url: null, error: filled.error }];
+    }
+    await new JobResultStore(deps.db, deps.storage).save(input.jobId, result);
     return { resultsCount: data.pages_crawled };
   }
 
