@@ -22,8 +22,8 @@ const settings = {
 
 // provider_name and credentials are checked by the handler, so that a bad one is the 400 of spec §4.9 (not a 422).
 export const integrationCreateBody = z.strictObject({
-  provider_name: z.unknown().describe(`one of ${PROVIDER_NAMES.join(', ')}`),
-  credentials: z.unknown().describe('api_key; azure_openai also endpoint and deployment; cloudflare_workers_ai also account_id; ollama base_url (no key); openai_compatible base_url and model. Optional: base_url (with the version prefix), model'),
+  provider_name: z.unknown().optional().describe(`one of ${PROVIDER_NAMES.join(', ')}`),
+  credentials: z.unknown().optional().describe('api_key; azure_openai also endpoint and deployment; cloudflare_workers_ai also account_id; ollama base_url (no key); openai_compatible base_url and model. Optional: base_url (with the version prefix), model'),
   ...settings,
 });
 

@@ -48,6 +48,7 @@ export class LlmError extends Error {
 
 const SCHEMA_NAME = 'extraction';
 const ANTHROPIC_VERSION_PREFIX = /\/v1$/;
+const ANTHROPIC_API_VERSION = '2023-06-01';
 
 export async function callLlm(http: OutboundClient, call: LlmCall): Promise<LlmAnswer> {
   const info = PROVIDERS[call.provider];
@@ -118,7 +119,18 @@ async function callOpenAi(http: OutboundClient, call: LlmCall, model: string): P
 async function callAnthropic(http: OutboundClient, call: LlmCall, model: string): Promise<LlmAnswer> {
   // The SDK appends /v1/messages itself; our base URLs carry the version prefix (README).
   const baseURL = baseUrlOf(call.provider, call.credentials).replace(ANTHROPIC_VERSION_PREFIX, '');
-  const client = new Anthropic({ apiKey: call.credentials.api_key ?? '', authToken: null, baseURL, fetch: guardedFetch(http, call.timeoutMs), maxRetries: 0, timeout: call.timeoutMs });
+  const apiKey = call.credentials.api_key ?? '';
+  // SDK 1.x defaults to API version 2026-10-21 with Bearer auth; we speak the documented 2023-06-01
+  // format (x-api-key, providers.md), whose request and answer shapes this adapter builds and reads.
+  // The key is still passed as apiKey so the SDK never looks for credentials in the environment or a profile.
+  const client = new Anthropic({
+    apiKey,
+    baseURL,
+    defaultHeaders: { 'x-api-key': apiKey, 'anthropic-version': ANTHROPIC_API_VERSION, Authorization: null },
+    fetch: guardedFetch(http, call.timeoutMs),
+    maxRetries: 0,
+    timeout: call.timeoutMs,
+  });
   // JSON output by forcing a tool whose input schema is the answer's schema (providers.md).
   const message = await client.messages.create(
     {
