@@ -3,12 +3,15 @@
  *   migrate | rollback
  *   client:create --name <name>        prints exactly one JSON object {client_id, api_key, api_secret}
  *   client:deactivate --client-id <id> | client:activate --client-id <id>
+ *   integrations:reseal                 re-seals LLM credentials with the current INTEGRATIONS_ENCRYPTION_KEY (README "Key rotation")
  * Run through npm: `npm run --silent client:create -- --name acme`.
  */
 import { parseArgs } from 'node:util';
-import { loadDbConfig } from '../lib/config';
+import { loadDbConfig, loadIntegrationKeys } from '../lib/config';
+import { CredentialCipher } from '../lib/llm/cipher';
 import { createDb, migrateLatest } from '.';
 import { ClientRepository } from './repositories/clients';
+import { IntegrationRepository } from './repositories/integrations';
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -51,6 +54,13 @@ async function main(argv: string[]): Promise<number> {
         process.stderr.write(`client ${id} ${command === 'client:activate' ? 'activated' : 'deactivated'}\n`);
         return 0;
       }
+      case 'integrations:reseal': {
+        const keys = loadIntegrationKeys();
+        const cipher = new CredentialCipher(keys.INTEGRATIONS_ENCRYPTION_KEY, keys.INTEGRATIONS_PREVIOUS_KEYS);
+        const count = await new IntegrationRepository(db, cipher, config.DATABASE_SCHEMA).reseal();
+        process.stderr.write(`re-sealed ${count} credential(s) with key ${cipher.keyId}\n`);
+        return 0;
+      }
       default:
         return usage(`unknown command ${command ?? '(none)'}`);
     }
@@ -60,7 +70,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function usage(message: string): number {
-  process.stderr.write(`${message}\nusage: db/cli.ts migrate|rollback|client:create --name N|client:deactivate --client-id ID|client:activate --client-id ID\n`);
+  process.stderr.write(`${message}\nusage: db/cli.ts migrate|rollback|client:create --name N|client:deactivate --client-id ID|client:activate --client-id ID|integrations:reseal\n`);
   return 2;
 }
 

@@ -237,6 +237,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   };
 }
 
+/** What the `integrations:reseal` command needs besides the database: the current and former keys. */
+export const integrationKeysSchema = z.object({ INTEGRATIONS_ENCRYPTION_KEY: base64Key, INTEGRATIONS_PREVIOUS_KEYS: csv.pipe(z.array(base64Key)) });
+export const loadIntegrationKeys = (): z.infer<typeof integrationKeysSchema> => parseWith(integrationKeysSchema, process.env);
+
 export function parseDbConfig(env: Record<string, string | undefined>): DbConfig {
   return parseWith(dbConfigSchema, env);
 }

@@ -14,13 +14,17 @@ import type { ExtractOutcome, ExtractRequest, LlmExtractor } from './types';
  * the breaker and moves on. The first valid answer wins and its usage and cost are recorded.
  */
 export class IntegrationExtractor implements LlmExtractor {
-  private readonly repo: IntegrationRepository | undefined;
+  private repoCache: IntegrationRepository | undefined;
 
-  constructor(private readonly deps: ActivityDeps) {
-    const { config } = deps;
-    this.repo = config.INTEGRATIONS_ENCRYPTION_KEY
-      ? new IntegrationRepository(deps.db, new CredentialCipher(config.INTEGRATIONS_ENCRYPTION_KEY, config.INTEGRATIONS_PREVIOUS_KEYS), config.DATABASE_SCHEMA)
-      : undefined;
+  constructor(private readonly deps: ActivityDeps) {}
+
+  /** Built at the first call: activities are created at worker start, and most never call an LLM. */
+  private get repo(): IntegrationRepository | undefined {
+    const { config } = this.deps;
+    if (!this.repoCache && config.INTEGRATIONS_ENCRYPTION_KEY) {
+      this.repoCache = new IntegrationRepository(this.deps.db, new CredentialCipher(config.INTEGRATIONS_ENCRYPTION_KEY, config.INTEGRATIONS_PREVIOUS_KEYS), config.DATABASE_SCHEMA);
+    }
+    return this.repoCache;
   }
 
   async extractJson<T>(request: ExtractRequest<T>): Promise<ExtractOutcome<T>> {
