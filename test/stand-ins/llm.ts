@@ -15,10 +15,12 @@ import { listenLocal } from './listen';
 export type KeyBehaviour = 'ok' | 'rate_limited' | 'server_error';
 
 export interface LlmRequestLog {
-  format: 'openai' | 'anthropic';
+  format: 'openai' | 'anthropic' | 'google_gemini' | 'cohere';
   apiKey: string;
   model: string;
   body: Record<string, unknown>;
+  /** Path and query as received. */
+  path: string;
 }
 
 export interface LlmStandIn {
@@ -54,15 +56,20 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
     const path = (req.url ?? '').split('?')[0];
-    if (req.method === 'POST' && path === '/v1/chat/completions') return openAi(req, res, body);
+    // Any OpenAI-compatible base: /v1, Azure's /openai/deployments/<name>, Workers AI's /client/v4/accounts/<id>/ai/v1.
+    if (req.method === 'POST' && path?.endsWith('/chat/completions')) return openAi(req, res, body);
     if (req.method === 'POST' && path === '/v1/messages') return anthropic(req, res, body);
+    const gemini = /^\/v1beta\/models\/([^/:]+):generateContent$/.exec(path ?? '');
+    if (req.method === 'POST' && gemini) return googleGemini(req, res, body, decodeURIComponent(gemini[1] ?? ''));
+    if (req.method === 'POST' && path === '/v2/chat') return cohere(req, res, body);
     send(res, 404, { error: { message: `Unknown request URL: ${req.method} ${path}`, type: 'invalid_request_error', code: 'unknown_url' } });
   }
 
   function openAi(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): void {
-    const key = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    // Azure sends its key as `api-key` and the deployment in the path (and api-version in the query).
+    const key = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? String(req.headers['api-key'] ?? '');
     const behaviour = state.keys.get(key);
-    state.requests.push({ format: 'openai', apiKey: key, model: String(body.model), body });
+    state.requests.push({ format: 'openai', apiKey: key, model: String(body.model), body, path: req.url ?? '' });
     if (!behaviour) {
       return send(res, 401, { error: { message: `Incorrect API key provided: ${key.slice(0, 3)}...${key.slice(-4)}.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
     }
@@ -92,7 +99,7 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
   function anthropic(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): void {
     const key = String(req.headers['x-api-key'] ?? '');
     const behaviour = state.keys.get(key);
-    state.requests.push({ format: 'anthropic', apiKey: key, model: String(body.model), body });
+    state.requests.push({ format: 'anthropic', apiKey: key, model: String(body.model), body, path: req.url ?? '' });
     if (req.headers['anthropic-version'] !== '2023-06-01') {
       return send(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' } });
     }
@@ -115,6 +122,37 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
       stop_reason: 'tool_use',
       stop_sequence: null,
       usage: { input_tokens: state.usage.input, output_tokens: state.usage.output },
+    });
+  }
+
+  /** Gemini generateContent (ai.google.dev/api/generate-content): `x-goog-api-key`, JSON text in the first candidate, usageMetadata. */
+  function googleGemini(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>, model: string): void {
+    const key = String(req.headers['x-goog-api-key'] ?? '');
+    const behaviour = state.keys.get(key);
+    state.requests.push({ format: 'google_gemini', apiKey: key, model, body, path: req.url ?? '' });
+    if (!behaviour) return send(res, 400, { error: { code: 400, message: 'API key not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT' } });
+    if (behaviour === 'rate_limited') return send(res, 429, { error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' } }, { 'retry-after': String(state.retryAfterSeconds) });
+    if (behaviour === 'server_error') return send(res, 500, { error: { code: 500, message: 'An internal error has occurred.', status: 'INTERNAL' } });
+    send(res, 200, {
+      candidates: [{ content: { role: 'model', parts: [{ text: JSON.stringify(state.answer) }] }, finishReason: 'STOP', index: 0 }],
+      usageMetadata: { promptTokenCount: state.usage.input, candidatesTokenCount: state.usage.output, totalTokenCount: state.usage.input + state.usage.output },
+      modelVersion: model,
+    });
+  }
+
+  /** Cohere v2 chat (docs.cohere.com/reference/chat): Bearer key, JSON text in message.content, usage.tokens. */
+  function cohere(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): void {
+    const key = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    const behaviour = state.keys.get(key);
+    state.requests.push({ format: 'cohere', apiKey: key, model: String(body.model), body, path: req.url ?? '' });
+    if (!behaviour) return send(res, 401, { id: 'e1', message: 'invalid api token' });
+    if (behaviour === 'rate_limited') return send(res, 429, { id: 'e2', message: 'You are using a Trial key, which is limited to 10 API calls / minute.' });
+    if (behaviour === 'server_error') return send(res, 500, { id: 'e3', message: 'internal server error' });
+    send(res, 200, {
+      id: `c-${state.requests.length}`,
+      finish_reason: 'COMPLETE',
+      message: { role: 'assistant', content: [{ type: 'text', text: JSON.stringify(state.answer) }] },
+      usage: { billed_units: { input_tokens: state.usage.input, output_tokens: state.usage.output }, tokens: { input_tokens: state.usage.input, output_tokens: state.usage.output } },
     });
   }
 
