@@ -264,9 +264,14 @@ export class IntegrationRepository {
     return row.price_input === null || row.price_output === null ? null : { input: Number(row.price_input), output: Number(row.price_output) };
   }
 
-  /** Rotation: every credential sealed with another key is re-sealed with the current one (and re-fingerprinted). */
-  async reseal(): Promise<number> {
-    const rows = (await this.db('llm_integrations').select('id', 'provider_name', 'credentials_sealed')) as Pick<IntegrationRow, 'id' | 'provider_name' | 'credentials_sealed'>[];
+  /**
+   * Rotation: every credential sealed with another key is re-sealed with the current one (and
+   * re-fingerprinted); all clients' unless one is named.
+   */
+  async reseal(clientId?: string): Promise<number> {
+    const query = this.db('llm_integrations').select('id', 'provider_name', 'credentials_sealed');
+    if (clientId !== undefined) void query.where({ client_id: clientId });
+    const rows = (await query) as Pick<IntegrationRow, 'id' | 'provider_name' | 'credentials_sealed'>[];
     let count = 0;
     for (const r of rows) {
       if (this.cipher.isCurrent(r.credentials_sealed)) continue;

@@ -1,6 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { createLlmExtractor, type LlmExtractor } from '../../activities/llm';
 import type { ActivityDeps } from '../../activities/deps';
+import { IntegrationRepository } from '../../db/repositories/integrations';
+import { CredentialCipher } from '../../lib/llm/cipher';
 import { createLogger } from '../../lib/logger';
 import { OutboundClient } from '../../lib/outbound';
 import { Storage } from '../../lib/storage';
@@ -219,6 +222,24 @@ test('keys are encrypted at rest: no column of any row holds the plaintext, yet 
   const test = await c.post(`/api/v1/integrations/${i.id}/test`, {});
   expect((await c.json<{ test: { ok: boolean } }>(test)).test.ok).toBe(true);
   expect(keysCalled(from)).toEqual([key]);
+});
+
+test('key rotation: re-sealed with the new key, the credentials open without the old one and keep their duplicate check', async () => {
+  const c = await newCaller();
+  const key = newKey();
+  const i = await create(c, openAi(key));
+  const oldKey = String(process.env.INTEGRATIONS_ENCRYPTION_KEY);
+  const nextKey = randomBytes(32).toString('base64');
+  const schemaName = api.deps.config.DATABASE_SCHEMA;
+  // Only this client's rows: other tests of the run keep using the run's key.
+  expect(await new IntegrationRepository(api.deps.db, new CredentialCipher(nextKey, [oldKey]), schemaName).reseal(c.clientId)).toBe(1);
+  const rotated = new IntegrationRepository(api.deps.db, new CredentialCipher(nextKey), schemaName);
+  const row = await rotated.find(c.clientId, i.id);
+  expect(row && rotated.credentials(row)).toEqual({ api_key: key, base_url: `${llm.baseUrl}/v1` });
+  await expect(rotated.create(c.clientId, 'openai', { api_key: key, base_url: `${llm.baseUrl}/v1` }, {})).rejects.toMatchObject({ status: 409 });
+  // The old key alone no longer opens it: a call says why instead of failing the job.
+  const res = await c.json<{ test: { ok: boolean; error: string } }>(await c.post(`/api/v1/integrations/${i.id}/test`, {}));
+  expect(res.test).toMatchObject({ ok: false, error: expect.stringContaining('INTEGRATIONS_PREVIOUS_KEYS') });
 });
 
 describe('live check', () => {
