@@ -12,7 +12,7 @@ import { bearer, ownQueues, startTestApi, testConfig, type TestApi } from '../su
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { startTestWorker, type TestWorker } from '../support/worker';
 import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
-import { startLlmStandIn, type LlmStandIn } from '../stand-ins/llm';
+import { startLlmStandIn, type KeyBehaviour, type LlmStandIn } from '../stand-ins/llm';
 
 // LLM integrations through the real API (spec §4.9) and the extractor job types use (activities/llm),
 // on the real Postgres, against stand-in OpenAI-compatible and Anthropic servers on 127.0.0.1.
@@ -47,7 +47,7 @@ afterAll(async () => {
 type Integration = Record<string, unknown> & { id: number };
 let keySeq = 0;
 /** A fresh API key the stand-in knows, with what it answers. */
-function newKey(behaviour: 'ok' | 'rate_limited' | 'server_error' = 'ok'): string {
+function newKey(behaviour: KeyBehaviour = 'ok'): string {
   keySeq += 1;
   const key = `sk-test${keySeq}-${Math.random().toString(36).slice(2, 10)}a1B${keySeq % 10}`;
   llm.keys.set(key, behaviour);
@@ -439,6 +439,26 @@ describe('crawlSite ai_extraction', () => {
     // No compendium was asked for: none is stored.
     expect(data.compendium).toBeUndefined();
     llm.answer = { ok: true };
+  });
+
+  test('a cancel during the LLM call stops it within 3 s', async () => {
+    const c = caller(siteApi, bearer(await siteApi.newClient()));
+    const key = newKey('hang');
+    expect((await c.post('/api/v1/integrations', openAi(key))).status).toBe(201);
+    const res = await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: sites.url({ leads: 1 }), ai_extraction: true } });
+    const { job_id } = await c.json<{ job_id: string }>(res);
+    const deadline = Date.now() + 30000;
+    let request;
+    while (!(request = llm.requests.find((r) => r.apiKey === key))) {
+      if (Date.now() > deadline) throw new Error('the LLM call did not start');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await c.del(`/api/v1/jobs/${job_id}`)).status).toBe(200);
+    const cancelledAt = Date.now();
+    expect((await waitForStatus(c, job_id, ['cancelled'], 10000)).status).toBe('cancelled');
+    while (request.closedAt === undefined && Date.now() < cancelledAt + 5000) await new Promise((r) => setTimeout(r, 50));
+    expect(request.closedAt).toBeDefined();
+    expect((request.closedAt ?? Infinity) - cancelledAt).toBeLessThan(3000);
   });
 
   test('without a usable integration company_info stays deterministic and the reason is in errors', async () => {

@@ -11,8 +11,8 @@ import { listenLocal } from './listen';
  * A test fixture only.
  */
 
-/** What a key gets: an answer, a 429, a 500, or (a key the stand-in does not know) a 401. */
-export type KeyBehaviour = 'ok' | 'rate_limited' | 'server_error';
+/** What a key gets: an answer, a 429, a 500, no answer at all (`hang`), or (a key the stand-in does not know) a 401. */
+export type KeyBehaviour = 'ok' | 'rate_limited' | 'server_error' | 'hang';
 
 export interface LlmRequestLog {
   format: 'openai' | 'anthropic' | 'google_gemini' | 'cohere';
@@ -21,6 +21,8 @@ export interface LlmRequestLog {
   body: Record<string, unknown>;
   /** Path and query as received. */
   path: string;
+  /** When the caller hung up on a `hang` key (Date.now()). */
+  closedAt?: number;
 }
 
 export interface LlmStandIn {
@@ -82,6 +84,7 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
       );
     }
     if (behaviour === 'server_error') return send(res, 500, { error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } });
+    if (behaviour === 'hang') return hang(res);
     const format = body.response_format as { type?: string } | undefined;
     if (format?.type !== 'json_schema' && format?.type !== 'json_object') {
       return send(res, 400, { error: { message: 'this stand-in answers JSON only: set response_format', type: 'invalid_request_error', param: 'response_format', code: null } });
@@ -122,6 +125,14 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
       stop_reason: 'tool_use',
       stop_sequence: null,
       usage: { input_tokens: state.usage.input, output_tokens: state.usage.output },
+    });
+  }
+
+  /** Never answers; records when the caller gives up (a cancel must close the connection). */
+  function hang(res: ServerResponse): void {
+    const entry = state.requests.at(-1);
+    res.on('close', () => {
+      if (entry) entry.closedAt = Date.now();
     });
   }
 
