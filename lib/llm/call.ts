@@ -226,6 +226,15 @@ function retryAfter(value: string | null | undefined): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, (at - Date.now()) / 1000);
 }
 
+/** OpenAI's `x-ratelimit-reset-requests` ("6ms", "1s", "1m30s") as seconds, when a 429 has no Retry-After. */
+function resetSeconds(value: string | null | undefined): string | undefined {
+  if (!value) return undefined;
+  const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/g)];
+  if (parts.length === 0) return undefined;
+  const unit: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 };
+  return String(parts.reduce((sum, [, n, u]) => sum + Number(n) * (unit[u ?? 's'] ?? 1), 0));
+}
+
 function httpError(provider: string, status: number, message: string | undefined, retryAfterHeader?: string): LlmError {
   const why = `${provider} answered HTTP ${status}${message ? `: ${message}` : ''}`;
   if (status === 429 || status === 529) return new LlmError('rate_limited', why, retryAfter(retryAfterHeader));
@@ -239,7 +248,8 @@ function toLlmError(err: unknown): LlmError {
   if (err instanceof OpenAI.APIError || err instanceof Anthropic.APIError) {
     if (err.status === undefined) return new LlmError('unavailable', describeCause(err));
     const headers = err.headers as Headers | undefined;
-    return httpError('provider', err.status, firstLine(err.message), headers?.get('retry-after') ?? undefined);
+    const wait = headers?.get('retry-after') ?? resetSeconds(headers?.get('x-ratelimit-reset-requests'));
+    return httpError('provider', err.status, firstLine(err.message), wait ?? undefined);
   }
   if (err instanceof OutboundError) return new LlmError('unavailable', err.message);
   return new LlmError('unavailable', err instanceof Error ? err.message : String(err));

@@ -57,6 +57,17 @@ test.each(cases)('%s: a 429 is rate_limited with its Retry-After', async (provid
   if (provider !== 'cohere') expect((err as LlmError).retryAfterSeconds).toBe(7);
 });
 
+test('an OpenAI 429 without Retry-After rests for x-ratelimit-reset-requests', async () => {
+  llm.keys.set('limited-no-header', 'rate_limited');
+  llm.retryAfterSeconds = 90;
+  llm.omitRetryAfter = true;
+  try {
+    await expect(callLlm(http, call('openai', { api_key: 'limited-no-header', base_url: `${llm.baseUrl}/v1` }))).rejects.toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 90 });
+  } finally {
+    llm.omitRetryAfter = false;
+  }
+});
+
 test('a refused key is auth (OpenAI 401) and a 500 is unavailable', async () => {
   await expect(callLlm(http, call('openai', { api_key: 'nobody-knows-me', base_url: `${llm.baseUrl}/v1` }))).rejects.toMatchObject({ kind: 'auth', message: expect.stringContaining('401') });
   llm.keys.set('broken', 'server_error');

@@ -34,6 +34,8 @@ export interface LlmStandIn {
   usage: { input: number; output: number };
   /** Seconds in Retry-After on a 429. */
   retryAfterSeconds: number;
+  /** Leave Retry-After out of OpenAI-format 429s (x-ratelimit-reset-requests still says when). */
+  omitRetryAfter: boolean;
   requests: LlmRequestLog[];
   close(): Promise<void>;
 }
@@ -44,6 +46,7 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     answer: { ok: true } as unknown,
     usage: { input: 1000, output: 200 },
     retryAfterSeconds: 30,
+    omitRetryAfter: false,
     requests: [] as LlmRequestLog[],
   };
 
@@ -80,7 +83,7 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
         res,
         429,
         { error: { message: `Rate limit reached for ${String(body.model)} on requests per min (RPM): Limit 3, Used 3, Requested 1.`, type: 'requests', param: null, code: 'rate_limit_exceeded' } },
-        { 'retry-after': String(state.retryAfterSeconds), 'x-ratelimit-limit-requests': '3', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': `${state.retryAfterSeconds}s` },
+        { ...(state.omitRetryAfter ? {} : { 'retry-after': String(state.retryAfterSeconds) }), 'x-ratelimit-limit-requests': '3', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': `${Math.floor(state.retryAfterSeconds / 60)}m${state.retryAfterSeconds % 60}s` },
       );
     }
     if (behaviour === 'server_error') return send(res, 500, { error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } });
