@@ -206,6 +206,18 @@ describe('CRUD', () => {
   });
 });
 
+test('without INTEGRATIONS_ENCRYPTION_KEY the routes answer 503 saying so', async () => {
+  const bare = await startTestApi({ RATE_LIMIT_ENABLED: 'false', INTEGRATIONS_ENCRYPTION_KEY: '' });
+  try {
+    const c = caller(bare, bearer(await bare.newClient()));
+    const res = await c.post('/api/v1/integrations', openAi(newKey()));
+    expect(res.status).toBe(503);
+    expect(await c.json(res)).toEqual({ success: false, error: 'not_configured', detail: expect.stringContaining('INTEGRATIONS_ENCRYPTION_KEY') });
+  } finally {
+    await bare.close();
+  }
+});
+
 test('keys are encrypted at rest: no column of any row holds the plaintext, yet calls use it', async () => {
   const c = await newCaller();
   const key = newKey();

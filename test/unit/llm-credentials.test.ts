@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { ConfigError, parseConfig } from '../../lib/config';
 import { CredentialCipher } from '../../lib/llm/cipher';
 import { checkCredentials, keyPreview, maskKey, PROVIDER_NAMES } from '../../lib/llm/providers';
 import { costUsd, priceOf } from '../../lib/llm/prices';
@@ -70,4 +71,32 @@ test('prices: per integration over config over the built-in table; unknown model
   expect(priceOf('gpt-4o-mini', { 'gpt-4o-mini': { input: 1, output: 2 } }, { input: 3, output: 4 })).toEqual({ input: 3, output: 4 });
   expect(priceOf('my-local-model', {})).toEqual({ input: 0, output: 0 });
   expect(costUsd({ input: 0.15, output: 0.6 }, 1_000_000, 500_000)).toBeCloseTo(0.45, 10);
+});
+
+describe('config', () => {
+  const base = { MINIO_ACCESS_KEY: 'k', MINIO_SECRET_KEY: 's' };
+  const message = (env: Record<string, string>) => {
+    try {
+      parseConfig(env);
+      return '';
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      return (err as Error).message;
+    }
+  };
+
+  test('the encryption key is required in production, optional elsewhere, and must be 32 bytes of base64', () => {
+    expect(message({ ...base, NODE_ENV: 'production' })).toMatch(/INTEGRATIONS_ENCRYPTION_KEY: required in production/);
+    expect(parseConfig({ ...base, NODE_ENV: 'development' }).INTEGRATIONS_ENCRYPTION_KEY).toBeUndefined();
+    expect(message({ ...base, INTEGRATIONS_ENCRYPTION_KEY: randomBytes(16).toString('base64') })).toMatch(/INTEGRATIONS_ENCRYPTION_KEY: must be 32 bytes/);
+    expect(message({ ...base, INTEGRATIONS_ENCRYPTION_KEY: newKey(), INTEGRATIONS_PREVIOUS_KEYS: `${newKey()},nope` })).toMatch(/INTEGRATIONS_PREVIOUS_KEYS/);
+    const key = newKey();
+    expect(parseConfig({ ...base, NODE_ENV: 'production', INTEGRATIONS_ENCRYPTION_KEY: key }).INTEGRATIONS_ENCRYPTION_KEY).toBe(key);
+  });
+
+  test('LLM_PRICES is JSON of USD per million tokens', () => {
+    expect(parseConfig({ ...base, LLM_PRICES: '{"my-model": {"input": 0.5, "output": 1.5}}' }).LLM_PRICES).toEqual({ 'my-model': { input: 0.5, output: 1.5 } });
+    expect(message({ ...base, LLM_PRICES: '{"my-model": {"input": "cheap"}}' })).toMatch(/LLM_PRICES: must be JSON/);
+    expect(message({ ...base, LLM_PRICES: 'not json' })).toMatch(/LLM_PRICES: must be JSON/);
+  });
 });
