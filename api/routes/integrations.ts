@@ -53,7 +53,8 @@ export function integrationView(r: IntegrationState) {
     spend_limit_amount: num(r.spend_limit_amount),
     spend_limit_period: r.spend_limit_period,
     spend_limit_action: r.spend_limit_action,
-    spend_limit_exceeded: r.spend_limit_exceeded,
+    // From the current period's spend, not the stored flag: that one is re-checked only at the next call, and a new period starts clean.
+    spend_limit_exceeded: r.spend_limit_amount !== null && Number(r.spend_current_period) >= Number(r.spend_limit_amount),
     spend_current_period: Number(r.spend_current_period),
     prices: r.price_input === null || r.price_output === null ? null : { input: Number(r.price_input), output: Number(r.price_output) },
     key_preview: r.key_preview,
