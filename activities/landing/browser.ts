@@ -4,6 +4,7 @@ import { OutboundError, type OutboundClient } from '../../lib/outbound';
 
 // Hop-by-hop and body-framing headers: the OutboundClient has already decoded and de-chunked the body.
 const DROP_RESPONSE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const DROP_REQUEST_HEADERS = new Set(['host', 'content-length', 'connection', 'accept-encoding']);
 
 export interface CachedResponse {
@@ -129,11 +130,19 @@ export class LandingBrowser {
           method: request.method(),
           headers: { ...headers, 'user-agent': options.userAgent },
           body: request.postDataBuffer() ?? undefined,
-          // Chromium follows redirects itself, so each hop comes back through this route.
-          redirect: 'manual',
+          // Chromium would follow a fulfilled 30x itself, past this route, straight to the dead proxy:
+          // the guard follows a resource's hops, and a page's hops are handed back as navigations (below).
+          redirect: isMainNavigation ? 'manual' : 'follow',
           maxBytes: options.maxResourceBytes,
           signal: options.signal,
         });
+        const location = REDIRECT_STATUSES.has(res.status) ? res.headers.location : undefined;
+        if (isMainNavigation && location) {
+          // The hop becomes a navigation of its own, so it comes back through this route (and the guard).
+          const next = new URL(location, request.url()).href;
+          await route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: `<!doctype html><meta name="robots" content="noindex"><script>location.replace(${JSON.stringify(next)})</script>` });
+          return;
+        }
         if (request.method() === 'GET' && res.status < 300 && cached + res.body.length <= options.cacheBytes) {
           cached += res.body.length;
           session.responses.set(request.url(), { status: res.status, contentType: res.headers['content-type'] ?? '', body: res.body });
