@@ -339,7 +339,7 @@ async function extract(llm: LlmExtractor, clientId: string, r: PageReading, sign
     meta: { title: r.title, description: r.description, og_image: r.og_image },
     content: {
       headline: r.h1[0] ?? ai.headline,
-      subheadline: ai.subheadline ?? r.h2[0] ?? null,
+      subheadline: r.h2[0] ?? ai.subheadline,
       cta_primary: r.cta ?? (ai.cta_primary ? { text: ai.cta_primary.text ?? '', url: ai.cta_primary.url, style: ai.cta_primary.style } : null),
       value_propositions: ai.value_propositions,
       testimonials: ai.testimonials,

@@ -4,7 +4,7 @@ import { crawlLandingPayload } from '../../jobs/crawl-landing';
 import { parsePayload, type ActivityDeps, type JobActivityInput, type JobActivityOutput } from '../deps';
 import { createLlmExtractor } from '../llm';
 import { LandingBrowser } from './browser';
-import { captureLanding, LandingLoadError } from './capture';
+import { captureLanding, LandingLoadError, type CaptureDeps } from './capture';
 
 // A cancel is only delivered in a heartbeat's answer: one a second keeps the 3-second promise.
 const HEARTBEAT_INTERVAL_MS = 1000;
@@ -14,17 +14,20 @@ const HEARTBEAT_INTERVAL_MS = 1000;
  * process exits, so the worker's shutdown needs no hook of its own.
  */
 export function createLandingActivities(deps: ActivityDeps) {
-  const { config } = deps;
-  const browser = new LandingBrowser(deps.http, config.CHROMIUM_PATH, config.LANDING_BROWSER_IDLE_MS);
-  const llm = createLlmExtractor(deps);
-  const captureDeps = {
-    browser,
-    http: deps.http,
-    storage: deps.storage,
-    llm,
-    userAgent: config.SITE_USER_AGENT,
-    maxResourceBytes: config.LANDING_MAX_RESOURCE_BYTES,
-    maxBundleBytes: config.LANDING_MAX_BUNDLE_BYTES,
+  // Built on the first capture: a worker that never captures never holds a browser or an extractor.
+  let captureDeps: CaptureDeps | undefined;
+  const getCaptureDeps = (): CaptureDeps => {
+    const { config } = deps;
+    captureDeps ??= {
+      browser: new LandingBrowser(deps.http, config.CHROMIUM_PATH, config.LANDING_BROWSER_IDLE_MS),
+      http: deps.http,
+      storage: deps.storage,
+      llm: createLlmExtractor(deps),
+      userAgent: config.SITE_USER_AGENT,
+      maxResourceBytes: config.LANDING_MAX_RESOURCE_BYTES,
+      maxBundleBytes: config.LANDING_MAX_BUNDLE_BYTES,
+    };
+    return captureDeps;
   };
 
   /**
@@ -42,7 +45,7 @@ export function createLandingActivities(deps: ActivityDeps) {
     const beat = setInterval(() => ctx.heartbeat({ step }), HEARTBEAT_INTERVAL_MS);
     try {
       ctx.heartbeat({ step });
-      const data = await captureLanding(captureDeps, {
+      const data = await captureLanding(getCaptureDeps(), {
         jobId: input.jobId,
         clientId: input.clientId,
         payload,

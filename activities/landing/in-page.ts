@@ -160,7 +160,11 @@ export const READ_PAGE = `(() => {
     const type = (el.getAttribute('type') || el.tagName).toLowerCase();
     if (['hidden', 'submit', 'button', 'reset', 'image'].includes(type)) continue;
     const id = el.getAttribute('id');
-    const label = (id && text(document.querySelector('label[for="' + CSS.escape(id) + '"]'))) || text(el.closest('label')) || el.getAttribute('aria-label') || el.getAttribute('placeholder') || el.getAttribute('name') || type;
+    // A wrapping label's own words, without the text of the control inside it (a select's options).
+    const wrapping = el.closest('label');
+    let wrapped = '';
+    if (wrapping) { const copy = wrapping.cloneNode(true); copy.querySelectorAll('input, select, textarea').forEach((c) => c.remove()); wrapped = (copy.textContent || '').replace(/\\s+/g, ' ').trim(); }
+    const label = (id && text(document.querySelector('label[for="' + CSS.escape(id) + '"]'))) || wrapped || el.getAttribute('aria-label') || el.getAttribute('placeholder') || el.getAttribute('name') || type;
     if (label && !formFields.includes(label)) formFields.push(label);
   }
 
