@@ -156,6 +156,37 @@ describe('degradations (spec §7 rule 5), each listed in errors, none fatal', ()
   });
 });
 
+describe('IDAP', () => {
+  type Resource = { resource_id: string; data?: Record<string, unknown> };
+  async function businesses(who: Caller): Promise<Resource[]> {
+    const res = await who.get('/api/v1/idap/businesses?limit=100');
+    expect(res.status).toBe(200);
+    return (await who.json<{ items: Resource[] }>(res)).items;
+  }
+
+  test('a capture adds a landing note to the business of its domain, and creates no business where the client has none', async () => {
+    const imported = await c.post('/api/v1/idap/businesses/import', { records: [{ data: { name: 'Widget Pro', website: pages.baseUrl } }] });
+    expect(imported.status).toBe(200);
+    const jobId = await submit({ url: `${pages.baseUrl}/ad/click`, ad_id: 'ad-9', options: { capture_full_page: false } });
+    await data(jobId);
+    let landing: unknown;
+    const deadline = Date.now() + 15000;
+    while (!landing && Date.now() < deadline) {
+      landing = (await businesses(c)).find((b) => b.data?.name === 'Widget Pro')?.data?.landing;
+      if (!landing) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(landing).toMatchObject({ job_id: jobId, ad_id: 'ad-9', url: `${pages.baseUrl}/landing?utm_source=ad`, initial_url: `${pages.baseUrl}/ad/click` });
+    expect((landing as { screenshot_fold_url: string }).screenshot_fold_url).toMatch(new RegExp(`/landings/${jobId}/fold\\.png$`));
+
+    const other = caller(api, bearer(await api.newClient('no businesses')));
+    const res = await other.post('/api/v1/jobs/crawlLanding/submit', { payload: { url: `${pages.baseUrl}/plain`, options: { capture_full_page: false } } });
+    const otherJob = (await other.json<{ job_id: string }>(res)).job_id;
+    expect((await waitForStatus(other, otherJob, ['completed', 'failed'], 60000)).status).toBe('completed');
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(await businesses(other)).toEqual([]);
+  });
+});
+
 describe('refusals', () => {
   test('a landing URL on a private address fails with the SSRF guard\'s reason', async () => {
     const jobId = await submit({ url: 'http://169.254.169.254/latest/meta-data/' });
