@@ -26,7 +26,25 @@ export interface CaptureSession {
   blocked: string[];
   /** Why the main document's request failed, when it did (the guard's message beats net::ERR_*). */
   navigationError: Error | undefined;
+  /** Requests of the page in flight, and when the last one started or ended (ms since epoch). */
+  inflight: number;
+  lastActivity: number;
   close(): Promise<void>;
+}
+
+/**
+ * Resolves true once the page has had no request in flight for `quietMs`, false after `timeoutMs`.
+ * Every request passes the route, so this is Playwright's "networkidle" with a window of our choosing.
+ */
+export async function networkQuiet(session: CaptureSession, quietMs: number, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    signal.throwIfAborted();
+    const now = Date.now();
+    if (session.inflight === 0 && now - session.lastActivity >= quietMs) return true;
+    if (now >= until) return false;
+    await new Promise((r) => setTimeout(r, Math.min(25, Math.max(1, until - now))));
+  }
 }
 
 export interface SessionOptions {
@@ -105,6 +123,8 @@ export class LandingBrowser {
       responses: new Map(),
       blocked: [],
       navigationError: undefined,
+      inflight: 0,
+      lastActivity: Date.now(),
       close: async () => {
         if (closed) return;
         closed = true;
@@ -124,6 +144,17 @@ export class LandingBrowser {
         }
         session.navigations.push(request.url());
       }
+      session.inflight += 1;
+      session.lastActivity = Date.now();
+      try {
+        await fetchAndFulfill(route, isMainNavigation);
+      } finally {
+        session.inflight -= 1;
+        session.lastActivity = Date.now();
+      }
+    };
+    const fetchAndFulfill = async (route: Route, isMainNavigation: boolean): Promise<void> => {
+      const request = route.request();
       const headers = Object.fromEntries(Object.entries(await request.allHeaders()).filter(([k]) => !DROP_REQUEST_HEADERS.has(k.toLowerCase()) && !k.startsWith(':')));
       try {
         const res = await this.outbound.fetch(request.url(), {

@@ -4,15 +4,15 @@ import type { CrawlLandingPayload, CrawlLandingResult, LandingError } from '../.
 import type { OutboundClient } from '../../lib/outbound';
 import type { Storage } from '../../lib/storage';
 import type { LlmExtractor } from '../llm/types';
-import type { CachedResponse, CaptureSession, LandingBrowser } from './browser';
+import { networkQuiet, type CachedResponse, type CaptureSession, type LandingBrowser } from './browser';
 import { bundleHtml, plainSnapshot } from './bundle';
 import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, FREEZE_IMAGES, READ_PAGE, SCROLL_STEP, type PageReading } from './in-page';
 
 /** Spec §8 / issue 13: no capture drives Chromium longer than this, whatever the payload says. */
 export const CAPTURE_CEILING_MS = 90_000;
-// After the page loaded, how long a meta refresh or a script redirect may take to start.
-const REDIRECT_SETTLE_MS = 1200;
 const SCROLL_LIMIT_MS = 8000;
+// A meta refresh of 0 s or a script redirect starts well within this quiet time after load (Playwright's networkidle waits 500 ms).
+const SETTLE_QUIET_MS = 300;
 const MAX_SCROLL_STEPS = 40;
 // A single screenshot, bundle or DOM read of a page gone wrong must not eat the whole budget.
 const STEP_TIMEOUT_MS = 15_000;
@@ -110,7 +110,7 @@ export async function captureLanding(deps: CaptureDeps, input: CaptureInput): Pr
     signal.addEventListener('abort', stop, { once: true });
     try {
       step('navigating');
-      await navigate(page, session, payload.url, navDeadline, err);
+      await navigate(page, session, payload.url, navDeadline, signal, err);
       signal.throwIfAborted();
       finalUrl = page.url() === 'about:blank' ? finalUrl : page.url();
 
@@ -123,7 +123,7 @@ export async function captureLanding(deps: CaptureDeps, input: CaptureInput): Pr
       }
       if (opts.scroll_for_lazy_load && !crashed) {
         step('scrolling');
-        await scrollForLazyContent(page, signal).catch((e: unknown) => err('scroll', `scrolling for lazy content failed: ${message(e)}`));
+        await scrollForLazyContent(page, session, signal).catch((e: unknown) => err('scroll', `scrolling for lazy content failed: ${message(e)}`));
       }
       signal.throwIfAborted();
       if (crashed) err('navigation', 'the page crashed the browser renderer; kept what had loaded');
@@ -214,10 +214,10 @@ function redirectChain(navigations: string[], finalUrl: string): string[] {
  * payload's timeout: a page that never finishes keeps what it loaded. Rejects only when nothing
  * could be loaded at all.
  */
-async function navigate(page: Page, session: CaptureSession, url: string, deadline: Deadline, err: (stage: LandingError['stage'], e: string) => void): Promise<void> {
-  let lastNavigation = Date.now();
+async function navigate(page: Page, session: CaptureSession, url: string, deadline: Deadline, signal: AbortSignal, err: (stage: LandingError['stage'], e: string) => void): Promise<void> {
+  let navigations = 0;
   page.on('framenavigated', (frame) => {
-    if (frame === page.mainFrame()) lastNavigation = Date.now();
+    if (frame === page.mainFrame()) navigations += 1;
   });
   let loaded = true;
   try {
@@ -229,24 +229,18 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
     }
     if (!session.redirectLimitHit) err('navigation', `the page did not finish loading within the timeout; kept what had loaded (${firstLine(e)})`);
   }
-  // Settle: network idle, and no new main-frame navigation (meta refresh, script location) for a moment.
+  // Settle: network idle (no request for SETTLE_QUIET_MS) with no main-frame navigation since the last load. A meta refresh of 0 s or a script redirect starts within that quiet time; each
+  // hop starts the wait again.
   while (loaded && deadline.left() > 0) {
-    const idle = await page.waitForLoadState('networkidle', { timeout: Math.max(1, deadline.left()) }).then(
-      () => true,
-      () => false,
-    );
+    const seen = navigations;
+    const idle = await networkQuiet(session, SETTLE_QUIET_MS, deadline.left(), signal);
     if (!idle) {
       if (page.isClosed()) return;
       err('navigation', 'the page never reached network idle within the timeout; kept what had loaded');
       break;
     }
-    const quietFor = Date.now() - lastNavigation;
-    if (quietFor >= REDIRECT_SETTLE_MS) break;
-    await sleep(Math.min(REDIRECT_SETTLE_MS - quietFor, deadline.left()));
-    if (Date.now() - lastNavigation >= REDIRECT_SETTLE_MS) {
-      await page.waitForLoadState('load', { timeout: Math.max(1, deadline.left()) }).catch(() => undefined);
-      if (Date.now() - lastNavigation >= REDIRECT_SETTLE_MS) break;
-    }
+    if (navigations === seen) break;
+    await page.waitForLoadState('load', { timeout: Math.max(1, deadline.left()) }).catch(() => undefined);
   }
   if (session.redirectLimitHit) err('navigation', `more than the allowed redirects (max_redirects); stopped before ${session.redirectLimitHit}`);
 }
@@ -265,21 +259,23 @@ async function dismissPopups(page: Page): Promise<void> {
       if (inFrame) break;
     }
   }
-  // The banner's close animation and any layout shift settle before the screenshot.
-  await page.waitForTimeout(clicked ? 300 : 0);
+  // The banner's close animation and any layout shift settle before the screenshot (a few frames).
+  if (clicked) await page.waitForTimeout(120);
 }
 
-async function scrollForLazyContent(page: Page, signal: AbortSignal): Promise<void> {
+async function scrollForLazyContent(page: Page, session: CaptureSession, signal: AbortSignal): Promise<void> {
   const until = Date.now() + SCROLL_LIMIT_MS;
   for (let i = 0; i < MAX_SCROLL_STEPS && Date.now() < until; i++) {
     signal.throwIfAborted();
     const { moved, bottom } = await withTimeout(page.evaluate<{ moved: boolean; bottom: boolean }>(`${SCROLL_STEP}()`), 3000, 'scrolling');
-    await page.waitForTimeout(150);
-    if (!moved || bottom) break;
+    // A page that fits its viewport has nothing below to load.
+    if (!moved) return;
+    // Long enough for an IntersectionObserver to fire (next frame) and its image request to start.
+    await page.waitForTimeout(60);
+    if (bottom) break;
   }
-  await page.waitForLoadState('networkidle', { timeout: 2000 }).catch(() => undefined);
+  await networkQuiet(session, 100, 3000, signal);
   await page.evaluate('window.scrollTo(0, 0)');
-  await page.waitForTimeout(100);
 }
 
 async function buildBundle(page: Page, session: CaptureSession, deps: CaptureDeps, finalUrl: string, signal: AbortSignal, err: (stage: LandingError['stage'], e: string) => void): Promise<string | null> {
@@ -378,7 +374,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 const firstLine = (e: unknown) => message(e).split('\n')[0] ?? '';
 function message(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
