@@ -6,13 +6,15 @@ import type { Storage } from '../../lib/storage';
 import type { LlmExtractor } from '../llm/types';
 import { networkQuiet, type CachedResponse, type CaptureSession, type LandingBrowser } from './browser';
 import { bundleHtml, plainSnapshot } from './bundle';
-import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, FREEZE_IMAGES, READ_PAGE, SCROLL_STEP, type PageReading } from './in-page';
+import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, FREEZE_IMAGES, META_REFRESH_DELAY, READ_PAGE, SCROLL_STEP, type PageReading } from './in-page';
 
 /** Spec §8 / issue 13: no capture drives Chromium longer than this, whatever the payload says. */
 export const CAPTURE_CEILING_MS = 90_000;
 const SCROLL_LIMIT_MS = 8000;
 // A meta refresh of 0 s or a script redirect starts well within this quiet time after load (Playwright's networkidle waits 500 ms).
 const SETTLE_QUIET_MS = 300;
+// A meta refresh longer than this is a page that reloads itself, not a redirect.
+const META_REFRESH_MAX_S = 5;
 const MAX_SCROLL_STEPS = 40;
 // A single screenshot, bundle or DOM read of a page gone wrong must not eat the whole budget.
 const STEP_TIMEOUT_MS = 15_000;
@@ -239,10 +241,26 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
       err('navigation', 'the page never reached network idle within the timeout; kept what had loaded');
       break;
     }
-    if (navigations === seen) break;
+    if (navigations === seen && !(await metaRefreshStarted(page, session, deadline, signal))) break;
     await page.waitForLoadState('load', { timeout: Math.max(1, deadline.left()) }).catch(() => undefined);
   }
   if (session.redirectLimitHit) err('navigation', `more than the allowed redirects (max_redirects); stopped before ${session.redirectLimitHit}`);
+}
+
+/**
+ * A meta refresh fires after load on Chromium's own timer, which a busy machine can push past the
+ * quiet time: when the page has one of up to META_REFRESH_MAX_S, wait for its navigation to start.
+ */
+async function metaRefreshStarted(page: Page, session: CaptureSession, deadline: Deadline, signal: AbortSignal): Promise<boolean> {
+  const delay = await page.evaluate<number | null>(META_REFRESH_DELAY).catch(() => null);
+  if (delay === null || delay > META_REFRESH_MAX_S) return false;
+  const before = session.navigations.length;
+  const until = Date.now() + Math.min(deadline.left(), delay * 1000 + 2000);
+  while (session.navigations.length === before && !session.redirectLimitHit && Date.now() < until) {
+    signal.throwIfAborted();
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return session.navigations.length > before;
 }
 
 export class LandingLoadError extends Error {

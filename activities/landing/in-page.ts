@@ -75,6 +75,13 @@ export const DISMISS_CONSENT = `(({ selectors, texts }) => {
   return null;
 })`;
 
+/** The delay (s) of the page's meta refresh, or null when it has none. */
+export const META_REFRESH_DELAY = `(() => {
+  const m = document.querySelector('meta[http-equiv="refresh" i]');
+  const delay = m ? parseFloat(m.getAttribute('content') || '') : NaN;
+  return Number.isFinite(delay) && delay >= 0 ? delay : null;
+})()`;
+
 /** Scrolls down a viewport at a time (lazy images and infinite sections load), then back to the top. */
 export const SCROLL_STEP = `(() => {
   const before = window.scrollY;

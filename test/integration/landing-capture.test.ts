@@ -1,10 +1,17 @@
+import { CancelledFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { LandingBrowser } from '../../activities/landing/browser';
+import { createLandingActivities } from '../../activities/landing/crawl-landing';
 import { captureLanding, type CaptureDeps } from '../../activities/landing/capture';
 import type { ExtractRequest, LlmExtractor } from '../../activities/llm/types';
+import { createDb } from '../../db';
 import { crawlLandingPayload } from '../../jobs/crawl-landing';
+import { createLogger } from '../../lib/logger';
 import { OutboundClient } from '../../lib/outbound';
 import { Storage } from '../../lib/storage';
+import { createSearchClient } from '../../search/client';
 import { testConfig } from '../support/api';
+import { failure } from '../support/failure';
 import { freePort } from '../support/processes';
 import { startLandingPages, type LandingPages } from '../stand-ins/landing-pages';
 
@@ -92,4 +99,35 @@ test('storage down: every file listed in errors, the capture (chain, extracted d
   expect(result.errors.map((e) => e.stage)).toEqual(['storage', 'storage', 'storage']);
   expect(result.errors.map((e) => e.error)).toEqual(expect.arrayContaining([expect.stringMatching(/^storing fold\.png failed: /), expect.stringMatching(/^storing full\.png failed: /), expect.stringMatching(/^storing page\.html failed: /)]));
   expect(result.extracted?.content.headline).toBe('Ship widgets twice as fast');
+});
+
+test('the activity heartbeats every second while the page runs, and a cancel ends it (and the page's requests) within 3 s', async () => {
+  const cfg = testConfig({ OUTBOUND_ALLOW_HOSTS: '127.0.0.1', LANDING_BROWSER_IDLE_MS: '0' });
+  const db = createDb(cfg);
+  const search = createSearchClient(cfg);
+  try {
+    const { crawlLanding } = createLandingActivities({ config: cfg, db, storage: Storage.fromConfig(cfg), search, logger: createLogger('silent'), http, workerId: 'mock' });
+    const env = new MockActivityEnvironment();
+    const beats: { step: string; at: number }[] = [];
+    env.on('heartbeat', (d: { step: string }) => beats.push({ ...d, at: Date.now() }));
+    const started = Date.now();
+    const running = env.run(crawlLanding, { jobId: 'b1a7e1a4-0000-4000-8000-000000000004', clientId: 'cli_capture', payload: { url: `${pages.baseUrl}/never-idle`, options: { timeout_seconds: 60 } } });
+    while (Date.now() - started < 3500) await new Promise((r) => setTimeout(r, 50));
+    // Navigating a page that never settles: the one-second heartbeat keeps coming.
+    const navigating = beats.filter((b) => b.step === 'navigating');
+    expect(navigating.length).toBeGreaterThanOrEqual(3);
+    const pingsBefore = pages.count('/ping');
+    expect(pingsBefore).toBeGreaterThan(5);
+    const cancelledAt = Date.now();
+    env.cancel();
+    expect(await failure(running)).toBeInstanceOf(CancelledFailure);
+    expect(Date.now() - cancelledAt).toBeLessThan(3000);
+    // The page's polling stopped with its context.
+    await new Promise((r) => setTimeout(r, 1000));
+    const pings = pages.count('/ping');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(pages.count('/ping')).toBe(pings);
+  } finally {
+    await Promise.allSettled([db.destroy(), search.close()]);
+  }
 });
