@@ -101,7 +101,7 @@ test('storage down: every file listed in errors, the capture (chain, extracted d
   expect(result.extracted?.content.headline).toBe('Ship widgets twice as fast');
 });
 
-test('the activity heartbeats every second while the page runs, and a cancel ends it (and the page's requests) within 3 s', async () => {
+test('the activity heartbeats every second while the page runs, and a cancel ends it (and the page requests) within 3 s', async () => {
   const cfg = testConfig({ OUTBOUND_ALLOW_HOSTS: '127.0.0.1', LANDING_BROWSER_IDLE_MS: '0' });
   const db = createDb(cfg);
   const search = createSearchClient(cfg);
