@@ -26,6 +26,8 @@ export interface CaptureSession {
   blocked: string[];
   /** Why the main document's request failed, when it did (the guard's message beats net::ERR_*). */
   navigationError: Error | undefined;
+  /** URLs whose 30x was handed to Chromium as a redirecting stub page (no content of their own). */
+  stubs: Set<string>;
   /** Requests of the page in flight, and when the last one started or ended (ms since epoch). */
   inflight: number;
   lastActivity: number;
@@ -123,6 +125,7 @@ export class LandingBrowser {
       responses: new Map(),
       blocked: [],
       navigationError: undefined,
+      stubs: new Set(),
       inflight: 0,
       lastActivity: Date.now(),
       close: async () => {
@@ -171,6 +174,7 @@ export class LandingBrowser {
         if (isMainNavigation && location) {
           // The hop becomes a navigation of its own, so it comes back through this route (and the guard).
           const next = new URL(location, request.url()).href;
+          session.stubs.add(request.url());
           await route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: `<!doctype html><meta name="robots" content="noindex"><script>location.replace(${JSON.stringify(next)})</script>` });
           return;
         }
@@ -182,7 +186,7 @@ export class LandingBrowser {
       } catch (err) {
         const blocked = err instanceof OutboundError && err.kind === 'blocked';
         if (blocked) session.blocked.push(request.url());
-        if (isMainNavigation && err instanceof Error) session.navigationError ??= err;
+        if (isMainNavigation && err instanceof Error) session.navigationError = err;
         await route.abort(blocked ? 'blockedbyclient' : 'failed').catch(() => undefined);
       }
     };

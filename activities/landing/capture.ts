@@ -244,6 +244,13 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
     if (navigations === seen && !(await metaRefreshStarted(page, session, deadline, signal))) break;
     await page.waitForLoadState('load', { timeout: Math.max(1, deadline.left()) }).catch(() => undefined);
   }
+  // A hop that failed (refused by the guard, unreachable): the chain ends at Chromium's error page or a
+  // redirect stub, neither of which is the landing page, so the landing page could not be loaded.
+  if (session.navigationError && !page.isClosed()) {
+    const shown = page.url();
+    if (session.stubs.has(shown) || shown === 'about:blank' || shown.startsWith('chrome-error:')) throw new LandingLoadError(session.navigationError.message);
+    err('navigation', `a redirect was not followed: ${session.navigationError.message}`);
+  }
   if (session.redirectLimitHit) err('navigation', `more than the allowed redirects (max_redirects); stopped before ${session.redirectLimitHit}`);
 }
 

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { chromiumProcesses } from '../support/chromium';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
@@ -11,9 +13,25 @@ let api: TestApi;
 let worker: TestWorker;
 let c: Caller;
 let pages: LandingPages;
+// A server on another loopback address, which the worker's guard refuses (only 127.0.0.1 is allowed).
+let hidden: { baseUrl: string; hits: string[]; close(): Promise<void> };
 
 beforeAll(async () => {
-  pages = await startLandingPages();
+  const hits: string[] = [];
+  const server = createServer((req, res) => {
+    hits.push(req.url ?? '');
+    res.end('secret');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.2', resolve));
+  hidden = {
+    baseUrl: `http://127.0.0.2:${(server.address() as AddressInfo).port}`,
+    hits,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+  pages = await startLandingPages({ privateBaseUrl: hidden.baseUrl });
   api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('landing') });
   worker = await startTestWorker({ types: ['crawlLanding'], identity: 'landing-test-worker', overrides: workerEnv, maxConcurrentActivities: 3 });
   c = caller(api, bearer(await api.newClient()));
@@ -25,6 +43,7 @@ afterAll(async () => {
   while (chromiumProcesses().all > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   await api.close();
   await pages.close();
+  await hidden.close();
 });
 
 type Data = {
@@ -193,6 +212,18 @@ describe('refusals', () => {
     const done = await waitForStatus(c, jobId, ['completed', 'failed'], 30000);
     expect(done.status).toBe('failed');
     expect(done.error_message).toMatch(/refusing to connect to 169\.254\.169\.254 \(link-local address\)/);
+  });
+
+  test('a redirect hop to a refused address fails the job; sub-resources at one are refused and the page still captured', async () => {
+    const jobId = await submit({ url: `${pages.baseUrl}/ad/to-private` });
+    const done = await waitForStatus(c, jobId, ['completed', 'failed'], 30000);
+    expect(done.status).toBe('failed');
+    expect(done.error_message).toMatch(/refusing to connect to 127\.0\.0\.2 \(loopback address\)/);
+
+    const d = await data(await submit({ url: `${pages.baseUrl}/sneaky` }));
+    expect(d.capture.final_url).toBe(`${pages.baseUrl}/sneaky`);
+    expect(d.errors).toEqual([{ stage: 'html_bundle', error: expect.stringContaining(`${hidden.baseUrl}/pixel.png`) }]);
+    expect(hidden.hits).toEqual([]);
   });
 
   test('bad options are a 422 naming the field', async () => {

@@ -12,6 +12,8 @@ import { listenLocal } from './listen';
  *   /crash             exhausts the renderer's memory shortly after it loads (Chromium's renderer dies: "Aw, Snap")
  *   /loop/<n>          302 to /loop/<n+1> without end (max_redirects)
  *   /plain             a minimal page (the bench's page, and the bare loop's)
+ *   /ad/to-private     302 to `privateBaseUrl` (an address the SSRF guard refuses)
+ *   /sneaky            a page whose stylesheet, image and fetch() point at `privateBaseUrl`
  * Every request is counted per path (query dropped).
  */
 export interface LandingPages {
@@ -105,7 +107,8 @@ const CSS = `body { font-family: "Georgia", serif; color: #222222; background: #
 form button { background: #0b3d91; color: #fff; padding: 8px 16px; }
 `;
 
-export async function startLandingPages(): Promise<LandingPages> {
+export async function startLandingPages(options: { privateBaseUrl?: string } = {}): Promise<LandingPages> {
+  const privateBase = options.privateBaseUrl ?? 'http://10.255.255.1';
   const counts = new Map<string, number>();
   const last = new Map<string, number>();
   const images: Record<string, Buffer> = {
@@ -157,6 +160,10 @@ export async function startLandingPages(): Promise<LandingPages> {
     }
     const loop = /^\/loop\/(\d+)$/.exec(path);
     if (loop) return redirect(res, 302, `/loop/${Number(loop[1]) + 1}`);
+    if (path === '/ad/to-private') return redirect(res, 302, `${privateBase}/landing`);
+    if (path === '/sneaky') {
+      return html(res, `<!doctype html><html><head><title>Sneaky</title><link rel="stylesheet" href="${privateBase}/x.css"></head><body><h1>Offer</h1><img src="${privateBase}/pixel.png"><script>fetch("${privateBase}/beacon").catch(() => {})</script></body></html>`);
+    }
     if (path === '/plain') return html(res, '<!doctype html><html><head><title>Plain</title><style>body{font-family:sans-serif}</style></head><body><h1>Plain offer</h1><p>Buy now.</p><a href="/buy" style="background:#f60;color:#fff;padding:10px">Buy</a></body></html>');
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('not found');
