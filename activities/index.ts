@@ -1,6 +1,7 @@
 import { createCampaignActivities, type CampaignActivities } from './campaign/campaign';
 import { createCompanyDataActivities, type CompanyDataActivities } from './company/crawl-company-data';
 import type { ActivityDeps, JobActivityInput, JobActivityOutput } from './deps';
+import { createLandingActivities } from './landing/crawl-landing';
 import { createMapsActivities } from './maps/crawl-maps';
 import { createPipelineActivities, type PipelineActivities } from './pipeline/pipeline';
 import { createSiteActivities } from './site/crawl';
@@ -21,6 +22,7 @@ export function createJobTypeActivities(deps: ActivityDeps) {
     ...createCompanyDataActivities(deps),
     ...createVerifyActivities(deps),
     ...createMapsActivities(deps),
+    ...createLandingActivities(deps),
   };
 }
 

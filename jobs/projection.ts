@@ -9,6 +9,8 @@ import { naturalKeyOf, type ResourceType, type Source } from '../lib/idap';
 export interface ProjectionNode {
   type: ResourceType;
   data: Record<string, unknown>;
+  /** Only merged into a resource the client already has (a business: one of the same domain); never created. */
+  existingOnly?: boolean;
 }
 
 export interface Projection {
@@ -33,7 +35,7 @@ export class ProjectionBuilder {
   private readonly byKey = new Map<string, number>();
 
   /** Adds a node unless its natural key cannot be derived; returns its index (or undefined). */
-  add(type: ResourceType, data: Obj): number | undefined {
+  add(type: ResourceType, data: Obj, options: { existingOnly?: boolean } = {}): number | undefined {
     const key = naturalKeyOf(type, data);
     if ('error' in key) return undefined;
     const id = `${type}/${key.key}`;
@@ -43,7 +45,7 @@ export class ProjectionBuilder {
       node.data = { ...data, ...node.data };
       return existing;
     }
-    this.nodes.push({ type, data });
+    this.nodes.push(options.existingOnly ? { type, data, existingOnly: true } : { type, data });
     this.byKey.set(id, this.nodes.length - 1);
     if (type === 'businesses') this.businesses.push(this.nodes.length - 1);
     return this.nodes.length - 1;

@@ -91,6 +91,14 @@ export const configSchema = dbConfigSchema.extend({
   /** Deadline for one page (connect, redirects, body; with render_js the whole render). */
   SITE_PAGE_TIMEOUT_MS: int(15000, 1000, 120000),
 
+  // Landing-page capture (activities/landing: the LANDING_* settings).
+  /** How long the worker's Chromium stays up with no capture running; the next capture after that launches it again. */
+  LANDING_BROWSER_IDLE_MS: int(30000, 0, 3600000),
+  /** Largest response one page request may read (documents, images, scripts); larger ones fail in the page. */
+  LANDING_MAX_RESOURCE_BYTES: int(10 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+  /** Largest self-contained HTML bundle; past it, images stay links and the error is listed. */
+  LANDING_MAX_BUNDLE_BYTES: int(20 * 1024 * 1024, 64 * 1024, 128 * 1024 * 1024),
+
   RATE_LIMIT_PER_MINUTE: int(100, 1),
   RATE_LIMIT_BURST: int(20, 1),
   RATE_LIMIT_ENABLED: bool.default(true),

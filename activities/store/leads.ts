@@ -46,7 +46,10 @@ const COMPENDIUM_TYPES: readonly JobType[] = ALL_JOB_SPECS.filter((s) => s.compe
 export async function writeProjection(trx: Knex.Transaction, clientId: string, plan: Projection, campaignId: string | null): Promise<{ resources: number; businessIds: string[] }> {
   const written = new Map<number, UpsertedResource>();
   const byType = new Map<ResourceType, number[]>();
-  plan.nodes.forEach((n, i) => byType.set(n.type, [...(byType.get(n.type) ?? []), i]));
+  const missing = await missingExistingOnly(trx, clientId, plan);
+  plan.nodes.forEach((n, i) => {
+    if (!missing.has(i)) byType.set(n.type, [...(byType.get(n.type) ?? []), i]);
+  });
   for (const [type, indexes] of byType) {
     const out = await upsertResources(trx, clientId, type, indexes.map((i) => ({ data: plan.nodes[i]?.data ?? {}, source: plan.source, campaignId })));
     indexes.forEach((nodeIndex, k) => written.set(nodeIndex, out[k] as UpsertedResource));
@@ -60,6 +63,20 @@ export async function writeProjection(trx: Knex.Transaction, clientId: string, p
   const emails = plan.nodes.flatMap((n, i) => (n.type === 'emails' && written.get(i) ? [written.get(i) as UpsertedResource] : []));
   const businessIds = [...new Set([...ownBusinesses, ...(await businessesOfEmails(trx, clientId, emails))])];
   return { resources: written.size, businessIds };
+}
+
+/** Indexes of the plan's `existingOnly` nodes that match no resource of the client (they are skipped). */
+async function missingExistingOnly(trx: Knex.Transaction, clientId: string, plan: Projection): Promise<Set<number>> {
+  const missing = new Set<number>();
+  for (const [i, node] of plan.nodes.entries()) {
+    if (!node.existingOnly) continue;
+    const domain = node.type === 'businesses' && typeof node.data.domain === 'string' ? node.data.domain : null;
+    const found = domain
+      ? await trx('idap_resources').where({ client_id: clientId, resource_type: 'businesses' }).whereRaw("data->>'domain' = ?", [domain]).first('id')
+      : undefined;
+    if (!found) missing.add(i);
+  }
+  return missing;
 }
 
 export function createLeadActivities(deps: ActivityDeps) {

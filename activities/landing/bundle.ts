@@ -1,0 +1,132 @@
+import { load } from 'cheerio';
+import type { CachedResponse } from './browser';
+
+/** Fetches a resource the page did not load itself (through the SSRF guard); null when it cannot. */
+export type ResourceLoader = (url: string) => Promise<CachedResponse | null>;
+
+export interface BundleOutcome {
+  html: string;
+  /** Resources left as links (not loadable, or over the size budget). */
+  missing: string[];
+}
+
+const CSS_URL = /url\(\s*(['"]?)([^'")]+)\1\s*\)/g;
+const CSS_IMPORT = /@import\s+(?:url\(\s*)?(['"]?)([^'")\s;]+)\1\s*\)?[^;]*;/g;
+
+/**
+ * A self-contained copy of the rendered page: stylesheets inlined as <style> (their url()s and
+ * @imports resolved), images and icons as data: URIs, scripts, event handlers, <noscript>, frames
+ * and preloads removed, links absolute. Resources come from what the page loaded (`cached`), else
+ * from `load`. Past `maxBytes` of inlined data the remaining resources stay absolute links.
+ */
+export async function bundleHtml(html: string, baseUrl: string, cached: Map<string, CachedResponse>, load_: ResourceLoader, maxBytes: number): Promise<BundleOutcome> {
+  const $ = load(html);
+  const missing: string[] = [];
+  let budget = maxBytes - html.length;
+  const abs = (u: string | undefined, base = baseUrl): string | null => {
+    if (!u || u.startsWith('data:') || u.startsWith('#')) return null;
+    try {
+      return new URL(u, base).href;
+    } catch {
+      return null;
+    }
+  };
+  const get = async (url: string): Promise<CachedResponse | null> => {
+    const hit = cached.get(url) ?? (await load_(url));
+    if (!hit || hit.status >= 300) return null;
+    return hit;
+  };
+  const dataUri = async (url: string, fallbackType: string): Promise<string | null> => {
+    const res = await get(url);
+    if (!res) {
+      missing.push(url);
+      return null;
+    }
+    const size = Math.ceil(res.body.length * 1.37);
+    if (size > budget) {
+      missing.push(url);
+      return null;
+    }
+    budget -= size;
+    const type = (res.contentType.split(';')[0] ?? '').trim() || fallbackType;
+    return `data:${type};base64,${res.body.toString('base64')}`;
+  };
+  const inlineCss = async (css: string, cssUrl: string, depth: number): Promise<string> => {
+    let out = css;
+    if (depth < 3) {
+      for (const m of [...css.matchAll(CSS_IMPORT)]) {
+        const url = abs(m[2], cssUrl);
+        const res = url ? await get(url) : null;
+        out = out.replace(m[0], res && url ? await inlineCss(res.body.toString('utf8'), url, depth + 1) : '');
+      }
+    }
+    const replacements = new Map<string, string>();
+    for (const m of [...out.matchAll(CSS_URL)]) {
+      const url = abs(m[2], cssUrl);
+      if (!url || replacements.has(m[0])) continue;
+      const uri = await dataUri(url, 'application/octet-stream');
+      replacements.set(m[0], uri ? `url("${uri}")` : `url("${url}")`);
+    }
+    for (const [from, to] of replacements) out = out.split(from).join(to);
+    return out;
+  };
+
+  $('script, noscript, iframe, frame, frameset, object, embed, link[rel~="preload"], link[rel~="modulepreload"], link[rel~="prefetch"], link[rel~="preconnect"], link[rel~="dns-prefetch"], meta[http-equiv="refresh" i], base').remove();
+  for (const el of $('*').toArray()) {
+    const attribs = 'attribs' in el ? el.attribs : {};
+    for (const name of Object.keys(attribs)) {
+      if (/^on/i.test(name) || (/^(href|src|action|formaction)$/i.test(name) && /^\s*javascript:/i.test(attribs[name] ?? ''))) $(el).removeAttr(name);
+    }
+  }
+  for (const el of $('link[rel~="stylesheet"]').toArray()) {
+    const url = abs($(el).attr('href'));
+    const res = url ? await get(url) : null;
+    if (!url || !res) {
+      if (url) missing.push(url);
+      $(el).remove();
+      continue;
+    }
+    const media = $(el).attr('media');
+    const style = $('<style></style>').text(await inlineCss(res.body.toString('utf8'), url, 0));
+    if (media) style.attr('media', media);
+    $(el).replaceWith(style);
+  }
+  for (const el of $('style').toArray()) {
+    const css = $(el).html() ?? '';
+    if (CSS_URL.test(css) || CSS_IMPORT.test(css)) $(el).text(await inlineCss(css, baseUrl, 0));
+    CSS_URL.lastIndex = 0;
+    CSS_IMPORT.lastIndex = 0;
+  }
+  for (const el of $('img[src], input[type="image"][src], link[rel~="icon"][href], video[poster]').toArray()) {
+    const attr = el.tagName === 'link' ? 'href' : el.tagName === 'video' ? 'poster' : 'src';
+    const url = abs($(el).attr(attr));
+    if (!url) continue;
+    const uri = await dataUri(url, 'image/png');
+    $(el).attr(attr, uri ?? url);
+  }
+  for (const el of $('[style]').toArray()) {
+    const css = $(el).attr('style') ?? '';
+    if (css.includes('url(')) $(el).attr('style', await inlineCss(css, baseUrl, 3));
+  }
+  for (const el of $('a[href], form[action], area[href]').toArray()) {
+    const attr = el.tagName === 'form' ? 'action' : 'href';
+    const url = abs($(el).attr(attr));
+    if (url) $(el).attr(attr, url);
+  }
+  // Everything else (videos, audio) is linked from where it lives.
+  for (const el of $('video[src], audio[src], source[src], track[src]').toArray()) {
+    const url = abs($(el).attr('src'));
+    if (url) $(el).attr('src', url);
+  }
+  const head = $('head');
+  if (head.length) head.prepend(`<meta name="leadjobs-captured-from" content="${$('<i></i>').text(baseUrl).html() ?? ''}">`);
+  return { html: $.html(), missing: [...new Set(missing)] };
+}
+
+/** The simple snapshot when bundling fails: the HTML as it was, scripts removed. */
+export function plainSnapshot(html: string): string {
+  const $ = load(html);
+  $('script, noscript').remove();
+  for (const el of $('*').toArray()) for (const name of Object.keys('attribs' in el ? el.attribs : {})) if (/^on/i.test(name)) $(el).removeAttr(name);
+  return $.html();
+}

@@ -1,0 +1,405 @@
+import type { Page } from 'playwright-core';
+import { z } from 'zod';
+import type { CrawlLandingPayload, CrawlLandingResult, LandingError } from '../../jobs/crawl-landing';
+import type { OutboundClient } from '../../lib/outbound';
+import type { Storage } from '../../lib/storage';
+import type { LlmExtractor } from '../llm/types';
+import { networkQuiet, type CachedResponse, type CaptureSession, type LandingBrowser } from './browser';
+import { bundleHtml, plainSnapshot } from './bundle';
+import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, FREEZE_IMAGES, META_REFRESH_DELAY, READ_PAGE, SCROLL_STEP, type PageReading } from './in-page';
+
+/** Spec §8 / issue 13: no capture drives Chromium longer than this, whatever the payload says. */
+export const CAPTURE_CEILING_MS = 90_000;
+const SCROLL_LIMIT_MS = 8000;
+// A meta refresh of 0 s or a script redirect starts well within this quiet time after load (Playwright's networkidle waits 500 ms).
+const SETTLE_QUIET_MS = 300;
+// A meta refresh longer than this is a page that reloads itself, not a redirect.
+const META_REFRESH_MAX_S = 5;
+const MAX_SCROLL_STEPS = 40;
+// A single screenshot, bundle or DOM read of a page gone wrong must not eat the whole budget.
+const STEP_TIMEOUT_MS = 15_000;
+
+export interface CaptureDeps {
+  browser: LandingBrowser;
+  http: OutboundClient;
+  storage: Storage;
+  llm: LlmExtractor;
+  userAgent: string;
+  maxResourceBytes: number;
+  maxBundleBytes: number;
+}
+
+export interface CaptureInput {
+  jobId: string;
+  clientId: string;
+  payload: CrawlLandingPayload;
+  signal: AbortSignal;
+  /** Called at each step, for heartbeats. */
+  onStep?: (step: string) => void;
+}
+
+/** What the LLM adds to the DOM's reading (spec §2.5 `content`, and the layout). */
+const llmContent = z.object({
+  headline: z.string().nullable(),
+  subheadline: z.string().nullable(),
+  cta_primary: z.object({ text: z.string().nullable(), url: z.string().nullable(), style: z.string().nullable() }).nullable(),
+  value_propositions: z.array(z.string()),
+  testimonials: z.array(z.object({ quote: z.string(), author: z.string().nullable(), title: z.string().nullable() })),
+  trust_signals: z.array(z.string()),
+  layout_type: z.string().nullable(),
+});
+
+const INSTRUCTIONS = `You read the visible text of a marketing landing page and describe its content as JSON.
+headline and subheadline: the main heading and the line under it, as written. cta_primary: the main call to action.
+value_propositions: the page's benefit statements, short, as written. testimonials: customer quotes with author and their title or company.
+trust_signals: logos, ratings, certifications, guarantees, customer counts, press mentions. layout_type: one of
+single_column, hero_with_form, long_form_sales, multi_section, product_page, lead_magnet, video_sales_letter, other.
+Use null or [] for what the page does not have; never invent.`;
+
+class Deadline {
+  constructor(private readonly at: number) {}
+  left(): number {
+    return Math.max(0, this.at - Date.now());
+  }
+}
+
+/**
+ * One landing-page capture (spec §2.5, §7 rule 5): navigation with every hop recorded, consent
+ * popups dismissed, lazy content scrolled in, fold and full-page screenshots, a self-contained HTML
+ * bundle, the files stored under landings/{job_id}/ in the client's media bucket, and (when asked)
+ * the page's content read from the DOM plus the client's LLM. Every degradation is an entry in
+ * `errors`; only a page that cannot be loaded at all, or a cancel, rejects. The context is always
+ * closed. Idempotent: a retry overwrites the same three objects.
+ */
+export async function captureLanding(deps: CaptureDeps, input: CaptureInput): Promise<CrawlLandingResult> {
+  const started = Date.now();
+  const { payload } = input;
+  const opts = payload.options;
+  const errors: LandingError[] = [];
+  const err = (stage: LandingError['stage'], error: string) => errors.push({ stage, error });
+  const ceiling = AbortSignal.timeout(CAPTURE_CEILING_MS);
+  const signal = AbortSignal.any([input.signal, ceiling]);
+  const step = (s: string) => {
+    signal.throwIfAborted();
+    input.onStep?.(s);
+  };
+  const navDeadline = new Deadline(started + opts.timeout_seconds * 1000);
+
+  step('opening browser');
+  const session = await untilAborted(
+    deps.browser.open({
+      userAgent: deps.userAgent,
+      viewport: opts.viewport,
+      maxRedirects: opts.max_redirects,
+      maxResourceBytes: deps.maxResourceBytes,
+      cacheBytes: deps.maxBundleBytes,
+      signal,
+    }),
+    signal,
+  );
+  const shots: { fold: Buffer | null; full: Buffer | null } = { fold: null, full: null };
+  let html: string | null = null;
+  let reading: PageReading | null = null;
+  let finalUrl = payload.url;
+  let crashed = false;
+  try {
+    const page = await session.context.newPage();
+    page.on('crash', () => {
+      crashed = true;
+    });
+    // Closing the context rejects whatever Playwright call is pending: that is how a cancel stops the capture at once.
+    const stop = () => void session.close();
+    signal.addEventListener('abort', stop, { once: true });
+    try {
+      step('navigating');
+      await navigate(page, session, payload.url, navDeadline, signal, err);
+      signal.throwIfAborted();
+      finalUrl = page.url() === 'about:blank' ? finalUrl : page.url();
+
+      if (opts.dismiss_popups && !crashed) {
+        step('dismissing popups');
+        await dismissPopups(page).then(
+          () => undefined,
+          (e: unknown) => err('popups', `popup dismissal failed: ${message(e)}`),
+        );
+      }
+      if (opts.scroll_for_lazy_load && !crashed) {
+        step('scrolling');
+        await scrollForLazyContent(page, session, signal).catch((e: unknown) => err('scroll', `scrolling for lazy content failed: ${message(e)}`));
+      }
+      signal.throwIfAborted();
+      if (crashed) err('navigation', 'the page crashed the browser renderer; kept what had loaded');
+
+      if (opts.capture_screenshot) {
+        step('screenshot fold');
+        shots.fold = await page.screenshot({ type: 'png', timeout: STEP_TIMEOUT_MS, animations: 'disabled' }).catch((e: unknown) => {
+          err('screenshot_fold', `fold screenshot failed: ${message(e)}`);
+          return null;
+        });
+      }
+      if (opts.capture_full_page) {
+        step('screenshot full page');
+        shots.full = await page.screenshot({ type: 'png', fullPage: true, timeout: STEP_TIMEOUT_MS, animations: 'disabled' }).catch((e: unknown) => {
+          err('screenshot_full', `full-page screenshot failed: ${message(e)}`);
+          return null;
+        });
+      }
+      signal.throwIfAborted();
+      if (payload.options.extract_content) {
+        step('reading the page');
+        reading = await withTimeout(page.evaluate<PageReading>(`${READ_PAGE}()`), STEP_TIMEOUT_MS, 'reading the page').catch((e: unknown) => {
+          err('extraction', `reading the page failed: ${message(e)}`);
+          return null;
+        });
+      }
+      if (opts.capture_html_bundle) {
+        step('bundling html');
+        html = await buildBundle(page, session, deps, finalUrl, signal, err);
+      }
+    } finally {
+      signal.removeEventListener('abort', stop);
+    }
+  } finally {
+    await session.close();
+  }
+  signal.throwIfAborted();
+
+  step('storing files');
+  const store = async (file: string, body: Buffer | string | null, type: string): Promise<string | null> => {
+    if (body === null) return null;
+    try {
+      return (await deps.storage.put(input.clientId, `landings/${input.jobId}/${file}`, body, type)).url;
+    } catch (e) {
+      err('storage', `storing ${file} failed: ${message(e)}`);
+      return null;
+    }
+  };
+  const [foldUrl, fullUrl, htmlUrl] = await Promise.all([
+    store('fold.png', shots.fold, 'image/png'),
+    store('full.png', shots.full, 'image/png'),
+    store('page.html', html, 'text/html; charset=utf-8'),
+  ]);
+
+  let extracted: CrawlLandingResult['extracted'] = null;
+  if (opts.extract_content && reading) {
+    step('extracting content');
+    extracted = await extract(deps.llm, input.clientId, reading, signal, err);
+  }
+
+  return {
+    capture: {
+      initial_url: payload.url,
+      final_url: finalUrl,
+      redirect_chain: redirectChain(session.navigations, finalUrl),
+      screenshot_fold_url: foldUrl,
+      screenshot_full_url: fullUrl,
+      html_bundle_url: htmlUrl,
+      captured_at: new Date(started).toISOString(),
+    },
+    ad_id: payload.ad_id ?? null,
+    extracted,
+    errors,
+    duration_ms: Date.now() - started,
+  };
+}
+
+/** The navigations, repeats of one URL in a row dropped (a reload is no hop), ending at the page shown. */
+function redirectChain(navigations: string[], finalUrl: string): string[] {
+  const chain: string[] = [];
+  for (const url of navigations) if (chain[chain.length - 1] !== url) chain.push(url);
+  const last = chain.lastIndexOf(finalUrl);
+  return last >= 0 ? chain.slice(0, last + 1) : chain;
+}
+
+/**
+ * goto, then waits for network idle and for any meta refresh or script redirect, until the
+ * payload's timeout: a page that never finishes keeps what it loaded. Rejects only when nothing
+ * could be loaded at all.
+ */
+async function navigate(page: Page, session: CaptureSession, url: string, deadline: Deadline, signal: AbortSignal, err: (stage: LandingError['stage'], e: string) => void): Promise<void> {
+  let navigations = 0;
+  page.on('framenavigated', (frame) => {
+    if (frame === page.mainFrame()) navigations += 1;
+  });
+  let loaded = true;
+  try {
+    await page.goto(url, { waitUntil: 'load', timeout: Math.max(1, deadline.left()) });
+  } catch (e) {
+    loaded = false;
+    if (session.navigations.length === 0 || (page.url() === 'about:blank' && !session.redirectLimitHit)) {
+      throw new LandingLoadError(session.navigationError ? session.navigationError.message : `could not load ${url}: ${firstLine(e)}`);
+    }
+    if (!session.redirectLimitHit) err('navigation', `the page did not finish loading within the timeout; kept what had loaded (${firstLine(e)})`);
+  }
+  // Settle: network idle (no request for SETTLE_QUIET_MS) with no main-frame navigation since the last load. A meta refresh of 0 s or a script redirect starts within that quiet time; each
+  // hop starts the wait again.
+  while (loaded && deadline.left() > 0) {
+    const seen = navigations;
+    const idle = await networkQuiet(session, SETTLE_QUIET_MS, deadline.left(), signal);
+    if (!idle) {
+      if (page.isClosed()) return;
+      err('navigation', 'the page never reached network idle within the timeout; kept what had loaded');
+      break;
+    }
+    if (navigations === seen && !(await metaRefreshStarted(page, session, deadline, signal))) break;
+    await page.waitForLoadState('load', { timeout: Math.max(1, deadline.left()) }).catch(() => undefined);
+  }
+  // A hop that failed (refused by the guard, unreachable): the chain ends at Chromium's error page or a
+  // redirect stub, neither of which is the landing page, so the landing page could not be loaded.
+  if (session.navigationError && !page.isClosed()) {
+    const shown = page.url();
+    if (session.stubs.has(shown) || shown === 'about:blank' || shown.startsWith('chrome-error:')) throw new LandingLoadError(session.navigationError.message);
+    err('navigation', `a redirect was not followed: ${session.navigationError.message}`);
+  }
+  if (session.redirectLimitHit) err('navigation', `more than the allowed redirects (max_redirects); stopped before ${session.redirectLimitHit}`);
+}
+
+/**
+ * A meta refresh fires after load on Chromium's own timer, which a busy machine can push past the
+ * quiet time: when the page has one of up to META_REFRESH_MAX_S, wait for its navigation to start.
+ */
+async function metaRefreshStarted(page: Page, session: CaptureSession, deadline: Deadline, signal: AbortSignal): Promise<boolean> {
+  const delay = await page.evaluate<number | null>(META_REFRESH_DELAY).catch(() => null);
+  if (delay === null || delay > META_REFRESH_MAX_S) return false;
+  const before = session.navigations.length;
+  const until = Date.now() + Math.min(deadline.left(), delay * 1000 + 2000);
+  while (session.navigations.length === before && !session.redirectLimitHit && Date.now() < until) {
+    signal.throwIfAborted();
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return session.navigations.length > before;
+}
+
+export class LandingLoadError extends Error {
+  override readonly name = 'LandingLoadError';
+}
+
+async function dismissPopups(page: Page): Promise<void> {
+  const script = `${DISMISS_CONSENT}(${JSON.stringify({ selectors: CONSENT_SELECTORS, texts: ACCEPT_TEXTS })})`;
+  const clicked = await withTimeout(page.evaluate<string | null>(script), STEP_TIMEOUT_MS, 'popup dismissal');
+  // Consent managers also live in iframes (Sourcepoint, TrustArc's second layer).
+  if (!clicked) {
+    for (const frame of page.frames().slice(1)) {
+      const inFrame = await withTimeout(frame.evaluate<string | null>(script), 3000, 'popup dismissal').catch(() => null);
+      if (inFrame) break;
+    }
+  }
+  // The banner's close animation and any layout shift settle before the screenshot (a few frames).
+  if (clicked) await page.waitForTimeout(120);
+}
+
+async function scrollForLazyContent(page: Page, session: CaptureSession, signal: AbortSignal): Promise<void> {
+  const until = Date.now() + SCROLL_LIMIT_MS;
+  for (let i = 0; i < MAX_SCROLL_STEPS && Date.now() < until; i++) {
+    signal.throwIfAborted();
+    const { moved, bottom } = await withTimeout(page.evaluate<{ moved: boolean; bottom: boolean }>(`${SCROLL_STEP}()`), 3000, 'scrolling');
+    // A page that fits its viewport has nothing below to load.
+    if (!moved) return;
+    // Long enough for an IntersectionObserver to fire (next frame) and its image request to start.
+    await page.waitForTimeout(60);
+    if (bottom) break;
+  }
+  await networkQuiet(session, 100, 3000, signal);
+  await page.evaluate('window.scrollTo(0, 0)');
+}
+
+async function buildBundle(page: Page, session: CaptureSession, deps: CaptureDeps, finalUrl: string, signal: AbortSignal, err: (stage: LandingError['stage'], e: string) => void): Promise<string | null> {
+  let rendered: string | null = null;
+  try {
+    await withTimeout(page.evaluate(`${FREEZE_IMAGES}()`), STEP_TIMEOUT_MS, 'preparing images');
+    rendered = await withTimeout(page.content(), STEP_TIMEOUT_MS, 'reading the HTML');
+    const load = async (url: string): Promise<CachedResponse | null> => {
+      const res = await deps.http.fetch(url, { signal, maxBytes: deps.maxResourceBytes, headers: { 'user-agent': deps.userAgent } }).catch(() => null);
+      return res ? { status: res.status, contentType: res.headers['content-type'] ?? '', body: res.body } : null;
+    };
+    const bundle = await bundleHtml(rendered, finalUrl, session.responses, load, deps.maxBundleBytes);
+    if (bundle.missing.length) err('html_bundle', `html bundle: ${bundle.missing.length} resource(s) left as links: ${bundle.missing.slice(0, 5).join(', ')}`);
+    return bundle.html;
+  } catch (e) {
+    signal.throwIfAborted();
+    // The page's own HTML as the server sent it, when the rendered one is not readable (a crashed renderer).
+    const source = rendered ?? lastDocument(session, finalUrl);
+    err('html_bundle', `html bundle failed (${message(e)}); ${source ? 'stored a plain HTML snapshot' : 'no HTML to store'}`);
+    return source ? plainSnapshot(source) : null;
+  }
+}
+
+function lastDocument(session: CaptureSession, finalUrl: string): string | null {
+  for (const url of [finalUrl, ...[...session.navigations].reverse()]) {
+    const res = session.responses.get(url);
+    if (res && /html/i.test(res.contentType)) return res.body.toString('utf8');
+  }
+  return null;
+}
+
+async function extract(llm: LlmExtractor, clientId: string, r: PageReading, signal: AbortSignal, err: (stage: LandingError['stage'], e: string) => void): Promise<CrawlLandingResult['extracted']> {
+  const input = [
+    `Title: ${r.title ?? ''}`,
+    `Description: ${r.description ?? ''}`,
+    `H1: ${r.h1.join(' | ')}`,
+    `H2: ${r.h2.join(' | ')}`,
+    `Most prominent button: ${r.cta?.text ?? ''}`,
+    `Form fields: ${r.form_fields.join(', ')}`,
+    '',
+    r.text,
+  ].join('\n');
+  let outcome;
+  try {
+    outcome = await llm.extractJson({ clientId, purpose: 'crawlLanding', instructions: INSTRUCTIONS, input, schema: llmContent, signal });
+  } catch (e) {
+    signal.throwIfAborted();
+    outcome = { ok: false as const, reason: message(e) };
+  }
+  if (!outcome.ok) {
+    err('extraction', `AI extraction: ${outcome.reason}`);
+    return null;
+  }
+  const ai = outcome.data;
+  // The DOM is authoritative where it can answer; the model fills in the rest.
+  return {
+    meta: { title: r.title, description: r.description, og_image: r.og_image },
+    content: {
+      headline: r.h1[0] ?? ai.headline,
+      subheadline: r.h2[0] ?? ai.subheadline,
+      cta_primary: r.cta ?? (ai.cta_primary ? { text: ai.cta_primary.text ?? '', url: ai.cta_primary.url, style: ai.cta_primary.style } : null),
+      value_propositions: ai.value_propositions,
+      testimonials: ai.testimonials,
+      trust_signals: ai.trust_signals,
+    },
+    design: {
+      layout_type: ai.layout_type,
+      color_palette: r.color_palette,
+      font_families: r.font_families,
+      has_video: r.has_video,
+      has_chat_widget: r.has_chat_widget,
+      form_fields: r.form_fields,
+    },
+    ai: { integration_id: outcome.integrationId, provider: outcome.provider, model: outcome.model },
+  };
+}
+
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      reject(signal.reason);
+      // The session opened after a cancel is closed all the same.
+      void promise.then((s) => (s as { close?: () => Promise<void> }).close?.()).catch(() => undefined);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+const firstLine = (e: unknown) => message(e).split('\n')[0] ?? '';
+function message(e: unknown): string {
+  return (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
+}

@@ -1,0 +1,69 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { JobResultStore } from '../../db/repositories/job-results';
+import { crawlLandingPayload } from '../../jobs/crawl-landing';
+import { parsePayload, type ActivityDeps, type JobActivityInput, type JobActivityOutput } from '../deps';
+import { createLlmExtractor } from '../llm';
+import { LandingBrowser } from './browser';
+import { captureLanding, LandingLoadError, type CaptureDeps } from './capture';
+
+// A cancel is only delivered in a heartbeat's answer: one a second keeps the 3-second promise.
+const HEARTBEAT_INTERVAL_MS = 1000;
+
+/**
+ * The browser closes itself once idle (LANDING_BROWSER_IDLE_MS); Playwright kills it when the worker
+ * process exits, so the worker's shutdown needs no hook of its own.
+ */
+export function createLandingActivities(deps: ActivityDeps) {
+  // Built on the first capture: a worker that never captures never holds a browser or an extractor.
+  let captureDeps: CaptureDeps | undefined;
+  const getCaptureDeps = (): CaptureDeps => {
+    const { config } = deps;
+    captureDeps ??= {
+      browser: new LandingBrowser(deps.http, config.CHROMIUM_PATH, config.LANDING_BROWSER_IDLE_MS),
+      http: deps.http,
+      storage: deps.storage,
+      llm: createLlmExtractor(deps),
+      userAgent: config.SITE_USER_AGENT,
+      maxResourceBytes: config.LANDING_MAX_RESOURCE_BYTES,
+      maxBundleBytes: config.LANDING_MAX_BUNDLE_BYTES,
+    };
+    return captureDeps;
+  };
+
+  /**
+   * crawlLanding job: captures `payload.url` in Chromium (activities/landing/capture.ts), stores
+   * fold.png, full.png and page.html under landings/{job_id}/ in the client's media bucket and the
+   * result row. Heartbeats every second and at every step; a cancel closes the capture's browser
+   * context at once. Idempotent: a retry overwrites the same objects and result row. A page that
+   * cannot be loaded at all (DNS, refused, blocked by the SSRF guard) is a non-retryable failure;
+   * everything short of that is a degradation listed in the result's errors.
+   */
+  async function crawlLanding(input: JobActivityInput): Promise<JobActivityOutput> {
+    const payload = parsePayload(crawlLandingPayload, input.payload);
+    const ctx = Context.current();
+    let step = 'starting';
+    const beat = setInterval(() => ctx.heartbeat({ step }), HEARTBEAT_INTERVAL_MS);
+    try {
+      ctx.heartbeat({ step });
+      const data = await captureLanding(getCaptureDeps(), {
+        jobId: input.jobId,
+        clientId: input.clientId,
+        payload,
+        signal: ctx.cancellationSignal,
+        onStep: (s) => {
+          step = s;
+          ctx.heartbeat({ step });
+        },
+      }).catch((err: unknown) => {
+        if (err instanceof LandingLoadError) throw ApplicationFailure.nonRetryable(err.message, 'LandingUnreachable');
+        throw err;
+      });
+      await new JobResultStore(deps.db, deps.storage).save(input.jobId, data);
+      return { resultsCount: 1 };
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  return { crawlLanding };
+}

@@ -1,0 +1,205 @@
+/**
+ * Scripts that run inside the captured page (page.evaluate). They are plain JavaScript strings:
+ * this project compiles without the DOM library, and the code runs in Chromium, not in Node.
+ */
+
+/**
+ * Buttons of the common consent frameworks: OneTrust, Cookiebot, Quantcast Choice, Didomi,
+ * CookieYes, TrustArc, Usercentrics, Osano, HubSpot, Complianz, Borlabs, cookieconsent (Osano's
+ * open-source banner), Klaro, Iubenda, Termly, Axeptio, Sourcepoint's first layer.
+ */
+export const CONSENT_SELECTORS = [
+  '#onetrust-accept-btn-handler',
+  '#accept-recommended-btn-handler',
+  '#CybotCookiebotDialogBodyLevelButtonLevelOptinAllowAll',
+  '#CybotCookiebotDialogBodyButtonAccept',
+  '.qc-cmp2-summary-buttons button[mode="primary"]',
+  '#didomi-notice-agree-button',
+  '.cky-btn-accept',
+  '#truste-consent-button',
+  '[data-testid="uc-accept-all-button"]',
+  '.osano-cm-accept-all',
+  '#hs-eu-confirmation-button',
+  '.cmplz-accept',
+  '[data-cookie-accept-all]',
+  '.cc-allow',
+  '.cc-dismiss',
+  '.klaro .cm-btn-accept-all',
+  '.iubenda-cs-accept-btn',
+  '[data-tid="banner-accept"]',
+  '#axeptio_btn_acceptAll',
+  'button[title="Accept all"]',
+];
+
+/**
+ * Whole button texts that accept, in English, German, French, Spanish, Italian, Portuguese, Dutch,
+ * Swedish, Danish, Norwegian, Polish and Czech. Matched whole (trimmed, case-insensitive), so that
+ * "Accept only necessary" or a "Learn more about cookies" link is never clicked.
+ */
+export const ACCEPT_TEXTS = [
+  'accept', 'accept all', 'accept all cookies', 'accept cookies', 'i accept', 'agree', 'i agree', 'agree and close', 'allow', 'allow all', 'allow all cookies', 'allow cookies', 'ok', 'got it', 'yes, i agree',
+  'akzeptieren', 'alle akzeptieren', 'alle cookies akzeptieren', 'zustimmen', 'allen zustimmen', 'einverstanden', 'alle zulassen', 'ich stimme zu',
+  'accepter', 'tout accepter', "j'accepte", 'accepter et fermer', "d'accord", 'autoriser tous les cookies',
+  'aceptar', 'aceptar todo', 'aceptar todas', 'aceptar cookies', 'acepto',
+  'accetta', 'accetta tutto', 'accetta tutti', 'accetto',
+  'aceitar', 'aceitar todos', 'aceito', 'concordo',
+  'accepteren', 'alles accepteren', 'akkoord', 'alle cookies toestaan',
+  'godkänn', 'godkänn alla', 'acceptera', 'acceptera alla',
+  'accepter alle', 'tillad alle', 'godta alle', 'godta',
+  'zaakceptuj', 'akceptuję', 'zgadzam się', 'akceptuj wszystkie',
+  'přijmout', 'přijmout vše', 'souhlasím',
+];
+
+/** Clicks the first visible accept button (framework selector first, then text); returns what it clicked or null. */
+export const DISMISS_CONSENT = `(({ selectors, texts }) => {
+  const visible = (el) => {
+    const r = el.getBoundingClientRect();
+    const s = getComputedStyle(el);
+    return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none' && Number(s.opacity) > 0;
+  };
+  const roots = [document];
+  for (const el of document.querySelectorAll('*')) if (el.shadowRoot) roots.push(el.shadowRoot);
+  for (const root of roots) {
+    for (const sel of selectors) {
+      const el = root.querySelector(sel);
+      if (el && visible(el)) { el.click(); return 'selector ' + sel; }
+    }
+  }
+  const wanted = new Set(texts);
+  for (const root of roots) {
+    for (const el of root.querySelectorAll('button, [role="button"], a, input[type="button"], input[type="submit"]')) {
+      const text = (el.value || el.innerText || el.textContent || '').replace(/\\s+/g, ' ').trim().toLowerCase();
+      if (text.length <= 40 && wanted.has(text) && visible(el)) { el.click(); return 'text "' + text + '"'; }
+    }
+  }
+  return null;
+})`;
+
+/** The delay (s) of the page's meta refresh, or null when it has none. */
+export const META_REFRESH_DELAY = `(() => {
+  const m = document.querySelector('meta[http-equiv="refresh" i]');
+  const delay = m ? parseFloat(m.getAttribute('content') || '') : NaN;
+  return Number.isFinite(delay) && delay >= 0 ? delay : null;
+})()`;
+
+/** Scrolls down a viewport at a time (lazy images and infinite sections load), then back to the top. */
+export const SCROLL_STEP = `(() => {
+  const before = window.scrollY;
+  window.scrollBy(0, Math.max(200, Math.floor(window.innerHeight * 0.9)));
+  const bottom = window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2;
+  return { moved: window.scrollY !== before, bottom };
+})`;
+
+/** Points every image at what it shows (lazy loaders swap data-src in; srcset picks a candidate) for the bundle. */
+export const FREEZE_IMAGES = `(() => {
+  for (const img of document.querySelectorAll('img')) {
+    if (img.currentSrc) img.setAttribute('src', img.currentSrc);
+    img.removeAttribute('srcset');
+    img.removeAttribute('loading');
+  }
+  for (const source of document.querySelectorAll('picture source')) source.remove();
+})`;
+
+/**
+ * What the DOM and computed styles say deterministically: meta, headings, the most prominent
+ * button, colours, fonts, video, chat widgets, form fields, and the visible text for the LLM.
+ */
+export const READ_PAGE = `(() => {
+  const text = (el) => (el ? (el.innerText || el.textContent || '').replace(/\\s+/g, ' ').trim() : '');
+  const meta = (sel) => { const el = document.querySelector(sel); const v = el && el.getAttribute('content'); return v && v.trim() ? v.trim() : null; };
+  const visible = (el) => { const r = el.getBoundingClientRect(); const s = getComputedStyle(el); return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none'; };
+  const abs = (u) => { try { return u ? new URL(u, location.href).href : null; } catch { return null; } };
+  const toHex = (c) => {
+    const m = /^rgba?\\((\\d+),\\s*(\\d+),\\s*(\\d+)(?:,\\s*([\\d.]+))?\\)$/.exec(c || '');
+    if (!m || (m[4] !== undefined && Number(m[4]) < 0.5)) return null;
+    return '#' + [m[1], m[2], m[3]].map((n) => Number(n).toString(16).padStart(2, '0')).join('');
+  };
+
+  const h1 = [...document.querySelectorAll('h1')].filter(visible).map(text).filter(Boolean);
+  const h2 = [...document.querySelectorAll('h2')].filter(visible).map(text).filter(Boolean);
+
+  // The most prominent call to action: the largest visible button or button-like link above the fold first.
+  const candidates = [...document.querySelectorAll('button, a[href], input[type="submit"], [role="button"]')].filter(visible).map((el) => {
+    const r = el.getBoundingClientRect();
+    const s = getComputedStyle(el);
+    const bg = toHex(s.backgroundColor);
+    const label = (el.value || text(el)).slice(0, 120);
+    const buttonLike = el.tagName === 'BUTTON' || el.tagName === 'INPUT' || (bg !== null && bg !== '#ffffff');
+    const aboveFold = r.top + window.scrollY < window.innerHeight;
+    return { el, label, bg, color: toHex(s.color), radius: s.borderRadius, area: r.width * r.height, buttonLike, aboveFold };
+  }).filter((c) => c.label && c.buttonLike && c.area > 0);
+  candidates.sort((a, b) => (Number(b.aboveFold) - Number(a.aboveFold)) || (b.area - a.area));
+  const best = candidates[0];
+  const cta = best ? {
+    text: best.label,
+    url: best.el.tagName === 'A' ? abs(best.el.getAttribute('href')) : (best.el.form && best.el.form.action) ? abs(best.el.form.getAttribute('action') || location.href) : null,
+    style: [best.bg ? 'background ' + best.bg : null, best.color ? 'text ' + best.color : null, best.radius && best.radius !== '0px' ? 'rounded ' + best.radius : null].filter(Boolean).join(', ') || null,
+  } : null;
+
+  // Colours by painted area: backgrounds weigh by their box, text colours by their text's length.
+  const weights = new Map();
+  const add = (c, w) => { if (c) weights.set(c, (weights.get(c) || 0) + w); };
+  const fonts = new Map();
+  const all = [...document.body.querySelectorAll('*')].slice(0, 5000);
+  for (const el of [document.body, ...all]) {
+    if (!visible(el)) continue;
+    const s = getComputedStyle(el);
+    const r = el.getBoundingClientRect();
+    add(toHex(s.backgroundColor), Math.min(r.width * r.height, 2e6) / 100);
+    const own = [...el.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent.trim()).join('');
+    if (own) {
+      add(toHex(s.color), own.length);
+      const family = s.fontFamily.split(',')[0].trim().replace(/^["']|["']$/g, '');
+      if (family) fonts.set(family, (fonts.get(family) || 0) + own.length);
+    }
+  }
+  const palette = [...weights.entries()].sort((a, b) => b[1] - a[1]).map((e) => e[0]).slice(0, 8);
+  const fontFamilies = [...fonts.entries()].sort((a, b) => b[1] - a[1]).map((e) => e[0]).slice(0, 5);
+
+  const hasVideo = !!document.querySelector('video, iframe[src*="youtube.com"], iframe[src*="youtube-nocookie.com"], iframe[src*="vimeo.com"], iframe[src*="wistia"], iframe[src*="loom.com"]');
+  const chatSignals = ['intercom', 'drift', 'crisp', 'tawk', 'zendesk', 'zopim', 'livechat', 'hubspot-messages', 'tidio', 'olark', 'freshchat', 'chatwoot', 'helpscout', 'gorgias', 'livechatinc'];
+  const scripts = [...document.querySelectorAll('script[src], iframe[src]')].map((el) => el.getAttribute('src').toLowerCase());
+  const ids = [...document.querySelectorAll('[id], [class]')].slice(0, 5000).map((el) => (el.id + ' ' + (typeof el.className === 'string' ? el.className : '')).toLowerCase());
+  const hasChat = chatSignals.some((sig) => scripts.some((s) => s.includes(sig)) || ids.some((i) => i.includes(sig + '-') || i.includes(sig + '_') || i.split(/\\s+/).includes(sig)));
+
+  const formFields = [];
+  for (const el of document.querySelectorAll('form input, form select, form textarea')) {
+    const type = (el.getAttribute('type') || el.tagName).toLowerCase();
+    if (['hidden', 'submit', 'button', 'reset', 'image'].includes(type)) continue;
+    const id = el.getAttribute('id');
+    // A wrapping label's own words, without the text of the control inside it (a select's options).
+    const wrapping = el.closest('label');
+    let wrapped = '';
+    if (wrapping) { const copy = wrapping.cloneNode(true); copy.querySelectorAll('input, select, textarea').forEach((c) => c.remove()); wrapped = (copy.textContent || '').replace(/\\s+/g, ' ').trim(); }
+    const label = (id && text(document.querySelector('label[for="' + CSS.escape(id) + '"]'))) || wrapped || el.getAttribute('aria-label') || el.getAttribute('placeholder') || el.getAttribute('name') || type;
+    if (label && !formFields.includes(label)) formFields.push(label);
+  }
+
+  return {
+    title: document.title.trim() || null,
+    description: meta('meta[name="description"]') || meta('meta[property="og:description"]'),
+    og_image: abs(meta('meta[property="og:image"]') || meta('meta[name="og:image"]')),
+    h1, h2, cta,
+    color_palette: palette,
+    font_families: fontFamilies,
+    has_video: hasVideo,
+    has_chat_widget: hasChat,
+    form_fields: formFields.slice(0, 30),
+    text: (document.body.innerText || '').replace(/[ \\t]+/g, ' ').replace(/\\n{3,}/g, '\\n\\n').trim().slice(0, 12000),
+  };
+})`;
+
+export interface PageReading {
+  title: string | null;
+  description: string | null;
+  og_image: string | null;
+  h1: string[];
+  h2: string[];
+  cta: { text: string; url: string | null; style: string | null } | null;
+  color_palette: string[];
+  font_families: string[];
+  has_video: boolean;
+  has_chat_widget: boolean;
+  form_fields: string[];
+  text: string;
+}

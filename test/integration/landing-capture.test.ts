@@ -1,0 +1,133 @@
+import { CancelledFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { LandingBrowser } from '../../activities/landing/browser';
+import { createLandingActivities } from '../../activities/landing/crawl-landing';
+import { captureLanding, type CaptureDeps } from '../../activities/landing/capture';
+import type { ExtractRequest, LlmExtractor } from '../../activities/llm/types';
+import { createDb } from '../../db';
+import { crawlLandingPayload } from '../../jobs/crawl-landing';
+import { createLogger } from '../../lib/logger';
+import { OutboundClient } from '../../lib/outbound';
+import { Storage } from '../../lib/storage';
+import { createSearchClient } from '../../search/client';
+import { testConfig } from '../support/api';
+import { failure } from '../support/failure';
+import { freePort } from '../support/processes';
+import { startLandingPages, type LandingPages } from '../stand-ins/landing-pages';
+
+// The capture itself (real Chromium, real MinIO) with the LLM boundary answered by a fixed extractor:
+// what the DOM and computed styles give, what the model adds, and how the two merge. The LLM
+// integrations have their own tests (activities/llm).
+const UA = 'leadjobs-crawler/1.0 (+https://github.com/leadjobs/leadjobs)';
+let pages: LandingPages;
+let http: OutboundClient;
+let browser: LandingBrowser;
+const config = testConfig();
+const requests: ExtractRequest<unknown>[] = [];
+
+const modelAnswer = {
+  headline: 'Widgets, twice as fast',
+  subheadline: null,
+  cta_primary: { text: 'Start free trial', url: null, style: null },
+  value_propositions: ['Cut assembly time in half'],
+  testimonials: [{ quote: 'We ship in half the time.', author: 'Ada Lovelace', title: 'COO, Engines Ltd' }],
+  trust_signals: ['Trusted by 2,000 factories'],
+  layout_type: 'hero_with_form',
+};
+const answering: LlmExtractor = {
+  extractJson: <T>(request: ExtractRequest<T>) => {
+    requests.push(request as ExtractRequest<unknown>);
+    return Promise.resolve({ ok: true as const, data: request.schema.parse(modelAnswer), integrationId: 'int_1', provider: 'openai', model: 'gpt-4o-mini' });
+  },
+};
+
+beforeAll(async () => {
+  pages = await startLandingPages();
+  http = new OutboundClient({ allowHosts: ['127.0.0.1'], userAgent: UA });
+  browser = new LandingBrowser(http, config.CHROMIUM_PATH, 60_000);
+});
+afterAll(async () => {
+  await browser.close();
+  await http.close();
+  await pages.close();
+});
+
+function deps(overrides: Partial<CaptureDeps> = {}): CaptureDeps {
+  return { browser, http, storage: Storage.fromConfig(config), llm: answering, userAgent: UA, maxResourceBytes: 1 << 22, maxBundleBytes: 1 << 24, ...overrides };
+}
+
+test('extract_content: meta, headings, the prominent button, colours, fonts, video, chat and form from the page; the rest from the model', async () => {
+  const payload = crawlLandingPayload.parse({ url: `${pages.baseUrl}/landing`, options: { extract_content: true, capture_full_page: false, capture_html_bundle: false } });
+  const result = await captureLanding(deps(), { jobId: 'b1a7e1a4-0000-4000-8000-000000000001', clientId: 'cli_capture', payload, signal: new AbortController().signal });
+  expect(result.errors).toEqual([]);
+  const x = result.extracted;
+  expect(x?.meta).toEqual({ title: 'Widget Pro | Ship widgets twice as fast', description: 'Widget Pro helps teams ship precision widgets twice as fast.', og_image: `${pages.baseUrl}/img/og.png` });
+  expect(x?.content).toEqual({
+    headline: 'Ship widgets twice as fast',
+    subheadline: 'The precision widget platform for modern teams',
+    cta_primary: { text: 'Start free trial', url: `${pages.baseUrl}/signup?plan=pro`, style: 'background #ff6600, text #ffffff, rounded 6px' },
+    value_propositions: ['Cut assembly time in half'],
+    testimonials: [{ quote: 'We ship in half the time.', author: 'Ada Lovelace', title: 'COO, Engines Ltd' }],
+    trust_signals: ['Trusted by 2,000 factories'],
+  });
+  expect(x?.design).toMatchObject({ layout_type: 'hero_with_form', has_video: true, has_chat_widget: true, form_fields: ['Full name', 'Work email', 'Company size'] });
+  expect(x?.design.color_palette).toEqual(expect.arrayContaining(['#ffffff', '#0b3d91', '#ff6600', '#222222']));
+  expect(x?.design.font_families.slice(0, 2).sort()).toEqual(['Georgia', 'Trebuchet MS']);
+  expect(x?.ai).toEqual({ integration_id: 'int_1', provider: 'openai', model: 'gpt-4o-mini' });
+  // The model gets the page's text for this client, not its HTML.
+  expect(requests).toHaveLength(1);
+  expect(requests[0]).toMatchObject({ clientId: 'cli_capture', purpose: 'crawlLanding' });
+  expect(requests[0]?.input).toContain('H1: Ship widgets twice as fast');
+  expect(requests[0]?.input).not.toContain('<h1>');
+});
+
+test('the LLM failing: extracted null, the reason in errors, the files stored', async () => {
+  const failing: LlmExtractor = { extractJson: () => Promise.resolve({ ok: false, reason: 'every key failed: openai 429' }) };
+  const payload = crawlLandingPayload.parse({ url: `${pages.baseUrl}/plain`, options: { extract_content: true } });
+  const result = await captureLanding(deps({ llm: failing }), { jobId: 'b1a7e1a4-0000-4000-8000-000000000002', clientId: 'cli_capture', payload, signal: new AbortController().signal });
+  expect(result.extracted).toBeNull();
+  expect(result.errors).toEqual([{ stage: 'extraction', error: 'AI extraction: every key failed: openai 429' }]);
+  expect(result.capture.screenshot_fold_url).not.toBeNull();
+});
+
+test('storage down: every file listed in errors, the capture (chain, extracted data) kept', async () => {
+  const down = Storage.fromConfig(testConfig({ MINIO_ENDPOINT: `http://127.0.0.1:${await freePort()}` }));
+  const payload = crawlLandingPayload.parse({ url: `${pages.baseUrl}/ad/hop`, options: { extract_content: true } });
+  const result = await captureLanding(deps({ storage: down }), { jobId: 'b1a7e1a4-0000-4000-8000-000000000003', clientId: 'cli_capture', payload, signal: new AbortController().signal });
+  expect(result.capture).toMatchObject({ screenshot_fold_url: null, screenshot_full_url: null, html_bundle_url: null, final_url: `${pages.baseUrl}/landing?utm_source=ad` });
+  expect(result.capture.redirect_chain).toEqual([`${pages.baseUrl}/ad/hop`, `${pages.baseUrl}/ad/js-hop`, `${pages.baseUrl}/landing?utm_source=ad`]);
+  expect(result.errors.map((e) => e.stage)).toEqual(['storage', 'storage', 'storage']);
+  expect(result.errors.map((e) => e.error)).toEqual(expect.arrayContaining([expect.stringMatching(/^storing fold\.png failed: /), expect.stringMatching(/^storing full\.png failed: /), expect.stringMatching(/^storing page\.html failed: /)]));
+  expect(result.extracted?.content.headline).toBe('Ship widgets twice as fast');
+});
+
+test('the activity heartbeats every second while the page runs, and a cancel ends it (and the page requests) within 3 s', async () => {
+  const cfg = testConfig({ OUTBOUND_ALLOW_HOSTS: '127.0.0.1', LANDING_BROWSER_IDLE_MS: '0' });
+  const db = createDb(cfg);
+  const search = createSearchClient(cfg);
+  try {
+    const { crawlLanding } = createLandingActivities({ config: cfg, db, storage: Storage.fromConfig(cfg), search, logger: createLogger('silent'), http, workerId: 'mock' });
+    const env = new MockActivityEnvironment();
+    const beats: { step: string; at: number }[] = [];
+    env.on('heartbeat', (d: { step: string }) => beats.push({ ...d, at: Date.now() }));
+    const started = Date.now();
+    const running = env.run(crawlLanding, { jobId: 'b1a7e1a4-0000-4000-8000-000000000004', clientId: 'cli_capture', payload: { url: `${pages.baseUrl}/never-idle`, options: { timeout_seconds: 60 } } });
+    while (Date.now() - started < 3500) await new Promise((r) => setTimeout(r, 50));
+    // Navigating a page that never settles: the one-second heartbeat keeps coming.
+    const navigating = beats.filter((b) => b.step === 'navigating');
+    expect(navigating.length).toBeGreaterThanOrEqual(3);
+    const pingsBefore = pages.count('/ping');
+    expect(pingsBefore).toBeGreaterThan(5);
+    const cancelledAt = Date.now();
+    env.cancel();
+    expect(await failure(running)).toBeInstanceOf(CancelledFailure);
+    expect(Date.now() - cancelledAt).toBeLessThan(3000);
+    // The page's polling stopped with its context.
+    await new Promise((r) => setTimeout(r, 1000));
+    const pings = pages.count('/ping');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(pages.count('/ping')).toBe(pings);
+  } finally {
+    await Promise.allSettled([db.destroy(), search.close()]);
+  }
+});
