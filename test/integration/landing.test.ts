@@ -5,6 +5,7 @@ import { chromiumProcesses } from '../support/chromium';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { startTestWorker, type TestWorker } from '../support/worker';
 import { startLandingPages, type LandingPages } from '../stand-ins/landing-pages';
+import { startLlmStandIn, type LlmStandIn } from '../stand-ins/llm';
 
 // The real API and a real worker running the real crawlLanding activity (Debian's Chromium) against
 // stand-in landing pages on 127.0.0.1; the stored files are fetched back from MinIO's public URLs.
@@ -15,6 +16,7 @@ let c: Caller;
 let pages: LandingPages;
 // A server on another loopback address, which the worker's guard refuses (only 127.0.0.1 is allowed).
 let hidden: { baseUrl: string; hits: string[]; close(): Promise<void> };
+let llm: LlmStandIn;
 
 beforeAll(async () => {
   const hits: string[] = [];
@@ -32,6 +34,7 @@ beforeAll(async () => {
     }),
   };
   pages = await startLandingPages({ privateBaseUrl: hidden.baseUrl });
+  llm = await startLlmStandIn();
   api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('landing') });
   worker = await startTestWorker({ types: ['crawlLanding'], identity: 'landing-test-worker', overrides: workerEnv, maxConcurrentActivities: 3 });
   c = caller(api, bearer(await api.newClient()));
@@ -44,6 +47,7 @@ afterAll(async () => {
   await api.close();
   await pages.close();
   await hidden.close();
+  await llm.close();
 });
 
 type Data = {
@@ -143,6 +147,44 @@ describe('degradations (spec §7 rule 5), each listed in errors, none fatal', ()
     expect(d.errors).toEqual([{ stage: 'extraction', error: expect.stringMatching(/^AI extraction: no usable LLM integration/) }]);
     expect(d.capture.screenshot_fold_url).not.toBeNull();
     expect(d.capture.screenshot_full_url).toBeNull();
+  });
+
+  test('extract_content on with the client\'s LLM integration: the model fills what the DOM cannot say, through the integration', async () => {
+    // A client of its own with an OpenAI-compatible integration at the stand-in LLM server.
+    const withAi = caller(api, bearer(await api.newClient('landing with ai')));
+    llm.keys.set('landing-key-0123456789', 'ok');
+    llm.answer = {
+      headline: 'ignored: the page has an h1',
+      subheadline: null,
+      cta_primary: null,
+      value_propositions: ['Fresh bread every morning', 'Free delivery in town'],
+      testimonials: [{ quote: 'Best sourdough in Leeds', author: 'Ann', title: 'Regular' }],
+      trust_signals: ['4.9 stars from 1,200 reviews'],
+      layout_type: 'hero_with_form',
+    };
+    const created = await withAi.post('/api/v1/integrations', { provider_name: 'openai_compatible', credentials: { api_key: 'landing-key-0123456789', base_url: `${llm.baseUrl}/v1`, model: 'landing-model' } });
+    expect(created.status).toBe(201);
+    const { integration } = await withAi.json<{ integration: { id: number } }>(created);
+    const before = llm.requests.length;
+    const res = await withAi.post('/api/v1/jobs/crawlLanding/submit', { payload: { url: `${pages.baseUrl}/landing`, options: { extract_content: true, capture_full_page: false } } });
+    const { job_id: jobId } = await withAi.json<{ job_id: string }>(res);
+    await waitForStatus(withAi, jobId, ['completed'], 60000);
+    const d = (await withAi.json<{ data: Data & { extracted: Record<string, Record<string, unknown>> } }>(await withAi.get(`/api/v1/jobs/${jobId}/results`))).data;
+    expect(d.errors).toEqual([]);
+    expect(d.extracted.content).toMatchObject({
+      value_propositions: ['Fresh bread every morning', 'Free delivery in town'],
+      testimonials: [{ quote: 'Best sourdough in Leeds', author: 'Ann', title: 'Regular' }],
+      trust_signals: ['4.9 stars from 1,200 reviews'],
+    });
+    // The DOM answers the headline itself.
+    expect(d.extracted.content?.headline).not.toBe('ignored: the page has an h1');
+    expect(d.extracted.design).toMatchObject({ layout_type: 'hero_with_form' });
+    expect(d.extracted.ai).toEqual({ integration_id: String(integration.id), provider: 'openai_compatible', model: 'landing-model' });
+    // One call, with the page's text, under the integration's key.
+    const calls = llm.requests.slice(before);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.apiKey).toBe('landing-key-0123456789');
+    expect(JSON.stringify(calls[0]?.body)).toContain('Title:');
   });
 
   test('a page that never reaches network idle keeps what loaded at timeout_seconds', async () => {
