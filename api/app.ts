@@ -16,10 +16,14 @@ import { pingSearch, type SearchClient } from '../search/client';
 import { CampaignService } from './campaign-service';
 import type { AppState } from './context';
 import { JobService } from './job-service';
+import { ApiMetrics, metricsRoute } from './metrics';
+import { QueueStatsService } from './queue-stats';
+import { TemporalCalls } from './temporal-calls';
 import { LeadIndexTrigger } from './lead-index';
 import { AuthFailureLimit, bearerAuth, tokenAuth } from './middleware/auth';
 import { requestBody } from './middleware/body';
 import { errorHandler } from './middleware/errors';
+import { methodNotAllowed } from './middleware/methods';
 import { responseFormat } from './middleware/format';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-id';
@@ -52,7 +56,7 @@ export interface AppDeps {
 }
 
 /** Builds the Koa app from its dependencies; it does not listen (api/server.ts does). */
-export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; close: () => Promise<void> } {
+export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; metrics: ApiMetrics; close: () => Promise<void> } {
   const { config, db } = deps;
   const app = new Koa<AppState>();
   app.proxy = false;
@@ -70,6 +74,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
     none: [],
   });
 
+  const queueCalls = new TemporalCalls(deps.temporal);
   systemRoutes(
     api,
     {
@@ -79,10 +84,12 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
       storage: () => deps.storage.ping(),
     },
     config.HEALTH_TIMEOUT_MS,
+    new QueueStatsService(db, deps.temporal, queueCalls, config),
   );
 
+  const metrics = new ApiMetrics(db);
   const jobs = new JobService(db, deps.storage, deps.temporal, config, deps.logger);
-  jobRoutes(api, jobs, { availableTypes: deps.availableJobTypes ?? AVAILABLE_JOB_TYPES });
+  jobRoutes(api, jobs, { availableTypes: deps.availableJobTypes ?? AVAILABLE_JOB_TYPES, onCreated: (type) => metrics.jobSubmitted(type) });
   const listener = new EventListener(config.DATABASE_URL, config.DATABASE_SCHEMA, db, deps.logger);
   eventRoutes(api, db, listener, config.SSE_HEARTBEAT_SECONDS);
   dedupeRoutes(api, new DedupeRepository(db), { enabled: config.DEDUPE_ENABLED });
@@ -110,17 +117,21 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 
+  app.use(metrics.middleware());
   app.use(requestContext(deps.logger));
   app.use(responseFormat((path) => api.ownsFormat(path)));
   app.use(errorHandler());
   app.use(requestBody({ limit: '2mb' }));
   app.use(docs.routes());
+  // On the main listener unless METRICS_PORT gives them a listener of their own (api/server.ts).
+  if (config.METRICS_PORT === undefined) app.use(metricsRoute(metrics));
   app.use(api.router.routes());
+  app.use(methodNotAllowed());
   app.use(api.router.allowedMethods({ throw: false }));
   // Before the dependencies close: stop listening and let Temporal calls in flight finish.
   const close = async () => {
-    await Promise.all([listener.close(), jobs.drain(), campaigns.drain()]);
+    await Promise.all([listener.close(), jobs.drain(), campaigns.drain(), queueCalls.drain()]);
     await llmHttp.close();
   };
-  return { app, api, close };
+  return { app, api, metrics, close };
 }

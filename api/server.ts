@@ -2,7 +2,7 @@
  * API composition root: parses config once, opens one connection to each dependency, listens,
  * and drains on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close connections).
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { createDb } from '../db';
 import { loadConfigOrExit, type Config } from '../lib/config';
 import type { JobType } from '../jobs';
@@ -11,6 +11,7 @@ import { Storage } from '../lib/storage';
 import { connectTemporalLazy } from '../lib/temporal';
 import { createSearchClient } from '../search/client';
 import { createApp } from './app';
+import type { ApiMetrics } from './metrics';
 
 export async function startServer(config: Config, availableJobTypes?: readonly JobType[]): Promise<{ server: Server; close: () => Promise<void> }> {
   const logger = createLogger(config.LOG_LEVEL, 'api');
@@ -18,7 +19,9 @@ export async function startServer(config: Config, availableJobTypes?: readonly J
   const temporal = connectTemporalLazy(config);
   const search = createSearchClient(config);
   const storage = Storage.fromConfig(config);
-  const { app, close: closeApp } = createApp({ config, db, temporal, search, storage, logger, availableJobTypes });
+  const { app, metrics, close: closeApp } = createApp({ config, db, temporal, search, storage, logger, availableJobTypes });
+  const metricsServer = config.METRICS_PORT === undefined ? undefined : await listenMetrics(metrics, config.METRICS_HOST, config.METRICS_PORT);
+  if (metricsServer) logger.info({ url: `http://${config.METRICS_HOST}:${config.METRICS_PORT}/metrics` }, 'metrics listening');
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.PORT, config.HOST, () => resolve(s));
@@ -38,11 +41,30 @@ export async function startServer(config: Config, availableJobTypes?: readonly J
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS).unref();
       });
+      if (metricsServer) await new Promise((resolve) => metricsServer.close(resolve));
       await closeApp();
       await Promise.allSettled([db.destroy(), temporal.connection.close(), search.close()]);
       logger.info('api stopped');
     })());
   return { server, close };
+}
+
+/** The metrics on a listener of their own (METRICS_PORT): GET /metrics, anything else 404. */
+async function listenMetrics(metrics: ApiMetrics, host: string, port: number): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'not found' }));
+      return;
+    }
+    metrics.render().then(
+      ({ contentType, body }) => res.writeHead(200, { 'content-type': contentType }).end(body),
+      () => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'metrics could not be collected' })),
+    );
+  });
+  return new Promise<Server>((resolve, reject) => {
+    server.listen(port, host, () => resolve(server));
+    server.once('error', reject);
+  });
 }
 
 if (require.main === module) {

@@ -41,6 +41,14 @@ export const configSchema = dbConfigSchema.extend({
   HOST: z.string().default('127.0.0.1'),
   PORT: int(8080, 0, 65535),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * Prometheus metrics of the API: unset, served at GET /metrics on PORT; set, only on this port
+   * (on METRICS_HOST), so the public listener does not expose them.
+   */
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  METRICS_HOST: z.string().default('127.0.0.1'),
+  /** The worker's Prometheus exporter (Temporal SDK metrics plus the service's own), host:port; unset: none. */
+  WORKER_METRICS_ADDRESS: z.string().regex(/^[^:\s]+:\d{1,5}$/, 'host:port, e.g. 127.0.0.1:9464').optional(),
   /** Public base URL of the API, used in links it prints and documents. */
   PUBLIC_BASE_URL: z.string().url().optional(),
 

@@ -72,6 +72,20 @@ export interface OutboundOptions {
   maxRedirects?: number;
   /** Largest body read, after decompression. Default 5 MiB. */
   maxBytes?: number;
+  /** Told of every fetch that names its `provider` (metrics: provider calls and errors). */
+  onProviderCall?: ProviderCallObserver;
+}
+
+/** ok: a 2xx/3xx answer; client_error / server_error: a 4xx (429 is rate_limited) / 5xx answer; failed: no answer (DNS, refused, timeout, guard). */
+export type ProviderCallOutcome = 'ok' | 'client_error' | 'rate_limited' | 'server_error' | 'failed';
+export type ProviderCallObserver = (provider: string, outcome: ProviderCallOutcome) => void;
+
+export function providerCallOutcome(status: number | undefined): ProviderCallOutcome {
+  if (status === undefined) return 'failed';
+  if (status === 429) return 'rate_limited';
+  if (status >= 500) return 'server_error';
+  if (status >= 400) return 'client_error';
+  return 'ok';
 }
 
 export interface OutboundRequestInit {
@@ -85,6 +99,8 @@ export interface OutboundRequestInit {
   redirect?: 'follow' | 'manual';
   /** This fetch's deadline instead of the client's (an LLM answer takes longer than a page). */
   timeoutMs?: number;
+  /** The outside provider asked (`sec`, `google_places`, `openai`...): counted by the client's observer. */
+  provider?: string;
 }
 
 export interface OutboundResponse {
@@ -194,8 +210,10 @@ export class OutboundClient {
   private readonly timeoutMs: number;
   private readonly maxRedirects: number;
   private readonly maxBytes: number;
+  private readonly onProviderCall: ProviderCallObserver | undefined;
 
   constructor(options: OutboundOptions) {
+    this.onProviderCall = options.onProviderCall;
     this.allowList = new AllowList(options.allowHosts);
     this.userAgent = options.userAgent;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -222,6 +240,20 @@ export class OutboundClient {
    * when that aborts. HTTP error statuses (404, 500) are responses, not errors.
    */
   async fetch(url: string, init: OutboundRequestInit = {}): Promise<OutboundResponse> {
+    if (init.provider === undefined || !this.onProviderCall) return this.fetchGuarded(url, init);
+    const { provider } = init;
+    try {
+      const res = await this.fetchGuarded(url, init);
+      this.onProviderCall(provider, providerCallOutcome(res.status));
+      return res;
+    } catch (err) {
+      // A caller's cancel is not the provider's failure.
+      if (!init.signal?.aborted) this.onProviderCall(provider, 'failed');
+      throw err;
+    }
+  }
+
+  private async fetchGuarded(url: string, init: OutboundRequestInit): Promise<OutboundResponse> {
     const { signal } = init;
     signal?.throwIfAborted();
     const maxBytes = init.maxBytes ?? this.maxBytes;

@@ -8,6 +8,7 @@ import { createActivities } from '../activities';
 import { createDb } from '../db';
 import { loadConfigOrExit, type Config } from '../lib/config';
 import { createLogger } from '../lib/logger';
+import { providerCallCounter } from './metrics';
 import { OutboundClient } from '../lib/outbound';
 import { Storage } from '../lib/storage';
 import { temporalConnectionOptions } from '../lib/temporal';
@@ -19,11 +20,18 @@ import { createRateLimitedWorkers, createWorkers } from './worker';
 
 export async function runWorkers(config: Config, identity = config.WORKER_ID ?? `${hostname()}:${process.pid}`): Promise<{ run: Promise<void>; shutdown: () => void }> {
   const logger = createLogger(config.LOG_LEVEL, 'worker');
-  Runtime.install({ logger: new DefaultLogger(sdkLogLevel(config.LOG_LEVEL)) });
+  Runtime.install({
+    logger: new DefaultLogger(sdkLogLevel(config.LOG_LEVEL)),
+    // The SDK's Prometheus exporter also carries the service's own worker metrics (workers/metrics.ts, activities/store/jobs.ts).
+    ...(config.WORKER_METRICS_ADDRESS
+      ? { telemetryOptions: { metrics: { prometheus: { bindAddress: config.WORKER_METRICS_ADDRESS, countersTotalSuffix: true, useSecondsForDurations: true } } } }
+      : {}),
+  });
+  if (config.WORKER_METRICS_ADDRESS) logger.info({ url: `http://${config.WORKER_METRICS_ADDRESS}/metrics` }, 'worker metrics listening');
   const db = createDb(config);
   const storage = Storage.fromConfig(config);
   const search = createSearchClient(config);
-  const http = OutboundClient.fromConfig(config);
+  const http = OutboundClient.fromConfig(config, { onProviderCall: providerCallCounter() });
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const activities = createActivities({ config, db, storage, search, logger, http, workerId: identity });
   const workers = await createWorkers({

@@ -159,7 +159,7 @@ export class CompaniesHouseClient {
   private async get(path: string, signal?: AbortSignal): Promise<OutboundResponse> {
     let res: OutboundResponse;
     try {
-      res = await this.http.fetch(`${this.baseUrl}${path}`, { headers: { authorization: this.authorization, accept: 'application/json' }, signal });
+      res = await this.http.fetch(`${this.baseUrl}${path}`, { headers: { authorization: this.authorization, accept: 'application/json' }, signal, provider: 'companies_house' });
     } catch (err) {
       // The caller's abort (Temporal cancellation) and the SSRF guard's refusal are not outages.
       if (signal?.aborted || !(err instanceof OutboundError) || err.kind === 'blocked') throw err;

@@ -217,7 +217,7 @@ export class SecClient {
   private async get(url: string, signal?: AbortSignal): Promise<OutboundResponse> {
     let res: OutboundResponse;
     try {
-      res = await this.http.fetch(url, { headers: { 'user-agent': this.userAgent, accept: 'application/json' }, signal, maxBytes: MAX_BYTES });
+      res = await this.http.fetch(url, { headers: { 'user-agent': this.userAgent, accept: 'application/json' }, signal, maxBytes: MAX_BYTES, provider: 'sec' });
     } catch (err) {
       // The caller's abort (Temporal cancellation) and the SSRF guard's refusal are not outages.
       if (signal?.aborted || !(err instanceof OutboundError) || err.kind === 'blocked') throw err;

@@ -87,6 +87,7 @@ export class ViesClient {
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify({ countryCode, vatNumber: number }),
         signal,
+        provider: 'vies',
       });
     } catch (err) {
       // The caller's abort and the SSRF guard's refusal end the check; network trouble is retried.

@@ -86,6 +86,7 @@ export class GooglePlacesClient {
       headers: { ...this.auth(), 'x-goog-fieldmask': SEARCH_FIELD_MASK, 'content-type': 'application/json' },
       body: JSON.stringify(body),
       signal,
+      provider: 'google_places',
     });
     const json = this.answer<{ places?: GooglePlace[]; nextPageToken?: string }>(res, null);
     return { places: json.places ?? [], nextPageToken: json.nextPageToken || undefined };
@@ -96,7 +97,7 @@ export class GooglePlacesClient {
     const url = new URL(`${this.base()}/v1/places/${encodeURIComponent(placeId)}`);
     if (options.languageCode) url.searchParams.set('languageCode', options.languageCode);
     if (options.regionCode) url.searchParams.set('regionCode', options.regionCode);
-    const res = await this.options.http.fetch(url.href, { headers: { ...this.auth(), 'x-goog-fieldmask': detailsFieldMask(options.reviews) }, signal });
+    const res = await this.options.http.fetch(url.href, { headers: { ...this.auth(), 'x-goog-fieldmask': detailsFieldMask(options.reviews) }, signal, provider: 'google_places' });
     return this.answer<GooglePlace>(res, placeId);
   }
 
@@ -108,7 +109,7 @@ export class GooglePlacesClient {
     const url = new URL(`${this.base()}/v1/${photoName}/media`);
     url.searchParams.set('maxWidthPx', String(maxWidthPx));
     url.searchParams.set('skipHttpRedirect', 'true');
-    const res = await this.options.http.fetch(url.href, { headers: this.auth(), signal });
+    const res = await this.options.http.fetch(url.href, { headers: this.auth(), signal, provider: 'google_places' });
     const json = this.answer<{ photoUri?: string }>(res, null);
     if (!json.photoUri) throw new MapsError('ProviderUnavailable', `${PROVIDER} answered a photo request without photoUri`, true);
     return json.photoUri;

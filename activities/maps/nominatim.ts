@@ -58,7 +58,7 @@ export class NominatimClient {
   private async get(url: URL, language: string | undefined, signal: AbortSignal): Promise<NominatimPlace[]> {
     const headers: Record<string, string> = { 'user-agent': this.options.userAgent, accept: 'application/json' };
     if (language) headers['accept-language'] = language;
-    const res = await this.options.http.fetch(url.href, { headers, signal });
+    const res = await this.options.http.fetch(url.href, { headers, signal, provider: 'nominatim' });
     return answer(res);
   }
 }

@@ -60,6 +60,7 @@ export class OverpassClient {
       headers: { 'user-agent': this.options.userAgent, 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ data: ql }).toString(),
       signal,
+      provider: 'overpass',
     });
     // Overpass answers "too busy" with 429, or 504 when its queue is full: both pass.
     if (res.status === 429 || res.status === 504) {

@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { JobRepository } from '../../db/repositories/jobs';
 import type { JobStatus, JobType } from '../../jobs';
 import type { ActivityDeps } from '../deps';
@@ -39,38 +39,59 @@ export function createJobLifecycleActivities(deps: ActivityDeps) {
      * result discarded.
      */
     async completeJob(input: { jobId: string; resultsCount: number }): Promise<{ status: JobStatus }> {
+      let changed: JobType | undefined;
       const status = await jobs.withLockedJob(input.jobId, async (trx, job) => {
         if (job.status === 'completed') return job.status;
         if (job.status !== 'processing') {
           await jobs.discardResult(trx, job.id);
           return job.status;
         }
+        changed = job.type;
         return (await jobs.finish(trx, job, 'completed', { resultsCount: input.resultsCount, workerId: deps.workerId })).status;
       });
+      if (changed && status) countFinished(changed, status);
       return { status: status ?? 'cancelled' };
     },
 
     /** -> failed with error_message and `job.failed` (unless it already ended). */
     async failJob(input: { jobId: string; errorMessage: string }): Promise<{ status: JobStatus }> {
+      let changed: JobType | undefined;
       const status = await jobs.withLockedJob(input.jobId, async (trx, job) => {
         if (job.status !== 'queued' && job.status !== 'processing') return job.status;
+        changed = job.type;
         return (await jobs.finish(trx, job, 'failed', { errorMessage: input.errorMessage, workerId: deps.workerId })).status;
       });
+      if (changed && status) countFinished(changed, status);
       return { status: status ?? 'failed' };
     },
 
     /** After a workflow cancellation: -> cancelled (if the API has not done it) and partial results dropped. */
     async cancelJob(input: { jobId: string }): Promise<{ status: JobStatus }> {
+      let changed: JobType | undefined;
       const status = await jobs.withLockedJob(input.jobId, async (trx, job) => {
         if (job.status !== 'queued' && job.status !== 'processing') {
           if (job.status === 'cancelled') await jobs.discardResult(trx, job.id);
           return job.status;
         }
+        changed = job.type;
         return (await jobs.finish(trx, job, 'cancelled', {})).status;
       });
+      if (changed && status) countFinished(changed, status);
       return { status: status ?? 'cancelled' };
     },
   };
 }
 
 export type JobLifecycleActivities = ReturnType<typeof createJobLifecycleActivities>;
+
+/**
+ * Jobs ended by a worker, by type and status (`leadjobs_jobs_finished_total` on the worker's metrics
+ * endpoint). Counted after the commit of the change this call made, so a retry after its commit counts nothing; a
+ * queued job cancelled by the API never reaches a worker and is not counted here.
+ */
+function countFinished(type: string, status: string): void {
+  Context.current()
+    .metricMeter.createCounter('leadjobs_jobs_finished', 'jobs', 'Jobs ended by workers, by type and status')
+    .withTags({ job_type: type, status })
+    .add(1);
+}

@@ -50,6 +50,8 @@ function statusView(job: JobModel) {
 export interface JobRoutesOptions {
   /** Job types whose worker activity exists; others are refused with 501. */
   availableTypes: readonly JobType[];
+  /** Called once per job created (not for a de-duplicated submission answered from the cache). */
+  onCreated?: (type: JobType) => void;
 }
 
 export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoutesOptions): void {
@@ -58,6 +60,7 @@ export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoute
     const payload = validate(spec.payload, rawPayload ?? {}, payloadLoc) as Record<string, unknown>;
     if (!options.availableTypes.includes(type)) throw new AppError(501, `job type ${type} is not available yet on this service`, 'not_implemented');
     const { job, fromCache } = await service.submit({ clientId: clientIdOf(ctx), type, payload, priority: rawPriority ?? spec.defaultPriority });
+    if (!fromCache) options.onCreated?.(type);
     ctx.status = 201;
     ctx.body = {
       job_id: job.id,

@@ -1,5 +1,7 @@
 import type { ApiRouter } from '../routing';
-import { healthResponse } from '../schemas/system';
+import type { QueueStatsService } from '../queue-stats';
+import { clientIdOf } from '../context';
+import { healthResponse, queueStatsResponse } from '../schemas/system';
 
 export type Probe = () => Promise<void>;
 export interface HealthProbes {
@@ -19,7 +21,7 @@ function withTimeout(probe: Probe, ms: number): Promise<void> {
   });
 }
 
-export function systemRoutes(api: ApiRouter, probes: HealthProbes, timeoutMs: number): void {
+export function systemRoutes(api: ApiRouter, probes: HealthProbes, timeoutMs: number, queueStats: QueueStatsService): void {
   api.add({
     method: 'get',
     path: '/api/v1/system/health',
@@ -45,6 +47,26 @@ export function systemRoutes(api: ApiRouter, probes: HealthProbes, timeoutMs: nu
       const healthy = Object.values(states).every((s) => s === 'connected');
       ctx.status = healthy ? 200 : 503;
       ctx.body = { status: healthy ? 'healthy' : 'unhealthy', ...states, timestamp: new Date().toISOString() };
+    },
+  });
+
+  api.add({
+    method: 'get',
+    path: '/api/v1/system/queues',
+    operationId: 'getQueueStats',
+    summary: 'System queue statistics: task-queue backlog, pollers and rates; your jobs by status per type',
+    description:
+      "Temporal's description of every task queue of the deployment (backlog and its age, add and dispatch rates, pollers, the queue's rate limit) " +
+      'and, from Postgres, the calling client\'s jobs per type and status. 503 when Temporal does not answer.',
+    tags: ['system'],
+    security: 'client',
+    responses: {
+      200: { description: 'Queue statistics', schema: queueStatsResponse },
+      503: { description: 'queue service unavailable' },
+    },
+    handler: async (ctx) => {
+      const [queues, jobs] = await Promise.all([queueStats.queues(), queueStats.jobsByStatus(clientIdOf(ctx))]);
+      ctx.body = { success: true, queues, jobs, timestamp: new Date().toISOString() };
     },
   });
 }

@@ -12,3 +12,29 @@ export const healthResponse = z
     timestamp: z.string().describe('ISO 8601'),
   })
   .meta({ id: 'HealthResponse' });
+
+const queueSide = z.object({
+  backlog: z.number().int().describe('tasks waiting for a worker (approximate)'),
+  backlog_age_seconds: z.number().describe('how long the oldest waiting task has waited'),
+  add_rate: z.number().describe('tasks added per second (recent average)'),
+  dispatch_rate: z.number().describe('tasks handed to workers per second (recent average)'),
+  pollers: z.number().int().describe('workers polling this side of the queue recently'),
+  rate_limit_per_second: z.number().nullable().describe('dispatch limit of the whole queue (set by its workers or on the queue), null when unlimited'),
+});
+
+export const queueStatsResponse = z
+  .object({
+    success: z.literal(true),
+    queues: z.array(
+      z.object({
+        name: z.string().describe('Temporal task queue'),
+        role: z.enum(['job', 'job_test', 'activity', 'leads', 'webhooks', 'campaigns']).describe("job: a job type's workflows and activities; job_test: its test queue; activity: a type's rate-limited provider queue; leads, webhooks, campaigns: service workflows"),
+        job_type: z.string().nullable(),
+        workflow: queueSide.nullable().describe('workflow tasks (null for activity-only queues)'),
+        activity: queueSide.describe('activity tasks'),
+      }),
+    ).describe("the deployment's task queues (shared by all clients: no client data)"),
+    jobs: z.record(z.string(), z.record(z.enum(['queued', 'processing', 'completed', 'failed', 'cancelled']), z.number().int())).describe("the caller's jobs per type and status"),
+    timestamp: z.string().describe('ISO 8601'),
+  })
+  .meta({ id: 'QueueStatsResponse' });

@@ -105,6 +105,16 @@ export class JobRepository {
     return JobModel.query(this.db).modify('forClient', clientId).findById(id);
   }
 
+  /** The client's job counts per type and status (queue statistics). */
+  async countByTypeAndStatus(clientId: string): Promise<{ type: string; status: JobStatus; count: number }[]> {
+    const rows = (await JobModel.query(this.db)
+      .modify('forClient', clientId)
+      .select('type', 'status')
+      .count('* as count')
+      .groupBy('type', 'status')) as unknown as { type: string; status: JobStatus; count: string | number }[];
+    return rows.map((r) => ({ type: r.type, status: r.status, count: Number(r.count) }));
+  }
+
   async list(clientId: string, filter: ListFilter): Promise<{ total: number; jobs: JobModel[] }> {
     const base = JobModel.query(this.db).modify('forClient', clientId);
     if (filter.status) base.where('status', filter.status);

@@ -72,7 +72,7 @@ export async function callLlm(http: OutboundClient, call: LlmCall): Promise<LlmA
 }
 
 /** fetch for the SDKs: the request through the SSRF guard, answered as a WHATWG Response. */
-export function guardedFetch(http: OutboundClient, timeoutMs: number): typeof fetch {
+export function guardedFetch(http: OutboundClient, timeoutMs: number, provider?: string): typeof fetch {
   return async (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const headers: Record<string, string> = {};
@@ -81,7 +81,7 @@ export function guardedFetch(http: OutboundClient, timeoutMs: number): typeof fe
     });
     const body = init?.body;
     if (body != null && typeof body !== 'string') throw new Error('guarded fetch sends string bodies only');
-    const res = await http.fetch(url, { method: init?.method ?? 'GET', headers, body: body ?? undefined, signal: init?.signal ?? undefined, redirect: 'manual', timeoutMs });
+    const res = await http.fetch(url, { method: init?.method ?? 'GET', headers, body: body ?? undefined, signal: init?.signal ?? undefined, redirect: 'manual', timeoutMs, provider });
     const nullBody = res.status === 204 || res.status === 304 || (init?.method ?? 'GET').toUpperCase() === 'HEAD';
     return new Response(nullBody ? null : new Uint8Array(res.body), { status: res.status, headers: res.headers });
   };
@@ -89,7 +89,7 @@ export function guardedFetch(http: OutboundClient, timeoutMs: number): typeof fe
 
 async function callOpenAi(http: OutboundClient, call: LlmCall, model: string): Promise<LlmAnswer> {
   const c = call.credentials;
-  const common = { fetch: guardedFetch(http, call.timeoutMs), maxRetries: 0, timeout: call.timeoutMs, organization: null, project: null };
+  const common = { fetch: guardedFetch(http, call.timeoutMs, call.provider), maxRetries: 0, timeout: call.timeoutMs, organization: null, project: null };
   const client =
     call.provider === 'azure_openai'
       ? new AzureOpenAI({ ...common, apiKey: c.api_key ?? '', endpoint: c.endpoint ?? '', deployment: c.deployment ?? '', apiVersion: c.api_version ?? '2024-10-21' })
@@ -127,7 +127,7 @@ async function callAnthropic(http: OutboundClient, call: LlmCall, model: string)
     apiKey,
     baseURL,
     defaultHeaders: { 'x-api-key': apiKey, 'anthropic-version': ANTHROPIC_API_VERSION, Authorization: null },
-    fetch: guardedFetch(http, call.timeoutMs),
+    fetch: guardedFetch(http, call.timeoutMs, call.provider),
     maxRetries: 0,
     timeout: call.timeoutMs,
   });
@@ -161,6 +161,7 @@ async function callGemini(http: OutboundClient, call: LlmCall, model: string): P
     }),
     signal: call.signal,
     timeoutMs: call.timeoutMs,
+    provider: call.provider,
   });
   const body = safeJson(res.text()) as {
     candidates?: { content?: { parts?: { text?: string }[] } }[];
@@ -190,6 +191,7 @@ async function callCohere(http: OutboundClient, call: LlmCall, model: string): P
     }),
     signal: call.signal,
     timeoutMs: call.timeoutMs,
+    provider: call.provider,
   });
   const body = safeJson(res.text()) as {
     message?: { content?: { type?: string; text?: string }[] };

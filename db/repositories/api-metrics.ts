@@ -1,0 +1,45 @@
+import type { Knex } from 'knex';
+
+export interface OutboxLag {
+  pending: number;
+  oldestSeconds: number;
+}
+
+/**
+ * The deployment-wide figures the metrics endpoint reads at each scrape. Each query is served by a
+ * partial index (queued jobs by type, undispatched deliveries) or a small table (the search
+ * outbox drains continuously); a scrape shares one outbox reading between its two gauges.
+ */
+export class ApiMetricsRepository {
+  private lag: Promise<{ search: OutboxLag; webhooks: OutboxLag }> | undefined;
+
+  constructor(private readonly db: Knex) {}
+
+  async jobsInFlight(): Promise<{ type: string; status: string; count: number }[]> {
+    const { rows } = (await this.db.raw(
+      `SELECT type, status, count(*)::int AS count FROM jobs WHERE status IN ('queued', 'processing') GROUP BY type, status`,
+    )) as { rows: { type: string; status: string; count: number }[] };
+    return rows;
+  }
+
+  /** Both outboxes' lag; concurrent callers (the two gauges of one scrape) share one reading. */
+  outboxLag(): Promise<{ search: OutboxLag; webhooks: OutboxLag }> {
+    this.lag ??= this.readLag().finally(() => {
+      this.lag = undefined;
+    });
+    return this.lag;
+  }
+
+  private async readLag(): Promise<{ search: OutboxLag; webhooks: OutboxLag }> {
+    const { rows } = (await this.db.raw(
+      `SELECT 'search' AS outbox, count(*)::int AS pending, coalesce(extract(epoch FROM now() - min(enqueued_at)), 0)::float AS oldest FROM search_outbox
+       UNION ALL
+       SELECT 'webhooks', count(*)::int, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float FROM webhook_deliveries WHERE dispatched_at IS NULL`,
+    )) as { rows: { outbox: string; pending: number; oldest: number }[] };
+    const of = (name: string): OutboxLag => {
+      const r = rows.find((x) => x.outbox === name);
+      return { pending: r?.pending ?? 0, oldestSeconds: r?.oldest ?? 0 };
+    };
+    return { search: of('search'), webhooks: of('webhooks') };
+  }
+}
