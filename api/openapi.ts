@@ -55,12 +55,17 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
   const components: Components = {};
   for (const r of routes) {
     const responses: Record<string, unknown> = {};
+    // A JSON answer of a GET is also served as YAML or Markdown on ?format=yaml|md (api/middleware/format.ts).
+    const formats = r.method === 'get' && !r.ownFormat;
     for (const [status, res] of Object.entries(r.responses)) {
       const contentType = res.contentType ?? 'application/json';
-      responses[status] = {
-        description: res.description,
-        ...(res.schema ? { content: { [contentType]: { schema: jsonSchema(res.schema, 'output', components) } } } : {}),
-      };
+      const schema = res.schema ? jsonSchema(res.schema, 'output', components) : undefined;
+      const content: Record<string, unknown> = schema ? { [contentType]: { schema } } : {};
+      if (schema && formats && contentType === 'application/json') {
+        content['application/yaml'] = { schema };
+        content['text/markdown'] = { schema: { type: 'string' } };
+      }
+      responses[status] = { description: res.description, ...(schema ? { content } : {}) };
     }
     const errorBody = r.errorShape === 'success' ? successErrorSchema : errorSchema;
     const addError = (status: number, description: string, schema: z.ZodType = errorBody) => {
@@ -74,6 +79,8 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
     if (r.params || r.query || r.body) addError(422, 'Validation error', r.errorShape === 'success' ? successErrorSchema : validationErrorSchema);
     const bodyTypes = r.bodyContentType ? [r.bodyContentType] : ['application/json', 'application/yaml', 'text/yaml', 'application/x-yaml'];
     if (r.body) addError(415, 'Unsupported request content type');
+    // Any request that reaches a backing service can meet it down (lib/outages.ts): 503 with Retry-After, never a 500.
+    if (r.security !== 'none') addError(503, 'A backing service (database, queue, search or storage) is unavailable; retry after Retry-After');
 
     (paths[r.path] ??= {})[r.method] = {
       operationId: r.operationId,

@@ -14,6 +14,8 @@ export function createDb(config: DbConfig): Db {
   return knexFactory({
     client: 'pg',
     connection: config.DATABASE_URL,
+    // A request waiting for a connection answers 503 (lib/outages.ts) after 10 s, not knex's 60.
+    acquireConnectionTimeout: 10_000,
     pool: {
       min: 0,
       max: config.DATABASE_POOL_MAX,

@@ -2,12 +2,14 @@ import type { Middleware } from 'koa';
 import { ZodError } from 'zod';
 import { isUniqueViolation } from '../../db';
 import { AppError, ValidationError } from '../../lib/errors';
+import { UNAVAILABLE_DETAIL, unavailableDependency } from '../../lib/outages';
 import { issuesFromZod } from '../validation';
 import type { AppContext, AppState } from '../context';
 
 /**
  * The one place errors become responses (spec §7): typed AppError -> its status and {detail};
- * validation -> 422 with detail [{type, loc, msg}]; unique violation -> 409; anything else ->
+ * validation -> 422 with detail [{type, loc, msg}]; unique violation -> 409; a backing service
+ * that does not answer (lib/outages.ts) -> 503 with Retry-After; anything else ->
  * 500 with the request id and no internals. Handlers have no try/catch.
  */
 export function errorHandler(): Middleware<AppState> {
@@ -30,6 +32,11 @@ export function errorHandler(): Middleware<AppState> {
       } else if (isHttpError(err)) {
         // Errors Koa and its body parser raise (payload too large, aborted request, ...).
         send(ctx, err.status, err.expose ? err.message : 'bad request', 'bad_request');
+      } else if (unavailableDependency(err)) {
+        const dependency = unavailableDependency(err) ?? 'database';
+        ctx.state.log.warn({ err, dependency }, 'dependency unavailable');
+        ctx.set('Retry-After', '5');
+        send(ctx, 503, UNAVAILABLE_DETAIL[dependency], `${dependency}_unavailable`);
       } else {
         ctx.state.log.error({ err }, 'unhandled error');
         send(ctx, 500, `internal server error (request id ${ctx.state.requestId})`, 'internal_error');

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
 import path from 'node:path';
 import { startServer } from '../../api/server';
 import { CATALOG } from '../../jobs';
@@ -36,6 +37,19 @@ async function startWorkerProcess(metricsAddress: string): Promise<ChildProcess>
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return child;
+}
+
+function rawRequest(method: string, path: string, auth?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${api.url}${path}`, { method, headers: auth ? { authorization: auth } : {} }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.once('error', reject);
+    req.end();
+  });
 }
 
 const vat = () => `FR${String(Math.floor(Math.random() * 1e11)).padStart(11, '0')}`;
@@ -126,6 +140,18 @@ describe('GET /api/v1/system/queues', () => {
     }
   });
 
+  test('Postgres unreachable: a request answers 503 with Retry-After and the spec-shaped detail, never a 500', async () => {
+    const down = await startTestApi({ ...overrides(), DATABASE_URL: `postgres://leadjobs@127.0.0.1:${await freePort()}/leadjobs` });
+    try {
+      const res = await fetch(`${down.url}/api/v1/jobs/list`, { headers: { authorization: a.auth } });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(await res.json()).toEqual({ detail: 'service unavailable: the database does not answer, retry later' });
+    } finally {
+      await down.close();
+    }
+  });
+
   test('the route needs a credential', async () => {
     expect((await fetch(`${api.url}/api/v1/system/queues`)).status).toBe(401);
   });
@@ -135,7 +161,7 @@ describe('Prometheus metrics', () => {
   test('the API: request latency by route template and status, jobs submitted by type, jobs in flight and outbox lag', async () => {
     const before = await (await fetch(`${api.url}/metrics`)).text();
     const submittedBefore = Number(/^leadjobs_jobs_submitted_total\{type="crawlCompanyData"\} (\d+)/m.exec(before)?.[1] ?? 0);
-    expect((await a.get('/api/v1/jobs/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await a.get('/api/v1/jobs/00000000-0000-4000-8000-000000000000/status')).status).toBe(404);
     const res = await a.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { mode: 'vat', vat_number: vat() } });
     const { job_id } = await a.json<{ job_id: string }>(res);
     await waitForStatus(a, job_id, ['completed', 'failed'], 60_000);
@@ -145,7 +171,7 @@ describe('Prometheus metrics', () => {
     expect(metrics.headers.get('content-type')).toContain('text/plain');
     const text = await metrics.text();
     // The route label is the template, never the job id itself.
-    expect(text).toMatch(/^leadjobs_http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/jobs\/:job_id",status="404"\} [1-9]/m);
+    expect(text).toMatch(/^leadjobs_http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/jobs\/:job_id\/status",status="404"\} [1-9]/m);
     expect(text).not.toContain('00000000-0000-4000-8000-000000000000');
     expect(Number(/^leadjobs_jobs_submitted_total\{type="crawlCompanyData"\} (\d+)/m.exec(text)?.[1])).toBe(submittedBefore + 1);
     expect(text).toMatch(/^leadjobs_outbox_pending\{outbox="search"\} \d+/m);
@@ -180,17 +206,18 @@ describe('Prometheus metrics', () => {
     const completedHere = await api.deps.db('jobs').where({ type: 'crawlCompanyData', status: 'completed', worker_id: 'ops-worker' }).count<{ count: string }[]>('* as count');
     expect(Number(finished?.[1])).toBe(Number(completedHere[0]?.count));
     expect(text).toMatch(/^leadjobs_provider_requests_total\{[^}]*outcome="ok"[^}]*provider="vies"[^}]*\} [1-9]/m);
-    expect(text).toMatch(/^temporal_activity_execution_latency_seconds_count\{/m);
+    expect(text).toMatch(/^temporal_activity_execution_latency_count\{/m);
   });
 });
 
 describe('methods', () => {
   test('TRACE on a known path is a 405 with Allow, on an unknown path a 404; a wrong method gets the {detail} body', async () => {
-    const trace = await fetch(`${api.url}/api/v1/jobs`, { method: 'TRACE', headers: { authorization: a.auth } });
+    // fetch refuses TRACE: node:http sends it.
+    const trace = await rawRequest('TRACE', '/api/v1/jobs/list', a.auth);
     expect(trace.status).toBe(405);
-    expect(trace.headers.get('allow')).toContain('GET');
-    expect(((await trace.json()) as { detail: string }).detail).toMatch(/TRACE not allowed/);
-    expect((await fetch(`${api.url}/api/v1/nowhere`, { method: 'TRACE' })).status).toBe(404);
+    expect(trace.headers.allow).toContain('GET');
+    expect((JSON.parse(trace.body) as { detail: string }).detail).toMatch(/TRACE not allowed/);
+    expect((await rawRequest('TRACE', '/api/v1/nowhere')).status).toBe(404);
     const put = await fetch(`${api.url}/api/v1/system/health`, { method: 'PUT', headers: { authorization: a.auth } });
     expect(put.status).toBe(405);
     expect(put.headers.get('allow')).toContain('GET');

@@ -1,0 +1,53 @@
+/**
+ * Which backing service an error says is unreachable, if any: the error middleware answers those
+ * 503 with Retry-After (spec §7: the service is unavailable, retry) instead of a 500, so a client
+ * can tell an outage from a bug and nothing is half-stored (each request's writes are one
+ * transaction that the outage rolled back).
+ */
+export type Dependency = 'database' | 'search' | 'storage' | 'queue';
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED']);
+// Postgres SQLSTATE: class 08 connection exceptions; 57P01-57P03 shutdown / cannot connect now; 53300 too many connections.
+const PG_OUTAGE = /^(08...|57P0[123]|53300)$/;
+
+interface ErrorLike {
+  name?: unknown;
+  code?: unknown;
+  message?: unknown;
+  cause?: unknown;
+  syscall?: unknown;
+}
+
+export function unavailableDependency(err: unknown, depth = 0): Dependency | undefined {
+  if (typeof err !== 'object' || err === null || depth > 3) return undefined;
+  const e = err as ErrorLike;
+  const name = typeof e.name === 'string' ? e.name : '';
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  const message = typeof e.message === 'string' ? e.message : '';
+  // knex: no pooled connection within acquireConnectionTimeout (Postgres down or saturated).
+  if (name === 'KnexTimeoutError') return 'database';
+  if (code && PG_OUTAGE.test(code)) return 'database';
+  if (/Connection terminated|terminating connection|the database system is (starting up|shutting down)/i.test(message)) return 'database';
+  // @elastic/elasticsearch transport errors: no answer at all.
+  if (name === 'ConnectionError' || name === 'NoLivingConnectionsError' || name === 'TimeoutError') return 'search';
+  // MinIO's client: S3 answers "service unavailable" or "slow down" while a node is restarting.
+  if (code === 'SlowDown' || code === 'ServiceUnavailable' || code === 'XMinioServerNotInitialized') return 'storage';
+  // Temporal gRPC: UNAVAILABLE (14) or DEADLINE_EXCEEDED (4) from the frontend.
+  if (name === 'ServiceError' && /UNAVAILABLE|DEADLINE_EXCEEDED/.test(message)) return 'queue';
+  if (code && NETWORK_CODES.has(code)) return socketOwner(e) ?? 'database';
+  return unavailableDependency(e.cause, depth + 1);
+}
+
+/** A raw socket error: pg's carries its port in the message ("connect ECONNREFUSED 127.0.0.1:5432"); MinIO's client is told apart by its stack. */
+function socketOwner(e: ErrorLike): Dependency | undefined {
+  const stack = (e as { stack?: unknown }).stack;
+  if (typeof stack === 'string' && /node_modules[\\/]minio[\\/]/.test(stack)) return 'storage';
+  return undefined;
+}
+
+export const UNAVAILABLE_DETAIL: Record<Dependency, string> = {
+  database: 'service unavailable: the database does not answer, retry later',
+  search: 'search service unavailable',
+  storage: 'service unavailable: object storage does not answer, retry later',
+  queue: 'queue service unavailable',
+};
