@@ -4,14 +4,28 @@ import { z } from 'zod';
 
 /** An absolute http(s) URL with a host; the message names the field. */
 export const httpUrl = (what: string) =>
-  z.string().trim().min(1).refine((v) => {
-    try {
-      const u = new URL(v);
-      return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0;
-    } catch {
-      return false;
-    }
-  }, `${what} must be a valid http(s) URL`);
+  z
+    .string()
+    .trim()
+    .min(1)
+    .refine((v) => {
+      try {
+        const u = new URL(v);
+        return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0;
+      } catch {
+        return false;
+      }
+    }, `${what} must be a valid http(s) URL`)
+    // `user:pass@host` hides the real host from a reader (http://bank.example@10.0.0.1/) and no page
+    // of a lead's site needs it: refused at submission rather than failing in the worker.
+    .refine((v) => {
+      try {
+        const u = new URL(v);
+        return u.username === '' && u.password === '';
+      } catch {
+        return true;
+      }
+    }, `${what} must not contain credentials (user:password@ before the host)`);
 
 export const isoTime = z.string().describe('ISO 8601 timestamp');
 
