@@ -24,7 +24,9 @@ export async function startServer(config: Config, availableJobTypes?: readonly J
   if (metricsServer) logger.info({ url: `http://${config.METRICS_HOST}:${config.METRICS_PORT}/metrics` }, 'metrics listening');
 
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.PORT, config.HOST, () => resolve(s));
+    // Slow clients (slow-loris) are cut off: headers and whole requests have deadlines, checked every second.
+    const s = createServer({ headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS, requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 }, app.callback());
+    s.listen(config.PORT, config.HOST, () => resolve(s));
     s.once('error', reject);
   });
   const address = server.address();

@@ -202,6 +202,10 @@ export const configSchema = dbConfigSchema.extend({
   /** How long a health probe waits for one dependency before calling it down. */
   HEALTH_TIMEOUT_MS: int(2000, 100, 60000),
   SHUTDOWN_GRACE_MS: int(10000, 0, 120000),
+  /** A client must finish sending its request headers within this time (slow-loris), else 408 and the socket closes. */
+  HTTP_HEADERS_TIMEOUT_MS: int(10000, 1000, 120000),
+  /** ... and its whole request, body included (a 25 MB upload on a slow link fits in the default). */
+  HTTP_REQUEST_TIMEOUT_MS: int(120000, 1000, 3600000),
 }).superRefine((c, ctx) => {
   // A certificate without its key (or the reverse) would fail later inside the gRPC layer with a
   // message that names neither variable.

@@ -1,8 +1,13 @@
+import { isUtf8 } from 'node:buffer';
+import type { Readable } from 'node:stream';
+import { createGunzip, createInflate } from 'node:zlib';
 import type { Middleware } from 'koa';
-import { koaBody } from 'koa-body';
+// koa-body's declaration of ctx.request.body (its multipart parser serves the upload routes).
+import type {} from 'koa-body';
+import getRawBody from 'raw-body';
 import yaml from 'js-yaml';
 import { AppError, ValidationError } from '../../lib/errors';
-import type { AppState } from '../context';
+import type { AppContext, AppState } from '../context';
 
 export const YAML_TYPES = ['text/yaml', 'application/yaml', 'application/x-yaml'];
 const JSON_TYPES = ['application/json'];
@@ -25,17 +30,6 @@ export const MAX_YAML_ALIASES = 50;
  * (413). Bodies of either type may nest at most MAX_BODY_DEPTH levels (422).
  */
 export function requestBody(options: { limit: string; skip?: (path: string) => boolean }): Middleware<AppState> {
-  const parse = koaBody({
-    json: true,
-    text: true,
-    urlencoded: false,
-    multipart: false,
-    jsonStrict: false,
-    jsonLimit: options.limit,
-    textLimit: options.limit,
-    includeUnparsed: false,
-    textTypes: YAML_TYPES,
-  });
   const budget: Budget = { maxValues: parseSize(options.limit), maxTextBytes: parseSize(options.limit), maxDepth: MAX_BODY_DEPTH, limit: options.limit };
   return async (ctx, next) => {
     if (!['POST', 'PUT', 'PATCH'].includes(ctx.method) || options.skip?.(ctx.path)) return next();
@@ -48,18 +42,51 @@ export function requestBody(options: { limit: string; skip?: (path: string) => b
     if (type !== '' && !isYaml && !JSON_TYPES.includes(type)) {
       throw new AppError(415, `unsupported content type '${type}'; send application/json or YAML (${YAML_TYPES.join(', ')})`, 'unsupported_media_type');
     }
-    if (type === '') ctx.request.headers['content-type'] = 'application/json';
-    try {
-      await parse(ctx, async () => undefined);
-    } catch (err) {
-      const e = err as { status?: number; message?: string };
-      if (e.status === 413) throw new AppError(413, `request body is larger than ${options.limit}`, 'payload_too_large');
-      throw new ValidationError([{ type: 'json_invalid', loc: ['body'], msg: `JSON decode error: ${e.message ?? 'invalid JSON'}` }]);
+    const charset = ctx.request.charset.toLowerCase();
+    if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
+      throw new AppError(415, `unsupported charset '${charset}'; request bodies are UTF-8`, 'unsupported_media_type');
     }
-    if (isYaml) ctx.request.body = parseYaml(String(ctx.request.body ?? '')) as typeof ctx.request.body;
+    const text = await readUtf8(ctx, options.limit);
+    if (isYaml) {
+      ctx.request.body = parseYaml(text) as typeof ctx.request.body;
+    } else {
+      try {
+        ctx.request.body = JSON.parse(text) as typeof ctx.request.body;
+      } catch (err) {
+        throw new ValidationError([{ type: 'json_invalid', loc: ['body'], msg: `JSON decode error: ${(err as Error).message}` }]);
+      }
+    }
     measure(ctx.request.body, budget);
     return next();
   };
+}
+
+/**
+ * The body as text, refused unless it is valid UTF-8 (422: replacement characters would silently
+ * change names and addresses), at most `limit` bytes after decompression (413; gzip and deflate
+ * are inflated, counting the inflated bytes, so a small zip bomb is stopped at the limit).
+ */
+async function readUtf8(ctx: AppContext, limit: string): Promise<string> {
+  const encoding = ctx.get('content-encoding').toLowerCase() || 'identity';
+  let stream: NodeJS.ReadableStream = ctx.req;
+  if (encoding === 'gzip' || encoding === 'x-gzip') stream = ctx.req.pipe(createGunzip());
+  else if (encoding === 'deflate') stream = ctx.req.pipe(createInflate());
+  else if (encoding !== 'identity') throw new AppError(415, `unsupported content encoding '${encoding}'; send identity, gzip or deflate`, 'unsupported_media_type');
+  let raw: Buffer;
+  try {
+    raw = await getRawBody(stream as Readable, { limit, ...(encoding === 'identity' && ctx.get('content-length') ? { length: ctx.get('content-length') } : {}) });
+  } catch (err) {
+    const e = err as { status?: number; type?: string; code?: string; message?: string };
+    if (e.type === 'entity.too.large') throw new AppError(413, `request body is larger than ${limit}`, 'payload_too_large');
+    if (e.code === 'Z_DATA_ERROR' || e.code === 'Z_BUF_ERROR') throw new AppError(400, `request body is not valid ${encoding} data`, 'bad_request');
+    if (e.type === 'request.aborted' || e.type === 'request.size.invalid') throw new AppError(400, e.message ?? 'request body incomplete', 'bad_request');
+    throw err;
+  } finally {
+    if (stream !== ctx.req) ctx.req.unpipe();
+  }
+  if (!isUtf8(raw)) throw new ValidationError([{ type: 'utf8_invalid', loc: ['body'], msg: 'request body is not valid UTF-8' }]);
+  const text = raw.toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 function hasBody(length: string, transferEncoding: string): boolean {
