@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import type { Db } from '../db';
 import { EventListener } from '../db/event-listener';
+import { ContentRepository } from '../db/repositories/content';
 import { DedupeRepository } from '../db/repositories/dedupe';
 import { IntegrationRepository } from '../db/repositories/integrations';
 import { UnsubscribeRepository } from '../db/repositories/unsubscribe';
@@ -28,6 +29,7 @@ import { requestContext } from './middleware/request-id';
 import { buildOpenApi } from './openapi';
 import { ApiRouter } from './routing';
 import { campaignRoutes } from './routes/campaigns';
+import { contentRoutes } from './routes/content';
 import { dedupeRoutes } from './routes/dedupe';
 import { docsRoutes } from './routes/docs';
 import { idapRoutes } from './routes/idap';
@@ -111,6 +113,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
     prices: config.LLM_PRICES,
   });
 
+  contentRoutes(api, new ContentRepository(db));
   unsubscribeRoutes(api, { repo: new UnsubscribeRepository(db), key: unsubscribeSigningKey(config), publicBaseUrl: config.PUBLIC_BASE_URL });
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
