@@ -1,7 +1,7 @@
 import { getSchema } from '@tiptap/core';
 import Image from '@tiptap/extension-image';
 import StarterKit from '@tiptap/starter-kit';
-import { parseHTML } from 'linkedom';
+import { createDocument } from '@mixmark-io/domino';
 import { DOMSerializer, type Node as PmNode } from 'prosemirror-model';
 import sanitizeHtml from 'sanitize-html';
 
@@ -60,10 +60,10 @@ const SANITIZE: sanitizeHtml.IOptions = {
 
 /** The document as sanitised HTML: only the schema's elements, links and images over http(s) (and mailto:). */
 export function renderDocument(doc: PmNode): string {
-  const { document } = parseHTML('<!doctype html><html><body></body></html>');
-  // linkedom's document is enough for ProseMirror's serializer (createElement, text nodes, attributes).
+  // A server-side DOM (domino, as turndown uses) for ProseMirror's serializer: elements, text nodes, attributes.
+  const document = createDocument('<!doctype html><html><body></body></html>');
   const fragment = serializer.serializeFragment(doc.content, { document: document as unknown as NonNullable<Parameters<typeof serializer.serializeFragment>[1]>['document'] });
   const container = document.createElement('div');
-  container.appendChild(fragment as unknown as Parameters<typeof container.appendChild>[0]);
+  container.appendChild(fragment);
   return sanitizeHtml(container.innerHTML, SANITIZE);
 }
