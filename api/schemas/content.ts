@@ -123,7 +123,7 @@ export const authorListResponse = z.object({ authors: z.array(authorResponse), t
 export const dashboardAuthorListResponse = z.object({ authors: z.array(dashboardAuthorResponse), total: z.number().int(), page: z.number().int(), page_size: z.number().int() });
 
 export const categoryResponse = z.object({ id: z.string(), name: z.string(), slug: z.string() }).meta({ id: 'Category' });
-export const dashboardCategoryResponse = categoryResponse.extend({ description: z.string().nullable(), created_at: z.string(), updated_at: z.string() });
+export const dashboardCategoryResponse = categoryResponse.extend({ description: z.string().nullable(), created_at: z.string(), updated_at: z.string() }).meta({ id: 'DashboardCategory' });
 export const categoryListResponse = z.object({ categories: z.array(dashboardCategoryResponse), total: z.number().int() });
 export const tagResponse = z.object({ id: z.string(), name: z.string(), slug: z.string(), post_count: z.number().int().optional(), created_at: z.string() }).meta({ id: 'Tag' });
 export const tagListResponse = z.object({ tags: z.array(tagResponse), total: z.number().int() });
