@@ -280,6 +280,21 @@ export function contentRoutes(api: ApiRouter, repo: ContentRepository): void {
 
   api.add({
     ...dash,
+    method: 'get',
+    path: '/api/v1/dashboard/content/categories/{category_id}',
+    operationId: 'getCategory',
+    summary: 'One category',
+    params: categoryIdParams,
+    responses: { 200: { description: 'The category', schema: dashboardCategoryResponse }, 404: { description: 'No such category for this client' } },
+    handler: async (ctx, { params }) => {
+      const row = await repo.findCategory(clientIdOf(ctx), params.category_id);
+      if (!row) throw notFound('category not found');
+      ctx.body = dashboardCategoryView(row);
+    },
+  });
+
+  api.add({
+    ...dash,
     method: 'patch',
     path: '/api/v1/dashboard/content/categories/{category_id}',
     operationId: 'updateCategory',
@@ -332,6 +347,21 @@ export function contentRoutes(api: ApiRouter, repo: ContentRepository): void {
     handler: async (ctx) => {
       const rows = await repo.listTags(clientIdOf(ctx));
       ctx.body = { tags: rows.map(tagView), total: rows.length };
+    },
+  });
+
+  api.add({
+    ...dash,
+    method: 'get',
+    path: '/api/v1/dashboard/content/tags/{tag_id}',
+    operationId: 'getTag',
+    summary: 'One tag',
+    params: tagIdParams,
+    responses: { 200: { description: 'The tag', schema: tagResponse }, 404: { description: 'No such tag for this client' } },
+    handler: async (ctx, { params }) => {
+      const row = await repo.findTag(clientIdOf(ctx), params.tag_id);
+      if (!row) throw notFound('tag not found');
+      ctx.body = tagView(row);
     },
   });
 

@@ -256,7 +256,10 @@ describe('content', () => {
     // Rename the tag and category: the post shows the new names.
     const outbound = (await c.json<{ tags: (Json & { id: string })[] }>(await c.get('/api/v1/dashboard/content/tags'))).tags.find((t) => t.slug === 'outbound');
     expect((await c.patch(`/api/v1/dashboard/content/tags/${outbound?.id}`, { name: 'Outbound sales' })).status).toBe(200);
+    expect(await c.json(await c.get(`/api/v1/dashboard/content/tags/${outbound?.id}`))).toMatchObject({ name: 'Outbound sales', slug: 'outbound' });
+    expect((await (await newClient()).get(`/api/v1/dashboard/content/tags/${outbound?.id}`)).status).toBe(404);
     expect((await c.patch(`/api/v1/dashboard/content/categories/${cat.id}`, { name: 'Playbooks', slug: 'playbooks' })).status).toBe(200);
+    expect(await c.json(await c.get(`/api/v1/dashboard/content/categories/${cat.id}`))).toMatchObject({ name: 'Playbooks', slug: 'playbooks', description: 'How-tos' });
     await publish(c, post.id);
     const filtered = (await (await site(domain)('/api/v1/content/posts?category=playbooks&tag=outbound')).json()) as { posts: Post[] };
     expect(filtered.posts.map((p) => [p.slug, p.tags, (p.categories as Json[])[0]?.name])).toEqual([['one', ['Outbound sales'], 'Playbooks']]);
