@@ -380,6 +380,8 @@ export class ContentRepository {
     }
     if (input.author_name === undefined) return undefined;
     const name = input.author_name.trim();
+    // Posts written at once by the same new author would each create them: one at a time per client and name's slug.
+    await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`content-author:${clientId}:${slugOf(name) || name.toLowerCase()}`]);
     const existing = (await trx('content_authors').where({ client_id: clientId }).whereRaw('lower(full_name) = lower(?)', [name]).orderBy('created_at').first('id')) as { id: string } | undefined;
     if (existing) return existing.id;
     return (await this.insertAuthor(trx, clientId, { full_name: name }, true)).id;

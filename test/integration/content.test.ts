@@ -104,10 +104,15 @@ describe('content', () => {
     const tags = await c.json<{ tags: Json[] }>(await c.get('/api/v1/dashboard/content/tags'));
     expect(tags.tags.map((t) => [t.name, t.slug, t.post_count])).toEqual([['Lead Gen', 'lead-gen', 1], ['Sales', 'sales', 1]]);
 
+
     // Same slug again: 409; a second post by the same author name reuses the author.
     const dup = await c.post('/api/v1/dashboard/content/posts', { slug: 'cold-leads', title: 'Again', body: richBody });
     expect(dup.status).toBe(409);
     expect(((await dup.json()) as Json).detail).toMatch(/cold-leads/);
+    // Posts by a new author name at the same time: one author.
+    const parallel = await Promise.all(Array.from({ length: 5 }, (_, i) => createPost(c, { slug: `parallel-${i}`, title: `P${i}`, body: { type: 'doc', content: [paragraph(3)] }, author_name: 'Grace Hopper', tags: ['new-tag'] })));
+    expect(new Set(parallel.map((p) => p.author?.id)).size).toBe(1);
+    for (const p of parallel) await c.del(`/api/v1/dashboard/content/posts/${p.id}`);
     const second = await createPost(c, { slug: 'warm-leads', title: 'Warm leads', body: { type: 'doc', content: [paragraph(10)] }, author_name: 'ada lovelace', tags: ['sales'] });
     expect(second.author?.id).toBe(post.author?.id);
     expect(second.tags).toEqual(['Sales']);
