@@ -1,8 +1,10 @@
 import Koa from 'koa';
 import type { Db } from '../db';
 import { EventListener } from '../db/event-listener';
+import { ContentRepository } from '../db/repositories/content';
 import { DedupeRepository } from '../db/repositories/dedupe';
 import { IntegrationRepository } from '../db/repositories/integrations';
+import { UnsubscribeRepository } from '../db/repositories/unsubscribe';
 import { WebhookRepository } from '../db/repositories/webhooks';
 import { AVAILABLE_JOB_TYPES, type JobType } from '../jobs';
 import { webhooksTaskQueue } from '../jobs/queues';
@@ -11,6 +13,7 @@ import { CredentialCipher } from '../lib/llm/cipher';
 import type { Logger } from '../lib/logger';
 import { OutboundClient } from '../lib/outbound';
 import type { Storage } from '../lib/storage';
+import { unsubscribeSigningKey } from '../lib/unsubscribe';
 import { pingTemporal, type Temporal } from '../lib/temporal';
 import { pingSearch, type SearchClient } from '../search/client';
 import { CampaignService } from './campaign-service';
@@ -30,6 +33,7 @@ import { requestContext } from './middleware/request-id';
 import { buildOpenApi } from './openapi';
 import { ApiRouter } from './routing';
 import { campaignRoutes } from './routes/campaigns';
+import { contentRoutes } from './routes/content';
 import { dedupeRoutes } from './routes/dedupe';
 import { docsRoutes } from './routes/docs';
 import { idapRoutes } from './routes/idap';
@@ -40,6 +44,7 @@ import { jobRoutes } from './routes/jobs';
 import { locationRoutes } from './routes/locations';
 import { searchRoutes } from './routes/search';
 import { systemRoutes } from './routes/system';
+import { isUnsubscribePagePath, unsubscribeRoutes } from './routes/unsubscribe';
 import { webhookRoutes } from './routes/webhooks';
 import { WorkflowResultsService } from './workflow-results';
 import { workflowResultRoutes } from './routes/workflow-results';
@@ -115,13 +120,17 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
     prices: config.LLM_PRICES,
   });
 
+  contentRoutes(api, new ContentRepository(db));
+  unsubscribeRoutes(api, { repo: new UnsubscribeRepository(db), key: unsubscribeSigningKey(config), publicBaseUrl: config.PUBLIC_BASE_URL });
+
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 
   app.use(metrics.middleware());
   app.use(requestContext(deps.logger));
   app.use(responseFormat((path) => api.ownsFormat(path)));
   app.use(errorHandler());
-  app.use(requestBody({ limit: '2mb' }));
+  // The unsubscribe pages take HTML form posts (and RFC 8058 one-click bodies): their route reads them.
+  app.use(requestBody({ limit: '2mb', skip: isUnsubscribePagePath }));
   app.use(docs.routes());
   // On the main listener unless METRICS_PORT gives them a listener of their own (api/server.ts).
   if (config.METRICS_PORT === undefined) app.use(metricsRoute(metrics));
