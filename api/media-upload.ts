@@ -131,6 +131,8 @@ class UploadSink extends Writable {
     const head = Buffer.concat(this.head);
     this.head = [];
     this.plan = await this.decide(head);
+    // Destroyed meanwhile (the body failed): start nothing that would wait for an end.
+    if (this.destroyed) return;
     if (this.plan.mode === 'stage') {
       this.pass = new PassThrough();
       this.staged = true;
@@ -143,7 +145,7 @@ class UploadSink extends Writable {
 
   private feed(chunk: Buffer, cb: (err?: Error | null) => void): void {
     const plan = this.plan;
-    if (!plan || plan.mode === 'discard' || chunk.length === 0) return cb();
+    if (!plan || plan.mode === 'discard' || chunk.length === 0 || this.destroyed) return cb();
     this.hash.update(chunk);
     if (plan.mode === 'svg') {
       if (this.size > this.maxSvgBytes) {
