@@ -7,7 +7,6 @@ import { AppError, ValidationError } from '../lib/errors';
 import { correctFilename, FORMAT_INFO, IMAGE_FORMATS, SNIFF_BYTES, sniff, type ImageFormat, type Sniffed } from '../lib/media/formats';
 import { InvalidNameError, normalizeFilename, normalizeFolder, objectKey, withSuffix } from '../lib/media/names';
 import { InvalidSvgError, sanitizeSvg } from '../lib/media/svg';
-import { isUniqueViolation } from '../db';
 import type { MediaFileRow, MediaRepository } from '../db/repositories/media';
 import { idapRef } from '../lib/idap';
 
@@ -267,7 +266,7 @@ export class MediaUploads {
         if (err instanceof InvalidNameError) throw new AppError(400, err.message, 'Invalid folder');
         throw err;
       }
-      const prefix = objectKey(MEDIA_KEY_PREFIX, folder);
+      const prefix = folder ? `${MEDIA_KEY_PREFIX}/${folder}` : MEDIA_KEY_PREFIX;
       const stored = normalizeFilename(filename, kind === 'image' ? 'image' : 'file');
 
       if (plan.mode === 'svg') {
@@ -335,13 +334,10 @@ export class MediaUploads {
     let stored = name;
     let key = objectKey(prefix, stored);
     const row = (): Omit<MediaFileRow, 'created_at'> => ({ id: fileId, client_id: clientId, kind, bucket, key, corrected_filename: stored, ...meta });
-    try {
-      await this.repo.insertFile(row());
-    } catch (err) {
-      if (!isUniqueViolation(err)) throw err;
+    if (!(await this.repo.insertFile(row()))) {
       stored = withSuffix(name, fileId.slice(0, 8));
       key = objectKey(prefix, stored);
-      await this.repo.insertFile(row());
+      if (!(await this.repo.insertFile(row()))) throw new AppError(409, `the key ${key} is taken; upload again`, 'conflict');
     }
     let url: string;
     try {

@@ -22,9 +22,15 @@ export interface NewVideoImport {
 export class MediaRepository {
   constructor(private readonly db: Knex) {}
 
-  /** Records an upload; a key already taken in the bucket is a unique violation (the caller picks another). */
-  async insertFile(row: Omit<MediaFileRow, 'created_at'>): Promise<void> {
-    await MediaFileModel.query(this.db).insert(row);
+  /** Records an upload; false when its key is already taken in the bucket (the caller picks another). */
+  async insertFile(row: Omit<MediaFileRow, 'created_at'>): Promise<boolean> {
+    await MediaFileModel.query(this.db).insert(row).onConflict(['bucket', 'key']).ignore();
+    // Inserted, or ignored because another file holds the key: the row with the key says which.
+    return (await this.keyOwner(row.bucket, row.key)) === row.id;
+  }
+
+  private async keyOwner(bucket: string, key: string): Promise<string | undefined> {
+    return (await MediaFileModel.query(this.db).where({ bucket, key }).first().select('id'))?.id;
   }
 
   async deleteFile(clientId: string, id: string): Promise<void> {
