@@ -29,6 +29,7 @@ afterAll(async () => {
   await pt?.close();
 });
 afterEach(() => {
+  pt.setDelay(0);
   pt.setRateLimit(50);
   pt.setImportsEnabled(true);
 });
@@ -153,6 +154,23 @@ test('bad input: 422 in the media error shape; a private address is refused befo
     expect(((await res.json()) as { detail: string }).detail).toContain('non-public address');
   }
   expect(since(from)).toEqual([]);
+});
+
+test('a PeerTube slower than PEERTUBE_TIMEOUT_MS: 503 saying so, no record of an import', async () => {
+  const slow = await startTestApi({ ...peertubeEnv(pt), PEERTUBE_TIMEOUT_MS: '1000' });
+  try {
+    const creds = await slow.newClient();
+    const who = caller(slow, bearer(creds));
+    pt.setDelay(1500);
+    const res = await who.post('/api/v1/media/videos/import', { url: 'https://media.example.com/slow.mp4' });
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { detail: string }).detail).toBe('PeerTube did not answer within 1000 ms (PEERTUBE_TIMEOUT_MS)');
+    const rows = await slow.deps.db('media_videos').where({ client_id: creds.client_id });
+    expect(rows).toEqual([]);
+  } finally {
+    pt.setDelay(0);
+    await slow.close();
+  }
 });
 
 test('not configured: 503 naming the missing settings', async () => {

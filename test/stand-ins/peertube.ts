@@ -43,6 +43,8 @@ export interface PeerTubeStandIn {
   setImportsEnabled(enabled: boolean): void;
   /** Rate limit: `max` API requests per `windowMs` (PeerTube's default 50 per 10 s). */
   setRateLimit(max: number, windowMs?: number): void;
+  /** Delay every answer (deadline tests). */
+  setDelay(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -80,6 +82,7 @@ export async function startPeerTube(): Promise<PeerTubeStandIn> {
   let nextVideoId = 100;
   let nextImportId = 40;
   let host = '';
+  let delayMs = 0;
 
   const state: Omit<PeerTubeStandIn, 'baseUrl' | 'close'> = {
     username: 'importer',
@@ -99,6 +102,9 @@ export async function startPeerTube(): Promise<PeerTubeStandIn> {
     },
     setImportsEnabled: (e) => {
       importsEnabled = e;
+    },
+    setDelay: (ms) => {
+      delayMs = ms;
     },
     setRateLimit: (max, windowMs = 10_000) => {
       limit = { max, windowMs };
@@ -129,6 +135,7 @@ export async function startPeerTube(): Promise<PeerTubeStandIn> {
       const url = new URL(req.url ?? '/', baseUrl);
       const entry: PeerTubeStandIn['requests'][number] = { method: req.method ?? 'GET', path: url.pathname, auth: bearer(req) };
       state.requests.push(entry);
+      if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
       if (Date.now() - window.start > limit.windowMs) window = { start: Date.now(), count: 0 };
       window.count += 1;
       if (window.count > limit.max) {
