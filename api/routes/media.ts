@@ -97,10 +97,15 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
       200: { description: 'The whole object', contentType: '*/*' },
       206: { description: 'The requested range', contentType: '*/*' },
       304: { description: 'Not modified (If-None-Match)' },
+      400: { description: 'stats / resolve: media types have none' },
       404: { description: `detail ${RESOURCE_NOT_FOUND}` },
       416: { description: 'Range not satisfiable' },
     },
     handler: async (ctx, { params }) => {
+      // This route is matched before the IDAP ones: /idap/media/stats and /resolve answer as those do for media types.
+      if (params.media_id === 'stats' || params.media_id === 'resolve') {
+        throw new AppError(400, `media are media resources: fetch each one through the media proxy GET ${MEDIA_PROXY_PATH}`, 'bad_request');
+      }
       const file = await deps.repo.getFile(clientIdOf(ctx), params.media_id);
       if (!file) throw notFound(RESOURCE_NOT_FOUND);
       const size = Number(file.size);

@@ -181,6 +181,19 @@ describe('folders and names', () => {
     expect((await publicBytes(body.url)).equals(files.png)).toBe(true);
   });
 
+  test('a folder field that comes after the file in the body is honoured (and still checked)', async () => {
+    const res = await streamUpload(api, c.auth, 'images', files.webp, 'late.webp', { folder: 'late/folder' });
+    expect(res.status).toBe(201);
+    const body = JSON.parse(res.body) as Uploaded;
+    expect(body.key).toBe('media/late/folder/late.webp');
+    expect((await publicBytes(body.url)).equals(files.webp)).toBe(true);
+    const who = await newCaller(api);
+    const refused = await streamUpload(api, who.auth, 'images', files.webp, 'late.webp', { folder: '../escape' });
+    expect(refused.status).toBe(400);
+    expect(await objectsIn(api, api.deps.storage.bucketFor(who.clientId))).toEqual([]);
+    expect(await objectsIn(api, api.deps.storage.resultsBucket, 'media-staging/')).toEqual([]);
+  });
+
   test('the same name twice in one folder: both kept, the second under a suffixed key', async () => {
     const other = Buffer.concat([files.png, Buffer.from('second')]);
     const first = await uploadOk(c, 'images', files.png, 'same.png', 'dupes');
@@ -247,6 +260,8 @@ test('files endpoint: any file, no validation or correction, served as an attach
   const served = await proxy(c, body.file_id);
   expect(served.status).toBe(200);
   expect(served.headers.get('content-disposition')).toContain('attachment');
+  // The public address serves it as an attachment too (an uploaded HTML page downloads, it does not render).
+  expect((await fetch(body.url)).headers.get('content-disposition')).toContain('attachment');
   expect(Buffer.from(await served.arrayBuffer()).equals(PDF)).toBe(true);
 });
 
@@ -280,6 +295,14 @@ describe('GET /api/v1/idap/media/{media_id}', () => {
     // As a browser revalidates (fetch adds `Cache-Control: no-cache` to conditional requests otherwise, which asks for the whole object).
     const again = await proxy(c, file.file_id, { 'if-none-match': res.headers.get('etag') as string, 'cache-control': 'max-age=0' });
     expect(again.status).toBe(304);
+  });
+
+  test('media stats and resolve stay 400, as for the other media types', async () => {
+    for (const path of ['/api/v1/idap/media/stats', '/api/v1/idap/media/resolve', '/api/v1/idap/media']) {
+      const res = await c.get(path);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { detail: string }).detail).toContain('/api/v1/idap/media/{media_id}');
+    }
   });
 
   test("another client's media id, an unknown id and a malformed id are 404 resource_not_found", async () => {
@@ -317,10 +340,11 @@ describe('request errors', () => {
 });
 
 /** A multipart upload sent in chunks without Content-Length; the answer may come before the body ends. */
-function streamUpload(on: TestApi, auth: string, path: 'images' | 'files', file: Buffer, filename: string): Promise<{ status: number; body: string }> {
+function streamUpload(on: TestApi, auth: string, path: 'images' | 'files', file: Buffer, filename: string, fieldsAfter: Record<string, string> = {}): Promise<{ status: number; body: string }> {
   const boundary = `----media${randomBytes(8).toString('hex')}`;
   const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
-  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const after = Object.entries(fieldsAfter).map(([k, v]) => `\r\n--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}`).join('');
+  const tail = Buffer.from(`${after}\r\n--${boundary}--\r\n`);
   const url = new URL(`${on.url}/api/v1/media/${path}/upload`);
   return new Promise((resolve, reject) => {
     let answered = false;
