@@ -221,7 +221,7 @@ export class MediaUploads {
         const part = file as unknown as { originalFilename?: string | null; mimetype?: string | null };
         const field = file ? fieldOf.get(file) : undefined;
         if (field !== 'file' || sink) {
-          // Another file field: read and dropped (spec: `file` is the one file).
+          // A file part under another name is read and dropped; without a `file` part the answer is 422.
           return new Writable({ write: (_c, _e, cb) => cb() });
         }
         filename = part.originalFilename ?? null;
