@@ -37,6 +37,10 @@ import { contentRoutes } from './routes/content';
 import { dedupeRoutes } from './routes/dedupe';
 import { docsRoutes } from './routes/docs';
 import { idapRoutes } from './routes/idap';
+import { MEDIA_UPLOAD_PATHS, mediaRoutes } from './routes/media';
+import { MediaUploads } from './media-upload';
+import { MediaRepository } from '../db/repositories/media';
+import { PeerTubeClient, peerTubeSettings } from '../lib/peertube';
 import { integrationRoutes } from './routes/integrations';
 import { eventRoutes } from './routes/events';
 import { exportRoutes } from './routes/exports';
@@ -99,6 +103,17 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   eventRoutes(api, db, listener, config.SSE_HEARTBEAT_SECONDS);
   dedupeRoutes(api, new DedupeRepository(db), { enabled: config.DEDUPE_ENABLED });
   const leadIndex = new LeadIndexTrigger(deps.temporal, config.TASK_QUEUE_PREFIX, deps.logger);
+  // Before the IDAP routes: GET /api/v1/idap/media/{id} is the media proxy, not an IDAP fetch.
+  const mediaRepo = new MediaRepository(db);
+  const peertube = peerTubeSettings(config);
+  mediaRoutes(api, {
+    uploads: new MediaUploads(deps.storage, mediaRepo, { maxBytes: config.MEDIA_MAX_UPLOAD_BYTES, maxSvgBytes: config.MEDIA_MAX_SVG_BYTES }),
+    repo: mediaRepo,
+    storage: deps.storage,
+    maxUploadBytes: config.MEDIA_MAX_UPLOAD_BYTES,
+    peertube: 'missing' in peertube ? peertube : new PeerTubeClient(peertube),
+    allowHosts: config.OUTBOUND_ALLOW_HOSTS,
+  });
   idapRoutes(api, db, leadIndex);
   searchRoutes(api, { db, search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, trigger: leadIndex, logger: deps.logger });
   locationRoutes(api, db);
@@ -129,8 +144,9 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   app.use(requestContext(deps.logger));
   app.use(responseFormat((path) => api.ownsFormat(path)));
   app.use(errorHandler());
-  // The unsubscribe pages take HTML form posts (and RFC 8058 one-click bodies): their route reads them.
-  app.use(requestBody({ limit: '2mb', skip: isUnsubscribePagePath }));
+  // The unsubscribe pages take HTML form posts (and RFC 8058 one-click bodies), and the media uploads
+  // read their multipart bodies themselves, streaming (api/media-upload.ts): their routes read them.
+  app.use(requestBody({ limit: '2mb', skip: (path) => isUnsubscribePagePath(path) || MEDIA_UPLOAD_PATHS.includes(path) }));
   app.use(docs.routes());
   // On the main listener unless METRICS_PORT gives them a listener of their own (api/server.ts).
   if (config.METRICS_PORT === undefined) app.use(metricsRoute(metrics));

@@ -76,7 +76,7 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
       addError(403, 'Client account is inactive');
       addError(429, 'Rate limit exceeded (100 requests per minute, burst 20 per second)');
     }
-    if (r.params || r.query || r.body || r.headers) addError(422, 'Validation error', r.errorShape === 'success' ? successErrorSchema : validationErrorSchema);
+    if (r.params || r.query || r.body || r.bodyDoc || r.headers) addError(422, 'Validation error', r.errorShape === 'success' ? successErrorSchema : validationErrorSchema);
     const bodyTypes = r.bodyContentType ? [r.bodyContentType] : ['application/json', 'application/yaml', 'text/yaml', 'application/x-yaml'];
     if (r.body) addError(415, 'Unsupported request content type');
     // Any request that reaches a backing service can meet it down (lib/outages.ts): 503 with Retry-After, never a 500.
@@ -89,7 +89,8 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
       tags: r.tags,
       security: r.security === 'client' ? [{ bearerCredential: [] }] : r.security === 'token' ? [{ tokenQuery: [] }] : [],
       parameters: [...parameters(r.params, 'path', components), ...parameters(r.headers, 'header', components), ...parameters(r.query, 'query', components), ...(r.method === 'get' && !r.ownFormat ? [formatParameter] : [])],
-      ...(r.body
+      // A route that reads its body itself (multipart uploads) documents it with bodyDoc alone.
+      ...(r.body || r.bodyDoc
         ? { requestBody: { required: true, content: Object.fromEntries(bodyTypes.map((t) => [t, { schema: jsonSchema((r.bodyDoc ?? r.body) as z.ZodType, 'input', components) }])) } }
         : {}),
       responses,

@@ -85,6 +85,24 @@ export const configSchema = dbConfigSchema.extend({
   /** Public address of hosted media: `{MEDIA_PUBLIC_URL}/{bucket}/{key}`. Defaults to MINIO_ENDPOINT. */
   MEDIA_PUBLIC_URL: z.string().url().optional(),
 
+  // Media uploads (spec §4.8; api/routes/media.ts): the MEDIA_* settings.
+  /** Largest upload of POST /api/v1/media/images/upload and /files/upload; larger ones get 413 and nothing is stored. */
+  MEDIA_MAX_UPLOAD_BYTES: int(25 * 1024 * 1024, 1, 5 * 1024 ** 3),
+  /** Largest SVG image: an SVG is parsed and sanitised in memory (binary formats stream through). */
+  MEDIA_MAX_SVG_BYTES: int(5 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+
+  // PeerTube video import (spec §4.8, §2.14): the PEERTUBE_* settings. Unset: the video routes answer 503 naming what is missing.
+  /** The PeerTube instance, e.g. https://videos.example.org (there is no public default instance). */
+  PEERTUBE_BASE_URL: z.string().url().optional(),
+  /** The account videos are imported as (password grant). */
+  PEERTUBE_USERNAME: z.string().min(1).optional(),
+  /** A secret: no default. */
+  PEERTUBE_PASSWORD: z.string().min(1).optional(),
+  /** The channel imported videos are published in (numeric id, as the import API takes it). */
+  PEERTUBE_CHANNEL_ID: z.coerce.number().int().min(1).optional(),
+  /** Deadline of one video route's calls to PeerTube (token, import, video), together. */
+  PEERTUBE_TIMEOUT_MS: int(20000, 1000, 120000),
+
   /** Hosts, IPs or CIDRs that outbound fetches may reach although they are private or loopback. */
   OUTBOUND_ALLOW_HOSTS: csv,
   CHROMIUM_PATH: z.string().default('/usr/bin/chromium'),

@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import * as Minio from 'minio';
 import type { Config } from './config';
+
+/** S3's smallest multipart part. */
+const STREAM_PART_SIZE = 5 * 1024 * 1024;
 
 export interface StoredObject {
   bucket: string;
@@ -36,6 +40,9 @@ export class Storage {
       accessKey: config.MINIO_ACCESS_KEY,
       secretKey: config.MINIO_SECRET_KEY,
       region: config.MINIO_REGION,
+      // Streams of unknown length (media uploads) go up in parts of this size, one part in memory at
+      // a time; the client's default (64 MiB) would hold a whole 25 MB upload in memory.
+      partSize: STREAM_PART_SIZE,
     });
     return new Storage(client, config.MINIO_BUCKET_PREFIX, config.MEDIA_PUBLIC_URL, config.MINIO_REGION);
   }
@@ -98,6 +105,33 @@ export class Storage {
     const chunks: Buffer[] = [];
     for await (const chunk of stream) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks);
+  }
+
+  /**
+   * Streams `body` (of unknown length) into a private object of the results bucket, in parts of 5 MiB.
+   * End `body` to finish; the caller removes the object when it is not wanted after all.
+   */
+  async putPrivateStream(key: string, body: Readable, headers: Record<string, string>): Promise<void> {
+    await this.ensureBucket(this.resultsBucket, false);
+    await this.minio.putObject(this.resultsBucket, key, body, undefined, headers);
+  }
+
+  /** Server-side copy of a private object into the client's public bucket (metadata kept). */
+  async copyPrivateToClient(clientId: string, fromKey: string, toKey: string): Promise<{ bucket: string; key: string; url: string }> {
+    const bucket = this.bucketFor(clientId);
+    await this.ensureBucket(bucket, true);
+    await this.minio.copyObject(bucket, toKey, `/${this.resultsBucket}/${fromKey}`, new Minio.CopyConditions());
+    return { bucket, key: toKey, url: this.urlFor(bucket, toKey) };
+  }
+
+  /** Removes an object; a missing one is not an error. */
+  async remove(bucket: string, key: string): Promise<void> {
+    await this.minio.removeObject(bucket, key);
+  }
+
+  /** The object's bytes from `offset`, `length` of them (all the rest when omitted), as a stream. */
+  async stream(bucket: string, key: string, offset = 0, length?: number): Promise<Readable> {
+    return offset === 0 && length === undefined ? this.minio.getObject(bucket, key) : this.minio.getPartialObject(bucket, key, offset, length);
   }
 
   /** Health probe: any authenticated call proves the server and the keys work. */

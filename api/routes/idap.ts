@@ -41,9 +41,7 @@ const isMedia = (type: string) => (MEDIA_TYPES as readonly string[]).includes(ty
 /** Media resources are served by the media proxy (spec §4.5): fetch -> 501, list/stats/other -> 400. */
 function servedType(type: string, status: 400 | 501): ResourceType {
   if (!isMedia(type)) return type as ResourceType;
-  const detail = type === 'media'
-    ? `media resources are served by the media proxy GET ${MEDIA_PROXY_PATH}, which is not available on this service yet`
-    : `${type} are media resources: fetch them through the media proxy GET ${MEDIA_PROXY_PATH}`;
+  const detail = `${type} are media resources: fetch each one through the media proxy GET ${MEDIA_PROXY_PATH}`;
   throw new AppError(status, detail, status === 501 ? 'not_implemented' : 'bad_request');
 }
 

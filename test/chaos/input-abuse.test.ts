@@ -41,7 +41,7 @@ afterAll(async () => {
 
 /** A webhook create: a small JSON body that stores a row when it gets through. */
 const post = (body: Buffer | string, headers: Record<string, string>) =>
-  fetch(`${base}/api/v1/webhooks`, { method: 'POST', headers: { authorization: auth, ...headers }, body });
+  fetch(`${base}/api/v1/webhooks`, { method: 'POST', headers: { authorization: auth, ...headers }, body: typeof body === 'string' ? body : new Uint8Array(body) });
 
 async function webhookCount(): Promise<number> {
   const [row] = await db('webhooks').count<{ count: string }[]>('* as count');

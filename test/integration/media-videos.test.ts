@@ -1,0 +1,186 @@
+import { bearer, startTestApi, type TestApi } from '../support/api';
+import { caller, type Caller } from '../support/jobs';
+import { startPeerTube, type PeerTubeStandIn } from '../stand-ins/peertube';
+
+// Video import (spec §4.8, §2.14) through the real API and Postgres, against a stand-in PeerTube
+// instance speaking PeerTube's REST API (OAuth client, password and refresh grants, imports,
+// video state, problem+json errors, 429).
+
+let pt: PeerTubeStandIn;
+let api: TestApi;
+let c: Caller;
+
+const peertubeEnv = (p: PeerTubeStandIn, password = p.password) => ({
+  RATE_LIMIT_ENABLED: 'false',
+  PEERTUBE_BASE_URL: p.baseUrl,
+  PEERTUBE_USERNAME: p.username,
+  PEERTUBE_PASSWORD: password,
+  PEERTUBE_CHANNEL_ID: String(p.channelId),
+});
+
+beforeAll(async () => {
+  pt = await startPeerTube();
+  pt.sources.set('https://media.example.com/talks/keynote', 'Keynote: the year in review');
+  api = await startTestApi(peertubeEnv(pt));
+  c = caller(api, bearer(await api.newClient()));
+});
+afterAll(async () => {
+  await api?.close();
+  await pt?.close();
+});
+afterEach(() => {
+  pt.setDelay(0);
+  pt.setRateLimit(50);
+  pt.setImportsEnabled(true);
+});
+
+type Video = Record<string, unknown> & { video_id: number };
+
+async function importVideo(who: Caller, body: Record<string, unknown>): Promise<Video> {
+  const res = await who.post('/api/v1/media/videos/import', body);
+  const json = (await res.json()) as Video;
+  if (res.status !== 201) throw new Error(`import answered ${res.status}: ${JSON.stringify(json)}`);
+  return json;
+}
+
+const since = (from: number) => pt.requests.slice(from);
+
+test('an import: OAuth client + password token, the multipart import, and the §2.14 answer in state importing', async () => {
+  const from = pt.requests.length;
+  const video = await importVideo(c, { url: 'https://media.example.com/talks/keynote', title: 'Our keynote', description: 'Recorded live', privacy: 1 });
+  const stored = pt.videos.get(video.video_id);
+  expect(stored).toBeDefined();
+  expect(video).toEqual({
+    success: true,
+    video_id: stored?.id,
+    title: 'Our keynote',
+    description: 'Recorded live',
+    watch_url: `${pt.baseUrl}/w/${stored?.shortUUID}`,
+    embed_url: `${pt.baseUrl}/videos/embed/${stored?.uuid}`,
+    channel_name: 'Imported videos',
+    privacy: 1,
+    state: 'importing',
+    state_label: 'To import',
+  });
+  const calls = since(from);
+  const imported = calls.find((r) => r.path === '/api/v1/videos/imports');
+  expect(imported?.fields).toEqual({ channelId: String(pt.channelId), targetUrl: 'https://media.example.com/talks/keynote', privacy: '1', name: 'Our keynote', description: 'Recorded live' });
+  expect(imported?.auth).toMatch(/^[0-9a-f]{40}$/);
+});
+
+test('without a title the source title is used; privacy defaults to 2 (unlisted)', async () => {
+  const video = await importVideo(c, { url: 'https://media.example.com/talks/keynote' });
+  expect(video.title).toBe('Keynote: the year in review');
+  expect(video.privacy).toBe(2);
+  const imported = pt.requests.filter((r) => r.path === '/api/v1/videos/imports').pop();
+  expect(imported?.fields?.name).toBeUndefined();
+  expect(imported?.fields?.privacy).toBe('2');
+});
+
+test('GET /api/v1/media/videos/{id} follows the state; another client gets 404', async () => {
+  const video = await importVideo(c, { url: 'https://media.example.com/clip.mp4', title: 'A clip', privacy: 3 });
+  const first = (await (await c.get(`/api/v1/media/videos/${video.video_id}`)).json()) as Video;
+  expect(first).toMatchObject({ video_id: video.video_id, state: 'importing', state_label: 'To import', privacy: 3, title: 'A clip' });
+  pt.setState(video.video_id, { id: 2, label: 'To transcode' });
+  expect(((await (await c.get(`/api/v1/media/videos/${video.video_id}`)).json()) as Video).state).toBe('processing');
+  pt.setState(video.video_id, { id: 1, label: 'Published' });
+  const done = (await (await c.get(`/api/v1/media/videos/${video.video_id}`)).json()) as Video;
+  expect(done).toMatchObject({ state: 'published', state_label: 'Published', watch_url: video.watch_url, embed_url: video.embed_url });
+
+  const other = caller(api, bearer(await api.newClient('other')));
+  const res = await other.get(`/api/v1/media/videos/${video.video_id}`);
+  expect(res.status).toBe(404);
+  expect(await res.json()).toMatchObject({ success: false });
+});
+
+test('an expired access token is refreshed; a refused refresh token falls back to the password grant', async () => {
+  await importVideo(c, { url: 'https://media.example.com/a.mp4', title: 'Warm up' });
+  pt.expireAccessTokens();
+  let from = pt.requests.length;
+  const after = await importVideo(c, { url: 'https://media.example.com/b.mp4', title: 'After expiry' });
+  let calls = since(from);
+  // The first try is answered 401 invalid_token; then the refresh grant and the same import again.
+  expect(calls.map((r) => r.grant ?? r.path)).toEqual(['/api/v1/videos/imports', 'refresh_token', '/api/v1/videos/imports', `/api/v1/videos/${after.video_id}`]);
+  expect(after.title).toBe('After expiry');
+
+  pt.expireAccessTokens();
+  pt.expireRefreshTokens();
+  from = pt.requests.length;
+  const video = await importVideo(c, { url: 'https://media.example.com/c.mp4', title: 'Both expired' });
+  calls = since(from);
+  expect(calls.filter((r) => r.grant).map((r) => r.grant)).toEqual(['refresh_token', 'password']);
+  expect(video.state).toBe('importing');
+});
+
+test('PeerTube refusing the configured account: 503 naming the settings and PeerTube\'s reason', async () => {
+  const wrong = await startTestApi(peertubeEnv(pt, 'not the password'));
+  try {
+    const who = caller(wrong, bearer(await wrong.newClient()));
+    const res = await who.post('/api/v1/media/videos/import', { url: 'https://media.example.com/x.mp4' });
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as { success: boolean; detail: string };
+    expect(body.success).toBe(false);
+    expect(body.detail).toContain('PEERTUBE_PASSWORD');
+    expect(body.detail).toContain('Invalid grant: user credentials are invalid');
+  } finally {
+    await wrong.close();
+  }
+});
+
+test('PeerTube refusing the import: 400 with its reason; rate limited: 503 with Retry-After', async () => {
+  pt.setImportsEnabled(false);
+  const refused = await c.post('/api/v1/media/videos/import', { url: 'https://media.example.com/y.mp4' });
+  expect(refused.status).toBe(400);
+  expect(await refused.json()).toEqual({ success: false, error: 'Video import refused', detail: expect.stringContaining('HTTP import is not enabled on this instance.') });
+  pt.setImportsEnabled(true);
+
+  pt.setRateLimit(0, 30_000);
+  const limited = await c.post('/api/v1/media/videos/import', { url: 'https://media.example.com/z.mp4' });
+  expect(limited.status).toBe(503);
+  expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+  expect(((await limited.json()) as { detail: string }).detail).toContain('rate limiting');
+});
+
+test('bad input: 422 in the media error shape; a private address is refused before PeerTube is called', async () => {
+  for (const body of [{}, { url: 'not a url' }, { url: 'ftp://media.example.com/a' }, { url: 'https://media.example.com/a', privacy: 4 }, { url: 'https://media.example.com/a', extra: 1 }]) {
+    const res = await c.post('/api/v1/media/videos/import', body);
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { success: boolean }).success).toBe(false);
+  }
+  const from = pt.requests.length;
+  for (const url of ['http://127.0.0.1:9000/secret', 'http://169.254.169.254/latest/meta-data', 'http://localhost/x', 'http://[::1]/x']) {
+    const res = await c.post('/api/v1/media/videos/import', { url });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { detail: string }).detail).toContain('non-public address');
+  }
+  expect(since(from)).toEqual([]);
+});
+
+test('a PeerTube slower than PEERTUBE_TIMEOUT_MS: 503 saying so, no record of an import', async () => {
+  const slow = await startTestApi({ ...peertubeEnv(pt), PEERTUBE_TIMEOUT_MS: '1000' });
+  try {
+    const creds = await slow.newClient();
+    const who = caller(slow, bearer(creds));
+    pt.setDelay(1500);
+    const res = await who.post('/api/v1/media/videos/import', { url: 'https://media.example.com/slow.mp4' });
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { detail: string }).detail).toBe('PeerTube did not answer within 1000 ms (PEERTUBE_TIMEOUT_MS)');
+    const rows = await slow.deps.db('media_videos').where({ client_id: creds.client_id });
+    expect(rows).toEqual([]);
+  } finally {
+    pt.setDelay(0);
+    await slow.close();
+  }
+});
+
+test('not configured: 503 naming the missing settings', async () => {
+  const bare = await startTestApi({ RATE_LIMIT_ENABLED: 'false', PEERTUBE_BASE_URL: pt.baseUrl });
+  try {
+    const who = caller(bare, bearer(await bare.newClient()));
+    const res = await who.post('/api/v1/media/videos/import', { url: 'https://media.example.com/x.mp4' });
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ success: false, error: 'Video import not configured', detail: 'video import is not configured: set PEERTUBE_USERNAME, PEERTUBE_PASSWORD, PEERTUBE_CHANNEL_ID' });
+  } finally {
+    await bare.close();
+  }
+});

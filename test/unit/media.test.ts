@@ -1,0 +1,130 @@
+import sharp from 'sharp';
+import { correctFilename, IMAGE_FORMATS, sniff, type ImageFormat } from '../../lib/media/formats';
+import { InvalidNameError, normalizeFilename, normalizeFolder, withSuffix } from '../../lib/media/names';
+import { InvalidSvgError, sanitizeSvg } from '../../lib/media/svg';
+import { imageFixtures, PDF, SVG_CLEAN, SVG_HOSTILE, type Fixtures } from '../support/media-fixtures';
+
+let files: Fixtures;
+beforeAll(async () => {
+  files = await imageFixtures();
+});
+
+describe('format from the leading bytes', () => {
+  test.each(IMAGE_FORMATS.filter((f) => f !== 'svg'))('%s is recognised from its own bytes', async (format) => {
+    expect((await sniff(files[format])).format).toBe(format);
+  });
+
+  test('SVG text is a candidate (confirmed by parsing), also after a declaration, comment and doctype', async () => {
+    expect((await sniff(files.svg)).format).toBe('svg-candidate');
+    const prefixed = '\uFEFF<?xml version="1.0"?>\n<!-- made by hand -->\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\n<svg xmlns="http://www.w3.org/2000/svg"/>';
+    expect((await sniff(Buffer.from(prefixed))).format).toBe('svg-candidate');
+  });
+
+  test('non-images are not images: a PDF, HTML, plain text, an empty file, XML that is not SVG', async () => {
+    const pdf = await sniff(PDF);
+    expect(pdf.format).toBeNull();
+    expect(pdf.mime).toBe('application/pdf');
+    for (const text of ['<!doctype html><html><body><svg></svg></body></html>', 'just some text', '', '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"/>']) {
+      expect((await sniff(Buffer.from(text))).format).toBeNull();
+    }
+  });
+
+  test('only the leading bytes matter: a PNG with JPEG bytes appended is still a PNG', async () => {
+    expect((await sniff(Buffer.concat([files.png, files.jpeg]))).format).toBe('png');
+  });
+});
+
+describe('filename correction', () => {
+  const cases: [string, ImageFormat, string, boolean][] = [
+    ['photo.png', 'jpeg', 'photo.jpg', true],
+    ['photo.JPEG', 'jpeg', 'photo.JPEG', false],
+    ['scan.tif', 'tiff', 'scan.tif', false],
+    ['icon', 'ico', 'icon.ico', true],
+    ['phone.heif', 'heic', 'phone.heif', false],
+    ['report.pdf', 'webp', 'report.webp', true],
+    ['logo.png.svg', 'png', 'logo.png.png', true],
+    ['.png', 'gif', 'image.gif', true],
+  ];
+  test.each(cases)('%s holding %s -> %s', (name, format, expected, corrected) => {
+    expect(correctFilename(name, format)).toEqual({ filename: expected, corrected });
+  });
+});
+
+describe('folder and filename normalisation', () => {
+  test.each(['..', '../secrets', 'a/../../b', 'a\\..\\b', '%2e%2e/etc', ' .. /x', 'a/.../b'])('folder %j is refused (it would leave the folder)', (folder) => {
+    expect(() => normalizeFolder(folder)).toThrow(InvalidNameError);
+  });
+
+  test('control characters, excessive depth and length are refused', () => {
+    expect(() => normalizeFolder('a\u0000b')).toThrow(/control/);
+    expect(() => normalizeFolder('a\nb')).toThrow(/control/);
+    expect(() => normalizeFolder(Array.from({ length: 11 }, (_, i) => `d${i}`).join('/'))).toThrow(/deeper/);
+    expect(() => normalizeFolder('x'.repeat(600))).toThrow(/longer/);
+  });
+
+  test('odd but harmless folders are normalised', () => {
+    expect(normalizeFolder(undefined)).toBe('');
+    expect(normalizeFolder('/')).toBe('');
+    expect(normalizeFolder('/blog//2026/./covers/')).toBe('blog/2026/covers');
+    expect(normalizeFolder('Summer Sale!/Bilder für mich')).toBe('Summer-Sale/Bilder-für-mich');
+    expect(normalizeFolder('.hidden/-dash')).toBe('hidden/dash');
+    expect(normalizeFolder('a\\b')).toBe('a/b');
+  });
+
+  test('filenames keep their last path segment only and safe characters', () => {
+    expect(normalizeFilename('C:\\fakepath\\holiday photo.png')).toBe('holiday-photo.png');
+    expect(normalizeFilename('../../etc/passwd')).toBe('passwd');
+    expect(normalizeFilename('.htaccess')).toBe('htaccess');
+    expect(normalizeFilename('<script>.png')).toBe('script-.png');
+    expect(normalizeFilename('', 'image')).toBe('image');
+    expect(normalizeFilename(null, 'file')).toBe('file');
+    expect(normalizeFilename('..')).toBe('file');
+    const long = normalizeFilename(`${'n'.repeat(300)}.webp`);
+    expect(long.length).toBeLessThanOrEqual(180);
+    expect(long.endsWith('.webp')).toBe(true);
+    expect(withSuffix('a.b.png', '1a2b3c4d')).toBe('a.b-1a2b3c4d.png');
+    expect(withSuffix('README', '1a2b3c4d')).toBe('README-1a2b3c4d');
+  });
+});
+
+describe('SVG sanitising', () => {
+  test('scripts, event handlers, foreignObject, javascript: links and external references are removed', () => {
+    const { svg } = sanitizeSvg(SVG_HOSTILE);
+    for (const gone of ['<script', 'alert(', 'onload', 'onclick', 'tracker.example', 'foreignObject', 'iframe', 'javascript:', '@import']) {
+      expect(svg).not.toContain(gone);
+    }
+    // What is harmless stays: the shapes and the text.
+    expect(svg).toContain('<rect');
+    expect(svg).toContain('>hi</text>');
+  });
+
+  test('a clean SVG keeps its internal references and still renders the same', async () => {
+    const { svg } = sanitizeSvg(SVG_CLEAN);
+    expect(svg).toContain('xlink:href="#dot"');
+    const before = await sharp(Buffer.from(SVG_CLEAN)).raw().toBuffer();
+    const after = await sharp(Buffer.from(svg)).raw().toBuffer();
+    expect(after.equals(before)).toBe(true);
+    // The centre pixel is the circle's blue, so the <use> was kept working.
+    const { data, info } = await sharp(Buffer.from(svg)).raw().toBuffer({ resolveWithObject: true });
+    const at = (8 * info.width + 8) * info.channels;
+    expect([data[at], data[at + 1], data[at + 2]]).toEqual([0x1e, 0x8c, 0xdc]);
+  });
+
+  test('not well-formed, or not an <svg> root: refused', () => {
+    expect(() => sanitizeSvg('<svg xmlns="http://www.w3.org/2000/svg"><rect></svg>')).toThrow(InvalidSvgError);
+    expect(() => sanitizeSvg('<svg><rect/></svg>')).toThrow(/SVG namespace/);
+    expect(() => sanitizeSvg('<html xmlns="http://www.w3.org/1999/xhtml"/>')).toThrow(/root element/);
+  });
+
+  test('entity declarations do not expand (the doctype is dropped)', () => {
+    const bomb = '<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><svg xmlns="http://www.w3.org/2000/svg"><text>&b;</text></svg>';
+    let out = '';
+    try {
+      out = sanitizeSvg(bomb).svg;
+    } catch (err) {
+      expect(err).toBeInstanceOf(InvalidSvgError);
+    }
+    expect(out).not.toContain('aaaaaaaaaa');
+    expect(out).not.toContain('<!DOCTYPE');
+  });
+});
