@@ -5,6 +5,7 @@ import { createLandingActivities } from './landing/crawl-landing';
 import { createMapsActivities } from './maps/crawl-maps';
 import { createPipelineActivities, type PipelineActivities } from './pipeline/pipeline';
 import { createSiteActivities } from './site/crawl';
+import { createSocialActivities } from './social/crawl-public-social';
 import { createVerifyActivities } from './verify/crawl-verify';
 import { createJobLifecycleActivities, type JobLifecycleActivities } from './store/jobs';
 import { createLeadActivities, type LeadActivities } from './store/leads';
@@ -23,6 +24,7 @@ export function createJobTypeActivities(deps: ActivityDeps) {
     ...createVerifyActivities(deps),
     ...createMapsActivities(deps),
     ...createLandingActivities(deps),
+    ...createSocialActivities(deps),
   };
 }
 
