@@ -4,6 +4,7 @@ import type { ActivityDeps, JobActivityInput, JobActivityOutput } from './deps';
 import { createLandingActivities } from './landing/crawl-landing';
 import { createMapsActivities } from './maps/crawl-maps';
 import { createPipelineActivities, type PipelineActivities } from './pipeline/pipeline';
+import { createPeopleActivities } from './people/crawl-people';
 import { createSiteActivities } from './site/crawl';
 import { createSocialActivities } from './social/crawl-public-social';
 import { createVerifyActivities } from './verify/crawl-verify';
@@ -25,6 +26,7 @@ export function createJobTypeActivities(deps: ActivityDeps) {
     ...createMapsActivities(deps),
     ...createLandingActivities(deps),
     ...createSocialActivities(deps),
+    ...createPeopleActivities(deps),
   };
 }
 

@@ -51,7 +51,9 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
 
 /** Every job type's activity-only queues (e.g. the company registries') with their shared dispatch limits. */
 export function activityQueueLimits(config: Config): { taskQueue: string; perSecond?: number }[] {
-  return ALL_JOB_SPECS.flatMap((spec) => spec.activityQueues?.(config) ?? []).map((q) => ({ taskQueue: taskQueue(config.TASK_QUEUE_PREFIX, q.queue), perSecond: q.perSecond }));
+  const queues = ALL_JOB_SPECS.flatMap((spec) => spec.activityQueues?.(config) ?? []).map((q) => ({ taskQueue: taskQueue(config.TASK_QUEUE_PREFIX, q.queue), perSecond: q.perSecond }));
+  // Types may share a queue (crawlPeople asks the registries on crawlCompanyData's queues): one Worker each.
+  return queues.filter((q, i) => queues.findIndex((o) => o.taskQueue === q.taskQueue) === i);
 }
 
 function sdkLogLevel(level: Config['LOG_LEVEL']): LogLevel {

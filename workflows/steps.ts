@@ -3,3 +3,4 @@
 export { companyData } from './company-data';
 export { crawlMapsSteps } from './maps';
 export { crawlPublicSocialSteps } from './social';
+export { crawlPeopleSteps } from './people';
