@@ -5,6 +5,7 @@ import { DedupeRepository } from '../../db/repositories/dedupe';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { findByNameWords, findByNaturalKey } from '../../db/repositories/resources';
 import { crawlPeoplePayload, type CrawlPeopleResult } from '../../jobs/crawl-people';
+import { naturalKeyOf } from '../../lib/idap';
 import { domainOf } from '../../lib/normalize';
 import type { CompanyOfficer, CompanyRecord } from '../company/types';
 import { nameSimilarity } from '../company/companies-house';
@@ -67,7 +68,8 @@ export function createPeopleActivities(deps: ActivityDeps) {
 
   /** A company_registry record of the client (a crawlCompanyData lookup) with officers, by registry id or by name. */
   async function registryRecord(clientId: string, by: { name?: string | null; registry?: string; id?: string }): Promise<KnownRegistry | null> {
-    let rows = by.registry && by.id ? [await findByNaturalKey(db, clientId, 'company_registry', `${by.registry}:${by.id.toUpperCase()}`)].filter((r) => r !== undefined) : [];
+    const key = naturalKeyOf('company_registry', { registry: by.registry, registry_id: by.id });
+    let rows = 'key' in key ? [await findByNaturalKey(db, clientId, 'company_registry', key.key)].filter((r) => r !== undefined) : [];
     if (rows.length === 0 && by.name) {
       rows = (await findByNameWords(db, clientId, 'company_registry', by.name)).filter((r) => nameSimilarity(by.name as string, String(r.data.name ?? '')) >= SAME_COMPANY);
     }
