@@ -143,6 +143,25 @@ describe('crawlPeople', () => {
     expect(data.sources_used).toEqual(['uk_registry']);
   });
 
+  test('cancelling a crawl of a slow site stops its requests within 3 seconds', async () => {
+    const slow = await startWebsite({ mode: 'slow', pageDelayMs: 300 });
+    try {
+      const res = await c.post('/api/v1/jobs/crawlPeople/submit', { payload: { url: `${slow.baseUrl}/`, max_pages: 100 } });
+      const { job_id } = await c.json<{ job_id: string }>(res);
+      await waitFor(async () => slow.total() >= 4, 30_000, 'the crawl to be under way');
+      const cancelledAt = Date.now();
+      expect((await c.del(`/api/v1/jobs/${job_id}`)).status).toBe(200);
+      await waitFor(async () => (await c.json(await c.get(`/api/v1/jobs/${job_id}/status`))).status === 'cancelled', 5_000, 'the job to be cancelled');
+      await new Promise((r) => setTimeout(r, 3000));
+      const after = slow.total();
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(slow.total()).toBe(after);
+      expect(slow.lastRequestAt() - cancelledAt).toBeLessThan(3000);
+    } finally {
+      await slow.close();
+    }
+  });
+
   test('payload checks: one of url, company_domain or company_name; country only with a name', async () => {
     const none = await c.post('/api/v1/jobs/crawlPeople/submit', { payload: { max_results: 5 } });
     expect(none.status).toBe(422);

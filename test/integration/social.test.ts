@@ -201,6 +201,21 @@ describe('crawlPublicSocial: failures', () => {
   });
 });
 
+describe('crawlPublicSocial: cancel', () => {
+  test('cancelling a job whose profile request never answers hangs up within 3 seconds and asks no more', async () => {
+    const jobId = await submit(main.c, { username: 'hang.account' });
+    await waitFor(async () => social.requests.some((r) => r.username === 'hang.account'), 30_000, 'the profile request');
+    const cancelledAt = Date.now();
+    expect((await main.c.del(`/api/v1/jobs/${jobId}`)).status).toBe(200);
+    const request = () => social.requests.find((r) => r.username === 'hang.account');
+    await waitFor(async () => request()?.closedAt !== undefined, 5_000, 'the worker to hang up');
+    expect((request()?.closedAt ?? Infinity) - cancelledAt).toBeLessThan(3000);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(social.requests.filter((r) => r.username === 'hang.account')).toHaveLength(1);
+    expect((await main.c.json(await main.c.get(`/api/v1/jobs/${jobId}/status`))).status).toBe('cancelled');
+  });
+});
+
 describe('crawlPublicSocial: source limits', () => {
   test('profile requests are spread by the randomised delay, whichever job asks', async () => {
     const first = social.requests.length;

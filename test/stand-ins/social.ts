@@ -17,13 +17,14 @@ import { listenLocal } from './listen';
  * - `busy.account`: always 401 `require_login`; `crowded.account`: always 429 with Retry-After: 1;
  * - `flaky.account`: 429 on its first request, then a public profile;
  * - `walled.account`: 302 to /accounts/login/ (the login wall: blocked);
- * - `loadN` (any number): a plain public profile, for rate tests.
+ * - `loadN` (any number): a plain public profile, for rate tests;
+ * - `hang.account`: never answers (its request records when the client hung up).
  *
  * Every request is recorded (username, time, app id and agent).
  */
 export interface SocialStandIn {
   baseUrl: string;
-  requests: { username: string; at: number; appId: string | undefined; userAgent: string | undefined }[];
+  requests: { username: string; at: number; appId: string | undefined; userAgent: string | undefined; closedAt?: number }[];
   /** The bytes of a profile picture the stand-in serves, by username. */
   picture(username: string): Buffer;
   close(): Promise<void>;
@@ -152,11 +153,14 @@ export async function startSocialStandIn(): Promise<SocialStandIn> {
     if (url.pathname !== '/api/v1/users/web_profile_info/') return json(res, 404, { message: 'Page not found', status: 'fail' });
     const username = (url.searchParams.get('username') ?? '').toLowerCase();
     const appId = req.headers['x-ig-app-id'] as string | undefined;
-    requests.push({ username, at: Date.now(), appId, userAgent: req.headers['user-agent'] });
+    const record: SocialStandIn['requests'][number] = { username, at: Date.now(), appId, userAgent: req.headers['user-agent'] };
+    requests.push(record);
+    res.on('close', () => { record.closedAt = Date.now(); });
     const count = (seen.get(username) ?? 0) + 1;
     seen.set(username, count);
     if (!appId) return json(res, 400, { message: 'useragent mismatch', status: 'fail' });
 
+    if (username === 'hang.account') return;
     if (username === 'busy.account') return json(res, 401, { message: 'Please wait a few minutes before you try again.', require_login: true, status: 'fail' });
     if (username === 'crowded.account') return void res.writeHead(429, { 'content-type': 'text/html', 'retry-after': '1' }).end('<html><body>Too Many Requests</body></html>');
     if (username === 'flaky.account' && count === 1) return void res.writeHead(429, { 'content-type': 'text/html' }).end('<html><body>Too Many Requests</body></html>');
