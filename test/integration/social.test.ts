@@ -49,7 +49,8 @@ let main: JobSet;
 
 beforeAll(async () => {
   social = await startSocialStandIn();
-  main = await startJobSet('social', { SOCIAL_BASE_URL: social.baseUrl, SOCIAL_RETRY_WINDOW_SECONDS: '3', SOCIAL_DELAY_MIN_MS: '100', SOCIAL_DELAY_MAX_MS: '300' });
+  // A high hourly rate here (the limit has its own test below), short delays and retry window.
+  main = await startJobSet('social', { SOCIAL_BASE_URL: social.baseUrl, SOCIAL_REQUESTS_PER_HOUR: '36000', SOCIAL_RETRY_WINDOW_SECONDS: '3', SOCIAL_DELAY_MIN_MS: '100', SOCIAL_DELAY_MAX_MS: '300' });
 });
 
 afterAll(async () => {
@@ -62,15 +63,14 @@ describe('crawlPublicSocial: profiles', () => {
     const submitted = await main.c.post('/api/v1/jobs/crawlPublicSocial/submit', { payload: { username: '@Acme.Widgets' } });
     expect(submitted.status).toBe(201);
     const { job_id } = await main.c.json<{ job_id: string }>(submitted);
-    const listed = await main.c.json<{ jobs: { job_id: string; priority: number }[] }>(await main.c.get('/api/v1/jobs?type=crawlPublicSocial'));
-    expect(listed.jobs.find((j) => j.job_id === job_id)?.priority).toBe(5);
-    expect((await waitForStatus(main.c, job_id, ['completed', 'failed'], 60_000)).status).toBe('completed');
+    // Spec §4.1: default priority 5.
+    expect(await waitForStatus(main.c, job_id, ['completed', 'failed'], 60_000)).toMatchObject({ status: 'completed', priority: 5 });
     const data = (await main.c.json(await main.c.get(`/api/v1/jobs/${job_id}/results`))).data as Record<string, unknown>;
 
     expect(data).toEqual({
       username: 'acme.widgets',
       full_name: 'Acme Widgets Ltd',
-      bio: 'Precision widgets since 1901 🔧\nOrders: orders@acme-widgets.co.uk\nWhatsApp 07700 900123',
+      bio: 'Precision widgets since 1901 🔧\nOrders: orders@acme-widgets.co.uk\nWhatsApp 07911 123456',
       profile_pic_url: `${social.baseUrl}/pics/acme.widgets.jpg?stp=dst-jpg_s320x320&_nc_ht=cdn`,
       profile_pic_url_hosted: expect.stringMatching(/\/social\/profile-pics\/[0-9a-f]{64}\.jpg$/),
       external_url: 'https://www.acme-widgets.co.uk/shop?utm_source=ig',
@@ -86,7 +86,7 @@ describe('crawlPublicSocial: profiles', () => {
       business_phone: '+441614960123',
       bio_emails: ['orders@acme-widgets.co.uk'],
       // The national mobile number is read in the business phone's region (GB).
-      bio_phones: ['+447700900123'],
+      bio_phones: ['+447911123456'],
       metadata: { social_id: '3955093777', source: 'instagram_web_profile_info', has_hosted_image: true },
     });
     expect(() => crawlPublicSocialResult.parse(data)).not.toThrow();
@@ -116,7 +116,7 @@ describe('crawlPublicSocial: profiles', () => {
     });
     const related = business.related as Record<string, Record<string, unknown>[]>;
     expect((related.emails ?? []).map((e) => e.address).sort()).toEqual(['hello@acme-widgets.co.uk', 'orders@acme-widgets.co.uk']);
-    expect((related.phones ?? []).map((p) => p.number).sort()).toEqual(['+441614960123', '+447700900123']);
+    expect((related.phones ?? []).map((p) => p.number).sort()).toEqual(['+441614960123', '+447911123456']);
   });
 
   test('a profile URL (mobile host, other case, share parameters) is read as its username; a creator account has no business fields', async () => {

@@ -66,7 +66,7 @@ function users(base: string): Record<string, WireUser> {
       id: '3955093777',
       username: 'acme.widgets',
       full_name: 'Acme Widgets Ltd',
-      biography: 'Precision widgets since 1901 🔧\nOrders: orders@acme-widgets.co.uk\nWhatsApp 07700 900123',
+      biography: 'Precision widgets since 1901 🔧\nOrders: orders@acme-widgets.co.uk\nWhatsApp 07911 123456',
       external_url: 'https://www.acme-widgets.co.uk/shop?utm_source=ig',
       edge_followed_by: { count: 12840 },
       edge_follow: { count: 311 },
