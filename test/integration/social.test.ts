@@ -166,6 +166,14 @@ describe('crawlPublicSocial: profiles', () => {
   });
 });
 
+test('the OpenAPI document has both submit routes and both result schemas', async () => {
+  const doc = (await (await fetch(`${main.api.url}/openapi.json`)).json()) as { paths: Record<string, unknown>; components: { schemas: Record<string, { properties?: Record<string, unknown> }> } };
+  expect(doc.paths['/api/v1/jobs/crawlPublicSocial/submit']).toHaveProperty('post');
+  expect(doc.paths['/api/v1/jobs/crawlPeople/submit']).toHaveProperty('post');
+  expect(Object.keys(doc.components.schemas.CrawlPublicSocialResult?.properties ?? {})).toEqual(expect.arrayContaining(['profile_pic_url_hosted', 'bio_phones', 'metadata']));
+  expect(Object.keys(doc.components.schemas.CrawlPeopleResult?.properties ?? {})).toEqual(expect.arrayContaining(['company', 'people', 'email_pattern']));
+});
+
 describe('crawlPublicSocial: failures', () => {
   test('an unknown account fails with "profile not found", whether the platform says user: null or 404', async () => {
     for (const username of ['ghost.account', 'gone.account']) {
