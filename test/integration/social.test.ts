@@ -3,6 +3,7 @@ import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { startCompanyDataWorker } from '../support/company-worker';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { waitFor } from '../support/processes';
+import { startProxyStandIn } from '../stand-ins/proxy';
 import { startSocialStandIn, type SocialStandIn } from '../stand-ins/social';
 
 // crawlPublicSocial over HTTP through the real API and the production worker set (the job queue and
@@ -206,6 +207,30 @@ describe('crawlPublicSocial: failures', () => {
     const { status } = await run(main.c, { username: 'walled.account' });
     expect(status).toMatchObject({ status: 'failed', error_message: expect.stringMatching(/^request blocked by the platform \(HTTP 302 redirect to .*\/accounts\/login\/.*\): it needs a mobile proxy \(set PROXY_URL\)$/) });
     expect(social.requests.filter((r) => r.username === 'walled.account')).toHaveLength(1);
+  });
+});
+
+describe('crawlPublicSocial: PROXY_URL', () => {
+  test('profile requests go through the proxy; a target the SSRF guard refuses is never handed to it', async () => {
+    const proxy = await startProxyStandIn();
+    const proxied = await startJobSet('social-proxy', { SOCIAL_BASE_URL: social.baseUrl, SOCIAL_REQUESTS_PER_HOUR: '36000', PROXY_URL: proxy.baseUrl });
+    try {
+      const { status, data } = await run(proxied.c, { username: 'load300' });
+      expect(status.status).toBe('completed');
+      expect(data).toMatchObject({ username: 'load300', metadata: { social_id: '900300' } });
+      expect(proxy.targets).toEqual([new URL(social.baseUrl).host]);
+    } finally {
+      await proxied.stop();
+    }
+    const guarded = await startJobSet('social-proxy-guard', { SOCIAL_BASE_URL: 'http://169.254.169.254', SOCIAL_REQUESTS_PER_HOUR: '36000', PROXY_URL: proxy.baseUrl });
+    try {
+      const { status } = await run(guarded.c, { username: 'load301' });
+      expect(status).toMatchObject({ status: 'failed', error_message: expect.stringContaining('refusing to connect to 169.254.169.254 (link-local address)') });
+      expect(proxy.targets).toHaveLength(1);
+    } finally {
+      await guarded.stop();
+      await proxy.close();
+    }
   });
 });
 
