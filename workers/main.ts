@@ -24,8 +24,9 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   const storage = Storage.fromConfig(config);
   const search = createSearchClient(config);
   const http = OutboundClient.fromConfig(config);
+  const proxiedHttp = config.PROXY_URL ? OutboundClient.fromConfig(config, { proxyUrl: config.PROXY_URL }) : undefined;
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
-  const activities = createActivities({ config, db, storage, search, logger, http, workerId: identity });
+  const activities = createActivities({ config, db, storage, search, logger, http, proxiedHttp, workerId: identity });
   const workers = await createWorkers({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -42,7 +43,7 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   logger.info({ identity, taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker running');
   const run = Promise.all(workers.map((w) => w.run())).then(async () => {
     await dispatcher.stop();
-    await Promise.allSettled([db.destroy(), connection.close(), search.close(), http.close()]);
+    await Promise.allSettled([db.destroy(), connection.close(), search.close(), http.close(), proxiedHttp?.close()]);
     logger.info('worker stopped');
   });
   // Idempotent: a second signal (SIGTERM after Ctrl-C) must not throw "Not running" and cut the drain short.

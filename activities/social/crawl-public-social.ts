@@ -4,7 +4,7 @@ import { JobModel } from '../../db/models/job';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { crawlPublicSocialPayload } from '../../jobs/crawl-public-social';
 import { hostImage, type HostedImage } from '../../lib/hosted-image';
-import { BlockedAddressError, OutboundClient } from '../../lib/outbound';
+import { BlockedAddressError } from '../../lib/outbound';
 import { profileUsername } from '../../lib/social-url';
 import { parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
 import { pacedGlobally } from '../maps/pacing';
@@ -34,12 +34,9 @@ export function createSocialActivities(deps: ActivityDeps) {
   const { config } = deps;
   const results = new JobResultStore(deps.db, deps.storage);
   let api: ProfileApiClient | undefined;
-  let proxied: OutboundClient | undefined;
-  const profileApi = (): ProfileApiClient => {
-    // PROXY_URL: the profile requests leave through the operator's proxy; the guard still judges every target.
-    const http = config.PROXY_URL ? (proxied ??= OutboundClient.fromConfig(config, { proxyUrl: config.PROXY_URL })) : deps.http;
-    return (api ??= new ProfileApiClient({ baseUrl: config.SOCIAL_BASE_URL, appId: config.SOCIAL_APP_ID, userAgent: config.SOCIAL_USER_AGENT, http }));
-  };
+  // PROXY_URL: the profile requests leave through the operator's proxy; the guard still judges every target.
+  const profileApi = (): ProfileApiClient =>
+    (api ??= new ProfileApiClient({ baseUrl: config.SOCIAL_BASE_URL, appId: config.SOCIAL_APP_ID, userAgent: config.SOCIAL_USER_AGENT, http: deps.proxiedHttp ?? deps.http }));
 
   return {
     /** The job's username (its payload parsed with the catalog schema) and the retry window. No I/O; an invalid payload fails for good. */

@@ -22,8 +22,9 @@ export async function startCompanyDataWorker(options: { identity: string; overri
   const storage = Storage.fromConfig(config);
   const search = createSearchClient(config);
   const http = OutboundClient.fromConfig(config, { timeoutMs: 5000 });
+  const proxiedHttp = config.PROXY_URL ? OutboundClient.fromConfig(config, { timeoutMs: 5000, proxyUrl: config.PROXY_URL }) : undefined;
   const logger = createLogger('silent');
-  const activities = createActivities({ config, db, storage, search, logger, http, workerId: options.identity });
+  const activities = createActivities({ config, db, storage, search, logger, http, proxiedHttp, workerId: options.identity });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const common = { connection, namespace: config.TEMPORAL_NAMESPACE, activities, identity: options.identity, logger };
   const workers: Worker[] = [
@@ -35,7 +36,7 @@ export async function startCompanyDataWorker(options: { identity: string; overri
     stop: async () => {
       workers.forEach((w) => w.shutdown());
       await running;
-      await Promise.allSettled([connection.close(), db.destroy(), search.close(), http.close()]);
+      await Promise.allSettled([connection.close(), db.destroy(), search.close(), http.close(), proxiedHttp?.close()]);
     },
   };
 }
