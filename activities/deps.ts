@@ -16,6 +16,8 @@ export interface ActivityDeps {
   logger: Logger;
   /** The SSRF-guarded HTTP client every outside request goes through (one per process). */
   http: OutboundClient;
+  /** The same client through PROXY_URL, when that is set: the profile requests of crawlPublicSocial use it. */
+  proxiedHttp?: OutboundClient;
   /** This worker's identity, recorded as the job's worker_id. */
   workerId: string;
 }

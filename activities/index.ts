@@ -4,7 +4,9 @@ import type { ActivityDeps, JobActivityInput, JobActivityOutput } from './deps';
 import { createLandingActivities } from './landing/crawl-landing';
 import { createMapsActivities } from './maps/crawl-maps';
 import { createPipelineActivities, type PipelineActivities } from './pipeline/pipeline';
+import { createPeopleActivities } from './people/crawl-people';
 import { createSiteActivities } from './site/crawl';
+import { createSocialActivities } from './social/crawl-public-social';
 import { createVerifyActivities } from './verify/crawl-verify';
 import { createJobLifecycleActivities, type JobLifecycleActivities } from './store/jobs';
 import { createLeadActivities, type LeadActivities } from './store/leads';
@@ -23,6 +25,8 @@ export function createJobTypeActivities(deps: ActivityDeps) {
     ...createVerifyActivities(deps),
     ...createMapsActivities(deps),
     ...createLandingActivities(deps),
+    ...createSocialActivities(deps),
+    ...createPeopleActivities(deps),
   };
 }
 

@@ -179,6 +179,23 @@ export const configSchema = dbConfigSchema.extend({
   /** Nominatim's usage policy asks for an agent that identifies the application. */
   OSM_USER_AGENT: z.string().min(1).default('leadjobs/1.0 (+https://github.com/leadjobs/leadjobs)'),
 
+  // Public social profiles (crawlPublicSocial: the SOCIAL_* settings, activities/social).
+  /** The profile API's host (GET /api/v1/users/web_profile_info/); tests point it at a stand-in. */
+  SOCIAL_BASE_URL: z.string().url().default('https://i.instagram.com'),
+  /** The web app id the profile API expects in `x-ig-app-id`. */
+  SOCIAL_APP_ID: z.string().regex(/^\d+$/).default('936619743392459'),
+  /** The profile API answers only browser agents. */
+  SOCIAL_USER_AGENT: z.string().min(1).default('Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36'),
+  /** Spec §8: about 200 profile requests per hour per IP, enforced for all workers together (Temporal task-queue rate limit). */
+  SOCIAL_REQUESTS_PER_HOUR: z.coerce.number().gt(0).max(36000).default(200),
+  /** Spec §8: a randomised pause of 3-10 s between two profile requests (any worker). */
+  SOCIAL_DELAY_MIN_MS: int(3000, 0, 60000),
+  SOCIAL_DELAY_MAX_MS: int(10000, 0, 60000),
+  /** How long a throttled profile (401 require_login, 429) is retried with backoff before the job fails saying when to retry. */
+  SOCIAL_RETRY_WINDOW_SECONDS: int(600, 0, 600),
+  /** Outbound HTTP proxy for the profile requests (a mobile or residential one when the platform blocks the worker's address); still SSRF-guarded. */
+  PROXY_URL: z.string().url().refine((v) => /^https?:\/\//i.test(v), 'must be an http(s):// proxy URL').optional(),
+
   // The maps -> site -> verify pipeline of crawlMaps jobs with `workflow` (campaigns). Spec §8: site
   // stage 5 min per business, verify stage 2 min per business, overall 10 min. They apply to the
   // pipeline only, never to ordinary jobs; shorter values are how tests reach `partial`.
@@ -246,6 +263,9 @@ export const configSchema = dbConfigSchema.extend({
   // Without it no unsubscribe link can be made or honoured; outside production the unsubscribe API says so instead.
   if (c.NODE_ENV === 'production' && !c.UNSUBSCRIBE_SIGNING_KEY) {
     ctx.addIssue({ code: 'custom', path: ['UNSUBSCRIBE_SIGNING_KEY'], message: 'required in production (at least 32 bytes, base64: openssl rand -base64 32)' });
+  }
+  if (c.SOCIAL_DELAY_MIN_MS > c.SOCIAL_DELAY_MAX_MS) {
+    ctx.addIssue({ code: 'custom', path: ['SOCIAL_DELAY_MIN_MS'], message: `must not exceed SOCIAL_DELAY_MAX_MS (${c.SOCIAL_DELAY_MAX_MS})` });
   }
   if (c.TEMPORAL_TLS === false) {
     // The key would travel in clear text; the SDK refuses call credentials on a plain channel anyway.

@@ -1,7 +1,7 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { lookup as dnsLookup, promises as dnsPromises, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, buildConnector, fetch, type Response } from 'undici';
+import { Agent, buildConnector, fetch, ProxyAgent, type Dispatcher, type Response } from 'undici';
 import type { Config } from './config';
 
 /**
@@ -72,6 +72,11 @@ export interface OutboundOptions {
   maxRedirects?: number;
   /** Largest body read, after decompression. Default 5 MiB. */
   maxBytes?: number;
+  /**
+   * An HTTP(S) proxy every request goes through (PROXY_URL). The proxy connects to the target, so
+   * the guard judges the target's addresses itself before each request (and each redirect hop).
+   */
+  proxyUrl?: string;
   /** Told of every fetch that names its `provider` (metrics: provider calls and errors). */
   onProviderCall?: ProviderCallObserver;
 }
@@ -205,7 +210,8 @@ export const DEFAULT_USER_AGENT = 'leadjobs/1.0 (+https://github.com/leadjobs/le
 /** An HTTP client with the SSRF guard. Make one per process and close it on shutdown. */
 export class OutboundClient {
   private readonly allowList: AllowList;
-  private readonly agent: Agent;
+  private readonly agent: Dispatcher;
+  private readonly proxied: boolean;
   private readonly userAgent: string;
   private readonly timeoutMs: number;
   private readonly maxRedirects: number;
@@ -220,6 +226,12 @@ export class OutboundClient {
     this.maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
 
+    this.proxied = options.proxyUrl !== undefined;
+    if (options.proxyUrl !== undefined) {
+      // The proxy is the operator's choice (it may sit on a private address); the targets are judged in fetch().
+      this.agent = new ProxyAgent({ uri: options.proxyUrl, connectTimeout: this.timeoutMs });
+      return;
+    }
     const connectThroughGuard = buildConnector({ lookup: this.guardedLookup, timeout: this.timeoutMs });
     this.agent = new Agent({
       connect: (opts, callback) => {
@@ -275,6 +287,7 @@ export class OutboundClient {
       for (;;) {
         redirectChain.push(current.href);
         this.checkLiteral(current);
+        if (this.proxied) await this.checkResolved(current);
         const res = await fetch(current, { method, headers, body, redirect: 'manual', signal: controller.signal, dispatcher: this.agent });
         const location = res.headers.get('location');
         if (init.redirect === 'manual' || !REDIRECT_STATUSES.has(res.status) || location === null) {
@@ -328,6 +341,21 @@ export class OutboundClient {
     if (!isIP(host)) return;
     const refusal = this.refusal(host, host);
     if (refusal) throw new BlockedAddressError(url.href, host, refusal);
+  }
+
+  /**
+   * Through a proxy the socket goes to the proxy, so a target's name is resolved here and refused
+   * when any of its addresses is (the proxy could pick that one). A name that changes its answer
+   * between this lookup and the proxy's own (DNS rebinding) is the proxy's to guard against.
+   */
+  private async checkResolved(url: URL): Promise<void> {
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (isIP(host)) return;
+    const addresses = await dnsPromises.lookup(host, { all: true });
+    for (const a of addresses) {
+      const refusal = this.refusal(host, a.address);
+      if (refusal) throw new BlockedAddressError(url.href, a.address, refusal);
+    }
   }
 
   /**

@@ -31,9 +31,11 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   const db = createDb(config);
   const storage = Storage.fromConfig(config);
   const search = createSearchClient(config);
-  const http = OutboundClient.fromConfig(config, { onProviderCall: providerCallCounter() });
+  const onProviderCall = providerCallCounter();
+  const http = OutboundClient.fromConfig(config, { onProviderCall });
+  const proxiedHttp = config.PROXY_URL ? OutboundClient.fromConfig(config, { proxyUrl: config.PROXY_URL, onProviderCall }) : undefined;
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
-  const activities = createActivities({ config, db, storage, search, logger, http, workerId: identity });
+  const activities = createActivities({ config, db, storage, search, logger, http, proxiedHttp, workerId: identity });
   const workers = await createWorkers({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -50,7 +52,7 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   logger.info({ identity, taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker running');
   const run = Promise.all(workers.map((w) => w.run())).then(async () => {
     await dispatcher.stop();
-    await Promise.allSettled([db.destroy(), connection.close(), search.close(), http.close()]);
+    await Promise.allSettled([db.destroy(), connection.close(), search.close(), http.close(), proxiedHttp?.close()]);
     logger.info('worker stopped');
   });
   // Idempotent: a second signal (SIGTERM after Ctrl-C) must not throw "Not running" and cut the drain short.
@@ -59,7 +61,9 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
 
 /** Every job type's activity-only queues (e.g. the company registries') with their shared dispatch limits. */
 export function activityQueueLimits(config: Config): { taskQueue: string; perSecond?: number }[] {
-  return ALL_JOB_SPECS.flatMap((spec) => spec.activityQueues?.(config) ?? []).map((q) => ({ taskQueue: taskQueue(config.TASK_QUEUE_PREFIX, q.queue), perSecond: q.perSecond }));
+  const queues = ALL_JOB_SPECS.flatMap((spec) => spec.activityQueues?.(config) ?? []).map((q) => ({ taskQueue: taskQueue(config.TASK_QUEUE_PREFIX, q.queue), perSecond: q.perSecond }));
+  // Types may share a queue (crawlPeople asks the registries on crawlCompanyData's queues): one Worker each.
+  return queues.filter((q, i) => queues.findIndex((o) => o.taskQueue === q.taskQueue) === i);
 }
 
 function sdkLogLevel(level: Config['LOG_LEVEL']): LogLevel {

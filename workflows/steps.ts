@@ -2,3 +2,5 @@
 // the type. A type's catalog entry names its set (JobSpec.steps); runJob looks it up here by that name.
 export { companyData } from './company-data';
 export { crawlMapsSteps } from './maps';
+export { crawlPublicSocialSteps } from './social';
+export { crawlPeopleSteps } from './people';

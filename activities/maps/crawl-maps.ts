@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { DedupeRepository } from '../../db/repositories/dedupe';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { CanonicalRecordModel } from '../../db/models/canonical-record';
 import { JobModel } from '../../db/models/job';
 import { crawlMapsPayload, type CrawlMapsPayload, type CrawlMapsResult, type MapsBusiness, type MapsProvider } from '../../jobs/crawl-maps';
+import { hostImage } from '../../lib/hosted-image';
 import { BlockedAddressError, OutboundError } from '../../lib/outbound';
 import { parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
 import { businessFromGoogle, businessFromNominatim, nominatimFromOverpass } from './business';
@@ -34,12 +34,10 @@ const MAX_TILES = 85;
 const PHOTOS_PER_BUSINESS = 3;
 /** Requests in flight for one job's details and photos. */
 const PER_JOB_CONCURRENCY = 4;
-const MAX_PHOTO_BYTES = 10 * 1024 * 1024;
 /** Nominatim's policy (and Overpass's fair use): at most 1 request per second; the margin covers the jitter between our start and its arrival. */
 const NOMINATIM_INTERVAL_MS = 1100;
 /** Redirects followed from a share link to its place URL (maps.app.goo.gl takes one or two). */
 const MAX_LINK_HOPS = 5;
-const IMAGE_TYPES: Record<string, string> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp', 'image/gif': 'gif' };
 
 /**
  * The provider of a job: the payload's, else google_places when GOOGLE_PLACES_API_KEY is configured,
@@ -88,12 +86,7 @@ export function createMapsActivities(deps: ActivityDeps) {
   /** Image bytes into the client's media bucket under their content hash; the source URL when that fails. */
   async function storePhoto(clientId: string, source: string, signal: AbortSignal): Promise<string> {
     try {
-      const res = await deps.http.fetch(source, { signal, maxBytes: MAX_PHOTO_BYTES });
-      const type = (res.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-      const ext = IMAGE_TYPES[type];
-      if (res.status !== 200 || !ext) return source;
-      const hash = createHash('sha256').update(res.body).digest('hex');
-      return (await deps.storage.put(clientId, `maps/photos/${hash}.${ext}`, res.body, type)).url;
+      return (await hostImage(deps, clientId, source, 'maps/photos', signal))?.url ?? source;
     } catch (err) {
       if (signal.aborted) throw err;
       deps.logger.warn({ err, source }, 'maps photo not stored; keeping its source URL');

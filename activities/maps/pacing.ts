@@ -5,7 +5,8 @@ import type { Knex } from 'knex';
  * anywhere: every worker takes a Postgres advisory lock for the key, makes the request, and keeps
  * the lock until `intervalMs` after the start. Temporal's queue rate limit alone is not enough: its
  * token bucket lets a burst through (two Nominatim requests 995 ms apart were measured at rate 0.5/s).
- * Waiting for the lock polls, so that a cancel (the signal) stops the wait at once.
+ * Waiting for the lock polls, so that a cancel (the signal) stops the wait at once. Also used for
+ * crawlPublicSocial's randomised pause between profile requests (activities/social).
  */
 export async function pacedGlobally<T>(db: Knex, key: string, intervalMs: number, signal: AbortSignal, request: () => Promise<T>): Promise<T> {
   return db.transaction(async (trx) => {
@@ -20,8 +21,9 @@ export async function pacedGlobally<T>(db: Knex, key: string, intervalMs: number
       return await request();
     } finally {
       // Held past the answer: the next request (any worker) starts intervalMs after this one started.
+      // A cancel ends the hold at once (the request is over; the job is being stopped).
       const wait = started + intervalMs - Date.now();
-      if (wait > 0) await sleep(wait);
+      if (wait > 0) await sleep(wait, signal);
     }
   });
 }

@@ -5,7 +5,7 @@ import { parsePayload, type ActivityDeps, type JobActivityInput, type JobActivit
 import { createLlmExtractor } from '../llm';
 import { fillCompanyInfo, type AiCompanyOutcome } from './ai-company';
 import { contentHash, estimateTokens, type CleanupLevel, type CompendiumObject } from './compendium';
-import { crawl, CrawlFailedError, type CrawlData, type CrawlRequest } from './crawler';
+import { crawl, CrawlFailedError, type CrawlData, type CrawlRequest, type PagePeople } from './crawler';
 import { BrowserPageSource, HttpPageSource, type PageSource } from './fetch';
 
 /**
@@ -51,7 +51,7 @@ export async function crawlSiteData(
   clientId: string,
   request: CrawlRequest,
   options: { renderJs: boolean; storeCompendium: boolean },
-): Promise<{ data: SiteResultData; markdown?: string }> {
+): Promise<{ data: SiteResultData; markdown?: string; pagePeople: PagePeople[] }> {
   const { config } = deps;
   const ctx = Context.current();
   const pageOptions = { userAgent: config.SITE_USER_AGENT, pageTimeoutMs: config.SITE_PAGE_TIMEOUT_MS, maxPageBytes: config.SITE_MAX_PAGE_BYTES };
@@ -76,7 +76,7 @@ export async function crawlSiteData(
     if (outcome.compendium !== undefined && options.storeCompendium) {
       data.compendium = await storeCompendium(deps, clientId, outcome.compendium, outcome.data.final_url, request.compendium.cleanupLevel);
     }
-    return { data, markdown: outcome.compendium };
+    return { data, markdown: outcome.compendium, pagePeople: outcome.pagePeople };
   } finally {
     clearInterval(beat);
     await source.close();

@@ -77,6 +77,15 @@ export interface CrawlOutcome {
   data: CrawlData;
   /** The Markdown compendium, when it was asked for. */
   compendium?: string;
+  /** What each crawled page yielded about people, in page order (crawlPeople cites its sources with it). */
+  pagePeople: PagePeople[];
+}
+
+/** The team members and social links one page showed. */
+export interface PagePeople {
+  url: string;
+  team: TeamMember[];
+  social: string[];
 }
 
 /** A crawl that cannot produce a result (the start page is unreachable or forbidden). */
@@ -471,8 +480,9 @@ function assemble(request: CrawlRequest, start: string, startFinal: string, craw
     pages: [...pages].sort((a, b) => (a.url === start ? -1 : b.url === start ? 1 : a.url.localeCompare(b.url))),
     errors,
   };
-  if (!compendiumLevel) return { data };
+  const pagePeople = ordered.map((p) => ({ url: p.entry.final_url, team: p.facts.team, social: p.facts.social }));
+  if (!compendiumLevel) return { data, pagePeople };
   const compendiumPages: CompendiumPage[] = ordered.map((p) => ({ url: p.entry.final_url, title: p.facts.title, blocks: p.facts.compendium ?? [] }));
   const siteName = data.company_info.name ?? new URL(startFinal).hostname;
-  return { data, compendium: buildCompendium(siteName, compendiumPages, compendiumLevel) };
+  return { data, pagePeople, compendium: buildCompendium(siteName, compendiumPages, compendiumLevel) };
 }

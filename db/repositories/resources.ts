@@ -294,6 +294,22 @@ export async function findByNaturalKey(db: Knex, clientId: string, type: Resourc
   return ResourceModel.query(db).modify('forClient', clientId).where({ resource_type: type, natural_key: key }).first().select(COLUMNS);
 }
 
+/**
+ * The client's resources whose `data.name` contains any of the name's words of three or more
+ * letters (case-insensitive), newest first, at most `limit`: candidates for the caller to rank.
+ */
+export async function findByNameWords(db: Knex, clientId: string, type: ResourceType, name: string, limit = 100): Promise<ResourceModel[]> {
+  const words = [...new Set(name.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length >= 3))].slice(0, 8);
+  if (words.length === 0) return [];
+  return ResourceModel.query(db)
+    .modify('forClient', clientId)
+    .where('resource_type', type)
+    .where((q) => { for (const w of words) q.orWhereRaw(`lower(idap_resources.data->>'name') like ?`, [`%${w.replace(/[\\%_]/g, '\\$&')}%`]); })
+    .orderBy('modified_at', 'desc')
+    .limit(limit)
+    .select(COLUMNS);
+}
+
 export type SortKey = 'created_at' | 'updated_at' | 'name';
 export type Order = 'asc' | 'desc';
 

@@ -5,29 +5,30 @@ import { createLogger } from '../../lib/logger';
 import { OutboundClient } from '../../lib/outbound';
 import { Storage } from '../../lib/storage';
 import { createSearchClient } from '../../search/client';
-import { CATALOG } from '../../jobs';
+import { CATALOG, type JobType } from '../../jobs';
 import { workflowTaskQueues } from '../../jobs/queues';
 import { activityQueueLimits } from '../../workers/main';
 import { createRateLimitedWorkers, createWorkers } from '../../workers/worker';
 import { testConfig } from './api';
 
 /**
- * The production worker set for crawlCompanyData on the stack: the job queues (normal and test)
- * with the real activities, and the registries' rate-limited queues. `overrides` point the
- * registry adapters at stand-ins.
+ * The production worker set for crawlCompanyData (or the `types` given) on the stack: the job queues
+ * (normal and test) with the real activities, the lead-indexing queue, and every rate-limited
+ * activity queue (registries, OSM, social profiles). `overrides` point the adapters at stand-ins.
  */
-export async function startCompanyDataWorker(options: { identity: string; overrides: Record<string, string> }): Promise<{ stop(): Promise<void> }> {
+export async function startCompanyDataWorker(options: { identity: string; overrides: Record<string, string>; types?: JobType[] }): Promise<{ stop(): Promise<void> }> {
   const config = testConfig(options.overrides);
   const db = createDb(config);
   const storage = Storage.fromConfig(config);
   const search = createSearchClient(config);
   const http = OutboundClient.fromConfig(config, { timeoutMs: 5000 });
+  const proxiedHttp = config.PROXY_URL ? OutboundClient.fromConfig(config, { timeoutMs: 5000, proxyUrl: config.PROXY_URL }) : undefined;
   const logger = createLogger('silent');
-  const activities = createActivities({ config, db, storage, search, logger, http, workerId: options.identity });
+  const activities = createActivities({ config, db, storage, search, logger, http, proxiedHttp, workerId: options.identity });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const common = { connection, namespace: config.TEMPORAL_NAMESPACE, activities, identity: options.identity, logger };
   const workers: Worker[] = [
-    ...(await createWorkers({ ...common, taskQueues: workflowTaskQueues(config.TASK_QUEUE_PREFIX, [CATALOG.crawlCompanyData]) })),
+    ...(await createWorkers({ ...common, taskQueues: workflowTaskQueues(config.TASK_QUEUE_PREFIX, (options.types ?? ['crawlCompanyData']).map((t) => CATALOG[t])) })),
     ...(await createRateLimitedWorkers({ ...common, queues: activityQueueLimits(config) })),
   ];
   const running = Promise.all(workers.map((w) => w.run()));
@@ -35,7 +36,7 @@ export async function startCompanyDataWorker(options: { identity: string; overri
     stop: async () => {
       workers.forEach((w) => w.shutdown());
       await running;
-      await Promise.allSettled([connection.close(), db.destroy(), search.close(), http.close()]);
+      await Promise.allSettled([connection.close(), db.destroy(), search.close(), http.close(), proxiedHttp?.close()]);
     },
   };
 }

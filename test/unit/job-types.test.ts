@@ -50,7 +50,7 @@ describe('job catalog', () => {
     expect(jobTaskQueue('lj', CATALOG.crawlSite)).toBe('lj-crawl-site');
   });
 
-  test('the registry and Nominatim queues carry their rate limits (SEC at 40% of its per-second limit, Nominatim at half of 1/s)', () => {
+  test('the registry, Nominatim and social-profile queues carry their rate limits (SEC at 40% of its per-second limit, Nominatim at half of 1/s, social profiles 200 per hour)', () => {
     const config = parseConfig({ MINIO_ACCESS_KEY: 'a', MINIO_SECRET_KEY: 'b', TASK_QUEUE_PREFIX: 'lj', SEC_REQUESTS_PER_SECOND: '10' });
     expect(activityQueueLimits(config)).toEqual([
       { taskQueue: 'lj-osm-nominatim', perSecond: 0.5 },
@@ -58,6 +58,7 @@ describe('job catalog', () => {
       { taskQueue: 'lj-registry-sec', perSecond: 4 },
       { taskQueue: 'lj-registry-companies-house', perSecond: 2 },
       { taskQueue: 'lj-registry-vies', perSecond: undefined },
+      { taskQueue: 'lj-social-profiles', perSecond: 200 / 3600 },
     ]);
   });
 });

@@ -1,4 +1,4 @@
-import { AllowList, isBlockedAddress } from '../../lib/outbound';
+import { AllowList, BlockedAddressError, isBlockedAddress, OutboundClient } from '../../lib/outbound';
 
 describe('isBlockedAddress', () => {
   test.each([
@@ -66,5 +66,18 @@ describe('AllowList (OUTBOUND_ALLOW_HOSTS)', () => {
   test('an empty list allows nothing, and a malformed CIDR fails at start naming the variable', () => {
     expect(new AllowList([]).allows('localhost', '127.0.0.1')).toBe(false);
     expect(() => new AllowList(['10.0.0.0/33'])).toThrow('OUTBOUND_ALLOW_HOSTS: invalid CIDR "10.0.0.0/33"');
+  });
+});
+
+describe('through a proxy', () => {
+  test('a name that resolves to a refused address is refused before anything connects to the proxy', async () => {
+    // Port 9 on loopback: nothing listens; a connection attempt would fail as refused, not as blocked.
+    const client = new OutboundClient({ allowHosts: [], userAgent: 't', proxyUrl: 'http://127.0.0.1:9' });
+    try {
+      await expect(client.fetch('http://localhost:8080/')).rejects.toBeInstanceOf(BlockedAddressError);
+      await expect(client.fetch('http://10.1.2.3/')).rejects.toThrow('refusing to connect to 10.1.2.3 (private address)');
+    } finally {
+      await client.close();
+    }
   });
 });
