@@ -7,9 +7,10 @@ import { WebhookRepository } from '../db/repositories/webhooks';
 import { AVAILABLE_JOB_TYPES, type JobType } from '../jobs';
 import { webhooksTaskQueue } from '../jobs/queues';
 import type { Config } from '../lib/config';
-import { CredentialCipher } from '../lib/llm/cipher';
+import { MailRepository } from '../db/repositories/mail';
+import { CredentialCipher } from '../lib/cipher';
 import type { Logger } from '../lib/logger';
-import { OutboundClient } from '../lib/outbound';
+import { AllowList, OutboundClient } from '../lib/outbound';
 import type { Storage } from '../lib/storage';
 import { pingTemporal, type Temporal } from '../lib/temporal';
 import { pingSearch, type SearchClient } from '../search/client';
@@ -34,6 +35,8 @@ import { eventRoutes } from './routes/events';
 import { exportRoutes } from './routes/exports';
 import { jobRoutes } from './routes/jobs';
 import { locationRoutes } from './routes/locations';
+import { MAIL_IMPORT_PATH, mailRoutes } from './routes/mail';
+import { MailWorkflows } from './mail-service';
 import { searchRoutes } from './routes/search';
 import { systemRoutes } from './routes/system';
 import { webhookRoutes } from './routes/webhooks';
@@ -107,19 +110,29 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
     timeoutMs: config.LLM_TIMEOUT_MS,
     prices: config.LLM_PRICES,
   });
+  const mailWorkflows = new MailWorkflows(deps.temporal, config, deps.logger);
+  mailRoutes(api, {
+    repo: config.INTEGRATIONS_ENCRYPTION_KEY ? new MailRepository(db, new CredentialCipher(config.INTEGRATIONS_ENCRYPTION_KEY, config.INTEGRATIONS_PREVIOUS_KEYS)) : undefined,
+    workflows: mailWorkflows,
+    suppressions: undefined,
+    allowHosts: new AllowList(config.OUTBOUND_ALLOW_HOSTS),
+    timeoutMs: config.MAIL_TIMEOUT_MS,
+    maxMessageBytes: config.MAIL_MAX_MESSAGE_BYTES,
+  });
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 
   app.use(requestContext(deps.logger));
   app.use(responseFormat((path) => api.ownsFormat(path)));
   app.use(errorHandler());
-  app.use(requestBody({ limit: '2mb' }));
+  // Raw mail import reads its message/rfc822 body itself (api/routes/mail.ts).
+  app.use(requestBody({ limit: '2mb', skip: (path) => MAIL_IMPORT_PATH.test(path) }));
   app.use(docs.routes());
   app.use(api.router.routes());
   app.use(api.router.allowedMethods({ throw: false }));
   // Before the dependencies close: stop listening and let Temporal calls in flight finish.
   const close = async () => {
-    await Promise.all([listener.close(), jobs.drain(), campaigns.drain()]);
+    await Promise.all([listener.close(), jobs.drain(), campaigns.drain(), mailWorkflows.drain()]);
     await llmHttp.close();
   };
   return { app, api, close };

@@ -395,8 +395,9 @@ export class MailRepository {
 
   // ---- templates -----------------------------------------------------------------------------
 
-  async listTemplates(clientId: string, type?: string): Promise<TemplateRow[]> {
-    const q = this.db('mail_templates').where({ client_id: clientId, is_active: true });
+  async listTemplates(clientId: string, type: string | undefined, includeInactive: boolean): Promise<TemplateRow[]> {
+    const q = this.db('mail_templates').where({ client_id: clientId });
+    if (!includeInactive) void q.andWhere({ is_active: true });
     if (type) void q.andWhere({ template_type: type });
     return (await q.orderBy('id')) as TemplateRow[];
   }

@@ -1,3 +1,5 @@
+import TurndownService from 'turndown';
+
 /**
  * Mail templates (spec §2.13): `{{variable}}` placeholders in html_source. Pure helpers shared by
  * the API (create/patch checks, rendering a send) and tests.
@@ -32,4 +34,11 @@ export function render(source: string, values: Record<string, string>, options: 
     return options.html ? escapeHtml(value) : value;
   });
   return { text, missing: [] };
+}
+
+const turndown = new TurndownService({ headingStyle: 'atx', bulletListMarker: '-' });
+
+/** The plain-text part of a message whose sender gave only HTML: the HTML as Markdown-like text. */
+export function htmlToText(html: string): string {
+  return turndown.turndown(html).trim();
 }

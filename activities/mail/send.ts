@@ -1,0 +1,105 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { MessageRow } from '../../db/repositories/mail';
+import { MailServerError, mailServerError, resolveMailHost, smtpTransport } from '../../lib/mail/connect';
+import { AllowList } from '../../lib/outbound';
+import type { ActivityDeps } from '../deps';
+import { listUnsubscribeHeaders, type UnsubscribeLinks } from '../../lib/mail/list-unsubscribe';
+import type { MessageRef } from '.';
+import { mailRepository } from './repo';
+
+/** Every recipient once (To then Cc), lower-cased. */
+export const recipientsOf = (m: Pick<MessageRow, 'to_addresses' | 'cc_addresses'>): string[] => [...new Set([...m.to_addresses, ...(m.cc_addresses ?? [])].map((a) => a.toLowerCase()))];
+
+export function createDeliverActivities(deps: ActivityDeps) {
+  const repo = mailRepository(deps);
+  const allow = new AllowList(deps.config.OUTBOUND_ALLOW_HOSTS);
+  const links: UnsubscribeLinks | undefined = undefined;
+
+  /**
+   * Hands a stored outbound message to its mailbox's SMTP server, one SMTP transaction per
+   * recipient so that each copy carries that recipient's own signed List-Unsubscribe link. Each
+   * accepted recipient is recorded at once; a retry skips them (idempotent: a retry after the server
+   * accepted never sends twice). Authentication failures, 5xx refusals and refused hosts are
+   * permanent; connection errors and 4xx are retried by the workflow. Heartbeats per recipient; a
+   * cancel stops before the next one.
+   */
+  async function deliverMailMessage(input: MessageRef): Promise<{ sent: number }> {
+    const ctx = Context.current();
+    const message = await repo().messageById(input.messageId);
+    if (!message || message.client_id !== input.clientId) throw ApplicationFailure.nonRetryable(`message ${input.messageId} no longer exists`, 'MessageGone');
+    if (message.send_status === 'sent') return { sent: 0 };
+    const mailbox = await repo().mailboxById(message.mailbox_id);
+    if (!mailbox) throw ApplicationFailure.nonRetryable(`mailbox ${message.mailbox_id} no longer exists`, 'MessageGone');
+    const { smtp } = repo().servers(mailbox);
+    const pending = recipientsOf(message).filter((r) => !message.delivery[r]);
+    let sent = 0;
+    if (pending.length > 0) {
+      let address: string;
+      try {
+        address = await resolveMailHost(smtp.host, allow);
+      } catch (err) {
+        throw asFailure(err, 'SMTP');
+      }
+      const transport = smtpTransport(smtp, address, deps.config.MAIL_TIMEOUT_MS);
+      const onCancel = () => transport.close();
+      ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
+      try {
+        for (const recipient of pending) {
+          ctx.cancellationSignal.throwIfAborted();
+          ctx.heartbeat({ recipient });
+          let info: { response: string };
+          try {
+            info = await transport.sendMail({
+              from: { name: mailbox.display_name ?? '', address: mailbox.address },
+              to: message.to_addresses,
+              cc: message.cc_addresses ?? undefined,
+              subject: message.subject,
+              text: message.body_text,
+              html: message.body_html ?? undefined,
+              date: message.date,
+              messageId: message.message_id,
+              inReplyTo: message.in_reply_to ?? undefined,
+              references: message.references.length > 0 ? message.references : undefined,
+              headers: listUnsubscribeHeaders(links, { clientId: message.client_id, email: recipient, list: message.list }),
+              envelope: { from: mailbox.address, to: [recipient] },
+            });
+          } catch (err) {
+            throw asFailure(err, `SMTP to ${recipient}`);
+          }
+          await repo().recordAccepted(message.id, recipient, info.response);
+          sent += 1;
+        }
+      } catch (err) {
+        if (err instanceof ApplicationFailure) await repo().recordSendError(message.id, err.message);
+        throw err;
+      } finally {
+        ctx.cancellationSignal.removeEventListener('abort', onCancel);
+        transport.close();
+      }
+    }
+    await repo().markSent(message.id);
+    return { sent };
+  }
+
+  /** The workflow gave up: the message is marked failed with the last error (never a sent one). */
+  async function failMailMessage(input: MessageRef & { error: string }): Promise<void> {
+    await repo().markFailed(input.messageId, input.error);
+  }
+
+  /** The snooze timer's end (idempotent: only if still snoozed until that moment). */
+  async function returnSnoozedMessage(input: MessageRef & { until: string }): Promise<boolean> {
+    return repo().returnSnoozed(input.messageId, new Date(input.until));
+  }
+
+  return { deliverMailMessage, failMailMessage, returnSnoozedMessage };
+}
+
+/** A mail failure as a Temporal one: permanent (typed, non-retryable) or retryable. */
+export function asFailure(err: unknown, what: string): ApplicationFailure {
+  const e = mailServerError(err, what);
+  const code = (err as { responseCode?: number }).responseCode;
+  if (e.kind === 'auth') return ApplicationFailure.nonRetryable(e.message, 'MailAuthFailed');
+  if (e.kind === 'blocked') return ApplicationFailure.nonRetryable(e.message, 'MailBlocked');
+  if (typeof code === 'number' && code >= 500 && code < 600) return ApplicationFailure.nonRetryable(e.message, 'MailRejected');
+  return ApplicationFailure.retryable(e.message, err instanceof MailServerError ? `Mail_${err.kind}` : 'MailUnavailable');
+}

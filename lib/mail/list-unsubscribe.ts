@@ -1,0 +1,43 @@
+import { AppError } from '../errors';
+
+/**
+ * Everything mail does for unsubscribe preferences (spec §4.12), in one place: the signed
+ * List-Unsubscribe / List-Unsubscribe-Post headers each copy carries (RFC 2369, RFC 8058 one-click)
+ * and the 409 refusal of recipients who unsubscribed. The tokens, the pages and the preference
+ * table belong to the unsubscribe feature (lib/unsubscribe.ts, db/repositories/unsubscribe.ts).
+ */
+
+/** The list a message without `list` is sent (and unsubscribed) under. */
+export const DEFAULT_LIST = 'general';
+
+export interface UnsubscribeClaimsInput {
+  clientId: string;
+  email: string;
+  list: string | null;
+}
+
+/** Makes the signed one-click link of one recipient. */
+export interface UnsubscribeLinks {
+  urlFor(claims: { clientId: string; email: string; list: string }): string;
+}
+
+/** Who must not get mail of a list (db/repositories/unsubscribe.ts UnsubscribeRepository). */
+export interface Suppressions {
+  suppressed(clientId: string, emails: string[], list: string | null): Promise<string[]>;
+}
+
+/** The two headers of one recipient's copy; none when the service has no signing key. */
+export function listUnsubscribeHeaders(links: UnsubscribeLinks | undefined, c: UnsubscribeClaimsInput): Record<string, string> {
+  if (!links) return {};
+  const url = links.urlFor({ clientId: c.clientId, email: c.email, list: c.list ?? DEFAULT_LIST });
+  return { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+}
+
+/** 409 naming every recipient who unsubscribed from the message's list or from everything. */
+export async function refuseUnsubscribed(suppressions: Suppressions | undefined, clientId: string, recipients: string[], list: string | null): Promise<void> {
+  if (!suppressions) return;
+  const refused = await suppressions.suppressed(clientId, recipients, list ?? DEFAULT_LIST);
+  if (refused.length > 0) {
+    throw new AppError(409, `recipients unsubscribed from ${list ? `list "${list}"` : 'this mail'} (or from everything): ${refused.join(', ')}`, 'unsubscribed');
+  }
+}
