@@ -21,6 +21,7 @@ import {
   mailboxResponse,
   mailboxScopeQuery,
   mailboxSyncResponse,
+  rawMessageBody,
   mailboxTestResponse,
   messageIdParams,
   messageListQuery,
@@ -137,7 +138,7 @@ function checkTemplateVariables(source: string, declared: string[], loc: string[
 }
 
 /** Reads a message/rfc822 body as bytes (at most `limit`); any other content type is a 415. */
-function rawMessageBody(limit: number): Middleware<AppState> {
+function readRawMessage(limit: number): Middleware<AppState> {
   return async (ctx, next) => {
     if (ctx.request.type !== 'message/rfc822') {
       throw new AppError(415, `unsupported content type '${ctx.request.type || 'none'}'; send one RFC 5322 message as message/rfc822`, 'unsupported_media_type');
@@ -317,7 +318,8 @@ export function mailRoutes(api: ApiRouter, deps: MailRouteDeps): void {
       'a Message-ID the mailbox already has answers 200 with the stored copy and stores nothing. The message goes to INBOX as inbound and joins its thread.',
     params: mailboxIdParams,
     // The raw body reader runs after authentication, so an unauthenticated upload is never read.
-    before: [rawMessageBody(deps.maxMessageBytes)],
+    before: [readRawMessage(deps.maxMessageBytes)],
+    body: rawMessageBody,
     bodyContentType: 'message/rfc822',
     bodyDoc: importDoc,
     responses: {
@@ -327,12 +329,12 @@ export function mailRoutes(api: ApiRouter, deps: MailRouteDeps): void {
       413: { description: 'Larger than MAIL_MAX_MESSAGE_BYTES' },
       415: { description: 'Not message/rfc822' },
     },
-    handler: async (ctx, { params }) => {
+    handler: async (ctx, { params, body }) => {
       const clientId = clientIdOf(ctx);
       const row = await mailbox(clientId, params.mailbox_id);
       let parsed;
       try {
-        parsed = await parseRawMessage(ctx.request.body as unknown as Buffer);
+        parsed = await parseRawMessage(body);
       } catch (err) {
         if (err instanceof UnparseableMessageError) throw invalid(['body'], err.message);
         throw err;

@@ -43,7 +43,8 @@ export async function parseRawMessage(raw: Buffer, receivedAt = new Date()): Pro
     to_addresses: addresses(mail.to),
     cc_addresses: cc.length > 0 ? cc : null,
     subject: mail.subject ?? '',
-    body_text: mail.text ?? '',
+    // The line break that ends every body is transport, not text.
+    body_text: (mail.text ?? '').trimEnd(),
     body_html: typeof mail.html === 'string' ? mail.html : null,
     date: mail.date && !Number.isNaN(mail.date.getTime()) ? mail.date : receivedAt,
   };
