@@ -3,6 +3,7 @@ import type { Db } from '../db';
 import { EventListener } from '../db/event-listener';
 import { DedupeRepository } from '../db/repositories/dedupe';
 import { IntegrationRepository } from '../db/repositories/integrations';
+import { UnsubscribeRepository } from '../db/repositories/unsubscribe';
 import { WebhookRepository } from '../db/repositories/webhooks';
 import { AVAILABLE_JOB_TYPES, type JobType } from '../jobs';
 import { webhooksTaskQueue } from '../jobs/queues';
@@ -12,6 +13,7 @@ import { CredentialCipher } from '../lib/cipher';
 import type { Logger } from '../lib/logger';
 import { AllowList, OutboundClient } from '../lib/outbound';
 import type { Storage } from '../lib/storage';
+import { unsubscribeSigningKey } from '../lib/unsubscribe';
 import { pingTemporal, type Temporal } from '../lib/temporal';
 import { pingSearch, type SearchClient } from '../search/client';
 import { CampaignService } from './campaign-service';
@@ -39,6 +41,7 @@ import { MAIL_IMPORT_PATH, mailRoutes } from './routes/mail';
 import { MailWorkflows } from './mail-service';
 import { searchRoutes } from './routes/search';
 import { systemRoutes } from './routes/system';
+import { isUnsubscribePagePath, unsubscribeRoutes } from './routes/unsubscribe';
 import { webhookRoutes } from './routes/webhooks';
 import { WorkflowResultsService } from './workflow-results';
 import { workflowResultRoutes } from './routes/workflow-results';
@@ -114,19 +117,22 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   mailRoutes(api, {
     repo: config.INTEGRATIONS_ENCRYPTION_KEY ? new MailRepository(db, new CredentialCipher(config.INTEGRATIONS_ENCRYPTION_KEY, config.INTEGRATIONS_PREVIOUS_KEYS)) : undefined,
     workflows: mailWorkflows,
-    suppressions: undefined,
+    suppressions: new UnsubscribeRepository(db),
     allowHosts: new AllowList(config.OUTBOUND_ALLOW_HOSTS),
     timeoutMs: config.MAIL_TIMEOUT_MS,
     maxMessageBytes: config.MAIL_MAX_MESSAGE_BYTES,
   });
+
+  unsubscribeRoutes(api, { repo: new UnsubscribeRepository(db), key: unsubscribeSigningKey(config), publicBaseUrl: config.PUBLIC_BASE_URL });
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 
   app.use(requestContext(deps.logger));
   app.use(responseFormat((path) => api.ownsFormat(path)));
   app.use(errorHandler());
-  // Raw mail import reads its message/rfc822 body itself (api/routes/mail.ts).
-  app.use(requestBody({ limit: '2mb', skip: (path) => MAIL_IMPORT_PATH.test(path) }));
+  // Raw mail import reads its message/rfc822 body itself (api/routes/mail.ts); the unsubscribe pages take
+  // HTML form posts (and RFC 8058 one-click bodies): their route reads them.
+  app.use(requestBody({ limit: '2mb', skip: (path) => isUnsubscribePagePath(path) || MAIL_IMPORT_PATH.test(path) }));
   app.use(docs.routes());
   app.use(api.router.routes());
   app.use(api.router.allowedMethods({ throw: false }));

@@ -17,6 +17,8 @@ const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.nu
 
 /** A 32-byte key written as base64 (`openssl rand -base64 32`). */
 const base64Key = z.string().refine((v) => /^[A-Za-z0-9+/]+={0,2}$/.test(v) && Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded (openssl rand -base64 32)');
+/** A signing key written as base64, at least 32 bytes (`openssl rand -base64 32`). */
+const base64SigningKey = z.string().refine((v) => /^[A-Za-z0-9+/]+={0,2}$/.test(v) && Buffer.from(v, 'base64').length >= 32, 'must be at least 32 bytes, base64-encoded (openssl rand -base64 32)');
 const llmPrices = z.record(z.string().min(1), z.strictObject({ input: z.number().min(0), output: z.number().min(0) }));
 
 /** `ip`, `ip:port`, `[ipv6]:port` or a bare IPv6 address: what dns.Resolver#setServers takes. */
@@ -191,6 +193,10 @@ export const configSchema = dbConfigSchema.extend({
     return parsed.data;
   }),
 
+  // Unsubscribe pages (spec §4.12; lib/unsubscribe.ts). Links use PUBLIC_BASE_URL, else the API's own address.
+  /** HMAC-SHA256 key of the unsubscribe tokens, at least 32 bytes base64. A secret: no default; required in production. */
+  UNSUBSCRIBE_SIGNING_KEY: base64SigningKey.optional(),
+
   // Mail (spec §2.13/§4.10; activities/mail, lib/mail): mailbox passwords are sealed with INTEGRATIONS_ENCRYPTION_KEY.
   /** How often each mailbox with IMAP settings is synced (a Temporal schedule per mailbox). */
   MAIL_SYNC_INTERVAL_SECONDS: int(300, 10, 86400),
@@ -216,6 +222,10 @@ export const configSchema = dbConfigSchema.extend({
   // Without it no integration can be stored or used; outside production the integrations API says so instead.
   if (c.NODE_ENV === 'production' && !c.INTEGRATIONS_ENCRYPTION_KEY) {
     ctx.addIssue({ code: 'custom', path: ['INTEGRATIONS_ENCRYPTION_KEY'], message: 'required in production (32 bytes, base64: openssl rand -base64 32)' });
+  }
+  // Without it no unsubscribe link can be made or honoured; outside production the unsubscribe API says so instead.
+  if (c.NODE_ENV === 'production' && !c.UNSUBSCRIBE_SIGNING_KEY) {
+    ctx.addIssue({ code: 'custom', path: ['UNSUBSCRIBE_SIGNING_KEY'], message: 'required in production (at least 32 bytes, base64: openssl rand -base64 32)' });
   }
   if (c.TEMPORAL_TLS === false) {
     // The key would travel in clear text; the SDK refuses call credentials on a plain channel anyway.

@@ -18,5 +18,7 @@ export function runEnv(runId: string): Record<string, string> {
     TASK_QUEUE_PREFIX: `t-${runId}`,
     // The run's own key for the LLM integrations' credentials (a secret: no default in config).
     INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    // And for the unsubscribe tokens: a stack env file from before that key need not have it.
+    UNSUBSCRIBE_SIGNING_KEY: randomBytes(32).toString('base64'),
   };
 }

@@ -91,7 +91,8 @@ describe('config', () => {
     expect(message({ ...base, INTEGRATIONS_ENCRYPTION_KEY: randomBytes(16).toString('base64') })).toMatch(/INTEGRATIONS_ENCRYPTION_KEY: must be 32 bytes/);
     expect(message({ ...base, INTEGRATIONS_ENCRYPTION_KEY: newKey(), INTEGRATIONS_PREVIOUS_KEYS: `${newKey()},nope` })).toMatch(/INTEGRATIONS_PREVIOUS_KEYS/);
     const key = newKey();
-    expect(parseConfig({ ...base, NODE_ENV: 'production', INTEGRATIONS_ENCRYPTION_KEY: key }).INTEGRATIONS_ENCRYPTION_KEY).toBe(key);
+    // Production also needs the unsubscribe signing key (test/unit/unsubscribe-token.test.ts).
+    expect(parseConfig({ ...base, NODE_ENV: 'production', INTEGRATIONS_ENCRYPTION_KEY: key, UNSUBSCRIBE_SIGNING_KEY: newKey() }).INTEGRATIONS_ENCRYPTION_KEY).toBe(key);
   });
 
   test('LLM_PRICES is JSON of USD per million tokens', () => {
