@@ -3,7 +3,8 @@ import type { MessageRow } from '../../db/repositories/mail';
 import { MailServerError, mailServerError, resolveMailHost, smtpTransport } from '../../lib/mail/connect';
 import { AllowList } from '../../lib/outbound';
 import type { ActivityDeps } from '../deps';
-import { listUnsubscribeHeaders, type UnsubscribeLinks } from '../../lib/mail/list-unsubscribe';
+import { UnsubscribeRepository } from '../../db/repositories/unsubscribe';
+import { DEFAULT_LIST, listUnsubscribeHeaders, unsubscribeLinks } from '../../lib/mail/list-unsubscribe';
 import type { MessageRef } from '.';
 import { mailRepository } from './repo';
 
@@ -13,7 +14,8 @@ export const recipientsOf = (m: Pick<MessageRow, 'to_addresses' | 'cc_addresses'
 export function createDeliverActivities(deps: ActivityDeps) {
   const repo = mailRepository(deps);
   const allow = new AllowList(deps.config.OUTBOUND_ALLOW_HOSTS);
-  const links: UnsubscribeLinks | undefined = undefined;
+  const links = unsubscribeLinks(deps.config);
+  const preferences = new UnsubscribeRepository(deps.db);
 
   /**
    * Hands a stored outbound message to its mailbox's SMTP server, one SMTP transaction per
@@ -47,6 +49,8 @@ export function createDeliverActivities(deps: ActivityDeps) {
         for (const recipient of pending) {
           ctx.cancellationSignal.throwIfAborted();
           ctx.heartbeat({ recipient });
+          // The recipient's preferences page lists the lists it gets mail of.
+          if (links) await preferences.register(message.client_id, recipient, message.list ?? DEFAULT_LIST);
           let info: { response: string };
           try {
             info = await transport.sendMail({

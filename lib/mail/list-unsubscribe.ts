@@ -1,4 +1,6 @@
+import type { Config } from '../config';
 import { AppError } from '../errors';
+import { signUnsubscribeToken, unsubscribeSigningKey, unsubscribeUrl } from '../unsubscribe';
 
 /**
  * Everything mail does for unsubscribe preferences (spec §4.12), in one place: the signed
@@ -24,6 +26,17 @@ export interface UnsubscribeLinks {
 /** Who must not get mail of a list (db/repositories/unsubscribe.ts UnsubscribeRepository). */
 export interface Suppressions {
   suppressed(clientId: string, emails: string[], list: string | null): Promise<string[]>;
+}
+
+/**
+ * Signed links under PUBLIC_BASE_URL (else the API's own HOST:PORT), or undefined when
+ * UNSUBSCRIBE_SIGNING_KEY is unset (development only: production requires it).
+ */
+export function unsubscribeLinks(config: Pick<Config, 'UNSUBSCRIBE_SIGNING_KEY' | 'PUBLIC_BASE_URL' | 'HOST' | 'PORT'>): UnsubscribeLinks | undefined {
+  const key = unsubscribeSigningKey(config);
+  if (!key) return undefined;
+  const base = config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`;
+  return { urlFor: (claims) => unsubscribeUrl(base, signUnsubscribeToken(key, claims)) };
 }
 
 /** The two headers of one recipient's copy; none when the service has no signing key. */
