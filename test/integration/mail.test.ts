@@ -22,7 +22,8 @@ beforeAll(async () => {
   dovecot = devDovecot();
   relay = await startSmtpRelay(dovecot);
   api = await startTestApi(SETTINGS);
-  worker = await startTestWorker({ types: [], identity: 'mail-test', overrides: SETTINGS });
+  // Unsubscribe links in sent mail point at this API.
+  worker = await startTestWorker({ types: [], identity: 'mail-test', overrides: { ...SETTINGS, PUBLIC_BASE_URL: api.url } });
   c = await newCaller();
 });
 afterAll(async () => {
@@ -379,6 +380,53 @@ describe('templates', () => {
     expect(copy?.html).toContain('<p>Dear Ann, Smith &amp; Sons has an offer.</p>');
     expect(copy?.subject).toBe('Offer for Smith & Sons');
     expect(copy?.text).toContain('Dear Ann, Smith & Sons has an offer.');
+  });
+});
+
+describe('unsubscribe', () => {
+  /** The recipient's copy's List-Unsubscribe URL (unfolded). */
+  const linkOf = (messageId: string, recipient: string) => {
+    const copy = relay.received.find((r) => r.headerLines['message-id'] === messageId && r.envelope.to.includes(recipient));
+    const header = (copy?.headerLines['list-unsubscribe'] ?? '').replace(/\r?\n[ \t]+/g, ' ');
+    expect(copy?.headerLines['list-unsubscribe-post']).toBe('List-Unsubscribe=One-Click');
+    const url = /^<(http:\/\/127\.0\.0\.1:\d+\/u\/[A-Za-z0-9_.-]+)>$/.exec(header)?.[1];
+    if (!url) throw new Error(`no List-Unsubscribe link in ${JSON.stringify(header)}`);
+    return url;
+  };
+  const form = (url: string, body: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+
+  test('each copy carries its recipient\'s signed one-click link; unsubscribed recipients are refused with 409 naming them', async () => {
+    const box = await createMailbox(c);
+    const reader = newAddress('reader');
+    const other = newAddress('other');
+    const m = await sent({ mailbox_id: box.id, to: [reader], cc: [other], subject: 'News', text: 'news', list: 'news' });
+    await waitSent(m.id);
+    const readerUrl = linkOf(m.message_id, reader);
+    const otherUrl = linkOf(m.message_id, other);
+    expect(readerUrl).not.toBe(otherUrl);
+    const page = await fetch(readerUrl);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(reader);
+
+    // RFC 8058 one-click from the reader's copy: the reader leaves "news".
+    expect((await form(readerUrl, 'List-Unsubscribe=One-Click')).status).toBe(200);
+    const refused = await send({ mailbox_id: box.id, to: [reader, other], text: 'more news', list: 'news' });
+    expect(refused.status).toBe(409);
+    const detail = String((await refused.json() as { detail: string }).detail);
+    expect(detail).toContain(reader);
+    expect(detail).not.toContain(other);
+    // Another list still reaches the reader.
+    expect((await send({ mailbox_id: box.id, to: [reader], text: 'an offer', list: 'offers' })).status).toBe(202);
+
+    // The other recipient leaves everything from the page: refused for every list and for mail without one.
+    expect((await form(otherUrl, 'scope=all')).status).toBe(200);
+    expect((await send({ mailbox_id: box.id, to: [other], text: 'x', list: 'offers' })).status).toBe(409);
+    expect((await send({ mailbox_id: box.id, to: [other], text: 'x' })).status).toBe(409);
+
+    // Preferences are per client: another client's mail still reaches the reader.
+    const c2 = await newCaller();
+    const box2 = await createMailbox(c2);
+    expect((await send({ mailbox_id: box2.id, to: [reader], text: 'hello', list: 'news' }, c2)).status).toBe(202);
   });
 });
 
