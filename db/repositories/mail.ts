@@ -196,6 +196,23 @@ export class MailRepository {
       });
   }
 
+  /** Re-seals every mailbox password not sealed with the current key (rotation, `integrations:reseal`); the count of passwords. */
+  async reseal(clientId?: string): Promise<number> {
+    const query = this.db('mail_mailboxes').select('id', 'smtp_password_sealed', 'imap_password_sealed');
+    if (clientId !== undefined) void query.where({ client_id: clientId });
+    const rows = (await query) as Pick<MailboxRow, 'id' | 'smtp_password_sealed' | 'imap_password_sealed'>[];
+    let count = 0;
+    for (const r of rows) {
+      const changes: Record<string, string> = {};
+      if (!this.cipher.isCurrent(r.smtp_password_sealed)) changes.smtp_password_sealed = this.cipher.seal(this.cipher.open(r.smtp_password_sealed));
+      if (r.imap_password_sealed && !this.cipher.isCurrent(r.imap_password_sealed)) changes.imap_password_sealed = this.cipher.seal(this.cipher.open(r.imap_password_sealed));
+      if (Object.keys(changes).length === 0) continue;
+      await this.db('mail_mailboxes').where({ id: r.id }).update(changes);
+      count += Object.keys(changes).length;
+    }
+    return count;
+  }
+
   // ---- messages ------------------------------------------------------------------------------
 
   /**

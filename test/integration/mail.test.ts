@@ -1,5 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
+import { MailRepository, type MailboxRow } from '../../db/repositories/mail';
+import { CredentialCipher } from '../../lib/cipher';
 import { bearer, startTestApi, type TestApi } from '../support/api';
 import { caller, type Caller } from '../support/jobs';
 import { devDovecot, startSmtpRelay, type DevDovecot, type SmtpRelay } from '../support/mail-servers';
@@ -125,6 +128,21 @@ describe('mailboxes', () => {
     // The same address twice for one client.
     expect((await c.post('/api/v1/mail/mailboxes', { address, ...serverSettings(address) })).status).toBe(409);
     expect((await c.post('/api/v1/mail/mailboxes', { address: 'not an address', ...serverSettings(address) })).status).toBe(422);
+  });
+
+  test('after a key rotation the passwords still open, and reseal moves them to the new key', async () => {
+    const me = await newCaller();
+    const box = await createMailbox(me);
+    const oldKey = String(process.env.INTEGRATIONS_ENCRYPTION_KEY);
+    const newKey = randomBytes(32).toString('base64');
+    const rotated = new MailRepository(api.deps.db, new CredentialCipher(newKey, [oldKey]));
+    const clientId = String(((await api.deps.db('mail_mailboxes').where({ id: box.id }).first()) as Json).client_id);
+    const row = (await rotated.findMailbox(clientId, box.id)) as MailboxRow;
+    expect(rotated.servers(row).smtp.password).toBe(dovecot.password);
+    expect(await rotated.reseal(clientId)).toBe(2);
+    expect(await rotated.reseal(clientId)).toBe(0);
+    const resealed = (await rotated.findMailbox(clientId, box.id)) as MailboxRow;
+    expect(new MailRepository(api.deps.db, new CredentialCipher(newKey)).servers(resealed).imap?.password).toBe(dovecot.password);
   });
 
   test('test logs in to SMTP and IMAP and reports a wrong password for each', async () => {
