@@ -1,4 +1,4 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { MessageRow } from '../../db/repositories/mail';
 import { MailServerError, mailServerError, resolveMailHost, smtpTransport } from '../../lib/mail/connect';
 import { AllowList } from '../../lib/outbound';
@@ -43,8 +43,12 @@ export function createDeliverActivities(deps: ActivityDeps) {
         throw asFailure(err, 'SMTP');
       }
       const transport = smtpTransport(smtp, address, deps.config.MAIL_TIMEOUT_MS);
-      const onCancel = () => transport.close();
-      ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
+      // nodemailer cannot abort a transaction in flight: a cancel stops waiting for it (its socket
+      // ends by MAIL_TIMEOUT_MS at the latest) and throws CancelledFailure below.
+      const cancelled = new Promise<never>((_, reject) => {
+        ctx.cancellationSignal.addEventListener('abort', () => reject(new CancelledFailure('delivery cancelled')), { once: true });
+      });
+      cancelled.catch(() => undefined);
       try {
         for (const recipient of pending) {
           ctx.cancellationSignal.throwIfAborted();
@@ -53,7 +57,7 @@ export function createDeliverActivities(deps: ActivityDeps) {
           if (links) await preferences.register(message.client_id, recipient, message.list ?? DEFAULT_LIST);
           let info: { response: string };
           try {
-            info = await transport.sendMail({
+            info = await Promise.race([cancelled, transport.sendMail({
               from: { name: mailbox.display_name ?? '', address: mailbox.address },
               to: message.to_addresses,
               cc: message.cc_addresses ?? undefined,
@@ -66,7 +70,7 @@ export function createDeliverActivities(deps: ActivityDeps) {
               references: message.references.length > 0 ? message.references : undefined,
               headers: listUnsubscribeHeaders(links, { clientId: message.client_id, email: recipient, list: message.list }),
               envelope: { from: mailbox.address, to: [recipient] },
-            });
+            })]);
           } catch (err) {
             throw asFailure(err, `SMTP to ${recipient}`);
           }
@@ -74,10 +78,10 @@ export function createDeliverActivities(deps: ActivityDeps) {
           sent += 1;
         }
       } catch (err) {
+        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('delivery cancelled');
         if (err instanceof ApplicationFailure) await repo().recordSendError(message.id, err.message);
         throw err;
       } finally {
-        ctx.cancellationSignal.removeEventListener('abort', onCancel);
         transport.close();
       }
     }

@@ -1,4 +1,4 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { INBOX } from '../../db/repositories/mail';
 import { imapClient, resolveMailHost } from '../../lib/mail/connect';
 import { parseRawMessage } from '../../lib/mail/parse';
@@ -35,20 +35,21 @@ export function createSyncActivities(deps: ActivityDeps) {
     const { imap } = repo().servers(mailbox);
     if (!imap) return { stored: 0, known: 0, skipped: 0, noImap: true };
     const result: SyncMailboxResult = { stored: 0, known: 0, skipped: 0 };
-    let client;
+    let address: string;
     try {
-      client = imapClient(imap, await resolveMailHost(imap.host, allow), deps.config.MAIL_TIMEOUT_MS);
-      client.on('error', () => undefined);
-      await client.connect();
+      address = await resolveMailHost(imap.host, allow);
     } catch (err) {
       const failure = asFailure(err, 'IMAP');
       await repo().recordSync(mailbox.id, { error: failure.message });
-      client?.close();
       throw failure;
     }
+    const client = imapClient(imap, address, deps.config.MAIL_TIMEOUT_MS);
+    client.on('error', () => undefined);
+    // Closing the socket is what stops a connect, a login or a fetch in progress.
     const onCancel = () => client.close();
     ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
     try {
+      await client.connect();
       const lock = await client.getMailboxLock(INBOX);
       try {
         const opened = client.mailbox;
@@ -86,7 +87,7 @@ export function createSyncActivities(deps: ActivityDeps) {
       await client.logout();
       return result;
     } catch (err) {
-      if (ctx.cancellationSignal.aborted) throw ApplicationFailure.retryable('cancelled', 'Cancelled');
+      if (ctx.cancellationSignal.aborted) throw new CancelledFailure('sync cancelled');
       const failure = err instanceof ApplicationFailure ? err : asFailure(err, 'IMAP');
       await repo().recordSync(mailbox.id, { error: failure.message });
       throw failure;
