@@ -4,7 +4,7 @@ import { MailServerError, mailServerError, resolveMailHost, smtpTransport } from
 import { AllowList } from '../../lib/outbound';
 import type { ActivityDeps } from '../deps';
 import { UnsubscribeRepository } from '../../db/repositories/unsubscribe';
-import { DEFAULT_LIST, listUnsubscribeHeaders, unsubscribeLinks } from '../../lib/mail/list-unsubscribe';
+import { DEFAULT_LIST, listUnsubscribeHeaders, unsubscribeLinks, unsubscribedOf } from '../../lib/mail/list-unsubscribe';
 import type { MessageRef } from '.';
 import { mailRepository } from './repo';
 
@@ -22,8 +22,9 @@ export function createDeliverActivities(deps: ActivityDeps) {
    * recipient so that each copy carries that recipient's own signed List-Unsubscribe link. Each
    * accepted recipient is recorded at once; a retry skips them (idempotent: a retry after the server
    * accepted never sends twice). Authentication failures, 5xx refusals and refused hosts are
-   * permanent; connection errors and 4xx are retried by the workflow. Heartbeats per recipient; a
-   * cancel stops before the next one.
+   * permanent; connection errors and 4xx are retried by the workflow. A recipient who unsubscribed
+   * since the message was accepted (or before a retry) gets no copy, recorded as skipped; when none
+   * is left to send to, the message fails saying so. Heartbeats per recipient; a cancel stops at once.
    */
   async function deliverMailMessage(input: MessageRef): Promise<{ sent: number }> {
     const ctx = Context.current();
@@ -33,7 +34,13 @@ export function createDeliverActivities(deps: ActivityDeps) {
     const mailbox = await repo().mailboxById(message.mailbox_id);
     if (!mailbox) throw ApplicationFailure.nonRetryable(`mailbox ${message.mailbox_id} no longer exists`, 'MessageGone');
     const { smtp } = repo().servers(mailbox);
-    const pending = recipientsOf(message).filter((r) => !message.delivery[r]);
+    let pending = recipientsOf(message).filter((r) => !message.delivery[r]);
+    const unsubscribed = new Set(await unsubscribedOf(preferences, message.client_id, pending, message.list));
+    for (const r of unsubscribed) await repo().recordSkipped(message.id, r, 'unsubscribed');
+    pending = pending.filter((r) => !unsubscribed.has(r));
+    if (recipientsOf(message).every((r) => unsubscribed.has(r) || 'skipped_at' in (message.delivery[r] ?? {}))) {
+      throw ApplicationFailure.nonRetryable('every recipient has unsubscribed: nothing sent', 'MailRejected');
+    }
     let sent = 0;
     if (pending.length > 0) {
       let address: string;

@@ -53,7 +53,7 @@ export interface MessageRow {
   template_id: number | null;
   send_status: 'queued' | 'sent' | 'failed' | null;
   send_error: string | null;
-  delivery: Record<string, { accepted_at: string; response: string }>;
+  delivery: Record<string, { accepted_at: string; response: string } | { skipped_at: string; reason: string }>;
   sent_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -396,6 +396,13 @@ export class MailRepository {
     await this.db('mail_messages')
       .where({ id })
       .update({ delivery: this.db.raw("delivery || jsonb_build_object(?::text, jsonb_build_object('accepted_at', now(), 'response', ?::text))", [recipient, response]), updated_at: this.db.fn.now() });
+  }
+
+  /** Records that `recipient` gets no copy (e.g. unsubscribed after the message was accepted for delivery). */
+  async recordSkipped(id: number, recipient: string, reason: string): Promise<void> {
+    await this.db('mail_messages')
+      .where({ id })
+      .update({ delivery: this.db.raw("delivery || jsonb_build_object(?::text, jsonb_build_object('skipped_at', now(), 'reason', ?::text))", [recipient, reason]), updated_at: this.db.fn.now() });
   }
 
   async markSent(id: number): Promise<void> {

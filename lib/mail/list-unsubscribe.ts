@@ -46,10 +46,14 @@ export function listUnsubscribeHeaders(links: UnsubscribeLinks | undefined, c: U
   return { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
 }
 
+/** Those of `recipients` who unsubscribed from the message's list (DEFAULT_LIST when it has none) or from everything. */
+export async function unsubscribedOf(suppressions: Suppressions | undefined, clientId: string, recipients: string[], list: string | null): Promise<string[]> {
+  return suppressions ? suppressions.suppressed(clientId, recipients, list ?? DEFAULT_LIST) : [];
+}
+
 /** 409 naming every recipient who unsubscribed from the message's list or from everything. */
 export async function refuseUnsubscribed(suppressions: Suppressions | undefined, clientId: string, recipients: string[], list: string | null): Promise<void> {
-  if (!suppressions) return;
-  const refused = await suppressions.suppressed(clientId, recipients, list ?? DEFAULT_LIST);
+  const refused = await unsubscribedOf(suppressions, clientId, recipients, list);
   if (refused.length > 0) {
     throw new AppError(409, `recipients unsubscribed from ${list ? `list "${list}"` : 'this mail'} (or from everything): ${refused.join(', ')}`, 'unsubscribed');
   }

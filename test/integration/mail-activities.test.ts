@@ -7,6 +7,7 @@ import type { ActivityDeps } from '../../activities/deps';
 import { createDb, type Db } from '../../db';
 import { ClientRepository } from '../../db/repositories/clients';
 import { MailRepository, SENT } from '../../db/repositories/mail';
+import { UnsubscribeRepository } from '../../db/repositories/unsubscribe';
 import { CredentialCipher } from '../../lib/cipher';
 import { createLogger } from '../../lib/logger';
 import { newMessageId } from '../../lib/mail/message-id';
@@ -95,6 +96,23 @@ test('a cancel stops a sync stuck on a silent IMAP server within 3 s', async () 
   env.cancel();
   expect(await failure(running)).toBeInstanceOf(CancelledFailure);
   expect(Date.now() - cancelledAt).toBeLessThan(3000);
+});
+
+test('a recipient who unsubscribed after the send was accepted gets no copy; the others do', async () => {
+  const box = await repo.createMailbox(clientId, { address: `late-${Date.now()}@mail.test`, smtp: server(relay.port), imap: null });
+  const keep = `keep-${Date.now()}@mail.test`;
+  const gone = `gone-${Date.now()}@mail.test`;
+  const m = await outbound(box.id, box.address, [keep, gone]);
+  await new UnsubscribeRepository(db).apply({ clientId, email: gone, list: 'general', scope: 'list', source: 'page', ipAddress: null, userAgent: null });
+  const { deliverMailMessage } = createDeliverActivities(deps);
+  expect(await new MockActivityEnvironment().run(deliverMailMessage, { clientId, messageId: m.id })).toEqual({ sent: 1 });
+  expect(relay.received.filter((r) => r.headerLines['message-id'] === m.message_id).map((r) => r.envelope.to)).toEqual([[keep]]);
+  expect((await repo.messageById(m.id))?.delivery[gone]).toMatchObject({ reason: 'unsubscribed' });
+
+  // Only unsubscribed recipients left: the message fails instead of going nowhere.
+  const alone = await outbound(box.id, box.address, [gone]);
+  const err = await failure(new MockActivityEnvironment().run(deliverMailMessage, { clientId, messageId: alone.id }));
+  expect(err).toMatchObject({ type: 'MailRejected', nonRetryable: true });
 });
 
 test('a delivery run again after the server accepted sends nothing twice', async () => {
