@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import type { Db } from '../db';
 import { EventListener } from '../db/event-listener';
+import { ContentRepository } from '../db/repositories/content';
 import { DedupeRepository } from '../db/repositories/dedupe';
 import { IntegrationRepository } from '../db/repositories/integrations';
 import { UnsubscribeRepository } from '../db/repositories/unsubscribe';
@@ -29,6 +30,7 @@ import { requestContext } from './middleware/request-id';
 import { buildOpenApi } from './openapi';
 import { ApiRouter } from './routing';
 import { campaignRoutes } from './routes/campaigns';
+import { contentRoutes } from './routes/content';
 import { dedupeRoutes } from './routes/dedupe';
 import { docsRoutes } from './routes/docs';
 import { idapRoutes } from './routes/idap';
@@ -123,6 +125,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
     maxMessageBytes: config.MAIL_MAX_MESSAGE_BYTES,
   });
 
+  contentRoutes(api, new ContentRepository(db));
   unsubscribeRoutes(api, { repo: new UnsubscribeRepository(db), key: unsubscribeSigningKey(config), publicBaseUrl: config.PUBLIC_BASE_URL });
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));

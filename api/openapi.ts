@@ -28,8 +28,8 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output', components: Compo
   return rewrite(rest) as Record<string, unknown>;
 }
 
-/** Query or path parameters from a zod object schema. */
-function parameters(schema: z.ZodType | undefined, where: 'query' | 'path', components: Components): Record<string, unknown>[] {
+/** Query, path or header parameters from a zod object schema. */
+function parameters(schema: z.ZodType | undefined, where: 'query' | 'path' | 'header', components: Components): Record<string, unknown>[] {
   if (!schema) return [];
   const js = jsonSchema(schema, 'input', components) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
   return Object.entries(js.properties ?? {}).map(([name, prop]) => ({
@@ -71,7 +71,7 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
       addError(403, 'Client account is inactive');
       addError(429, 'Rate limit exceeded (100 requests per minute, burst 20 per second)');
     }
-    if (r.params || r.query || r.body) addError(422, 'Validation error', r.errorShape === 'success' ? successErrorSchema : validationErrorSchema);
+    if (r.params || r.query || r.body || r.headers) addError(422, 'Validation error', r.errorShape === 'success' ? successErrorSchema : validationErrorSchema);
     const bodyTypes = r.bodyContentType ? [r.bodyContentType] : ['application/json', 'application/yaml', 'text/yaml', 'application/x-yaml'];
     if (r.body) addError(415, 'Unsupported request content type');
 
@@ -81,7 +81,7 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
       ...(r.description ? { description: r.description } : {}),
       tags: r.tags,
       security: r.security === 'client' ? [{ bearerCredential: [] }] : r.security === 'token' ? [{ tokenQuery: [] }] : [],
-      parameters: [...parameters(r.params, 'path', components), ...parameters(r.query, 'query', components), ...(r.method === 'get' && !r.ownFormat ? [formatParameter] : [])],
+      parameters: [...parameters(r.params, 'path', components), ...parameters(r.headers, 'header', components), ...parameters(r.query, 'query', components), ...(r.method === 'get' && !r.ownFormat ? [formatParameter] : [])],
       ...(r.body
         ? { requestBody: { required: true, content: Object.fromEntries(bodyTypes.map((t) => [t, { schema: jsonSchema((r.bodyDoc ?? r.body) as z.ZodType, 'input', components) }])) } }
         : {}),

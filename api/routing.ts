@@ -29,6 +29,8 @@ export interface RouteDef<P extends z.ZodType | undefined, Q extends z.ZodType |
   params?: P;
   query?: Q;
   body?: B;
+  /** Request headers the route reads (validated by its handler; documented as header parameters). */
+  headers?: z.ZodType;
   /** A fuller schema for the OpenAPI document when `body` is validated in stages (e.g. per job type). */
   bodyDoc?: z.ZodType;
   /** Extra request media types documented for the body (e.g. multipart/form-data). */

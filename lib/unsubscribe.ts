@@ -79,3 +79,8 @@ export function unsubscribeUrl(publicBaseUrl: string, token: string): string {
 export function unsubscribeSigningKey(config: { UNSUBSCRIBE_SIGNING_KEY?: string | undefined }): Buffer | undefined {
   return config.UNSUBSCRIBE_SIGNING_KEY === undefined ? undefined : Buffer.from(config.UNSUBSCRIBE_SIGNING_KEY, 'base64');
 }
+
+/** The headers of a mail that carries the link (RFC 2369 List-Unsubscribe, RFC 8058 one-click POST). */
+export function listUnsubscribeHeaders(url: string): { 'List-Unsubscribe': string; 'List-Unsubscribe-Post': string } {
+  return { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+}

@@ -94,7 +94,8 @@ export function unsubscribeRoutes(api: ApiRouter, deps: UnsubscribeRouteDeps): v
       const token = signUnsubscribeToken(key, { clientId, email: body.email, list: body.list });
       await deps.repo.register(clientId, body.email, body.list);
       ctx.status = 201;
-      ctx.body = { token, url: unsubscribeUrl(deps.publicBaseUrl ?? ctx.origin, token) };
+      // Koa 3's ctx.origin is the Origin header; the API's own address is protocol and Host.
+      ctx.body = { token, url: unsubscribeUrl(deps.publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`, token) };
     },
   });
 

@@ -13,6 +13,7 @@ import * as campaigns from './20261122001100_campaigns';
 import * as campaignTerminalEvent from './20261122001120_campaign_terminal_event';
 import * as integrations from './20261122001220_integrations';
 import * as unsubscribe from './20261125000300_unsubscribe';
+import * as content from './20261125000310_content';
 import * as mail from './20261125000400_mail';
 
 /**
@@ -34,6 +35,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261122001120_campaign_terminal_event': campaignTerminalEvent,
   '20261122001220_integrations': integrations,
   '20261125000300_unsubscribe': unsubscribe,
+  '20261125000310_content': content,
   '20261125000400_mail': mail,
 };
 

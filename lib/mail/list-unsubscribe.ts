@@ -1,6 +1,6 @@
 import type { Config } from '../config';
 import { AppError } from '../errors';
-import { signUnsubscribeToken, unsubscribeSigningKey, unsubscribeUrl } from '../unsubscribe';
+import { listUnsubscribeHeaders as headersFor, signUnsubscribeToken, unsubscribeSigningKey, unsubscribeUrl } from '../unsubscribe';
 
 /**
  * Everything mail does for unsubscribe preferences (spec §4.12), in one place: the signed
@@ -42,8 +42,7 @@ export function unsubscribeLinks(config: Pick<Config, 'UNSUBSCRIBE_SIGNING_KEY' 
 /** The two headers of one recipient's copy; none when the service has no signing key. */
 export function listUnsubscribeHeaders(links: UnsubscribeLinks | undefined, c: UnsubscribeClaimsInput): Record<string, string> {
   if (!links) return {};
-  const url = links.urlFor({ clientId: c.clientId, email: c.email, list: c.list ?? DEFAULT_LIST });
-  return { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+  return headersFor(links.urlFor({ clientId: c.clientId, email: c.email, list: c.list ?? DEFAULT_LIST }));
 }
 
 /** Those of `recipients` who unsubscribed from the message's list (DEFAULT_LIST when it has none) or from everything. */

@@ -69,6 +69,17 @@ describe('unsubscribe links', () => {
     expect(prefs.lists).toEqual({ newsletter: { status: 'subscribed', updated_at: expect.any(String) } });
   });
 
+  test('with PUBLIC_BASE_URL the link is on that address', async () => {
+    const behind = await startTestApi({ RATE_LIMIT_ENABLED: 'false', PUBLIC_BASE_URL: 'https://mail.example.com/' });
+    try {
+      const c = caller(behind, bearer(await behind.newClient()));
+      const { token, url } = await c.json<{ token: string; url: string }>(await c.post('/api/v1/unsubscribe/links', { email: 'a@example.com', list: 'news' }));
+      expect(url).toBe(`https://mail.example.com/u/${token}`);
+    } finally {
+      await behind.close();
+    }
+  });
+
   test('bad input is a 422; no credential is a 401', async () => {
     const c = await newClient();
     for (const body of [{ email: 'not-an-address', list: 'news' }, { email: 'a@example.com', list: '*' }, { email: 'a@example.com' }, { email: 'a@example.com', list: 'news', extra: 1 }]) {

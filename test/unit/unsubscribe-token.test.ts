@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { ConfigError, parseConfig } from '../../lib/config';
-import { signUnsubscribeToken, unsubscribeSigningKey, unsubscribeUrl, verifyUnsubscribeToken } from '../../lib/unsubscribe';
+import { listUnsubscribeHeaders, signUnsubscribeToken, unsubscribeSigningKey, unsubscribeUrl, verifyUnsubscribeToken } from '../../lib/unsubscribe';
 
 const key = randomBytes(32);
 const claims = { clientId: 'cli_abc', email: 'Alice@Example.COM ', list: 'newsletter' };
@@ -54,6 +54,10 @@ describe('unsubscribe tokens', () => {
   test('the URL is the base plus /u/{token}', () => {
     expect(unsubscribeUrl('https://mail.example.com/', 'tok.en')).toBe('https://mail.example.com/u/tok.en');
     expect(unsubscribeUrl('http://127.0.0.1:8080', 'x.y')).toBe('http://127.0.0.1:8080/u/x.y');
+    expect(listUnsubscribeHeaders('https://mail.example.com/u/x.y')).toEqual({
+      'List-Unsubscribe': '<https://mail.example.com/u/x.y>',
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    });
   });
 });
 

@@ -1,0 +1,168 @@
+import { isFQDN } from 'validator';
+import { z } from 'zod';
+
+// ---- requests -------------------------------------------------------------------------------
+
+const slug = z.string().trim().toLowerCase().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a slug: lower-case letters and digits joined by single hyphens').max(120);
+const text = (max: number) => z.string().trim().max(max);
+const optionalText = (max: number) => text(max).nullable().optional();
+const httpUrl = z
+  .string()
+  .trim()
+  .max(2000)
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return u.protocol === 'http:' || u.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, 'must be an http:// or https:// URL');
+const optionalUrl = httpUrl.nullable().optional();
+const uuid = z.string().uuid();
+
+/** A host name as a browser sends it in Host (lower-cased; a trailing dot and a port are dropped). */
+export const domainName = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .transform((v) => v.replace(/:\d+$/, '').replace(/\.$/, ''))
+  .refine((v) => v === 'localhost' || isFQDN(v, { require_tld: true, allow_underscores: false }), 'must be a domain name such as blog.example.com');
+
+export const siteCreateBody = z.strictObject({ domain: domainName.describe('the domain the site is served from; the public endpoints take it in X-Content-Domain') });
+export const siteIdParams = z.object({ site_id: z.string().describe('site id (UUID)') });
+
+export const contentPageQuery = z.object({
+  page: z.coerce.number().int().min(1).default(1),
+  page_size: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+/** The public endpoints' site: X-Content-Domain (spec §4.11), required. */
+export const contentDomainHeaders = z.object({ 'x-content-domain': domainName.describe('the domain of one of the client\'s sites (X-Content-Domain)') });
+
+const authorFields = {
+  slug: slug.optional().describe('default: from full_name (a taken one gets -2, -3, ...)'),
+  avatar_url: optionalUrl,
+  bio: optionalText(5000),
+  email: z.string().trim().max(320).pipe(z.email()).nullable().optional().describe('public contact'),
+  role: text(50).min(1).optional().describe('e.g. editor, contributor (default), admin'),
+  agent_type: optionalText(100).describe('non-null marks an AI author'),
+  country: optionalText(100),
+  city: optionalText(100),
+  is_active: z.boolean().optional().describe('inactive authors are not listed publicly (default true)'),
+};
+export const authorCreateBody = z.strictObject({ full_name: text(200).min(1), ...authorFields });
+export const authorPatchBody = z.strictObject({ full_name: text(200).min(1).optional(), ...authorFields });
+export const authorIdParams = z.object({ author_id: z.string().describe('author id (UUID)') });
+
+export const categoryCreateBody = z.strictObject({ name: text(200).min(1), slug: slug.optional().describe('default: from the name'), description: optionalText(2000) });
+export const categoryPatchBody = z.strictObject({ name: text(200).min(1).optional(), slug: slug.optional(), description: optionalText(2000) });
+export const categoryIdParams = z.object({ category_id: z.string().describe('category id (UUID)') });
+
+export const tagCreateBody = z.strictObject({ name: text(100).min(1), slug: slug.optional().describe('default: from the name') });
+export const tagPatchBody = z.strictObject({ name: text(100).min(1).optional(), slug: slug.optional() });
+export const tagIdParams = z.object({ tag_id: z.string().describe('tag id (UUID)') });
+
+const postFields = {
+  excerpt: optionalText(2000),
+  cover_image_url: optionalUrl,
+  author_name: text(200).min(1).optional().describe('the author of this name, created if not found'),
+  author_id: uuid.nullable().optional().describe('takes precedence over author_name'),
+  tags: z.array(text(100).min(1)).max(50).optional().describe('tag names, created if missing'),
+  tag_ids: z.array(uuid).max(50).optional(),
+  category_ids: z.array(uuid).max(50).optional(),
+  is_featured: z.boolean().optional().describe('default false'),
+  featured_image_alt: optionalText(500),
+  tldr_summary: optionalText(2000),
+  related_post_ids: z.array(uuid).max(20).optional().describe('shown first among related posts, in this order'),
+  seo_title: optionalText(300),
+  seo_description: optionalText(1000),
+  og_image_url: optionalUrl,
+};
+const richText = z
+  .record(z.string(), z.unknown())
+  .describe('rich-text JSON document (ProseMirror/TipTap): {"type": "doc", "content": [...]}; nodes: paragraph, text, heading, blockquote, bulletList, orderedList, listItem, codeBlock, hardBreak, horizontalRule, image; marks: bold, italic, strike, underline, code, link');
+
+/** Spec §4.11; checked by the handler so that a missing field is the spec's 400 (not a 422). */
+export const postCreateBody = z.strictObject({ slug: slug.describe('unique per client'), title: text(300).min(1), body: richText, ...postFields });
+export const postPatchBody = z.strictObject({ slug: slug.optional(), title: text(300).min(1).optional(), body: richText.optional(), ...postFields });
+export const postIdParams = z.object({ post_id: z.string().describe('post id (UUID)') });
+export const postSlugParams = z.object({ slug: z.string().describe('the post\'s slug') });
+
+export const postListQuery = contentPageQuery.extend({
+  status: z.enum(['draft', 'published']).optional(),
+  tag: z.string().max(120).optional().describe('tag slug'),
+  category: z.string().max(120).optional().describe('category slug'),
+  author: z.string().max(120).optional().describe('author slug'),
+  featured: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
+});
+export const publicPostListQuery = postListQuery.omit({ status: true });
+
+// ---- responses ------------------------------------------------------------------------------
+
+export const siteResponse = z.object({ id: z.string(), domain: z.string(), created_at: z.string() }).meta({ id: 'ContentSite' });
+export const siteListResponse = z.object({ sites: z.array(siteResponse), total: z.number().int() });
+
+/** Spec §2.11 Author. */
+export const authorResponse = z
+  .object({
+    id: z.string(),
+    full_name: z.string(),
+    slug: z.string(),
+    avatar_url: z.string().nullable(),
+    bio: z.string().nullable(),
+    email: z.string().nullable(),
+    role: z.string(),
+    agent_type: z.string().nullable(),
+    country: z.string().nullable(),
+    city: z.string().nullable(),
+  })
+  .meta({ id: 'Author' });
+export const dashboardAuthorResponse = authorResponse.extend({ is_active: z.boolean(), created_at: z.string(), updated_at: z.string() }).meta({ id: 'DashboardAuthor' });
+export const authorListResponse = z.object({ authors: z.array(authorResponse), total: z.number().int(), page: z.number().int(), page_size: z.number().int() }).meta({ id: 'AuthorList' });
+export const dashboardAuthorListResponse = z.object({ authors: z.array(dashboardAuthorResponse), total: z.number().int(), page: z.number().int(), page_size: z.number().int() });
+
+export const categoryResponse = z.object({ id: z.string(), name: z.string(), slug: z.string() }).meta({ id: 'Category' });
+export const dashboardCategoryResponse = categoryResponse.extend({ description: z.string().nullable(), created_at: z.string(), updated_at: z.string() }).meta({ id: 'DashboardCategory' });
+export const categoryListResponse = z.object({ categories: z.array(dashboardCategoryResponse), total: z.number().int() });
+export const tagResponse = z.object({ id: z.string(), name: z.string(), slug: z.string(), post_count: z.number().int().optional(), created_at: z.string() }).meta({ id: 'Tag' });
+export const tagListResponse = z.object({ tags: z.array(tagResponse), total: z.number().int() });
+
+const postAuthor = z.object({ id: z.string(), full_name: z.string(), slug: z.string(), avatar_url: z.string().nullable(), bio: z.string().nullable() }).nullable();
+
+const postSummaryFields = {
+  id: z.string(),
+  slug: z.string(),
+  title: z.string(),
+  excerpt: z.string().nullable(),
+  tldr_summary: z.string().nullable(),
+  cover_image_url: z.string().nullable(),
+  featured_image_alt: z.string().nullable(),
+  status: z.enum(['draft', 'published']),
+  published_at: z.string().nullable(),
+  author: postAuthor,
+  tags: z.array(z.string()),
+  categories: z.array(categoryResponse),
+  reading_time: z.number().int().describe('minutes, from the body\'s words at 200 per minute'),
+  view_count: z.number().int(),
+  is_featured: z.boolean(),
+  seo_title: z.string().nullable(),
+  seo_description: z.string().nullable(),
+  og_image_url: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+};
+export const relatedPostResponse = z
+  .object({ id: z.string(), slug: z.string(), title: z.string(), excerpt: z.string().nullable(), cover_image_url: z.string().nullable(), published_at: z.string().nullable(), reading_time: z.number().int() })
+  .meta({ id: 'RelatedPost' });
+export const postSummaryResponse = z.object(postSummaryFields).meta({ id: 'PostSummary' });
+/** Spec §2.11 Post, with the body rendered as sanitised HTML. */
+export const postResponse = z
+  .object({
+    ...postSummaryFields,
+    body: z.record(z.string(), z.unknown()).describe('the rich-text JSON document'),
+    body_html: z.string().describe('the body rendered to sanitised HTML'),
+    related_posts: z.array(relatedPostResponse),
+  })
+  .meta({ id: 'Post' });
+export const postListResponse = z.object({ posts: z.array(postSummaryResponse), total: z.number().int(), page: z.number().int(), page_size: z.number().int() }).meta({ id: 'PostList' });

@@ -1,0 +1,503 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import slugify from 'slugify';
+import { isUniqueViolation, type Db } from '..';
+import { AppError } from '../../lib/errors';
+
+export interface SiteRow {
+  id: string;
+  client_id: string;
+  domain: string;
+  created_at: Date;
+}
+
+export interface AuthorRow {
+  id: string;
+  client_id: string;
+  full_name: string;
+  slug: string;
+  avatar_url: string | null;
+  bio: string | null;
+  email: string | null;
+  role: string;
+  agent_type: string | null;
+  country: string | null;
+  city: string | null;
+  is_active: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface CategoryRow {
+  id: string;
+  client_id: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface TagRow {
+  id: string;
+  client_id: string;
+  name: string;
+  slug: string;
+  created_at: Date;
+}
+
+export interface PostRow {
+  id: string;
+  client_id: string;
+  slug: string;
+  title: string;
+  body: Record<string, unknown>;
+  body_html: string;
+  excerpt: string | null;
+  tldr_summary: string | null;
+  cover_image_url: string | null;
+  featured_image_alt: string | null;
+  status: 'draft' | 'published';
+  published_at: Date | null;
+  author_id: string | null;
+  reading_time: number;
+  view_count: string | number;
+  is_featured: boolean;
+  seo_title: string | null;
+  seo_description: string | null;
+  og_image_url: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A post with what it refers to: its author, tag names, categories and related posts. */
+export interface PostState extends PostRow {
+  author: AuthorRow | null;
+  tags: string[];
+  categories: CategoryRow[];
+  related: PostRow[];
+}
+
+export type AuthorInput = Partial<Pick<AuthorRow, 'full_name' | 'slug' | 'avatar_url' | 'bio' | 'email' | 'role' | 'agent_type' | 'country' | 'city' | 'is_active'>>;
+export type CategoryInput = Partial<Pick<CategoryRow, 'name' | 'slug' | 'description'>>;
+
+/** The post's own columns a request may set, plus what it refers to (resolved here). */
+export interface PostInput {
+  slug?: string;
+  title?: string;
+  /** Already checked against the document schema, with its rendering and reading time. */
+  document?: { body: Record<string, unknown>; html: string; readingTime: number };
+  excerpt?: string | null;
+  tldr_summary?: string | null;
+  cover_image_url?: string | null;
+  featured_image_alt?: string | null;
+  is_featured?: boolean;
+  seo_title?: string | null;
+  seo_description?: string | null;
+  og_image_url?: string | null;
+  author_id?: string | null;
+  author_name?: string;
+  tags?: string[];
+  tag_ids?: string[];
+  category_ids?: string[];
+  related_post_ids?: string[];
+}
+
+export interface Page<T> {
+  total: number;
+  items: T[];
+}
+
+export interface PostFilter {
+  status?: 'draft' | 'published';
+  tag?: string;
+  category?: string;
+  author?: string;
+  featured?: boolean;
+  page: number;
+  pageSize: number;
+}
+
+/** Related posts a public read shows at most (the editor's first, then posts sharing tags or categories). */
+export const RELATED_LIMIT = 3;
+
+/** URL slug of a name: lower-case ASCII words joined by hyphens ('' when nothing is left). */
+export function slugOf(name: string): string {
+  return slugify(name, { lower: true, strict: true, trim: true }).slice(0, 120);
+}
+
+const isUuid = (v: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
+const invalid = (detail: string) => new AppError(400, detail, 'bad_request');
+
+/**
+ * Blog content of one client (every query scoped by the client id); the public side first finds
+ * the client from a site's domain. Writes of a post and its links (tags, categories, related posts,
+ * an author created by name) happen in one transaction.
+ */
+export class ContentRepository {
+  constructor(private readonly db: Db) {}
+
+  // ---- sites ------------------------------------------------------------------------------------
+
+  async createSite(clientId: string, domain: string): Promise<SiteRow> {
+    try {
+      const [row] = (await this.db('content_sites').insert({ id: randomUUID(), client_id: clientId, domain }).returning('*')) as SiteRow[];
+      if (!row) throw new Error('site insert returned nothing');
+      return row;
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new AppError(409, `the domain ${domain} is already registered`, 'conflict');
+      throw err;
+    }
+  }
+
+  async listSites(clientId: string): Promise<SiteRow[]> {
+    return (await this.db('content_sites').where({ client_id: clientId }).orderBy('domain')) as SiteRow[];
+  }
+
+  async deleteSite(clientId: string, id: string): Promise<boolean> {
+    return isUuid(id) && (await this.db('content_sites').where({ client_id: clientId, id }).delete()) > 0;
+  }
+
+  /** The client whose site answers to this domain. */
+  async clientOfDomain(domain: string): Promise<string | undefined> {
+    const row = (await this.db('content_sites').where({ domain }).first('client_id')) as { client_id: string } | undefined;
+    return row?.client_id;
+  }
+
+  // ---- authors ----------------------------------------------------------------------------------
+
+  async createAuthor(clientId: string, input: AuthorInput & { full_name: string }): Promise<AuthorRow> {
+    return this.insertAuthor(this.db, clientId, input, input.slug === undefined);
+  }
+
+  /** With `autoSlug`, a taken slug gets a -2, -3, ... suffix; otherwise it is a 409. */
+  private async insertAuthor(db: Knex, clientId: string, input: AuthorInput & { full_name: string }, autoSlug: boolean): Promise<AuthorRow> {
+    const base = input.slug ?? (slugOf(input.full_name) || 'author');
+    const slug = autoSlug ? await this.freeSlug(db, 'content_authors', clientId, base) : base;
+    return conflictAs409(`an author with slug '${slug}' already exists`, async () => {
+      const [row] = (await db('content_authors').insert({ ...input, id: randomUUID(), client_id: clientId, slug }).returning('*')) as AuthorRow[];
+      if (!row) throw new Error('author insert returned nothing');
+      return row;
+    });
+  }
+
+  private async freeSlug(db: Knex, table: string, clientId: string, base: string): Promise<string> {
+    const taken = new Set(
+      ((await db(table).where({ client_id: clientId }).andWhere((q) => q.where('slug', base).orWhere('slug', 'like', `${base.replace(/[%_\\]/g, '\\$&')}-%`)).pluck('slug')) as string[]),
+    );
+    let slug = base;
+    for (let n = 2; taken.has(slug); n += 1) slug = `${base}-${n}`;
+    return slug;
+  }
+
+  async listAuthors(clientId: string, opts: { activeOnly: boolean; page: number; pageSize: number }): Promise<Page<AuthorRow>> {
+    const base = this.db('content_authors').where({ client_id: clientId });
+    if (opts.activeOnly) void base.where({ is_active: true });
+    return paged(base, [{ column: 'full_name' }, { column: 'id' }], opts);
+  }
+
+  async findAuthor(clientId: string, id: string): Promise<AuthorRow | undefined> {
+    if (!isUuid(id)) return undefined;
+    return (await this.db('content_authors').where({ client_id: clientId, id }).first()) as AuthorRow | undefined;
+  }
+
+  async updateAuthor(clientId: string, id: string, input: AuthorInput): Promise<AuthorRow | undefined> {
+    if (!isUuid(id)) return undefined;
+    return conflictAs409(`an author with slug '${input.slug ?? ''}' already exists`, async () => {
+      const [row] = (await this.db('content_authors').where({ client_id: clientId, id }).update({ ...input, updated_at: this.db.fn.now() }).returning('*')) as AuthorRow[];
+      return row;
+    });
+  }
+
+  /** Deletes the author; their posts keep going without one. */
+  async deleteAuthor(clientId: string, id: string): Promise<boolean> {
+    return isUuid(id) && (await this.db('content_authors').where({ client_id: clientId, id }).delete()) > 0;
+  }
+
+  // ---- categories and tags ----------------------------------------------------------------------
+
+  async createCategory(clientId: string, input: CategoryInput & { name: string }): Promise<CategoryRow> {
+    const slug = input.slug ?? slugOf(input.name);
+    if (!slug) throw invalid('slug: the name gives no slug; send one');
+    return conflictAs409(`a category with slug '${slug}' already exists`, async () => {
+      const [row] = (await this.db('content_categories').insert({ ...input, id: randomUUID(), client_id: clientId, slug }).returning('*')) as CategoryRow[];
+      if (!row) throw new Error('category insert returned nothing');
+      return row;
+    });
+  }
+
+  async listCategories(clientId: string): Promise<CategoryRow[]> {
+    return (await this.db('content_categories').where({ client_id: clientId }).orderBy('name')) as CategoryRow[];
+  }
+
+  async findCategory(clientId: string, id: string): Promise<CategoryRow | undefined> {
+    if (!isUuid(id)) return undefined;
+    return (await this.db('content_categories').where({ client_id: clientId, id }).first()) as CategoryRow | undefined;
+  }
+
+  async updateCategory(clientId: string, id: string, input: CategoryInput): Promise<CategoryRow | undefined> {
+    if (!isUuid(id)) return undefined;
+    return conflictAs409(`a category with slug '${input.slug ?? ''}' already exists`, async () => {
+      const [row] = (await this.db('content_categories').where({ client_id: clientId, id }).update({ ...input, updated_at: this.db.fn.now() }).returning('*')) as CategoryRow[];
+      return row;
+    });
+  }
+
+  async deleteCategory(clientId: string, id: string): Promise<boolean> {
+    return isUuid(id) && (await this.db('content_categories').where({ client_id: clientId, id }).delete()) > 0;
+  }
+
+  async createTag(clientId: string, name: string, slug?: string): Promise<TagRow> {
+    const s = slug ?? slugOf(name);
+    if (!s) throw invalid('slug: the name gives no slug; send one');
+    return conflictAs409(`a tag with slug '${s}' already exists`, async () => {
+      const [row] = (await this.db('content_tags').insert({ id: randomUUID(), client_id: clientId, name, slug: s }).returning('*')) as TagRow[];
+      if (!row) throw new Error('tag insert returned nothing');
+      return row;
+    });
+  }
+
+  /** Every tag with the number of posts carrying it. */
+  async listTags(clientId: string): Promise<(TagRow & { post_count: number })[]> {
+    const rows = (await this.db('content_tags as t')
+      .where('t.client_id', clientId)
+      .select('t.*', this.db.raw('(SELECT count(*) FROM content_post_tags pt WHERE pt.tag_id = t.id)::int AS post_count'))
+      .orderBy('t.name')) as (TagRow & { post_count: number })[];
+    return rows;
+  }
+
+  async findTag(clientId: string, id: string): Promise<TagRow | undefined> {
+    if (!isUuid(id)) return undefined;
+    return (await this.db('content_tags').where({ client_id: clientId, id }).first()) as TagRow | undefined;
+  }
+
+  async updateTag(clientId: string, id: string, input: { name?: string; slug?: string }): Promise<TagRow | undefined> {
+    if (!isUuid(id)) return undefined;
+    return conflictAs409(`a tag with slug '${input.slug ?? ''}' already exists`, async () => {
+      const [row] = (await this.db('content_tags').where({ client_id: clientId, id }).update(input).returning('*')) as TagRow[];
+      return row;
+    });
+  }
+
+  async deleteTag(clientId: string, id: string): Promise<boolean> {
+    return isUuid(id) && (await this.db('content_tags').where({ client_id: clientId, id }).delete()) > 0;
+  }
+
+  // ---- posts ------------------------------------------------------------------------------------
+
+  /** A new draft. 409 when the slug is taken; 400 when an id it refers to is not this client's. */
+  async createPost(clientId: string, input: PostInput & { slug: string; title: string; document: NonNullable<PostInput['document']> }): Promise<PostState> {
+    const id = randomUUID();
+    await this.db.transaction(async (trx) => {
+      const authorId = await this.resolveAuthor(trx, clientId, input);
+      await conflictAs409(`a post with slug '${input.slug}' already exists`, () =>
+        trx('content_posts').insert({ id, client_id: clientId, status: 'draft', ...postColumns(input), author_id: authorId ?? null }),
+      );
+      await this.writeLinks(trx, clientId, id, input);
+    });
+    const post = await this.findPost(clientId, id);
+    if (!post) throw new Error('post vanished after insert');
+    return post;
+  }
+
+  async updatePost(clientId: string, id: string, input: PostInput): Promise<PostState | undefined> {
+    if (!isUuid(id)) return undefined;
+    const found = await this.db.transaction(async (trx) => {
+      const current = (await trx('content_posts').where({ client_id: clientId, id }).first('id').forUpdate()) as { id: string } | undefined;
+      if (!current) return false;
+      const authorId = await this.resolveAuthor(trx, clientId, input);
+      const columns: Record<string, unknown> = { ...postColumns(input), updated_at: trx.fn.now() };
+      if (authorId !== undefined) columns.author_id = authorId;
+      await conflictAs409(`a post with slug '${input.slug ?? ''}' already exists`, () => trx('content_posts').where({ client_id: clientId, id }).update(columns));
+      await this.writeLinks(trx, clientId, id, input, true);
+      return true;
+    });
+    return found ? this.findPost(clientId, id) : undefined;
+  }
+
+  /** publish: status published, published_at now; unpublish: back to draft, published_at null. */
+  async setPublished(clientId: string, id: string, published: boolean): Promise<PostState | undefined> {
+    if (!isUuid(id)) return undefined;
+    const n = await this.db('content_posts')
+      .where({ client_id: clientId, id })
+      .update(published ? { status: 'published', published_at: this.db.fn.now(), updated_at: this.db.fn.now() } : { status: 'draft', published_at: null, updated_at: this.db.fn.now() });
+    return n > 0 ? this.findPost(clientId, id) : undefined;
+  }
+
+  async deletePost(clientId: string, id: string): Promise<boolean> {
+    return isUuid(id) && (await this.db('content_posts').where({ client_id: clientId, id }).delete()) > 0;
+  }
+
+  async findPost(clientId: string, id: string): Promise<PostState | undefined> {
+    if (!isUuid(id)) return undefined;
+    const row = (await this.db('content_posts').where({ client_id: clientId, id }).first()) as PostRow | undefined;
+    if (!row) return undefined;
+    const [post] = await this.withLinks(clientId, [row]);
+    return post && { ...post, related: await this.chosenRelated(clientId, row.id, false) };
+  }
+
+  /**
+   * A published post by slug for the public: its view count goes up by one in the same statement
+   * that reads it (once per request). Related posts: the editor's (published ones), then published
+   * posts sharing the most tags and categories, RELATED_LIMIT in all.
+   */
+  async readPublished(clientId: string, slug: string): Promise<PostState | undefined> {
+    const [row] = (await this.db('content_posts')
+      .where({ client_id: clientId, slug, status: 'published' })
+      .increment('view_count', 1)
+      .returning('*')) as PostRow[];
+    if (!row) return undefined;
+    const [post] = await this.withLinks(clientId, [row]);
+    if (!post) return undefined;
+    const chosen = (await this.chosenRelated(clientId, row.id, true)).slice(0, RELATED_LIMIT);
+    const more = chosen.length >= RELATED_LIMIT ? [] : await this.similar(clientId, row.id, [row.id, ...chosen.map((p) => p.id)], RELATED_LIMIT - chosen.length);
+    return { ...post, related: [...chosen, ...more] };
+  }
+
+  async listPosts(clientId: string, filter: PostFilter): Promise<Page<PostState>> {
+    const base = this.db('content_posts as p').where('p.client_id', clientId);
+    if (filter.status) void base.where('p.status', filter.status);
+    if (filter.featured !== undefined) void base.where('p.is_featured', filter.featured);
+    if (filter.tag) void base.whereExists((q) => q.select(1).from('content_post_tags as pt').join('content_tags as t', 't.id', 'pt.tag_id').whereRaw('pt.post_id = p.id').where('t.slug', filter.tag as string));
+    if (filter.category) void base.whereExists((q) => q.select(1).from('content_post_categories as pc').join('content_categories as c', 'c.id', 'pc.category_id').whereRaw('pc.post_id = p.id').where('c.slug', filter.category as string));
+    if (filter.author) void base.whereExists((q) => q.select(1).from('content_authors as a').whereRaw('a.id = p.author_id').where('a.slug', filter.author as string));
+    const order = filter.status === 'published'
+      ? [{ column: 'p.published_at', order: 'desc' as const }, { column: 'p.id', order: 'desc' as const }]
+      : [{ column: 'p.created_at', order: 'desc' as const }, { column: 'p.id', order: 'desc' as const }];
+    const page = await paged<PostRow>(base.select('p.*'), order, filter);
+    return { total: page.total, items: (await this.withLinks(clientId, page.items)).map((p) => ({ ...p, related: [] })) };
+  }
+
+  // ---- helpers ----------------------------------------------------------------------------------
+
+  /** author_id (must be the client's) wins over author_name (found by name, else created); undefined: neither given. */
+  private async resolveAuthor(trx: Knex.Transaction, clientId: string, input: PostInput): Promise<string | null | undefined> {
+    if (input.author_id !== undefined) {
+      if (input.author_id === null) return null;
+      const found = isUuid(input.author_id) && (await trx('content_authors').where({ client_id: clientId, id: input.author_id }).first('id'));
+      if (!found) throw invalid(`author_id: no author ${input.author_id}`);
+      return input.author_id;
+    }
+    if (input.author_name === undefined) return undefined;
+    const name = input.author_name.trim();
+    // Posts written at once by the same new author would each create them: one at a time per client and name's slug.
+    await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`content-author:${clientId}:${slugOf(name) || name.toLowerCase()}`]);
+    const existing = (await trx('content_authors').where({ client_id: clientId }).whereRaw('lower(full_name) = lower(?)', [name]).orderBy('created_at').first('id')) as { id: string } | undefined;
+    if (existing) return existing.id;
+    return (await this.insertAuthor(trx, clientId, { full_name: name }, true)).id;
+  }
+
+  /** Replaces the post's tags, categories and related posts that the input names (all of them on create). */
+  private async writeLinks(trx: Knex.Transaction, clientId: string, postId: string, input: PostInput, replace = false): Promise<void> {
+    if (input.tags !== undefined || input.tag_ids !== undefined) {
+      const ids = new Set<string>(await this.ownIds(trx, 'content_tags', clientId, input.tag_ids ?? [], 'tag_ids'));
+      for (const name of input.tags ?? []) ids.add(await this.tagByName(trx, clientId, name));
+      if (replace) await trx('content_post_tags').where({ post_id: postId }).delete();
+      if (ids.size > 0) await trx('content_post_tags').insert([...ids].map((tag_id) => ({ post_id: postId, tag_id })));
+    }
+    if (input.category_ids !== undefined) {
+      const ids = await this.ownIds(trx, 'content_categories', clientId, input.category_ids, 'category_ids');
+      if (replace) await trx('content_post_categories').where({ post_id: postId }).delete();
+      if (ids.length > 0) await trx('content_post_categories').insert(ids.map((category_id) => ({ post_id: postId, category_id })));
+    }
+    if (input.related_post_ids !== undefined) {
+      if (input.related_post_ids.includes(postId)) throw invalid('related_post_ids: a post cannot be related to itself');
+      const ids = await this.ownIds(trx, 'content_posts', clientId, input.related_post_ids, 'related_post_ids');
+      if (replace) await trx('content_post_related').where({ post_id: postId }).delete();
+      if (ids.length > 0) await trx('content_post_related').insert(ids.map((related_post_id, position) => ({ post_id: postId, related_post_id, position })));
+    }
+  }
+
+  /** The ids (deduplicated, in order), each checked to be the client's: otherwise a 400 naming the field. */
+  private async ownIds(trx: Knex.Transaction, table: string, clientId: string, ids: string[], field: string): Promise<string[]> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return [];
+    const bad = unique.find((id) => !isUuid(id));
+    if (bad) throw invalid(`${field}: ${bad} is not an id`);
+    const found = new Set((await trx(table).where({ client_id: clientId }).whereIn('id', unique).pluck('id')) as string[]);
+    const missing = unique.filter((id) => !found.has(id));
+    if (missing.length > 0) throw invalid(`${field}: not found: ${missing.join(', ')}`);
+    return unique;
+  }
+
+  /** The tag of this name (by its slug), created when missing. */
+  private async tagByName(trx: Knex.Transaction, clientId: string, name: string): Promise<string> {
+    const slug = slugOf(name);
+    if (!slug) throw invalid(`tags: ${JSON.stringify(name)} gives no slug`);
+    await trx('content_tags').insert({ id: randomUUID(), client_id: clientId, name: name.trim(), slug }).onConflict(['client_id', 'slug']).ignore();
+    const row = (await trx('content_tags').where({ client_id: clientId, slug }).first('id')) as { id: string } | undefined;
+    if (!row) throw new Error(`tag ${slug} vanished`);
+    return row.id;
+  }
+
+  private async withLinks(clientId: string, rows: PostRow[]): Promise<Omit<PostState, 'related'>[]> {
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.id);
+    const authorIds = [...new Set(rows.map((r) => r.author_id).filter((a): a is string => a !== null))];
+    const [authors, tags, categories] = await Promise.all([
+      authorIds.length === 0 ? [] : (this.db('content_authors').where({ client_id: clientId }).whereIn('id', authorIds) as Promise<AuthorRow[]>),
+      this.db('content_post_tags as pt').join('content_tags as t', 't.id', 'pt.tag_id').whereIn('pt.post_id', ids).orderBy('t.name').select('pt.post_id', 't.name') as Promise<{ post_id: string; name: string }[]>,
+      this.db('content_post_categories as pc').join('content_categories as c', 'c.id', 'pc.category_id').whereIn('pc.post_id', ids).orderBy('c.name').select('pc.post_id', 'c.*') as Promise<(CategoryRow & { post_id: string })[]>,
+    ]);
+    return rows.map((r) => ({
+      ...r,
+      author: authors.find((a) => a.id === r.author_id) ?? null,
+      tags: tags.filter((t) => t.post_id === r.id).map((t) => t.name),
+      categories: categories.filter((c) => c.post_id === r.id).map(({ post_id: _p, ...c }) => c),
+    }));
+  }
+
+  private async chosenRelated(clientId: string, postId: string, publishedOnly: boolean): Promise<PostRow[]> {
+    const q = this.db('content_post_related as r').join('content_posts as p', 'p.id', 'r.related_post_id').where({ 'r.post_id': postId, 'p.client_id': clientId }).orderBy('r.position').select('p.*');
+    if (publishedOnly) void q.where('p.status', 'published');
+    return (await q) as PostRow[];
+  }
+
+  /** Published posts sharing tags or categories with the post, most shared first, then newest. */
+  private async similar(clientId: string, postId: string, exclude: string[], limit: number): Promise<PostRow[]> {
+    return (await this.db('content_posts as p')
+      .select('p.*')
+      .select(
+        this.db.raw(
+          `((SELECT count(*) FROM content_post_tags a JOIN content_post_tags b ON a.tag_id = b.tag_id WHERE a.post_id = p.id AND b.post_id = ?)
+          + (SELECT count(*) FROM content_post_categories a JOIN content_post_categories b ON a.category_id = b.category_id WHERE a.post_id = p.id AND b.post_id = ?)) AS shared`,
+          [postId, postId],
+        ),
+      )
+      .where({ 'p.client_id': clientId, 'p.status': 'published' })
+      .whereNotIn('p.id', exclude)
+      .orderBy([{ column: 'shared', order: 'desc' }, { column: 'p.published_at', order: 'desc' }])
+      .limit(limit)
+      .then((rows: (PostRow & { shared: string })[]) => rows.filter((r) => Number(r.shared) > 0))) as PostRow[];
+  }
+}
+
+function postColumns(input: PostInput): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const keys = ['slug', 'title', 'excerpt', 'tldr_summary', 'cover_image_url', 'featured_image_alt', 'is_featured', 'seo_title', 'seo_description', 'og_image_url'] as const;
+  for (const k of keys) if (input[k] !== undefined) out[k] = input[k];
+  if (input.document) {
+    // jsonb from a string: knex would send a JS object as a Postgres record literal otherwise.
+    out.body = JSON.stringify(input.document.body);
+    out.body_html = input.document.html;
+    out.reading_time = input.document.readingTime;
+  }
+  return out;
+}
+
+async function conflictAs409<T>(detail: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new AppError(409, detail, 'conflict');
+    throw err;
+  }
+}
+
+async function paged<T>(base: Knex.QueryBuilder, order: { column: string; order?: 'asc' | 'desc' }[], opts: { page: number; pageSize: number }): Promise<Page<T>> {
+  const [count, rows] = await Promise.all([
+    base.clone().clearSelect().count<{ count: string }[]>('* as count'),
+    base.clone().orderBy(order).limit(opts.pageSize).offset((opts.page - 1) * opts.pageSize),
+  ]);
+  return { total: Number(count[0]?.count ?? 0), items: rows as T[] };
+}

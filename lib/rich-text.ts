@@ -1,0 +1,69 @@
+import { getSchema } from '@tiptap/core';
+import Image from '@tiptap/extension-image';
+import StarterKit from '@tiptap/starter-kit';
+import { createDocument } from '@mixmark-io/domino';
+import { DOMSerializer, type Node as PmNode } from 'prosemirror-model';
+import sanitizeHtml from 'sanitize-html';
+
+/**
+ * Post bodies (spec §2.11): rich-text JSON documents as the TipTap editor writes them, checked
+ * against TipTap's own schema (StarterKit's nodes and marks, plus images) by ProseMirror, and
+ * rendered to HTML that is then sanitised, for the public endpoints. Built once per process.
+ *
+ * Nodes: doc, paragraph, text, heading (levels 1-6), blockquote, bulletList, orderedList, listItem,
+ * codeBlock, hardBreak, horizontalRule, image. Marks: bold, italic, strike, underline, code, link.
+ */
+export const documentSchema = getSchema([StarterKit, Image]);
+const serializer = DOMSerializer.fromSchema(documentSchema);
+
+/** Words a reader reads per minute, for `reading_time`. */
+export const WORDS_PER_MINUTE = 200;
+
+export class InvalidDocumentError extends Error {}
+
+/** A ProseMirror node of the document schema, or InvalidDocumentError saying what is wrong. */
+export function parseDocument(json: unknown): PmNode {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new InvalidDocumentError('must be a rich-text JSON document (an object with type "doc")');
+  if ((json as { type?: unknown }).type !== 'doc') throw new InvalidDocumentError('the top node must have type "doc"');
+  let node: PmNode;
+  try {
+    node = documentSchema.nodeFromJSON(json);
+    // fromJSON builds what it is given; check() enforces the content expressions and mark rules.
+    node.check();
+  } catch (err) {
+    throw new InvalidDocumentError((err as Error).message);
+  }
+  return node;
+}
+
+/** The document's text, blocks separated by spaces (for reading time and summaries). */
+export function documentText(doc: PmNode): string {
+  return doc.textBetween(0, doc.content.size, ' ', ' ');
+}
+
+/** Whole minutes to read the document, at least 1. */
+export function readingTime(doc: PmNode): number {
+  const words = documentText(doc).split(/\s+/).filter(Boolean).length;
+  return Math.max(1, Math.ceil(words / WORDS_PER_MINUTE));
+}
+
+const SANITIZE: sanitizeHtml.IOptions = {
+  allowedTags: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'p', 'br', 'hr', 'blockquote', 'ul', 'ol', 'li', 'pre', 'code', 'strong', 'em', 's', 'u', 'a', 'img'],
+  allowedAttributes: { a: ['href', 'rel', 'target'], img: ['src', 'alt', 'title', 'width', 'height'], ol: ['start', 'type'], code: ['class'] },
+  allowedClasses: { code: [/^language-[\w-]+$/] },
+  allowedSchemes: ['http', 'https', 'mailto'],
+  allowedSchemesByTag: { img: ['http', 'https'] },
+  allowProtocolRelative: false,
+  // Links leave the site without handing it the reader's session or standing.
+  transformTags: { a: sanitizeHtml.simpleTransform('a', { rel: 'noopener noreferrer nofollow' }) },
+};
+
+/** The document as sanitised HTML: only the schema's elements, links and images over http(s) (and mailto:). */
+export function renderDocument(doc: PmNode): string {
+  // A server-side DOM (domino, as turndown uses) for ProseMirror's serializer: elements, text nodes, attributes.
+  const document = createDocument('<!doctype html><html><body></body></html>');
+  const fragment = serializer.serializeFragment(doc.content, { document: document as unknown as NonNullable<Parameters<typeof serializer.serializeFragment>[1]>['document'] });
+  const container = document.createElement('div');
+  container.appendChild(fragment);
+  return sanitizeHtml(container.innerHTML, SANITIZE);
+}
