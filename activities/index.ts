@@ -2,6 +2,7 @@ import { createCampaignActivities, type CampaignActivities } from './campaign/ca
 import { createCompanyDataActivities, type CompanyDataActivities } from './company/crawl-company-data';
 import type { ActivityDeps, JobActivityInput, JobActivityOutput } from './deps';
 import { createLandingActivities } from './landing/crawl-landing';
+import { createMailActivities, type MailActivities } from './mail';
 import { createMapsActivities } from './maps/crawl-maps';
 import { createPipelineActivities, type PipelineActivities } from './pipeline/pipeline';
 import { createPeopleActivities } from './people/crawl-people';
@@ -30,7 +31,7 @@ export function createJobTypeActivities(deps: ActivityDeps) {
   };
 }
 
-export function createActivities(deps: ActivityDeps): JobLifecycleActivities & ReturnType<typeof createJobTypeActivities> & LeadActivities & WebhookActivities & PipelineActivities & CampaignActivities {
+export function createActivities(deps: ActivityDeps): JobLifecycleActivities & ReturnType<typeof createJobTypeActivities> & LeadActivities & WebhookActivities & PipelineActivities & CampaignActivities & MailActivities {
   return {
     ...createJobLifecycleActivities(deps),
     ...createJobTypeActivities(deps),
@@ -38,7 +39,8 @@ export function createActivities(deps: ActivityDeps): JobLifecycleActivities & R
     ...createWebhookActivities(deps),
     ...createPipelineActivities(deps),
     ...createCampaignActivities(deps),
+    ...createMailActivities(deps),
   };
 }
 
-export type { ActivityDeps, CampaignActivities, CompanyDataActivities, JobActivityInput, JobActivityOutput, JobLifecycleActivities, LeadActivities, PipelineActivities, WebhookActivities };
+export type { ActivityDeps, CampaignActivities, MailActivities, CompanyDataActivities, JobActivityInput, JobActivityOutput, JobLifecycleActivities, LeadActivities, PipelineActivities, WebhookActivities };

@@ -9,9 +9,10 @@ import { WebhookRepository } from '../db/repositories/webhooks';
 import { AVAILABLE_JOB_TYPES, type JobType } from '../jobs';
 import { webhooksTaskQueue } from '../jobs/queues';
 import type { Config } from '../lib/config';
-import { CredentialCipher } from '../lib/llm/cipher';
+import { MailRepository } from '../db/repositories/mail';
+import { CredentialCipher } from '../lib/cipher';
 import type { Logger } from '../lib/logger';
-import { OutboundClient } from '../lib/outbound';
+import { AllowList, OutboundClient } from '../lib/outbound';
 import type { Storage } from '../lib/storage';
 import { unsubscribeSigningKey } from '../lib/unsubscribe';
 import { pingTemporal, type Temporal } from '../lib/temporal';
@@ -46,6 +47,8 @@ import { eventRoutes } from './routes/events';
 import { exportRoutes } from './routes/exports';
 import { jobRoutes } from './routes/jobs';
 import { locationRoutes } from './routes/locations';
+import { MAIL_IMPORT_PATH, mailRoutes } from './routes/mail';
+import { MailWorkflows } from './mail-service';
 import { searchRoutes } from './routes/search';
 import { systemRoutes } from './routes/system';
 import { isUnsubscribePagePath, unsubscribeRoutes } from './routes/unsubscribe';
@@ -134,6 +137,15 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
     timeoutMs: config.LLM_TIMEOUT_MS,
     prices: config.LLM_PRICES,
   });
+  const mailWorkflows = new MailWorkflows(deps.temporal, config, deps.logger);
+  mailRoutes(api, {
+    repo: config.INTEGRATIONS_ENCRYPTION_KEY ? new MailRepository(db, new CredentialCipher(config.INTEGRATIONS_ENCRYPTION_KEY, config.INTEGRATIONS_PREVIOUS_KEYS)) : undefined,
+    workflows: mailWorkflows,
+    suppressions: new UnsubscribeRepository(db),
+    allowHosts: new AllowList(config.OUTBOUND_ALLOW_HOSTS),
+    timeoutMs: config.MAIL_TIMEOUT_MS,
+    maxMessageBytes: config.MAIL_MAX_MESSAGE_BYTES,
+  });
 
   contentRoutes(api, new ContentRepository(db));
   unsubscribeRoutes(api, { repo: new UnsubscribeRepository(db), key: unsubscribeSigningKey(config), publicBaseUrl: config.PUBLIC_BASE_URL });
@@ -144,9 +156,10 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   app.use(requestContext(deps.logger));
   app.use(responseFormat((path) => api.ownsFormat(path)));
   app.use(errorHandler());
-  // The unsubscribe pages take HTML form posts (and RFC 8058 one-click bodies), and the media uploads
-  // read their multipart bodies themselves, streaming (api/media-upload.ts): their routes read them.
-  app.use(requestBody({ limit: '2mb', skip: (path) => isUnsubscribePagePath(path) || MEDIA_UPLOAD_PATHS.includes(path) }));
+  // Routes that read their bodies themselves: the unsubscribe pages (HTML form posts and RFC 8058
+  // one-click bodies), the media uploads (multipart, streamed: api/media-upload.ts) and the raw mail
+  // import (message/rfc822: api/routes/mail.ts).
+  app.use(requestBody({ limit: '2mb', skip: (path) => isUnsubscribePagePath(path) || MEDIA_UPLOAD_PATHS.includes(path) || MAIL_IMPORT_PATH.test(path) }));
   app.use(docs.routes());
   // On the main listener unless METRICS_PORT gives them a listener of their own (api/server.ts).
   if (config.METRICS_PORT === undefined) app.use(metricsRoute(metrics));
@@ -155,7 +168,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   app.use(api.router.allowedMethods({ throw: false }));
   // Before the dependencies close: stop listening and let Temporal calls in flight finish.
   const close = async () => {
-    await Promise.all([listener.close(), jobs.drain(), campaigns.drain(), queueCalls.drain()]);
+    await Promise.all([listener.close(), jobs.drain(), campaigns.drain(), queueCalls.drain(), mailWorkflows.drain()]);
     await llmHttp.close();
   };
   return { app, api, metrics, close };

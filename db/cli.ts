@@ -3,7 +3,7 @@
  *   migrate | rollback
  *   client:create --name <name>        prints exactly one JSON object {client_id, api_key, api_secret}
  *   client:deactivate --client-id <id> | client:activate --client-id <id>
- *   integrations:reseal                 re-seals LLM credentials with the current INTEGRATIONS_ENCRYPTION_KEY (README "Key rotation")
+ *   integrations:reseal                 re-seals LLM credentials and mailbox passwords with the current INTEGRATIONS_ENCRYPTION_KEY (README "Key rotation")
  * Run through npm: `npm run --silent client:create -- --name acme`.
  */
 import { parseArgs } from 'node:util';
@@ -12,6 +12,7 @@ import { CredentialCipher } from '../lib/llm/cipher';
 import { createDb, migrateLatest } from '.';
 import { ClientRepository } from './repositories/clients';
 import { IntegrationRepository } from './repositories/integrations';
+import { MailRepository } from './repositories/mail';
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -58,7 +59,8 @@ async function main(argv: string[]): Promise<number> {
         const keys = loadIntegrationKeys();
         const cipher = new CredentialCipher(keys.INTEGRATIONS_ENCRYPTION_KEY, keys.INTEGRATIONS_PREVIOUS_KEYS);
         const count = await new IntegrationRepository(db, cipher, config.DATABASE_SCHEMA).reseal();
-        process.stderr.write(`re-sealed ${count} credential(s) with key ${cipher.keyId}\n`);
+        const passwords = await new MailRepository(db, cipher).reseal();
+        process.stderr.write(`re-sealed ${count} credential(s) and ${passwords} mailbox password(s) with key ${cipher.keyId}\n`);
         return 0;
       }
       default:

@@ -27,17 +27,23 @@ export function campaignsTaskQueue(prefix: string): string {
   return taskQueue(prefix, 'campaigns');
 }
 
-/** Every queue that runs workflows and job-type activities: one per type, its test queue if it has one, the leads, webhooks and campaigns queues. */
+/** Every queue that runs workflows and job-type activities: one per type, its test queue if it has one, the leads, webhooks, campaigns and mail queues. */
 export function workflowTaskQueues(prefix: string, specs: readonly Pick<JobSpec, 'queue' | 'testQueue'>[]): string[] {
   return [
     ...specs.flatMap((s) => [jobTaskQueue(prefix, s), ...(s.testQueue ? [jobTaskQueue(prefix, s, { test: true })] : [])]),
     leadsTaskQueue(prefix),
     webhooksTaskQueue(prefix),
     campaignsTaskQueue(prefix),
+    mailTaskQueue(prefix),
   ];
 }
 
 /** A type's activity-only queues with their full names, keyed as the workflow looks them up. */
 export function activityTaskQueues(prefix: string, queues: readonly ActivityQueue[]): Record<string, string> {
   return Object.fromEntries(queues.map((q) => [q.key, taskQueue(prefix, q.queue)]));
+}
+
+/** Mail: sending (one workflow per message), IMAP sync (a schedule per mailbox) and snooze timers, started by the API. */
+export function mailTaskQueue(prefix: string): string {
+  return taskQueue(prefix, 'mail');
 }

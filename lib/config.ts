@@ -240,6 +240,16 @@ export const configSchema = dbConfigSchema.extend({
   /** HMAC-SHA256 key of the unsubscribe tokens, at least 32 bytes base64. A secret: no default; required in production. */
   UNSUBSCRIBE_SIGNING_KEY: base64SigningKey.optional(),
 
+  // Mail (spec §2.13/§4.10; activities/mail, lib/mail): mailbox passwords are sealed with INTEGRATIONS_ENCRYPTION_KEY.
+  /** How often each mailbox with IMAP settings is synced (a Temporal schedule per mailbox). */
+  MAIL_SYNC_INTERVAL_SECONDS: int(300, 10, 86400),
+  /** Connect, greeting and socket-idle deadline of one SMTP or IMAP session. */
+  MAIL_TIMEOUT_MS: int(30000, 1000, 300000),
+  /** Largest message accepted by raw import (message/rfc822) and by IMAP sync; larger ones are refused (413) or skipped. */
+  MAIL_MAX_MESSAGE_BYTES: int(10 * 1024 * 1024, 1024, 50 * 1024 * 1024),
+  /** Attempts to hand a message to the mailbox's SMTP server before it is marked failed (backoff 5 s doubling, at most 10 min). */
+  MAIL_SEND_MAX_ATTEMPTS: int(8, 1, 50),
+
   /** How long a health probe waits for one dependency before calling it down. */
   HEALTH_TIMEOUT_MS: int(2000, 100, 60000),
   SHUTDOWN_GRACE_MS: int(10000, 0, 120000),

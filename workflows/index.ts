@@ -4,3 +4,4 @@ export { runJob, type RunJobInput, type RunJobResult } from './job';
 export { indexLeads } from './leads';
 export { deliverWebhookEvent } from './webhooks';
 export { runLeadPipeline } from './lead-pipeline';
+export { sendMailMessage, snoozeMailMessage, syncMailbox, type SendMailInput } from './mail';

@@ -15,6 +15,7 @@ import * as integrations from './20261122001220_integrations';
 import * as media from './20261125000200_media';
 import * as unsubscribe from './20261125000300_unsubscribe';
 import * as content from './20261125000310_content';
+import * as mail from './20261125000400_mail';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -37,6 +38,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261125000200_media': media,
   '20261125000300_unsubscribe': unsubscribe,
   '20261125000310_content': content,
+  '20261125000400_mail': mail,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

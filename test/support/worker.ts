@@ -2,7 +2,7 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import { createActivities } from '../../activities';
 import { createDb } from '../../db';
 import { CATALOG, type JobType } from '../../jobs';
-import { campaignsTaskQueue, jobTaskQueue, leadsTaskQueue, webhooksTaskQueue } from '../../jobs/queues';
+import { campaignsTaskQueue, jobTaskQueue, leadsTaskQueue, mailTaskQueue, webhooksTaskQueue } from '../../jobs/queues';
 import { createLogger } from '../../lib/logger';
 import { OutboundClient } from '../../lib/outbound';
 import { Storage } from '../../lib/storage';
@@ -40,12 +40,13 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
   const workers: Worker[] = await createWorkers({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
-    // The lead-indexing queue too (its workflows are started by the API: ICP changes, imports), the webhooks and campaigns queues.
+    // The lead-indexing queue too (its workflows are started by the API: ICP changes, imports), the webhooks, campaigns and mail queues.
     taskQueues: [
       ...options.types.map((t) => jobTaskQueue(config.TASK_QUEUE_PREFIX, CATALOG[t])),
       leadsTaskQueue(config.TASK_QUEUE_PREFIX),
       webhooksTaskQueue(config.TASK_QUEUE_PREFIX),
       campaignsTaskQueue(config.TASK_QUEUE_PREFIX),
+      mailTaskQueue(config.TASK_QUEUE_PREFIX),
     ],
     activities,
     identity: options.identity,

@@ -40,12 +40,13 @@ describe('job catalog', () => {
     expect(keys).toEqual([11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
   });
 
-  test('every type has its own task queue, plus the company-data test queue, the lead-indexing, webhooks and campaigns queues', () => {
+  test('every type has its own task queue, plus the company-data test queue, the lead-indexing, webhooks, campaigns and mail queues', () => {
     const queues = workflowTaskQueues('lj', ALL_JOB_SPECS);
-    expect(new Set(queues).size).toBe(JOB_TYPES.length + 4);
+    expect(new Set(queues).size).toBe(JOB_TYPES.length + 5);
     expect(queues).toContain('lj-leads');
     expect(queues).toContain('lj-webhooks');
     expect(queues).toContain('lj-campaigns');
+    expect(queues).toContain('lj-mail');
     expect(jobTaskQueue('lj', CATALOG.crawlCompanyData, { test: true })).toBe('lj-crawl-company-data-test');
     expect(jobTaskQueue('lj', CATALOG.crawlSite)).toBe('lj-crawl-site');
   });

@@ -1,0 +1,442 @@
+import type { Knex } from 'knex';
+import type { CredentialCipher } from '../../lib/cipher';
+import type { MailServer } from '../../lib/mail/connect';
+import { threadIdOf } from '../../lib/mail/message-id';
+import type { ParsedMessage } from '../../lib/mail/parse';
+
+export interface MailboxRow {
+  id: number;
+  client_id: string;
+  address: string;
+  display_name: string | null;
+  smtp_host: string;
+  smtp_port: number;
+  smtp_secure: boolean;
+  smtp_username: string;
+  smtp_password_sealed: string;
+  imap_host: string | null;
+  imap_port: number | null;
+  imap_secure: boolean | null;
+  imap_username: string | null;
+  imap_password_sealed: string | null;
+  imap_uidvalidity: string | null;
+  imap_last_uid: string;
+  last_synced_at: Date | null;
+  last_sync_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface MessageRow {
+  id: number;
+  client_id: string;
+  mailbox_id: number;
+  message_id: string;
+  in_reply_to: string | null;
+  references: string[];
+  thread_id: string;
+  direction: 'inbound' | 'outbound';
+  from_address: string;
+  to_addresses: string[];
+  cc_addresses: string[] | null;
+  subject: string;
+  body_text: string;
+  body_html: string | null;
+  date: Date;
+  folder: string;
+  is_read: boolean;
+  is_starred: boolean;
+  labels: string[];
+  snoozed_until: Date | null;
+  snooze_original_folder: string | null;
+  list: string | null;
+  template_id: number | null;
+  send_status: 'queued' | 'sent' | 'failed' | null;
+  send_error: string | null;
+  delivery: Record<string, { accepted_at: string; response: string } | { skipped_at: string; reason: string }>;
+  sent_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface TemplateRow {
+  id: number;
+  client_id: string;
+  name: string;
+  description: string | null;
+  template_type: 'signature' | 'header' | 'layout' | 'full';
+  html_source: string;
+  variables: string[];
+  is_active: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ServerInput {
+  host: string;
+  port: number;
+  secure: boolean;
+  username: string;
+  password: string;
+}
+
+export interface MailboxInput {
+  address?: string;
+  display_name?: string | null;
+  smtp?: ServerInput;
+  imap?: ServerInput | null;
+}
+
+export interface MessageFilter {
+  mailbox_id?: number;
+  folder?: string;
+  label?: string;
+  is_read?: boolean;
+  page: number;
+  page_size: number;
+}
+
+export interface MessageFlags {
+  is_read?: boolean;
+  is_starred?: boolean;
+  labels?: string[];
+  folder?: string;
+}
+
+/** The folders every mailbox has; messages may also be moved to folders of the client's own naming. */
+export const INBOX = 'INBOX';
+export const SENT = 'Sent';
+export const SNOOZED = 'Snoozed';
+
+/**
+ * Mailboxes, messages and templates of one client (every query scoped by client id, except the
+ * worker-side calls that take a row id a workflow was started for). Passwords go in sealed and
+ * come out only through `servers()`.
+ */
+export class MailRepository {
+  constructor(
+    private readonly db: Knex,
+    private readonly cipher: CredentialCipher,
+  ) {}
+
+  // ---- mailboxes -----------------------------------------------------------------------------
+
+  private serverColumns(prefix: 'smtp' | 'imap', s: ServerInput | null) {
+    return {
+      [`${prefix}_host`]: s?.host ?? null,
+      [`${prefix}_port`]: s?.port ?? null,
+      [`${prefix}_secure`]: s?.secure ?? null,
+      [`${prefix}_username`]: s?.username ?? null,
+      [`${prefix}_password_sealed`]: s ? this.cipher.seal(s.password) : null,
+    };
+  }
+
+  async createMailbox(clientId: string, input: Required<Pick<MailboxInput, 'address' | 'smtp'>> & MailboxInput): Promise<MailboxRow> {
+    const [row] = (await this.db('mail_mailboxes')
+      .insert({
+        client_id: clientId,
+        address: input.address,
+        display_name: input.display_name ?? null,
+        ...this.serverColumns('smtp', input.smtp),
+        ...this.serverColumns('imap', input.imap ?? null),
+      })
+      .returning('*')) as MailboxRow[];
+    return row as MailboxRow;
+  }
+
+  async listMailboxes(clientId: string): Promise<MailboxRow[]> {
+    return (await this.db('mail_mailboxes').where({ client_id: clientId }).orderBy('id')) as MailboxRow[];
+  }
+
+  async findMailbox(clientId: string, id: number): Promise<MailboxRow | undefined> {
+    return (await this.db('mail_mailboxes').where({ client_id: clientId, id }).first()) as MailboxRow | undefined;
+  }
+
+  async findMailboxByAddress(clientId: string, address: string): Promise<MailboxRow | undefined> {
+    return (await this.db('mail_mailboxes').where({ client_id: clientId }).whereRaw('lower(address) = lower(?)', [address]).first()) as MailboxRow | undefined;
+  }
+
+  /** Changes only what is given; a new server replaces the old one whole (password included); `imap: null` removes IMAP. */
+  async updateMailbox(clientId: string, id: number, patch: MailboxInput): Promise<MailboxRow | undefined> {
+    const changes: Record<string, unknown> = { updated_at: this.db.fn.now() };
+    if (patch.address !== undefined) changes.address = patch.address;
+    if (patch.display_name !== undefined) changes.display_name = patch.display_name;
+    if (patch.smtp !== undefined) Object.assign(changes, this.serverColumns('smtp', patch.smtp));
+    if (patch.imap !== undefined) Object.assign(changes, this.serverColumns('imap', patch.imap), { imap_uidvalidity: null, imap_last_uid: 0 });
+    const [row] = (await this.db('mail_mailboxes').where({ client_id: clientId, id }).update(changes).returning('*')) as MailboxRow[];
+    return row;
+  }
+
+  async deleteMailbox(clientId: string, id: number): Promise<boolean> {
+    return (await this.db('mail_mailboxes').where({ client_id: clientId, id }).delete()) > 0;
+  }
+
+  /** The mailbox's servers with their passwords opened (for the worker and the login check only). */
+  servers(row: MailboxRow): { smtp: MailServer; imap: MailServer | null } {
+    const smtp = { host: row.smtp_host, port: row.smtp_port, secure: row.smtp_secure, username: row.smtp_username, password: this.cipher.open(row.smtp_password_sealed) };
+    const imap =
+      row.imap_host && row.imap_port !== null && row.imap_username !== null && row.imap_password_sealed
+        ? { host: row.imap_host, port: row.imap_port, secure: row.imap_secure ?? false, username: row.imap_username, password: this.cipher.open(row.imap_password_sealed) }
+        : null;
+    return { smtp, imap };
+  }
+
+  async mailboxById(id: number): Promise<MailboxRow | undefined> {
+    return (await this.db('mail_mailboxes').where({ id }).first()) as MailboxRow | undefined;
+  }
+
+  async recordSync(id: number, state: { uidvalidity?: string; lastUid?: number; error: string | null }): Promise<void> {
+    await this.db('mail_mailboxes')
+      .where({ id })
+      .update({
+        ...(state.uidvalidity !== undefined ? { imap_uidvalidity: state.uidvalidity } : {}),
+        ...(state.lastUid !== undefined ? { imap_last_uid: state.lastUid } : {}),
+        last_synced_at: this.db.fn.now(),
+        last_sync_error: state.error,
+      });
+  }
+
+  /** Re-seals every mailbox password not sealed with the current key (rotation, `integrations:reseal`); the count of passwords. */
+  async reseal(clientId?: string): Promise<number> {
+    const query = this.db('mail_mailboxes').select('id', 'smtp_password_sealed', 'imap_password_sealed');
+    if (clientId !== undefined) void query.where({ client_id: clientId });
+    const rows = (await query) as Pick<MailboxRow, 'id' | 'smtp_password_sealed' | 'imap_password_sealed'>[];
+    let count = 0;
+    for (const r of rows) {
+      const changes: Record<string, string> = {};
+      if (!this.cipher.isCurrent(r.smtp_password_sealed)) changes.smtp_password_sealed = this.cipher.seal(this.cipher.open(r.smtp_password_sealed));
+      if (r.imap_password_sealed && !this.cipher.isCurrent(r.imap_password_sealed)) changes.imap_password_sealed = this.cipher.seal(this.cipher.open(r.imap_password_sealed));
+      if (Object.keys(changes).length === 0) continue;
+      await this.db('mail_mailboxes').where({ id: r.id }).update(changes);
+      count += Object.keys(changes).length;
+    }
+    return count;
+  }
+
+  // ---- messages ------------------------------------------------------------------------------
+
+  /**
+   * Stores a message unless the mailbox already has its Message-ID: `created` false then, with the
+   * stored copy. The thread is the one of a known ancestor (References / In-Reply-To), else the first
+   * of them, else the message's own Message-ID (lib/mail/message-id.ts threadIdOf).
+   */
+  async insertMessage(
+    clientId: string,
+    mailboxId: number,
+    message: ParsedMessage,
+    extra: { direction: 'inbound' | 'outbound'; folder: string; is_read?: boolean; list?: string | null; template_id?: number | null; send_status?: 'queued' | null },
+  ): Promise<{ row: MessageRow; created: boolean }> {
+    const existing = await this.byMessageId(mailboxId, message.message_id);
+    if (existing) return { row: existing, created: false };
+    const ancestors = [...message.references, ...(message.in_reply_to ? [message.in_reply_to] : [])];
+    const known = ancestors.length
+      ? ((await this.db('mail_messages').where({ client_id: clientId }).whereIn('message_id', ancestors).select('message_id', 'thread_id')) as { message_id: string; thread_id: string }[])
+      : [];
+    const threadId = threadIdOf({ messageId: message.message_id, inReplyTo: message.in_reply_to, references: message.references }, (id) => known.find((k) => k.message_id === id)?.thread_id);
+    const [row] = (await this.db('mail_messages')
+      .insert({
+        client_id: clientId,
+        mailbox_id: mailboxId,
+        message_id: message.message_id,
+        in_reply_to: message.in_reply_to,
+        references: message.references,
+        thread_id: threadId,
+        direction: extra.direction,
+        from_address: message.from_address,
+        to_addresses: JSON.stringify(message.to_addresses),
+        cc_addresses: message.cc_addresses === null ? null : JSON.stringify(message.cc_addresses),
+        subject: message.subject,
+        body_text: message.body_text,
+        body_html: message.body_html,
+        date: message.date,
+        folder: extra.folder,
+        is_read: extra.is_read ?? false,
+        list: extra.list ?? null,
+        template_id: extra.template_id ?? null,
+        send_status: extra.send_status ?? null,
+      })
+      .onConflict(['mailbox_id', 'message_id'])
+      .ignore()
+      .returning('*')) as MessageRow[];
+    if (row) return { row, created: true };
+    // A concurrent import of the same message won the race: answer with its copy.
+    const raced = await this.byMessageId(mailboxId, message.message_id);
+    if (!raced) throw new Error(`message ${message.message_id} neither inserted nor found`);
+    return { row: raced, created: false };
+  }
+
+  private async byMessageId(mailboxId: number, messageId: string): Promise<MessageRow | undefined> {
+    return (await this.db('mail_messages').where({ mailbox_id: mailboxId, message_id: messageId }).first()) as MessageRow | undefined;
+  }
+
+  async listMessages(clientId: string, f: MessageFilter): Promise<{ messages: MessageRow[]; total: number }> {
+    const q = this.db('mail_messages').where({ client_id: clientId });
+    if (f.mailbox_id !== undefined) void q.andWhere({ mailbox_id: f.mailbox_id });
+    if (f.folder !== undefined) void q.andWhere({ folder: f.folder });
+    if (f.label !== undefined) void q.andWhereRaw('? = ANY(labels)', [f.label]);
+    if (f.is_read !== undefined) void q.andWhere({ is_read: f.is_read });
+    const [{ total }] = (await q.clone().count({ total: '*' })) as [{ total: string }];
+    const messages = (await q.orderBy([{ column: 'date', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(f.page_size).offset((f.page - 1) * f.page_size)) as MessageRow[];
+    return { messages, total: Number(total) };
+  }
+
+  async findMessage(clientId: string, id: number): Promise<MessageRow | undefined> {
+    return (await this.db('mail_messages').where({ client_id: clientId, id }).first()) as MessageRow | undefined;
+  }
+
+  /** The full message, marked read (spec §4.10). */
+  async readMessage(clientId: string, id: number): Promise<MessageRow | undefined> {
+    const [row] = (await this.db('mail_messages').where({ client_id: clientId, id }).update({ is_read: true, updated_at: this.db.fn.now() }).returning('*')) as MessageRow[];
+    return row;
+  }
+
+  async updateFlags(clientId: string, id: number, flags: MessageFlags): Promise<MessageRow | undefined> {
+    const changes: Record<string, unknown> = { updated_at: this.db.fn.now() };
+    if (flags.is_read !== undefined) changes.is_read = flags.is_read;
+    if (flags.is_starred !== undefined) changes.is_starred = flags.is_starred;
+    if (flags.labels !== undefined) changes.labels = flags.labels;
+    if (flags.folder !== undefined) Object.assign(changes, { folder: flags.folder, snoozed_until: null, snooze_original_folder: null });
+    const [row] = (await this.db('mail_messages').where({ client_id: clientId, id }).update(changes).returning('*')) as MessageRow[];
+    return row;
+  }
+
+  async deleteMessage(clientId: string, id: number): Promise<boolean> {
+    return (await this.db('mail_messages').where({ client_id: clientId, id }).delete()) > 0;
+  }
+
+  /** Folders of a mailbox with their message and unread counts. */
+  async folders(clientId: string, mailboxId: number): Promise<{ name: string; total: number; unread: number }[]> {
+    const rows = (await this.db('mail_messages')
+      .where({ client_id: clientId, mailbox_id: mailboxId })
+      .groupBy('folder')
+      .select('folder as name')
+      .count({ total: '*' })
+      .select(this.db.raw('count(*) FILTER (WHERE NOT is_read) AS unread'))
+      .orderBy('folder')) as { name: string; total: string; unread: string }[];
+    const byName = new Map(rows.map((r) => [r.name, { name: r.name, total: Number(r.total), unread: Number(r.unread) }]));
+    for (const name of [INBOX, SENT, SNOOZED]) if (!byName.has(name)) byName.set(name, { name, total: 0, unread: 0 });
+    return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Labels in use in a mailbox with their message counts. */
+  async labels(clientId: string, mailboxId: number): Promise<{ name: string; total: number }[]> {
+    const rows = (await this.db('mail_messages')
+      .where({ client_id: clientId, mailbox_id: mailboxId })
+      .select(this.db.raw('unnest(labels) AS name'))
+      .count({ total: '*' })
+      .groupByRaw('1')
+      .orderBy('name')) as { name: string; total: string }[];
+    return rows.map((r) => ({ name: r.name, total: Number(r.total) }));
+  }
+
+  /** Moves the message to Snoozed (remembering the folder it was in, unless it is already snoozed). */
+  async snooze(clientId: string, id: number, until: Date): Promise<MessageRow | undefined> {
+    const [row] = (await this.db('mail_messages')
+      .where({ client_id: clientId, id })
+      .update({
+        snoozed_until: until,
+        snooze_original_folder: this.db.raw('CASE WHEN folder = ? THEN coalesce(snooze_original_folder, ?) ELSE folder END', [SNOOZED, INBOX]),
+        folder: SNOOZED,
+        updated_at: this.db.fn.now(),
+      })
+      .returning('*')) as MessageRow[];
+    return row;
+  }
+
+  /** Back to the remembered folder now; undefined when the message is not snoozed. */
+  async unsnooze(clientId: string, id: number): Promise<MessageRow | undefined> {
+    const [row] = (await this.db('mail_messages')
+      .where({ client_id: clientId, id, folder: SNOOZED })
+      .update({ folder: this.db.raw('coalesce(snooze_original_folder, ?)', [INBOX]), snoozed_until: null, snooze_original_folder: null, updated_at: this.db.fn.now() })
+      .returning('*')) as MessageRow[];
+    return row;
+  }
+
+  /**
+   * The snooze timer's end: back to the remembered folder, but only if the message is still
+   * snoozed until that moment (a later snooze or an unsnooze has its own timer, or none). Idempotent.
+   */
+  async returnSnoozed(id: number, until: Date): Promise<boolean> {
+    const n = await this.db('mail_messages')
+      .where({ id, folder: SNOOZED, snoozed_until: until })
+      .update({ folder: this.db.raw('coalesce(snooze_original_folder, ?)', [INBOX]), snoozed_until: null, snooze_original_folder: null, is_read: false, updated_at: this.db.fn.now() });
+    return n > 0;
+  }
+
+  async snoozed(clientId: string, mailboxId: number): Promise<MessageRow[]> {
+    return (await this.db('mail_messages').where({ client_id: clientId, mailbox_id: mailboxId, folder: SNOOZED }).orderBy([{ column: 'snoozed_until' }, { column: 'id' }])) as MessageRow[];
+  }
+
+  /** Every message of the client's thread, oldest first. */
+  async thread(clientId: string, threadId: string): Promise<MessageRow[]> {
+    return (await this.db('mail_messages').where({ client_id: clientId, thread_id: threadId }).orderBy([{ column: 'date' }, { column: 'id' }])) as MessageRow[];
+  }
+
+  /** Full-text search in one mailbox (websearch syntax), most relevant first. */
+  async search(clientId: string, mailboxId: number, query: string, limit: number): Promise<{ total: number; messages: (MessageRow & { rank: number })[] }> {
+    const rows = (await this.db
+      .select('m.*', this.db.raw('ts_rank(m.search, q) AS rank'), this.db.raw('count(*) OVER () AS total_hits'))
+      .from(this.db.raw('mail_messages m, websearch_to_tsquery(?, ?) q', ['english', query]))
+      .where({ 'm.client_id': clientId, 'm.mailbox_id': mailboxId })
+      .whereRaw('m.search @@ q')
+      .orderBy([{ column: 'rank', order: 'desc' }, { column: 'm.date', order: 'desc' }, { column: 'm.id', order: 'desc' }])
+      .limit(limit)) as (MessageRow & { rank: number; total_hits: string; search?: unknown })[];
+    const total = rows[0] ? Number(rows[0].total_hits) : 0;
+    return { total, messages: rows.map(({ total_hits: _t, search: _s, ...m }) => ({ ...m, rank: Number(m.rank) })) };
+  }
+
+  // ---- outbound delivery (worker) --------------------------------------------------------------
+
+  async messageById(id: number): Promise<MessageRow | undefined> {
+    return (await this.db('mail_messages').where({ id }).first()) as MessageRow | undefined;
+  }
+
+  /** Records that the SMTP server accepted the message for `recipient`, at once, so that a retry never sends it again. */
+  async recordAccepted(id: number, recipient: string, response: string): Promise<void> {
+    await this.db('mail_messages')
+      .where({ id })
+      .update({ delivery: this.db.raw("delivery || jsonb_build_object(?::text, jsonb_build_object('accepted_at', now(), 'response', ?::text))", [recipient, response]), updated_at: this.db.fn.now() });
+  }
+
+  /** Records that `recipient` gets no copy (e.g. unsubscribed after the message was accepted for delivery). */
+  async recordSkipped(id: number, recipient: string, reason: string): Promise<void> {
+    await this.db('mail_messages')
+      .where({ id })
+      .update({ delivery: this.db.raw("delivery || jsonb_build_object(?::text, jsonb_build_object('skipped_at', now(), 'reason', ?::text))", [recipient, reason]), updated_at: this.db.fn.now() });
+  }
+
+  async markSent(id: number): Promise<void> {
+    await this.db('mail_messages').where({ id }).update({ send_status: 'sent', send_error: null, sent_at: this.db.fn.now(), updated_at: this.db.fn.now() });
+  }
+
+  async markFailed(id: number, error: string): Promise<void> {
+    await this.db('mail_messages').where({ id }).whereNot({ send_status: 'sent' }).update({ send_status: 'failed', send_error: error, updated_at: this.db.fn.now() });
+  }
+
+  async recordSendError(id: number, error: string): Promise<void> {
+    await this.db('mail_messages').where({ id }).update({ send_error: error, updated_at: this.db.fn.now() });
+  }
+
+  // ---- templates -----------------------------------------------------------------------------
+
+  async listTemplates(clientId: string, type: string | undefined, includeInactive: boolean): Promise<TemplateRow[]> {
+    const q = this.db('mail_templates').where({ client_id: clientId });
+    if (!includeInactive) void q.andWhere({ is_active: true });
+    if (type) void q.andWhere({ template_type: type });
+    return (await q.orderBy('id')) as TemplateRow[];
+  }
+
+  async findTemplate(clientId: string, id: number): Promise<TemplateRow | undefined> {
+    return (await this.db('mail_templates').where({ client_id: clientId, id }).first()) as TemplateRow | undefined;
+  }
+
+  async createTemplate(clientId: string, t: Pick<TemplateRow, 'name' | 'description' | 'template_type' | 'html_source' | 'variables'>): Promise<TemplateRow> {
+    const [row] = (await this.db('mail_templates').insert({ client_id: clientId, ...t }).returning('*')) as TemplateRow[];
+    return row as TemplateRow;
+  }
+
+  async updateTemplate(clientId: string, id: number, patch: Partial<Pick<TemplateRow, 'name' | 'description' | 'template_type' | 'html_source' | 'variables' | 'is_active'>>): Promise<TemplateRow | undefined> {
+    const [row] = (await this.db('mail_templates').where({ client_id: clientId, id }).update({ ...patch, updated_at: this.db.fn.now() }).returning('*')) as TemplateRow[];
+    return row;
+  }
+}

@@ -1,0 +1,62 @@
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+
+/**
+ * Credentials at rest: LLM provider keys (spec §4.9: "stored keys are encrypted") and mailbox
+ * SMTP/IMAP passwords (spec issue 16), both under INTEGRATIONS_ENCRYPTION_KEY. AES-256-GCM with a random
+ * 96-bit IV per value; the stored text is `v1.<key id>.<base64 iv|tag|ciphertext>`. The key id (the
+ * first bytes of the key's SHA-256) says which key sealed a value, so that during a rotation values
+ * sealed with a previous key still open and can be re-sealed with the current one.
+ *
+ * Duplicate detection (409) compares a keyed fingerprint, HMAC-SHA256 with a key derived (HKDF) from
+ * the encryption key: equal credentials give equal fingerprints without ever comparing plaintext, and
+ * a database dump alone cannot confirm a guessed key.
+ */
+export class CredentialCipher {
+  private readonly current: { id: string; key: Buffer };
+  private readonly byId = new Map<string, Buffer>();
+  private readonly fingerprintKey: Buffer;
+
+  /** `key` and `previous`: 32 bytes each, base64 (config INTEGRATIONS_ENCRYPTION_KEY / INTEGRATIONS_PREVIOUS_KEYS). */
+  constructor(key: string, previous: string[] = []) {
+    const main = Buffer.from(key, 'base64');
+    if (main.length !== 32) throw new Error('the integrations encryption key must be 32 bytes');
+    this.current = { id: keyId(main), key: main };
+    for (const k of [key, ...previous]) {
+      const raw = Buffer.from(k, 'base64');
+      this.byId.set(keyId(raw), raw);
+    }
+    this.fingerprintKey = Buffer.from(hkdfSync('sha256', main, Buffer.alloc(0), 'leadjobs integration credential fingerprint', 32));
+  }
+
+  get keyId(): string {
+    return this.current.id;
+  }
+
+  seal(plaintext: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.current.key, iv);
+    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return `v1.${this.current.id}.${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
+  }
+
+  open(sealed: string): string {
+    const [version, id, data] = sealed.split('.');
+    const key = id === undefined ? undefined : this.byId.get(id);
+    if (version !== 'v1' || !key || data === undefined) throw new Error(`credential sealed with an unknown key (${id ?? '?'}): set the key it was sealed with in INTEGRATIONS_PREVIOUS_KEYS`);
+    const raw = Buffer.from(data, 'base64');
+    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+  }
+
+  /** Whether a sealed value needs re-sealing with the current key (rotation). */
+  isCurrent(sealed: string): boolean {
+    return sealed.startsWith(`v1.${this.current.id}.`);
+  }
+
+  fingerprint(provider: string, identity: string): string {
+    return createHmac('sha256', this.fingerprintKey).update(`${provider}\n${identity}`).digest('hex');
+  }
+}
+
+const keyId = (key: Buffer) => createHash('sha256').update(key).digest('hex').slice(0, 8);

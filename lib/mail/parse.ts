@@ -1,0 +1,51 @@
+import { simpleParser, type AddressObject } from 'mailparser';
+import { messageIdsIn, normalizeMessageId, syntheticMessageId } from './message-id';
+
+/** One RFC 5322 message as the mail tables store it (spec §2.13). */
+export interface ParsedMessage {
+  message_id: string;
+  in_reply_to: string | null;
+  references: string[];
+  from_address: string;
+  to_addresses: string[];
+  cc_addresses: string[] | null;
+  subject: string;
+  body_text: string;
+  body_html: string | null;
+  date: Date;
+}
+
+export class UnparseableMessageError extends Error {}
+
+const addresses = (field: AddressObject | AddressObject[] | undefined): string[] =>
+  (Array.isArray(field) ? field : field ? [field] : [])
+    .flatMap((o) => o.value)
+    .flatMap((a) => (a.group ? a.group : [a]))
+    .map((a) => a.address?.toLowerCase())
+    .filter((a): a is string => Boolean(a));
+
+/**
+ * Parses a raw message (mailparser). A message without a Message-ID gets a synthetic one derived
+ * from its bytes, so that importing or syncing it twice still finds the first copy. A message with
+ * neither a From nor any header at all is not a message: UnparseableMessageError.
+ */
+export async function parseRawMessage(raw: Buffer, receivedAt = new Date()): Promise<ParsedMessage> {
+  const mail = await simpleParser(raw, { skipImageLinks: true, skipTextLinks: true });
+  const from = addresses(mail.from)[0];
+  if (mail.headerLines.length === 0 || (!from && !mail.messageId)) throw new UnparseableMessageError('not an RFC 5322 message: no headers, or neither From nor Message-ID');
+  const inReplyTo = messageIdsIn(mail.inReplyTo)[0] ?? null;
+  const cc = addresses(mail.cc);
+  return {
+    message_id: mail.messageId ? normalizeMessageId(mail.messageId) : syntheticMessageId(raw),
+    in_reply_to: inReplyTo,
+    references: messageIdsIn(mail.references),
+    from_address: from ?? '',
+    to_addresses: addresses(mail.to),
+    cc_addresses: cc.length > 0 ? cc : null,
+    subject: mail.subject ?? '',
+    // The line break that ends every body is transport, not text.
+    body_text: (mail.text ?? '').trimEnd(),
+    body_html: typeof mail.html === 'string' ? mail.html : null,
+    date: mail.date && !Number.isNaN(mail.date.getTime()) ? mail.date : receivedAt,
+  };
+}

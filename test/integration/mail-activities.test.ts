@@ -1,0 +1,131 @@
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { CancelledFailure } from '@temporalio/activity';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createDeliverActivities } from '../../activities/mail/send';
+import { createSyncActivities } from '../../activities/mail/sync';
+import type { ActivityDeps } from '../../activities/deps';
+import { createDb, type Db } from '../../db';
+import { ClientRepository } from '../../db/repositories/clients';
+import { MailRepository, SENT } from '../../db/repositories/mail';
+import { UnsubscribeRepository } from '../../db/repositories/unsubscribe';
+import { CredentialCipher } from '../../lib/cipher';
+import { createLogger } from '../../lib/logger';
+import { newMessageId } from '../../lib/mail/message-id';
+import { OutboundClient } from '../../lib/outbound';
+import { Storage } from '../../lib/storage';
+import { createSearchClient } from '../../search/client';
+import { testConfig } from '../support/api';
+import { devDovecot, startSmtpRelay, type SmtpRelay } from '../support/mail-servers';
+
+// The mail activities in MockActivityEnvironment against the real Postgres: a cancel stops them
+// within 3 s even when the server never answers, and a repeat of a delivery sends nothing again.
+const config = testConfig({ OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8', MAIL_TIMEOUT_MS: '60000' });
+let db: Db;
+let deps: ActivityDeps;
+let repo: MailRepository;
+let relay: SmtpRelay;
+let silent: Server;
+let silentPort: number;
+const sockets = new Set<Socket>();
+let clientId: string;
+
+beforeAll(async () => {
+  db = createDb(config);
+  deps = { config, db, storage: Storage.fromConfig(config), search: createSearchClient(config), logger: createLogger('silent'), http: OutboundClient.fromConfig(config), workerId: 'mail-activities' };
+  repo = new MailRepository(db, new CredentialCipher(String(config.INTEGRATIONS_ENCRYPTION_KEY)));
+  relay = await startSmtpRelay(devDovecot());
+  // Accepts connections and never greets: an SMTP or IMAP server that hangs.
+  silent = createServer((s) => {
+    sockets.add(s);
+    s.on('error', () => undefined);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  silentPort = (silent.address() as AddressInfo).port;
+  clientId = (await new ClientRepository(db).create('mail activities')).client_id;
+});
+afterAll(async () => {
+  for (const s of sockets) s.destroy();
+  await new Promise((r) => silent.close(r));
+  await relay.close();
+  await Promise.allSettled([db.destroy(), deps.search.close(), deps.http.close()]);
+});
+
+const server = (port: number, password = devDovecot().password) => ({ host: '127.0.0.1', port, secure: false, username: 'someone@mail.test', password });
+
+async function outbound(mailboxId: number, address: string, to: string[]) {
+  const { row } = await repo.insertMessage(
+    clientId,
+    mailboxId,
+    { message_id: newMessageId(address), in_reply_to: null, references: [], from_address: address, to_addresses: to, cc_addresses: null, subject: 'hi', body_text: 'hello', body_html: null, date: new Date() },
+    { direction: 'outbound', folder: SENT, is_read: true, send_status: 'queued' },
+  );
+  return row;
+}
+
+async function failure(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a failure');
+}
+
+test('a cancel stops a delivery stuck on a silent SMTP server within 3 s', async () => {
+  const box = await repo.createMailbox(clientId, { address: 'hang@mail.test', smtp: server(silentPort), imap: null });
+  const m = await outbound(box.id, box.address, ['a@example.com']);
+  const { deliverMailMessage } = createDeliverActivities(deps);
+  const env = new MockActivityEnvironment();
+  const running = env.run(deliverMailMessage, { clientId, messageId: m.id });
+  await new Promise((r) => setTimeout(r, 1000));
+  const cancelledAt = Date.now();
+  env.cancel();
+  expect(await failure(running)).toBeInstanceOf(CancelledFailure);
+  expect(Date.now() - cancelledAt).toBeLessThan(3000);
+  expect((await repo.messageById(m.id))?.send_status).toBe('queued');
+});
+
+test('a cancel stops a sync stuck on a silent IMAP server within 3 s', async () => {
+  const box = await repo.createMailbox(clientId, { address: 'hang-imap@mail.test', smtp: server(relay.port), imap: server(silentPort) });
+  const { syncMailboxInbox } = createSyncActivities(deps);
+  const env = new MockActivityEnvironment();
+  const running = env.run(syncMailboxInbox, { clientId, mailboxId: box.id });
+  await new Promise((r) => setTimeout(r, 1000));
+  const cancelledAt = Date.now();
+  env.cancel();
+  expect(await failure(running)).toBeInstanceOf(CancelledFailure);
+  expect(Date.now() - cancelledAt).toBeLessThan(3000);
+});
+
+test('a recipient who unsubscribed after the send was accepted gets no copy; the others do', async () => {
+  const box = await repo.createMailbox(clientId, { address: `late-${Date.now()}@mail.test`, smtp: server(relay.port), imap: null });
+  const keep = `keep-${Date.now()}@mail.test`;
+  const gone = `gone-${Date.now()}@mail.test`;
+  const m = await outbound(box.id, box.address, [keep, gone]);
+  await new UnsubscribeRepository(db).apply({ clientId, email: gone, list: 'general', scope: 'list', source: 'page', ipAddress: null, userAgent: null });
+  const { deliverMailMessage } = createDeliverActivities(deps);
+  expect(await new MockActivityEnvironment().run(deliverMailMessage, { clientId, messageId: m.id })).toEqual({ sent: 1 });
+  expect(relay.received.filter((r) => r.headerLines['message-id'] === m.message_id).map((r) => r.envelope.to)).toEqual([[keep]]);
+  expect((await repo.messageById(m.id))?.delivery[gone]).toMatchObject({ reason: 'unsubscribed' });
+
+  // Only unsubscribed recipients left: the message fails instead of going nowhere.
+  const alone = await outbound(box.id, box.address, [gone]);
+  const err = await failure(new MockActivityEnvironment().run(deliverMailMessage, { clientId, messageId: alone.id }));
+  expect(err).toMatchObject({ type: 'MailRejected', nonRetryable: true });
+});
+
+test('a delivery run again after the server accepted sends nothing twice', async () => {
+  const box = await repo.createMailbox(clientId, { address: `once-${Date.now()}@mail.test`, smtp: server(relay.port), imap: null });
+  const to = [`r1-${Date.now()}@mail.test`, `r2-${Date.now()}@mail.test`];
+  const m = await outbound(box.id, box.address, to);
+  const { deliverMailMessage } = createDeliverActivities(deps);
+  expect(await new MockActivityEnvironment().run(deliverMailMessage, { clientId, messageId: m.id })).toEqual({ sent: 2 });
+  // As if the worker had died after the accept and Temporal retried the activity: the recorded state wins.
+  await db('mail_messages').where({ id: m.id }).update({ send_status: 'queued' });
+  expect(await new MockActivityEnvironment().run(deliverMailMessage, { clientId, messageId: m.id })).toEqual({ sent: 0 });
+  expect(relay.received.filter((r) => r.headerLines['message-id'] === m.message_id)).toHaveLength(2);
+  const row = await repo.messageById(m.id);
+  expect(row?.send_status).toBe('sent');
+  expect(Object.keys(row?.delivery ?? {}).sort()).toEqual([...to].sort());
+});
