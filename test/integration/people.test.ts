@@ -49,20 +49,20 @@ const byName = (data: Record<string, unknown>) => new Map((data.people as Person
 describe('crawlPeople', () => {
   test('from a website: team cards, JSON-LD people and profile links, plus the UK registry\'s current officers, merged with their sources', async () => {
     // A crawlCompanyData lookup makes the company's registry record (with officers) known to the client.
-    const lookup = await run(c, 'crawlCompanyData', { mode: 'lookup', country: 'GB', identifier: '03323845' });
+    const lookup = await run(c, 'crawlCompanyData', { mode: 'lookup', country: 'GB', identifier: '09876543' });
     expect(lookup.status.status).toBe('completed');
-    await waitFor(async () => (await c.get('/api/v1/idap/company_registry/resolve?registry=uk_registry&registry_id=03323845')).status === 200, 20_000, 'the registry record in IDAP');
+    await waitFor(async () => (await c.get('/api/v1/idap/company_registry/resolve?registry=uk_registry&registry_id=09876543')).status === 200, 20_000, 'the registry record in IDAP');
 
-    const { status, data, jobId } = await run(c, 'crawlPeople', { url: `${site.baseUrl}/`, company_name: 'Shell Group Limited' });
+    const { status, data, jobId } = await run(c, 'crawlPeople', { url: `${site.baseUrl}/`, company_name: 'Acme Widgets Limited' });
     expect(status.status).toBe('completed');
     expect(() => crawlPeopleResult.parse(data)).not.toThrow();
     expect(data.company).toEqual({
-      name: 'Shell Group Limited',
+      name: 'Acme Widgets Limited',
       domain: '127.0.0.1',
       website: `${site.baseUrl}/`,
       resolved_via: 'payload',
       resolution: `the website given: ${site.baseUrl}/`,
-      registry: { source: 'uk_registry', source_id: '03323845', name: 'SHELL GROUP LIMITED', source_url: 'https://find-and-update.company-information.service.gov.uk/company/03323845' },
+      registry: { source: 'uk_registry', source_id: '09876543', name: 'ACME WIDGETS LIMITED', source_url: 'https://find-and-update.company-information.service.gov.uk/company/09876543' },
     });
     expect(data.sources_used).toEqual(['site', 'proflink', 'uk_registry']);
     const team = `${site.baseUrl}/team`;
@@ -78,7 +78,7 @@ describe('crawlPeople', () => {
     expect(data.email_pattern).toEqual({ pattern: 'first', domain: 'acme-widgets.co.uk', examples: 2 });
     expect(people.get('Alan Turing')).toMatchObject({ position: 'Research Lead', seniority: 'manager', email: null, email_guess: 'alan@acme-widgets.co.uk', sources: [team] });
     // The resigned director is left out; the secretary is there, from the registry page.
-    expect(people.get('Jane Elizabeth Harris')).toMatchObject({ position: 'secretary', email: null, email_guess: 'jane@acme-widgets.co.uk', sources: ['https://find-and-update.company-information.service.gov.uk/company/03323845'] });
+    expect(people.get('Jane Elizabeth Harris')).toMatchObject({ position: 'secretary', email: null, email_guess: 'jane@acme-widgets.co.uk', sources: ['https://find-and-update.company-information.service.gov.uk/company/09876543'] });
 
     // IDAP: the people as contacts of the site's business, their profiles as proflink_profiles.
     let business: Record<string, unknown> = {};
@@ -95,7 +95,7 @@ describe('crawlPeople', () => {
     expect((related.proflink_profiles ?? []).map((x) => x.url).sort()).toEqual(['https://www.linkedin.com/in/ada-lovelace', 'https://www.linkedin.com/in/grace-hopper']);
 
     // The same people again: the canonical store knows them (same records), so none is unique now.
-    const again = await run(c, 'crawlPeople', { company_domain: '127.0.0.1', url: `${site.baseUrl}/team`, company_name: 'Shell Group Limited', max_pages: 5 });
+    const again = await run(c, 'crawlPeople', { company_domain: '127.0.0.1', url: `${site.baseUrl}/team`, company_name: 'Acme Widgets Limited', max_pages: 5 });
     expect(again.jobId).not.toBe(jobId);
     const second = byName(again.data);
     for (const [name, p] of people) expect(second.get(name)).toMatchObject({ dedupe_unique: false, canonical_id: p.canonical_id });
@@ -136,11 +136,11 @@ describe('crawlPeople', () => {
   test('a registry search finds a company whose officers the client knows: its people without a website', async () => {
     // A client of its own, whose only knowledge of the company is its registry record.
     const own = caller(api, bearer(await api.newClient('registry only')));
-    expect((await run(own, 'crawlCompanyData', { mode: 'lookup', country: 'GB', identifier: '03323845' })).status.status).toBe('completed');
-    await waitFor(async () => (await own.get('/api/v1/idap/company_registry/resolve?registry=uk_registry&registry_id=03323845')).status === 200, 20_000, 'the registry record in IDAP');
-    const { status, data } = await run(own, 'crawlPeople', { company_name: 'Shell Group', country: 'GB' });
+    expect((await run(own, 'crawlCompanyData', { mode: 'lookup', country: 'GB', identifier: '09876543' })).status.status).toBe('completed');
+    await waitFor(async () => (await own.get('/api/v1/idap/company_registry/resolve?registry=uk_registry&registry_id=09876543')).status === 200, 20_000, 'the registry record in IDAP');
+    const { status, data } = await run(own, 'crawlPeople', { company_name: 'Acme Widgets', country: 'GB' });
     expect(status.status).toBe('completed');
-    expect(data.company).toMatchObject({ website: null, resolved_via: null, registry: { source_id: '03323845' } });
+    expect(data.company).toMatchObject({ website: null, resolved_via: null, registry: { source_id: '09876543' } });
     expect((data.people as Person[]).map((p) => p.full_name)).toEqual(['Jane Elizabeth Harris']);
     expect(data.sources_used).toEqual(['uk_registry']);
   });

@@ -64,6 +64,20 @@ export const PROFILES: Record<string, Record<string, unknown>> = {
     has_insolvency_history: false,
     links: { self: '/company/04366849', officers: '/company/04366849/officers' },
   },
+  // The people tests' company (its site is the website stand-in's acme-widgets.co.uk), apart from the
+  // registry tests' companies so that neither warms the other's 24-hour cache in a shared run.
+  '09876543': {
+    company_name: 'ACME WIDGETS LIMITED',
+    company_number: '09876543',
+    company_status: 'active',
+    type: 'ltd',
+    jurisdiction: 'england-wales',
+    date_of_creation: '2015-11-03',
+    sic_codes: ['28990'],
+    registered_office_address: { premises: 'Unit 4', address_line_1: 'Mill Lane', locality: 'Leeds', postal_code: 'LS1 4AB', country: 'England' },
+    has_insolvency_history: false,
+    links: { self: '/company/09876543', officers: '/company/09876543/officers' },
+  },
   SC123456: {
     company_name: 'NORTHERN SHELLFISH LLP',
     company_number: 'SC123456',
@@ -97,6 +111,10 @@ export const OFFICERS: Record<string, Record<string, unknown>[]> = {
       appointed_on: '2018-01-08',
       address: SHELL_ADDRESS,
     },
+  ],
+  '09876543': [
+    { name: 'BLOGGS, Frederick', officer_role: 'director', appointed_on: '2015-11-03', resigned_on: '2020-02-28', nationality: 'British', occupation: 'Engineer', country_of_residence: 'England' },
+    { name: 'HARRIS, Jane Elizabeth', officer_role: 'secretary', appointed_on: '2018-01-08' },
   ],
   '04366849': [{ name: 'PATEL, Ravi', officer_role: 'director', appointed_on: '2002-01-31', resigned_on: '2019-06-11', nationality: 'British', occupation: 'Trader', country_of_residence: 'United Kingdom' }],
 };
