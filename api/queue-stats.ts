@@ -27,7 +27,8 @@ export interface QueueSide {
 export interface QueueStats {
   name: string;
   role: QueueRole;
-  job_type: JobType | null;
+  /** The job types whose work runs there (several for a provider queue they share, none for service queues). */
+  job_types: JobType[];
   workflow: QueueSide | null;
   activity: QueueSide;
 }
@@ -35,7 +36,7 @@ export interface QueueStats {
 interface QueueRef {
   name: string;
   role: QueueRole;
-  job_type: JobType | null;
+  job_types: JobType[];
   /** Activity-only queues run no workflow tasks. */
   workflows: boolean;
 }
@@ -45,15 +46,18 @@ export function deploymentQueues(config: Config): QueueRef[] {
   const prefix = config.TASK_QUEUE_PREFIX;
   const refs: QueueRef[] = [];
   for (const spec of ALL_JOB_SPECS.filter((s) => s.available)) {
-    refs.push({ name: jobTaskQueue(prefix, spec), role: 'job', job_type: spec.type, workflows: true });
-    if (spec.testQueue) refs.push({ name: jobTaskQueue(prefix, spec, { test: true }), role: 'job_test', job_type: spec.type, workflows: true });
+    refs.push({ name: jobTaskQueue(prefix, spec), role: 'job', job_types: [spec.type], workflows: true });
+    if (spec.testQueue) refs.push({ name: jobTaskQueue(prefix, spec, { test: true }), role: 'job_test', job_types: [spec.type], workflows: true });
     for (const name of Object.values(activityTaskQueues(prefix, spec.activityQueues?.(config) ?? []))) {
-      refs.push({ name, role: 'activity', job_type: spec.type, workflows: false });
+      // Types share a provider's queue (its limit is the provider's, whoever asks): one row, every type named.
+      const shared = refs.find((r) => r.name === name);
+      if (shared) shared.job_types.push(spec.type);
+      else refs.push({ name, role: 'activity', job_types: [spec.type], workflows: false });
     }
   }
-  refs.push({ name: leadsTaskQueue(prefix), role: 'leads', job_type: null, workflows: true });
-  refs.push({ name: webhooksTaskQueue(prefix), role: 'webhooks', job_type: null, workflows: true });
-  refs.push({ name: campaignsTaskQueue(prefix), role: 'campaigns', job_type: null, workflows: true });
+  refs.push({ name: leadsTaskQueue(prefix), role: 'leads', job_types: [], workflows: true });
+  refs.push({ name: webhooksTaskQueue(prefix), role: 'webhooks', job_types: [], workflows: true });
+  refs.push({ name: campaignsTaskQueue(prefix), role: 'campaigns', job_types: [], workflows: true });
   return refs;
 }
 
@@ -82,7 +86,7 @@ export class QueueStatsService {
         refs.map(async (ref) => ({
           name: ref.name,
           role: ref.role,
-          job_type: ref.job_type,
+          job_types: ref.job_types,
           workflow: ref.workflows ? await this.describe(ref.name, TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW) : null,
           activity: await this.describe(ref.name, TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY),
         })),

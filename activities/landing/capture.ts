@@ -6,7 +6,7 @@ import type { Storage } from '../../lib/storage';
 import type { LlmExtractor } from '../llm/types';
 import { networkQuiet, type CachedResponse, type CaptureSession, type LandingBrowser } from './browser';
 import { bundleHtml, plainSnapshot } from './bundle';
-import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, FREEZE_IMAGES, META_REFRESH_DELAY, READ_PAGE, SCROLL_STEP, type PageReading } from './in-page';
+import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, FREEZE_IMAGES, META_REFRESH_DELAY, READ_PAGE, SCRIPT_REDIRECT_LIKELY, SCROLL_STEP, type PageReading } from './in-page';
 
 /** Spec §8 / issue 13: no capture drives Chromium longer than this, whatever the payload says. */
 export const CAPTURE_CEILING_MS = 90_000;
@@ -15,6 +15,8 @@ const SCROLL_LIMIT_MS = 8000;
 const SETTLE_QUIET_MS = 300;
 // A meta refresh longer than this is a page that reloads itself, not a redirect.
 const META_REFRESH_MAX_S = 5;
+/** How long an interstitial's script may take to start its navigation (its timer delayed by a busy renderer). */
+const SCRIPT_REDIRECT_WAIT_MS = 3000;
 const MAX_SCROLL_STEPS = 40;
 // A single screenshot, bundle or DOM read of a page gone wrong must not eat the whole budget.
 const STEP_TIMEOUT_MS = 15_000;
@@ -241,7 +243,7 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
       err('navigation', 'the page never reached network idle within the timeout; kept what had loaded');
       break;
     }
-    if (navigations === seen && !(await metaRefreshStarted(page, session, deadline, signal))) break;
+    if (navigations === seen && !(await metaRefreshStarted(page, session, deadline, signal)) && !(await scriptRedirectStarted(page, session, deadline, signal))) break;
     await page.waitForLoadState('load', { timeout: Math.max(1, deadline.left()) }).catch(() => undefined);
   }
   // A hop that failed (refused by the guard, unreachable): the chain ends at Chromium's error page or a
@@ -261,8 +263,23 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
 async function metaRefreshStarted(page: Page, session: CaptureSession, deadline: Deadline, signal: AbortSignal): Promise<boolean> {
   const delay = await page.evaluate<number | null>(META_REFRESH_DELAY).catch(() => null);
   if (delay === null || delay > META_REFRESH_MAX_S) return false;
+  return navigationWithin(session, Math.min(deadline.left(), delay * 1000 + 2000), signal);
+}
+
+/**
+ * A script hop (`setTimeout(() => location.replace(...))`) also runs on the renderer's timers, which
+ * a busy machine can push past the quiet time: on a page that looks like an interstitial, wait up
+ * to SCRIPT_REDIRECT_WAIT_MS for its navigation to start.
+ */
+async function scriptRedirectStarted(page: Page, session: CaptureSession, deadline: Deadline, signal: AbortSignal): Promise<boolean> {
+  const likely = await page.evaluate<boolean>(SCRIPT_REDIRECT_LIKELY).catch(() => false);
+  if (!likely) return false;
+  return navigationWithin(session, Math.min(deadline.left(), SCRIPT_REDIRECT_WAIT_MS), signal);
+}
+
+async function navigationWithin(session: CaptureSession, ms: number, signal: AbortSignal): Promise<boolean> {
   const before = session.navigations.length;
-  const until = Date.now() + Math.min(deadline.left(), delay * 1000 + 2000);
+  const until = Date.now() + ms;
   while (session.navigations.length === before && !session.redirectLimitHit && Date.now() < until) {
     signal.throwIfAborted();
     await new Promise((r) => setTimeout(r, 25));

@@ -82,6 +82,18 @@ export const META_REFRESH_DELAY = `(() => {
   return Number.isFinite(delay) && delay >= 0 ? delay : null;
 })()`;
 
+/**
+ * Whether the page looks like a redirect interstitial: little visible text and an inline script that
+ * assigns the location (location.replace/assign, location.href =, window.location =). Tracking hops
+ * are such pages; a landing page with a script that merely reads location is not (it has text).
+ */
+export const SCRIPT_REDIRECT_LIKELY = `(() => {
+  const text = (document.body ? document.body.innerText || document.body.textContent || '' : '').trim();
+  if (text.length > 400) return false;
+  const assigns = /(location\\s*\\.\\s*(replace|assign)\\s*\\(|location\\s*\\.\\s*href\\s*=[^=]|(window|document|self|top)\\s*\\.\\s*location\\s*=[^=])/;
+  return Array.from(document.scripts).some((s) => !s.src && assigns.test(s.textContent || ''));
+})()`;
+
 /** Scrolls down a viewport at a time (lazy images and infinite sections load), then back to the top. */
 export const SCROLL_STEP = `(() => {
   const before = window.scrollY;

@@ -29,7 +29,7 @@ export const queueStatsResponse = z
       z.object({
         name: z.string().describe('Temporal task queue'),
         role: z.enum(['job', 'job_test', 'activity', 'leads', 'webhooks', 'campaigns']).describe("job: a job type's workflows and activities; job_test: its test queue; activity: a type's rate-limited provider queue; leads, webhooks, campaigns: service workflows"),
-        job_type: z.string().nullable(),
+        job_types: z.array(z.string()).describe('the job types whose work runs there: several on a provider queue they share, none on service queues'),
         workflow: queueSide.nullable().describe('workflow tasks (null for activity-only queues)'),
         activity: queueSide.describe('activity tasks'),
       }),

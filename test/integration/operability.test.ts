@@ -16,7 +16,7 @@ jest.setTimeout(120_000);
 const root = path.join(__dirname, '../..');
 
 interface QueueSide { backlog: number; pollers: number; rate_limit_per_second: number | null }
-interface QueueRow { name: string; role: string; job_type: string | null; workflow: QueueSide | null; activity: QueueSide }
+interface QueueRow { name: string; role: string; job_types: string[]; workflow: QueueSide | null; activity: QueueSide }
 interface QueueStats { success: boolean; queues: QueueRow[]; jobs: Record<string, Record<string, number>> }
 
 let vies: ViesStandIn;
@@ -92,13 +92,16 @@ describe('GET /api/v1/system/queues', () => {
 
     const mine = await stats(a);
     const jobQueue = queue(mine, `${prefix}-crawl-company-data`);
-    expect(jobQueue).toMatchObject({ role: 'job', job_type: 'crawlCompanyData' });
+    expect(jobQueue).toMatchObject({ role: 'job', job_types: ['crawlCompanyData'] });
     expect(jobQueue?.workflow?.pollers).toBeGreaterThan(0);
     expect(jobQueue?.activity.pollers).toBeGreaterThan(0);
     // The registries' queues are listed with the rate their workers poll with (the catalog's).
     const sec = CATALOG.crawlCompanyData.activityQueues?.(testConfig(overrides())).find((q) => q.key === 'sec');
     const secQueue = queue(mine, `${prefix}-${sec?.queue ?? '?'}`);
-    expect(secQueue).toMatchObject({ role: 'activity', job_type: 'crawlCompanyData', workflow: null });
+    expect(secQueue).toMatchObject({ role: 'activity', workflow: null });
+    // crawlPeople asks the registries too (a company name resolved by a registry search): one queue, one limit.
+    expect(secQueue?.job_types.sort()).toEqual(['crawlCompanyData', 'crawlPeople']);
+    expect(mine.queues.filter((q) => q.name === secQueue?.name)).toHaveLength(1);
     expect(secQueue?.activity.rate_limit_per_second).toBeCloseTo(sec?.perSecond ?? -1, 5);
     expect(queue(mine, `${prefix}-leads`)?.role).toBe('leads');
     expect(mine.jobs.crawlCompanyData).toEqual({ queued: 0, processing: 0, completed: 1, failed: 0, cancelled: 0 });
