@@ -2,7 +2,7 @@ import { temporal as proto } from '@temporalio/proto';
 import type { Db } from '../db';
 import { JobRepository } from '../db/repositories/jobs';
 import { ALL_JOB_SPECS, JOB_STATUSES, type JobStatus, type JobType } from '../jobs';
-import { activityTaskQueues, campaignsTaskQueue, jobTaskQueue, leadsTaskQueue, webhooksTaskQueue } from '../jobs/queues';
+import { activityTaskQueues, campaignsTaskQueue, jobTaskQueue, leadsTaskQueue, mailTaskQueue, webhooksTaskQueue } from '../jobs/queues';
 import type { Config } from '../lib/config';
 import { AppError } from '../lib/errors';
 import type { Temporal } from '../lib/temporal';
@@ -12,7 +12,7 @@ import type { TemporalCalls } from './temporal-calls';
 const { TaskQueueType, TaskQueueKind } = proto.api.enums.v1;
 
 /** What runs on a queue: a job type's workflows and activities, one of its activity-only queues, or a service queue. */
-export type QueueRole = 'job' | 'job_test' | 'activity' | 'leads' | 'webhooks' | 'campaigns';
+export type QueueRole = 'job' | 'job_test' | 'activity' | 'leads' | 'webhooks' | 'campaigns' | 'mail';
 
 export interface QueueSide {
   backlog: number;
@@ -58,6 +58,7 @@ export function deploymentQueues(config: Config): QueueRef[] {
   refs.push({ name: leadsTaskQueue(prefix), role: 'leads', job_types: [], workflows: true });
   refs.push({ name: webhooksTaskQueue(prefix), role: 'webhooks', job_types: [], workflows: true });
   refs.push({ name: campaignsTaskQueue(prefix), role: 'campaigns', job_types: [], workflows: true });
+  refs.push({ name: mailTaskQueue(prefix), role: 'mail', job_types: [], workflows: true });
   return refs;
 }
 

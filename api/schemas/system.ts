@@ -28,7 +28,7 @@ export const queueStatsResponse = z
     queues: z.array(
       z.object({
         name: z.string().describe('Temporal task queue'),
-        role: z.enum(['job', 'job_test', 'activity', 'leads', 'webhooks', 'campaigns']).describe("job: a job type's workflows and activities; job_test: its test queue; activity: a type's rate-limited provider queue; leads, webhooks, campaigns: service workflows"),
+        role: z.enum(['job', 'job_test', 'activity', 'leads', 'webhooks', 'campaigns', 'mail']).describe("job: a job type's workflows and activities; job_test: its test queue; activity: a rate-limited provider queue; leads, webhooks, campaigns, mail: service workflows"),
         job_types: z.array(z.string()).describe('the job types whose work runs there: several on a provider queue they share, none on service queues'),
         workflow: queueSide.nullable().describe('workflow tasks (null for activity-only queues)'),
         activity: queueSide.describe('activity tasks'),

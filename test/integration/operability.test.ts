@@ -104,6 +104,7 @@ describe('GET /api/v1/system/queues', () => {
     expect(mine.queues.filter((q) => q.name === secQueue?.name)).toHaveLength(1);
     expect(secQueue?.activity.rate_limit_per_second).toBeCloseTo(sec?.perSecond ?? -1, 5);
     expect(queue(mine, `${prefix}-leads`)?.role).toBe('leads');
+    expect(queue(mine, `${prefix}-mail`)?.workflow?.pollers).toBeGreaterThan(0);
     expect(mine.jobs.crawlCompanyData).toEqual({ queued: 0, processing: 0, completed: 1, failed: 0, cancelled: 0 });
     expect(mine.jobs.crawlSite?.completed).toBe(0);
 
