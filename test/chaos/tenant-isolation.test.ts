@@ -61,6 +61,8 @@ interface Owned {
   template: string;
   unsubscribeToken: string;
   unsubscribeEmail: string;
+  /** A time before everything A made (sync filters: everything since then). */
+  since: string;
 }
 
 /** Path parameter -> the kind of A's id it is filled with (the sweep's mapping). `id` depends on the path. */
@@ -95,7 +97,15 @@ const QUERY_KINDS: Record<string, (keyof Owned)[]> = {
   cursor: ['idapCursor'],
   thread_id: ['thread'],
   site_id: ['site'],
+  since: ['since'],
 };
+
+/** Listings where A's own call shows A's items: B's same call is searched for them. */
+const OWNER_LISTINGS = [
+  '/api/v1/jobs/list', '/api/v1/campaigns', '/api/v1/webhooks', '/api/v1/integrations', '/api/v1/dashboard/content/sites', '/api/v1/dashboard/content/authors',
+  '/api/v1/dashboard/content/categories', '/api/v1/dashboard/content/tags', '/api/v1/dashboard/content/posts', '/api/v1/mail/mailboxes', '/api/v1/mail/messages',
+  '/api/v1/mail/templates', '/api/v1/events/stream',
+];
 
 /** Operations with path parameters the sweep does not call, each with its reason. */
 const SKIPPED: Record<string, string> = {
@@ -123,6 +133,7 @@ function bodyFor(op: Operation): { body: string; type: string } | undefined {
     'PATCH /api/v1/mail/mailboxes/{mailbox_id}': () => json({ display_name: 'intruder' }),
     'PATCH /api/v1/mail/messages/{message_id}': () => json({ is_read: true, folder: 'Trash' }),
     'PATCH /api/v1/mail/templates/{template_id}': () => json({ name: 'intruder' }),
+    'POST /api/v1/campaigns/{id}/next': () => json({ count: 1 }),
     'POST /api/v1/mail/messages/{message_id}/snooze': () => json({ snoozed_until: future }),
     'POST /api/v1/mail/mailboxes/{mailbox_id}/import': () => ({ body: rfc822(`<intruder-${token()}@example.com>`, 'intruder'), type: 'message/rfc822' }),
   };
@@ -148,8 +159,8 @@ let api: TestApi;
 let a: Caller;
 let b: Caller;
 let owned: Owned;
-let operations: Operation[] = [];
-const figures = { operations_in_document: 0, path_param_operations: 0, swept: 0, skipped: 0, listings_checked: 0, calls_as_intruder: 0, calls_as_owner: 0, leaks: 0 };
+const operations: Operation[] = [];
+const figures = { operations_in_document: 0, path_param_operations: 0, swept: 0, skipped: 0, listings_checked: 0, calls_as_intruder: 0, calls_as_owner: 0, listings_with_owner_data: 0, leaks: 0 };
 const leaks: string[] = [];
 
 async function send(who: Caller, method: Method, url: string, body?: { body: string; type: string }, signal?: AbortSignal): Promise<Response> {
@@ -231,7 +242,7 @@ beforeAll(async () => {
     }),
     'IDAP import',
   );
-  const firstPage = (await (await send(a, 'get', '/api/v1/idap/businesses?per_page=1')).json()) as { next_cursor: string | null };
+  const firstPage = (await (await send(a, 'get', '/api/v1/idap/businesses?limit=1')).json()) as { next_cursor: string | null };
   const form = new FormData();
   form.set('file', new Blob([new Uint8Array(PDF)], { type: 'application/octet-stream' }), `${mk.media}.pdf`);
   figures.calls_as_owner++;
@@ -291,6 +302,7 @@ beforeAll(async () => {
     template: String(template.template.id),
     unsubscribeToken: link.token,
     unsubscribeEmail,
+    since: '2000-01-01T00:00:00Z',
   };
   expect(Object.entries(owned).filter(([, v]) => !v || v === 'undefined')).toEqual([]);
 
@@ -388,28 +400,17 @@ describe('every operation of the OpenAPI document, called by another client', ()
 
   test("listings and searches with A's filters and cursors: empty or refused, never A's items", async () => {
     const problems: string[] = [];
+    const ownerSees = new Set<string>();
     const listings = operations.filter((op) => op.method === 'get' && op.pathParams.length === 0);
     for (const op of listings) for (const query of listingQueries(op)) {
       const url = `${op.path}${query}`;
       figures.listings_checked++;
       if (op.path === '/api/v1/events/stream') {
         // A stream: read what it replays from the start for a moment, then hang up.
-        const controller = new AbortController();
-        const res = await send(b, 'get', `${url}${url.includes('?') ? '&' : '?'}last_event_id=0`, undefined, controller.signal);
-        let text = '';
-        if (res.body) {
-          const reader = res.body.getReader();
-          const until = Date.now() + 1500;
-          const decoder = new TextDecoder();
-          while (Date.now() < until) {
-            const chunk = await Promise.race([reader.read(), new Promise<undefined>((r) => setTimeout(() => r(undefined), until - Date.now()))]);
-            if (!chunk || chunk.done) break;
-            text += decoder.decode(chunk.value, { stream: true });
-          }
-        }
-        controller.abort();
-        const found = leaked(text, url);
+        const replayed = `${url}${url.includes('?') ? '&' : '?'}last_event_id=0`;
+        const found = leaked(await streamText(b, replayed), url);
         if (found.length) problems.push(`LEAK ${opKey(op)} -> contains ${found.join(', ')}`);
+        if (leaked(await streamText(a, replayed), url).length > 0) ownerSees.add(op.path);
         continue;
       }
       const res = await send(b, 'get', url);
@@ -417,7 +418,11 @@ describe('every operation of the OpenAPI document, called by another client', ()
       const found = leaked(text, url);
       if (found.length) problems.push(`LEAK ${opKey(op)}${url.slice(op.path.length)} -> ${res.status} contains ${found.join(', ')}`);
       if (res.status >= 500) problems.push(`${opKey(op)} -> ${res.status}`);
+      // The same call by the owner shows A's data, so the search above is a search for something that is there.
+      if (leaked(await (await send(a, 'get', url)).text(), url).length > 0) ownerSees.add(op.path);
     }
+    figures.listings_with_owner_data = ownerSees.size;
+    expect(OWNER_LISTINGS.filter((p) => !ownerSees.has(p))).toEqual([]);
     figures.leaks += problems.filter((p) => p.startsWith('LEAK')).length;
     leaks.push(...problems.filter((p) => p.startsWith('LEAK')));
     expect(problems).toEqual([]);
@@ -440,6 +445,25 @@ describe('every operation of the OpenAPI document, called by another client', ()
     expect(after).toEqual(before);
   });
 });
+
+/** What an event stream sends in its first 1.5 s. */
+async function streamText(who: Caller, url: string): Promise<string> {
+  const controller = new AbortController();
+  const res = await send(who, 'get', url, undefined, controller.signal);
+  let text = '';
+  if (res.body) {
+    const reader = res.body.getReader();
+    const until = Date.now() + 1500;
+    const decoder = new TextDecoder();
+    while (Date.now() < until) {
+      const chunk = await Promise.race([reader.read(), new Promise<undefined>((r) => setTimeout(() => r(undefined), Math.max(0, until - Date.now())))]);
+      if (!chunk || chunk.done) break;
+      text += decoder.decode(chunk.value, { stream: true });
+    }
+  }
+  controller.abort();
+  return text;
+}
 
 /** A listing's query with A's values in each owner-scoped filter or cursor it accepts (variant n of a filter with several). */
 function listingQuery(op: Operation, variant = 0): string {
