@@ -162,6 +162,8 @@ let owned: Owned;
 const operations: Operation[] = [];
 const figures = { operations_in_document: 0, path_param_operations: 0, swept: 0, skipped: 0, listings_checked: 0, calls_as_intruder: 0, calls_as_owner: 0, listings_with_owner_data: 0, leaks: 0 };
 const leaks: string[] = [];
+/** What B got for each swept operation (written to the results file). */
+const outcomes: Record<string, number> = {};
 
 async function send(who: Caller, method: Method, url: string, body?: { body: string; type: string }, signal?: AbortSignal): Promise<Response> {
   if (who === b) figures.calls_as_intruder++;
@@ -333,7 +335,7 @@ afterAll(async () => {
   mkdirSync(dir, { recursive: true });
   writeFileSync(
     path.join(dir, 'tenant-isolation.json'),
-    `${JSON.stringify({ at: new Date().toISOString(), figures, leaks, skipped: SKIPPED, path_param_kinds: Object.keys(PATH_PARAM_KINDS), query_kinds: QUERY_KINDS }, null, 2)}\n`,
+    `${JSON.stringify({ at: new Date().toISOString(), figures, leaks, outcomes, skipped: SKIPPED, path_param_kinds: Object.keys(PATH_PARAM_KINDS), query_kinds: QUERY_KINDS }, null, 2)}\n`,
   );
 });
 
@@ -381,6 +383,7 @@ describe('every operation of the OpenAPI document, called by another client', ()
       figures.swept++;
       const res = await send(b, op.method, url, bodyFor(op));
       const text = await res.text();
+      outcomes[opKey(op)] = res.status;
       const found = leaked(text, url);
       if (found.length) problems.push(`LEAK ${opKey(op)} -> ${res.status} contains ${found.join(', ')}`);
       if (res.status >= 200 && res.status < 300) problems.push(`LEAK ${opKey(op)} -> ${res.status} for another client's id`);
