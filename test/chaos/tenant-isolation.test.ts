@@ -373,6 +373,7 @@ describe('every operation of the OpenAPI document, called by another client', ()
         // Only a type in the path (/idap/{resource_type}, /stats, /resolve): B's own listing, which must hold none of A's.
         const res = await send(b, op.method, `${url}${listingQuery(op)}`, bodyFor(op));
         const text = await res.text();
+        outcomes[opKey(op)] = res.status;
         figures.listings_checked++;
         figures.swept++;
         const found = leaked(text, url);
