@@ -34,7 +34,7 @@ interface Operation {
 const token = () => `t${randomBytes(6).toString('hex')}`;
 const mk = {
   campaign: token(), webhook: token(), integration: token(), business: token(), business2: token(), media: token(),
-  author: token(), category: token(), tag: token(), post: token(), mailbox: token(), template: token(), subject: token(), list: token(),
+  author: token(), category: token(), tag: token(), post: token(), mailbox: token(), template: token(), subject: token(), list: token(), dedupe: token(),
 };
 
 /** A's ids, by kind. */
@@ -104,7 +104,7 @@ const QUERY_KINDS: Record<string, (keyof Owned)[]> = {
 const OWNER_LISTINGS = [
   '/api/v1/jobs/list', '/api/v1/campaigns', '/api/v1/webhooks', '/api/v1/integrations', '/api/v1/dashboard/content/sites', '/api/v1/dashboard/content/authors',
   '/api/v1/dashboard/content/categories', '/api/v1/dashboard/content/tags', '/api/v1/dashboard/content/posts', '/api/v1/mail/mailboxes', '/api/v1/mail/messages',
-  '/api/v1/mail/templates', '/api/v1/events/stream',
+  '/api/v1/mail/templates', '/api/v1/events/stream', '/api/v1/dedupe/canonical', '/api/v1/unsubscribe/preferences',
 ];
 
 /** Operations with path parameters the sweep does not call, each with its reason. */
@@ -116,6 +116,9 @@ const SKIPPED: Record<string, string> = {
   'GET /api/v1/content/posts/{slug}': 'public by design: addressed by X-Content-Domain, never by client; A\'s post is a draft, which is never served',
   'POST /api/v1/idap/{resource_type}/import': 'creates in the caller\'s own scope; swept separately: B importing A\'s natural key makes its own resource',
 };
+
+/** A record A adds to its canonical store. */
+const dedupeRecord = { record_type: 'business', record: { company_name: mk.dedupe, email: `info@${mk.dedupe}.test`, city: 'Leeds' } };
 
 /** Harmless valid bodies for B's writes (a valid body so the id lookup is what answers). */
 const future = new Date(Date.now() + 3600_000).toISOString();
@@ -164,6 +167,8 @@ const figures = { operations_in_document: 0, path_param_operations: 0, swept: 0,
 const leaks: string[] = [];
 /** What B got for each swept operation (written to the results file). */
 const outcomes: Record<string, number> = {};
+/** Listings whose owner's call showed A's data. */
+const ownerSees = new Set<string>();
 
 async function send(who: Caller, method: Method, url: string, body?: { body: string; type: string }, signal?: AbortSignal): Promise<Response> {
   if (who === b) figures.calls_as_intruder++;
@@ -278,8 +283,12 @@ beforeAll(async () => {
     await post(a, `/api/v1/mail/mailboxes/${mailbox.mailbox.id}/import`, rfc822(`<${mk.subject}@example.com>`, mk.subject), 'message/rfc822'),
     'raw import',
   );
-  const unsubscribeEmail = `${mk.list}@example.com`;
+  const unsubscribeEmail = `recipient-${token()}@example.com`;
   const link = await created<{ token: string }>(await post(a, '/api/v1/unsubscribe/links', { email: unsubscribeEmail, list: mk.list }), 'unsubscribe link');
+  // The recipient unsubscribes on the public page: A now has a preference for that address.
+  const unsubscribed = await fetch(`${api.url}/u/${link.token}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+  expect(unsubscribed.status).toBeLessThan(400);
+  await created(await post(a, '/api/v1/dedupe/check', dedupeRecord), 'dedupe check');
 
   owned = {
     job: job.job_id,
@@ -335,7 +344,7 @@ afterAll(async () => {
   mkdirSync(dir, { recursive: true });
   writeFileSync(
     path.join(dir, 'tenant-isolation.json'),
-    `${JSON.stringify({ at: new Date().toISOString(), figures, leaks, outcomes, skipped: SKIPPED, path_param_kinds: Object.keys(PATH_PARAM_KINDS), query_kinds: QUERY_KINDS }, null, 2)}\n`,
+    `${JSON.stringify({ at: new Date().toISOString(), figures, leaks, outcomes, listings_with_owner_data: [...ownerSees], skipped: SKIPPED, path_param_kinds: Object.keys(PATH_PARAM_KINDS), query_kinds: QUERY_KINDS }, null, 2)}\n`,
   );
 });
 
@@ -404,7 +413,6 @@ describe('every operation of the OpenAPI document, called by another client', ()
 
   test("listings and searches with A's filters and cursors: empty or refused, never A's items", async () => {
     const problems: string[] = [];
-    const ownerSees = new Set<string>();
     const listings = operations.filter((op) => op.method === 'get' && op.pathParams.length === 0);
     for (const op of listings) for (const query of listingQueries(op)) {
       const url = `${op.path}${query}`;
@@ -441,6 +449,13 @@ describe('every operation of the OpenAPI document, called by another client', ()
     expect(res.status).toBe(200);
     expect(body.created).toBe(1);
     expect(body.items[0]?.resource_id).not.toBe(owned.idap);
+  });
+
+  test("B checking A's record against the canonical store: unique for B, never a duplicate of A's", async () => {
+    const res = await send(b, 'post', '/api/v1/dedupe/check', { body: JSON.stringify(dedupeRecord), type: 'application/json' });
+    const body = (await res.json()) as { is_duplicate: boolean; matched_record_id: number | null };
+    expect(res.status).toBe(200);
+    expect(body).toMatchObject({ is_duplicate: false, matched_record_id: null });
   });
 
   test("afterwards every one of A's resources reads back unchanged for A", async () => {
