@@ -18,18 +18,27 @@ interface ErrorLike {
   syscall?: unknown;
 }
 
+/**
+ * Errors of the drivers themselves (a socket error, pg's, knex's, the Elasticsearch, MinIO and
+ * Temporal clients'). Any other named error is the service's own about an outside server (an
+ * OutboundError, a mail server's, PeerTube's): a refused connection there is not our backing
+ * service being down, so it is never read as one.
+ */
+const DRIVER_ERROR_NAMES = new Set(['Error', 'error', 'AggregateError', 'DatabaseError', 'KnexTimeoutError', 'ConnectionError', 'NoLivingConnectionsError', 'TimeoutError', 'ServiceError', 'S3Error']);
+
 export function unavailableDependency(err: unknown, depth = 0): Dependency | undefined {
   if (typeof err !== 'object' || err === null || depth > 3) return undefined;
   const e = err as ErrorLike;
   const name = typeof e.name === 'string' ? e.name : '';
+  if (!DRIVER_ERROR_NAMES.has(name)) return undefined;
   const code = typeof e.code === 'string' ? e.code : undefined;
   const message = typeof e.message === 'string' ? e.message : '';
   // knex: no pooled connection within acquireConnectionTimeout (Postgres down or saturated).
   if (name === 'KnexTimeoutError') return 'database';
   if (code && PG_OUTAGE.test(code)) return 'database';
   if (/Connection terminated|terminating connection|the database system is (starting up|shutting down)/i.test(message)) return 'database';
-  // @elastic/elasticsearch transport errors: no answer at all.
-  if (name === 'ConnectionError' || name === 'NoLivingConnectionsError' || name === 'TimeoutError') return 'search';
+  // @elastic/elasticsearch transport errors (they carry `meta`): no answer at all. A bare TimeoutError is AbortSignal.timeout's.
+  if ((name === 'ConnectionError' || name === 'NoLivingConnectionsError' || name === 'TimeoutError') && 'meta' in e) return 'search';
   // MinIO's client: S3 answers "service unavailable" or "slow down" while a node is restarting.
   if (code === 'SlowDown' || code === 'ServiceUnavailable' || code === 'XMinioServerNotInitialized') return 'storage';
   // Temporal gRPC: UNAVAILABLE (14) or DEADLINE_EXCEEDED (4) from the frontend.

@@ -23,4 +23,12 @@ test('bugs and refusals are not outages', () => {
   expect(unavailableDependency(Object.assign(new Error('syntax error'), { code: '42601' }))).toBeUndefined();
   expect(unavailableDependency(Object.assign(new Error('x'), { name: 'ServiceError', message: '3 INVALID_ARGUMENT: bad' }))).toBeUndefined();
   expect(unavailableDependency('ECONNREFUSED')).toBeUndefined();
+  // An outside server refusing (our own typed errors about it) is not a backing service down.
+  class MailServerError extends Error {
+    override name = 'MailServerError';
+  }
+  expect(unavailableDependency(Object.assign(new MailServerError('connect ECONNREFUSED 127.0.0.1:25'), { code: 'ECONNREFUSED' }))).toBeUndefined();
+  expect(unavailableDependency(Object.assign(new Error('fetch failed'), { name: 'OutboundError', cause: Object.assign(new Error('x'), { code: 'ECONNREFUSED' }) }))).toBeUndefined();
+  // AbortSignal.timeout()'s DOMException is not Elasticsearch's TimeoutError.
+  expect(unavailableDependency(Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }))).toBeUndefined();
 });
