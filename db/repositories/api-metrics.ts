@@ -6,9 +6,10 @@ export interface OutboxLag {
 }
 
 /**
- * The deployment-wide figures the metrics endpoint reads at each scrape. Each query is served by a
- * partial index (queued jobs by type, undispatched deliveries) or a small table (the search
- * outbox drains continuously); a scrape shares one outbox reading between its two gauges.
+ * The deployment-wide figures the metrics endpoint reads at each scrape. Queued jobs by type and
+ * undispatched deliveries are partial-index scans and the search outbox drains continuously; the
+ * processing count reads the jobs table (cheap while jobs are few; a partial index on processing
+ * jobs would serve a large history). A scrape shares one outbox reading between its two gauges.
  */
 export class ApiMetricsRepository {
   private lag: Promise<{ search: OutboxLag; webhooks: OutboxLag }> | undefined;
