@@ -81,7 +81,7 @@ export interface JobSpec<P extends z.ZodType = z.ZodType> {
   /** Queues that run only some activities of the type, each with its shared rate limit. */
   activityQueues?(config: Config): ActivityQueue[];
   limits: JobLimits;
-  /** Most queued jobs of the type across all clients (spec §8); more -> 503. */
+  /** Most queued jobs on the type's task queue across all clients (spec §8); more -> 503. */
   capacity?(config: Config): number;
   /**
    * Its own submit endpoint: `typed` takes {payload, priority}; `top-level` takes the payload keys at

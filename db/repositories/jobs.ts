@@ -16,7 +16,7 @@ export interface NewJob {
 }
 
 export interface SubmitOptions {
-  /** Most queued jobs of this type across all clients; undefined = unlimited. */
+  /** Most queued jobs on the job's task queue across all clients; undefined = unlimited. */
   capacity?: number;
   dedupeWindowMs: number;
 }
@@ -55,8 +55,8 @@ export class JobRepository {
         `select (select id from jobs where client_id = ? and type = ? and payload_hash = ?
                    and campaign_id is null and status in ('queued', 'processing', 'completed') and created_at > ?
                    order by created_at desc limit 1) as cached_id,
-                (select count(*) from jobs where type = ? and status = 'queued') as queued`,
-        [job.clientId, job.type, job.payloadHash, since, job.type],
+                (select count(*) from jobs where task_queue = ? and status = 'queued') as queued`,
+        [job.clientId, job.type, job.payloadHash, since, job.taskQueue],
       )) as { rows: { cached_id: string | null; queued: string }[] };
       const gate = rows[0] ?? { cached_id: null, queued: '0' };
       if (gate.cached_id) {

@@ -1,4 +1,4 @@
-import { bearer, startTestApi, type TestApi } from '../support/api';
+import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller } from '../support/jobs';
 import { freePort } from '../support/processes';
 
@@ -8,10 +8,15 @@ afterAll(() => Promise.all(apis.map((a) => a.close())));
 describe('queue limits and availability', () => {
   test('beyond the configured capacity a submission is 503 saying the queue is full', async () => {
     // crawlMaps because the spec names its capacity and its jobs here stay queued: nothing polls this
-    // API's default queue. Other files' crawlMaps jobs (maps.test.ts, own queues) are queued only for
-    // the moment before their worker starts them (crawlSite's count would move with many files' jobs).
-    const api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', QUEUE_CAPACITY_CRAWL_MAPS: '2' }, ['crawlMaps']);
-    apis.push(api);
+    // file's queues. The capacity is the task queue's: jobs queued on another queue (another
+    // deployment's prefix sharing the database, or other test files') take none of its places.
+    const api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', QUEUE_CAPACITY_CRAWL_MAPS: '2', ...ownQueues('limits') }, ['crawlMaps']);
+    const elsewhere = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('limits-elsewhere') }, ['crawlMaps']);
+    apis.push(api, elsewhere);
+    const other = caller(elsewhere, bearer(await elsewhere.newClient()));
+    for (let i = 0; i < 3; i++) {
+      expect((await other.post('/api/v1/jobs/crawlMaps/submit', { search_query: `florist ${i} in York` })).status).toBe(201);
+    }
     const c = caller(api, bearer(await api.newClient()));
     for (let i = 0; i < 2; i++) {
       const res = await c.post('/api/v1/jobs/crawlMaps/submit', { search_query: `bakery ${i} in Leeds`, max_results: 5 });
