@@ -194,19 +194,14 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
         privacy: video?.privacy.id ?? body.privacy,
       });
       ctx.status = 201;
-      ctx.body = {
-        success: true,
-        video_id: started.video.id,
-        title: video?.name ?? started.video.name ?? body.title ?? null,
-        description: video?.description ?? body.description ?? null,
-        watch_url: client.watchUrl(video ?? started.video),
-        embed_url: client.embedUrl(video ?? started.video),
-        channel_name: video?.channel?.displayName ?? video?.channel?.name ?? null,
-        privacy: video?.privacy.id ?? body.privacy,
-        // Just started: PeerTube has the video in "To import" whatever it reports a moment later.
+      // Just started: PeerTube has the video in "To import" whatever it reports a moment later.
+      ctx.body = videoBody(client, video ?? started.video, {
+        title: started.video.name ?? body.title ?? null,
+        description: body.description ?? null,
+        privacy: body.privacy,
         state: 'importing',
         state_label: started.video.state?.label ?? 'To import',
-      };
+      });
     },
   });
 
@@ -229,20 +224,38 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
       if (!row) throw new AppError(404, `video ${params.video_id} not found`, 'not_found');
       const client = peertube();
       const v: PeerTubeVideo = await call(() => client.getVideo(params.video_id, client.deadline()));
-      ctx.body = {
-        success: true,
-        video_id: v.id,
-        title: v.name ?? row.title,
-        description: v.description ?? row.description,
-        watch_url: client.watchUrl(v),
-        embed_url: client.embedUrl(v),
-        channel_name: v.channel?.displayName ?? v.channel?.name ?? null,
+      ctx.body = videoBody(client, v, {
+        title: row.title,
+        description: row.description,
         privacy: v.privacy.id,
         state: videoStateOf(v.state),
         state_label: v.state.label,
-      };
+      });
     },
   });
+}
+
+/**
+ * The §2.14 video answer: what PeerTube says of the video, else what the client sent or we stored.
+ * `v` is the video itself, or only the import's short form of it (no channel, description, privacy).
+ */
+function videoBody(
+  client: PeerTubeClient,
+  v: Pick<PeerTubeVideo, 'id' | 'uuid' | 'shortUUID' | 'name'> & Partial<Pick<PeerTubeVideo, 'description' | 'embedPath' | 'privacy' | 'channel'>>,
+  known: { title: string | null; description: string | null; privacy: number; state: string; state_label: string },
+) {
+  return {
+    success: true,
+    video_id: v.id,
+    title: v.name ?? known.title,
+    description: v.description ?? known.description,
+    watch_url: client.watchUrl(v),
+    embed_url: client.embedUrl(v),
+    channel_name: v.channel?.displayName ?? v.channel?.name ?? null,
+    privacy: v.privacy?.id ?? known.privacy,
+    state: known.state,
+    state_label: known.state_label,
+  };
 }
 
 /** PeerTube errors as the API's (media error shape). */

@@ -27,22 +27,13 @@ export interface MailboxRow {
   updated_at: Date;
 }
 
-export interface MessageRow {
+/** A stored message: the parsed headers and bodies, and where it stands in the mailbox. */
+export interface MessageRow extends ParsedMessage {
   id: number;
   client_id: string;
   mailbox_id: number;
-  message_id: string;
-  in_reply_to: string | null;
-  references: string[];
   thread_id: string;
   direction: 'inbound' | 'outbound';
-  from_address: string;
-  to_addresses: string[];
-  cc_addresses: string[] | null;
-  subject: string;
-  body_text: string;
-  body_html: string | null;
-  date: Date;
   folder: string;
   is_read: boolean;
   is_starred: boolean;
