@@ -71,7 +71,9 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; metrics: ApiMetrics; close: () => Promise<void> } {
   const { config, db } = deps;
   const app = new Koa<AppState>();
-  app.proxy = false;
+  // The source address of the per-address limits and the unsubscribe audit: the socket's, or
+  // X-Forwarded-For's when a trusted reverse proxy sets it.
+  app.proxy = config.TRUST_PROXY;
   app.silent = true; // errors are logged by errorHandler with the request id
 
   const limiter = config.RATE_LIMIT_ENABLED
@@ -83,7 +85,9 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   const api = new ApiRouter({
     client: [bearerAuth(db, authFailures), ...limiter],
     token: [tokenAuth(db, authFailures), ...limiter],
-    none: [],
+    none: config.RATE_LIMIT_ENABLED
+      ? [rateLimit(db, { perMinute: config.PUBLIC_RATE_LIMIT_PER_MINUTE, burst: config.PUBLIC_RATE_LIMIT_BURST, schema: config.DATABASE_SCHEMA, per: 'address' })]
+      : [],
   });
 
   const queueCalls = new TemporalCalls(deps.temporal);

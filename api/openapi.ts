@@ -75,12 +75,14 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
       addError(401, 'Missing or invalid credentials');
       addError(403, 'Client account is inactive');
       addError(429, 'Rate limit exceeded (100 requests per minute, burst 20 per second)');
+    } else {
+      addError(429, 'Too many requests from this address (PUBLIC_RATE_LIMIT_PER_MINUTE, PUBLIC_RATE_LIMIT_BURST); retry after Retry-After');
     }
     if (r.params || r.query || r.body || r.bodyDoc || r.headers) addError(422, 'Validation error', r.errorShape === 'success' ? successErrorSchema : validationErrorSchema);
     const bodyTypes = r.bodyContentType ? [r.bodyContentType] : ['application/json', 'application/yaml', 'text/yaml', 'application/x-yaml'];
     if (r.body) addError(415, 'Unsupported request content type');
     // Any request that reaches a backing service can meet it down (lib/outages.ts): 503 with Retry-After, never a 500.
-    if (r.security !== 'none') addError(503, 'A backing service (database, queue, search or storage) is unavailable; retry after Retry-After');
+    addError(503, 'A backing service (database, queue, search or storage) is unavailable; retry after Retry-After');
 
     (paths[r.path] ??= {})[r.method] = {
       operationId: r.operationId,

@@ -130,6 +130,11 @@ export const configSchema = dbConfigSchema.extend({
   RATE_LIMIT_PER_MINUTE: int(100, 1),
   RATE_LIMIT_BURST: int(20, 1),
   RATE_LIMIT_ENABLED: bool.default(true),
+  /** The routes without credentials (unsubscribe pages, the public content API): requests per source address. */
+  PUBLIC_RATE_LIMIT_PER_MINUTE: int(300, 1),
+  PUBLIC_RATE_LIMIT_BURST: int(30, 1),
+  /** Behind a reverse proxy: take the client address from X-Forwarded-For (Koa's app.proxy); otherwise the socket's. */
+  TRUST_PROXY: bool.default(false),
   /** Failed authentications (401) one source address may make per minute, counted by all API processes together. */
   AUTH_FAILURES_PER_MINUTE: int(10, 1),
   /** Past that limit the address's failing requests get 429 for this long; valid credentials always pass. */

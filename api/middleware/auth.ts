@@ -33,7 +33,7 @@ export async function authenticateCredential(db: Db, credential: string | undefi
 /**
  * Failed authentications per source address, counted in Postgres so that every API process shares
  * them (like the per-client limit, which only starts once a request is authenticated). The source
- * is `ctx.ip`: the socket's address, as app.proxy is false. Past `perMinute` failures in a minute,
+ * is `ctx.ip`: the socket's address (X-Forwarded-For's with TRUST_PROXY). Past `perMinute` failures in a minute,
  * the address's failing requests get 429 for `blockSeconds`. Requests with valid credentials never
  * consult it, so a good client behind the same address is never slowed or refused.
  */

@@ -9,21 +9,28 @@ export interface RateLimitOptions {
   /** At most this many requests in any one second (the spec's "burst 20"). */
   burst: number;
   schema: string;
+  /**
+   * Who is counted: `client` (the authenticated client; the spec's per-client limit) or `address`
+   * (the source address: the public pages and content API, which have no client). Each has windows
+   * of its own.
+   */
+  per?: 'client' | 'address';
 }
 
 /**
- * Per-client limits shared by every API process through Postgres (spec §8): a minute window of
- * `perMinute` requests and a one-second window of `burst`. Every response carries
+ * Per-client (or per-address) limits shared by every API process through Postgres (spec §8): a
+ * minute window of `perMinute` requests and a one-second window of `burst`. Every response carries
  * X-RateLimit-Limit/-Remaining/-Reset for the minute window; a 429 adds Retry-After.
  */
 export function rateLimit(db: Db, options: RateLimitOptions): Middleware<AppState> {
   const common = { storeClient: db, storeType: 'knex', tableName: 'rate_limits', schemaName: options.schema, tableCreated: true } as const;
-  const minute = new RateLimiterPostgres({ ...common, keyPrefix: 'minute', points: options.perMinute, duration: 60 });
-  const second = new RateLimiterPostgres({ ...common, keyPrefix: 'burst', points: options.burst, duration: 1 });
+  const prefix = options.per === 'address' ? 'public_' : '';
+  const minute = new RateLimiterPostgres({ ...common, keyPrefix: `${prefix}minute`, points: options.perMinute, duration: 60 });
+  const second = new RateLimiterPostgres({ ...common, keyPrefix: `${prefix}burst`, points: options.burst, duration: 1 });
   const union = new RateLimiterUnion(minute, second);
 
   return async (ctx, next) => {
-    const key = ctx.state.client?.id ?? `ip:${ctx.ip}`;
+    const key = options.per !== 'address' && ctx.state.client ? ctx.state.client.id : `ip:${ctx.ip}`;
     let result: Record<string, RateLimiterRes>;
     try {
       result = (await union.consume(key)) as Record<string, RateLimiterRes>;

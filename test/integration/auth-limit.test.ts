@@ -1,13 +1,14 @@
-import { Agent, fetch, type Response } from 'undici';
+import type { Response } from 'undici';
 import type { IssuedCredentials } from '../../lib/credentials';
 import { bearer, startTestApi, type TestApi } from '../support/api';
+import { SourceAddresses } from '../support/source-address';
 
 // Failed authentications per source address (issue 10). Each test sends from a loopback address
-// of its own (127.x.y.z reaches the API on 127.0.0.1), so the addresses it blocks are its own.
+// of its own, so the addresses it blocks are its own.
 const apis: TestApi[] = [];
-const agents: Agent[] = [];
+const sources = new SourceAddresses();
 afterAll(async () => {
-  await Promise.all(agents.map((a) => a.close()));
+  await sources.close();
   await Promise.all(apis.map((a) => a.close()));
 });
 async function api(overrides: Record<string, string> = {}) {
@@ -15,14 +16,7 @@ async function api(overrides: Record<string, string> = {}) {
   apis.push(a);
   return a;
 }
-
-const octet = () => 1 + Math.floor(Math.random() * 254);
-/** Sends from `address` (the API sees it as the socket's address; app.proxy is false). */
-function from(address = `127.${octet()}.${octet()}.${octet()}`) {
-  const agent = new Agent({ localAddress: address });
-  agents.push(agent);
-  return (url: string, headers: Record<string, string> = {}, signal?: AbortSignal) => fetch(url, { headers, dispatcher: agent, signal });
-}
+const from = (address?: string) => sources.from(address);
 const token = (c: IssuedCredentials) => `${c.client_id}:${c.api_key}:${c.api_secret}`;
 
 async function expectLimited(res: Response, perMinute: number) {
@@ -59,7 +53,7 @@ describe('failed authentications are limited per source address', () => {
     expect(ok.status).toBe(200);
     expect(await ok.json()).toMatchObject({ status: 'healthy' });
     const events = new AbortController();
-    const live = await attacker(`${stream}?token=${encodeURIComponent(token(good))}`, {}, events.signal);
+    const live = await attacker(`${stream}?token=${encodeURIComponent(token(good))}`, {}, { signal: events.signal });
     expect(live.status).toBe(200);
     events.abort();
 
