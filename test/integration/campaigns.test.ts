@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import type { IssuedCredentials } from '../../lib/credentials';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, type Caller } from '../support/jobs';
-import { freePort } from '../support/processes';
+import { freePort, spawnWorkerProcess } from '../support/processes';
 import { SseReader } from '../support/sse';
 import { startTestWorker, type TestWorker } from '../support/worker';
 import { cityPlaces, startGooglePlacesStandIn, type GooglePlacesStandIn } from '../stand-ins/google-places';
@@ -14,7 +13,6 @@ import { startWebhookReceiver, verifySignature } from '../stand-ins/webhook-rece
 jest.setTimeout(180_000);
 
 const KEY = 'AIzaStandInKey-campaigns-0123456789';
-const root = path.join(__dirname, '../..');
 
 let places: GooglePlacesStandIn;
 let api: TestApi;
@@ -464,18 +462,9 @@ describe('campaigns', () => {
   });
 });
 
-/** A real worker in its own Node process (tsx as a loader, so that SIGKILL kills the worker itself). */
 async function workerProcess(identity: string, workerEnv: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts', identity, 'crawlMaps'], {
-    cwd: root,
-    env: { ...process.env, ...workerEnv },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = await spawnWorkerProcess(identity, ['crawlMaps'], workerEnv);
   children.push(child);
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => { if (d.toString().includes('ready')) resolve(); });
-    child.once('exit', (code) => reject(new Error(`worker process exited with ${code}`)));
-  });
   return child;
 }
 

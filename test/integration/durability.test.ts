@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus } from '../support/jobs';
+import { spawnWorkerProcess } from '../support/processes';
 import { startTestWorker } from '../support/worker';
 import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
 
-const root = path.join(__dirname, '../..');
 let api: TestApi;
 let sites: LeadSites;
 const children: ChildProcess[] = [];
@@ -16,21 +15,9 @@ afterAll(async () => {
   await sites.close();
 });
 
-/**
- * A real worker in one Node process (tsx as a loader, not the tsx CLI, which would put the worker
- * in a child process that SIGKILL of the parent leaves running).
- */
 async function workerProcess(identity: string, queues: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts', identity, 'crawlSite'], {
-    cwd: root,
-    env: { ...process.env, ...queues },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = await spawnWorkerProcess(identity, ['crawlSite'], queues);
   children.push(child);
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => { if (d.toString().includes('ready')) resolve(); });
-    child.once('exit', (code) => reject(new Error(`worker process exited with ${code}`)));
-  });
   return child;
 }
 

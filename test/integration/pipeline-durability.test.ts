@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import type { WorkflowResults } from '../../jobs/workflow';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus } from '../support/jobs';
+import { spawnWorkerProcess } from '../support/processes';
 import { startTestWorker } from '../support/worker';
 import { startDnsStandIn, type DnsStandIn } from '../stand-ins/dns';
 import { leedsBakeries, startGooglePlacesStandIn, type GooglePlacesStandIn, type StandInPlace } from '../stand-ins/google-places';
@@ -11,7 +11,6 @@ import { startSmtpStandIn, type SmtpStandIn } from '../stand-ins/smtp';
 
 // A worker SIGKILLed while a pipeline's site stage is in flight: another worker finishes the
 // pipeline; nothing is lost and nothing is done or stored twice.
-const root = path.join(__dirname, '../..');
 const KEY = 'AIzaStandInKey-0123456789';
 const MAIL_DOMAIN = 'durable.test';
 
@@ -33,18 +32,9 @@ afterAll(async () => {
   await Promise.all([places?.close(), sites?.close(), dns?.close(), smtp?.close()]);
 });
 
-/** A real worker in one Node process (tsx as a loader, so that SIGKILL ends the worker itself). */
 async function workerProcess(identity: string, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts', identity, 'crawlMaps', 'crawlSite', 'crawlVerify'], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = await spawnWorkerProcess(identity, ['crawlMaps', 'crawlSite', 'crawlVerify'], env);
   children.push(child);
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => { if (d.toString().includes('ready')) resolve(); });
-    child.once('exit', (code) => reject(new Error(`worker process exited with ${code}`)));
-  });
   return child;
 }
 

@@ -15,6 +15,29 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A real worker in one Node process of its own, polling the queues of `types` (tsx as a loader, not
+ * the tsx CLI, which would put the worker in a child process that SIGKILL of the parent leaves
+ * running). Resolves once it says ready; the caller kills it (and keeps it to kill in afterAll).
+ */
+export async function spawnWorkerProcess(identity: string, types: readonly string[], env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts', identity, ...types], {
+    cwd: path.join(__dirname, '../..'),
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.on('data', (d: Buffer) => { if (d.toString().includes('ready')) resolve(); });
+      child.once('exit', (code) => reject(new Error(`worker process ${identity} exited with ${code}`)));
+    });
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  return child;
+}
+
 export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
