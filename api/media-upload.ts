@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, Writable } from 'node:stream';
 import formidable, { errors as formidableErrors } from 'formidable';
-import type { Storage } from '../lib/storage';
+import { STAGING_PREFIX, type Storage } from '../lib/storage';
 import { AppError, ValidationError } from '../lib/errors';
 import { correctFilename, FORMAT_INFO, IMAGE_FORMATS, SNIFF_BYTES, sniff, type ImageFormat, type Sniffed } from '../lib/media/formats';
 import { InvalidNameError, normalizeFilename, normalizeFolder, objectKey, withSuffix } from '../lib/media/names';
@@ -99,6 +99,11 @@ class UploadSink extends Writable {
     await this.upload?.catch(() => undefined);
   }
 
+  /** Throws the staging upload's error (a small body may be wholly read before the upload fails). */
+  async stagingDone(): Promise<void> {
+    await this.upload;
+  }
+
   get sha256(): string {
     return this.hash.digest('hex');
   }
@@ -191,7 +196,7 @@ export class MediaUploads {
     if (Number.isFinite(announced) && announced > this.limits.maxBytes + ENVELOPE_BYTES) throw tooLarge(this.limits, 'the request body');
 
     const fileId = randomUUID();
-    const stagingKey = `media-staging/${fileId}`;
+    const stagingKey = `${STAGING_PREFIX}${fileId}`;
     const fieldOf = new WeakMap<object, string>();
     let sink: UploadSink | undefined;
     let filename: string | null = null;
@@ -295,6 +300,7 @@ export class MediaUploads {
         });
       }
 
+      await s.stagingDone();
       const corrected = kind === 'image' && plan.format ? correctFilename(stored, plan.format) : { filename: stored, corrected: false };
       return await this.record(clientId, fileId, kind, prefix, corrected.filename, async (key) => {
         const obj = await this.storage.copyPrivateToClient(clientId, stagingKey, key);

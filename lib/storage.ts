@@ -6,6 +6,15 @@ import type { Config } from './config';
 /** S3's smallest multipart part. */
 const STREAM_PART_SIZE = 5 * 1024 * 1024;
 
+/**
+ * Uploads in flight live under this prefix of the results bucket until they are accepted (copied
+ * to the client's bucket) or refused (removed). One an API crash leaves behind expires after
+ * STAGING_EXPIRY_DAYS by the bucket's lifecycle rule.
+ */
+export const STAGING_PREFIX = 'media-staging/';
+const STAGING_EXPIRY_DAYS = 1;
+const STAGING_RULE_ID = 'leadjobs-expire-staging';
+
 export interface StoredObject {
   bucket: string;
   key: string;
@@ -113,7 +122,34 @@ export class Storage {
    */
   async putPrivateStream(key: string, body: Readable, headers: Record<string, string>): Promise<void> {
     await this.ensureBucket(this.resultsBucket, false);
+    await this.ensureStagingExpiry();
     await this.minio.putObject(this.resultsBucket, key, body, undefined, headers);
+  }
+
+  private stagingExpiry?: Promise<void>;
+
+  /**
+   * Adds the staging expiry rule to the results bucket's lifecycle (once per process; rules an
+   * operator set there are kept).
+   */
+  private ensureStagingExpiry(): Promise<void> {
+    this.stagingExpiry ??= (async () => {
+      const bucket = this.resultsBucket;
+      const current = await this.minio.getBucketLifecycle(bucket).catch((err: unknown) => {
+        if ((err as { code?: string }).code === 'NoSuchLifecycleConfiguration') return null;
+        throw err;
+      });
+      // The client's XML parser gives a lone rule as an object, several as an array.
+      const rules = [current?.Rule ?? []].flat();
+      if (rules.some((r) => r.ID === STAGING_RULE_ID)) return;
+      await this.minio.setBucketLifecycle(bucket, {
+        Rule: [...rules, { ID: STAGING_RULE_ID, Status: 'Enabled', Filter: { Prefix: STAGING_PREFIX }, Expiration: { Days: STAGING_EXPIRY_DAYS } }],
+      });
+    })().catch((err: unknown) => {
+      this.stagingExpiry = undefined;
+      throw err;
+    });
+    return this.stagingExpiry;
   }
 
   /** Server-side copy of a private object into the client's public bucket (metadata kept). */

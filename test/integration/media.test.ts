@@ -197,6 +197,30 @@ describe('folders and names', () => {
     expect(await objectsIn(api, api.deps.storage.resultsBucket, 'media-staging/')).toEqual([]);
   });
 
+  test('uploads in flight that an API crash leaves behind expire: the results bucket gets a one-day staging rule beside the operator\'s', async () => {
+    // A fresh API process: its storage has not set the rule yet. The operator's own rule is there first.
+    const fresh = await startTestApi({ RATE_LIMIT_ENABLED: 'false' });
+    try {
+      const { minio, resultsBucket } = fresh.deps.storage;
+      await fresh.deps.storage.ensureBucket(resultsBucket, false);
+      const operatorRule = { ID: 'operator-exports', Status: 'Enabled', Filter: { Prefix: 'exports/' }, Expiration: { Days: 30 } };
+      await minio.setBucketLifecycle(resultsBucket, { Rule: [operatorRule] });
+      const who = await newCaller(fresh);
+      expect((await upload(who, 'images', files.png, 'x.png', undefined, fresh)).status).toBe(201);
+      const rules = [(await minio.getBucketLifecycle(resultsBucket))?.Rule ?? []].flat();
+      const summary = rules.map((r) => ({ id: r.ID, prefix: r.Filter?.Prefix, days: Number(r.Expiration?.Days), status: r.Status }));
+      expect(summary).toEqual(
+        expect.arrayContaining([
+          { id: 'operator-exports', prefix: 'exports/', days: 30, status: 'Enabled' },
+          { id: 'leadjobs-expire-staging', prefix: 'media-staging/', days: 1, status: 'Enabled' },
+        ]),
+      );
+      expect(summary).toHaveLength(2);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   test('the same name twice in one folder: both kept, the second under a suffixed key', async () => {
     const other = Buffer.concat([files.png, Buffer.from('second')]);
     const first = await uploadOk(c, 'images', files.png, 'same.png', 'dupes');
