@@ -146,8 +146,9 @@ export class Storage {
         Rule: [...rules, { ID: STAGING_RULE_ID, Status: 'Enabled', Filter: { Prefix: STAGING_PREFIX }, Expiration: { Days: STAGING_EXPIRY_DAYS } }],
       });
     })().catch((err: unknown) => {
-      this.stagingExpiry = undefined;
-      throw err;
+      // Never a reason to refuse the upload itself. Keys without the lifecycle permission: no rule
+      // (README says so); anything else (storage busy or down): the next upload tries again.
+      if ((err as { code?: string }).code !== 'AccessDenied') this.stagingExpiry = undefined;
     });
     return this.stagingExpiry;
   }
