@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if ((await fetch(`${base}/openapi.json`).catch(() => undefined))?.ok) break;
-    if (i > 200) throw new Error('API did not start');
+    if (i > 900) throw new Error('API did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
 

@@ -16,6 +16,7 @@ import * as media from './20261125000200_media';
 import * as unsubscribe from './20261125000300_unsubscribe';
 import * as content from './20261125000310_content';
 import * as mail from './20261125000400_mail';
+import * as clientChangeNotify from './20261125000500_client_change_notify';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -39,6 +40,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261125000300_unsubscribe': unsubscribe,
   '20261125000310_content': content,
   '20261125000400_mail': mail,
+  '20261125000500_client_change_notify': clientChangeNotify,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
