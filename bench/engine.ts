@@ -95,7 +95,9 @@ async function main(): Promise<void> {
     const jobId = submitted.job_id;
     const doneAt = early.get(jobId) ?? (await new Promise<number>((resolve, reject) => {
       waiting.set(jobId, { resolve, reject });
-      setTimeout(() => reject(new Error(`job ${jobId} did not complete within 60 s`)), 60_000).unref();
+      setTimeout(() => {
+        void db('jobs').where({ id: jobId }).first('status', 'error_message').then((row: unknown) => reject(new Error(`job ${jobId} did not complete within 60 s: ${JSON.stringify(row)}`)));
+      }, 60_000).unref();
     }));
     const ms = doneAt - started;
     const row = (await db('jobs').where({ id: jobId }).first('created_at', 'started_at', 'completed_at')) as { created_at: Date; started_at: Date; completed_at: Date };

@@ -29,6 +29,18 @@ function matches(event: StoredEvent, jobId?: string, campaignId?: string): boole
 
 const frame = (name: string, data: unknown, id?: number) => `${id !== undefined ? `id: ${id}\n` : ''}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
+// A live event is one object shared by every subscriber of its client (db/event-listener.ts): its
+// frame is serialised once, not once per subscriber.
+const frames = new WeakMap<StoredEvent, string>();
+function eventFrame(e: StoredEvent): string {
+  let text = frames.get(e);
+  if (text === undefined) {
+    text = frame(e.name, { ...e.data, event_id: e.id, created_at: e.created_at }, e.id);
+    frames.set(e, text);
+  }
+  return text;
+}
+
 export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, heartbeatSeconds: number): void {
   api.add({
     method: 'get',
@@ -61,7 +73,7 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, hea
       const send = (e: StoredEvent) => {
         if (lastId !== undefined && e.id <= lastId) return;
         lastId = e.id;
-        if (matches(e, query.job_id, query.campaign_id)) stream.write(frame(e.name, { ...e.data, event_id: e.id, created_at: e.created_at }, e.id));
+        if (matches(e, query.job_id, query.campaign_id)) stream.write(eventFrame(e));
       };
       const replay = async () => {
         if (lastId === undefined) return;

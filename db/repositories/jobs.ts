@@ -31,6 +31,9 @@ export interface ListFilter {
   pageSize: number;
 }
 
+/** The advisory lock a job's inserting transaction holds until it ends (withLockedJob waits on it). */
+const submissionLockKey = (jobId: string) => `job-submission/${jobId}`;
+
 /** Jobs as the API and the lifecycle activities see them; tenant scoping via JobModel.forClient. */
 export class JobRepository {
   constructor(
@@ -65,7 +68,7 @@ export class JobRepository {
       }
       if (options.capacity !== undefined && Number(gate.queued) >= options.capacity) return { kind: 'queue_full', capacity: options.capacity } as const;
 
-      const created = await this.insertQueued(trx, job);
+      const created = await this.insertQueued(trx, job, true);
       await start(created);
       return { kind: 'created', job: created } as const;
     });
@@ -73,11 +76,12 @@ export class JobRepository {
 
   /**
    * Inserts a queued job with its `job.queued` event (announced after the commit) and that event's
-   * webhook deliveries, in one round trip: the outbox of db/repositories/webhook-outbox.ts, written
+   * webhook deliveries, in one round trip; with `holdSubmissionLock` (the workflow is started before
+   * the commit) it also takes the job's submission lock, held until the commit (see withLockedJob): the outbox of db/repositories/webhook-outbox.ts, written
    * here in SQL to stay one statement. Per-job events carry no campaign id (spec §6): a campaign's
    * job is followed by its job_id.
    */
-  async insertQueued(trx: Knex.Transaction, job: NewJob): Promise<JobModel> {
+  async insertQueued(trx: Knex.Transaction, job: NewJob, holdSubmissionLock = false): Promise<JobModel> {
     const { rows: inserted } = (await trx.raw(
       `with j as (
          insert into jobs (id, client_id, type, status, priority, payload, payload_hash, campaign_id, workflow_id, task_queue)
@@ -92,8 +96,8 @@ export class JobRepository {
                 jsonb_build_object('event', e.name, 'created_at', to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', e.data)
          from e join webhooks w on w.client_id = e.client_id and w.active and e.name = any(w.events)
        )
-       select row_to_json(j.*) as job, row_to_json(e.*) as event from j, e`,
-      [job.id, job.clientId, job.type, job.priority, JSON.stringify(job.payload), job.payloadHash, job.campaignId, job.workflowId, job.taskQueue],
+       select row_to_json(j.*) as job, row_to_json(e.*) as event${holdSubmissionLock ? ', pg_advisory_xact_lock(hashtextextended(?, 0))' : ''} from j, e`,
+      [job.id, job.clientId, job.type, job.priority, JSON.stringify(job.payload), job.payloadHash, job.campaignId, job.workflowId, job.taskQueue, ...(holdSubmissionLock ? [submissionLockKey(job.id)] : [])],
     )) as { rows: { job: Record<string, unknown>; event: StoredEvent }[] };
     const row = inserted[0];
     if (!row) throw new Error('job insert returned nothing');
@@ -188,10 +192,20 @@ export class JobRepository {
     await trx('job_results').where({ job_id: jobId }).delete();
   }
 
-  /** Runs `fn` with the job row locked; undefined when it does not exist (yet). */
+  /**
+   * Runs `fn` with the job row locked; undefined when it does not exist. The API starts a job's
+   * workflow inside the transaction that inserts the row, so a worker can be asked to start the job
+   * before that commit: a row not visible yet is waited for on its submission lock (held by the
+   * inserting transaction until it ends), then read again, instead of failing and being retried later.
+   */
   async withLockedJob<T>(id: string, fn: (trx: Knex.Transaction, job: JobModel) => Promise<T>): Promise<T | undefined> {
     return transactionWithEvents(this.db, this.schema, async (trx) => {
-      const job = await JobModel.query(trx).findById(id).forUpdate();
+      let job = await JobModel.query(trx).findById(id).forUpdate();
+      if (!job) {
+        // A statement of its own: the read after it takes a snapshot that includes the commit waited for.
+        await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [submissionLockKey(id)]);
+        job = await JobModel.query(trx).findById(id).forUpdate();
+      }
       return job ? fn(trx, job) : undefined;
     });
   }
