@@ -125,7 +125,7 @@ async function main(): Promise<void> {
     const result = {
       benchmark: 'data',
       at: new Date().toISOString(),
-      machine: { cores: os.cpus().length },
+      machine: { cores: os.cpus().length, load_average: os.loadavg().map((l) => Math.round(l * 100) / 100) },
       options: opts,
       load_seconds: Math.round(loadSeconds * 10) / 10,
       check_batch_100: checkBatch,
