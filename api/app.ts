@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import type { Db } from '../db';
+import { ClientCache } from '../db/client-cache';
 import { EventListener } from '../db/event-listener';
 import { ContentRepository } from '../db/repositories/content';
 import { DedupeRepository } from '../db/repositories/dedupe';
@@ -82,9 +83,12 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   const authFailures = config.RATE_LIMIT_ENABLED
     ? new AuthFailureLimit(db, { perMinute: config.AUTH_FAILURES_PER_MINUTE, blockSeconds: config.AUTH_FAILURE_BLOCK_SECONDS, schema: config.DATABASE_SCHEMA })
     : undefined;
+  // Client rows for authentication, kept in memory and dropped on the clients table's NOTIFY.
+  const clientCache = new ClientCache(db, { connectionString: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, maxAgeMs: config.AUTH_CACHE_SECONDS * 1000, maxEntries: 10_000 }, deps.logger);
+  void clientCache.ensureListening().catch((err: unknown) => deps.logger.warn({ err: String(err) }, 'client cache could not listen yet; clients are read from the database'));
   const api = new ApiRouter({
-    client: [bearerAuth(db, authFailures), ...limiter],
-    token: [tokenAuth(db, authFailures), ...limiter],
+    client: [bearerAuth(clientCache, authFailures), ...limiter],
+    token: [tokenAuth(clientCache, authFailures), ...limiter],
     none: config.RATE_LIMIT_ENABLED
       ? [rateLimit(db, { perMinute: config.PUBLIC_RATE_LIMIT_PER_MINUTE, burst: config.PUBLIC_RATE_LIMIT_BURST, schema: config.DATABASE_SCHEMA, per: 'address' })]
       : [],
@@ -172,7 +176,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   app.use(api.router.allowedMethods({ throw: false }));
   // Before the dependencies close: stop listening and let Temporal calls in flight finish.
   const close = async () => {
-    await Promise.all([listener.close(), jobs.drain(), campaigns.drain(), queueCalls.drain(), mailWorkflows.drain()]);
+    await Promise.all([listener.close(), clientCache.close(), jobs.drain(), campaigns.drain(), queueCalls.drain(), mailWorkflows.drain()]);
     await llmHttp.close();
   };
   return { app, api, metrics, close };

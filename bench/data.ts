@@ -81,7 +81,7 @@ async function main(): Promise<void> {
   try {
     for (let i = 0; ; i++) {
       if ((await fetch(`${base}/openapi.json`).catch(() => undefined))?.ok) break;
-      if (i > 200) throw new Error('API did not start');
+      if (i > 900) throw new Error('API did not start');
       await new Promise((r) => setTimeout(r, 100));
     }
     const call = async (method: string, path: string, body?: unknown) => {
@@ -125,7 +125,7 @@ async function main(): Promise<void> {
     const result = {
       benchmark: 'data',
       at: new Date().toISOString(),
-      machine: { cores: os.cpus().length },
+      machine: { cores: os.cpus().length, load_average: os.loadavg().map((l) => Math.round(l * 100) / 100) },
       options: opts,
       load_seconds: Math.round(loadSeconds * 10) / 10,
       check_batch_100: checkBatch,

@@ -139,7 +139,7 @@ async function main(): Promise<void> {
   try {
     for (let i = 0; ; i++) {
       if ((await fetch(`${base}/openapi.json`).catch(() => undefined))?.ok) break;
-      if (i > 200) throw new Error('API did not start');
+      if (i > 900) throw new Error('API did not start');
       await new Promise((r) => setTimeout(r, 100));
     }
     const pid = api.pid as number;

@@ -2,7 +2,9 @@
  * bench/submit: job submission through the real API (its own process, real Postgres and Temporal)
  * next to a bare `client.workflow.start` loop with the same workflow options, both from 64
  * concurrent callers. Prints both, their ratios, and writes JSON to bench/results/.
- *   npm run bench:submit -- [--requests 2000] [--concurrency 64] [--warmup 200]
+ *   npm run bench:submit -- [--requests 2000] [--concurrency 64] [--warmup 200] [--rounds 4]
+ * The measured requests run in `--rounds` alternating rounds (API, bare, API, ...), so that both
+ * arms see the same load on a shared machine.
  * Rate limiting is off for the API process (it would cap each client at 100/min); the stack must
  * be up (dev/stack up). Workflows it starts are terminated at the end. BENCH_PROFILE_DIR=<dir>
  * writes a CPU profile of the API process there.
@@ -21,7 +23,7 @@ import { runJob } from '../workflows';
 import { args, load, ROOT, stackEnv, stats, writeResult } from './support';
 
 async function main(): Promise<void> {
-  const opts = args({ requests: 2000, concurrency: 64, warmup: 200 });
+  const opts = args({ requests: 2000, concurrency: 64, warmup: 200, rounds: 4 });
   const tag = `b${Date.now().toString(36)}`;
   const env = { ...stackEnv(), DATABASE_SCHEMA: `bench_${tag}`, TASK_QUEUE_PREFIX: `bench-${tag}`, LOG_LEVEL: 'warn' };
   const config = parseConfig(env);
@@ -48,7 +50,7 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if ((await fetch(`${base}/openapi.json`).catch(() => undefined))?.ok) break;
-    if (i > 200) throw new Error('API did not start');
+    if (i > 900) throw new Error('API did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
 
@@ -88,8 +90,17 @@ async function main(): Promise<void> {
   // Warm both paths (JIT, pools, connections), then alternate the measured runs.
   await load(opts.warmup, opts.concurrency, (i) => submit(1_000_000 + i));
   await load(opts.warmup, opts.concurrency, (i) => bare(i));
-  const apiRun = await load(opts.requests, opts.concurrency, submit);
-  const bareRun = await load(opts.requests, opts.concurrency, bare);
+  // Alternating rounds, so that both arms see the same load on a shared machine.
+  const apiRun = { latencies: [] as number[], seconds: 0 };
+  const bareRun = { latencies: [] as number[], seconds: 0 };
+  const perRound = Math.ceil(opts.requests / opts.rounds);
+  for (let r = 0; r < opts.rounds; r++) {
+    for (const [run, fn, offset] of [[apiRun, submit, 0], [bareRun, bare, opts.warmup]] as const) {
+      const part = await load(perRound, opts.concurrency, (i) => fn(offset + r * perRound + i));
+      run.latencies.push(...part.latencies);
+      run.seconds += part.seconds;
+    }
+  }
   const apiStats = stats(apiRun.latencies, apiRun.seconds);
   const bareStats = stats(bareRun.latencies, bareRun.seconds);
   const ratio = {
@@ -100,7 +111,7 @@ async function main(): Promise<void> {
   const result = {
     benchmark: 'submit',
     at: new Date().toISOString(),
-    machine: { cores: (await import('node:os')).cpus().length },
+    machine: { cores: (await import('node:os')).cpus().length, load_average: (await import('node:os')).loadavg().map((l) => Math.round(l * 100) / 100) },
     options: opts,
     api_submit: apiStats,
     bare_workflow_start: bareStats,
@@ -110,7 +121,7 @@ async function main(): Promise<void> {
   };
   const line = (name: string, s: typeof apiStats) =>
     `${name.padEnd(22)} ${String(s.per_second).padStart(8)}/s  p50 ${String(s.p50_ms).padStart(7)} ms  p95 ${String(s.p95_ms).padStart(7)} ms  p99 ${String(s.p99_ms).padStart(7)} ms`;
-  console.log(`submit benchmark: ${opts.requests} requests, ${opts.concurrency} concurrent`);
+  console.log(`submit benchmark: ${opts.requests} requests, ${opts.concurrency} concurrent, ${opts.rounds} alternating rounds (load average ${result.machine.load_average.join(' ')})`);
   console.log(line('API POST .../submit', apiStats));
   console.log(line('bare workflow.start', bareStats));
   console.log(`ratio API/bare: p50 ${ratio.p50}x, p99 ${ratio.p99}x, throughput ${ratio.throughput}x`);

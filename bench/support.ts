@@ -3,10 +3,10 @@ import path from 'node:path';
 
 export const ROOT = path.join(__dirname, '..');
 
-/** The local stack's environment (.stack/env) under whatever the caller set already. */
+/** The local stack's environment ($STACK_DIR/env, default .stack/env) under whatever the caller set already. */
 export function stackEnv(): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {};
-  const file = path.join(ROOT, '.stack/env');
+  const file = path.join(process.env.STACK_DIR ?? path.join(ROOT, '.stack'), 'env');
   if (existsSync(file)) {
     for (const line of readFileSync(file, 'utf8').split('\n')) {
       const i = line.indexOf('=');

@@ -18,7 +18,9 @@ export interface EventSubscriber {
 export class EventListener {
   private client?: Client;
   private connecting?: Promise<void>;
-  private readonly subscribers = new Set<EventSubscriber>();
+  // By client: an event is handed only to its own client's subscribers.
+  private readonly subscribers = new Map<string, Set<EventSubscriber>>();
+  private count = 0;
   private closed = false;
   private retryMs = 250;
 
@@ -34,13 +36,20 @@ export class EventListener {
   }
 
   get subscriptionCount(): number {
-    return this.subscribers.size;
+    return this.count;
   }
 
   async subscribe(subscriber: EventSubscriber): Promise<() => void> {
-    this.subscribers.add(subscriber);
+    const own = this.subscribers.get(subscriber.clientId) ?? new Set<EventSubscriber>();
+    this.subscribers.set(subscriber.clientId, own);
+    own.add(subscriber);
+    this.count++;
     await this.ensureConnected();
-    return () => this.subscribers.delete(subscriber);
+    return () => {
+      if (!own.delete(subscriber)) return;
+      this.count--;
+      if (own.size === 0 && this.subscribers.get(subscriber.clientId) === own) this.subscribers.delete(subscriber.clientId);
+    };
   }
 
   private ensureConnected(): Promise<void> {
@@ -67,9 +76,9 @@ export class EventListener {
     if (this.closed) return;
     this.log.warn({ err: err.message }, 'event listener lost its connection; reconnecting');
     const retry = () => {
-      if (this.closed || this.subscribers.size === 0) return;
+      if (this.closed || this.count === 0) return;
       this.ensureConnected().then(
-        () => this.subscribers.forEach((s) => s.onResync()),
+        () => this.subscribers.forEach((own) => own.forEach((s) => s.onResync())),
         () => { this.retryMs = Math.min(this.retryMs * 2, 5000); setTimeout(retry, this.retryMs).unref(); },
       );
     };
@@ -84,7 +93,8 @@ export class EventListener {
       if (!full) return;
       event = full;
     }
-    for (const s of this.subscribers) if (s.clientId === event.client_id) s.onEvent(event);
+    const own = this.subscribers.get(event.client_id);
+    if (own) for (const s of own) s.onEvent(event);
   }
 
   async close(): Promise<void> {

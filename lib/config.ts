@@ -139,6 +139,12 @@ export const configSchema = dbConfigSchema.extend({
   AUTH_FAILURES_PER_MINUTE: int(10, 1),
   /** Past that limit the address's failing requests get 429 for this long; valid credentials always pass. */
   AUTH_FAILURE_BLOCK_SECONDS: int(300, 1, 86400),
+  /**
+   * How long the API may authenticate a client from its in-memory copy of the client row (key and
+   * secret hashes, active flag) before reading it again; changes reach every process at once by
+   * LISTEN/NOTIFY regardless. 0 reads the row on every request.
+   */
+  AUTH_CACHE_SECONDS: int(300, 0, 86400),
 
   /** Spec §8 queue capacity: most queued jobs of the type across all clients; more -> 503. */
   QUEUE_CAPACITY_CRAWL_MAPS: int(10000, 1),

@@ -2,7 +2,6 @@ import type { Middleware } from 'koa';
 import { RateLimiterPostgres, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { Db } from '../../db';
 import type { ClientModel } from '../../db/models/client';
-import { ClientRepository } from '../../db/repositories/clients';
 import { AppError } from '../../lib/errors';
 import { secretMatches } from '../../lib/credentials';
 import type { AppContext, AppState } from '../context';
@@ -15,13 +14,21 @@ export const AUTH_INACTIVE = 'client account is inactive';
 
 const unauthorized = (detail: string) => new AppError(401, detail, 'unauthorized', { 'WWW-Authenticate': 'Bearer' });
 
-/** Resolves `client_id:api_key:api_secret` to an active client, or throws the spec's 401/403. */
-export async function authenticateCredential(db: Db, credential: string | undefined): Promise<ClientModel> {
+/** Looks a client row up by id: db/client-cache.ts's ClientCache, or the repository straight. */
+export interface ClientFinder {
+  find(id: string): Promise<ClientModel | undefined>;
+}
+
+/**
+ * Resolves `client_id:api_key:api_secret` to an active client, or throws the spec's 401/403. The
+ * row may come from the cache; the key and secret are compared with its hashes on every call.
+ */
+export async function authenticateCredential(clients: ClientFinder, credential: string | undefined): Promise<ClientModel> {
   if (credential === undefined || credential.trim() === '') throw unauthorized(AUTH_MISSING);
   const parts = credential.split(':');
   if (parts.length !== 3 || parts.some((p) => p === '' || /\s/.test(p))) throw unauthorized(AUTH_FORMAT);
   const [clientId, apiKey, apiSecret] = parts as [string, string, string];
-  const client = await new ClientRepository(db).findById(clientId);
+  const client = await clients.find(clientId);
   // Both comparisons run whatever the first one says, so timing does not tell which part was wrong.
   const keyOk = secretMatches(apiKey, client?.api_key_hash ?? '');
   const secretOk = secretMatches(apiSecret, client?.api_secret_hash ?? '');
@@ -73,11 +80,11 @@ export class AuthFailureLimit {
 }
 
 /** The client a Bearer header names, or the spec's 401/403. */
-async function bearerClient(db: Db, header: string): Promise<ClientModel> {
+async function bearerClient(clients: ClientFinder, header: string): Promise<ClientModel> {
   if (header === '') throw unauthorized(AUTH_MISSING);
   const match = /^Bearer\s+(\S.*)$/i.exec(header);
   if (!match) throw unauthorized(AUTH_FORMAT);
-  return authenticateCredential(db, match[1]);
+  return authenticateCredential(clients, match[1]);
 }
 
 /** Runs `authenticate`; a 401 it throws is counted against the caller's address first. */
@@ -91,19 +98,19 @@ async function counted(ctx: AppContext, failures: AuthFailureLimit | undefined, 
 }
 
 /** `Authorization: Bearer <client_id>:<api_key>:<api_secret>` (spec §5.1). */
-export function bearerAuth(db: Db, failures?: AuthFailureLimit): Middleware<AppState> {
+export function bearerAuth(clients: ClientFinder, failures?: AuthFailureLimit): Middleware<AppState> {
   return async (ctx, next) => {
-    ctx.state.client = await counted(ctx, failures, () => bearerClient(db, ctx.get('authorization')));
+    ctx.state.client = await counted(ctx, failures, () => bearerClient(clients, ctx.get('authorization')));
     return next();
   };
 }
 
 /** The event stream's credential: `?token=client_id:api_key:api_secret` (spec §5.4), or the Bearer header. */
-export function tokenAuth(db: Db, failures?: AuthFailureLimit): Middleware<AppState> {
+export function tokenAuth(clients: ClientFinder, failures?: AuthFailureLimit): Middleware<AppState> {
   return async (ctx, next) => {
     const token = ctx.query.token;
     ctx.state.client = await counted(ctx, failures, () =>
-      typeof token === 'string' && token !== '' ? authenticateCredential(db, token) : bearerClient(db, ctx.get('authorization')));
+      typeof token === 'string' && token !== '' ? authenticateCredential(clients, token) : bearerClient(clients, ctx.get('authorization')));
     return next();
   };
 }

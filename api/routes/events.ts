@@ -29,6 +29,18 @@ function matches(event: StoredEvent, jobId?: string, campaignId?: string): boole
 
 const frame = (name: string, data: unknown, id?: number) => `${id !== undefined ? `id: ${id}\n` : ''}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
+// A live event is one object shared by every subscriber of its client (db/event-listener.ts): its
+// frame is serialised once, not once per subscriber.
+const frames = new WeakMap<StoredEvent, string>();
+function eventFrame(e: StoredEvent): string {
+  let text = frames.get(e);
+  if (text === undefined) {
+    text = frame(e.name, { ...e.data, event_id: e.id, created_at: e.created_at }, e.id);
+    frames.set(e, text);
+  }
+  return text;
+}
+
 export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, heartbeatSeconds: number): void {
   api.add({
     method: 'get',
@@ -58,10 +70,23 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, hea
       // Live events are held back until the replay has been written, then sent in id order once.
       let replaying = true;
       const held: StoredEvent[] = [];
+      // An event's id is taken at its insert but announced at its commit, so concurrent writers'
+      // events can arrive out of id order: a late lower id is still sent, only a repeat is dropped
+      // (ids sent recently are remembered; replays read above the highest id sent).
+      const resumedAfter = lastId;
+      const sent = new Set<number>();
       const send = (e: StoredEvent) => {
-        if (lastId !== undefined && e.id <= lastId) return;
-        lastId = e.id;
-        if (matches(e, query.job_id, query.campaign_id)) stream.write(frame(e.name, { ...e.data, event_id: e.id, created_at: e.created_at }, e.id));
+        if ((resumedAfter !== undefined && e.id <= resumedAfter) || sent.has(e.id)) return;
+        sent.add(e.id);
+        if (sent.size > 2000) {
+          // Oldest first (insertion order).
+          for (const id of sent) {
+            if (sent.size <= 1000) break;
+            sent.delete(id);
+          }
+        }
+        lastId = lastId === undefined ? e.id : Math.max(lastId, e.id);
+        if (matches(e, query.job_id, query.campaign_id)) stream.write(eventFrame(e));
       };
       const replay = async () => {
         if (lastId === undefined) return;
@@ -69,6 +94,7 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, hea
           const batch = await eventsSince(db, clientId, lastId, 500);
           batch.forEach(send);
           if (batch.length < 500) return;
+          lastId = Math.max(lastId, batch.at(-1)?.id ?? lastId);
         }
       };
       const subscriber: EventSubscriber = {

@@ -16,6 +16,7 @@ import * as media from './20261125000200_media';
 import * as unsubscribe from './20261125000300_unsubscribe';
 import * as content from './20261125000310_content';
 import * as mail from './20261125000400_mail';
+import * as clientChangeNotify from './20261125000500_client_change_notify';
 import * as jobsQueuedByQueue from './20261125000900_jobs_queued_by_queue';
 
 /**
@@ -40,6 +41,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261125000300_unsubscribe': unsubscribe,
   '20261125000310_content': content,
   '20261125000400_mail': mail,
+  '20261125000500_client_change_notify': clientChangeNotify,
   '20261125000900_jobs_queued_by_queue': jobsQueuedByQueue,
 };
 

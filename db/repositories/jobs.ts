@@ -31,6 +31,33 @@ export interface ListFilter {
   pageSize: number;
 }
 
+/** The advisory lock a job's inserting transaction holds until it ends (withLockedJob waits on it). */
+const submissionLockKey = (jobId: string) => `job-submission/${jobId}`;
+
+/**
+ * The CTEs `j` (the job row from `source`: a VALUES list or a SELECT of queuedValues' ten values),
+ * `e` (its `job.queued` event) and `d` (that event's webhook deliveries: the outbox of
+ * db/repositories/webhook-outbox.ts, written here in SQL to stay one statement). Per-job events
+ * carry no campaign id (spec §6): a campaign's job is followed by its job_id.
+ */
+function queuedInsert(source: string): string {
+  return `j as (
+         insert into jobs (id, client_id, type, status, priority, payload, payload_hash, campaign_id, workflow_id, task_queue)
+         ${source} returning *
+       ), e as (
+         insert into events (client_id, name, job_id, data)
+         select client_id, 'job.queued', id, json_build_object('job_id', id, 'type', type, 'priority', priority, 'created_at', created_at) from j
+         returning id, client_id, name, job_id, campaign_id, data, created_at
+       ), d as (
+         insert into webhook_deliveries (id, webhook_id, client_id, event_id, event, task_queue, body)
+         select gen_random_uuid(), w.id, w.client_id, e.id, e.name, w.task_queue,
+                jsonb_build_object('event', e.name, 'created_at', to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', e.data)
+         from e join webhooks w on w.client_id = e.client_id and w.active and e.name = any(w.events)
+       )`;
+}
+
+const queuedValues = (job: NewJob) => [job.id, job.clientId, job.type, job.priority, JSON.stringify(job.payload), job.payloadHash, job.campaignId, job.workflowId, job.taskQueue];
+
 /** Jobs as the API and the lifecycle activities see them; tenant scoping via JobModel.forClient. */
 export class JobRepository {
   constructor(
@@ -49,23 +76,31 @@ export class JobRepository {
       // The lock gets a statement of its own: a statement's snapshot is taken before it waits,
       // so a lookup in the same statement would miss the job the lock holder just committed.
       await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`${job.clientId}/${job.type}/${job.payloadHash}`]);
-      // One round trip: the 24-hour cache lookup and the queued count.
+      // One round trip: the 24-hour cache lookup, the capacity check (queued jobs on its task queue), and
+      // the insert with its event, its webhook deliveries and the job's submission lock when both pass.
       const since = new Date(Date.now() - options.dedupeWindowMs);
+      const capacity = options.capacity ?? null;
       const { rows } = (await trx.raw(
-        `select (select id from jobs where client_id = ? and type = ? and payload_hash = ?
-                   and campaign_id is null and status in ('queued', 'processing', 'completed') and created_at > ?
-                   order by created_at desc limit 1) as cached_id,
-                (select count(*) from jobs where task_queue = ? and status = 'queued') as queued`,
-        [job.clientId, job.type, job.payloadHash, since, job.taskQueue],
-      )) as { rows: { cached_id: string | null; queued: string }[] };
-      const gate = rows[0] ?? { cached_id: null, queued: '0' };
-      if (gate.cached_id) {
-        const cached = await JobModel.query(trx).findById(gate.cached_id);
-        if (cached) return { kind: 'cached', job: cached } as const;
-      }
-      if (options.capacity !== undefined && Number(gate.queued) >= options.capacity) return { kind: 'queue_full', capacity: options.capacity } as const;
-
-      const created = await this.insertQueued(trx, job);
+        `with gate as (
+           select c.cached,
+                  (c.cached is null and ?::bigint is not null
+                   and (select count(*) from jobs where task_queue = ? and status = 'queued') >= ?::bigint) as full
+           from (select (select row_to_json(x.*) from jobs x
+                         where x.client_id = ? and x.type = ? and x.payload_hash = ? and x.campaign_id is null
+                           and x.status in ('queued', 'processing', 'completed') and x.created_at > ?
+                         order by x.created_at desc limit 1) as cached) c
+         ), ${queuedInsert(`select ?::uuid, ?, ?, 'queued', ?::smallint, ?::jsonb, ?, ?, ?, ? from gate where gate.cached is null and not gate.full`)}
+         select gate.cached, gate.full, row_to_json(j.*) as job, row_to_json(e.*) as event,
+                case when j.id is not null then pg_advisory_xact_lock(hashtextextended(?, 0)) end as locked
+         from gate left join j on true left join e on true`,
+        [capacity, job.taskQueue, capacity, job.clientId, job.type, job.payloadHash, since, ...queuedValues(job), submissionLockKey(job.id)],
+      )) as { rows: { cached: Record<string, unknown> | null; full: boolean; job: Record<string, unknown> | null; event: StoredEvent | null }[] };
+      const row = rows[0];
+      if (row?.cached) return { kind: 'cached', job: JobModel.fromDatabaseJson(row.cached) } as const;
+      if (row?.full && options.capacity !== undefined) return { kind: 'queue_full', capacity: options.capacity } as const;
+      if (!row?.job || !row.event) throw new Error('job insert returned nothing');
+      queueEvent(trx, row.event);
+      const created = JobModel.fromDatabaseJson(row.job);
       await start(created);
       return { kind: 'created', job: created } as const;
     });
@@ -73,27 +108,13 @@ export class JobRepository {
 
   /**
    * Inserts a queued job with its `job.queued` event (announced after the commit) and that event's
-   * webhook deliveries, in one round trip: the outbox of db/repositories/webhook-outbox.ts, written
-   * here in SQL to stay one statement. Per-job events carry no campaign id (spec §6): a campaign's
-   * job is followed by its job_id.
+   * webhook deliveries, in one round trip.
    */
   async insertQueued(trx: Knex.Transaction, job: NewJob): Promise<JobModel> {
     const { rows: inserted } = (await trx.raw(
-      `with j as (
-         insert into jobs (id, client_id, type, status, priority, payload, payload_hash, campaign_id, workflow_id, task_queue)
-         values (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?) returning *
-       ), e as (
-         insert into events (client_id, name, job_id, data)
-         select client_id, 'job.queued', id, json_build_object('job_id', id, 'type', type, 'priority', priority, 'created_at', created_at) from j
-         returning id, client_id, name, job_id, campaign_id, data, created_at
-       ), d as (
-         insert into webhook_deliveries (id, webhook_id, client_id, event_id, event, task_queue, body)
-         select gen_random_uuid(), w.id, w.client_id, e.id, e.name, w.task_queue,
-                jsonb_build_object('event', e.name, 'created_at', to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', e.data)
-         from e join webhooks w on w.client_id = e.client_id and w.active and e.name = any(w.events)
-       )
+      `with ${queuedInsert('values (?, ?, ?, \'queued\', ?, ?, ?, ?, ?, ?)')}
        select row_to_json(j.*) as job, row_to_json(e.*) as event from j, e`,
-      [job.id, job.clientId, job.type, job.priority, JSON.stringify(job.payload), job.payloadHash, job.campaignId, job.workflowId, job.taskQueue],
+      queuedValues(job),
     )) as { rows: { job: Record<string, unknown>; event: StoredEvent }[] };
     const row = inserted[0];
     if (!row) throw new Error('job insert returned nothing');
@@ -188,10 +209,20 @@ export class JobRepository {
     await trx('job_results').where({ job_id: jobId }).delete();
   }
 
-  /** Runs `fn` with the job row locked; undefined when it does not exist (yet). */
+  /**
+   * Runs `fn` with the job row locked; undefined when it does not exist. The API starts a job's
+   * workflow inside the transaction that inserts the row, so a worker can be asked to start the job
+   * before that commit: a row not visible yet is waited for on its submission lock (held by the
+   * inserting transaction until it ends), then read again, instead of failing and being retried later.
+   */
   async withLockedJob<T>(id: string, fn: (trx: Knex.Transaction, job: JobModel) => Promise<T>): Promise<T | undefined> {
     return transactionWithEvents(this.db, this.schema, async (trx) => {
-      const job = await JobModel.query(trx).findById(id).forUpdate();
+      let job = await JobModel.query(trx).findById(id).forUpdate();
+      if (!job) {
+        // A statement of its own: the read after it takes a snapshot that includes the commit waited for.
+        await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [submissionLockKey(id)]);
+        job = await JobModel.query(trx).findById(id).forUpdate();
+      }
       return job ? fn(trx, job) : undefined;
     });
   }

@@ -4,6 +4,7 @@ import { SseReader } from '../support/sse';
 import { startTestWorker, type TestWorker } from '../support/worker';
 import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
 import type { IssuedCredentials } from '../../lib/credentials';
+import { appendEvent, transactionWithEvents } from '../../db/repositories/events';
 
 let api: TestApi;
 let worker: TestWorker;
@@ -105,5 +106,33 @@ describe('GET /api/v1/events/stream', () => {
     } finally {
       await second.close();
     }
+  });
+
+  test('an event committed after a later one (concurrent writers) is still delivered, once', async () => {
+    const own = await api.newClient();
+    const r = await stream(`token=${encodeURIComponent(token(own))}`);
+    await r.waitFor((e) => e.event === 'connected');
+    const { db, config } = api.deps;
+    const schema = config.DATABASE_SCHEMA;
+    const event = (n: number) => ({ clientId: own.client_id, name: 'job.queued' as const, data: { job_id: null, type: 'crawlSite', priority: n } });
+    // The first transaction takes the lower id but commits after the second one.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    let firstId = 0;
+    const inserted = new Promise<void>((resolve) => {
+      void transactionWithEvents(db, schema, async (trx) => {
+        firstId = (await appendEvent(trx, schema, event(1))).id;
+        resolve();
+        await held;
+      });
+    });
+    await inserted;
+    const second = await transactionWithEvents(db, schema, (trx) => appendEvent(trx, schema, event(2)));
+    expect(second.id).toBeGreaterThan(firstId);
+    await r.waitFor((e) => e.id === second.id);
+    release();
+    await r.waitFor((e) => e.id === firstId);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(r.events.filter((e) => e.event === 'job.queued').map((e) => e.id)).toEqual([second.id, firstId]);
   });
 });
