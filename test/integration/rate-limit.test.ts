@@ -46,7 +46,9 @@ describe('rate limit (spec §8)', () => {
     // a few tries (each a new client) find a round that fits in one second, which must then be
     // exactly 20 passed and 5 refused.
     let exact: number[] | undefined;
-    for (let attempt = 0; attempt < 4 && !exact; attempt++) {
+    // 25 connections opened first (an unknown path: no credentials, no limit), so a round is only requests.
+    await Promise.all(Array.from({ length: 25 }, () => fetch(`${a.url}/warm-up`).then((r) => r.arrayBuffer())));
+    for (let attempt = 0; attempt < 10 && !exact; attempt++) {
       const auth = bearer(await a.newClient());
       const sent = Date.now();
       const answers = await Promise.all(Array.from({ length: 25 }, () => get(a, auth).then((r) => ({ status: r.status, ms: Date.now() - sent }))));
