@@ -59,7 +59,9 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
     const formats = r.method === 'get' && !r.ownFormat;
     for (const [status, res] of Object.entries(r.responses)) {
       const contentType = res.contentType ?? 'application/json';
-      const schema = res.schema ? jsonSchema(res.schema, 'output', components) : undefined;
+      // An error status declared with a description only has the route's error body.
+      const bodySchema = res.schema ?? (Number(status) >= 400 && !res.contentType ? (r.errorShape === 'success' ? successErrorSchema : errorSchema) : undefined);
+      const schema = bodySchema ? jsonSchema(bodySchema, 'output', components) : undefined;
       const content: Record<string, unknown> = schema ? { [contentType]: { schema } } : {};
       if (schema && formats && contentType === 'application/json') {
         content['application/yaml'] = { schema };
@@ -68,15 +70,24 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
       responses[status] = { description: res.description, ...(schema ? { content } : {}) };
     }
     const errorBody = r.errorShape === 'success' ? successErrorSchema : errorSchema;
+    // Error bodies follow ?format= too (api/middleware/format.ts): YAML and Markdown besides JSON.
+    const errorContent = (schema: Record<string, unknown>) =>
+      formats ? { 'application/json': { schema }, 'application/yaml': { schema }, 'text/markdown': { schema: { type: 'string' } } } : { 'application/json': { schema } };
     const addError = (status: number, description: string, schema: z.ZodType = errorBody) => {
-      if (!(String(status) in responses)) responses[status] = { description, content: { 'application/json': { schema: jsonSchema(schema, 'output', components) } } };
+      if (!(String(status) in responses)) responses[status] = { description, content: errorContent(jsonSchema(schema, 'output', components)) };
     };
     if (r.security !== 'none') {
       addError(401, 'Missing or invalid credentials');
       addError(403, 'Client account is inactive');
       addError(429, 'Rate limit exceeded (100 requests per minute, burst 20 per second)');
     }
-    if (r.params || r.query || r.body || r.bodyDoc || r.headers) addError(422, 'Validation error', r.errorShape === 'success' ? successErrorSchema : validationErrorSchema);
+    // An unknown ?format= is refused before the route is known (api/middleware/format.ts), in the common
+    // validation shape: a route whose own errors are {success: false} documents both shapes.
+    if (formats && r.errorShape === 'success' && !('422' in responses)) {
+      responses[422] = { description: 'Validation error', content: errorContent({ anyOf: [jsonSchema(successErrorSchema, 'output', components), jsonSchema(validationErrorSchema, 'output', components)] }) };
+    } else if (formats || r.params || r.query || r.body || r.bodyDoc || r.headers) {
+      addError(422, 'Validation error', r.errorShape === 'success' ? successErrorSchema : validationErrorSchema);
+    }
     const bodyTypes = r.bodyContentType ? [r.bodyContentType] : ['application/json', 'application/yaml', 'text/yaml', 'application/x-yaml'];
     if (r.body) addError(415, 'Unsupported request content type');
     // Any request that reaches a backing service can meet it down (lib/outages.ts): 503 with Retry-After, never a 500.

@@ -1,12 +1,15 @@
 import { z } from 'zod';
 import { FLAGS, MEDIA_TYPES, RESOURCE_TYPES, SOURCES } from '../../lib/idap';
+import { uuidParam } from './params';
 
 // ---- parameters (spec §4.5) -----------------------------------------------------------------
 
 const anyType = z.enum([...RESOURCE_TYPES, ...MEDIA_TYPES]).describe(`${RESOURCE_TYPES.join(', ')}; media types (${MEDIA_TYPES.join(', ')}) are served by the media proxy`);
 
-export const typeParams = z.object({ resource_type: anyType });
-export const resourceParams = z.object({ resource_type: anyType, resource_id: z.string().describe('resource id (UUID)') });
+// Listings, stats, resolve and import take record types only: a media type is answered 400 with a
+// pointer to the media proxy (the spec's wording), so the document lists the record types alone.
+export const typeParams = z.object({ resource_type: anyType.meta({ enum: [...RESOURCE_TYPES], description: RESOURCE_TYPES.join(', ') }) });
+export const resourceParams = z.object({ resource_type: anyType, resource_id: uuidParam('resource id (UUID)') });
 
 const commaList = <T extends z.ZodType<unknown, string>>(item: T, max: number) =>
   z.string().max(2000).transform((s) => [...new Set(s.split(',').map((x) => x.trim()).filter(Boolean))]).pipe(z.array(item).max(max));
