@@ -60,7 +60,7 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
     for (const [status, res] of Object.entries(r.responses)) {
       const contentType = res.contentType ?? 'application/json';
       // An error status declared with a description only has the route's error body.
-      const bodySchema = res.schema ?? (Number(status) >= 400 && !res.contentType ? (r.errorShape === 'success' ? successErrorSchema : errorSchema) : undefined);
+      const bodySchema = res.schema ?? (Number(status) >= 400 && !res.contentType ? (r.errorShape === 'success' ? successErrorSchema : status === '422' ? validationErrorSchema : errorSchema) : undefined);
       const schema = bodySchema ? jsonSchema(bodySchema, 'output', components) : undefined;
       const content: Record<string, unknown> = schema ? { [contentType]: { schema } } : {};
       if (schema && formats && contentType === 'application/json') {
@@ -81,13 +81,20 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
       addError(403, 'Client account is inactive');
       addError(429, 'Rate limit exceeded (100 requests per minute, burst 20 per second)');
     }
-    // An unknown ?format= is refused before the route is known (api/middleware/format.ts), in the common
-    // validation shape: a route whose own errors are {success: false} documents both shapes.
-    if (formats && r.errorShape === 'success' && !('422' in responses)) {
-      responses[422] = { description: 'Validation error', content: errorContent({ anyOf: [jsonSchema(successErrorSchema, 'output', components), jsonSchema(validationErrorSchema, 'output', components)] }) };
+    // An unknown ?format= and an unreadable body are refused before the route is known
+    // (api/middleware/format.ts, body.ts), in the common validation shape: a route whose own errors
+    // are {success: false} documents both shapes, and one whose 422 is a page, JSON too.
+    if ((formats || r.body) && r.errorShape === 'success') {
+      responses[422] = { description: r.responses[422]?.description ?? 'Validation error', content: errorContent({ anyOf: [jsonSchema(successErrorSchema, 'output', components), jsonSchema(validationErrorSchema, 'output', components)] }) };
     } else if (formats || r.params || r.query || r.body || r.bodyDoc || r.headers) {
       addError(422, 'Validation error', r.errorShape === 'success' ? successErrorSchema : validationErrorSchema);
     }
+    const declared422 = responses[422] as { content?: Record<string, unknown> } | undefined;
+    if (formats && declared422?.content && !('application/json' in declared422.content)) {
+      declared422.content['application/json'] = { schema: jsonSchema(validationErrorSchema, 'output', components) };
+    }
+    // Node answers a request line or headers past its limit (16 KiB) with 431 and no body, before the app.
+    responses[431] = { description: 'Request line or headers too large' };
     const bodyTypes = r.bodyContentType ? [r.bodyContentType] : ['application/json', 'application/yaml', 'text/yaml', 'application/x-yaml'];
     if (r.body) addError(415, 'Unsupported request content type');
     // Any request that reaches a backing service can meet it down (lib/outages.ts): 503 with Retry-After, never a 500.

@@ -9,7 +9,9 @@ const anyType = z.enum([...RESOURCE_TYPES, ...MEDIA_TYPES]).describe(`${RESOURCE
 // Listings, stats, resolve and import take record types only: a media type is answered 400 with a
 // pointer to the media proxy (the spec's wording), so the document lists the record types alone.
 export const typeParams = z.object({ resource_type: anyType.meta({ enum: [...RESOURCE_TYPES], description: RESOURCE_TYPES.join(', ') }) });
-export const resourceParams = z.object({ resource_type: anyType, resource_id: uuidParam('resource id (UUID)') });
+// `media` is its own path (/idap/media/{media_id}, the media proxy), so it is not a type here.
+const recordOrMediaType = anyType.meta({ enum: [...RESOURCE_TYPES, ...MEDIA_TYPES.filter((t) => t !== 'media')] });
+export const resourceParams = z.object({ resource_type: recordOrMediaType, resource_id: uuidParam('resource id (UUID)') });
 
 const commaList = <T extends z.ZodType<unknown, string>>(item: T, max: number) =>
   z.string().max(2000).transform((s) => [...new Set(s.split(',').map((x) => x.trim()).filter(Boolean))]).pipe(z.array(item).max(max));

@@ -2,7 +2,8 @@ import { z } from 'zod';
 
 // ---- shared pieces ----------------------------------------------------------------------------
 
-const email = z.string().trim().max(320).email();
+// RFC 5321's limits (a 64-character local part, 254 in all), which `format: email` implies and the columns hold.
+const email = z.string().trim().max(254).email().refine((v) => v.lastIndexOf('@') <= 64, 'the part before @ is at most 64 characters');
 /** Ids are Postgres `integer`s: a larger number is refused here rather than by the database. */
 const MAX_ID = 2 ** 31 - 1;
 const idParam = (what: string) => z.string().regex(/^\d{1,9}$/, `${what} id must be an integer`).transform(Number).describe(`${what} id (integer)`);
