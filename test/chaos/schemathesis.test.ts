@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
@@ -25,27 +25,26 @@ const venv = path.join(stackDir, `venv-schemathesis-${SCHEMATHESIS_VERSION}`);
 const st = path.join(venv, 'bin', 'st');
 
 /**
- * The pinned Schemathesis in its own virtualenv, made once (a second run reuses it). Built in a
- * scratch directory and renamed into place, so an interrupted install is never taken for a good one.
- * Debian's python3 lacks ensurepip until python3-venv is installed: installed here the way dev/stack
- * installs its Debian packages.
+ * The pinned Schemathesis in its own virtualenv, made once (a second run reuses it). A marker file
+ * written last says the install finished, so an interrupted one is made again rather than reused.
+ * Debian's python3 lacks ensurepip until python3-venv is installed: installed here with apt-get, as
+ * dev/stack installs its Debian packages.
  */
 async function ensureSchemathesis(): Promise<void> {
-  if (existsSync(st)) return;
-  const scratch = `${venv}.tmp-${process.pid}`;
-  rmSync(scratch, { recursive: true, force: true });
+  const done = path.join(venv, '.installed');
+  if (existsSync(done)) return;
+  rmSync(venv, { recursive: true, force: true });
   try {
-    await run('python3', ['-m', 'venv', scratch]);
+    await run('python3', ['-m', 'venv', venv]);
   } catch {
-    await run('apt-get', ['update', '-q'], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    await run('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'python3-venv'], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    await run('python3', ['-m', 'venv', scratch]);
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    await run('apt-get', ['update', '-q'], { env, maxBuffer: 1 << 24 });
+    await run('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'python3-venv'], { env, maxBuffer: 1 << 24 });
+    rmSync(venv, { recursive: true, force: true });
+    await run('python3', ['-m', 'venv', venv]);
   }
-  await run(path.join(scratch, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS_VERSION}`], { maxBuffer: 1 << 24 });
-  // The scripts name their interpreter by absolute path: make the venv again in place (pip's packages stay).
-  if (existsSync(venv)) rmSync(venv, { recursive: true, force: true });
-  renameSync(scratch, venv);
-  await run('python3', ['-m', 'venv', venv]);
+  await run(path.join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS_VERSION}`], { maxBuffer: 1 << 24 });
+  writeFileSync(done, `${SCHEMATHESIS_VERSION}\n`);
 }
 
 /**
@@ -123,6 +122,8 @@ test(`schemathesis: ${MAX_EXAMPLES} cases per operation, all checks, 0 failures`
     '--phases', 'examples,fuzzing,stateful',
     '--max-examples', String(MAX_EXAMPLES),
     '--seed', String(SEED),
+    // No example database carried between runs: the seed alone decides the cases.
+    '--generation-database', 'none',
     '--workers', '2',
     '--request-timeout', '10',
     '--continue-on-failure',
