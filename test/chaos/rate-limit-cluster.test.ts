@@ -85,14 +85,27 @@ async function expectClientLimited(res: Response) {
 }
 
 test(`a burst at both processes at once: ${BURST} pass in total, the rest 429 with Retry-After`, async () => {
-  const auth = bearer(await newClient('burst'));
   const n = BURST + 10;
-  const responses = await Promise.all(Array.from({ length: n }, (_, i) => health(i, auth)));
-  const statuses = responses.map((r) => r.status);
+  // The burst window is one second long (a fixed window from the first request). On a loaded machine
+  // 30 requests may take longer than that to answer: such an attempt is bounded by one BURST per
+  // window it touched, and the burst is tried again (a fresh client each time) for a clean one.
+  const attempts: { elapsed_ms: number; ok: number; limited: number; ok_per_process: number[]; other: number[] }[] = [];
+  let clean: { statuses: number[]; responses: Response[] } | undefined;
+  for (let attempt = 0; attempt < 3 && !clean; attempt++) {
+    const auth = bearer(await newClient(`burst ${attempt}`));
+    const started = Date.now();
+    const responses = await Promise.all(Array.from({ length: n }, (_, i) => health(i, auth)));
+    const elapsed = Date.now() - started;
+    const statuses = responses.map((r) => r.status);
+    attempts.push({ elapsed_ms: elapsed, ok: count(statuses, 200), limited: count(statuses, 429), ok_per_process: perServer(statuses, 200), other: statuses.filter((x) => x !== 200 && x !== 429) });
+    expect(count(statuses, 200)).toBeLessThanOrEqual(BURST * (Math.floor(elapsed / 1000) + 1));
+    if (elapsed < 1000) clean = { statuses, responses };
+    else await Promise.all(responses.map((r) => r.body?.cancel()));
+  }
   figures.burst_sent = n;
-  figures.burst_200 = count(statuses, 200);
-  figures.burst_429 = count(statuses, 429);
-  figures.burst_200_per_process = perServer(statuses, 200);
+  figures.burst_attempts = attempts;
+  if (!clean) throw new Error(`no burst of ${n} was answered within one second in 3 attempts: ${JSON.stringify(attempts)}`);
+  const { statuses, responses } = clean;
   expect(count(statuses, 200)).toBe(BURST);
   expect(count(statuses, 429)).toBe(n - BURST);
   // Both processes let some through: one budget for the two, not one per process.
