@@ -171,6 +171,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   app.use(docs.routes());
   // On the main listener unless METRICS_PORT gives them a listener of their own (api/server.ts).
   if (config.METRICS_PORT === undefined) app.use(metricsRoute(metrics));
+  app.use(api.methodGuard());
   app.use(api.router.routes());
   app.use(methodNotAllowed());
   app.use(api.router.allowedMethods({ throw: false }));

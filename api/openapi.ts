@@ -59,7 +59,9 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
     const formats = r.method === 'get' && !r.ownFormat;
     for (const [status, res] of Object.entries(r.responses)) {
       const contentType = res.contentType ?? 'application/json';
-      const schema = res.schema ? jsonSchema(res.schema, 'output', components) : undefined;
+      // An error status declared with a description only has the route's error body.
+      const bodySchema = res.schema ?? (Number(status) >= 400 && !res.contentType ? (r.errorShape === 'success' ? successErrorSchema : status === '422' ? validationErrorSchema : errorSchema) : undefined);
+      const schema = bodySchema ? jsonSchema(bodySchema, 'output', components) : undefined;
       const content: Record<string, unknown> = schema ? { [contentType]: { schema } } : {};
       if (schema && formats && contentType === 'application/json') {
         content['application/yaml'] = { schema };
@@ -68,8 +70,11 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
       responses[status] = { description: res.description, ...(schema ? { content } : {}) };
     }
     const errorBody = r.errorShape === 'success' ? successErrorSchema : errorSchema;
+    // Error bodies follow ?format= too (api/middleware/format.ts): YAML and Markdown besides JSON.
+    const errorContent = (schema: Record<string, unknown>) =>
+      formats ? { 'application/json': { schema }, 'application/yaml': { schema }, 'text/markdown': { schema: { type: 'string' } } } : { 'application/json': { schema } };
     const addError = (status: number, description: string, schema: z.ZodType = errorBody) => {
-      if (!(String(status) in responses)) responses[status] = { description, content: { 'application/json': { schema: jsonSchema(schema, 'output', components) } } };
+      if (!(String(status) in responses)) responses[status] = { description, content: errorContent(jsonSchema(schema, 'output', components)) };
     };
     if (r.security !== 'none') {
       addError(401, 'Missing or invalid credentials');
@@ -78,7 +83,20 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
     } else {
       addError(429, 'Too many requests from this address (PUBLIC_RATE_LIMIT_PER_MINUTE, PUBLIC_RATE_LIMIT_BURST); retry after Retry-After');
     }
-    if (r.params || r.query || r.body || r.bodyDoc || r.headers) addError(422, 'Validation error', r.errorShape === 'success' ? successErrorSchema : validationErrorSchema);
+    // An unknown ?format= and an unreadable body are refused before the route is known
+    // (api/middleware/format.ts, body.ts), in the common validation shape: a route whose own errors
+    // are {success: false} documents both shapes, and one whose 422 is a page, JSON too.
+    if ((formats || r.body) && r.errorShape === 'success') {
+      responses[422] = { description: r.responses[422]?.description ?? 'Validation error', content: errorContent({ anyOf: [jsonSchema(successErrorSchema, 'output', components), jsonSchema(validationErrorSchema, 'output', components)] }) };
+    } else if (formats || r.params || r.query || r.body || r.bodyDoc || r.headers) {
+      addError(422, 'Validation error', r.errorShape === 'success' ? successErrorSchema : validationErrorSchema);
+    }
+    const declared422 = responses[422] as { content?: Record<string, unknown> } | undefined;
+    if (formats && declared422?.content && !('application/json' in declared422.content)) {
+      declared422.content['application/json'] = { schema: jsonSchema(validationErrorSchema, 'output', components) };
+    }
+    // Node answers a request line or headers past its limit (16 KiB) with 431 and no body, before the app.
+    responses[431] = { description: 'Request line or headers too large' };
     const bodyTypes = r.bodyContentType ? [r.bodyContentType] : ['application/json', 'application/yaml', 'text/yaml', 'application/x-yaml'];
     if (r.body) addError(415, 'Unsupported request content type');
     // Any request that reaches a backing service can meet it down (lib/outages.ts): 503 with Retry-After, never a 500.

@@ -90,6 +90,46 @@ export class ApiRouter {
     return this;
   }
 
+  /**
+   * Answers a method the path's own operation does not have before the router can hand the request
+   * to a less specific one: `GET /media/videos/import` is 405 (the path has POST only), not `GET
+   * /media/videos/{video_id}` with the id "import". Of the route paths that match, the most specific
+   * (a literal segment beats a parameter, left to right) decides, and `Allow` (also the answer to
+   * OPTIONS) lists its methods only. Paths no route matches go on (404).
+   */
+  methodGuard(): Middleware<AppState> {
+    return async (ctx, next) => {
+      const allowed = this.methodsFor(ctx.path);
+      if (!allowed) return next();
+      const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
+      if (allowed.includes(method)) return next();
+      const allow = [...(allowed.includes('GET') ? ['HEAD'] : []), ...allowed].join(', ');
+      ctx.set('Allow', allow);
+      if (ctx.method === 'OPTIONS') {
+        ctx.status = 200;
+        ctx.body = '';
+        return;
+      }
+      ctx.status = 405;
+    };
+  }
+
+  /** The methods of the most specific route path matching `path`, or undefined when none does. */
+  private methodsFor(path: string): string[] | undefined {
+    const segments = path.replace(/\/+$/, '').split('/');
+    let best: { rank: string; methods: Set<string> } | undefined;
+    for (const r of this.routes) {
+      const template = r.path.split('/');
+      if (template.length !== segments.length) continue;
+      if (!template.every((t, i) => t.startsWith('{') || t === segments[i])) continue;
+      // '1' for a literal segment, '0' for a parameter: the greater string is the more specific path.
+      const rank = template.map((t) => (t.startsWith('{') ? '0' : '1')).join('');
+      if (!best || rank > best.rank) best = { rank, methods: new Set() };
+      if (rank === best.rank) best.methods.add(r.method.toUpperCase());
+    }
+    return best ? [...best.methods] : undefined;
+  }
+
   /** True for a path of a route that reads `?format=` itself. */
   ownsFormat(path: string): boolean {
     return this.ownFormatPaths.some((re) => re.test(path));

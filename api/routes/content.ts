@@ -258,7 +258,7 @@ export function contentRoutes(api: ApiRouter, repo: ContentRepository): void {
     operationId: 'createCategory',
     summary: 'Create a category',
     body: categoryCreateBody,
-    responses: { 201: { description: 'Created', schema: dashboardCategoryResponse }, 409: { description: 'The slug exists' } },
+    responses: { 201: { description: 'Created', schema: dashboardCategoryResponse }, 400: { description: 'No slug given and the name gives none (e.g. only symbols)' }, 409: { description: 'The slug exists' } },
     handler: async (ctx, { body }) => {
       ctx.status = 201;
       ctx.body = dashboardCategoryView(await repo.createCategory(clientIdOf(ctx), body));
@@ -330,7 +330,7 @@ export function contentRoutes(api: ApiRouter, repo: ContentRepository): void {
     operationId: 'createTag',
     summary: 'Create a tag (posts also create tags by name)',
     body: tagCreateBody,
-    responses: { 201: { description: 'Created', schema: tagResponse }, 409: { description: 'The slug exists' } },
+    responses: { 201: { description: 'Created', schema: tagResponse }, 400: { description: 'No slug given and the name gives none (e.g. only symbols)' }, 409: { description: 'The slug exists' } },
     handler: async (ctx, { body }) => {
       ctx.status = 201;
       ctx.body = tagView(await repo.createTag(clientIdOf(ctx), body.name, body.slug));

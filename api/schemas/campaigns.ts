@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CATALOG, JOB_STATUSES } from '../../jobs';
 import { CAMPAIGN_STATUSES, LOCATION_STATUSES, WORKFLOW_STATUSES, workflowOptions, workflowTotals } from '../../jobs/workflow';
+import { uuidParam } from './params';
 
 const isoTime = z.string().describe('ISO 8601');
 
@@ -29,8 +30,8 @@ export const campaignCreateBody = z
   .meta({ id: 'CampaignCreate' });
 export type CampaignCreateBody = z.output<typeof campaignCreateBody>;
 
-export const campaignIdParams = z.strictObject({ id: z.string().max(200).describe('campaign id (UUID)') });
-export const campaignJobsParams = z.strictObject({ campaign_id: z.string().max(200).describe('campaign id (UUID)') });
+export const campaignIdParams = z.strictObject({ id: uuidParam('campaign id (UUID)') });
+export const campaignJobsParams = z.strictObject({ campaign_id: uuidParam('campaign id (UUID)') });
 
 export const campaignListQuery = z.strictObject({
   page: z.coerce.number().int().min(1).max(100_000).default(1),

@@ -1,5 +1,6 @@
 import { isFQDN } from 'validator';
 import { z } from 'zod';
+import { uuidParam } from './params';
 
 // ---- requests -------------------------------------------------------------------------------
 
@@ -30,7 +31,7 @@ export const domainName = z
   .refine((v) => v === 'localhost' || isFQDN(v, { require_tld: true, allow_underscores: false }), 'must be a domain name such as blog.example.com');
 
 export const siteCreateBody = z.strictObject({ domain: domainName.describe('the domain the site is served from; the public endpoints take it in X-Content-Domain') });
-export const siteIdParams = z.object({ site_id: z.string().describe('site id (UUID)') });
+export const siteIdParams = z.object({ site_id: uuidParam('site id (UUID)') });
 
 export const contentPageQuery = z.object({
   page: z.coerce.number().int().min(1).default(1),
@@ -53,15 +54,15 @@ const authorFields = {
 };
 export const authorCreateBody = z.strictObject({ full_name: text(200).min(1), ...authorFields });
 export const authorPatchBody = z.strictObject({ full_name: text(200).min(1).optional(), ...authorFields });
-export const authorIdParams = z.object({ author_id: z.string().describe('author id (UUID)') });
+export const authorIdParams = z.object({ author_id: uuidParam('author id (UUID)') });
 
 export const categoryCreateBody = z.strictObject({ name: text(200).min(1), slug: slug.optional().describe('default: from the name'), description: optionalText(2000) });
 export const categoryPatchBody = z.strictObject({ name: text(200).min(1).optional(), slug: slug.optional(), description: optionalText(2000) });
-export const categoryIdParams = z.object({ category_id: z.string().describe('category id (UUID)') });
+export const categoryIdParams = z.object({ category_id: uuidParam('category id (UUID)') });
 
 export const tagCreateBody = z.strictObject({ name: text(100).min(1), slug: slug.optional().describe('default: from the name') });
 export const tagPatchBody = z.strictObject({ name: text(100).min(1).optional(), slug: slug.optional() });
-export const tagIdParams = z.object({ tag_id: z.string().describe('tag id (UUID)') });
+export const tagIdParams = z.object({ tag_id: uuidParam('tag id (UUID)') });
 
 const postFields = {
   excerpt: optionalText(2000),
@@ -86,7 +87,7 @@ const richText = z
 /** Spec §4.11; checked by the handler so that a missing field is the spec's 400 (not a 422). */
 export const postCreateBody = z.strictObject({ slug: slug.describe('unique per client'), title: text(300).min(1), body: richText, ...postFields });
 export const postPatchBody = z.strictObject({ slug: slug.optional(), title: text(300).min(1).optional(), body: richText.optional(), ...postFields });
-export const postIdParams = z.object({ post_id: z.string().describe('post id (UUID)') });
+export const postIdParams = z.object({ post_id: uuidParam('post id (UUID)') });
 export const postSlugParams = z.object({ slug: z.string().describe('the post\'s slug') });
 
 export const postListQuery = contentPageQuery.extend({

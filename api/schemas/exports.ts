@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { EXPORT_FORMATS } from '../exports/formats';
+import { uuidParam } from './params';
 
-export const campaignExportParams = z.object({ campaign_id: z.string().describe('campaign id (UUID)') });
-export const jobExportParams = z.object({ job_id: z.string().describe('job id (UUID)') });
+export const campaignExportParams = z.object({ campaign_id: uuidParam('campaign id (UUID)') });
+export const jobExportParams = z.object({ job_id: uuidParam('job id (UUID)') });
 
 const queryBool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 

@@ -1,20 +1,35 @@
 import { z } from 'zod';
 import { FLAGS, MEDIA_TYPES, RESOURCE_TYPES, SOURCES } from '../../lib/idap';
+import { uuidParam } from './params';
 
 // ---- parameters (spec §4.5) -----------------------------------------------------------------
 
 const anyType = z.enum([...RESOURCE_TYPES, ...MEDIA_TYPES]).describe(`${RESOURCE_TYPES.join(', ')}; media types (${MEDIA_TYPES.join(', ')}) are served by the media proxy`);
 
-export const typeParams = z.object({ resource_type: anyType });
-export const resourceParams = z.object({ resource_type: anyType, resource_id: z.string().describe('resource id (UUID)') });
+// Listings, stats, resolve and import take record types only: a media type is answered 400 with a
+// pointer to the media proxy (the spec's wording), so the document lists the record types alone.
+export const typeParams = z.object({ resource_type: anyType.meta({ enum: [...RESOURCE_TYPES], description: RESOURCE_TYPES.join(', ') }) });
+// `media` is its own path (/idap/media/{media_id}, the media proxy), so it is not a type here.
+const recordOrMediaType = anyType.meta({ enum: [...RESOURCE_TYPES, ...MEDIA_TYPES.filter((t) => t !== 'media')] });
+export const resourceParams = z.object({ resource_type: recordOrMediaType, resource_id: uuidParam('resource id (UUID)') });
 
-const commaList = <T extends z.ZodType<unknown, string>>(item: T, max: number) =>
-  z.string().max(2000).transform((s) => [...new Set(s.split(',').map((x) => x.trim()).filter(Boolean))]).pipe(z.array(item).max(max));
+/**
+ * A comma list of `item`s (blanks around and empty entries ignored, duplicates once). `itemPattern`
+ * (a regular expression for one entry) goes into the document as the whole list's pattern, so the
+ * document refuses what validation refuses.
+ */
+const commaList = <T extends z.ZodType<unknown, string>>(item: T, max: number, itemPattern: string) =>
+  z
+    .string()
+    .max(2000)
+    .meta({ pattern: `^\\s*(?:${itemPattern})?\\s*(?:,\\s*(?:${itemPattern})?\\s*)*$` })
+    .transform((s) => [...new Set(s.split(',').map((x) => x.trim()).filter(Boolean))])
+    .pipe(z.array(item).max(max));
 
-export const fieldsParam = commaList(z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'a field is a name of letters, digits and _'), 50)
+export const fieldsParam = commaList(z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'a field is a name of letters, digits and _'), 50, '[A-Za-z0-9_]{1,64}')
   .optional()
   .describe('comma list: top-level keys (tenant_id, created_at, modified_at, flags, data) and data keys; idap_ref, resource_type and resource_id are always present');
-export const includeParam = commaList(z.enum(RESOURCE_TYPES), RESOURCE_TYPES.length).optional().describe('comma list of related resource types, returned under `related`');
+export const includeParam = commaList(z.enum(RESOURCE_TYPES), RESOURCE_TYPES.length, RESOURCE_TYPES.join('|')).optional().describe('comma list of related resource types, returned under `related`');
 
 const flagFilter = z.string().refine((v) => (FLAGS as readonly string[]).includes(v.replace(/^!/, '')), { message: `unknown flag; flags are ${FLAGS.join(', ')} (prefix ! to exclude)` });
 
@@ -27,7 +42,7 @@ export const listQuery = z.strictObject({
   include: includeParam,
   campaign_id: z.string().min(1).max(200).optional(),
   source: z.enum(SOURCES).optional(),
-  flags: commaList(flagFilter, FLAGS.length).optional()
+  flags: commaList(flagFilter, FLAGS.length, `!?(?:${FLAGS.join('|')})`).optional()
     .describe('comma list; all must be present; prefix ! excludes; rejected resources are excluded unless flags=rejected is passed'),
   sort: z.enum(['created_at', 'updated_at', 'modified_at', 'name']).default('created_at')
     .describe('updated_at (= modified_at) with order=asc is the sync order: following next_cursor loses and repeats nothing while writes happen'),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ALL_JOB_SPECS, JOB_STATUSES, JOB_TYPES } from '../../jobs';
 import { anyResult } from '../../jobs/fields';
+import { uuidParam } from './params';
 
 /** `data` of a completed job: each type's documented result (jobs/<type>.ts), or another type's object. */
 const jobResultData = z
@@ -85,7 +86,7 @@ export const jobListResponse = z.object({
   jobs: z.array(jobListItem),
 }).meta({ id: 'JobListResponse' });
 
-export const jobIdParams = z.object({ job_id: z.string().describe('job id (UUID)') });
+export const jobIdParams = z.object({ job_id: uuidParam('job id (UUID)') });
 
 export const cancelResponse = z.object({
   success: z.boolean(),

@@ -2,7 +2,10 @@ import { z } from 'zod';
 
 // ---- shared pieces ----------------------------------------------------------------------------
 
-const email = z.string().trim().max(320).email();
+// RFC 5321's limits (a 64-character local part, 254 in all), which `format: email` implies and the columns hold.
+const email = z.string().trim().max(254).email().refine((v) => v.lastIndexOf('@') <= 64, 'the part before @ is at most 64 characters');
+/** Ids are Postgres `integer`s: a larger number is refused here rather than by the database. */
+const MAX_ID = 2 ** 31 - 1;
 const idParam = (what: string) => z.string().regex(/^\d{1,9}$/, `${what} id must be an integer`).transform(Number).describe(`${what} id (integer)`);
 const queryBool = z.enum(['true', 'false']).transform((v) => v === 'true');
 // A list name as the unsubscribe pages know it (lib/unsubscribe.ts LIST_NAME).
@@ -63,31 +66,31 @@ export const foldersResponse = z.object({
   folders: z.array(z.object({ name: z.string(), total: z.number().int(), unread: z.number().int() })),
 });
 export const labelsResponse = z.object({ success: z.literal(true), labels: z.array(z.object({ name: z.string(), total: z.number().int() })) });
-export const mailboxScopeQuery = z.strictObject({ mailbox_id: z.coerce.number().int().min(1).describe('mailbox id') });
+export const mailboxScopeQuery = z.strictObject({ mailbox_id: z.coerce.number().int().min(1).max(MAX_ID).describe('mailbox id') });
 
 // ---- messages ------------------------------------------------------------------------------------
 
 export const messageSendBody = z
   .strictObject({
-    mailbox_id: z.number().int().min(1),
+    mailbox_id: z.number().int().min(1).max(MAX_ID),
     to: z.array(email).min(1).max(100),
     cc: z.array(email).max(100).optional(),
     subject: z.string().max(998).optional().describe('required unless the template gives one; may use the template\'s {{variables}}'),
     text: z.string().max(1_000_000).optional(),
     html: z.string().max(2_000_000).optional(),
-    template_id: z.number().int().min(1).optional().describe('an active template; its html_source with `variables` filled becomes the HTML body'),
+    template_id: z.number().int().min(1).max(MAX_ID).optional().describe('an active template; its html_source with `variables` filled becomes the HTML body'),
     variables: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)).optional().describe('values of the template\'s {{variables}} (and of the subject\'s)'),
     list: listName.optional().describe('the mailing list the message belongs to: recipients unsubscribed from it (or from everything) are refused with 409'),
-    in_reply_to: z.number().int().min(1).optional().describe('id of a stored message this one answers: In-Reply-To and References are set from it, so the reply joins its thread'),
+    in_reply_to: z.number().int().min(1).max(MAX_ID).optional().describe('id of a stored message this one answers: In-Reply-To and References are set from it, so the reply joins its thread'),
   })
   .refine((b) => b.text !== undefined || b.html !== undefined || b.template_id !== undefined, { message: 'one of text, html or template_id is required', path: ['text'] });
 
 export const messageListQuery = z.strictObject({
-  mailbox_id: z.coerce.number().int().min(1).optional(),
+  mailbox_id: z.coerce.number().int().min(1).max(MAX_ID).optional(),
   folder: folderName.optional().describe('INBOX, Sent, Snoozed or a folder of your own'),
   label: labelName.optional(),
   is_read: queryBool.optional(),
-  page: z.coerce.number().int().min(1).default(1),
+  page: z.coerce.number().int().min(1).max(100_000).default(1),
   page_size: z.coerce.number().int().min(1).max(100).default(20),
 });
 

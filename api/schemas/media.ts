@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { IMAGE_FORMATS } from '../../lib/media/formats';
+import { uuidParam } from './params';
 
 // ---- uploads (spec §4.8) -------------------------------------------------------------------
 
@@ -28,7 +29,7 @@ export const uploadResponse = z.object({
   format_corrected: z.boolean().describe('true when the extension was changed or added to match the content'),
 });
 
-export const mediaIdParams = z.object({ media_id: z.string().describe('media id (the file_id of an upload, a UUID)') });
+export const mediaIdParams = z.object({ media_id: uuidParam('media id (the file_id of an upload, a UUID)') });
 
 // ---- video import (spec §4.8, §2.14) --------------------------------------------------------
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EVENT_NAMES } from '../../jobs';
+import { uuidParam } from './params';
 
 // ---- requests -------------------------------------------------------------------------------
 
@@ -28,7 +29,7 @@ export const webhookCreateBody = z.strictObject({
   description: z.string().trim().max(500).optional(),
 });
 
-export const webhookIdParams = z.object({ webhook_id: z.string().describe('webhook id (UUID)') });
+export const webhookIdParams = z.object({ webhook_id: uuidParam('webhook id (UUID)') });
 
 export const webhookListQuery = z.object({
   page: z.coerce.number().int().min(1).default(1),

@@ -273,6 +273,8 @@ export class ContentRepository {
 
   async updateTag(clientId: string, id: string, input: { name?: string; slug?: string }): Promise<TagRow | undefined> {
     if (!isUuid(id)) return undefined;
+    // Nothing to change: the tag as it is (knex refuses an empty update).
+    if (input.name === undefined && input.slug === undefined) return this.findTag(clientId, id);
     return conflictAs409(`a tag with slug '${input.slug ?? ''}' already exists`, async () => {
       const [row] = (await this.db('content_tags').where({ client_id: clientId, id }).update(input).returning('*')) as TagRow[];
       return row;

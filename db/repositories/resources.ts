@@ -259,6 +259,8 @@ export async function updateFlags(
   /** Runs in the same transaction when the flags changed (e.g. to queue the lead for re-indexing). */
   onChange?: (trx: Knex.Transaction, row: ResourceModel) => Promise<void>,
 ): Promise<ResourceModel | undefined> {
+  // Not a UUID: no such resource (the uuid column would refuse the comparison).
+  if (!UUID.test(id)) return undefined;
   return db.transaction(async (trx) => {
     await lockClient(trx, clientId);
     const { rowCount } = (await trx.raw(
