@@ -28,7 +28,7 @@ export interface ServiceProcess {
  * SIGKILL of its parent) with `env` on top of this process's environment; resolves once the
  * process logs `readyMessage` (pino's JSON lines on stdout; LOG_LEVEL=info for that).
  */
-export async function startServiceProcess(entry: string, env: Record<string, string>, readyMessage: string, timeoutMs = 60_000): Promise<ServiceProcess> {
+export async function startServiceProcess(entry: string, env: Record<string, string>, readyMessage: string, timeoutMs = 180_000): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
@@ -40,7 +40,11 @@ export async function startServiceProcess(entry: string, env: Record<string, str
   await new Promise<void>((resolve, reject) => {
     let buffered = '';
     let ready = false;
-    const timer = setTimeout(() => reject(new Error(`${entry} did not log "${readyMessage}" within ${timeoutMs} ms: ${stderr}`)), timeoutMs);
+    // Generous: a worker bundles the workflow code at start, which takes a minute on a busy 2-core machine.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${entry} did not log "${readyMessage}" within ${timeoutMs} ms: ${stderr}`));
+    }, timeoutMs);
     // Keep reading stdout for the whole life of the process: a full pipe would block it.
     child.stdout?.on('data', (d: Buffer) => {
       if (ready) return;

@@ -1,7 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { userInfo } from 'node:os';
-import { tmpdir } from 'node:os';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, waitFor } from './processes';
@@ -39,6 +38,8 @@ const stackDir = () => process.env.STACK_DIR ?? path.join(ROOT, '.stack');
  */
 export async function startPrivateStack(which: readonly ServerName[]): Promise<PrivateStack> {
   const dir = mkdtempSync(path.join(tmpdir(), 'lj-private-'));
+  // Postgres runs as its own user when the tests run as root: it must reach its folder inside.
+  chmodSync(dir, 0o755);
   const starters: Record<ServerName, (d: string) => Promise<Started>> = { postgres: privatePostgres, temporal: privateTemporal, minio: privateMinio, elasticsearch: privateElasticsearch };
   const results = await Promise.allSettled(which.map((name) => starters[name](dir)));
   const started = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
