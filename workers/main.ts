@@ -3,7 +3,7 @@
  * Worker per job task queue, and drains on SIGTERM/SIGINT (in-flight activities get the grace time).
  */
 import { hostname } from 'node:os';
-import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type LogLevel, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { createDb } from '../db';
 import { loadConfigOrExit, type Config } from '../lib/config';
@@ -18,7 +18,8 @@ import { taskQueue, workflowTaskQueues } from '../jobs/queues';
 import { startWorkerWebhookDispatcher } from './webhook-dispatch';
 import { createRateLimitedWorkers, createWorkers } from './worker';
 
-export async function runWorkers(config: Config, identity = config.WORKER_ID ?? `${hostname()}:${process.pid}`): Promise<{ run: Promise<void>; shutdown: () => void }> {
+/** `bundle`: workflow code bundled beforehand (tests that restart workers often); by default it is bundled here, once per process. */
+export async function runWorkers(config: Config, identity = config.WORKER_ID ?? `${hostname()}:${process.pid}`, bundle?: WorkflowBundleWithSourceMap): Promise<{ run: Promise<void>; shutdown: () => void }> {
   const logger = createLogger(config.LOG_LEVEL, 'worker');
   Runtime.install({
     logger: new DefaultLogger(sdkLogLevel(config.LOG_LEVEL)),
@@ -43,6 +44,7 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
     activities,
     identity,
     logger,
+    bundle,
   });
   workers.push(...(await createRateLimitedWorkers({ connection, namespace: config.TEMPORAL_NAMESPACE, queues: activityQueueLimits(config), activities, identity, logger })));
   if (!config.SEC_USER_AGENT) logger.warn('SEC_USER_AGENT is not set: US crawlCompanyData jobs will fail');

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { workflowBundle } from '../../workers/worker';
 
 /**
  * Helpers of the crash and outage tests (test/chaos/): the size knob, the real API and worker
@@ -28,8 +30,8 @@ export interface ServiceProcess {
  * SIGKILL of its parent) with `env` on top of this process's environment; resolves once the
  * process logs `readyMessage` (pino's JSON lines on stdout; LOG_LEVEL=info for that).
  */
-export async function startServiceProcess(entry: string, env: Record<string, string>, readyMessage: string, timeoutMs = 180_000): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+export async function startServiceProcess(entry: string, env: Record<string, string>, readyMessage: string, args: string[] = [], timeoutMs = 180_000): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -72,9 +74,26 @@ export async function startServiceProcess(entry: string, env: Record<string, str
   };
 }
 
-/** The production worker (workers/main.ts: every job type's queues and the rate-limited ones). */
-export function startWorkerProcess(identity: string, env: Record<string, string>): Promise<ServiceProcess> {
-  return startServiceProcess('workers/main.ts', { ...env, WORKER_ID: identity }, 'worker running');
+let bundleFile: Promise<string> | undefined;
+
+/** The workflow code bundled once per test file, in a temp file for the worker processes. */
+function bundledWorkflows(): Promise<string> {
+  return (bundleFile ??= workflowBundle().then((bundle) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'lj-bundle-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'workflows.json');
+    writeFileSync(file, JSON.stringify(bundle));
+    return file;
+  }));
+}
+
+/**
+ * The production worker (runWorkers of workers/main.ts: every job type's queues and the
+ * rate-limited ones) in a process of its own, with the workflow code bundled once by this test
+ * file (test/support/worker-main.ts), so that a restart after a kill takes seconds.
+ */
+export async function startWorkerProcess(identity: string, env: Record<string, string>): Promise<ServiceProcess> {
+  return startServiceProcess('test/support/worker-main.ts', { ...env, WORKER_ID: identity }, 'worker running', [await bundledWorkflows()]);
 }
 
 /** The production API (api/server.ts) on `port`. */
