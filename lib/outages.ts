@@ -47,8 +47,21 @@ export function unavailableDependency(err: unknown, depth = 0): Dependency | und
   return unavailableDependency(e.cause, depth + 1);
 }
 
-/** A raw socket error: pg's carries its port in the message ("connect ECONNREFUSED 127.0.0.1:5432"); MinIO's client is told apart by its stack. */
+const OWNER = Symbol('leadjobs.dependency');
+
+/**
+ * Marks a client's error as `dependency`'s: a refused connection is a bare socket error that says
+ * nothing of whose socket it was (lib/storage.ts marks MinIO's, which would else read as the database's).
+ */
+export function markDependency<E>(err: E, dependency: Dependency): E {
+  if (typeof err === 'object' && err !== null && !Object.prototype.hasOwnProperty.call(err, OWNER)) Object.defineProperty(err, OWNER, { value: dependency });
+  return err;
+}
+
+/** A raw socket error: marked by its client (markDependency), else MinIO's client is told apart by its stack, else it is pg's. */
 function socketOwner(e: ErrorLike): Dependency | undefined {
+  const owner = (e as Record<symbol, unknown>)[OWNER];
+  if (typeof owner === 'string') return owner as Dependency;
   const stack = (e as { stack?: unknown }).stack;
   if (typeof stack === 'string' && /node_modules[\\/]minio[\\/]/.test(stack)) return 'storage';
   return undefined;

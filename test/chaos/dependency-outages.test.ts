@@ -62,7 +62,7 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
   [api, worker] = await Promise.all([startApiProcess(port, env), startWorkerProcess('outages-worker', env)]);
 
   const answers: Answer[] = [];
-  const created: { id: string; site: string; phase: string }[] = [];
+  const created: { id: string; site: string; phase: string; distinct: boolean }[] = [];
   const unreachable: string[] = [];
   let phase = 'calm';
   const call = async (what: string, path: string, init: RequestInit = {}): Promise<{ status: number; json: Json }> => {
@@ -80,11 +80,15 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
     try { json = JSON.parse(body) as Json; } catch { /* not JSON: recorded above */ }
     return { status: res.status, json };
   };
+  let submissions = 0;
   const submit = async () => {
-    const url = await sites.ownHost({ delay_ms: 300 });
+    // Every fourth site on a loopback address of its own: a lead of its own to find in lead search
+    // (the rest share 127.0.0.1, one lead; 127.0.0.0/8 has 253 addresses for the others).
+    const distinct = submissions++ % 4 === 0;
+    const url = distinct ? await sites.ownHost({ delay_ms: 300 }) : sites.url({ delay_ms: 300 });
     const site = String(new URL(url).searchParams.get('site'));
     const r = await call('submit', '/api/v1/jobs/crawlSite/submit', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ payload: { url } }) });
-    if (r.status === 201) created.push({ id: String(r.json.job_id), site, phase });
+    if (r.status === 201) created.push({ id: String(r.json.job_id), site, phase, distinct });
   };
   const upload = () => {
     const form = new FormData();
@@ -98,7 +102,7 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
     for (let n = 0; loading; n++) {
       const last = created[created.length - 1];
       await Promise.all([
-        submit(),
+        n % 2 === 0 ? submit() : undefined,
         last ? call('status', `/api/v1/jobs/${last.id}/status`) : undefined,
         call('list', '/api/v1/jobs/list?per_page=5'),
         call('lead search', '/api/v1/search/leads?per_page=5'),
@@ -179,12 +183,12 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
   await waitFor(async () => (await Promise.all(created.map((c) => statusOf(c.id)))).every((st) => terminal.includes(st)), size(4, 8) * 60_000, 'every job terminal');
   const finals = await Promise.all(created.map(async (c) => ({ ...c, status: await statusOf(c.id) })));
 
-  // The lead index catches up: every completed job's lead is found, those done during the search outage too.
+  // The lead index catches up: every completed job's own lead is found, those done during the search outage too.
   const leadFound = async (site: string) => {
     const r = await call('lead lookup', `/api/v1/search/leads?query=${site}&per_page=5`);
     return r.status === 200 && (r.json.hits as { name: string }[]).some((h) => h.name === site);
   };
-  const completed = finals.filter((f) => f.status === 'completed');
+  const completed = finals.filter((f) => f.status === 'completed' && f.distinct);
   await waitFor(async () => (await Promise.all(completed.map((f) => leadFound(f.site)))).every(Boolean), 120_000, 'every completed job\'s lead in lead search');
 
   const fiveHundreds = answers.filter((a) => a.status >= 500 && !(a.status === 503 && a.retryAfter));
@@ -195,7 +199,7 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
     jobs: finals.length,
     jobs_by_status: finals.reduce<Record<string, number>>((acc, f) => ({ ...acc, [f.status]: (acc[f.status] ?? 0) + 1 }), {}),
     leads_found: completed.length,
-    leads_of_jobs_during_search_outage: created.filter((c) => c.phase === 'elasticsearch down').length,
+    leads_of_jobs_during_search_outage: created.filter((c) => c.phase === 'elasticsearch down' && c.distinct).length,
   });
 
   expect(unreachable).toEqual([]);

@@ -25,52 +25,65 @@ export interface ServiceProcess {
   kill(signal: NodeJS.Signals): Promise<string>;
 }
 
+/** A started process that has not yet said `marker` on stdout (a pino `msg`, or a line of its own). */
+interface Spawned {
+  process: ServiceProcess;
+  waitFor(marker: string, timeoutMs?: number): Promise<void>;
+}
+
 /**
  * `node --import tsx <entry>` (tsx as a loader, not the tsx CLI, whose own child would outlive a
- * SIGKILL of its parent) with `env` on top of this process's environment; resolves once the
- * process logs `readyMessage` (pino's JSON lines on stdout; LOG_LEVEL=info for that).
+ * SIGKILL of its parent) with `env` on top of this process's environment (LOG_LEVEL=info, so that
+ * pino's JSON lines on stdout say when it is ready).
  */
-export async function startServiceProcess(entry: string, env: Record<string, string>, readyMessage: string, args: string[] = [], timeoutMs = 180_000): Promise<ServiceProcess> {
+function spawnService(entry: string, env: Record<string, string>, args: string[] = []): Spawned {
   const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? String(code))));
   let stderr = '';
+  let stdout = '';
+  const waiting = new Set<() => void>();
   child.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
-  await new Promise<void>((resolve, reject) => {
-    let buffered = '';
-    let ready = false;
-    // Generous: a worker bundles the workflow code at start, which takes a minute on a busy 2-core machine.
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${entry} did not log "${readyMessage}" within ${timeoutMs} ms: ${stderr}`));
-    }, timeoutMs);
-    // Keep reading stdout for the whole life of the process: a full pipe would block it.
-    child.stdout?.on('data', (d: Buffer) => {
-      if (ready) return;
-      buffered += d.toString();
-      if (buffered.includes(`"msg":"${readyMessage}"`)) {
-        clearTimeout(timer);
-        ready = true;
-        resolve();
-      } else {
-        buffered = buffered.slice(-2000);
-      }
-    });
-    void exited.then((how) => {
-      clearTimeout(timer);
-      reject(new Error(`${entry} exited (${how}) before it was ready: ${stderr}`));
-    });
+  // Read stdout for the whole life of the process: a full pipe would block it.
+  child.stdout?.on('data', (d: Buffer) => {
+    stdout = (stdout + d.toString()).slice(-4000);
+    waiting.forEach((check) => check());
   });
-  return {
+  const processHandle: ServiceProcess = {
     child,
     exited,
     kill: async (signal) => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
     },
+  };
+  return {
+    process: processHandle,
+    // Generous: starting a process loads the whole project through tsx, a minute on a busy 2-core machine.
+    waitFor: (marker, timeoutMs = 180_000) => new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (!stdout.includes(marker)) return;
+        stdout = '';
+        done();
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        done();
+        child.kill('SIGKILL');
+        reject(new Error(`${entry} did not say ${marker} within ${timeoutMs} ms: ${stderr}`));
+      }, timeoutMs);
+      const done = () => { clearTimeout(timer); waiting.delete(check); };
+      waiting.add(check);
+      void exited.then((how) => {
+        if (!waiting.has(check)) return;
+        done();
+        reject(new Error(`${entry} exited (${how}) before it said ${marker}: ${stderr}`));
+      });
+      check();
+    }),
   };
 }
 
@@ -89,16 +102,36 @@ function bundledWorkflows(): Promise<string> {
 
 /**
  * The production worker (runWorkers of workers/main.ts: every job type's queues and the
- * rate-limited ones) in a process of its own, with the workflow code bundled once by this test
- * file (test/support/worker-main.ts), so that a restart after a kill takes seconds.
+ * rate-limited ones) in a process of its own, with the workflow code bundled once by this test file
+ * (test/support/worker-main.ts).
  */
 export async function startWorkerProcess(identity: string, env: Record<string, string>): Promise<ServiceProcess> {
-  return startServiceProcess('test/support/worker-main.ts', { ...env, WORKER_ID: identity }, 'worker running', [await bundledWorkflows()]);
+  return (await standbyWorkerProcess(identity, env)).start();
+}
+
+/**
+ * A worker process loaded but not yet connected, as a supervisor keeps one warm: `start()` makes it
+ * run and resolves once it polls. A crash test restarts a killed worker in seconds this way,
+ * where loading the project takes a minute on a busy machine.
+ */
+export async function standbyWorkerProcess(identity: string, env: Record<string, string>): Promise<{ process: ServiceProcess; start(): Promise<ServiceProcess> }> {
+  const spawned = spawnService('test/support/worker-main.ts', { ...env, WORKER_ID: identity }, [await bundledWorkflows(), '--standby']);
+  await spawned.waitFor('standby\n');
+  return {
+    process: spawned.process,
+    start: async () => {
+      spawned.process.child.stdin?.write('start\n');
+      await spawned.waitFor('"msg":"worker running"', 60_000);
+      return spawned.process;
+    },
+  };
 }
 
 /** The production API (api/server.ts) on `port`. */
-export function startApiProcess(port: number, env: Record<string, string>): Promise<ServiceProcess> {
-  return startServiceProcess('api/server.ts', { ...env, HOST: '127.0.0.1', PORT: String(port) }, 'api listening');
+export async function startApiProcess(port: number, env: Record<string, string>): Promise<ServiceProcess> {
+  const spawned = spawnService('api/server.ts', { ...env, HOST: '127.0.0.1', PORT: String(port) });
+  await spawned.waitFor('"msg":"api listening"');
+  return spawned.process;
 }
 
 /** Nearest-rank percentile of `values` (ms). */

@@ -1,5 +1,5 @@
 import { errors } from '@elastic/elasticsearch';
-import { unavailableDependency } from '../../lib/outages';
+import { markDependency, unavailableDependency } from '../../lib/outages';
 
 // Which backing service an error says is down: those answer 503 (api/middleware/errors.ts), the rest 500.
 test('database outages: refused connection, pool timeout, shutdown and connection SQLSTATEs', () => {
@@ -15,6 +15,14 @@ test('search, queue and storage outages; a cause chain is followed', () => {
   expect(unavailableDependency(Object.assign(new Error('14 UNAVAILABLE: No connection established'), { name: 'ServiceError' }))).toBe('queue');
   expect(unavailableDependency(Object.assign(new Error('Please reduce your request rate.'), { code: 'SlowDown' }))).toBe('storage');
   expect(unavailableDependency(new Error('query failed', { cause: Object.assign(new Error('x'), { code: '57P03' }) }))).toBe('database');
+});
+
+test("a refused connection marked as object storage's is a storage outage, not the database's (lib/storage.ts marks MinIO's)", () => {
+  const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9000'), { code: 'ECONNREFUSED', syscall: 'connect' });
+  expect(unavailableDependency(refused())).toBe('database');
+  expect(unavailableDependency(markDependency(refused(), 'storage'))).toBe('storage');
+  // The first mark stands.
+  expect(unavailableDependency(markDependency(markDependency(refused(), 'storage'), 'database'))).toBe('storage');
 });
 
 test('bugs and refusals are not outages', () => {
