@@ -116,12 +116,12 @@ export async function startWorkerProcess(identity: string, env: Record<string, s
  */
 export async function standbyWorkerProcess(identity: string, env: Record<string, string>): Promise<{ process: ServiceProcess; start(): Promise<ServiceProcess> }> {
   const spawned = spawnService('test/support/worker-main.ts', { ...env, WORKER_ID: identity }, [await bundledWorkflows(), '--standby']);
-  await spawned.waitFor('standby\n');
+  await spawned.waitFor('standby\n', 300_000);
   return {
     process: spawned.process,
     start: async () => {
       spawned.process.child.stdin?.write('start\n');
-      await spawned.waitFor('"msg":"worker running"', 60_000);
+      await spawned.waitFor('"msg":"worker running"', 30_000);
       return spawned.process;
     },
   };
