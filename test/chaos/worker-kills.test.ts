@@ -119,7 +119,12 @@ async function submitAll(c: Caller): Promise<{ type: string; jobId: string }[]> 
   for (let i = 0; i < JOBS; i += 10) {
     const batch = await Promise.all(Array.from({ length: Math.min(10, JOBS - i) }, async (_, k) => {
       const { type, payload } = job(i + k);
-      const res = await c.post(`/api/v1/jobs/${type}/submit`, { payload });
+      let res = await c.post(`/api/v1/jobs/${type}/submit`, { payload });
+      // A 503 says retry (a busy Temporal did not answer the start within 5 s): a client does.
+      for (let attempt = 1; res.status === 503 && res.headers.get('retry-after') && attempt < 10; attempt++) {
+        await new Promise((r) => setTimeout(r, 1000));
+        res = await c.post(`/api/v1/jobs/${type}/submit`, { payload });
+      }
       if (res.status !== 201) throw new Error(`submit ${type} ${JSON.stringify(payload)}: ${res.status} ${await res.text()}`);
       return { type, jobId: (await c.json<{ job_id: string }>(res)).job_id };
     }));

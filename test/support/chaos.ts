@@ -23,6 +23,8 @@ export interface ServiceProcess {
   exited: Promise<string>;
   /** Sends `signal` and waits for the process to end. */
   kill(signal: NodeJS.Signals): Promise<string>;
+  /** Its error-level log lines (pino level 50 and up), the last 20: what a 500 was. */
+  errorLogs: string[];
 }
 
 /** A started process that has not yet said `marker` on stdout (a pino `msg`, or a line of its own). */
@@ -47,14 +49,25 @@ function spawnService(entry: string, env: Record<string, string>, args: string[]
   let stdout = '';
   const waiting = new Set<() => void>();
   child.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
+  const errorLogs: string[] = [];
+  let partial = '';
   // Read stdout for the whole life of the process: a full pipe would block it.
   child.stdout?.on('data', (d: Buffer) => {
-    stdout = (stdout + d.toString()).slice(-4000);
+    const text = d.toString();
+    stdout = (stdout + text).slice(-4000);
+    const lines = (partial + text).split('\n');
+    partial = (lines.pop() ?? '').slice(-20_000);
+    for (const line of lines) {
+      if (!/^\{"level":(5|6)\d/.test(line)) continue;
+      errorLogs.push(line.slice(0, 3000));
+      if (errorLogs.length > 20) errorLogs.shift();
+    }
     waiting.forEach((check) => check());
   });
   const processHandle: ServiceProcess = {
     child,
     exited,
+    errorLogs,
     kill: async (signal) => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
