@@ -25,6 +25,16 @@ test("a refused connection marked as object storage's is a storage outage, not t
   expect(unavailableDependency(markDependency(markDependency(refused(), 'storage'), 'database'))).toBe('storage');
 });
 
+test("Objection's DBError around a driver error: a Postgres restarting after a crash is a database outage", () => {
+  // What the API met right after Postgres came back from a crash (57P03), wrapped by Objection (db-errors).
+  const native = Object.assign(new Error('the database system is not yet accepting connections'), { name: 'error', code: '57P03' });
+  const wrapped = Object.assign(new Error(native.message), { name: 'DBError', nativeError: native });
+  expect(unavailableDependency(wrapped)).toBe('database');
+  expect(unavailableDependency(Object.assign(new Error('the database system is in recovery mode'), { name: 'DBError' }))).toBe('database');
+  // A DBError that is a bug stays one.
+  expect(unavailableDependency(Object.assign(new Error('column "x" does not exist'), { name: 'DBError', nativeError: Object.assign(new Error('column "x" does not exist'), { code: '42703' }) }))).toBeUndefined();
+});
+
 test('bugs and refusals are not outages', () => {
   expect(unavailableDependency(new TypeError("Cannot read properties of undefined (reading 'id')"))).toBeUndefined();
   expect(unavailableDependency(Object.assign(new Error('duplicate key value'), { code: '23505' }))).toBeUndefined();
