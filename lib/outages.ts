@@ -38,7 +38,7 @@ export function unavailableDependency(err: unknown, depth = 0): Dependency | und
   // knex: no pooled connection within acquireConnectionTimeout (Postgres down or saturated).
   if (name === 'KnexTimeoutError') return 'database';
   if (code && PG_OUTAGE.test(code)) return 'database';
-  if (/Connection terminated|terminating connection|the database system is (starting up|shutting down|not yet accepting connections|in recovery mode)/i.test(message)) return 'database';
+  if (/Connection terminated|terminating connection|encountered a connection error and is not queryable|the database system is (starting up|shutting down|not yet accepting connections|in recovery mode)/i.test(message)) return 'database';
   // @elastic/elasticsearch transport errors (they carry `meta`): no answer at all. A bare TimeoutError is AbortSignal.timeout's.
   if ((name === 'ConnectionError' || name === 'NoLivingConnectionsError' || name === 'TimeoutError') && 'meta' in e) return 'search';
   // MinIO's client: S3 answers "service unavailable" or "slow down" while a node is restarting.

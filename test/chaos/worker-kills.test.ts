@@ -184,28 +184,26 @@ async function run(name: string, chaos: boolean): Promise<{ outcomes: Outcome[];
   const creds = await api.newClient(name);
   const c = caller(api, bearer(creds));
   worker = await startWorkerProcess(`${name}-worker-0`, env);
+  // The replacements are loaded and connected first (warm spares, not polling), so each restart takes seconds.
+  const ready = chaos ? await Promise.all(Array.from({ length: KILLS }, (_, k) => standbyWorkerProcess(`${name}-worker-${k + 1}`, env))) : [];
+  spares.push(...ready.map((s) => s.process));
   const started = Date.now();
   const jobs = await submitAll(c);
   const ids = jobs.map((j) => j.jobId);
   const kills: { at_terminal: number; in_flight: number; restart_ms: number }[] = [];
-  if (chaos) {
-    for (let k = 1; k <= KILLS; k++) {
-      // The replacement is loaded and connected meanwhile (a warm spare, not polling), so the restart takes seconds.
-      const spareReady = standbyWorkerProcess(`${name}-worker-${k}`, env);
-      void spareReady.then((spare) => spares.push(spare.process), () => undefined);
-      // Kill at a quarter, half and three quarters of the jobs done, with work in flight.
-      const target = Math.floor((JOBS * k) / (KILLS + 1));
-      await waitFor(async () => (await terminalCount(ids)) >= target, size(10, 20) * 60_000, `${target} jobs terminal before kill ${k}`);
-      const spare = await spareReady;
-      const processing = async () => Number(((await api.deps.db('jobs').whereIn('id', ids).where({ status: 'processing' }).count<{ count: string }[]>('* as count'))[0])?.count ?? 0);
-      await waitFor(async () => (await processing()) > 0, 60_000, `a job in flight for kill ${k}`);
-      const inFlight = await processing();
-      const atTerminal = await terminalCount(ids);
-      await worker.kill('SIGKILL');
-      const t0 = Date.now();
-      worker = await spare.start();
-      kills.push({ at_terminal: atTerminal, in_flight: inFlight, restart_ms: Date.now() - t0 });
-    }
+  for (const [index, spare] of ready.entries()) {
+    const k = index + 1;
+    // Kill at a quarter, half and three quarters of the jobs done, with work in flight.
+    const target = Math.floor((JOBS * k) / (KILLS + 1));
+    await waitFor(async () => (await terminalCount(ids)) >= target, size(10, 20) * 60_000, `${target} jobs terminal before kill ${k}`);
+    const processing = async () => Number(((await api.deps.db('jobs').whereIn('id', ids).where({ status: 'processing' }).count<{ count: string }[]>('* as count'))[0])?.count ?? 0);
+    await waitFor(async () => (await processing()) > 0, 60_000, `a job in flight for kill ${k}`);
+    const inFlight = await processing();
+    const atTerminal = await terminalCount(ids);
+    await worker.kill('SIGKILL');
+    const t0 = Date.now();
+    worker = await spare.start();
+    kills.push({ at_terminal: atTerminal, in_flight: inFlight, restart_ms: Date.now() - t0 });
   }
   // A killed attempt is noticed by its heartbeat (20 s) or step timeout (30 s), then retried.
   await waitFor(async () => (await terminalCount(ids)) === ids.length, size(10, 20) * 60_000, `all ${name} jobs terminal`);

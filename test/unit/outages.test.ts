@@ -31,6 +31,8 @@ test("Objection's DBError around a driver error: a Postgres restarting after a c
   const wrapped = Object.assign(new Error(native.message), { name: 'DBError', nativeError: native });
   expect(unavailableDependency(wrapped)).toBe('database');
   expect(unavailableDependency(Object.assign(new Error('the database system is in recovery mode'), { name: 'DBError' }))).toBe('database');
+  // pg's client whose connection broke mid-transaction (Postgres killed during a submission's COMMIT).
+  expect(unavailableDependency(new Error('COMMIT; - Client has encountered a connection error and is not queryable'))).toBe('database');
   // A DBError that is a bug stays one.
   expect(unavailableDependency(Object.assign(new Error('column "x" does not exist'), { name: 'DBError', nativeError: Object.assign(new Error('column "x" does not exist'), { code: '42703' }) }))).toBeUndefined();
 });
