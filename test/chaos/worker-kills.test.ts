@@ -23,13 +23,15 @@ jest.setTimeout(size(20, 40) * 60_000);
 
 /**
  * Fields of GET /results that differ between two runs of the same payload whatever happens: the
- * job's id, worker and times, the registry's request times, and the client's de-duplication store
+ * job's id, worker and times, the registry's request times and durations, and the client's de-duplication store
  * (a person's contact record id, and whether the client's store already held them, depend on which
  * of the client's jobs ran first). Besides, the job and client ids inside strings (a hosted
  * picture's URL names the client's bucket) are replaced.
  */
 const PER_RUN = new Set([
   'job_id', 'worker_id', 'created_at', 'started_at', 'completed_at', 'processing_time_seconds',
+  // crawlCompanyData: how long the registry took to answer.
+  'query_time_ms',
   // crawlCompanyData: when the registry was asked, and so when its cached answer expires.
   'request_date', 'retrieved_at', 'cache_expires_at',
   'canonical_id', 'dedupe_unique',
