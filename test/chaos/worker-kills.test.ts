@@ -39,6 +39,8 @@ const PER_RUN = new Set([
 
 const KEY = 'AIzaStandInKey-0123456789';
 let sites: LeadSites;
+/** The crawlSite jobs' sites on 127.0.0.2: their leads are not the crawlPeople site's company (127.0.0.1), which the client's IDAP would name after whichever crawl finished first. */
+let siteBase: string;
 let website: Website;
 let places: GooglePlacesStandIn;
 let vies: ViesStandIn;
@@ -52,6 +54,7 @@ const spares: ServiceProcess[] = [];
 
 beforeAll(async () => {
   [sites, website, vies, social] = await Promise.all([startLeadSites(), startWebsite(), startViesStandIn(), startSocialStandIn()]);
+  siteBase = new URL(await sites.ownHost()).origin;
   smtp = await startSmtpStandIn({ catchAllDomain: 'catchall.test' });
   dns = await startDnsStandIn({ 'verify.test': { mx: [{ exchange: 'mx.verify.test', priority: 10 }] }, 'mx.verify.test': { a: [smtp.address] } });
   // Bakeries of their own (no photos: a photo's stored copy is keyed by client), one per maps job.
@@ -96,7 +99,7 @@ function bakeryName(i: number): string {
 function job(i: number): { type: string; payload: Record<string, unknown> } {
   switch (i % 6) {
     // A page that takes its time, so that kills find crawls in flight.
-    case 0: return { type: 'crawlSite', payload: { url: `${sites.baseUrl}/?site=kill${i}&leads=${1 + (i % 3)}&delay_ms=1500` } };
+    case 0: return { type: 'crawlSite', payload: { url: `${siteBase}/?site=kill${i}&leads=${1 + (i % 3)}&delay_ms=1500` } };
     case 1: return { type: 'crawlCompanyData', payload: { mode: 'vat', vat_number: `DE${100_000_000 + i}` } };
     case 2: return { type: 'crawlVerify', payload: i % 4 === 0 ? { email: `nobody${i}@verify.test` } : { emails: ['alice@verify.test', `someone${i}@verify.test`, `grey${i}@verify.test`] } };
     case 3: return { type: 'crawlMaps', payload: { search_query: bakeryName(i), max_results: 1, dedupe_enabled: false } };
