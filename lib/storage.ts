@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import * as Minio from 'minio';
 import type { Config } from './config';
+import { markDependency } from './outages';
 
 /** S3's smallest multipart part. */
 const STREAM_PART_SIZE = 5 * 1024 * 1024;
@@ -73,14 +74,14 @@ export class Storage {
   /** Creates the bucket (with an anonymous read-only policy when public), once per process. */
   async ensureBucket(bucket: string, publicRead = true): Promise<void> {
     if (this.ensured.has(bucket)) return;
-    if (!(await this.minio.bucketExists(bucket))) {
+    if (!(await s3(() => this.minio.bucketExists(bucket)))) {
       try {
-        await this.minio.makeBucket(bucket, this.region);
+        await s3(() => this.minio.makeBucket(bucket, this.region));
       } catch (err) {
         // Another worker may have created it between the check and here.
         if ((err as { code?: string }).code !== 'BucketAlreadyOwnedByYou') throw err;
       }
-      if (publicRead) await this.minio.setBucketPolicy(bucket, JSON.stringify(readOnlyPolicy(bucket)));
+      if (publicRead) await s3(() => this.minio.setBucketPolicy(bucket, JSON.stringify(readOnlyPolicy(bucket))));
     }
     this.ensured.add(bucket);
   }
@@ -98,7 +99,7 @@ export class Storage {
   private async putIn(bucket: string, key: string, body: Buffer | string, contentType: string, publicRead: boolean): Promise<StoredObject> {
     await this.ensureBucket(bucket, publicRead);
     const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-    await this.minio.putObject(bucket, key, bytes, bytes.length, { 'Content-Type': contentType });
+    await s3(() => this.minio.putObject(bucket, key, bytes, bytes.length, { 'Content-Type': contentType }));
     return {
       bucket,
       key,
@@ -109,11 +110,13 @@ export class Storage {
     };
   }
 
-  async get(bucket: string, key: string): Promise<Buffer> {
-    const stream = await this.minio.getObject(bucket, key);
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
+  get(bucket: string, key: string): Promise<Buffer> {
+    return s3(async () => {
+      const stream = await this.minio.getObject(bucket, key);
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks);
+    });
   }
 
   /**
@@ -123,7 +126,7 @@ export class Storage {
   async putPrivateStream(key: string, body: Readable, headers: Record<string, string>): Promise<void> {
     await this.ensureBucket(this.resultsBucket, false);
     await this.ensureStagingExpiry();
-    await this.minio.putObject(this.resultsBucket, key, body, undefined, headers);
+    await s3(() => this.minio.putObject(this.resultsBucket, key, body, undefined, headers));
   }
 
   private stagingExpiry?: Promise<void>;
@@ -157,23 +160,32 @@ export class Storage {
   async copyPrivateToClient(clientId: string, fromKey: string, toKey: string): Promise<{ bucket: string; key: string; url: string }> {
     const bucket = this.bucketFor(clientId);
     await this.ensureBucket(bucket, true);
-    await this.minio.copyObject(bucket, toKey, `/${this.resultsBucket}/${fromKey}`, new Minio.CopyConditions());
+    await s3(() => this.minio.copyObject(bucket, toKey, `/${this.resultsBucket}/${fromKey}`, new Minio.CopyConditions()));
     return { bucket, key: toKey, url: this.urlFor(bucket, toKey) };
   }
 
   /** Removes an object; a missing one is not an error. */
   async remove(bucket: string, key: string): Promise<void> {
-    await this.minio.removeObject(bucket, key);
+    await s3(() => this.minio.removeObject(bucket, key));
   }
 
   /** The object's bytes from `offset`, `length` of them (all the rest when omitted), as a stream. */
   async stream(bucket: string, key: string, offset = 0, length?: number): Promise<Readable> {
-    return offset === 0 && length === undefined ? this.minio.getObject(bucket, key) : this.minio.getPartialObject(bucket, key, offset, length);
+    return s3(() => (offset === 0 && length === undefined ? this.minio.getObject(bucket, key) : this.minio.getPartialObject(bucket, key, offset, length)));
   }
 
   /** Health probe: any authenticated call proves the server and the keys work. */
   async ping(): Promise<void> {
-    await this.minio.listBuckets();
+    await s3(() => this.minio.listBuckets());
+  }
+}
+
+/** A MinIO call whose failure is marked as object storage's (a refused connection reads as 503 storage, not database). */
+async function s3<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw markDependency(err, 'storage');
   }
 }
 

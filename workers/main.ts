@@ -3,7 +3,7 @@
  * Worker per job task queue, and drains on SIGTERM/SIGINT (in-flight activities get the grace time).
  */
 import { hostname } from 'node:os';
-import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type LogLevel, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { createDb } from '../db';
 import { loadConfigOrExit, type Config } from '../lib/config';
@@ -18,7 +18,14 @@ import { taskQueue, workflowTaskQueues } from '../jobs/queues';
 import { startWorkerWebhookDispatcher } from './webhook-dispatch';
 import { createRateLimitedWorkers, createWorkers } from './worker';
 
-export async function runWorkers(config: Config, identity = config.WORKER_ID ?? `${hostname()}:${process.pid}`): Promise<{ run: Promise<void>; shutdown: () => void }> {
+export interface RunWorkersOptions {
+  /** Workflow code bundled beforehand; by default it is bundled here, once per process. */
+  bundle?: WorkflowBundleWithSourceMap;
+  /** Awaited once every Worker is created and connected, before any polls: a warm spare (the crash tests') waits here. */
+  ready?: () => Promise<void>;
+}
+
+export async function runWorkers(config: Config, identity = config.WORKER_ID ?? `${hostname()}:${process.pid}`, options: RunWorkersOptions = {}): Promise<{ run: Promise<void>; shutdown: () => void }> {
   const logger = createLogger(config.LOG_LEVEL, 'worker');
   Runtime.install({
     logger: new DefaultLogger(sdkLogLevel(config.LOG_LEVEL)),
@@ -43,8 +50,10 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
     activities,
     identity,
     logger,
+    bundle: options.bundle,
   });
   workers.push(...(await createRateLimitedWorkers({ connection, namespace: config.TEMPORAL_NAMESPACE, queues: activityQueueLimits(config), activities, identity, logger })));
+  await options.ready?.();
   if (!config.SEC_USER_AGENT) logger.warn('SEC_USER_AGENT is not set: US crawlCompanyData jobs will fail');
   if (!config.COMPANIES_HOUSE_API_KEY) logger.warn('COMPANIES_HOUSE_API_KEY is not set: GB crawlCompanyData jobs will fail');
   if (!config.GOOGLE_PLACES_API_KEY) logger.info('GOOGLE_PLACES_API_KEY is not set: crawlMaps jobs use OpenStreetMap unless they ask for google_places (which then fail)');

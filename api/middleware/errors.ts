@@ -22,6 +22,8 @@ export function errorHandler(): Middleware<AppState> {
     } catch (err) {
       if (err instanceof AppError) {
         for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
+        // Every 503 says when to retry (queue service unavailable included), as the outage answers below do.
+        if (err.status === 503 && !ctx.response.get('Retry-After')) ctx.set('Retry-After', '5');
         send(ctx, err.status, err.detail, err.error);
       } else if (err instanceof ValidationError) {
         send(ctx, 422, err.issues, 'validation_error');

@@ -46,6 +46,8 @@ export function systemRoutes(api: ApiRouter, probes: HealthProbes, timeoutMs: nu
       ) as Record<keyof HealthProbes, 'connected' | 'unavailable'>;
       const healthy = Object.values(states).every((s) => s === 'connected');
       ctx.status = healthy ? 200 : 503;
+      // As every 503 of the service: when to ask again.
+      if (!healthy) ctx.set('Retry-After', '5');
       ctx.body = { status: healthy ? 'healthy' : 'unhealthy', ...states, timestamp: new Date().toISOString() };
     },
   });
