@@ -241,8 +241,8 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
     if (!session.redirectLimitHit) err('navigation', `the page did not finish loading within the timeout; kept what had loaded (${firstLine(e)})`);
   }
   // Settle: network idle (no request for SETTLE_QUIET_MS) with no main-frame navigation since the last load. A meta refresh of 0 s or a script redirect starts within that quiet time; each
-  // hop starts the wait again.
-  while (loaded && deadline.left() > 0) {
+  // hop starts the wait again. At least one check, even when loading used up the time: a page still busy then has not settled.
+  while (loaded) {
     const seen = navigations;
     const requested = session.navigations.length;
     const idle = await networkQuiet(session, SETTLE_QUIET_MS, deadline.left(), signal);
@@ -254,6 +254,7 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
     // Settled when no hop started: none committed, none pending, none requested meanwhile (a hop that
     // commits while the hints are read destroys their document: the loop goes on to its page).
     if (navigations === seen && !(await hopStarted(page, session, deadline, signal)) && navigations === seen && session.navigations.length === requested) break;
+    if (deadline.left() <= 0) break;
     await page.waitForLoadState('load', { timeout: Math.max(1, deadline.left()) }).catch(() => undefined);
   }
   // A hop that failed (refused by the guard, unreachable): the chain ends at Chromium's error page or a
