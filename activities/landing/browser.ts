@@ -81,16 +81,15 @@ export interface SessionOptions {
 }
 
 /**
- * A context made ready ahead of its capture: its routes are set and its page is open at about:blank.
- * Until `bind` hands it a capture's handler its route refuses every request (there are none: nothing
- * has been loaded in it).
+ * A context made ready ahead of its capture, its routes set. It has no page (so no renderer process)
+ * until its capture opens one; until `bind` hands it a capture's handler its route refuses every
+ * request (there are none: nothing has been loaded in it).
  */
 interface Prepared {
   /** The user agent and viewport it was made with. */
   key: string;
   browser: Browser;
   context: BrowserContext;
-  page: Page;
   bind(handler: (route: Route) => Promise<void>): void;
 }
 
@@ -109,9 +108,9 @@ const spareKey = (userAgent: string, viewport: { width: number; height: number }
  * context (cookies, cache, storage, pages), always closed when the capture ends, so a renderer never
  * outlives its capture and no job sees another's cookies, storage or consent answers (jobs of
  * different clients share the worker, so a context is never reused). What a context costs to set up
- * (the context, its routes, its page: about 200 ms) is paid ahead: when a capture takes a context,
- * the next one is made ready in the background (one spare, never used before it is handed out, for
- * the user agent and viewport last asked for; closed with the browser). Chromium reaches nothing
+ * (the context and its routes) is paid ahead: when a capture takes a context, the next one is made
+ * ready in the background (one spare without a page, never used before it is handed out, for the
+ * user agent and viewport last asked for; closed with the browser). Chromium reaches nothing
  * itself: every request of the context, each redirect hop included, is fetched by the SSRF-guarded
  * OutboundClient and fulfilled (as activities/site/fetch.ts does), and its own network goes to a
  * proxy address where nothing listens.
@@ -147,19 +146,17 @@ export class LandingBrowser {
     return this.browser;
   }
 
-  /** A new context with its routes set and its page open; closed again if any of that fails. */
+  /** A new context with its routes set; closed again if that fails. */
   private async prepare(browser: Browser, userAgent: string, viewport: { width: number; height: number }): Promise<Prepared> {
     const context = await browser.newContext({ userAgent, viewport, serviceWorkers: 'block', acceptDownloads: false });
     let handler: ((route: Route) => Promise<void>) | undefined;
     try {
       await context.routeWebSocket(/.*/, (ws) => ws.close({ code: 1008, reason: 'WebSockets are not captured' }));
       await context.route('**/*', (route) => (handler ? handler(route) : route.abort('blockedbyclient')));
-      const page = await context.newPage();
       return {
         key: spareKey(userAgent, viewport),
         browser,
         context,
-        page,
         bind: (h) => {
           handler = h;
         },
@@ -199,10 +196,16 @@ export class LandingBrowser {
     this.running += 1;
     clearTimeout(this.idleTimer);
     let prepared: Prepared;
+    let page: Page;
     try {
       const browser = await this.launch();
       prepared = (await this.takeSpare(browser, spareKey(options.userAgent, options.viewport))) ?? (await this.prepare(browser, options.userAgent, options.viewport));
       this.refill(browser, options.userAgent, options.viewport);
+      const taken = prepared;
+      page = await taken.context.newPage().catch(async (err: unknown) => {
+        await taken.context.close().catch(() => undefined);
+        throw err;
+      });
     } catch (err) {
       this.release();
       throw err;
@@ -218,7 +221,7 @@ export class LandingBrowser {
     };
     const session: CaptureSession = {
       context: ctx,
-      page: prepared.page,
+      page,
       navigations: [],
       redirectLimitHit: undefined,
       responses: new Map(),
