@@ -1,16 +1,20 @@
 /**
- * bench/landing: 20 landing-page captures of a stand-in page (test/stand-ins/landing-pages.ts
- * /landing: consent banner, lazy images, a stylesheet, a form) by the crawlLanding capture itself
+ * bench/landing: landing-page captures of a stand-in page (test/stand-ins/landing-pages.ts /landing:
+ * consent banner, lazy images, a stylesheet, a form) by the crawlLanding capture itself
  * (activities/landing/capture.ts: Chromium through the SSRF guard, popups, scrolling, fold and full
- * screenshots, HTML bundle, three objects stored in MinIO), next to a bare Playwright loop in the
- * same run: one browser, a new page per round, goto + screenshot. Prints p50/p95 per capture, the
- * throughput of both and their ratio (target: captures >= 0.7x the bare loop), and the peak
- * resident memory of the capture's Chromium processes (sampled every 100 ms); writes JSON to
- * bench/results/.
- *   npm run bench:landing -- [--captures 20] [--concurrency 1] [--page 0]
+ * screenshots, HTML bundle, three objects stored in MinIO), next to bare Playwright loops in the same
+ * run on the same page and viewport: one browser, a new page per round, `goto` + a full-page PNG
+ * screenshot (the like-for-like arm, which carries the target: captures >= 0.7x its throughput), and
+ * `goto` + a viewport PNG screenshot (shown too). The arms alternate in blocks of `--block` rounds, so
+ * a change of load on the shared machine falls on all of them. Prints p50/p95 and throughput per arm,
+ * the ratios, each capture step's p50, and the peak resident memory of each browser's Chromium
+ * processes (sampled every 100 ms); writes JSON to bench/results/.
+ *   npm run bench:landing -- [--captures 20] [--concurrency 1] [--block 5] [--page 0]
  * `--page 1` captures /plain (a minimal page) instead of /landing.
  */
 import { execFileSync } from 'node:child_process';
+import { loadavg } from 'node:os';
+import type { Browser } from 'playwright-core';
 import { LandingBrowser } from '../activities/landing/browser';
 import { captureLanding, type CaptureDeps } from '../activities/landing/capture';
 import type { LlmExtractor } from '../activities/llm/types';
@@ -20,30 +24,47 @@ import { parseConfig } from '../lib/config';
 import { OutboundClient } from '../lib/outbound';
 import { Storage } from '../lib/storage';
 import { startLandingPages } from '../test/stand-ins/landing-pages';
-import { args, load, stackEnv, stats, writeResult } from './support';
+import { args, load, percentile, stackEnv, stats, writeResult, type Stats } from './support';
 
-/** Resident memory (MiB) of this process's Chromium descendants. */
-function chromiumRssMiB(): number {
-  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,rss=,comm='], { encoding: 'utf8' })
+interface Proc {
+  pid: number;
+  ppid: number;
+  rss: number;
+  comm: string;
+}
+
+function processes(): Proc[] {
+  return execFileSync('ps', ['-eo', 'pid=,ppid=,rss=,comm='], { encoding: 'utf8' })
     .split('\n')
     .map((l) => /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(.*)$/.exec(l))
     .filter((m): m is RegExpExecArray => m !== null)
     .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), rss: Number(m[3]), comm: m[4] ?? '' }));
-  const mine = new Set([process.pid]);
+}
+
+/** The Chromium browsers this process launched (its direct Chromium children). */
+function chromiumRoots(): Set<number> {
+  return new Set(processes().filter((p) => p.ppid === process.pid && /chrom/i.test(p.comm)).map((p) => p.pid));
+}
+
+/** Resident memory (MiB) of the Chromium processes under `roots` (the browsers and their renderers, GPU and utility processes). */
+function chromiumRssMiB(roots: Set<number>): number {
+  const rows = processes();
+  const tree = new Set(roots);
   for (let grew = true; grew; ) {
     grew = false;
-    for (const r of rows) if (!mine.has(r.pid) && mine.has(r.ppid)) {
-      mine.add(r.pid);
+    for (const r of rows) if (!tree.has(r.pid) && tree.has(r.ppid)) {
+      tree.add(r.pid);
       grew = true;
     }
   }
-  return Math.round(rows.filter((r) => mine.has(r.pid) && /chrom/i.test(r.comm)).reduce((sum, r) => sum + r.rss, 0) / 1024);
+  return Math.round(rows.filter((r) => tree.has(r.pid) && /chrom/i.test(r.comm)).reduce((sum, r) => sum + r.rss, 0) / 1024);
 }
 
-function sampleMemory(): { stop(): number } {
-  let peak = 0;
+/** Samples each browser's memory every 100 ms; `stop()` gives each one's peak. */
+function sampleMemory(browsers: Record<string, Set<number>>): { stop(): Record<string, number> } {
+  const peak: Record<string, number> = Object.fromEntries(Object.keys(browsers).map((k) => [k, 0]));
   const timer = setInterval(() => {
-    peak = Math.max(peak, chromiumRssMiB());
+    for (const [name, roots] of Object.entries(browsers)) peak[name] = Math.max(peak[name] ?? 0, chromiumRssMiB(roots));
   }, 100);
   return {
     stop: () => {
@@ -53,8 +74,35 @@ function sampleMemory(): { stop(): number } {
   };
 }
 
+interface Arm {
+  name: string;
+  run: (i: number) => Promise<void>;
+  latencies: number[];
+  seconds: number;
+  done: number;
+}
+
+/**
+ * Runs every arm `total` times in alternating blocks of `block` rounds (each block at `concurrency`),
+ * so that a change in the shared machine's load falls on all arms alike. Each arm's throughput is its
+ * rounds over the time its own blocks took.
+ */
+async function interleaved(arms: Arm[], total: number, concurrency: number, block: number): Promise<void> {
+  while (arms.some((a) => a.done < total)) {
+    for (const arm of arms) {
+      const n = Math.min(block, total - arm.done);
+      if (n <= 0) continue;
+      const offset = arm.done;
+      const r = await load(n, concurrency, (i) => arm.run(offset + i));
+      arm.latencies.push(...r.latencies);
+      arm.seconds += r.seconds;
+      arm.done += n;
+    }
+  }
+}
+
 async function main(): Promise<void> {
-  const opts = args({ captures: 20, concurrency: 1, page: 0 });
+  const opts = args({ captures: 20, concurrency: 1, page: 0, block: 5 });
   const tag = `l${Date.now().toString(36)}`;
   const config = parseConfig({ ...stackEnv(), MINIO_BUCKET_PREFIX: `bench-${tag}`, LOG_LEVEL: 'warn', OUTBOUND_ALLOW_HOSTS: '127.0.0.1' });
   const pages = await startLandingPages();
@@ -65,51 +113,81 @@ async function main(): Promise<void> {
   const deps: CaptureDeps = { browser, http, storage: Storage.fromConfig(config), llm: noLlm, userAgent: config.SITE_USER_AGENT, maxResourceBytes: config.LANDING_MAX_RESOURCE_BYTES, maxBundleBytes: config.LANDING_MAX_BUNDLE_BYTES };
   const payload = crawlLandingPayload.parse({ url });
   const { chromium } = await import('playwright-core');
+  let bare: Browser | undefined;
   try {
+    // Where a capture spends its time: each step's duration (from its onStep to the next one, the last to the end).
+    const steps = new Map<string, number[]>();
+    const capture = async (i: number) => {
+      let current: { step: string; at: number } | undefined;
+      const mark = (step: string) => {
+        const now = performance.now();
+        if (current) steps.set(current.step, [...(steps.get(current.step) ?? []), now - current.at]);
+        current = { step, at: now };
+      };
+      const r = await captureLanding(deps, { jobId: `${tag}-${i}`, clientId: 'cli_bench', payload, signal: new AbortController().signal, onStep: mark });
+      mark('');
+      if (!r.capture.screenshot_fold_url || !r.capture.screenshot_full_url || !r.capture.html_bundle_url || r.errors.length) throw new Error(`capture ${i} degraded: ${JSON.stringify(r.errors)}`);
+    };
     // Warm-up: the browser launch and the bucket creation are no capture's time.
-    await captureLanding(deps, { jobId: `${tag}-warm`, clientId: 'cli_bench', payload, signal: new AbortController().signal });
-    let memory = sampleMemory();
-    const captures = await load(opts.captures, opts.concurrency, async (i) => {
-      const r = await captureLanding(deps, { jobId: `${tag}-${i}`, clientId: 'cli_bench', payload, signal: new AbortController().signal });
-      if (!r.capture.screenshot_fold_url || !r.capture.html_bundle_url || r.errors.length) throw new Error(`capture ${i} degraded: ${JSON.stringify(r.errors)}`);
-    });
-    const capturePeak = memory.stop();
-    await browser.close();
+    await capture(-1);
+    steps.clear();
+    const captureRoots = chromiumRoots();
 
-    const bare = await chromium.launch(launchOptions(config.CHROMIUM_PATH));
-    const bareLoop = async () => {
-      const page = await bare.newPage({ viewport: { width: 1366, height: 768 } });
+    // The bare arms: their own browser, a new page per round (a context of its own, as each capture
+    // has), the same page and viewport, `goto` + one PNG screenshot. The full-page arm is the like-for-like
+    // one (a capture's heaviest shot is its full page) and carries the target; the viewport-only arm
+    // (what this bench compared with before 2026-11-25) is shown too.
+    const bareBrowser = await chromium.launch(launchOptions(config.CHROMIUM_PATH));
+    bare = bareBrowser;
+    const bareRoots = new Set([...chromiumRoots()].filter((pid) => !captureRoots.has(pid)));
+    const bareLoop = (fullPage: boolean) => async () => {
+      const page = await bareBrowser.newPage({ viewport: payload.options.viewport });
       await page.goto(url);
-      await page.screenshot({ type: 'png' });
+      await page.screenshot({ type: 'png', fullPage });
       await page.close();
     };
-    await bareLoop();
-    memory = sampleMemory();
-    const plain = await load(opts.captures, opts.concurrency, bareLoop);
-    const barePeak = memory.stop();
-    await bare.close();
+    await bareLoop(true)();
 
-    const c = stats(captures.latencies, captures.seconds);
-    const b = stats(plain.latencies, plain.seconds);
-    const ratio = Math.round((c.per_second / b.per_second) * 100) / 100;
+    const arm = (name: string, run: (i: number) => Promise<void>): Arm => ({ name, run, latencies: [], seconds: 0, done: 0 });
+    const arms = [arm('capture', capture), arm('bare_full', bareLoop(true)), arm('bare_viewport', bareLoop(false))];
+    const memory = sampleMemory({ capture: captureRoots, bare: bareRoots });
+    await interleaved(arms, opts.captures, opts.concurrency, opts.block);
+    const peak = memory.stop();
+
+    const [c, b, v] = arms.map((a) => stats(a.latencies, a.seconds)) as [Stats, Stats, Stats];
+    // From each arm's own rounds and time (per_second is rounded to 2 decimals, too coarse on a slow machine).
+    const throughput = (a: Arm) => a.done / a.seconds;
+    const [capArm, fullArm, viewArm] = arms as [Arm, Arm, Arm];
+    const ratio = Math.round((throughput(capArm) / throughput(fullArm)) * 100) / 100;
+    const ratioViewport = Math.round((throughput(capArm) / throughput(viewArm)) * 100) / 100;
+    const stepMs = Object.fromEntries([...steps].map(([step, ms]) => [step, Math.round(percentile([...ms].sort((x, y) => x - y), 50))]));
     const result = {
       bench: 'landing',
       page: url.replace(pages.baseUrl, ''),
       captures: opts.captures,
       concurrency: opts.concurrency,
+      block: opts.block,
+      load_average: loadavg().map((l) => Math.round(l * 100) / 100),
       capture_ms: c,
-      bare_goto_screenshot_ms: b,
+      capture_step_p50_ms: stepMs,
+      bare_goto_full_page_screenshot_ms: b,
+      bare_goto_viewport_screenshot_ms: v,
       throughput_ratio: ratio,
+      throughput_ratio_vs_viewport_screenshot: ratioViewport,
       target_ratio: 0.7,
       meets_target: ratio >= 0.7,
-      peak_chromium_rss_mib: { capture: capturePeak, bare: barePeak },
+      peak_chromium_rss_mib: peak,
     };
-    process.stdout.write(`crawlLanding capture of ${result.page}, ${opts.captures} captures, concurrency ${opts.concurrency}\n`);
-    process.stdout.write(`  capture: p50 ${c.p50_ms} ms, p95 ${c.p95_ms} ms, ${c.per_second}/s, peak Chromium RSS ${capturePeak} MiB\n`);
-    process.stdout.write(`  bare goto + screenshot: p50 ${b.p50_ms} ms, p95 ${b.p95_ms} ms, ${b.per_second}/s, peak Chromium RSS ${barePeak} MiB\n`);
-    process.stdout.write(`  throughput ratio ${ratio} (target >= 0.7: ${result.meets_target ? 'met' : 'NOT met'})\n`);
-    process.stdout.write(`  written to ${writeResult('landing', result)}\n`);
+    const out = (line: string) => process.stdout.write(`${line}\n`);
+    out(`crawlLanding capture of ${result.page}: ${opts.captures} rounds per arm in blocks of ${opts.block}, concurrency ${opts.concurrency}, load average ${result.load_average.join(' ')}`);
+    out(`  capture: p50 ${c.p50_ms} ms, p95 ${c.p95_ms} ms, ${c.per_second}/s, peak Chromium RSS ${peak.capture} MiB`);
+    out(`    steps (p50 ms): ${Object.entries(stepMs).map(([k, ms]) => `${k} ${ms}`).join(', ')}`);
+    out(`  bare goto + full-page screenshot: p50 ${b.p50_ms} ms, p95 ${b.p95_ms} ms, ${b.per_second}/s, peak Chromium RSS ${peak.bare} MiB (both bare arms)`);
+    out(`  bare goto + viewport screenshot: p50 ${v.p50_ms} ms, p95 ${v.p95_ms} ms, ${v.per_second}/s`);
+    out(`  throughput ratio ${ratio} of the full-page loop (target >= 0.7: ${result.meets_target ? 'met' : 'NOT met'}); ${ratioViewport} of the viewport loop`);
+    out(`  written to ${writeResult('landing', result)}`);
   } finally {
+    await bare?.close();
     await browser.close();
     await http.close();
     await pages.close();

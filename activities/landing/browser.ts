@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Route } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { launchOptions } from '../../lib/browser';
 import { OutboundError, type OutboundClient } from '../../lib/outbound';
 
@@ -16,6 +16,8 @@ export interface CachedResponse {
 /** What one capture's context saw: its main-frame navigations and the responses the bundle reuses. */
 export interface CaptureSession {
   context: BrowserContext;
+  /** The capture's page (the context's only one, at about:blank until the capture navigates). */
+  page: Page;
   /** Every main-frame navigation request, in order: each HTTP hop, meta refresh and script redirect. */
   navigations: string[];
   /** Set when a navigation past `maxRedirects` was refused. */
@@ -31,12 +33,15 @@ export interface CaptureSession {
   /** Requests of the page in flight, and when the last one started or ended (ms since epoch). */
   inflight: number;
   lastActivity: number;
+  /** Resolves at the next request start or end (a main-frame navigation included). */
+  activity(): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
  * Resolves true once the page has had no request in flight for `quietMs`, false after `timeoutMs`.
  * Every request passes the route, so this is Playwright's "networkidle" with a window of our choosing.
+ * It wakes when the last request ends and when the quiet time is up, not on a polling tick.
  */
 export async function networkQuiet(session: CaptureSession, quietMs: number, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
   const until = Date.now() + timeoutMs;
@@ -45,8 +50,24 @@ export async function networkQuiet(session: CaptureSession, quietMs: number, tim
     const now = Date.now();
     if (session.inflight === 0 && now - session.lastActivity >= quietMs) return true;
     if (now >= until) return false;
-    await new Promise((r) => setTimeout(r, Math.min(25, Math.max(1, until - now))));
+    // A request starting meanwhile only moves the quiet time on: the check after the sleep sees it.
+    const quietAt = session.inflight === 0 ? session.lastActivity + quietMs : until;
+    await wakeAt(Math.min(quietAt, until), session.inflight === 0 ? undefined : session.activity(), signal);
   }
+}
+
+/** Sleeps until `at` (ms since epoch), or until `event` resolves or `signal` aborts, whichever comes first. */
+export function wakeAt(at: number, event: Promise<void> | undefined, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(0, at - Date.now()));
+    signal.addEventListener('abort', done, { once: true });
+    void event?.then(done);
+  });
 }
 
 export interface SessionOptions {
@@ -60,18 +81,45 @@ export interface SessionOptions {
 }
 
 /**
+ * A context made ready ahead of its capture, its routes set. It has no page (so no renderer process)
+ * until its capture opens one; until `bind` hands it a capture's handler its route refuses every
+ * request (there are none: nothing has been loaded in it).
+ */
+interface Prepared {
+  /** The user agent and viewport it was made with. */
+  key: string;
+  browser: Browser;
+  context: BrowserContext;
+  bind(handler: (route: Route) => Promise<void>): void;
+}
+
+interface Spare {
+  key: string;
+  browser: Browser;
+  ready: Promise<Prepared>;
+}
+
+const spareKey = (userAgent: string, viewport: { width: number; height: number }) => `${viewport.width}x${viewport.height} ${userAgent}`;
+
+/**
  * The worker's Chromium for landing captures: launched on first use and shared by the captures
  * running at the same time (a launch costs about as much as a capture), closed once no capture has
  * run for LANDING_BROWSER_IDLE_MS, and launched again after a crash. Each capture gets its own
- * context (cookies, cache, pages), always closed when the capture ends, so a renderer never outlives
- * its capture. Chromium reaches nothing itself: every request of the context, each redirect hop
- * included, is fetched by the SSRF-guarded OutboundClient and fulfilled (as activities/site/fetch.ts
- * does), and its own network goes to a proxy address where nothing listens.
+ * context (cookies, cache, storage, pages), always closed when the capture ends, so a renderer never
+ * outlives its capture and no job sees another's cookies, storage or consent answers (jobs of
+ * different clients share the worker, so a context is never reused). What a context costs to set up
+ * (the context and its routes) is paid ahead: when a capture takes a context, the next one is made
+ * ready in the background (one spare without a page, never used before it is handed out, for the
+ * user agent and viewport last asked for; closed with the browser). Chromium reaches nothing
+ * itself: every request of the context, each redirect hop included, is fetched by the SSRF-guarded
+ * OutboundClient and fulfilled (as activities/site/fetch.ts does), and its own network goes to a
+ * proxy address where nothing listens.
  */
 export class LandingBrowser {
   private browser: Promise<Browser> | undefined;
   private running = 0;
   private idleTimer: NodeJS.Timeout | undefined;
+  private spare: Spare | undefined;
 
   constructor(
     private readonly outbound: OutboundClient,
@@ -98,28 +146,82 @@ export class LandingBrowser {
     return this.browser;
   }
 
+  /** A new context with its routes set; closed again if that fails. */
+  private async prepare(browser: Browser, userAgent: string, viewport: { width: number; height: number }): Promise<Prepared> {
+    const context = await browser.newContext({ userAgent, viewport, serviceWorkers: 'block', acceptDownloads: false });
+    let handler: ((route: Route) => Promise<void>) | undefined;
+    try {
+      await context.routeWebSocket(/.*/, (ws) => ws.close({ code: 1008, reason: 'WebSockets are not captured' }));
+      await context.route('**/*', (route) => (handler ? handler(route) : route.abort('blockedbyclient')));
+      return {
+        key: spareKey(userAgent, viewport),
+        browser,
+        context,
+        bind: (h) => {
+          handler = h;
+        },
+      };
+    } catch (err) {
+      await context.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** The spare context when it suits (same browser, user agent and viewport); undefined otherwise. */
+  private async takeSpare(browser: Browser, key: string): Promise<Prepared | undefined> {
+    const spare = this.spare;
+    if (!spare || spare.browser !== browser || spare.key !== key) return undefined;
+    this.spare = undefined;
+    const prepared = await spare.ready.catch(() => undefined);
+    if (prepared && browser.isConnected()) return prepared;
+    await prepared?.context.close().catch(() => undefined);
+    return undefined;
+  }
+
+  /** Makes the next capture's context ready in the background (replacing a spare that no longer suits). */
+  private refill(browser: Browser, userAgent: string, viewport: { width: number; height: number }): void {
+    const key = spareKey(userAgent, viewport);
+    const old = this.spare;
+    if (old && old.browser === browser && old.key === key && browser.isConnected()) return;
+    if (old) void old.ready.then((p) => p.context.close()).catch(() => undefined);
+    const spare: Spare = { key, browser, ready: this.prepare(browser, userAgent, viewport) };
+    this.spare = spare;
+    spare.ready.catch(() => {
+      if (this.spare === spare) this.spare = undefined;
+    });
+  }
+
   /** A fresh context for one capture; `close()` on the session must always be called. */
   async open(options: SessionOptions): Promise<CaptureSession> {
     this.running += 1;
     clearTimeout(this.idleTimer);
-    let context: BrowserContext | undefined;
+    let prepared: Prepared;
+    let page: Page;
     try {
       const browser = await this.launch();
-      context = await browser.newContext({
-        userAgent: options.userAgent,
-        viewport: options.viewport,
-        serviceWorkers: 'block',
-        acceptDownloads: false,
+      prepared = (await this.takeSpare(browser, spareKey(options.userAgent, options.viewport))) ?? (await this.prepare(browser, options.userAgent, options.viewport));
+      this.refill(browser, options.userAgent, options.viewport);
+      const taken = prepared;
+      page = await taken.context.newPage().catch(async (err: unknown) => {
+        await taken.context.close().catch(() => undefined);
+        throw err;
       });
     } catch (err) {
       this.release();
       throw err;
     }
-    const ctx = context;
+    const ctx = prepared.context;
     let closed = false;
     let cached = 0;
+    let activity: { promise: Promise<void>; resolve: () => void } | undefined;
+    const active = () => {
+      session.lastActivity = Date.now();
+      activity?.resolve();
+      activity = undefined;
+    };
     const session: CaptureSession = {
       context: ctx,
+      page,
       navigations: [],
       redirectLimitHit: undefined,
       responses: new Map(),
@@ -128,6 +230,16 @@ export class LandingBrowser {
       stubs: new Set(),
       inflight: 0,
       lastActivity: Date.now(),
+      activity: () => {
+        if (!activity) {
+          let resolve!: () => void;
+          const promise = new Promise<void>((r) => {
+            resolve = r;
+          });
+          activity = { promise, resolve };
+        }
+        return activity.promise;
+      },
       close: async () => {
         if (closed) return;
         closed = true;
@@ -142,18 +254,19 @@ export class LandingBrowser {
         // The first navigation is the landing URL itself; each later one is a hop (30x, meta refresh, script).
         if (session.navigations.length > options.maxRedirects) {
           session.redirectLimitHit ??= request.url();
+          active();
           await route.abort('blockedbyclient').catch(() => undefined);
           return;
         }
         session.navigations.push(request.url());
       }
       session.inflight += 1;
-      session.lastActivity = Date.now();
+      active();
       try {
         await fetchAndFulfill(route, isMainNavigation);
       } finally {
         session.inflight -= 1;
-        session.lastActivity = Date.now();
+        active();
       }
     };
     const fetchAndFulfill = async (route: Route, isMainNavigation: boolean): Promise<void> => {
@@ -190,13 +303,7 @@ export class LandingBrowser {
         await route.abort(blocked ? 'blockedbyclient' : 'failed').catch(() => undefined);
       }
     };
-    try {
-      await ctx.routeWebSocket(/.*/, (ws) => ws.close({ code: 1008, reason: 'WebSockets are not captured' }));
-      await ctx.route('**/*', forward);
-    } catch (err) {
-      await session.close();
-      throw err;
-    }
+    prepared.bind(forward);
     return session;
   }
 
@@ -219,6 +326,8 @@ export class LandingBrowser {
     clearTimeout(this.idleTimer);
     const browser = this.browser;
     this.browser = undefined;
+    // The spare context goes with its browser.
+    this.spare = undefined;
     if (browser) await (await browser.catch(() => undefined))?.close().catch(() => undefined);
   }
 }

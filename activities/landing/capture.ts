@@ -4,9 +4,9 @@ import type { CrawlLandingPayload, CrawlLandingResult, LandingError } from '../.
 import type { OutboundClient } from '../../lib/outbound';
 import type { Storage } from '../../lib/storage';
 import type { LlmExtractor } from '../llm/types';
-import { networkQuiet, type CachedResponse, type CaptureSession, type LandingBrowser } from './browser';
+import { networkQuiet, wakeAt, type CachedResponse, type CaptureSession, type LandingBrowser } from './browser';
 import { bundleHtml, plainSnapshot } from './bundle';
-import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, FREEZE_IMAGES, META_REFRESH_DELAY, READ_PAGE, SCRIPT_REDIRECT_LIKELY, SCROLL_STEP, type PageReading } from './in-page';
+import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, HOP_HINTS, READ_PAGE, SCROLL_FOR_LAZY, SNAPSHOT_HTML, type PageReading } from './in-page';
 
 /** Spec §8 / issue 13: no capture drives Chromium longer than this, whatever the payload says. */
 export const CAPTURE_CEILING_MS = 90_000;
@@ -18,6 +18,8 @@ const META_REFRESH_MAX_S = 5;
 /** How long an interstitial's script may take to start its navigation (its timer delayed by a busy renderer). */
 const SCRIPT_REDIRECT_WAIT_MS = 3000;
 const MAX_SCROLL_STEPS = 40;
+// The longest wait for a clicked consent banner to go (a fade-out); one that is removed or hidden at once costs a frame.
+const CONSENT_SETTLE_MS = 120;
 // A single screenshot, bundle or DOM read of a page gone wrong must not eat the whole budget.
 const STEP_TIMEOUT_MS = 15_000;
 
@@ -99,13 +101,26 @@ export async function captureLanding(deps: CaptureDeps, input: CaptureInput): Pr
     }),
     signal,
   );
-  const shots: { fold: Buffer | null; full: Buffer | null } = { fold: null, full: null };
-  let html: string | null = null;
   let reading: PageReading | null = null;
   let finalUrl = payload.url;
   let crashed = false;
+  // Each file goes up as soon as it is ready, while the capture goes on; a failure is kept per file
+  // and listed in the files' order at the end. The keys are the job's, so a retry overwrites them.
+  const storageErrors = new Map<string, string>();
+  const store = async (file: string, body: Buffer | string | null, type: string): Promise<string | null> => {
+    if (body === null) return null;
+    try {
+      return (await deps.storage.put(input.clientId, `landings/${input.jobId}/${file}`, body, type)).url;
+    } catch (e) {
+      storageErrors.set(file, `storing ${file} failed: ${message(e)}`);
+      return null;
+    }
+  };
+  let foldStored: Promise<string | null> = Promise.resolve(null);
+  let fullStored: Promise<string | null> = Promise.resolve(null);
+  let htmlStored: Promise<string | null> = Promise.resolve(null);
   try {
-    const page = await session.context.newPage();
+    const { page } = session;
     page.on('crash', () => {
       crashed = true;
     });
@@ -132,21 +147,8 @@ export async function captureLanding(deps: CaptureDeps, input: CaptureInput): Pr
       signal.throwIfAborted();
       if (crashed) err('navigation', 'the page crashed the browser renderer; kept what had loaded');
 
-      if (opts.capture_screenshot) {
-        step('screenshot fold');
-        shots.fold = await page.screenshot({ type: 'png', timeout: STEP_TIMEOUT_MS, animations: 'disabled' }).catch((e: unknown) => {
-          err('screenshot_fold', `fold screenshot failed: ${message(e)}`);
-          return null;
-        });
-      }
-      if (opts.capture_full_page) {
-        step('screenshot full page');
-        shots.full = await page.screenshot({ type: 'png', fullPage: true, timeout: STEP_TIMEOUT_MS, animations: 'disabled' }).catch((e: unknown) => {
-          err('screenshot_full', `full-page screenshot failed: ${message(e)}`);
-          return null;
-        });
-      }
-      signal.throwIfAborted();
+      // Nothing from here on changes the page: its reading and its HTML are taken first, and the bundle
+      // is built from that HTML (in Node) while Chromium takes the screenshots.
       if (payload.options.extract_content) {
         step('reading the page');
         reading = await withTimeout(page.evaluate<PageReading>(`${READ_PAGE}()`), STEP_TIMEOUT_MS, 'reading the page').catch((e: unknown) => {
@@ -156,7 +158,26 @@ export async function captureLanding(deps: CaptureDeps, input: CaptureInput): Pr
       }
       if (opts.capture_html_bundle) {
         step('bundling html');
-        html = await buildBundle(page, session, deps, finalUrl, signal, err);
+        const rendered = await withTimeout(page.evaluate<string>(`${SNAPSHOT_HTML}()`), STEP_TIMEOUT_MS, 'reading the HTML').catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+        htmlStored = buildBundle(rendered, session, deps, finalUrl, signal, err).then((html) => store('page.html', html, 'text/html; charset=utf-8'));
+        // Awaited below; on a cancel nobody awaits it.
+        htmlStored.catch(() => undefined);
+      }
+      if (opts.capture_screenshot) {
+        step('screenshot fold');
+        const fold = await page.screenshot({ type: 'png', timeout: STEP_TIMEOUT_MS, animations: 'disabled' }).catch((e: unknown) => {
+          err('screenshot_fold', `fold screenshot failed: ${message(e)}`);
+          return null;
+        });
+        foldStored = store('fold.png', fold, 'image/png');
+      }
+      if (opts.capture_full_page) {
+        step('screenshot full page');
+        const full = await page.screenshot({ type: 'png', fullPage: true, timeout: STEP_TIMEOUT_MS, animations: 'disabled' }).catch((e: unknown) => {
+          err('screenshot_full', `full-page screenshot failed: ${message(e)}`);
+          return null;
+        });
+        fullStored = store('full.png', full, 'image/png');
       }
     } finally {
       signal.removeEventListener('abort', stop);
@@ -167,25 +188,11 @@ export async function captureLanding(deps: CaptureDeps, input: CaptureInput): Pr
   signal.throwIfAborted();
 
   step('storing files');
-  const store = async (file: string, body: Buffer | string | null, type: string): Promise<string | null> => {
-    if (body === null) return null;
-    try {
-      return (await deps.storage.put(input.clientId, `landings/${input.jobId}/${file}`, body, type)).url;
-    } catch (e) {
-      err('storage', `storing ${file} failed: ${message(e)}`);
-      return null;
-    }
-  };
-  const [foldUrl, fullUrl, htmlUrl] = await Promise.all([
-    store('fold.png', shots.fold, 'image/png'),
-    store('full.png', shots.full, 'image/png'),
-    store('page.html', html, 'text/html; charset=utf-8'),
-  ]);
-
-  let extracted: CrawlLandingResult['extracted'] = null;
-  if (opts.extract_content && reading) {
-    step('extracting content');
-    extracted = await extract(deps.llm, input.clientId, reading, signal, err);
+  const extracting = opts.extract_content && reading ? extract(deps.llm, input.clientId, reading, signal, err) : Promise.resolve(null);
+  const [foldUrl, fullUrl, htmlUrl, extracted] = await Promise.all([foldStored, fullStored, htmlStored, extracting]);
+  for (const file of ['fold.png', 'full.png', 'page.html']) {
+    const failed = storageErrors.get(file);
+    if (failed) err('storage', failed);
   }
 
   return {
@@ -234,16 +241,20 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
     if (!session.redirectLimitHit) err('navigation', `the page did not finish loading within the timeout; kept what had loaded (${firstLine(e)})`);
   }
   // Settle: network idle (no request for SETTLE_QUIET_MS) with no main-frame navigation since the last load. A meta refresh of 0 s or a script redirect starts within that quiet time; each
-  // hop starts the wait again.
-  while (loaded && deadline.left() > 0) {
+  // hop starts the wait again. At least one check, even when loading used up the time: a page still busy then has not settled.
+  while (loaded) {
     const seen = navigations;
+    const requested = session.navigations.length;
     const idle = await networkQuiet(session, SETTLE_QUIET_MS, deadline.left(), signal);
     if (!idle) {
       if (page.isClosed()) return;
       err('navigation', 'the page never reached network idle within the timeout; kept what had loaded');
       break;
     }
-    if (navigations === seen && !(await metaRefreshStarted(page, session, deadline, signal)) && !(await scriptRedirectStarted(page, session, deadline, signal))) break;
+    // Settled when no hop started: none committed, none pending, none requested meanwhile (a hop that
+    // commits while the hints are read destroys their document: the loop goes on to its page).
+    if (navigations === seen && !(await hopStarted(page, session, deadline, signal)) && navigations === seen && session.navigations.length === requested) break;
+    if (deadline.left() <= 0) break;
     await page.waitForLoadState('load', { timeout: Math.max(1, deadline.left()) }).catch(() => undefined);
   }
   // A hop that failed (refused by the guard, unreachable): the chain ends at Chromium's error page or a
@@ -257,33 +268,26 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
 }
 
 /**
- * A meta refresh fires after load on Chromium's own timer, which a busy machine can push past the
- * quiet time: when the page has one of up to META_REFRESH_MAX_S, wait for its navigation to start.
+ * A hop that starts after the quiet time: a meta refresh fires after load on Chromium's own timer,
+ * and a script hop (`setTimeout(() => location.replace(...))`) on the renderer's, both of which a
+ * busy machine can push past it. When the page has a meta refresh of up to META_REFRESH_MAX_S, wait
+ * for its navigation to start; on a page that looks like an interstitial, up to SCRIPT_REDIRECT_WAIT_MS.
  */
-async function metaRefreshStarted(page: Page, session: CaptureSession, deadline: Deadline, signal: AbortSignal): Promise<boolean> {
-  const delay = await page.evaluate<number | null>(META_REFRESH_DELAY).catch(() => null);
-  if (delay === null || delay > META_REFRESH_MAX_S) return false;
-  return navigationWithin(session, Math.min(deadline.left(), delay * 1000 + 2000), signal);
+async function hopStarted(page: Page, session: CaptureSession, deadline: Deadline, signal: AbortSignal): Promise<boolean> {
+  const hints = await page.evaluate<{ refresh: number | null; scriptHop: boolean }>(HOP_HINTS).catch(() => ({ refresh: null, scriptHop: false }));
+  if (hints.refresh !== null && hints.refresh <= META_REFRESH_MAX_S && (await navigationWithin(session, Math.min(deadline.left(), hints.refresh * 1000 + 2000), signal))) return true;
+  return hints.scriptHop && navigationWithin(session, Math.min(deadline.left(), SCRIPT_REDIRECT_WAIT_MS), signal);
 }
 
-/**
- * A script hop (`setTimeout(() => location.replace(...))`) also runs on the renderer's timers, which
- * a busy machine can push past the quiet time: on a page that looks like an interstitial, wait up
- * to SCRIPT_REDIRECT_WAIT_MS for its navigation to start.
- */
-async function scriptRedirectStarted(page: Page, session: CaptureSession, deadline: Deadline, signal: AbortSignal): Promise<boolean> {
-  const likely = await page.evaluate<boolean>(SCRIPT_REDIRECT_LIKELY).catch(() => false);
-  if (!likely) return false;
-  return navigationWithin(session, Math.min(deadline.left(), SCRIPT_REDIRECT_WAIT_MS), signal);
-}
-
+/** Whether a main-frame navigation starts (or the redirect limit is hit) within `ms`; wakes on the route's activity. */
 async function navigationWithin(session: CaptureSession, ms: number, signal: AbortSignal): Promise<boolean> {
   const before = session.navigations.length;
   const until = Date.now() + ms;
   while (session.navigations.length === before && !session.redirectLimitHit && Date.now() < until) {
     signal.throwIfAborted();
-    await new Promise((r) => setTimeout(r, 25));
+    await wakeAt(until, session.activity(), signal);
   }
+  signal.throwIfAborted();
   return session.navigations.length > before;
 }
 
@@ -292,7 +296,8 @@ export class LandingLoadError extends Error {
 }
 
 async function dismissPopups(page: Page): Promise<void> {
-  const script = `${DISMISS_CONSENT}(${JSON.stringify({ selectors: CONSENT_SELECTORS, texts: ACCEPT_TEXTS })})`;
+  // After a click the script waits for the banner to go (its close animation and any layout shift), up to CONSENT_SETTLE_MS.
+  const script = `${DISMISS_CONSENT}(${JSON.stringify({ selectors: CONSENT_SELECTORS, texts: ACCEPT_TEXTS, settleMs: CONSENT_SETTLE_MS })})`;
   const clicked = await withTimeout(page.evaluate<string | null>(script), STEP_TIMEOUT_MS, 'popup dismissal');
   // Consent managers also live in iframes (Sourcepoint, TrustArc's second layer).
   if (!clicked) {
@@ -301,30 +306,22 @@ async function dismissPopups(page: Page): Promise<void> {
       if (inFrame) break;
     }
   }
-  // The banner's close animation and any layout shift settle before the screenshot (a few frames).
-  if (clicked) await page.waitForTimeout(120);
 }
 
+/** Scrolls the page through in one call (SCROLL_FOR_LAZY), then lets the requests it started finish. */
 async function scrollForLazyContent(page: Page, session: CaptureSession, signal: AbortSignal): Promise<void> {
-  const until = Date.now() + SCROLL_LIMIT_MS;
-  for (let i = 0; i < MAX_SCROLL_STEPS && Date.now() < until; i++) {
-    signal.throwIfAborted();
-    const { moved, bottom } = await withTimeout(page.evaluate<{ moved: boolean; bottom: boolean }>(`${SCROLL_STEP}()`), 3000, 'scrolling');
-    // A page that fits its viewport has nothing below to load.
-    if (!moved) return;
-    // Long enough for an IntersectionObserver to fire (next frame) and its image request to start.
-    await page.waitForTimeout(60);
-    if (bottom) break;
-  }
-  await networkQuiet(session, 100, 3000, signal);
-  await page.evaluate('window.scrollTo(0, 0)');
+  const steps = await withTimeout(page.evaluate<number>(`${SCROLL_FOR_LAZY}(${JSON.stringify({ maxSteps: MAX_SCROLL_STEPS, limitMs: SCROLL_LIMIT_MS })})`), SCROLL_LIMIT_MS + 3000, 'scrolling');
+  // A page that fits its viewport has nothing below to load.
+  if (steps > 0) await networkQuiet(session, 100, 3000, signal);
 }
 
-async function buildBundle(page: Page, session: CaptureSession, deps: CaptureDeps, finalUrl: string, signal: AbortSignal, err: (stage: LandingError['stage'], e: string) => void): Promise<string | null> {
-  let rendered: string | null = null;
+/**
+ * The bundle from the rendered HTML (SNAPSHOT_HTML), or, when that could not be read (a crashed
+ * renderer), a plain snapshot of the page's HTML as the server sent it.
+ */
+async function buildBundle(rendered: string | Error, session: CaptureSession, deps: CaptureDeps, finalUrl: string, signal: AbortSignal, err: (stage: LandingError['stage'], e: string) => void): Promise<string | null> {
   try {
-    await withTimeout(page.evaluate(`${FREEZE_IMAGES}()`), STEP_TIMEOUT_MS, 'preparing images');
-    rendered = await withTimeout(page.content(), STEP_TIMEOUT_MS, 'reading the HTML');
+    if (rendered instanceof Error) throw rendered;
     const load = async (url: string): Promise<CachedResponse | null> => {
       const res = await deps.http.fetch(url, { signal, maxBytes: deps.maxResourceBytes, headers: { 'user-agent': deps.userAgent } }).catch(() => null);
       return res ? { status: res.status, contentType: res.headers['content-type'] ?? '', body: res.body } : null;
@@ -335,7 +332,7 @@ async function buildBundle(page: Page, session: CaptureSession, deps: CaptureDep
   } catch (e) {
     signal.throwIfAborted();
     // The page's own HTML as the server sent it, when the rendered one is not readable (a crashed renderer).
-    const source = rendered ?? lastDocument(session, finalUrl);
+    const source = typeof rendered === 'string' ? rendered : lastDocument(session, finalUrl);
     err('html_bundle', `html bundle failed (${message(e)}); ${source ? 'stored a plain HTML snapshot' : 'no HTML to store'}`);
     return source ? plainSnapshot(source) : null;
   }

@@ -50,26 +50,39 @@ export const ACCEPT_TEXTS = [
   'přijmout', 'přijmout vše', 'souhlasím',
 ];
 
-/** Clicks the first visible accept button (framework selector first, then text); returns what it clicked or null. */
-export const DISMISS_CONSENT = `(({ selectors, texts }) => {
+/**
+ * Clicks the first visible accept button (framework selector first, then text) and returns what it
+ * clicked, or null. After a click it waits for the banner to go: until the button is removed or
+ * hidden (most banners) or `settleMs` has passed (a fade-out), then one more frame so the screenshot
+ * sees the page without it. With nothing to click it returns at once.
+ */
+export const DISMISS_CONSENT = `(async ({ selectors, texts, settleMs }) => {
   const visible = (el) => {
     const r = el.getBoundingClientRect();
     const s = getComputedStyle(el);
     return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none' && Number(s.opacity) > 0;
+  };
+  // A rendered frame (rAF, then the tasks it queued); a timer in case the page renders no frames.
+  const frame = () => new Promise((resolve) => { requestAnimationFrame(() => setTimeout(resolve, 0)); setTimeout(resolve, 50); });
+  const settle = async (el, what) => {
+    const until = performance.now() + settleMs;
+    while (performance.now() < until && el.isConnected && visible(el)) await frame();
+    await frame();
+    return what;
   };
   const roots = [document];
   for (const el of document.querySelectorAll('*')) if (el.shadowRoot) roots.push(el.shadowRoot);
   for (const root of roots) {
     for (const sel of selectors) {
       const el = root.querySelector(sel);
-      if (el && visible(el)) { el.click(); return 'selector ' + sel; }
+      if (el && visible(el)) { el.click(); return settle(el, 'selector ' + sel); }
     }
   }
   const wanted = new Set(texts);
   for (const root of roots) {
     for (const el of root.querySelectorAll('button, [role="button"], a, input[type="button"], input[type="submit"]')) {
       const text = (el.value || el.innerText || el.textContent || '').replace(/\\s+/g, ' ').trim().toLowerCase();
-      if (text.length <= 40 && wanted.has(text) && visible(el)) { el.click(); return 'text "' + text + '"'; }
+      if (text.length <= 40 && wanted.has(text) && visible(el)) { el.click(); return settle(el, 'text "' + text + '"'); }
     }
   }
   return null;
@@ -94,22 +107,48 @@ export const SCRIPT_REDIRECT_LIKELY = `(() => {
   return Array.from(document.scripts).some((s) => !s.src && assigns.test(s.textContent || ''));
 })()`;
 
-/** Scrolls down a viewport at a time (lazy images and infinite sections load), then back to the top. */
-export const SCROLL_STEP = `(() => {
-  const before = window.scrollY;
-  window.scrollBy(0, Math.max(200, Math.floor(window.innerHeight * 0.9)));
-  const bottom = window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2;
-  return { moved: window.scrollY !== before, bottom };
+/** Both hints of a pending hop in one call: the meta refresh's delay and whether a script hop is likely. */
+export const HOP_HINTS = `({ refresh: ${META_REFRESH_DELAY}, scriptHop: ${SCRIPT_REDIRECT_LIKELY} })`;
+
+/**
+ * Scrolls down most of a viewport at a time to the bottom (lazy images and infinite sections load),
+ * two rendered frames per step (an IntersectionObserver's callback runs after the frame that scrolled
+ * its target in, and starts its image's request), then back to the top. A page no taller than its
+ * viewport is not scrolled. Returns the number of steps.
+ */
+export const SCROLL_FOR_LAZY = `(async ({ maxSteps, limitMs }) => {
+  const frame = () => new Promise((resolve) => { requestAnimationFrame(() => setTimeout(resolve, 0)); setTimeout(resolve, 50); });
+  const until = performance.now() + limitMs;
+  let steps = 0;
+  while (steps < maxSteps && performance.now() < until) {
+    const before = window.scrollY;
+    window.scrollBy(0, Math.max(200, Math.floor(window.innerHeight * 0.9)));
+    if (window.scrollY === before) break;
+    steps += 1;
+    await frame();
+    await frame();
+    if (window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2) break;
+  }
+  if (steps > 0) window.scrollTo(0, 0);
+  return steps;
 })`;
 
-/** Points every image at what it shows (lazy loaders swap data-src in; srcset picks a candidate) for the bundle. */
-export const FREEZE_IMAGES = `(() => {
-  for (const img of document.querySelectorAll('img')) {
-    if (img.currentSrc) img.setAttribute('src', img.currentSrc);
+/**
+ * The rendered page's HTML for the bundle (serialized as page.content() does), from a copy of the
+ * document in which every image points at what it shows (lazy loaders swap data-src in; srcset picks
+ * a candidate): the page itself is left as it is, so the screenshots may come after it.
+ */
+export const SNAPSHOT_HTML = `(() => {
+  const live = [...document.querySelectorAll('img')];
+  const copy = document.documentElement.cloneNode(true);
+  copy.querySelectorAll('img').forEach((img, i) => {
+    const shown = live[i] && live[i].currentSrc;
+    if (shown) img.setAttribute('src', shown);
     img.removeAttribute('srcset');
     img.removeAttribute('loading');
-  }
-  for (const source of document.querySelectorAll('picture source')) source.remove();
+  });
+  for (const source of copy.querySelectorAll('picture source')) source.remove();
+  return (document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '') + copy.outerHTML;
 })`;
 
 /**

@@ -110,8 +110,12 @@ test('the activity heartbeats every second while the page runs, and a cancel end
     const env = new MockActivityEnvironment();
     const beats: { step: string; at: number }[] = [];
     env.on('heartbeat', (d: { step: string }) => beats.push({ ...d, at: Date.now() }));
-    const started = Date.now();
     const running = env.run(crawlLanding, { jobId: 'b1a7e1a4-0000-4000-8000-000000000004', clientId: 'cli_capture', payload: { url: `${pages.baseUrl}/never-idle`, options: { timeout_seconds: 60 } } });
+    // The first capture launches Chromium, which a busy machine can take seconds over: watch from the
+    // moment the capture reaches the page.
+    const reachBy = Date.now() + 30000;
+    while (!beats.some((b) => b.step === 'navigating') && Date.now() < reachBy) await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
     while (Date.now() - started < 3500) await new Promise((r) => setTimeout(r, 50));
     // Navigating a page that never settles: the one-second heartbeat keeps coming.
     const navigating = beats.filter((b) => b.step === 'navigating');
