@@ -27,7 +27,7 @@ import { connectTemporalLazy } from '../lib/temporal';
 import { createSearchClient } from '../search/client';
 import { cityPlaces, startGooglePlacesStandIn } from '../test/stand-ins/google-places';
 import { runWorkers } from '../workers/main';
-import { args, ROOT, stackEnv, writeResult } from './support';
+import { args, benchEnv, ROOT, writeResult } from './support';
 
 const KEY = 'bench-places-key-0123456789';
 const MAIL_SERVERS = 8;
@@ -105,21 +105,17 @@ async function main(): Promise<void> {
   const places = await startGooglePlacesStandIn({ apiKey: KEY, places: [], byCity: true });
 
   const tag = `c${Date.now().toString(36)}`;
-  const config = parseConfig({
-    ...stackEnv(),
-    DATABASE_SCHEMA: `bench_${tag}`,
-    TASK_QUEUE_PREFIX: `bench-${tag}`,
-    MINIO_BUCKET_PREFIX: `bench-${tag}`,
-    ES_INDEX_PREFIX: `bench-${tag}`,
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_ENABLED: 'false',
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8',
-    GOOGLE_PLACES_BASE_URL: places.baseUrl,
-    GOOGLE_PLACES_API_KEY: KEY,
-    DNS_SERVERS: where.dns,
-    SMTP_PROBE_PORT: String(where.smtpPort),
-    SITE_DELAY_MS: '0',
-  });
+  const config = parseConfig(
+    benchEnv(tag, {
+      RATE_LIMIT_ENABLED: 'false',
+      OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8',
+      GOOGLE_PLACES_BASE_URL: places.baseUrl,
+      GOOGLE_PLACES_API_KEY: KEY,
+      DNS_SERVERS: where.dns,
+      SMTP_PROBE_PORT: String(where.smtpPort),
+      SITE_DELAY_MS: '0',
+    }),
+  );
   const db = createDb(config);
   await migrateLatest(db, config.DATABASE_SCHEMA);
   const cities = (await db.withSchema(config.DATABASE_SCHEMA).from('locations').where('country_code', 'GB').orderBy('population', 'desc').limit(opts.locations).select('id', 'name')) as { id: number; name: string }[];

@@ -20,7 +20,7 @@ import { connectTemporalLazy } from '../lib/temporal';
 import { createSearchClient } from '../search/client';
 import { startViesStandIn } from '../test/stand-ins/vies';
 import { runWorkers } from '../workers/main';
-import { args, load, percentile, stackEnv, stats, writeResult } from './support';
+import { args, benchEnv, load, percentile, stats, writeResult } from './support';
 
 interface Timing {
   ms: number;
@@ -33,17 +33,13 @@ async function main(): Promise<void> {
   const opts = args({ jobs: 40, concurrency: 4 });
   const vies = await startViesStandIn();
   const tag = `e${Date.now().toString(36)}`;
-  const config = parseConfig({
-    ...stackEnv(),
-    DATABASE_SCHEMA: `bench_${tag}`,
-    TASK_QUEUE_PREFIX: `bench-${tag}`,
-    MINIO_BUCKET_PREFIX: `bench-${tag}`,
-    ES_INDEX_PREFIX: `bench-${tag}`,
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_ENABLED: 'false',
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
-    VIES_BASE_URL: vies.baseUrl,
-  });
+  const config = parseConfig(
+    benchEnv(tag, {
+      RATE_LIMIT_ENABLED: 'false',
+      OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+      VIES_BASE_URL: vies.baseUrl,
+    }),
+  );
   const db = createDb(config);
   await migrateLatest(db, config.DATABASE_SCHEMA);
   const client = await new ClientRepository(db).create('bench engine');

@@ -19,7 +19,7 @@ import { connectTemporalLazy } from '../lib/temporal';
 import { createSearchClient } from '../search/client';
 import { startGooglePlacesStandIn } from '../test/stand-ins/google-places';
 import { runWorkers } from '../workers/main';
-import { args, stackEnv, stats, writeResult } from './support';
+import { args, benchEnv, stats, writeResult } from './support';
 
 const KEY = 'bench-places-key-0123456789';
 
@@ -28,18 +28,14 @@ async function main(): Promise<void> {
   const places = await startGooglePlacesStandIn({ apiKey: KEY });
   places.setDelay(opts.latency);
   const tag = `m${Date.now().toString(36)}`;
-  const config = parseConfig({
-    ...stackEnv(),
-    DATABASE_SCHEMA: `bench_${tag}`,
-    TASK_QUEUE_PREFIX: `bench-${tag}`,
-    MINIO_BUCKET_PREFIX: `bench-${tag}`,
-    ES_INDEX_PREFIX: `bench-${tag}`,
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_ENABLED: 'false',
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
-    GOOGLE_PLACES_BASE_URL: places.baseUrl,
-    GOOGLE_PLACES_API_KEY: KEY,
-  });
+  const config = parseConfig(
+    benchEnv(tag, {
+      RATE_LIMIT_ENABLED: 'false',
+      OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+      GOOGLE_PLACES_BASE_URL: places.baseUrl,
+      GOOGLE_PLACES_API_KEY: KEY,
+    }),
+  );
   const db = createDb(config);
   await migrateLatest(db, config.DATABASE_SCHEMA);
   const client = await new ClientRepository(db).create('bench maps');

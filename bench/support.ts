@@ -16,6 +16,22 @@ export function stackEnv(): Record<string, string | undefined> {
   return { ...env, ...process.env };
 }
 
+/**
+ * A bench run's environment: the local stack's, with a schema, task queues, buckets and indices of
+ * the run's own (named after `tag`), warnings only, and the caller's overrides.
+ */
+export function benchEnv(tag: string, overrides: Record<string, string> = {}): Record<string, string | undefined> {
+  return {
+    ...stackEnv(),
+    DATABASE_SCHEMA: `bench_${tag}`,
+    TASK_QUEUE_PREFIX: `bench-${tag}`,
+    MINIO_BUCKET_PREFIX: `bench-${tag}`,
+    ES_INDEX_PREFIX: `bench-${tag}`,
+    LOG_LEVEL: 'warn',
+    ...overrides,
+  };
+}
+
 export function args<T extends Record<string, number>>(defaults: T): T {
   const out: Record<string, number> = { ...defaults };
   const argv = process.argv.slice(2);
