@@ -81,8 +81,9 @@ function sdkLogLevel(level: Config['LOG_LEVEL']): LogLevel {
   return map[level];
 }
 
-if (require.main === module) {
-  runWorkers(loadConfigOrExit()).then(
+/** This process runs the workers: SIGTERM/SIGINT drain them; exit 0 once they stop, 1 on a failure. */
+export function runAsProcess(started: ReturnType<typeof runWorkers>): void {
+  started.then(
     ({ run, shutdown }) => {
       for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, shutdown);
       run.then(() => process.exit(0), (err: unknown) => {
@@ -96,3 +97,5 @@ if (require.main === module) {
     },
   );
 }
+
+if (require.main === module) runAsProcess(runWorkers(loadConfigOrExit()));

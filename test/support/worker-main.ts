@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { loadConfigOrExit } from '../../lib/config';
-import { runWorkers } from '../../workers/main';
+import { runAsProcess, runWorkers } from '../../workers/main';
 
 const bundle = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as WorkflowBundleWithSourceMap;
 const config = loadConfigOrExit();
@@ -28,16 +28,4 @@ function startLine(): Promise<void> {
   });
 }
 
-runWorkers(config, config.WORKER_ID, { bundle, ready: process.argv.includes('--standby') ? startLine : undefined }).then(
-  ({ run, shutdown }) => {
-    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, shutdown);
-    run.then(() => process.exit(0), (err: unknown) => {
-      process.stderr.write(`worker failed: ${(err as Error).message}\n`);
-      process.exit(1);
-    });
-  },
-  (err: unknown) => {
-    process.stderr.write(`worker failed to start: ${(err as Error).message}\n`);
-    process.exit(1);
-  },
-);
+runAsProcess(runWorkers(config, config.WORKER_ID, { bundle, ready: process.argv.includes('--standby') ? startLine : undefined }));
