@@ -99,6 +99,8 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
     responses[431] = { description: 'Request line or headers too large' };
     const bodyTypes = r.bodyContentType ? [r.bodyContentType] : ['application/json', 'application/yaml', 'text/yaml', 'application/x-yaml'];
     if (r.body) addError(415, 'Unsupported request content type');
+    // Every parsed body has a size limit (api/middleware/body.ts), inflated gzip/deflate included.
+    if (r.body) addError(413, 'Request body too large');
     // Any request that reaches a backing service can meet it down (lib/outages.ts): 503 with Retry-After, never a 500.
     addError(503, 'A backing service (database, queue, search or storage) is unavailable; retry after Retry-After');
 
