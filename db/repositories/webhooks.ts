@@ -76,16 +76,22 @@ export class WebhookRepository {
     return (await this.db('webhooks').where({ client_id: clientId, id }).delete()) > 0;
   }
 
-  /** The delivery log, newest first, each delivery with its attempts (oldest first). */
+  /**
+   * The delivery log, newest first, each delivery with its attempts (oldest first). One
+   * repeatable-read snapshot: a success committed between the reads would otherwise show a
+   * `pending` delivery with its 200 attempt.
+   */
   async deliveries(clientId: string, webhookId: string, page: number, pageSize: number): Promise<{ total: number; deliveries: (DeliveryRow & { attempt_log: AttemptRow[] })[] }> {
-    const base = this.db('webhook_deliveries').where({ client_id: clientId, webhook_id: webhookId });
-    const [count, rows] = await Promise.all([
-      base.clone().count<{ count: string }[]>('* as count'),
-      base.clone().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'event_id', order: 'desc' }]).limit(pageSize).offset((page - 1) * pageSize),
-    ]);
-    const deliveries = rows as DeliveryRow[];
-    const attempts = deliveries.length === 0 ? [] : ((await this.db('webhook_attempts').whereIn('delivery_id', deliveries.map((d) => d.id)).orderBy('id')) as AttemptRow[]);
-    return { total: Number(count[0]?.count ?? 0), deliveries: deliveries.map((d) => ({ ...d, attempt_log: attempts.filter((a) => a.delivery_id === d.id) })) };
+    return this.db.transaction(
+      async (trx) => {
+        const base = trx('webhook_deliveries').where({ client_id: clientId, webhook_id: webhookId });
+        const count = await base.clone().count<{ count: string }[]>('* as count');
+        const deliveries = (await base.clone().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'event_id', order: 'desc' }]).limit(pageSize).offset((page - 1) * pageSize)) as DeliveryRow[];
+        const attempts = deliveries.length === 0 ? [] : ((await trx('webhook_attempts').whereIn('delivery_id', deliveries.map((d) => d.id)).orderBy('id')) as AttemptRow[]);
+        return { total: Number(count[0]?.count ?? 0), deliveries: deliveries.map((d) => ({ ...d, attempt_log: attempts.filter((a) => a.delivery_id === d.id) })) };
+      },
+      { isolationLevel: 'repeatable read', readOnly: true },
+    );
   }
 
   // ---- the delivery side (worker) ----------------------------------------------------------------

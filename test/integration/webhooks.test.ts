@@ -3,6 +3,7 @@ import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { startTestWorker, type TestWorker } from '../support/worker';
 import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
+import { WebhookRepository } from '../../db/repositories/webhooks';
 import { startWebhookReceiver, verifySignature, type ReceivedWebhook, type WebhookReceiver } from '../stand-ins/webhook-receiver';
 
 // Webhooks through the real API and a real worker (its dispatcher and the delivery workflows)
@@ -76,7 +77,11 @@ test('a completed crawlSite job is delivered as job.completed, signed with the s
   expect(verifySignature(String(hook.secret), got.headers['x-leadjobs-signature'] as string, got.raw)).toBe(true);
   expect(verifySignature('whsec_wrong', got.headers['x-leadjobs-signature'] as string, got.raw)).toBe(false);
 
-  const log = await c.json<{ deliveries: Record<string, unknown>[]; total: number }>(await c.get(`/api/v1/webhooks/${String(hook.webhook_id)}/deliveries`));
+  // The receiver has answered; the worker logs the attempt a moment later.
+  const log = await waitFor('the delivery to be logged as delivered', async () => {
+    const body = await c.json<{ deliveries: Record<string, unknown>[]; total: number }>(await c.get(`/api/v1/webhooks/${String(hook.webhook_id)}/deliveries`));
+    return body.deliveries[0]?.status === 'delivered' ? body : undefined;
+  });
   expect(log.total).toBe(1);
   expect(log.deliveries[0]).toMatchObject({ delivery_id: got.body.id, event: 'job.completed', status: 'delivered', attempts: [{ attempt: 1, status_code: 200, error: null }] });
 });
@@ -167,6 +172,34 @@ describe('the API', () => {
 
     expect((await c.del(`/api/v1/webhooks/${hook.webhook_id}`)).status).toBe(204);
     expect((await c.get(`/api/v1/webhooks/${hook.webhook_id}`)).status).toBe(404);
+  });
+
+  test('the delivery log is one snapshot: a delivery never shows a 200 attempt while still pending', async () => {
+    // Found by CI: the log read the deliveries, then their attempts, in two statements; a success
+    // committed between them showed `pending` with a 200 attempt.
+    const credentials = await api.newClient();
+    const c = caller(api, bearer(credentials));
+    const hook = await createWebhook(c, { url: 'https://hooks.example.com/snapshot', events: ['job.completed'] });
+    const repo = new WebhookRepository(api.deps.db, api.deps.config.DATABASE_SCHEMA);
+    const rows = Array.from({ length: 40 }, (_, i) => ({ id: randomUUID(), webhook_id: hook.webhook_id, client_id: credentials.client_id, event_id: i + 1, event: 'job.completed', task_queue: 'snapshot', body: {} }));
+    await api.deps.db('webhook_deliveries').insert(rows);
+    let recording = true;
+    const record = (async () => {
+      for (const row of rows) {
+        const delivery = (await repo.delivery(row.id))?.delivery;
+        if (delivery) await repo.recordSuccess(delivery, { attempt: 1, status_code: 200, error: null, duration_ms: 5 });
+      }
+      recording = false;
+    })();
+    const torn: unknown[] = [];
+    while (recording) {
+      const log = await c.json<{ deliveries: { status: string; attempts: { status_code: number | null }[] }[] }>(await c.get(`/api/v1/webhooks/${hook.webhook_id}/deliveries?page_size=100`));
+      for (const d of log.deliveries) if ((d.status === 'pending') !== (d.attempts.length === 0)) torn.push(d);
+    }
+    await record;
+    expect(torn).toEqual([]);
+    const done = await c.json<{ deliveries: { status: string }[] }>(await c.get(`/api/v1/webhooks/${hook.webhook_id}/deliveries?page_size=100`));
+    expect(done.deliveries.map((d) => d.status)).toEqual(rows.map(() => 'delivered'));
   });
 
   test.each([
