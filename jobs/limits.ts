@@ -24,6 +24,13 @@ export const JOB_HEARTBEAT_TIMEOUT: Limit = { ms: seconds(20), why: 'twenty miss
  */
 export const JOB_ACTIVITY_ATTEMPTS = 3;
 
+/**
+ * An attempt that met a backing service's outage (Postgres, MinIO, Elasticsearch restarting) waits
+ * this long at most for it to answer again before failing (workers/outage-wait.ts), so a restart
+ * costs a job one attempt, not all three. Never longer than the attempt's own timeout.
+ */
+export const OUTAGE_WAIT: Limit = { ms: minutes(2), why: 'a backing service restarting (seconds) or failing over (about a minute) costs one attempt' };
+
 /** The lifecycle steps (startJob, completeJob, ...) are one short Postgres transaction each. */
 export const LIFECYCLE_STEP: Limit = { ms: seconds(30), why: 'one small transaction; anything longer is a stuck connection' };
 

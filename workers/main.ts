@@ -12,11 +12,13 @@ import { providerCallCounter } from './metrics';
 import { OutboundClient } from '../lib/outbound';
 import { Storage } from '../lib/storage';
 import { temporalConnectionOptions } from '../lib/temporal';
-import { createSearchClient } from '../search/client';
+import { createSearchClient, pingSearch } from '../search/client';
 import { ALL_JOB_SPECS } from '../jobs';
+import { OUTAGE_WAIT } from '../jobs/limits';
 import { taskQueue, workflowTaskQueues } from '../jobs/queues';
 import { startWorkerWebhookDispatcher } from './webhook-dispatch';
 import { createRateLimitedWorkers, createWorkers } from './worker';
+import { outageWait } from './outage-wait';
 
 export interface RunWorkersOptions {
   /** Workflow code bundled beforehand; by default it is bundled here, once per process. */
@@ -43,7 +45,15 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   const proxiedHttp = config.PROXY_URL ? OutboundClient.fromConfig(config, { proxyUrl: config.PROXY_URL, onProviderCall }) : undefined;
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const activities = createActivities({ config, db, storage, search, logger, http, proxiedHttp, workerId: identity });
+  // An attempt that met a backing service's outage waits for it to answer again before it fails (workers/outage-wait.ts).
+  const activityInterceptors = [
+    outageWait({
+      probes: { database: async () => { await db.raw('select 1'); }, storage: () => storage.ping(), search: () => pingSearch(search) },
+      maxWaitMs: OUTAGE_WAIT.ms,
+    }),
+  ];
   const workers = await createWorkers({
+    activityInterceptors,
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueues: workflowTaskQueues(config.TASK_QUEUE_PREFIX, ALL_JOB_SPECS),
@@ -52,7 +62,7 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
     logger,
     bundle: options.bundle,
   });
-  workers.push(...(await createRateLimitedWorkers({ connection, namespace: config.TEMPORAL_NAMESPACE, queues: activityQueueLimits(config), activities, identity, logger })));
+  workers.push(...(await createRateLimitedWorkers({ connection, namespace: config.TEMPORAL_NAMESPACE, queues: activityQueueLimits(config), activities, activityInterceptors, identity, logger })));
   await options.ready?.();
   if (!config.SEC_USER_AGENT) logger.warn('SEC_USER_AGENT is not set: US crawlCompanyData jobs will fail');
   if (!config.COMPANIES_HOUSE_API_KEY) logger.warn('COMPANIES_HOUSE_API_KEY is not set: GB crawlCompanyData jobs will fail');

@@ -1,4 +1,4 @@
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type ActivityInterceptorsFactory, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Logger } from '../lib/logger';
 
 export interface WorkerSetOptions {
@@ -9,6 +9,8 @@ export interface WorkerSetOptions {
   identity: string;
   logger: Logger;
   maxConcurrentActivities?: number;
+  /** Around every activity attempt (workers/outage-wait.ts). */
+  activityInterceptors?: ActivityInterceptorsFactory[];
   maxConcurrentWorkflowTasks?: number;
   /** Reuse a bundle (tests start several worker sets). */
   bundle?: WorkflowBundleWithSourceMap;
@@ -33,6 +35,7 @@ export async function createWorkers(options: WorkerSetOptions): Promise<Worker[]
         workflowBundle: bundle,
         activities: options.activities,
         identity: options.identity,
+        interceptors: { activity: options.activityInterceptors ?? [] },
         maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 20,
         // A single workflow-task slot only works without the sticky cache (its poller needs two slots).
         ...(options.maxConcurrentWorkflowTasks
@@ -60,6 +63,7 @@ export async function createRateLimitedWorkers(options: Omit<WorkerSetOptions, '
         taskQueue,
         activities: options.activities,
         identity: options.identity,
+        interceptors: { activity: options.activityInterceptors ?? [] },
         maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 20,
         ...(perSecond ? { maxTaskQueueActivitiesPerSecond: perSecond } : {}),
         // As on the job queues: a cancel reaches a running request within about a second.

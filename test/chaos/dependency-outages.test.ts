@@ -181,7 +181,10 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
   const statusOf = async (id: string) => String((await call('final status', `/api/v1/jobs/${id}/status`)).json.status);
   const terminal = ['completed', 'failed', 'cancelled'];
   await waitFor(async () => (await Promise.all(created.map((c) => statusOf(c.id)))).every((st) => terminal.includes(st)), size(4, 8) * 60_000, 'every job terminal');
-  const finals = await Promise.all(created.map(async (c) => ({ ...c, status: await statusOf(c.id) })));
+  const finals = await Promise.all(created.map(async (c) => {
+    const { json } = await call('final status', `/api/v1/jobs/${c.id}/status`);
+    return { ...c, status: String(json.status), error: json.error_message ?? null };
+  }));
 
   // The lead index catches up: every completed job's own lead is found, those done during the search outage too.
   const leadFound = async (site: string) => {
@@ -205,7 +208,7 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
   expect(unreachable).toEqual([]);
   // With the API's error log lines, which say what a 500 was.
   expect({ answers: fiveHundreds.map((a) => `${a.phase} ${a.what}: ${a.status} ${a.body}`), api_errors: fiveHundreds.length ? api?.errorLogs : [] }).toEqual({ answers: [], api_errors: [] });
-  expect(finals.filter((f) => f.status !== 'completed').map((f) => `${f.phase}: ${f.id} ${f.status}`)).toEqual([]);
+  expect(finals.filter((f) => f.status !== 'completed').map((f) => `${f.phase}: ${f.id} ${f.status} (${JSON.stringify(f.error)})`)).toEqual([]);
   // The processes were never restarted.
   expect([api?.child.exitCode, worker?.child.exitCode]).toEqual([null, null]);
 });

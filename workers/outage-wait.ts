@@ -1,0 +1,70 @@
+import { Context } from '@temporalio/activity';
+import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next } from '@temporalio/worker';
+import { unavailableDependency, type Dependency } from '../lib/outages';
+
+/** Whether a backing service answers again (the same probes as the API's health check). */
+export type DependencyProbes = Partial<Record<Dependency, () => Promise<void>>>;
+
+export interface OutageWaitOptions {
+  probes: DependencyProbes;
+  /** The longest an attempt waits for its dependency before it fails as it would have. */
+  maxWaitMs: number;
+}
+
+const PROBE_EVERY_MS = 1000;
+
+/**
+ * An attempt that failed because a backing service (Postgres, MinIO, Elasticsearch) does not answer
+ * waits, heartbeating, until that service answers its probe again, and only then fails for Temporal
+ * to retry. A restart of a dependency thus costs a job one attempt, not all of them: retried at once
+ * with backoff, a job's three attempts would all be spent within an 8-second Postgres restart and
+ * the job failed with "connect ECONNREFUSED". The wait stops at a cancel (Context.sleep rejects
+ * then) and at `maxWaitMs`, and never outlives the attempt's own timeout: an outage that outlasts it
+ * fails the attempt as before.
+ */
+export class OutageWaitInterceptor implements ActivityInboundCallsInterceptor {
+  constructor(private readonly ctx: Context, private readonly options: OutageWaitOptions) {}
+
+  async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+    try {
+      return await next(input);
+    } catch (err) {
+      const dependency = unavailableDependency(err);
+      const probe = dependency ? this.options.probes[dependency] : undefined;
+      if (probe) await this.waitFor(probe);
+      throw err;
+    }
+  }
+
+  private async waitFor(probe: () => Promise<void>): Promise<void> {
+    const { info } = this.ctx;
+    const scheduledEnd = info.startToCloseTimeoutMs ? info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs : Infinity;
+    // Leave the attempt a few seconds to report its failure before its own timeout.
+    const until = Math.min(Date.now() + this.options.maxWaitMs, scheduledEnd - 5000);
+    while (Date.now() < until) {
+      this.ctx.heartbeat();
+      try {
+        await withTimeout(probe(), PROBE_EVERY_MS * 2);
+        return;
+      } catch {
+        // Still down.
+      }
+      try {
+        await this.ctx.sleep(PROBE_EVERY_MS);
+      } catch {
+        return; // cancelled: fail now, the workflow is stopping the job
+      }
+    }
+  }
+}
+
+function withTimeout(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('probe timed out')), ms); });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The worker's activity interceptor: see OutageWaitInterceptor. */
+export function outageWait(options: OutageWaitOptions): ActivityInterceptorsFactory {
+  return (ctx) => ({ inbound: new OutageWaitInterceptor(ctx, options) });
+}
