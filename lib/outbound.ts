@@ -288,7 +288,7 @@ export class OutboundClient {
         redirectChain.push(current.href);
         this.checkLiteral(current);
         if (this.proxied) await this.checkResolved(current);
-        const res = await fetch(current, { method, headers, body, redirect: 'manual', signal: controller.signal, dispatcher: this.agent });
+        const res = await this.send(current, { method, headers, body, redirect: 'manual', signal: controller.signal, dispatcher: this.agent });
         const location = res.headers.get('location');
         if (init.redirect === 'manual' || !REDIRECT_STATUSES.has(res.status) || location === null) {
           return new BufferedResponse(current.href, res.status, headerRecord(res), redirectChain, await readBody(res, current.href, maxBytes));
@@ -315,6 +315,20 @@ export class OutboundClient {
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * One request. A GET or HEAD whose pooled keep-alive connection the server closed just as it was
+   * reused ("other side closed" before any answer) is sent once more, on a new connection, as
+   * browsers do: the server never saw it. Other methods are not repeated (the server may have acted).
+   */
+  private async send(url: URL, init: Parameters<typeof fetch>[1] & { method: string }): Promise<Response> {
+    try {
+      return await fetch(url, init);
+    } catch (err) {
+      if ((init.method !== 'GET' && init.method !== 'HEAD') || init.signal?.aborted || !closedBeforeAnswer(err)) throw err;
+      return fetch(url, init);
     }
   }
 
@@ -464,6 +478,13 @@ function normalizeHostname(hostname: string): string {
 
 function omit(headers: Record<string, string>, names: string[]): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).filter(([name]) => !names.includes(name)));
+}
+
+/** undici's error for a connection the server closed (or reset) before its answer began. */
+function closedBeforeAnswer(err: unknown): boolean {
+  const cause = err instanceof TypeError ? err.cause : err;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
 }
 
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'EAI_NONAME', 'ENODATA', 'ESERVFAIL']);

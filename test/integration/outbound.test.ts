@@ -257,3 +257,50 @@ describe('deadlines and cancellation', () => {
     }
   });
 });
+
+describe('a keep-alive connection the server closes as it is reused', () => {
+  // The race behind a worker-kills failure ("other side closed", UND_ERR_SOCKET): the server drops an
+  // idle keep-alive connection just as the client sends its next request on it. Here every
+  // connection serves one request, says keep-alive, and is destroyed when a second arrives.
+  async function startDroppingServer() {
+    const { createServer: createTcpServer } = await import('node:net');
+    let connections = 0;
+    const methods: string[] = [];
+    const server = createTcpServer((socket) => {
+      connections++;
+      let served = 0;
+      socket.on('data', (chunk: Buffer) => {
+        const text = chunk.toString('latin1');
+        if (!text.includes('\r\n\r\n')) return;
+        methods.push(text.split(' ')[0] ?? '');
+        if (served++ > 0) return void socket.destroy();
+        socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\nconnection: keep-alive\r\nkeep-alive: timeout=30\r\n\r\nok');
+      });
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return { url, methods, connections: () => connections, close: () => new Promise<void>((r) => server.close(() => r())) };
+  }
+
+  test('a GET is sent again once on a new connection; a POST is not (it may have been acted on)', async () => {
+    const server = await startDroppingServer();
+    const client = new OutboundClient({ allowHosts: ['127.0.0.1'], userAgent: 'leadjobs-test' });
+    try {
+      const idle = () => new Promise((r) => setTimeout(r, 50)); // the first connection back in the pool
+      expect((await client.fetch(`${server.url}/one`)).text()).toBe('ok');
+      await idle();
+      expect((await client.fetch(`${server.url}/two`)).text()).toBe('ok');
+      await idle();
+      expect(server.connections()).toBe(2);
+      expect(server.methods).toEqual(['GET', 'GET', 'GET']);
+
+      const err = await failure(client.fetch(`${server.url}/three`, { method: 'POST', body: 'x' }));
+      expect(err.kind).toBe('network');
+      expect(server.methods.slice(3)).toEqual(['POST']);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
