@@ -17,17 +17,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { temporal } from '@temporalio/proto';
-import { createApp } from '../api/app';
-import { createDb, migrateLatest } from '../db';
-import { ClientRepository } from '../db/repositories/clients';
-import { parseConfig } from '../lib/config';
-import { createLogger } from '../lib/logger';
-import { Storage } from '../lib/storage';
-import { connectTemporalLazy } from '../lib/temporal';
-import { createSearchClient } from '../search/client';
 import { cityPlaces, startGooglePlacesStandIn } from '../test/stand-ins/google-places';
-import { runWorkers } from '../workers/main';
-import { args, benchEnv, ROOT, writeResult } from './support';
+import { args, startBenchService, ROOT, writeResult } from './support';
 
 const KEY = 'bench-places-key-0123456789';
 const MAIL_SERVERS = 8;
@@ -105,36 +96,21 @@ async function main(): Promise<void> {
   const places = await startGooglePlacesStandIn({ apiKey: KEY, places: [], byCity: true });
 
   const tag = `c${Date.now().toString(36)}`;
-  const config = parseConfig(
-    benchEnv(tag, {
-      RATE_LIMIT_ENABLED: 'false',
-      OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8',
-      GOOGLE_PLACES_BASE_URL: places.baseUrl,
-      GOOGLE_PLACES_API_KEY: KEY,
-      DNS_SERVERS: where.dns,
-      SMTP_PROBE_PORT: String(where.smtpPort),
-      SITE_DELAY_MS: '0',
-    }),
-  );
-  const db = createDb(config);
-  await migrateLatest(db, config.DATABASE_SCHEMA);
+  const service = await startBenchService(tag, 'campaign', {
+    RATE_LIMIT_ENABLED: 'false',
+    OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8',
+    GOOGLE_PLACES_BASE_URL: places.baseUrl,
+    GOOGLE_PLACES_API_KEY: KEY,
+    DNS_SERVERS: where.dns,
+    SMTP_PROBE_PORT: String(where.smtpPort),
+    SITE_DELAY_MS: '0',
+  });
+  const { config, db, call } = service;
   const cities = (await db.withSchema(config.DATABASE_SCHEMA).from('locations').where('country_code', 'GB').orderBy('population', 'desc').limit(opts.locations).select('id', 'name')) as { id: number; name: string }[];
   places.places.push(...cities.flatMap((c, k) =>
     cityPlaces(c.name, 'bakery', opts.businesses).map((p, j) => ({ ...p, websiteUri: sites.origins[k * opts.businesses + j] })),
   ));
 
-  const client = await new ClientRepository(db).create('bench campaign');
-  const auth = `Bearer ${client.client_id}:${client.api_key}:${client.api_secret}`;
-  const deps = { config, db, temporal: connectTemporalLazy(config), search: createSearchClient(config), storage: Storage.fromConfig(config), logger: createLogger('warn') };
-  const { app, close: closeApp } = createApp(deps);
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const workers = await runWorkers(config, `bench-campaign-${tag}`);
-  const call = async (path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, body === undefined ? { headers: { authorization: auth } } : { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-  };
 
   try {
     const started = performance.now();
@@ -161,10 +137,10 @@ async function main(): Promise<void> {
     // The stage activities of every location job and its pipeline, from Temporal's histories.
     const jobs = (await db.withSchema(config.DATABASE_SCHEMA).from('jobs').where('campaign_id', campaignId).select('id')) as { id: string }[];
     // The campaign's own claim and finish steps too (its latest run: under 200 locations there is one).
-    const times = activityTimes((await deps.temporal.client.workflow.getHandle(`campaign/${campaignId}`).fetchHistory()).events ?? []);
+    const times = activityTimes((await service.temporal.client.workflow.getHandle(`campaign/${campaignId}`).fetchHistory()).events ?? []);
     for (const { id } of jobs) {
       for (const workflowId of [`job/${id}`, `job/${id}/pipeline`]) {
-        const history = await deps.temporal.client.workflow.getHandle(workflowId).fetchHistory();
+        const history = await service.temporal.client.workflow.getHandle(workflowId).fetchHistory();
         times.push(...activityTimes(history.events ?? []));
       }
     }
@@ -210,13 +186,8 @@ async function main(): Promise<void> {
     process.stdout.write(`  ${String(result.businesses_total)} businesses, ${String(result.total_emails_found)} e-mails found, ${String(result.total_valid_emails)} valid; ${result.pages_served} pages served, ${result.provider_requests} maps requests\n`);
     process.stdout.write(`  written to ${writeResult('campaign', result)}\n`);
   } finally {
-    workers.shutdown();
-    await workers.run;
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-    await closeApp();
-    await db.raw('drop schema if exists ?? cascade', [config.DATABASE_SCHEMA]);
-    await Promise.allSettled([db.destroy(), deps.temporal.connection.close(), deps.search.close(), places.close(), sites.close()]);
+    await service.close();
+    await Promise.allSettled([places.close(), sites.close()]);
     mail.kill('SIGTERM');
   }
 }

@@ -9,18 +9,8 @@
  *   npm run bench:engine -- [--jobs 40] [--concurrency 4]
  * Target: median <= 150 ms (issue 17).
  */
-import type { AddressInfo } from 'node:net';
-import { createApp } from '../api/app';
-import { createDb, migrateLatest } from '../db';
-import { ClientRepository } from '../db/repositories/clients';
-import { parseConfig } from '../lib/config';
-import { createLogger } from '../lib/logger';
-import { Storage } from '../lib/storage';
-import { connectTemporalLazy } from '../lib/temporal';
-import { createSearchClient } from '../search/client';
 import { startViesStandIn } from '../test/stand-ins/vies';
-import { runWorkers } from '../workers/main';
-import { args, benchEnv, load, percentile, stats, writeResult } from './support';
+import { args, startBenchService, load, percentile, stats, writeResult } from './support';
 
 interface Timing {
   ms: number;
@@ -33,24 +23,12 @@ async function main(): Promise<void> {
   const opts = args({ jobs: 40, concurrency: 4 });
   const vies = await startViesStandIn();
   const tag = `e${Date.now().toString(36)}`;
-  const config = parseConfig(
-    benchEnv(tag, {
-      RATE_LIMIT_ENABLED: 'false',
-      OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
-      VIES_BASE_URL: vies.baseUrl,
-    }),
-  );
-  const db = createDb(config);
-  await migrateLatest(db, config.DATABASE_SCHEMA);
-  const client = await new ClientRepository(db).create('bench engine');
-  const auth = `Bearer ${client.client_id}:${client.api_key}:${client.api_secret}`;
-
-  const deps = { config, db, temporal: connectTemporalLazy(config), search: createSearchClient(config), storage: Storage.fromConfig(config), logger: createLogger('warn') };
-  const { app, close: closeApp } = createApp(deps);
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const workers = await runWorkers(config, `bench-engine-${tag}`);
+  const service = await startBenchService(tag, 'engine', {
+    RATE_LIMIT_ENABLED: 'false',
+    OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+    VIES_BASE_URL: vies.baseUrl,
+  });
+  const { db, base, auth } = service;
 
   // One event stream for the client: each job ends when its job.completed (or job.failed) arrives.
   const waiting = new Map<string, { resolve: (at: number) => void; reject: (err: Error) => void }>();
@@ -160,13 +138,8 @@ async function main(): Promise<void> {
   } finally {
     stream.abort();
     await reading;
-    workers.shutdown();
-    await workers.run;
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-    await closeApp();
-    await db.raw('drop schema if exists ?? cascade', [config.DATABASE_SCHEMA]);
-    await Promise.allSettled([db.destroy(), deps.temporal.connection.close(), deps.search.close(), vies.close()]);
+    await service.close();
+    await vies.close();
   }
 }
 

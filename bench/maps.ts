@@ -8,18 +8,8 @@
  *   npm run bench:maps -- [--jobs 20] [--latency 0]
  * `--latency` delays every stand-in API answer (ms), as a real provider's round trip does.
  */
-import type { AddressInfo } from 'node:net';
-import { createApp } from '../api/app';
-import { createDb, migrateLatest } from '../db';
-import { ClientRepository } from '../db/repositories/clients';
-import { parseConfig } from '../lib/config';
-import { createLogger } from '../lib/logger';
-import { Storage } from '../lib/storage';
-import { connectTemporalLazy } from '../lib/temporal';
-import { createSearchClient } from '../search/client';
 import { startGooglePlacesStandIn } from '../test/stand-ins/google-places';
-import { runWorkers } from '../workers/main';
-import { args, benchEnv, stats, writeResult } from './support';
+import { args, startBenchService, stats, writeResult } from './support';
 
 const KEY = 'bench-places-key-0123456789';
 
@@ -28,30 +18,14 @@ async function main(): Promise<void> {
   const places = await startGooglePlacesStandIn({ apiKey: KEY });
   places.setDelay(opts.latency);
   const tag = `m${Date.now().toString(36)}`;
-  const config = parseConfig(
-    benchEnv(tag, {
-      RATE_LIMIT_ENABLED: 'false',
-      OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
-      GOOGLE_PLACES_BASE_URL: places.baseUrl,
-      GOOGLE_PLACES_API_KEY: KEY,
-    }),
-  );
-  const db = createDb(config);
-  await migrateLatest(db, config.DATABASE_SCHEMA);
-  const client = await new ClientRepository(db).create('bench maps');
-  const auth = `Bearer ${client.client_id}:${client.api_key}:${client.api_secret}`;
+  const service = await startBenchService(tag, 'maps', {
+    RATE_LIMIT_ENABLED: 'false',
+    OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+    GOOGLE_PLACES_BASE_URL: places.baseUrl,
+    GOOGLE_PLACES_API_KEY: KEY,
+  });
+  const { call } = service;
 
-  const deps = { config, db, temporal: connectTemporalLazy(config), search: createSearchClient(config), storage: Storage.fromConfig(config), logger: createLogger('warn') };
-  const { app, close: closeApp } = createApp(deps);
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const workers = await runWorkers(config, `bench-maps-${tag}`);
-
-  const call = async (path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, body === undefined ? { headers: { authorization: auth } } : { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-  };
   const runOne = async (i: number): Promise<{ ms: number; requests: number }> => {
     const before = places.requests.length;
     const started = performance.now();
@@ -88,13 +62,8 @@ async function main(): Promise<void> {
     process.stdout.write(`  submit -> completed: p50 ${s.p50_ms} ms, p95 ${s.p95_ms} ms, max ${s.max_ms} ms (target p50 < 3000 ms: ${result.meets_target ? 'met' : 'NOT met'})\n`);
     process.stdout.write(`  written to ${writeResult('maps', result)}\n`);
   } finally {
-    workers.shutdown();
-    await workers.run;
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-    await closeApp();
-    await db.raw('drop schema if exists ?? cascade', [config.DATABASE_SCHEMA]);
-    await Promise.allSettled([db.destroy(), deps.temporal.connection.close(), deps.search.close(), places.close()]);
+    await service.close();
+    await places.close();
   }
 }
 
