@@ -1,4 +1,4 @@
-import { ActivityCancellationType, ApplicationFailure, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, ApplicationFailure, patched, type ActivityOptions, type LocalActivityOptions, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { CompanyDataActivities, CompanyQuery, RegistryAnswer } from '../activities/company/crawl-company-data';
 import type { JobActivityOutput } from '../activities/deps';
 import type { JobStepsInput } from './job';
@@ -6,10 +6,14 @@ import type { JobStepsInput } from './job';
 // Cache reads and the result write are short Postgres work, run as local activities: in the
 // worker that runs the workflow, without a trip through the task queue each (about 25 ms a step on
 // the dev server; a cached answer is then one workflow task from startJob to completeJob).
-const store = proxyLocalActivities<CompanyDataActivities>({
+const STORE_OPTIONS: LocalActivityOptions & ActivityOptions = {
   startToCloseTimeout: '30s', // one query or upsert; anything longer is a stuck connection
   retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 10, nonRetryableErrorTypes: ['InvalidInput'] },
-});
+};
+const localStore = proxyLocalActivities<CompanyDataActivities>(STORE_OPTIONS);
+// Jobs started before the change ran these steps as ordinary activities; their histories replay so.
+const queuedStore = proxyActivities<CompanyDataActivities>(STORE_OPTIONS);
+const LOCAL_STORE_PATCH = 'company-data-local-store';
 
 /**
  * One registry request per activity, on the registry's queue, whose worker-side rate limit
@@ -35,6 +39,7 @@ const onRegistryQueue = (taskQueue: string, requestMs: number) =>
  * companies, rejected credentials and invalid input fail at once; outages after the retries.
  */
 export async function companyData(input: JobStepsInput): Promise<JobActivityOutput> {
+  const store = patched(LOCAL_STORE_PATCH) ? localStore : queuedStore;
   const startedAt = Date.now();
   const { query, cached } = await store.readRegistryCache({ payload: input.payload });
   const answer = cached ? cached.answer : await askRegistry(query, input);
