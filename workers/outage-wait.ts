@@ -31,12 +31,14 @@ export class OutageWaitInterceptor implements ActivityInboundCallsInterceptor {
     } catch (err) {
       const dependency = unavailableDependency(err);
       const probe = dependency ? this.options.probes[dependency] : undefined;
-      if (probe) await this.waitFor(probe);
-      throw err;
+      // A cancel during the wait ends the attempt as cancelled, as the activity itself would have.
+      const cancelled = probe ? await this.waitFor(probe) : undefined;
+      throw cancelled ?? err;
     }
   }
 
-  private async waitFor(probe: () => Promise<void>): Promise<void> {
+  /** Waits until the probe answers, the time is up or the attempt is cancelled (then its cancellation). */
+  private async waitFor(probe: () => Promise<void>): Promise<unknown> {
     const { info } = this.ctx;
     const scheduledEnd = info.startToCloseTimeoutMs ? info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs : Infinity;
     // Leave the attempt a few seconds to report its failure before its own timeout.
@@ -45,16 +47,17 @@ export class OutageWaitInterceptor implements ActivityInboundCallsInterceptor {
       this.ctx.heartbeat();
       try {
         await withTimeout(probe(), PROBE_EVERY_MS * 2);
-        return;
+        return undefined;
       } catch {
         // Still down.
       }
       try {
         await this.ctx.sleep(PROBE_EVERY_MS);
-      } catch {
-        return; // cancelled: fail now, the workflow is stopping the job
+      } catch (cancelled) {
+        return cancelled;
       }
     }
+    return undefined;
   }
 }
 
