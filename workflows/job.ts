@@ -38,8 +38,8 @@ export interface JobStepsInput {
 /** The step sets by name, as catalog entries name them. */
 const STEP_SETS: Readonly<Record<string, ((input: JobStepsInput) => Promise<JobActivityOutput>) | undefined>> = stepSets;
 
-// Lifecycle steps are short Postgres transactions. startJob is retried quickly because the API
-// commits the job row a moment after starting this workflow. It is the gate into `processing`, so
+// Lifecycle steps are short Postgres transactions, retried quickly through a database hiccup
+// (startJob waits for the API's commit itself: activities/store/jobs.ts). It is the gate into `processing`, so
 // it always goes through the task queue: eager dispatch would hand it straight back to the same
 // worker and skip the queue's priority order.
 const lifecycle = proxyActivities<JobLifecycleActivities>({

@@ -19,8 +19,11 @@ export function createJobLifecycleActivities(deps: ActivityDeps) {
   return {
     /**
      * queued -> processing, records worker_id and emits `job.started`. Idempotent: a retry (or a
-     * new worker after a crash) keeps started_at. Retryable while the row is not visible yet: the
-     * API commits the row right after the workflow start.
+     * new worker after a crash) keeps started_at. A row not visible yet is waited for (the API
+     * commits it right after the workflow start, holding the job's submission lock until then);
+     * a row still missing once that lock is free was never committed (the API died between the
+     * workflow start and its commit) and never will be: the workflow ends at once, not after
+     * 20 retries.
      */
     async startJob(input: { jobId: string }): Promise<StartJobResult> {
       const result = await jobs.withLockedJob(input.jobId, async (trx, job) => {
@@ -28,7 +31,7 @@ export function createJobLifecycleActivities(deps: ActivityDeps) {
         const current = run ? await jobs.markStarted(trx, job, deps.workerId) : job;
         return { run, status: current.status, type: current.type, clientId: current.client_id, payload: current.payload };
       });
-      if (!result) throw ApplicationFailure.retryable(`job ${input.jobId} not found`, 'JobNotFound');
+      if (!result) throw ApplicationFailure.nonRetryable(`job ${input.jobId} not found: its submission was never committed`, 'JobNotFound');
       return result;
     },
 

@@ -1,4 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { WorkflowFailedError } from '@temporalio/client';
+import { CATALOG } from '../../jobs';
+import { jobTaskQueue } from '../../jobs/queues';
+import { runJobInput } from '../../jobs/run-input';
+import { runJob } from '../../workflows';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus } from '../support/jobs';
 import { spawnWorkerProcess } from '../support/processes';
@@ -51,4 +57,28 @@ describe('durability', () => {
       await survivor.stop();
     }
   }, 120000);
+
+  test('a workflow whose job row was never committed (the API died between workflow start and commit) ends within seconds', async () => {
+    // startJob waits on the submission's lock: once it has it, a missing row will never appear.
+    // It used to be retried 20 times (about 2.5 minutes) anyway.
+    const queues = ownQueues('durability-orphan');
+    api ??= await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...queues });
+    const worker = await startTestWorker({ types: ['crawlSite'], identity: 'orphan-worker', overrides: queues });
+    try {
+      const jobId = randomUUID();
+      const handle = await api.deps.temporal.client.workflow.start(runJob, {
+        taskQueue: jobTaskQueue(queues.TASK_QUEUE_PREFIX as string, CATALOG.crawlSite),
+        workflowId: `job/${jobId}`,
+        args: [runJobInput({ id: jobId, client_id: 'cli_orphan', type: 'crawlSite', payload: { url: sites.url() } }, api.deps.config)],
+      });
+      const started = Date.now();
+      const outcome = await handle.result().then(() => 'completed', (err: unknown) => err);
+      expect(outcome).toBeInstanceOf(WorkflowFailedError);
+      expect(String((outcome as WorkflowFailedError).cause?.message)).toContain(`job ${jobId} not found`);
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(await api.deps.db('jobs').where({ id: jobId })).toEqual([]);
+    } finally {
+      await worker.stop();
+    }
+  }, 60000);
 });
