@@ -111,7 +111,6 @@ async function main(): Promise<void> {
     cityPlaces(c.name, 'bakery', opts.businesses).map((p, j) => ({ ...p, websiteUri: sites.origins[k * opts.businesses + j] })),
   ));
 
-
   try {
     const started = performance.now();
     const created = await call('/api/v1/campaigns', {
