@@ -36,9 +36,9 @@ const pendingByTransaction = new WeakMap<Knex.Transaction, StoredEvent[]>();
  * that NOTIFYs holds a database-wide lock through its WAL flush, which would serialize every
  * submission; a notify-only statement afterwards writes no WAL. Listeners thus never see an
  * event whose state change was rolled back, and one lost to a crash in between is still in the
- * table for Last-Event-ID replay. The announcement is not waited for: the change is committed and
- * its caller (a submission's 201, say) need not wait another round trip, nor fail when only the
- * announcement does (the event stays in the table for Last-Event-ID replay).
+ * table for Last-Event-ID replay. The announcement is waited for: left to run in the background,
+ * announcements piled up on the connection pool under a submission storm (a CI run saw the
+ * worker's activities time out acquiring a connection).
  */
 export async function transactionWithEvents<T>(db: Knex, schema: string, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   let events: StoredEvent[] = [];
@@ -47,7 +47,7 @@ export async function transactionWithEvents<T>(db: Knex, schema: string, fn: (tr
     pendingByTransaction.set(trx, events);
     return fn(trx);
   });
-  void publishEvents(db, schema, events).catch(() => undefined);
+  await publishEvents(db, schema, events);
   return result;
 }
 
