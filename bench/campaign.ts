@@ -18,7 +18,8 @@ import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { temporal } from '@temporalio/proto';
 import { cityPlaces, startGooglePlacesStandIn } from '../test/stand-ins/google-places';
-import { args, startBenchService, ROOT, writeResult } from './support';
+import { args, ROOT, writeResult } from './support';
+import { startBenchService } from './service';
 
 const KEY = 'bench-places-key-0123456789';
 const MAIL_SERVERS = 8;

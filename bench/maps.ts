@@ -9,7 +9,8 @@
  * `--latency` delays every stand-in API answer (ms), as a real provider's round trip does.
  */
 import { startGooglePlacesStandIn } from '../test/stand-ins/google-places';
-import { args, startBenchService, stats, writeResult } from './support';
+import { args, stats, writeResult } from './support';
+import { startBenchService } from './service';
 
 const KEY = 'bench-places-key-0123456789';
 

@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next } from '@temporalio/worker';
 import { unavailableDependency, type Dependency } from '../lib/outages';
+import { withTimeout } from '../lib/timeout';
 
 /** Whether a backing service answers again (the same probes as the API's health check). */
 export type DependencyProbes = Partial<Record<Dependency, () => Promise<void>>>;
@@ -46,7 +47,7 @@ export class OutageWaitInterceptor implements ActivityInboundCallsInterceptor {
     while (Date.now() < until) {
       this.ctx.heartbeat();
       try {
-        await withTimeout(probe(), PROBE_EVERY_MS * 2);
+        await withTimeout(probe(), PROBE_EVERY_MS * 2, 'the probe');
         return undefined;
       } catch {
         // Still down.
@@ -59,12 +60,6 @@ export class OutageWaitInterceptor implements ActivityInboundCallsInterceptor {
     }
     return undefined;
   }
-}
-
-function withTimeout(work: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('probe timed out')), ms); });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** The worker's activity interceptor: see OutageWaitInterceptor. */

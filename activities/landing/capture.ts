@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { CrawlLandingPayload, CrawlLandingResult, LandingError } from '../../jobs/crawl-landing';
 import type { OutboundClient } from '../../lib/outbound';
 import type { Storage } from '../../lib/storage';
+import { withTimeout } from '../../lib/timeout';
 import type { LlmExtractor } from '../llm/types';
 import { networkQuiet, wakeAt, type CachedResponse, type CaptureSession, type LandingBrowser } from './browser';
 import { bundleHtml, plainSnapshot } from './bundle';
@@ -403,14 +404,6 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms / 1000} s`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 const firstLine = (e: unknown) => message(e).split('\n')[0] ?? '';

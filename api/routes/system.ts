@@ -1,6 +1,7 @@
 import type { ApiRouter } from '../routing';
 import type { QueueStatsService } from '../queue-stats';
 import { clientIdOf } from '../context';
+import { withTimeout } from '../../lib/timeout';
 import { healthResponse, queueStatsResponse } from '../schemas/system';
 
 export type Probe = () => Promise<void>;
@@ -9,16 +10,6 @@ export interface HealthProbes {
   queue: Probe;
   search: Probe;
   storage: Probe;
-}
-
-function withTimeout(probe: Probe, ms: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    probe().then(
-      () => { clearTimeout(timer); resolve(); },
-      (err: unknown) => { clearTimeout(timer); reject(err); },
-    );
-  });
 }
 
 export function systemRoutes(api: ApiRouter, probes: HealthProbes, timeoutMs: number, queueStats: QueueStatsService): void {
@@ -36,7 +27,7 @@ export function systemRoutes(api: ApiRouter, probes: HealthProbes, timeoutMs: nu
     },
     handler: async (ctx) => {
       const names = Object.keys(probes) as (keyof HealthProbes)[];
-      const results = await Promise.allSettled(names.map((n) => withTimeout(probes[n], timeoutMs)));
+      const results = await Promise.allSettled(names.map((n) => withTimeout(Promise.resolve().then(probes[n]), timeoutMs, `the ${n} probe`)));
       const states = Object.fromEntries(
         names.map((n, i) => {
           const r = results[i];

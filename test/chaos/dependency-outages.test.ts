@@ -178,13 +178,13 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
   await load;
 
   // Every job the API accepted finishes; none is left processing.
-  const statusOf = async (id: string) => String((await call('final status', `/api/v1/jobs/${id}/status`)).json.status);
+  const stateOf = async (id: string) => {
+    const { json } = await call('final status', `/api/v1/jobs/${id}/status`);
+    return { status: String(json.status), error: json.error_message ?? null };
+  };
   const terminal = ['completed', 'failed', 'cancelled'];
-  await waitFor(async () => (await Promise.all(created.map((c) => statusOf(c.id)))).every((st) => terminal.includes(st)), size(4, 8) * 60_000, 'every job terminal');
-  const finals = await Promise.all(created.map(async (c) => {
-    const { json } = await call('final status', `/api/v1/jobs/${c.id}/status`);
-    return { ...c, status: String(json.status), error: json.error_message ?? null };
-  }));
+  await waitFor(async () => (await Promise.all(created.map((c) => stateOf(c.id)))).every((st) => terminal.includes(st.status)), size(4, 8) * 60_000, 'every job terminal');
+  const finals = await Promise.all(created.map(async (c) => ({ ...c, ...(await stateOf(c.id)) })));
 
   // The lead index catches up: every completed job's own lead is found, those done during the search outage too.
   const leadFound = async (site: string) => {
