@@ -118,22 +118,42 @@ export class ApiRouter {
   private methodsFor(path: string): string[] | undefined {
     const segments = path.replace(/\/+$/, '').split('/');
     let best: { rank: string; methods: Set<string> } | undefined;
-    for (const r of this.routes) {
-      const template = r.path.split('/');
-      if (template.length !== segments.length) continue;
-      if (!template.every((t, i) => t.startsWith('{') || t === segments[i])) continue;
-      // '1' for a literal segment, '0' for a parameter: the greater string is the more specific path.
-      const rank = template.map((t) => (t.startsWith('{') ? '0' : '1')).join('');
-      if (!best || rank > best.rank) best = { rank, methods: new Set() };
-      if (rank === best.rank) best.methods.add(r.method.toUpperCase());
+    for (const r of this.templates().get(segments.length) ?? []) {
+      if (!r.segments.every((t, i) => t === undefined || t === segments[i])) continue;
+      if (!best || r.rank > best.rank) best = { rank: r.rank, methods: new Set() };
+      if (r.rank === best.rank) best.methods.add(r.method);
     }
     return best ? [...best.methods] : undefined;
+  }
+
+  private templateCache?: { count: number; bySegments: Map<number, RouteTemplate[]> };
+
+  /** The routes' paths split once (per number of routes, which only grows while the app is built), by segment count. */
+  private templates(): Map<number, RouteTemplate[]> {
+    if (this.templateCache?.count !== this.routes.length) {
+      const bySegments = new Map<number, RouteTemplate[]>();
+      for (const r of this.routes) {
+        const parts = r.path.split('/');
+        // '1' for a literal segment, '0' for a parameter: the greater string is the more specific path.
+        const template = { segments: parts.map((t) => (t.startsWith('{') ? undefined : t)), rank: parts.map((t) => (t.startsWith('{') ? '0' : '1')).join(''), method: r.method.toUpperCase() };
+        bySegments.set(parts.length, [...(bySegments.get(parts.length) ?? []), template]);
+      }
+      this.templateCache = { count: this.routes.length, bySegments };
+    }
+    return this.templateCache.bySegments;
   }
 
   /** True for a path of a route that reads `?format=` itself. */
   ownsFormat(path: string): boolean {
     return this.ownFormatPaths.some((re) => re.test(path));
   }
+}
+
+/** A route path split into segments (undefined for a parameter), its specificity rank and method. */
+interface RouteTemplate {
+  segments: (string | undefined)[];
+  rank: string;
+  method: string;
 }
 
 /** `format` is handled for every route by the response-format middleware. */

@@ -20,7 +20,7 @@ import { priorityKeyFor } from '../jobs';
 import { runJobInput } from '../jobs/run-input';
 import { temporalConnectionOptions } from '../lib/temporal';
 import { runJob } from '../workflows';
-import { args, load, ROOT, stackEnv, stats, writeResult } from './support';
+import { args, cpuSeconds, cpuSince, load, ROOT, stackEnv, stats, writeResult, type CpuGroup } from './support';
 
 async function main(): Promise<void> {
   const opts = args({ requests: 2000, concurrency: 64, warmup: 200, rounds: 4 });
@@ -91,12 +91,21 @@ async function main(): Promise<void> {
   await load(opts.warmup, opts.concurrency, (i) => submit(1_000_000 + i));
   await load(opts.warmup, opts.concurrency, (i) => bare(i));
   // Alternating rounds, so that both arms see the same load on a shared machine.
-  const apiRun = { latencies: [] as number[], seconds: 0 };
-  const bareRun = { latencies: [] as number[], seconds: 0 };
+  // CPU per request of each process, to show where an arm's time goes on a machine it saturates.
+  const groups: CpuGroup[] = [
+    { name: 'api', match: (p) => p.pid === api.pid },
+    { name: 'bench', match: (p) => p.pid === process.pid },
+    { name: 'postgres', match: (p) => p.comm === 'postgres' },
+    { name: 'temporal', match: (p) => p.cmdline.includes('temporal') && p.cmdline.includes('start-dev') },
+  ];
+  const apiRun = { latencies: [] as number[], seconds: 0, cpu: {} as Record<string, number> };
+  const bareRun = { latencies: [] as number[], seconds: 0, cpu: {} as Record<string, number> };
   const perRound = Math.ceil(opts.requests / opts.rounds);
   for (let r = 0; r < opts.rounds; r++) {
     for (const [run, fn, offset] of [[apiRun, submit, 0], [bareRun, bare, opts.warmup]] as const) {
+      const before = cpuSeconds(groups);
       const part = await load(perRound, opts.concurrency, (i) => fn(offset + r * perRound + i));
+      for (const [k, v] of Object.entries(cpuSince(before, cpuSeconds(groups)))) run.cpu[k] = (run.cpu[k] ?? 0) + v;
       run.latencies.push(...part.latencies);
       run.seconds += part.seconds;
     }
@@ -108,6 +117,8 @@ async function main(): Promise<void> {
     p99: Math.round((apiStats.p99_ms / bareStats.p99_ms) * 100) / 100,
     throughput: Math.round((bareStats.per_second / apiStats.per_second) * 100) / 100,
   };
+  const cpuPerRequest = (run: typeof apiRun) =>
+    Object.fromEntries(Object.entries(run.cpu).map(([k, v]) => [k, Math.round((v * 1000 * 100) / run.latencies.length) / 100]));
   const result = {
     benchmark: 'submit',
     at: new Date().toISOString(),
@@ -116,6 +127,7 @@ async function main(): Promise<void> {
     api_submit: apiStats,
     bare_workflow_start: bareStats,
     ratio_api_over_bare: ratio,
+    cpu_ms_per_request: { api_submit: cpuPerRequest(apiRun), bare_workflow_start: cpuPerRequest(bareRun) },
     targets: { api_p99_ms: 50, max_overhead_ratio: 1.3 },
     met: { p99: apiStats.p99_ms <= 50, overhead_p50: ratio.p50 <= 1.3, overhead_p99: ratio.p99 <= 1.3 },
   };
@@ -124,6 +136,9 @@ async function main(): Promise<void> {
   console.log(`submit benchmark: ${opts.requests} requests, ${opts.concurrency} concurrent, ${opts.rounds} alternating rounds (load average ${result.machine.load_average.join(' ')})`);
   console.log(line('API POST .../submit', apiStats));
   console.log(line('bare workflow.start', bareStats));
+  const cpuLine = (name: string, c: Record<string, number>) => `${name.padEnd(22)} CPU ms/request: ${Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ')}`;
+  console.log(cpuLine('API POST .../submit', result.cpu_ms_per_request.api_submit));
+  console.log(cpuLine('bare workflow.start', result.cpu_ms_per_request.bare_workflow_start));
   console.log(`ratio API/bare: p50 ${ratio.p50}x, p99 ${ratio.p99}x, throughput ${ratio.throughput}x`);
   console.log(`wrote ${writeResult('submit', result)}`);
 

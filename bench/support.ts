@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export const ROOT = path.join(__dirname, '..');
@@ -95,4 +95,42 @@ export function writeResult(name: string, result: unknown): string {
   const file = path.join(dir, `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
   return file;
+}
+
+/** The processes whose CPU a bench attributes: a name and how to pick them from /proc. */
+export interface CpuGroup {
+  name: string;
+  match: (p: { pid: number; comm: string; cmdline: string }) => boolean;
+}
+
+/** CPU seconds (user + system) used so far by each group's processes (Linux /proc; empty elsewhere). */
+export function cpuSeconds(groups: CpuGroup[]): Record<string, number> {
+  const out: Record<string, number> = Object.fromEntries(groups.map((g) => [g.name, 0]));
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return out;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const comm = stat.slice(stat.indexOf('(') + 1, close);
+      const fields = stat.slice(close + 2).split(' ');
+      // Fields 14 and 15 of stat (utime, stime), counted after the comm: indexes 11 and 12.
+      const ticks = Number(fields[11]) + Number(fields[12]);
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      const group = groups.find((g) => g.match({ pid: Number(pid), comm, cmdline }));
+      if (group) out[group.name] = (out[group.name] ?? 0) + ticks / 100;
+    } catch {
+      // The process ended while being read.
+    }
+  }
+  return out;
+}
+
+/** The difference of two cpuSeconds readings, rounded to 10 ms. */
+export function cpuSince(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.keys(after).map((k) => [k, Math.round(((after[k] ?? 0) - (before[k] ?? 0)) * 100) / 100]));
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { EventName } from '../../jobs';
+import { inline } from '../batched';
 import { queueDeliveries } from './webhook-outbox';
 
 export interface NewEvent {
@@ -51,13 +52,24 @@ export async function transactionWithEvents<T>(db: Knex, schema: string, fn: (tr
   return result;
 }
 
-async function publishEvents(db: Knex, schema: string, events: StoredEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  const payloads = events.map((e) => {
+/** What NOTIFY carries for each event: the event, or its id alone when it is too large. */
+function notifyPayloads(events: StoredEvent[]): string[] {
+  return events.map((e) => {
     const full = JSON.stringify(e);
     return Buffer.byteLength(full) > MAX_NOTIFY_BYTES ? JSON.stringify({ id: e.id, client_id: e.client_id, truncated: true }) : full;
   });
+}
+
+async function publishEvents(db: Knex, schema: string, events: StoredEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const payloads = notifyPayloads(events);
   await db.raw(`select ${payloads.map(() => 'pg_notify(?, ?)').join(', ')}`, payloads.flatMap((p) => [eventsChannel(schema), p]));
+}
+
+/** The statement that announces `events`, sent in a batch after a commit (db/batched.ts); undefined for none. */
+export function announcementStatement(schema: string, events: StoredEvent[]): string | undefined {
+  if (events.length === 0) return undefined;
+  return `select ${notifyPayloads(events.map(normalize)).map((p) => `pg_notify(${inline('$1, $2', [eventsChannel(schema), p])})`).join(', ')}`;
 }
 
 /** Queues an event inserted by other means for announcement after the commit; false outside transactionWithEvents. */

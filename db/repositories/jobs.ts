@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import type { JobStatus, JobType } from '../../jobs';
 import { JobModel } from '../models/job';
-import { appendEvent, queueEvent, transactionWithEvents, type StoredEvent } from './events';
+import { batchedTransaction, inline, prepared } from '../batched';
+import { announcementStatement, appendEvent, queueEvent, transactionWithEvents, type StoredEvent } from './events';
 
 export interface NewJob {
   id: string;
@@ -56,6 +57,27 @@ function queuedInsert(source: string): string {
        )`;
 }
 
+/**
+ * Submission's statement, prepared once per connection: the 24-hour cache lookup, the capacity
+ * check (queued jobs on its task queue, when $1 is not null), and the insert with its event, its
+ * webhook deliveries and the job's submission lock ($16) when both pass.
+ */
+const SUBMIT_STATEMENT = prepared(
+  'leadjobs_submit_job',
+  `with gate as (
+     select c.cached,
+            (c.cached is null and $1::bigint is not null
+             and (select count(*) from jobs where task_queue = $2 and status = 'queued') >= $1::bigint) as full
+     from (select (select row_to_json(x.*) from jobs x
+                   where x.client_id = $3 and x.type = $4 and x.payload_hash = $5 and x.campaign_id is null
+                     and x.status in ('queued', 'processing', 'completed') and x.created_at > $6::timestamptz
+                   order by x.created_at desc limit 1) as cached) c
+   ), ${queuedInsert(`select $7::uuid, $8, $9, 'queued', $10::smallint, $11::jsonb, $12, $13, $14, $15 from gate where gate.cached is null and not gate.full`)}
+   select gate.cached, gate.full, row_to_json(j.*) as job, row_to_json(e.*) as event,
+          case when j.id is not null then pg_advisory_xact_lock(hashtextextended($16, 0)) end as locked
+   from gate left join j on true left join e on true`,
+);
+
 const queuedValues = (job: NewJob) => [job.id, job.clientId, job.type, job.priority, JSON.stringify(job.payload), job.payloadHash, job.campaignId, job.workflowId, job.taskQueue];
 
 /** Jobs as the API and the lifecycle activities see them; tenant scoping via JobModel.forClient. */
@@ -72,36 +94,26 @@ export class JobRepository {
    * (client, type, payload) makes concurrent identical submissions return one job.
    */
   async submit(job: NewJob, options: SubmitOptions, start: (job: JobModel) => Promise<void>): Promise<SubmitOutcome> {
-    return transactionWithEvents(this.db, this.schema, async (trx) => {
-      // The lock gets a statement of its own: a statement's snapshot is taken before it waits,
-      // so a lookup in the same statement would miss the job the lock holder just committed.
-      await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`${job.clientId}/${job.type}/${job.payloadHash}`]);
-      // One round trip: the 24-hour cache lookup, the capacity check (queued jobs on its task queue), and
-      // the insert with its event, its webhook deliveries and the job's submission lock when both pass.
-      const since = new Date(Date.now() - options.dedupeWindowMs);
-      const capacity = options.capacity ?? null;
-      const { rows } = (await trx.raw(
-        `with gate as (
-           select c.cached,
-                  (c.cached is null and ?::bigint is not null
-                   and (select count(*) from jobs where task_queue = ? and status = 'queued') >= ?::bigint) as full
-           from (select (select row_to_json(x.*) from jobs x
-                         where x.client_id = ? and x.type = ? and x.payload_hash = ? and x.campaign_id is null
-                           and x.status in ('queued', 'processing', 'completed') and x.created_at > ?
-                         order by x.created_at desc limit 1) as cached) c
-         ), ${queuedInsert(`select ?::uuid, ?, ?, 'queued', ?::smallint, ?::jsonb, ?, ?, ?, ? from gate where gate.cached is null and not gate.full`)}
-         select gate.cached, gate.full, row_to_json(j.*) as job, row_to_json(e.*) as event,
-                case when j.id is not null then pg_advisory_xact_lock(hashtextextended(?, 0)) end as locked
-         from gate left join j on true left join e on true`,
-        [capacity, job.taskQueue, capacity, job.clientId, job.type, job.payloadHash, since, ...queuedValues(job), submissionLockKey(job.id)],
-      )) as { rows: { cached: Record<string, unknown> | null; full: boolean; job: Record<string, unknown> | null; event: StoredEvent | null }[] };
-      const row = rows[0];
+    // Two round trips on the hot path (db/batched.ts): BEGIN, the lock and the statement; then the
+    // workflow start; then COMMIT and the job.queued announcement.
+    return batchedTransaction(this.db, async (trx) => {
+      const [, rows] = await trx.run(
+        // The lock is a statement of its own: a statement's snapshot is taken before it waits, so
+        // a lookup in the same statement would miss the job the lock holder just committed.
+        inline('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`${job.clientId}/${job.type}/${job.payloadHash}`]),
+        {
+          statement: SUBMIT_STATEMENT,
+          values: [options.capacity ?? null, job.taskQueue, job.clientId, job.type, job.payloadHash, new Date(Date.now() - options.dedupeWindowMs), ...queuedValues(job), submissionLockKey(job.id)],
+        },
+      );
+      const row = rows?.[0] as { cached: Record<string, unknown> | null; full: boolean; job: Record<string, unknown> | null; event: StoredEvent | null } | undefined;
       if (row?.cached) return { kind: 'cached', job: JobModel.fromDatabaseJson(row.cached) } as const;
       if (row?.full && options.capacity !== undefined) return { kind: 'queue_full', capacity: options.capacity } as const;
       if (!row?.job || !row.event) throw new Error('job insert returned nothing');
-      queueEvent(trx, row.event);
       const created = JobModel.fromDatabaseJson(row.job);
       await start(created);
+      const announce = announcementStatement(this.schema, [row.event]);
+      if (announce) trx.afterCommit(announce);
       return { kind: 'created', job: created } as const;
     });
   }
