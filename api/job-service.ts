@@ -15,6 +15,7 @@ import { payloadHash } from '../lib/payload-hash';
 import type { Temporal } from '../lib/temporal';
 import { runJob } from '../workflows';
 import { CampaignIdKey, ClientIdKey, JobIdKey, JobTypeKey } from '../workflows/search-attributes';
+import { QueueDepthEstimate } from './queue-depth';
 import { TemporalCalls } from './temporal-calls';
 
 const DEDUPE_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -40,6 +41,7 @@ export class JobService {
   readonly jobs: JobRepository;
   readonly results: JobResultStore;
   private readonly calls: TemporalCalls;
+  private readonly queueDepth = new QueueDepthEstimate();
 
   constructor(
     db: Db,
@@ -62,6 +64,9 @@ export class JobService {
     const id = randomUUID();
     const spec = CATALOG[req.type];
     const test = spec.testQueue?.(req.payload) ?? false;
+    const taskQueue = jobTaskQueue(this.config.TASK_QUEUE_PREFIX, spec, { test });
+    const capacity = spec.capacity?.(this.config);
+    const counting = capacity !== undefined && this.queueDepth.mustCount(taskQueue, capacity);
     const outcome = await this.jobs.submit(
       {
         id,
@@ -72,11 +77,12 @@ export class JobService {
         payloadHash: payloadHash(req.payload),
         campaignId: req.campaignId ?? null,
         workflowId: `job/${id}`,
-        taskQueue: jobTaskQueue(this.config.TASK_QUEUE_PREFIX, spec, { test }),
+        taskQueue,
       },
-      { capacity: spec.capacity?.(this.config), dedupeWindowMs: DEDUPE_WINDOW_MS },
+      { capacity: counting ? capacity : undefined, dedupeWindowMs: DEDUPE_WINDOW_MS },
       (job) => this.startWorkflow(job),
     );
+    if (outcome.kind !== 'cached') this.queueDepth.record(taskQueue, outcome.queued, outcome.kind === 'created');
     if (outcome.kind === 'queue_full') {
       throw new AppError(503, `queue is full: ${outcome.capacity} ${req.type} jobs are already queued; try again later`, 'queue_full', { 'Retry-After': '60' });
     }

@@ -17,12 +17,19 @@ export interface NewJob {
 }
 
 export interface SubmitOptions {
-  /** Most queued jobs on the job's task queue across all clients; undefined = unlimited. */
+  /**
+   * Most queued jobs on the job's task queue across all clients, counted for this submission;
+   * undefined = not checked (no capacity, or api/queue-depth.ts says it is far off).
+   */
   capacity?: number;
   dedupeWindowMs: number;
 }
 
-export type SubmitOutcome = { kind: 'cached'; job: JobModel } | { kind: 'created'; job: JobModel } | { kind: 'queue_full'; capacity: number };
+/** `queued`: the jobs queued on the task queue before this one, when the capacity was checked (else null). */
+export type SubmitOutcome =
+  | { kind: 'cached'; job: JobModel }
+  | { kind: 'created'; job: JobModel; queued: number | null }
+  | { kind: 'queue_full'; capacity: number; queued: number };
 
 export interface ListFilter {
   status?: JobStatus;
@@ -59,21 +66,22 @@ function queuedInsert(source: string): string {
 
 /**
  * Submission's statement, prepared once per connection: the 24-hour cache lookup, the capacity
- * check (queued jobs on its task queue, when $1 is not null), and the insert with its event, its
- * webhook deliveries and the job's submission lock ($16) when both pass.
+ * check (the queued jobs on its task queue counted, when $1 is not null), and the insert with its
+ * event, its webhook deliveries and the job's submission lock ($16) when both pass.
  */
 const SUBMIT_STATEMENT = prepared(
   'leadjobs_submit_job',
   `with gate as (
-     select c.cached,
-            (c.cached is null and $1::bigint is not null
-             and (select count(*) from jobs where task_queue = $2 and status = 'queued') >= $1::bigint) as full
-     from (select (select row_to_json(x.*) from jobs x
-                   where x.client_id = $3 and x.type = $4 and x.payload_hash = $5 and x.campaign_id is null
-                     and x.status in ('queued', 'processing', 'completed') and x.created_at > $6::timestamptz
-                   order by x.created_at desc limit 1) as cached) c
+     select g.cached, g.queued, coalesce(g.queued >= $1::bigint, false) as full
+     from (select c.cached,
+                  case when c.cached is null and $1::bigint is not null
+                       then (select count(*) from jobs where task_queue = $2 and status = 'queued') end as queued
+           from (select (select row_to_json(x.*) from jobs x
+                         where x.client_id = $3 and x.type = $4 and x.payload_hash = $5 and x.campaign_id is null
+                           and x.status in ('queued', 'processing', 'completed') and x.created_at > $6::timestamptz
+                         order by x.created_at desc limit 1) as cached) c) g
    ), ${queuedInsert(`select $7::uuid, $8, $9, 'queued', $10::smallint, $11::jsonb, $12, $13, $14, $15 from gate where gate.cached is null and not gate.full`)}
-   select gate.cached, gate.full, row_to_json(j.*) as job, row_to_json(e.*) as event,
+   select gate.cached, gate.queued, gate.full, row_to_json(j.*) as job, row_to_json(e.*) as event,
           case when j.id is not null then pg_advisory_xact_lock(hashtextextended($16, 0)) end as locked
    from gate left join j on true left join e on true`,
 );
@@ -106,15 +114,16 @@ export class JobRepository {
           values: [options.capacity ?? null, job.taskQueue, job.clientId, job.type, job.payloadHash, new Date(Date.now() - options.dedupeWindowMs), ...queuedValues(job), submissionLockKey(job.id)],
         },
       );
-      const row = rows?.[0] as { cached: Record<string, unknown> | null; full: boolean; job: Record<string, unknown> | null; event: StoredEvent | null } | undefined;
+      const row = rows?.[0] as { cached: Record<string, unknown> | null; queued: string | null; full: boolean; job: Record<string, unknown> | null; event: StoredEvent | null } | undefined;
       if (row?.cached) return { kind: 'cached', job: JobModel.fromDatabaseJson(row.cached) } as const;
-      if (row?.full && options.capacity !== undefined) return { kind: 'queue_full', capacity: options.capacity } as const;
+      const queued = row?.queued === null || row?.queued === undefined ? null : Number(row.queued);
+      if (row?.full && options.capacity !== undefined) return { kind: 'queue_full', capacity: options.capacity, queued: queued ?? options.capacity } as const;
       if (!row?.job || !row.event) throw new Error('job insert returned nothing');
       const created = JobModel.fromDatabaseJson(row.job);
       await start(created);
       const announce = announcementStatement(this.schema, [row.event]);
       if (announce) trx.afterCommit(announce);
-      return { kind: 'created', job: created } as const;
+      return { kind: 'created', job: created, queued } as const;
     });
   }
 
