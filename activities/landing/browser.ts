@@ -200,12 +200,14 @@ export class LandingBrowser {
     try {
       const browser = await this.launch();
       prepared = (await this.takeSpare(browser, spareKey(options.userAgent, options.viewport))) ?? (await this.prepare(browser, options.userAgent, options.viewport));
-      this.refill(browser, options.userAgent, options.viewport);
       const taken = prepared;
       page = await taken.context.newPage().catch(async (err: unknown) => {
         await taken.context.close().catch(() => undefined);
         throw err;
       });
+      // The next capture's context is made once this one's page is up: made meanwhile, it competed
+      // with the new renderer's start for the browser process.
+      this.refill(browser, options.userAgent, options.viewport);
     } catch (err) {
       this.release();
       throw err;
