@@ -108,7 +108,7 @@ export async function batchedTransaction<T>(db: Knex, fn: (trx: BatchedTransacti
   const after: string[] = [];
   const trx: BatchedTransaction = {
     async run(...statements) {
-      // Before BEGIN goes out: a PREPARE it needs runs outside the transaction.
+      // A PREPARE the batch needs goes first, in a round trip of its own (on a connection's first batch, before BEGIN).
       const texts = await batchText(conn, statements);
       const text = [...(begun ? [] : ['begin']), ...texts].join(';\n');
       begun = true;
