@@ -19,6 +19,10 @@ const META_REFRESH_MAX_S = 5;
 /** How long an interstitial's script may take to start its navigation (its timer delayed by a busy renderer). */
 const SCRIPT_REDIRECT_WAIT_MS = 3000;
 const MAX_SCROLL_STEPS = 40;
+// After the scroll, the requests it started have finished and none has started for this long (a
+// loader's follow-up request, an image of a section fetched on scroll); waited for at most LAZY_WAIT_MS.
+const LAZY_QUIET_MS = 100;
+const LAZY_WAIT_MS = 3000;
 // The longest wait for a clicked consent banner to go (a fade-out); one that is removed or hidden at once costs a frame.
 const CONSENT_SETTLE_MS = 120;
 // A single screenshot, bundle or DOM read of a page gone wrong must not eat the whole budget.
@@ -141,11 +145,31 @@ export async function captureLanding(deps: CaptureDeps, input: CaptureInput): Pr
           (e: unknown) => err('popups', `popup dismissal failed: ${message(e)}`),
         );
       }
+      let scrolled = 0;
       if (opts.scroll_for_lazy_load && !crashed) {
         step('scrolling');
-        await scrollForLazyContent(page, session, signal).catch((e: unknown) => err('scroll', `scrolling for lazy content failed: ${message(e)}`));
+        scrolled = await scrollForLazyContent(page).catch((e: unknown) => {
+          err('scroll', `scrolling for lazy content failed: ${message(e)}`);
+          return 0;
+        });
       }
       signal.throwIfAborted();
+      // The fold is shot while what the scroll started loads below it: lazy content only ever loads
+      // below the top of the page, which the scroll has come back to.
+      if (opts.capture_screenshot) {
+        step('screenshot fold');
+        const fold = await page.screenshot({ type: 'png', timeout: STEP_TIMEOUT_MS, animations: 'disabled' }).catch((e: unknown) => {
+          err('screenshot_fold', `fold screenshot failed: ${message(e)}`);
+          return null;
+        });
+        foldStored = store('fold.png', fold, 'image/png');
+      }
+      // Then the requests the scroll started finish (images, and sections fetched on scroll) before
+      // the page is read, bundled and shot whole.
+      if (scrolled > 0 && !crashed) {
+        step('waiting for lazy content');
+        await networkQuiet(session, LAZY_QUIET_MS, LAZY_WAIT_MS, signal);
+      }
       if (crashed) err('navigation', 'the page crashed the browser renderer; kept what had loaded');
 
       // Nothing from here on changes the page: its reading and its HTML are taken first, and the bundle
@@ -163,14 +187,6 @@ export async function captureLanding(deps: CaptureDeps, input: CaptureInput): Pr
         htmlStored = buildBundle(rendered, session, deps, finalUrl, signal, err).then((html) => store('page.html', html, 'text/html; charset=utf-8'));
         // Awaited below; on a cancel nobody awaits it.
         htmlStored.catch(() => undefined);
-      }
-      if (opts.capture_screenshot) {
-        step('screenshot fold');
-        const fold = await page.screenshot({ type: 'png', timeout: STEP_TIMEOUT_MS, animations: 'disabled' }).catch((e: unknown) => {
-          err('screenshot_fold', `fold screenshot failed: ${message(e)}`);
-          return null;
-        });
-        foldStored = store('fold.png', fold, 'image/png');
       }
       if (opts.capture_full_page) {
         step('screenshot full page');
@@ -309,11 +325,9 @@ async function dismissPopups(page: Page): Promise<void> {
   }
 }
 
-/** Scrolls the page through in one call (SCROLL_FOR_LAZY), then lets the requests it started finish. */
-async function scrollForLazyContent(page: Page, session: CaptureSession, signal: AbortSignal): Promise<void> {
-  const steps = await withTimeout(page.evaluate<number>(`${SCROLL_FOR_LAZY}(${JSON.stringify({ maxSteps: MAX_SCROLL_STEPS, limitMs: SCROLL_LIMIT_MS })})`), SCROLL_LIMIT_MS + 3000, 'scrolling');
-  // A page that fits its viewport has nothing below to load.
-  if (steps > 0) await networkQuiet(session, 100, 3000, signal);
+/** Scrolls the page through and back to the top in one call (SCROLL_FOR_LAZY); returns the steps (0: the page fits its viewport). */
+async function scrollForLazyContent(page: Page): Promise<number> {
+  return withTimeout(page.evaluate<number>(`${SCROLL_FOR_LAZY}(${JSON.stringify({ maxSteps: MAX_SCROLL_STEPS, limitMs: SCROLL_LIMIT_MS })})`), SCROLL_LIMIT_MS + 3000, 'scrolling');
 }
 
 /**

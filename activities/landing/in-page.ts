@@ -113,8 +113,8 @@ export const HOP_HINTS = `({ refresh: ${META_REFRESH_DELAY}, scriptHop: ${SCRIPT
 /**
  * Scrolls down most of a viewport at a time to the bottom (lazy images and infinite sections load),
  * two rendered frames per step (an IntersectionObserver's callback runs after the frame that scrolled
- * its target in, and starts its image's request), then back to the top. A page no taller than its
- * viewport is not scrolled. Returns the number of steps.
+ * its target in, and starts its image's request), then back to the top, two frames again there. A
+ * page no taller than its viewport is not scrolled. Returns the number of steps.
  */
 export const SCROLL_FOR_LAZY = `(async ({ maxSteps, limitMs }) => {
   const frame = () => new Promise((resolve) => { requestAnimationFrame(() => setTimeout(resolve, 0)); setTimeout(resolve, 50); });
@@ -129,7 +129,12 @@ export const SCROLL_FOR_LAZY = `(async ({ maxSteps, limitMs }) => {
     await frame();
     if (window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2) break;
   }
-  if (steps > 0) window.scrollTo(0, 0);
+  if (steps > 0) {
+    window.scrollTo(0, 0);
+    // The page's own scroll handlers (a header that changes once scrolled) see the return to the top.
+    await frame();
+    await frame();
+  }
   return steps;
 })`;
 
