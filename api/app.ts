@@ -1,5 +1,5 @@
 import Koa from 'koa';
-import type { Db } from '../db';
+import { pingDatabase, type Db } from '../db';
 import { ClientCache } from '../db/client-cache';
 import { EventListener } from '../db/event-listener';
 import { ContentRepository } from '../db/repositories/content';
@@ -98,7 +98,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   systemRoutes(
     api,
     {
-      database: async () => { await db.raw('select 1'); },
+      database: () => pingDatabase(db),
       queue: () => pingTemporal(deps.temporal, config.HEALTH_TIMEOUT_MS),
       search: () => pingSearch(deps.search),
       storage: () => deps.storage.ping(),

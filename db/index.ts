@@ -42,3 +42,8 @@ export async function migrateLatest(db: Db, schema: string): Promise<string[]> {
 export function isUniqueViolation(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: string }).code === '23505';
 }
+
+/** Readiness: the database answers a query (the API's health check and the worker's outage wait). */
+export async function pingDatabase(db: Db): Promise<void> {
+  await db.raw('select 1');
+}

@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { createDb } from '../db';
+import { createDb, pingDatabase } from '../db';
 import { loadConfigOrExit, type Config } from '../lib/config';
 import { createLogger } from '../lib/logger';
 import { providerCallCounter } from './metrics';
@@ -48,7 +48,7 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   // An attempt that met a backing service's outage waits for it to answer again before it fails (workers/outage-wait.ts).
   const activityInterceptors = [
     outageWait({
-      probes: { database: async () => { await db.raw('select 1'); }, storage: () => storage.ping(), search: () => pingSearch(search) },
+      probes: { database: () => pingDatabase(db), storage: () => storage.ping(), search: () => pingSearch(search) },
       maxWaitMs: OUTAGE_WAIT.ms,
     }),
   ];
