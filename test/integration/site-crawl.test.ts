@@ -9,7 +9,10 @@ import { startWebsite, type Website } from '../stand-ins/website';
 // The real API and a real worker running the real crawlSite activity against a stand-in website on
 // 127.0.0.1 (allowed by OUTBOUND_ALLOW_HOSTS, as a customer's site on the internet would be).
 const UA = 'leadjobs-crawler/1.0 (+https://github.com/leadjobs/leadjobs)';
-const workerEnv = { ...ownQueues('site'), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', SITE_DELAY_MS: '0', SITE_PAGE_TIMEOUT_MS: '3000', SITE_USER_AGENT: UA };
+// The page timeout is short so that the page that never answers fails quickly, but not so short that
+// a Chromium render (render_js) misses it on a CI machine running the whole suite: 3 s did once.
+const PAGE_TIMEOUT_MS = 8000;
+const workerEnv = { ...ownQueues('site'), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', SITE_DELAY_MS: '0', SITE_PAGE_TIMEOUT_MS: String(PAGE_TIMEOUT_MS), SITE_USER_AGENT: UA };
 let api: TestApi;
 let worker: TestWorker;
 let c: Caller;
@@ -230,7 +233,7 @@ describe('crawlSite failures', () => {
     expect(await failed({ url: `${site.baseUrl}/private/secret` })).toBe(`${site.baseUrl}/private/secret may not be crawled: robots.txt of ${site.baseUrl} disallows it for leadjobs-crawler`);
     expect(site.count('/private/secret')).toBe(0);
     expect(await failed({ url: `${site.baseUrl}/nope` })).toBe(`${site.baseUrl}/nope could not be crawled: the site answered HTTP 404`);
-    expect(await failed({ url: `${site.baseUrl}/hang` })).toBe(`${site.baseUrl}/hang could not be crawled: ${site.baseUrl}/hang did not answer within 3000 ms`);
+    expect(await failed({ url: `${site.baseUrl}/hang` })).toBe(`${site.baseUrl}/hang could not be crawled: ${site.baseUrl}/hang did not answer within ${PAGE_TIMEOUT_MS} ms`);
   });
 
   test('unreachable host, DNS failure, TLS error', async () => {
