@@ -25,6 +25,14 @@ export const JOB_HEARTBEAT_TIMEOUT: Limit = { ms: seconds(20), why: 'twenty miss
 export const JOB_ACTIVITY_ATTEMPTS = 3;
 
 /**
+ * A job activity whose worker went silent (killed, partitioned, hung: its heartbeats stopped) in its
+ * last attempt is scheduled again with fresh attempts, up to this many times
+ * (workflows/worker-loss.ts): a rolling restart or a crashing host must not fail the jobs it was
+ * running. The job's deadline bounds the whole, so a hung activity still ends.
+ */
+export const WORKER_LOSS_RESCHEDULES = 5;
+
+/**
  * An attempt that met a backing service's outage (Postgres, MinIO, Elasticsearch restarting) waits
  * this long at most for it to answer again before failing (workers/outage-wait.ts), so a restart
  * costs a job one attempt, not all three. Never longer than the attempt's own timeout.

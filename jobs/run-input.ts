@@ -11,8 +11,12 @@ export interface RunJobInput {
   jobId: string;
   clientId: string;
   type: JobType;
-  /** From the type's catalog entry (jobs/<type>.ts): its activity's startToClose and the job's overall deadline. */
-  limits: { activityMs: number; deadlineMs: number };
+  /**
+   * From the type's catalog entry (jobs/<type>.ts): its activity's startToClose and the job's overall
+   * deadline. `heartbeatMs`, the heartbeat timeout of the type's own activities, is
+   * JOB_HEARTBEAT_TIMEOUT (jobs/limits.ts) when absent.
+   */
+  limits: { activityMs: number; deadlineMs: number; heartbeatMs?: number };
   /** The type's activity-only queues by key (e.g. rate-limited provider queues; jobs/<type>.ts activityQueues). */
   queues?: Record<string, string>;
   /** The type's step set (workflows/steps.ts) when it runs as several steps (jobs/<type>.ts `steps`). */

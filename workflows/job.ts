@@ -18,6 +18,7 @@ import { deadlineMessage, JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT, LIFECYCL
 import { requestLeadIndexing } from './leads';
 import { PIPELINE_EXECUTION_TIMEOUT_MS, runLeadPipeline } from './lead-pipeline';
 import * as stepSets from './steps';
+import { proxyJobActivities } from './worker-loss';
 
 export type { RunJobInput };
 
@@ -61,10 +62,11 @@ const projecting = proxyActivities<LeadActivities>({
 
 /** The job type's own activity (named after the type), with the limits of its catalog entry. */
 function typeActivity(input: RunJobInput): (input: { jobId: string; clientId: string; payload: Record<string, unknown> }) => Promise<JobActivityOutput> {
-  const activities = proxyActivities<Record<string, (input: JobActivityInput) => Promise<JobActivityOutput>>>({
+  // A worker lost (killed, partitioned) does not count against the attempts: workflows/worker-loss.ts.
+  const activities = proxyJobActivities<Record<string, (input: JobActivityInput) => Promise<JobActivityOutput>>>({
     startToCloseTimeout: input.limits.activityMs, // the type's activity limit (jobs/<type>.ts says why)
     // Job activities heartbeat every second; a silent worker (killed, partitioned) is replaced within this.
-    heartbeatTimeout: JOB_HEARTBEAT_TIMEOUT.ms,
+    heartbeatTimeout: input.limits.heartbeatMs ?? JOB_HEARTBEAT_TIMEOUT.ms,
     // A cancel (the client's, or the deadline's) waits until the activity has stopped, so that no
     // partial result is saved after the job was recorded as cancelled or failed.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,

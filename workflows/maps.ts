@@ -4,6 +4,7 @@ import type { MapsActivities } from '../activities/maps/crawl-maps';
 import type { NominatimPlace } from '../activities/maps/nominatim';
 import { JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT } from '../jobs/limits';
 import type { JobStepsInput } from './job';
+import { proxyJobActivities } from './worker-loss';
 
 // Nominatim answers at most 40 places per request (activities/maps/nominatim.ts NOMINATIM_PAGE).
 const NOMINATIM_PAGE = 40;
@@ -15,10 +16,10 @@ const planning = proxyActivities<MapsActivities>({
 });
 
 /** The job's own activities (Google's whole crawl, the OSM result), with the type's limits. */
-const onJobQueue = (activityMs: number) =>
-  proxyActivities<MapsActivities>({
+const onJobQueue = (activityMs: number, heartbeatMs = JOB_HEARTBEAT_TIMEOUT.ms) =>
+  proxyJobActivities<MapsActivities>({
     startToCloseTimeout: activityMs, // jobs/crawl-maps.ts limits.activity says why
-    heartbeatTimeout: JOB_HEARTBEAT_TIMEOUT.ms, // every request and every second heartbeats
+    heartbeatTimeout: heartbeatMs, // every request and every second heartbeats
     // A cancel waits until the requests have stopped, so no result is saved after the job was cancelled.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     // A quota answer is retried after the provider's own delay (nextRetryDelay), then the job fails naming it.
@@ -46,7 +47,7 @@ const onOsmQueue = (taskQueue: string) =>
  */
 export async function crawlMapsSteps(input: JobStepsInput): Promise<JobActivityOutput> {
   const plan = await planning.planMaps({ payload: input.payload });
-  const job = onJobQueue(input.limits.activityMs);
+  const job = onJobQueue(input.limits.activityMs, input.limits.heartbeatMs);
   if (plan.provider === 'google_places') return job.crawlMapsGoogle({ jobId: input.jobId, payload: input.payload });
 
   const queue = (key: 'nominatim' | 'overpass') => {

@@ -5,6 +5,7 @@ import type { JobActivityOutput } from '../activities/deps';
 import type { PeopleActivities } from '../activities/people/crawl-people';
 import { JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT } from '../jobs/limits';
 import type { JobStepsInput } from './job';
+import { proxyJobActivities } from './worker-loss';
 
 /** Registry candidates asked for when a company name is searched. */
 const REGISTRY_CANDIDATES = 5;
@@ -16,10 +17,10 @@ const planning = proxyActivities<PeopleActivities & CompanyDataActivities>({
 });
 
 /** The crawl and the result, with the type's limits (the site stage's 5 minutes). */
-const onJobQueue = (activityMs: number) =>
-  proxyActivities<PeopleActivities>({
+const onJobQueue = (activityMs: number, heartbeatMs = JOB_HEARTBEAT_TIMEOUT.ms) =>
+  proxyJobActivities<PeopleActivities>({
     startToCloseTimeout: activityMs, // jobs/crawl-people.ts limits.activity says why
-    heartbeatTimeout: JOB_HEARTBEAT_TIMEOUT.ms, // the crawl heartbeats every page and every second
+    heartbeatTimeout: heartbeatMs, // the crawl heartbeats every page and every second
     // A cancel waits until the crawl has stopped, so no result is saved after the job was cancelled.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: JOB_ACTIVITY_ATTEMPTS, nonRetryableErrorTypes: ['InvalidInput', 'CompanyNotResolved'] },
@@ -60,5 +61,5 @@ export async function crawlPeopleSteps(input: JobStepsInput): Promise<JobActivit
     }
     plan = await planning.resolvePeopleCompany({ jobId: input.jobId, plan, records });
   }
-  return onJobQueue(input.limits.activityMs).crawlPeople({ jobId: input.jobId, plan });
+  return onJobQueue(input.limits.activityMs, input.limits.heartbeatMs).crawlPeople({ jobId: input.jobId, plan });
 }

@@ -3,6 +3,7 @@ import type { JobActivityOutput } from '../activities/deps';
 import type { SocialActivities } from '../activities/social/crawl-public-social';
 import { JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT } from '../jobs/limits';
 import type { JobStepsInput } from './job';
+import { proxyJobActivities } from './worker-loss';
 
 /** The first wait after a throttled answer (without Retry-After); each further one doubles. */
 const FIRST_BACKOFF_MS = 30_000;
@@ -17,10 +18,10 @@ const planning = proxyActivities<SocialActivities>({
 });
 
 /** The job's own activity (the picture and the result), with the type's limits. */
-const onJobQueue = (activityMs: number) =>
-  proxyActivities<SocialActivities>({
+const onJobQueue = (activityMs: number, heartbeatMs = JOB_HEARTBEAT_TIMEOUT.ms) =>
+  proxyJobActivities<SocialActivities>({
     startToCloseTimeout: activityMs, // jobs/crawl-public-social.ts limits.activity says why
-    heartbeatTimeout: JOB_HEARTBEAT_TIMEOUT.ms,
+    heartbeatTimeout: heartbeatMs,
     // A cancel waits until the activity has stopped, so no result is saved after the job was cancelled.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: JOB_ACTIVITY_ATTEMPTS, nonRetryableErrorTypes: ['InvalidInput'] },
@@ -59,7 +60,7 @@ export async function crawlPublicSocialSteps(input: JobStepsInput): Promise<JobA
   let backoff = FIRST_BACKOFF_MS;
   for (;;) {
     const answer = await social.fetchSocialProfile({ username: plan.username });
-    if (answer.kind === 'profile') return onJobQueue(input.limits.activityMs).saveSocialProfile({ jobId: input.jobId, user: answer.user });
+    if (answer.kind === 'profile') return onJobQueue(input.limits.activityMs, input.limits.heartbeatMs).saveSocialProfile({ jobId: input.jobId, user: answer.user });
     const wait = answer.retryAfterSeconds !== null ? answer.retryAfterSeconds * 1000 : backoff;
     backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
     const now = Date.now();

@@ -16,7 +16,7 @@ afterAll(() => env?.teardown());
 type Call = [string, unknown];
 
 // What the API passes for a crawlSite job (jobs/crawl-site.ts), unless a test shortens the deadline.
-const jobInput = (jobId: string, limits = { activityMs: 300_000, deadlineMs: 600_000 }) => ({ jobId, clientId: 'cli_x', type: 'crawlSite' as const, limits });
+const jobInput = (jobId: string, limits: { activityMs: number; deadlineMs: number; heartbeatMs?: number } = { activityMs: 300_000, deadlineMs: 600_000 }) => ({ jobId, clientId: 'cli_x', type: 'crawlSite' as const, limits });
 
 function lifecycle(calls: Call[], run = true) {
   return {
@@ -134,6 +134,25 @@ describe('runJob workflow', () => {
     expect(activityCancelledAt - outcome.cancelledAt).toBeLessThan(3000);
     expect(calls.map((c) => c[0])).toEqual(['startJob', 'crawlSite', 'cancelJob']);
   });
+
+  test('a worker lost in every attempt does not fail the job: the activity is scheduled again with fresh attempts', async () => {
+    const calls: Call[] = [];
+    const jobId = randomUUID();
+    // The first three attempts go silent (no heartbeat), as a SIGKILLed worker's do; the fourth one works.
+    const crawlSite = async () => {
+      const ctx = Context.current();
+      calls.push(['crawlSite', ctx.info.attempt]);
+      if (calls.filter((c) => c[0] === 'crawlSite').length <= 3) await ctx.sleep(4000);
+      return { resultsCount: 2 };
+    };
+    const result = await withWorker({ ...lifecycle(calls), crawlSite }, (taskQueue) =>
+      env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId, { activityMs: 300_000, deadlineMs: 600_000, heartbeatMs: 1000 })] }),
+    );
+    expect(result).toEqual({ jobId, status: 'completed', resultsCount: 2 });
+    // Three attempts of the first schedule (2 s and 4 s apart), then the first attempt of the second.
+    expect(calls.filter((c) => c[0] === 'crawlSite').map((c) => c[1])).toEqual([1, 2, 3, 1]);
+    expect(calls.map((c) => c[0])).not.toContain('failJob');
+  }, 60_000);
 
   test('a job that outlives its deadline is stopped and fails saying it ran out of time', async () => {
     const calls: Call[] = [];
