@@ -7,6 +7,7 @@ import { withTimeout } from '../../lib/timeout';
 import type { LlmExtractor } from '../llm/types';
 import { networkQuiet, wakeAt, type CachedResponse, type CaptureSession, type LandingBrowser } from './browser';
 import { bundleHtml, plainSnapshot } from './bundle';
+import { foldOf } from './fold';
 import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, HOP_HINTS, READ_PAGE, SCROLL_FOR_LAZY, SNAPSHOT_HTML, type PageReading } from './in-page';
 
 /** Spec §8 / issue 13: no capture drives Chromium longer than this, whatever the payload says. */
@@ -154,16 +155,20 @@ export async function captureLanding(deps: CaptureDeps, input: CaptureInput): Pr
         });
       }
       signal.throwIfAborted();
-      // The fold is shot while what the scroll started loads below it: lazy content only ever loads
-      // below the top of the page, which the scroll has come back to.
-      if (opts.capture_screenshot) {
+      const shootFold = async () => {
         step('screenshot fold');
         const fold = await page.screenshot({ type: 'png', timeout: STEP_TIMEOUT_MS, animations: 'disabled' }).catch((e: unknown) => {
           err('screenshot_fold', `fold screenshot failed: ${message(e)}`);
           return null;
         });
         foldStored = store('fold.png', fold, 'image/png');
-      }
+      };
+      // With the full page asked for too, the fold is cut from its screenshot (fold.ts): one
+      // screenshot for both files. Without it, the fold is shot now, while what the scroll started
+      // loads below it (lazy content only ever loads below the top of the page, which the scroll has
+      // come back to).
+      const foldFromFull = opts.capture_screenshot && opts.capture_full_page;
+      if (opts.capture_screenshot && !foldFromFull) await shootFold();
       // Then the requests the scroll started finish (images, and sections fetched on scroll) before
       // the page is read, bundled and shot whole.
       if (scrolled > 0 && !crashed) {
@@ -195,6 +200,18 @@ export async function captureLanding(deps: CaptureDeps, input: CaptureInput): Pr
           return null;
         });
         fullStored = store('full.png', full, 'image/png');
+        if (foldFromFull && full) {
+          foldStored = foldOf(full, opts.viewport).then(
+            (fold) => store('fold.png', fold, 'image/png'),
+            (e: unknown) => {
+              err('screenshot_fold', `fold screenshot failed: cutting it from the full page: ${message(e)}`);
+              return null;
+            },
+          );
+        } else if (foldFromFull) {
+          // The full page failed: the fold on its own, as far as the page still allows.
+          await shootFold();
+        }
       }
     } finally {
       signal.removeEventListener('abort', stop);

@@ -1,11 +1,13 @@
 import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import sharp from 'sharp';
 import { LandingBrowser } from '../../activities/landing/browser';
 import { createLandingActivities } from '../../activities/landing/crawl-landing';
 import { captureLanding, type CaptureDeps } from '../../activities/landing/capture';
 import type { ExtractRequest, LlmExtractor } from '../../activities/llm/types';
 import { createDb } from '../../db';
 import { crawlLandingPayload } from '../../jobs/crawl-landing';
+import { launchOptions } from '../../lib/browser';
 import { createLogger } from '../../lib/logger';
 import { OutboundClient } from '../../lib/outbound';
 import { Storage } from '../../lib/storage';
@@ -79,6 +81,34 @@ test('extract_content: meta, headings, the prominent button, colours, fonts, vid
   expect(requests[0]).toMatchObject({ clientId: 'cli_capture', purpose: 'crawlLanding' });
   expect(requests[0]?.input).toContain('H1: Ship widgets twice as fast');
   expect(requests[0]?.input).not.toContain('<h1>');
+});
+
+test('fold.png is the viewport a visitor sees at the top (100vh hero, fixed header and chat button), though cut from the full-page shot', async () => {
+  const url = `${pages.baseUrl}/hero`;
+  const payload = crawlLandingPayload.parse({ url });
+  const result = await captureLanding(deps(), { jobId: 'b1a7e1a4-0000-4000-8000-000000000005', clientId: 'cli_capture', payload, signal: new AbortController().signal });
+  expect(result.errors).toEqual([]);
+  const [fold, full] = await Promise.all([result.capture.screenshot_fold_url, result.capture.screenshot_full_url].map(async (u) => Buffer.from(await (await fetch(u as string)).arrayBuffer())));
+  // What a visitor's browser shows: the same page in a plain Chromium page of the payload's viewport.
+  const { chromium } = await import('playwright-core');
+  const visitor = await chromium.launch(launchOptions(config.CHROMIUM_PATH));
+  let seen: Buffer;
+  try {
+    const page = await visitor.newPage({ viewport: payload.options.viewport });
+    await page.goto(url);
+    seen = await page.screenshot({ type: 'png' });
+  } finally {
+    await visitor.close();
+  }
+  const pixels = async (png: Buffer) => {
+    const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+    return { width: info.width, height: info.height, data };
+  };
+  const [f, v, whole] = await Promise.all([pixels(fold as Buffer), pixels(seen), pixels(full as Buffer)]);
+  expect({ width: f.width, height: f.height }).toEqual(payload.options.viewport);
+  // The page is longer than its viewport, so the fold is not the whole page.
+  expect(whole.height).toBeGreaterThan(2 * payload.options.viewport.height);
+  expect(f.data.equals(v.data)).toBe(true);
 });
 
 test('the LLM failing: extracted null, the reason in errors, the files stored', async () => {

@@ -107,6 +107,20 @@ const CSS = `body { font-family: "Georgia", serif; color: #222222; background: #
 form button { background: #0b3d91; color: #fff; padding: 8px 16px; }
 `;
 
+/**
+ * A page whose fold depends on the viewport: a 100vh hero, a fixed header and a fixed chat button at
+ * the bottom of the viewport, a sticky bar, sections below. Its fold as a user sees it is what the
+ * capture's fold.png must show.
+ */
+const HERO = `<!doctype html><html><head><title>Hero</title><style>
+body { margin: 0; font: 16px sans-serif; }
+header { position: fixed; top: 0; left: 0; right: 0; height: 60px; background: #cc3333; color: #ffffff; z-index: 9; }
+.hero { height: 100vh; background: linear-gradient(#112233, #99aabb); color: #ffffff; display: flex; align-items: center; justify-content: center; font-size: 40px; }
+.sticky { position: sticky; top: 60px; height: 40px; background: #ffee00; }
+.chat { position: fixed; bottom: 12px; right: 12px; width: 160px; height: 48px; border-radius: 24px; background: #2255ff; }
+section { height: 900px; border-top: 1px solid #000000; }
+</style></head><body><header>Hero Co</header><div class="hero">Widgets for everyone</div><div class="sticky">Offer ends soon</div><section>One</section><section>Two</section><div class="chat"></div></body></html>`;
+
 export async function startLandingPages(options: { privateBaseUrl?: string } = {}): Promise<LandingPages> {
   const privateBase = options.privateBaseUrl ?? 'http://10.255.255.1';
   const counts = new Map<string, number>();
@@ -164,6 +178,7 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
     if (path === '/sneaky') {
       return html(res, `<!doctype html><html><head><title>Sneaky</title><link rel="stylesheet" href="${privateBase}/x.css"></head><body><h1>Offer</h1><img src="${privateBase}/pixel.png"><script>fetch("${privateBase}/beacon").catch(() => {})</script></body></html>`);
     }
+    if (path === '/hero') return html(res, HERO);
     if (path === '/plain') return html(res, '<!doctype html><html><head><title>Plain</title><style>body{font-family:sans-serif}</style></head><body><h1>Plain offer</h1><p>Buy now.</p><a href="/buy" style="background:#f60;color:#fff;padding:10px">Buy</a></body></html>');
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('not found');
