@@ -112,8 +112,9 @@ export const HOP_HINTS = `({ refresh: ${META_REFRESH_DELAY}, scriptHop: ${SCRIPT
 
 /**
  * Scrolls down most of a viewport at a time to the bottom (lazy images and infinite sections load),
- * two rendered frames per step (an IntersectionObserver's callback runs after the frame that scrolled
- * its target in, and starts its image's request), then back to the top, two frames again there. A
+ * one rendered frame per step (the frame that scrolled a target in computes its IntersectionObserver
+ * entry; the callback that starts its image runs in a task after it, even once the scroll has moved
+ * on), then back to the top, two frames there (the last position's callbacks run). A
  * page no taller than its viewport is not scrolled. Returns the number of steps.
  */
 export const SCROLL_FOR_LAZY = `(async ({ maxSteps, limitMs }) => {
@@ -125,7 +126,8 @@ export const SCROLL_FOR_LAZY = `(async ({ maxSteps, limitMs }) => {
     window.scrollBy(0, Math.max(200, Math.floor(window.innerHeight * 0.9)));
     if (window.scrollY === before) break;
     steps += 1;
-    await frame();
+    // One rendered frame per position: its rendering step computes the IntersectionObservers at this
+    // position and queues their callbacks, which run (and start their images) whatever comes next.
     await frame();
     if (window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2) break;
   }

@@ -125,8 +125,10 @@ describe('an ad click captured end to end', () => {
     expect(html).not.toMatch(/<script/i);
     expect(html).not.toMatch(/<link[^>]+stylesheet/i);
     expect(html).toContain('background: #ff6600');
-    // The hero background from the stylesheet and both lazy images are embedded.
+    // The hero background from the stylesheet and the lazy images are embedded: the two at the
+    // bottom and the one in view at a single scroll position on the way down.
     expect(html).toMatch(/url\("data:image\/png;base64,/);
+    expect(html).toMatch(/id="lazy0"[^>]*src="data:image\/png;base64,|src="data:image\/png;base64,[^"]+"[^>]*id="lazy0"/);
     expect(html).toMatch(/id="lazy1"[^>]*src="data:image\/png;base64,|src="data:image\/png;base64,[^"]+"[^>]*id="lazy1"/);
     expect(html).toMatch(/id="lazy2"[^>]*src="data:image\/png;base64,|src="data:image\/png;base64,[^"]+"[^>]*id="lazy2"/);
     expect(pages.count('/img/lazy-2.png')).toBeGreaterThanOrEqual(1);

@@ -79,7 +79,10 @@ const LANDING = `<!doctype html>
   <video src="/media/demo.mp4" width="320" height="180" muted></video>
 </section>
 <section class="lazy">
-  <div style="height:1600px">Scroll down to see our customers</div>
+  <div style="height:500px">Scroll down to see our customers</div>
+  <!-- In view at one scroll position only (a viewport of 768 px scrolled 691 px at a time). -->
+  <img id="lazy0" class="lazy" data-src="/img/lazy-0.png" alt="Award badge" width="120" height="60">
+  <div style="height:1040px"></div>
   <img id="lazy1" class="lazy" data-src="/img/lazy-1.png" alt="Customer logo" width="120" height="60">
   <img id="lazy2" class="lazy" data-src="/img/lazy-2.png" alt="Customer logo" width="120" height="60">
 </section>
@@ -128,6 +131,7 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
   const images: Record<string, Buffer> = {
     '/img/og.png': png(40, 20, [200, 200, 200]),
     '/img/hero-bg.png': png(16, 16, [11, 61, 145]),
+    '/img/lazy-0.png': png(120, 60, [160, 160, 0]),
     '/img/lazy-1.png': png(120, 60, [0, 160, 0]),
     '/img/lazy-2.png': png(120, 60, [160, 0, 160]),
   };
