@@ -1,4 +1,5 @@
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type ActivityInterceptorsFactory, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { HEARTBEAT_INTERVAL } from '../jobs/limits';
 import type { Logger } from '../lib/logger';
 
 export interface WorkerSetOptions {
@@ -42,8 +43,8 @@ export async function createWorkers(options: WorkerSetOptions): Promise<Worker[]
           ? { maxConcurrentWorkflowTaskExecutions: options.maxConcurrentWorkflowTasks, ...(options.maxConcurrentWorkflowTasks < 2 ? { maxCachedWorkflows: 0 } : {}) }
           : {}),
         // Cancel requests reach activities through heartbeats; this bounds how late they can be.
-        defaultHeartbeatThrottleInterval: '1s',
-        maxHeartbeatThrottleInterval: '1s',
+        defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
+        maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
         shutdownGraceTime: '10s',
       }),
     ),
@@ -66,9 +67,9 @@ export async function createRateLimitedWorkers(options: Omit<WorkerSetOptions, '
         interceptors: { activity: options.activityInterceptors ?? [] },
         maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 20,
         ...(perSecond ? { maxTaskQueueActivitiesPerSecond: perSecond } : {}),
-        // As on the job queues: a cancel reaches a running request within about a second.
-        defaultHeartbeatThrottleInterval: '1s',
-        maxHeartbeatThrottleInterval: '1s',
+        // As on the job queues: a cancel reaches a running request within about half a second.
+        defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
+        maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
         shutdownGraceTime: '10s',
       }),
     ),

@@ -23,7 +23,7 @@ const onRegistryQueue = (taskQueue: string, requestMs: number) =>
   proxyActivities<CompanyDataActivities>({
     taskQueue,
     startToCloseTimeout: requestMs, // one HTTP request (jobs/crawl-company-data.ts limits.activity)
-    // The activity heartbeats every second while its request runs: a cancel reaches it within about a second.
+    // The activity heartbeats every half second while its request runs: a cancel reaches it within about half a second.
     heartbeatTimeout: '10s',
     // A cancelled job waits until the request has really stopped (as runJob does for job activities).
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,

@@ -65,7 +65,7 @@ function typeActivity(input: RunJobInput): (input: { jobId: string; clientId: st
   // A worker lost (killed, partitioned) does not count against the attempts: workflows/worker-loss.ts.
   const activities = proxyJobActivities<Record<string, (input: JobActivityInput) => Promise<JobActivityOutput>>>({
     startToCloseTimeout: input.limits.activityMs, // the type's activity limit (jobs/<type>.ts says why)
-    // Job activities heartbeat every second; a silent worker (killed, partitioned) is replaced within this.
+    // Job activities heartbeat every half second; a silent worker (killed, partitioned) is replaced within this.
     heartbeatTimeout: input.limits.heartbeatMs ?? JOB_HEARTBEAT_TIMEOUT.ms,
     // A cancel (the client's, or the deadline's) waits until the activity has stopped, so that no
     // partial result is saved after the job was recorded as cancelled or failed.

@@ -43,7 +43,7 @@ function stageActivities(taskQueue: string, stageMs: number): PipelineActivities
     // a retry after a lost worker never gives a site more than its stage's time.
     scheduleToCloseTimeout: stageMs,
     startToCloseTimeout: stageMs,
-    // Stage activities heartbeat every second; a silent worker (killed, partitioned) is replaced within this.
+    // Stage activities heartbeat every half second; a silent worker (killed, partitioned) is replaced within this.
     heartbeatTimeout: JOB_HEARTBEAT_TIMEOUT.ms,
     // At the overall deadline or a cancel, wait until the stage has stopped, so nothing is written after the pipeline ended.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,

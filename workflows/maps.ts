@@ -19,7 +19,7 @@ const planning = proxyActivities<MapsActivities>({
 const onJobQueue = (activityMs: number, heartbeatMs = JOB_HEARTBEAT_TIMEOUT.ms) =>
   proxyJobActivities<MapsActivities>({
     startToCloseTimeout: activityMs, // jobs/crawl-maps.ts limits.activity says why
-    heartbeatTimeout: heartbeatMs, // every request and every second heartbeats
+    heartbeatTimeout: heartbeatMs, // every request and every half second heartbeats
     // A cancel waits until the requests have stopped, so no result is saved after the job was cancelled.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     // A quota answer is retried after the provider's own delay (nextRetryDelay), then the job fails naming it.

@@ -20,7 +20,7 @@ const planning = proxyActivities<PeopleActivities & CompanyDataActivities>({
 const onJobQueue = (activityMs: number, heartbeatMs = JOB_HEARTBEAT_TIMEOUT.ms) =>
   proxyJobActivities<PeopleActivities>({
     startToCloseTimeout: activityMs, // jobs/crawl-people.ts limits.activity says why
-    heartbeatTimeout: heartbeatMs, // the crawl heartbeats every page and every second
+    heartbeatTimeout: heartbeatMs, // the crawl heartbeats every page and every half second
     // A cancel waits until the crawl has stopped, so no result is saved after the job was cancelled.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: JOB_ACTIVITY_ATTEMPTS, nonRetryableErrorTypes: ['InvalidInput', 'CompanyNotResolved'] },

@@ -34,7 +34,7 @@ const onSocialQueue = (taskQueue: string, activityMs: number) =>
     // The politeness delay plus one request (jobs/crawl-public-social.ts), after waiting for the pacing
     // lock behind other workers' requests (each holds it up to SOCIAL_DELAY_MAX_MS): five times the activity limit.
     startToCloseTimeout: activityMs * 5,
-    heartbeatTimeout: '10s', // the activity heartbeats every second while it waits and asks
+    heartbeatTimeout: '10s', // the activity heartbeats every half second while it waits and asks
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     // Waiting for the queue's hourly rate behind other jobs is expected; the job's deadline bounds it.
     scheduleToCloseTimeout: '9m',

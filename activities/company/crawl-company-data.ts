@@ -2,6 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { RegistryCache } from '../../db/repositories/registry-cache';
 import { crawlCompanyDataPayload, type CrawlCompanyDataPayload } from '../../jobs/crawl-company-data';
+import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { BlockedAddressError } from '../../lib/outbound';
 import { parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
 import { CompaniesHouseClient, normalizeCompanyNumber } from './companies-house';
@@ -185,15 +186,12 @@ export function companyQuery(p: CrawlCompanyDataPayload): CompanyQuery {
   return { mode: 'search', country: p.country, name: p.name, limit: p.limit };
 }
 
-// A registry request heartbeats while it waits for the answer: a cancel (or a lost worker) is only
-// noticed through a heartbeat, and the spec wants a cancelled job stopped within 1-3 s.
-const REQUEST_HEARTBEAT_MS = 1000;
 
 /** Runs one registry request with the activity's cancellation signal, heartbeating, and types its failure. */
 async function registryCall<T>(call: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = Context.current();
   ctx.heartbeat();
-  const beat = setInterval(() => ctx.heartbeat(), REQUEST_HEARTBEAT_MS);
+  const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL.ms);
   try {
     return await call(ctx.cancellationSignal);
   } catch (err) {

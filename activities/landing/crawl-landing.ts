@@ -1,13 +1,12 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { crawlLandingPayload } from '../../jobs/crawl-landing';
+import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { parsePayload, type ActivityDeps, type JobActivityInput, type JobActivityOutput } from '../deps';
 import { createLlmExtractor } from '../llm';
 import { LandingBrowser } from './browser';
 import { captureLanding, LandingLoadError, type CaptureDeps } from './capture';
 
-// A cancel is only delivered in a heartbeat's answer: one a second keeps the 3-second promise.
-const HEARTBEAT_INTERVAL_MS = 1000;
 
 /**
  * The browser closes itself once idle (LANDING_BROWSER_IDLE_MS); Playwright kills it when the worker
@@ -33,7 +32,7 @@ export function createLandingActivities(deps: ActivityDeps) {
   /**
    * crawlLanding job: captures `payload.url` in Chromium (activities/landing/capture.ts), stores
    * fold.png, full.png and page.html under landings/{job_id}/ in the client's media bucket and the
-   * result row. Heartbeats every second and at every step; a cancel closes the capture's browser
+   * result row. Heartbeats every half second and at every step; a cancel closes the capture's browser
    * context at once. Idempotent: a retry overwrites the same objects and result row. A page that
    * cannot be loaded at all (DNS, refused, blocked by the SSRF guard) is a non-retryable failure;
    * everything short of that is a degradation listed in the result's errors.
@@ -42,7 +41,7 @@ export function createLandingActivities(deps: ActivityDeps) {
     const payload = parsePayload(crawlLandingPayload, input.payload);
     const ctx = Context.current();
     let step = 'starting';
-    const beat = setInterval(() => ctx.heartbeat({ step }), HEARTBEAT_INTERVAL_MS);
+    const beat = setInterval(() => ctx.heartbeat({ step }), HEARTBEAT_INTERVAL.ms);
     try {
       ctx.heartbeat({ step });
       const data = await captureLanding(getCaptureDeps(), {

@@ -4,6 +4,7 @@ import { JobResultStore } from '../../db/repositories/job-results';
 import { CanonicalRecordModel } from '../../db/models/canonical-record';
 import { JobModel } from '../../db/models/job';
 import { crawlMapsPayload, type CrawlMapsPayload, type CrawlMapsResult, type MapsBusiness, type MapsProvider } from '../../jobs/crawl-maps';
+import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { hostImage } from '../../lib/hosted-image';
 import { BlockedAddressError, OutboundError } from '../../lib/outbound';
 import { parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
@@ -22,8 +23,6 @@ export type MapsPlan =
   | { provider: 'osm'; kind: 'overpass'; ql: string; tag: [string, string] }
   | { provider: 'osm'; kind: 'lookup'; osmIds: string[]; language?: string };
 
-// A request heartbeats while it waits: a cancel is only delivered in a heartbeat's answer.
-const HEARTBEAT_MS = 1000;
 /** Google pages hold at most 20 places. */
 const GOOGLE_PAGE = 20;
 /** A text search answers at most 60 places (3 pages of 20), however many match. */
@@ -165,7 +164,7 @@ export function createMapsActivities(deps: ActivityDeps) {
     /**
      * crawlMaps with Google Places (New): a place (id, place URL or share link) or a text search paged
      * 20 at a time up to max_results, details for reviews, photos, dedupe, the stored result. One
-     * activity on the job's queue; heartbeats every second and every request; a cancel aborts the
+     * activity on the job's queue; heartbeats every half second and every request; a cancel aborts the
      * request in flight. Quota answers are retried after the provider's delay (ApplicationFailure
      * nextRetryDelay); a rejected key and an unknown place fail at once.
      */
@@ -331,7 +330,7 @@ async function googlePlace(client: GooglePlacesClient, ref: PlaceRef, payload: C
   throw ApplicationFailure.nonRetryable(`invalid maps URL or place id: ${ref.kind === 'invalid' ? ref.reason : payload.url}`, 'InvalidInput');
 }
 
-/** Runs `work` with the activity's cancellation signal, heartbeating every second, and types its failure. */
+/** Runs `work` with the activity's cancellation signal, heartbeating every half second, and types its failure. */
 async function withHeartbeat<T>(work: (signal: AbortSignal, beat: (details?: unknown) => void) => Promise<T>): Promise<T> {
   const ctx = Context.current();
   let last: unknown;
@@ -340,7 +339,7 @@ async function withHeartbeat<T>(work: (signal: AbortSignal, beat: (details?: unk
     ctx.heartbeat(details);
   };
   beat();
-  const timer = setInterval(() => ctx.heartbeat(last), HEARTBEAT_MS);
+  const timer = setInterval(() => ctx.heartbeat(last), HEARTBEAT_INTERVAL.ms);
   try {
     return await work(ctx.cancellationSignal, beat);
   } catch (err) {

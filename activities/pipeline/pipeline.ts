@@ -7,6 +7,7 @@ import { crawlSitePayload } from '../../jobs/crawl-site';
 import type { Projection } from '../../jobs/projection';
 import { jobTaskQueue } from '../../jobs/queues';
 import { workflowOptions, type StageStatus, type VerifiedEmail, type WorkflowOptions } from '../../jobs/workflow';
+import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { filterReason } from '../../lib/directory-domains';
 import type { ActivityDeps } from '../deps';
 import { crawlAndStoreCompendium, crawlRequest } from '../site/crawl';
@@ -14,7 +15,6 @@ import { CrawlFailedError } from '../site/crawler';
 import { writeProjection } from '../store/leads';
 import { distinctAddresses, verifyAddresses } from '../verify/crawl-verify';
 
-const HEARTBEAT_INTERVAL_MS = 1000;
 /** Time per address in the verify stage (crawlVerify's default timeout_seconds). */
 const ADDRESS_SECONDS = 30;
 
@@ -191,7 +191,7 @@ export function createPipelineActivities(deps: ActivityDeps) {
    * Site stage of one site (origin): crawls it once for every business on it with the workflow's
    * site options, within a little less than the site limit, and writes their site fields. A site
    * that cannot be crawled is `failed` (spidersite_error), never a failed pipeline. Idempotent: a
-   * site already crawled returns what is stored. Heartbeats every second; a cancel stops the crawl
+   * site already crawled returns what is stored. Heartbeats every half second; a cancel stops the crawl
    * at once (the rows stay `processing` for the workflow to end).
    */
   async function crawlBusinessSite(input: SiteStageInput): Promise<SiteStageOutput> {
@@ -235,7 +235,7 @@ export function createPipelineActivities(deps: ActivityDeps) {
   /**
    * Verify stage of one site's businesses: the e-mails its crawl found, verified once (as crawlVerify
    * does, smtp_check from the workflow options) within the verify limit; writes emails_verified and
-   * valid_emails_count. Idempotent: a finished stage returns at once. Heartbeats every second; a
+   * valid_emails_count. Idempotent: a finished stage returns at once. Heartbeats every half second; a
    * cancel aborts DNS and SMTP at once.
    */
   async function verifyBusinessEmails(input: SiteStageInput): Promise<{ status: StageStatus; valid: number }> {
@@ -251,7 +251,7 @@ export function createPipelineActivities(deps: ActivityDeps) {
     await repo.updateSite(input.jobId, input.origin, { verify_status: 'processing' });
     const ctx = Context.current();
     let done = 0;
-    const beat = setInterval(() => ctx.heartbeat({ verified: done, of: addresses.length }), HEARTBEAT_INTERVAL_MS);
+    const beat = setInterval(() => ctx.heartbeat({ verified: done, of: addresses.length }), HEARTBEAT_INTERVAL.ms);
     try {
       ctx.heartbeat({ verified: 0, of: addresses.length });
       // Room after the last probe for the row write, as crawlVerify keeps for its result.

@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { crawlSitePayload, type CrawlSitePayload } from '../../jobs/crawl-site';
+import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { parsePayload, type ActivityDeps, type JobActivityInput, type JobActivityOutput } from '../deps';
 import { createLlmExtractor } from '../llm';
 import { fillCompanyInfo, type AiCompanyOutcome } from './ai-company';
@@ -13,9 +14,6 @@ import { BrowserPageSource, HttpPageSource, type PageSource } from './fetch';
  * crawl stops at 4.5 minutes at the latest, so that the compendium upload and the result save fit.
  */
 export const CRAWL_TIME_LIMIT_MS = 270_000;
-// Heartbeats between pages too: a slow page (or render) must not look like a dead worker, and a
-// cancel is only delivered in a heartbeat's answer.
-const HEARTBEAT_INTERVAL_MS = 1000;
 
 export function crawlRequest(payload: CrawlSitePayload): CrawlRequest {
   return {
@@ -33,7 +31,7 @@ export function crawlRequest(payload: CrawlSitePayload): CrawlRequest {
 export type SiteResultData = CrawlData & { compendium?: CompendiumObject };
 
 /**
- * One crawl with the worker's settings, heartbeating every page and every second, with the
+ * One crawl with the worker's settings, heartbeating every page and every half second, with the
  * compendium (when asked for) stored in the client's media bucket under its content hash. Shared by
  * the crawlSite job and the pipeline's site stage. Throws CrawlFailedError when the start page cannot
  * be crawled, and the signal's reason on a cancel (every fetch and render is aborted at once).
@@ -57,7 +55,7 @@ export async function crawlSiteData(
   const pageOptions = { userAgent: config.SITE_USER_AGENT, pageTimeoutMs: config.SITE_PAGE_TIMEOUT_MS, maxPageBytes: config.SITE_MAX_PAGE_BYTES };
   const source: PageSource = options.renderJs ? new BrowserPageSource(deps.http, config.CHROMIUM_PATH, pageOptions) : new HttpPageSource(deps.http, pageOptions);
   let progress = { pagesCrawled: 0, url: request.url };
-  const beat = setInterval(() => ctx.heartbeat(progress), HEARTBEAT_INTERVAL_MS);
+  const beat = setInterval(() => ctx.heartbeat(progress), HEARTBEAT_INTERVAL.ms);
   try {
     ctx.heartbeat(progress);
     const outcome = await crawl(
@@ -102,11 +100,11 @@ async function storeCompendium(deps: ActivityDeps, clientId: string, markdown: s
   };
 }
 
-/** Heartbeats every second while `fn` runs (an LLM answer can take most of a minute). */
+/** Heartbeats every half second while `fn` runs (an LLM answer can take most of a minute). */
 async function withHeartbeat<T>(fn: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
   ctx.heartbeat({ step: 'ai_extraction' });
-  const beat = setInterval(() => ctx.heartbeat({ step: 'ai_extraction' }), HEARTBEAT_INTERVAL_MS);
+  const beat = setInterval(() => ctx.heartbeat({ step: 'ai_extraction' }), HEARTBEAT_INTERVAL.ms);
   try {
     return await fn();
   } finally {

@@ -3,6 +3,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { JobModel } from '../../db/models/job';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { crawlPublicSocialPayload } from '../../jobs/crawl-public-social';
+import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { hostImage, type HostedImage } from '../../lib/hosted-image';
 import { BlockedAddressError } from '../../lib/outbound';
 import { profileUsername } from '../../lib/social-url';
@@ -21,7 +22,6 @@ export interface SocialPlan {
 export type ProfileFetch = { kind: 'profile'; user: WireUser } | { kind: 'throttled'; how: string; retryAfterSeconds: number | null };
 
 // A request heartbeats while it waits (for the pacing lock, the delay, the answer): a cancel is only delivered in a heartbeat's answer.
-const HEARTBEAT_MS = 1000;
 /** Pacing key of the profile requests: one randomised pause between any two, whichever worker makes them. */
 const PACING_KEY = 'social-profiles';
 
@@ -50,13 +50,13 @@ export function createSocialActivities(deps: ActivityDeps) {
      * One profile request, at least a random SOCIAL_DELAY_MIN_MS..MAX_MS after the previous one of
      * any worker (Postgres advisory lock, activities/maps/pacing.ts). A profile or a throttled answer
      * is returned; not found and blocked fail the job (non-retryable); a 5xx or network error is
-     * retried by Temporal. Reads only: a retry changes nothing. Heartbeats every second; a cancel
+     * retried by Temporal. Reads only: a retry changes nothing. Heartbeats every half second; a cancel
      * aborts the wait and the request.
      */
     async fetchSocialProfile(input: { username: string }): Promise<ProfileFetch> {
       const ctx = Context.current();
       const signal = ctx.cancellationSignal;
-      const beat = setInterval(() => ctx.heartbeat({ username: input.username }), HEARTBEAT_MS);
+      const beat = setInterval(() => ctx.heartbeat({ username: input.username }), HEARTBEAT_INTERVAL.ms);
       try {
         ctx.heartbeat({ username: input.username });
         const delay = randomInt(config.SOCIAL_DELAY_MIN_MS, config.SOCIAL_DELAY_MAX_MS + 1);
@@ -94,7 +94,7 @@ export function createSocialActivities(deps: ActivityDeps) {
       const source = input.user.profile_pic_url_hd ?? input.user.profile_pic_url;
       let hosted: HostedImage | undefined;
       if (source) {
-        const beat = setInterval(() => ctx.heartbeat({ picture: source }), HEARTBEAT_MS);
+        const beat = setInterval(() => ctx.heartbeat({ picture: source }), HEARTBEAT_INTERVAL.ms);
         try {
           hosted = await hostImage(deps, job.client_id, source, 'social/profile-pics', signal, { 'user-agent': config.SOCIAL_USER_AGENT });
         } catch (err) {

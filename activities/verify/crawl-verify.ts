@@ -3,7 +3,7 @@ import { setMaxListeners } from 'node:events';
 import { Context } from '@temporalio/activity';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { crawlVerifyPayload, VERIFY_RESERVE_SECONDS, type CrawlVerifyResult, type VerifyResultItem } from '../../jobs/crawl-verify';
-import { VERIFY_STAGE } from '../../jobs/limits';
+import { HEARTBEAT_INTERVAL, VERIFY_STAGE } from '../../jobs/limits';
 import type { Config } from '../../lib/config';
 import { normalizeEmail } from '../../lib/normalize';
 import { AllowList, isBlockedAddress } from '../../lib/outbound';
@@ -13,7 +13,6 @@ import { MailDns } from './dns';
 import { probeMailbox, replyText, SmtpProbeError, type ProbeAnswer } from './smtp';
 import { acceptsAnything, classifyRcpt, verdict, type MailboxCheck, type VerifyFacts } from './verdict';
 
-const HEARTBEAT_INTERVAL_MS = 1000;
 /** Addresses verified at once in one job; the per-server limit below is what protects providers. */
 const JOB_CONCURRENCY = 16;
 /** One SMTP command's reply: RFC 5321 §4.5.3.2 allows minutes, but a probe that waits that long learns nothing more. */
@@ -270,7 +269,7 @@ export function createVerifyActivities(deps: ActivityDeps) {
 
   /**
    * crawlVerify job: verifies each distinct address of the payload (syntax, DNS, lists, SMTP probe)
-   * and stores `{results, summary}`. Heartbeats every second; a cancel aborts DNS queries and
+   * and stores `{results, summary}`. Heartbeats every half second; a cancel aborts DNS queries and
    * destroys every SMTP socket at once. Idempotent (a retry verifies again and stores the one
    * result row). Per-address problems are verdicts (`unknown` with a reason), never a failed job;
    * only an invalid payload fails for good.
@@ -281,7 +280,7 @@ export function createVerifyActivities(deps: ActivityDeps) {
     const addresses = distinctAddresses(payload);
     const stageEnd = Date.now() + VERIFY_STAGE.ms - VERIFY_RESERVE_SECONDS * 1000;
     let done = 0;
-    const beat = setInterval(() => ctx.heartbeat({ verified: done, of: addresses.length }), HEARTBEAT_INTERVAL_MS);
+    const beat = setInterval(() => ctx.heartbeat({ verified: done, of: addresses.length }), HEARTBEAT_INTERVAL.ms);
     try {
       ctx.heartbeat({ verified: 0, of: addresses.length });
       const out = await verifyAddresses(deps, addresses, {

@@ -5,6 +5,7 @@ import { Worker } from '@temporalio/worker';
 import type { PipelinePlan } from '../../activities/pipeline/pipeline';
 import { runJob } from '../../workflows';
 import { workflowBundle } from '../../workers/worker';
+import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { createLocalTemporal } from '../support/temporal';
 
 // runJob with RunJobInput.pipeline and runLeadPipeline's own logic, against a real Temporal dev
@@ -51,7 +52,7 @@ function fakes(calls: Call[], taskQueue: string, plan: Partial<PipelinePlan>, si
 
 async function withWorker<T>(activities: (taskQueue: string) => object, fn: (taskQueue: string) => Promise<T>): Promise<T> {
   const taskQueue = `wf-test-${randomUUID()}`;
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: activities(taskQueue), defaultHeartbeatThrottleInterval: '1s', maxHeartbeatThrottleInterval: '1s' });
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: activities(taskQueue), defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms, maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms });
   return worker.runUntil(fn(taskQueue));
 }
 

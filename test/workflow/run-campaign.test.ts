@@ -7,6 +7,7 @@ import type { ClaimedJob, ClaimResult } from '../../activities/campaign/campaign
 import { runCampaign } from '../../workflows';
 import { CampaignIdKey, ClientIdKey, JobIdKey, JobTypeKey } from '../../workflows/search-attributes';
 import { workflowBundle } from '../../workers/worker';
+import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { createLocalTemporal } from '../support/temporal';
 
 // runCampaign's own logic against a real Temporal dev server: the campaign's activities and its
@@ -156,9 +157,9 @@ describe('runCampaign workflow', () => {
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle: await workflowBundle(),
-      // Heartbeats go out every second at most, as the production workers send them (workers/worker.ts).
-      defaultHeartbeatThrottleInterval: '1s',
-      maxHeartbeatThrottleInterval: '1s',
+      // Heartbeats go out every HEARTBEAT_INTERVAL at most, as the production workers send them (workers/worker.ts).
+      defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
+      maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
       activities: {
         ...activities,
         // A job that takes long: it heartbeats until it is cancelled.

@@ -6,6 +6,7 @@ import { Worker } from '@temporalio/worker';
 import type { JobActivityInput } from '../../activities';
 import { runJob } from '../../workflows';
 import { workflowBundle } from '../../workers/worker';
+import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { createLocalTemporal } from '../support/temporal';
 
 // The workflow's own logic, against a real Temporal dev server; activities are recording fakes.
@@ -31,8 +32,8 @@ function lifecycle(calls: Call[], run = true) {
 
 async function withWorker<T>(activities: object, fn: (taskQueue: string) => Promise<T>): Promise<T> {
   const taskQueue = `wf-test-${randomUUID()}`;
-  // Heartbeats go out every second at most, as the production workers send them (workers/worker.ts).
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities, defaultHeartbeatThrottleInterval: '1s', maxHeartbeatThrottleInterval: '1s' });
+  // Heartbeats go out every HEARTBEAT_INTERVAL at most, as the production workers send them (workers/worker.ts).
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities, defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms, maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms });
   return worker.runUntil(fn(taskQueue));
 }
 
