@@ -140,13 +140,22 @@ async function main(): Promise<void> {
     const bareBrowser = await chromium.launch(launchOptions(config.CHROMIUM_PATH));
     bare = bareBrowser;
     const bareRoots = new Set([...chromiumRoots()].filter((pid) => !captureRoots.has(pid)));
+    // The full-page arm's steps too, to set next to the capture's.
+    const bareSteps = { new_page: [] as number[], goto: [] as number[], screenshot: [] as number[], close: [] as number[] };
     const bareLoop = (fullPage: boolean) => async () => {
-      const page = await bareBrowser.newPage({ viewport: payload.options.viewport });
-      await page.goto(url);
-      await page.screenshot({ type: 'png', fullPage });
-      await page.close();
+      const timed = async <T>(key: keyof typeof bareSteps, fn: () => Promise<T>): Promise<T> => {
+        const t0 = performance.now();
+        const out = await fn();
+        if (fullPage) bareSteps[key].push(performance.now() - t0);
+        return out;
+      };
+      const page = await timed('new_page', () => bareBrowser.newPage({ viewport: payload.options.viewport }));
+      await timed('goto', () => page.goto(url));
+      await timed('screenshot', () => page.screenshot({ type: 'png', fullPage }));
+      await timed('close', () => page.close());
     };
     await bareLoop(true)();
+    for (const ms of Object.values(bareSteps)) ms.length = 0;
 
     const arm = (name: string, run: (i: number) => Promise<void>): Arm => ({ name, run, latencies: [], seconds: 0, done: 0 });
     const arms = [arm('capture', capture), arm('bare_full', bareLoop(true)), arm('bare_viewport', bareLoop(false))];
@@ -160,7 +169,9 @@ async function main(): Promise<void> {
     const [capArm, fullArm, viewArm] = arms as [Arm, Arm, Arm];
     const ratio = Math.round((throughput(capArm) / throughput(fullArm)) * 100) / 100;
     const ratioViewport = Math.round((throughput(capArm) / throughput(viewArm)) * 100) / 100;
-    const stepMs = Object.fromEntries([...steps].map(([step, ms]) => [step, Math.round(percentile([...ms].sort((x, y) => x - y), 50))]));
+    const p50 = (ms: number[]) => Math.round(percentile([...ms].sort((x, y) => x - y), 50));
+    const stepMs = Object.fromEntries([...steps].map(([step, ms]) => [step, p50(ms)]));
+    const bareStepMs = Object.fromEntries(Object.entries(bareSteps).map(([step, ms]) => [step, p50(ms)]));
     const result = {
       bench: 'landing',
       page: url.replace(pages.baseUrl, ''),
@@ -171,6 +182,7 @@ async function main(): Promise<void> {
       capture_ms: c,
       capture_step_p50_ms: stepMs,
       bare_goto_full_page_screenshot_ms: b,
+      bare_full_page_step_p50_ms: bareStepMs,
       bare_goto_viewport_screenshot_ms: v,
       throughput_ratio: ratio,
       throughput_ratio_vs_viewport_screenshot: ratioViewport,
@@ -183,6 +195,7 @@ async function main(): Promise<void> {
     out(`  capture: p50 ${c.p50_ms} ms, p95 ${c.p95_ms} ms, ${c.per_second}/s, peak Chromium RSS ${peak.capture} MiB`);
     out(`    steps (p50 ms): ${Object.entries(stepMs).map(([k, ms]) => `${k} ${ms}`).join(', ')}`);
     out(`  bare goto + full-page screenshot: p50 ${b.p50_ms} ms, p95 ${b.p95_ms} ms, ${b.per_second}/s, peak Chromium RSS ${peak.bare} MiB (both bare arms)`);
+    out(`    steps (p50 ms): ${Object.entries(bareStepMs).map(([k, ms]) => `${k.replace('_', ' ')} ${ms}`).join(', ')}`);
     out(`  bare goto + viewport screenshot: p50 ${v.p50_ms} ms, p95 ${v.p95_ms} ms, ${v.per_second}/s`);
     out(`  throughput ratio ${ratio} of the full-page loop (target >= 0.7: ${result.meets_target ? 'met' : 'NOT met'}); ${ratioViewport} of the viewport loop`);
     out(`  written to ${writeResult('landing', result)}`);
