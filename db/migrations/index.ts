@@ -18,6 +18,7 @@ import * as content from './20261125000310_content';
 import * as mail from './20261125000400_mail';
 import * as clientChangeNotify from './20261125000500_client_change_notify';
 import * as jobsQueuedByQueue from './20261125000900_jobs_queued_by_queue';
+import * as jobsDedupeKey from './20261126000100_jobs_dedupe_key';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -43,6 +44,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261125000400_mail': mail,
   '20261125000500_client_change_notify': clientChangeNotify,
   '20261125000900_jobs_queued_by_queue': jobsQueuedByQueue,
+  '20261126000100_jobs_dedupe_key': jobsDedupeKey,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -67,7 +67,9 @@ function queuedInsert(source: string): string {
 /**
  * Submission's statement, prepared once per connection: the 24-hour cache lookup, the capacity
  * check (the queued jobs on its task queue counted, when $1 is not null), and the insert with its
- * event, its webhook deliveries and the job's submission lock ($16) when both pass.
+ * event, its webhook deliveries and the job's submission lock ($16) when both pass. The lookup is by
+ * the one key `client_id/type/payload_hash`, which only jobs_dedupe_key_idx serves (its migration
+ * says why), and `offset 0` keeps it one subquery run: pulled up, it ran once per reference.
  */
 const SUBMIT_STATEMENT = prepared(
   'leadjobs_submit_job',
@@ -77,9 +79,11 @@ const SUBMIT_STATEMENT = prepared(
                   case when c.cached is null and $1::bigint is not null
                        then (select count(*) from jobs where task_queue = $2 and status = 'queued') end as queued
            from (select (select row_to_json(x.*) from jobs x
-                         where x.client_id = $3 and x.type = $4 and x.payload_hash = $5 and x.campaign_id is null
+                         where (x.client_id || '/' || x.type || '/' || x.payload_hash) = ($3::text || '/' || $4::text || '/' || $5::text)
+                           and x.campaign_id is null
                            and x.status in ('queued', 'processing', 'completed') and x.created_at > $6::timestamptz
-                         order by x.created_at desc limit 1) as cached) c) g
+                         order by x.created_at desc limit 1) as cached
+                 offset 0) c) g
    ), ${queuedInsert(`select $7::uuid, $8, $9, 'queued', $10::smallint, $11::jsonb, $12, $13, $14, $15 from gate where gate.cached is null and not gate.full`)}
    select gate.cached, gate.queued, gate.full, row_to_json(j.*) as job, row_to_json(e.*) as event,
           case when j.id is not null then pg_advisory_xact_lock(hashtextextended($16, 0)) end as locked
