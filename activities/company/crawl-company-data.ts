@@ -186,7 +186,6 @@ export function companyQuery(p: CrawlCompanyDataPayload): CompanyQuery {
   return { mode: 'search', country: p.country, name: p.name, limit: p.limit };
 }
 
-
 /** Runs one registry request with the activity's cancellation signal, heartbeating, and types its failure. */
 async function registryCall<T>(call: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = Context.current();

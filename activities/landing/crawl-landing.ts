@@ -7,7 +7,6 @@ import { createLlmExtractor } from '../llm';
 import { LandingBrowser } from './browser';
 import { captureLanding, LandingLoadError, type CaptureDeps } from './capture';
 
-
 /**
  * The browser closes itself once idle (LANDING_BROWSER_IDLE_MS); Playwright kills it when the worker
  * process exits, so the worker's shutdown needs no hook of its own.
