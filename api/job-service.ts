@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@te
 import type { Db } from '../db';
 import type { JobModel } from '../db/models/job';
 import { JobResultStore } from '../db/repositories/job-results';
-import { JobRepository, type ListFilter } from '../db/repositories/jobs';
+import { JobRepository, type ListFilter, type SubmitOutcome } from '../db/repositories/jobs';
 import type { Config } from '../lib/config';
 import { CATALOG, priorityKeyFor, type JobType } from '../jobs';
 import { jobTaskQueue } from '../jobs/queues';
@@ -67,21 +67,26 @@ export class JobService {
     const taskQueue = jobTaskQueue(this.config.TASK_QUEUE_PREFIX, spec, { test });
     const capacity = spec.capacity?.(this.config);
     const counting = capacity !== undefined && this.queueDepth.mustCount(taskQueue, capacity);
-    const outcome = await this.jobs.submit(
-      {
-        id,
-        clientId: req.clientId,
-        type: req.type,
-        priority: req.priority,
-        payload: req.payload,
-        payloadHash: payloadHash(req.payload),
-        campaignId: req.campaignId ?? null,
-        workflowId: `job/${id}`,
-        taskQueue,
-      },
-      { capacity: counting ? capacity : undefined, dedupeWindowMs: DEDUPE_WINDOW_MS },
-      (job) => this.startWorkflow(job),
-    );
+    let outcome: SubmitOutcome;
+    try {
+      outcome = await this.jobs.submit(
+        {
+          id,
+          clientId: req.clientId,
+          type: req.type,
+          priority: req.priority,
+          payload: req.payload,
+          payloadHash: payloadHash(req.payload),
+          campaignId: req.campaignId ?? null,
+          workflowId: `job/${id}`,
+          taskQueue,
+        },
+        { capacity: counting ? capacity : undefined, dedupeWindowMs: DEDUPE_WINDOW_MS },
+        (job) => this.startWorkflow(job),
+      );
+    } finally {
+      if (counting) this.queueDepth.countSettled(taskQueue);
+    }
     if (outcome.kind !== 'cached') this.queueDepth.record(taskQueue, outcome.queued, outcome.kind === 'created');
     if (outcome.kind === 'queue_full') {
       throw new AppError(503, `queue is full: ${outcome.capacity} ${req.type} jobs are already queued; try again later`, 'queue_full', { 'Retry-After': '60' });

@@ -49,4 +49,39 @@ describe('QueueDepthEstimate', () => {
     expect(e.mustCount('a', 5000)).toBe(true);
     expect(e.mustCount('b', 5000)).toBe(false);
   });
+
+  test('a stale count is recounted by one submission at a time; the others go on with the estimate', () => {
+    const e = estimate();
+    e.record('q', 1000, true);
+    now += 1001;
+    expect(e.mustCount('q', 5000)).toBe(true); // the first after a second recounts
+    expect(e.mustCount('q', 5000)).toBe(false); // its concurrent peers do not
+    expect(e.mustCount('q', 5000)).toBe(false);
+    expect(e.mustCount('other', 5000)).toBe(true); // another queue is counted on its own
+    e.record('q', 1200, true);
+    e.countSettled('q');
+    expect(e.mustCount('q', 5000)).toBe(false);
+    now += 1001;
+    expect(e.mustCount('q', 5000)).toBe(true); // stale again: the next recount
+  });
+
+  test('a recount that never reports (its submission failed) lets another recount after a second', () => {
+    const e = estimate();
+    e.record('q', 10, true);
+    now += 1001;
+    expect(e.mustCount('q', 5000)).toBe(true);
+    expect(e.mustCount('q', 5000)).toBe(false);
+    now += 1001;
+    expect(e.mustCount('q', 5000)).toBe(true);
+    e.countSettled('q'); // a failed submission settles without a count
+    expect(e.mustCount('q', 5000)).toBe(true);
+  });
+
+  test('near the capacity every submission counts, even while a recount is under way', () => {
+    const e = estimate();
+    e.record('q', 4600, true);
+    now += 1001;
+    expect(e.mustCount('q', 5000)).toBe(true);
+    expect(e.mustCount('q', 5000)).toBe(true);
+  });
 });
