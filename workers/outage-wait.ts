@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next } from '@temporalio/worker';
+import { HEARTBEAT_INTERVAL } from '../jobs/limits';
 import { unavailableDependency, type Dependency } from '../lib/outages';
 import { withTimeout } from '../lib/timeout';
 
@@ -44,21 +45,34 @@ export class OutageWaitInterceptor implements ActivityInboundCallsInterceptor {
     const scheduledEnd = info.startToCloseTimeoutMs ? info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs : Infinity;
     // Leave the attempt a few seconds to report its failure before its own timeout.
     const until = Math.min(Date.now() + this.options.maxWaitMs, scheduledEnd - 5000);
-    while (Date.now() < until) {
-      this.ctx.heartbeat();
-      try {
-        await withTimeout(probe(), PROBE_EVERY_MS * 2, 'the probe');
-        return undefined;
-      } catch {
-        // Still down.
+    // A cancel reaches the attempt only in a heartbeat's answer, and a probe of a service that takes
+    // connections but does not answer hangs for its whole timeout: heartbeats go out on a timer of
+    // their own, and the probe is raced with the cancellation.
+    const beat = setInterval(() => this.ctx.heartbeat(), HEARTBEAT_INTERVAL.ms);
+    const cancellation = this.ctx.cancelled.then(
+      () => undefined,
+      (cancelled: unknown) => ({ cancelled }),
+    );
+    try {
+      while (Date.now() < until) {
+        this.ctx.heartbeat();
+        const answered = withTimeout(probe(), PROBE_EVERY_MS * 2, 'the probe').then(
+          () => true,
+          () => false, // Still down.
+        );
+        const outcome = await Promise.race([answered, cancellation]);
+        if (typeof outcome === 'object') return outcome.cancelled;
+        if (outcome) return undefined;
+        try {
+          await this.ctx.sleep(PROBE_EVERY_MS);
+        } catch (cancelled) {
+          return cancelled;
+        }
       }
-      try {
-        await this.ctx.sleep(PROBE_EVERY_MS);
-      } catch (cancelled) {
-        return cancelled;
-      }
+      return undefined;
+    } finally {
+      clearInterval(beat);
     }
-    return undefined;
   }
 }
 

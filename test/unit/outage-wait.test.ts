@@ -8,6 +8,7 @@ function fakeContext(options: { cancelAfterSleeps?: number; timeoutMs?: number }
   let sleeps = 0;
   const ctx = {
     info: { startToCloseTimeoutMs: options.timeoutMs ?? 60_000, currentAttemptScheduledTimestampMs: Date.now() },
+    cancelled: new Promise<never>(() => undefined),
     heartbeats: 0,
     heartbeat() { ctx.heartbeats++; },
     async sleep(ms: number) {
@@ -55,4 +56,45 @@ test('the wait never outlives the attempt: an outage longer than its timeout fai
   const interceptor = new OutageWaitInterceptor(ctx as unknown as Context, { probes: { database: probe }, maxWaitMs: 60_000 });
   await expect(interceptor.execute(input, async () => { throw refused(); })).rejects.toThrow('ECONNREFUSED');
   expect(probe).not.toHaveBeenCalled();
+});
+
+// As on a real worker, the attempt learns of a cancel only in the answer to a heartbeat; its sleeps
+// and `cancelled` fail from then on.
+function heartbeatDeliveredCancel() {
+  let requested = false;
+  let reject!: (err: Error) => void;
+  const cancelled = new Promise<never>((_, r) => {
+    reject = r;
+  });
+  cancelled.catch(() => undefined);
+  let delivered: Error | undefined;
+  const ctx = {
+    info: { startToCloseTimeoutMs: 60_000, currentAttemptScheduledTimestampMs: Date.now() },
+    cancelled,
+    heartbeat() {
+      if (requested && !delivered) {
+        delivered = new Error('cancelled');
+        reject(delivered);
+      }
+    },
+    async sleep(ms: number) {
+      if (delivered) throw delivered;
+      await Promise.race([new Promise((r) => setTimeout(r, ms)), cancelled]);
+    },
+    requestCancel() {
+      requested = true;
+    },
+  };
+  return ctx;
+}
+
+test('a cancel during a probe that hangs (a service that takes connections and never answers) ends the attempt within a second', async () => {
+  const ctx = heartbeatDeliveredCancel();
+  const hanging = () => new Promise<void>(() => undefined);
+  const interceptor = new OutageWaitInterceptor(ctx as unknown as Context, { probes: { database: hanging }, maxWaitMs: 60_000 });
+  const started = Date.now();
+  setTimeout(() => ctx.requestCancel(), 100);
+  await expect(interceptor.execute(input, async () => { throw refused(); })).rejects.toThrow('cancelled');
+  // A heartbeat every HEARTBEAT_INTERVAL (500 ms) carries it; before, one went out per probe round (up to 3 s).
+  expect(Date.now() - started).toBeLessThan(1000);
 });
