@@ -20,6 +20,24 @@ export interface ActivityDeps {
   proxiedHttp?: OutboundClient;
   /** This worker's identity, recorded as the job's worker_id. */
   workerId: string;
+  /** What the worker closes once it has drained; absent where activities are built by hand (tests), which then close nothing. */
+  held?: HeldResources;
+}
+
+/**
+ * What activities keep between attempts (crawlLanding's Chromium), closed by the worker once its
+ * workers have drained: a stopped worker leaves no browser behind, whatever its idle timer says.
+ */
+export class HeldResources {
+  private readonly closers: (() => Promise<void>)[] = [];
+
+  hold(close: () => Promise<void>): void {
+    this.closers.push(close);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.closers.splice(0).map((close) => close()));
+  }
 }
 
 /** Input of every job-type activity (its name is the job type). */

@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { HeldResources } from '../activities/deps';
 import { createDb, pingDatabase } from '../db';
 import { loadConfigOrExit, type Config } from '../lib/config';
 import { createLogger } from '../lib/logger';
@@ -44,7 +45,8 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   const http = OutboundClient.fromConfig(config, { onProviderCall });
   const proxiedHttp = config.PROXY_URL ? OutboundClient.fromConfig(config, { proxyUrl: config.PROXY_URL, onProviderCall }) : undefined;
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
-  const activities = createActivities({ config, db, storage, search, logger, http, proxiedHttp, workerId: identity });
+  const held = new HeldResources();
+  const activities = createActivities({ config, db, storage, search, logger, http, proxiedHttp, workerId: identity, held });
   // An attempt that met a backing service's outage waits for it to answer again before it fails (workers/outage-wait.ts).
   const activityInterceptors = [
     outageWait({
@@ -71,6 +73,7 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   logger.info({ identity, taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker running');
   const run = Promise.all(workers.map((w) => w.run())).then(async () => {
     await dispatcher.stop();
+    await held.close();
     await Promise.allSettled([db.destroy(), connection.close(), search.close(), http.close(), proxiedHttp?.close()]);
     logger.info('worker stopped');
   });

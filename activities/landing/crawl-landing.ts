@@ -8,16 +8,18 @@ import { LandingBrowser } from './browser';
 import { captureLanding, LandingLoadError, type CaptureDeps } from './capture';
 
 /**
- * The browser closes itself once idle (LANDING_BROWSER_IDLE_MS); Playwright kills it when the worker
- * process exits, so the worker's shutdown needs no hook of its own.
+ * The browser closes itself once idle (LANDING_BROWSER_IDLE_MS), and when the worker stops (deps.held).
  */
 export function createLandingActivities(deps: ActivityDeps) {
   // Built on the first capture: a worker that never captures never holds a browser or an extractor.
   let captureDeps: CaptureDeps | undefined;
   const getCaptureDeps = (): CaptureDeps => {
     const { config } = deps;
-    captureDeps ??= {
-      browser: new LandingBrowser(deps.http, config.CHROMIUM_PATH, config.LANDING_BROWSER_IDLE_MS),
+    if (captureDeps) return captureDeps;
+    const browser = new LandingBrowser(deps.http, config.CHROMIUM_PATH, config.LANDING_BROWSER_IDLE_MS);
+    deps.held?.hold(() => browser.close());
+    captureDeps = {
+      browser,
       http: deps.http,
       storage: deps.storage,
       llm: createLlmExtractor(deps),

@@ -40,10 +40,8 @@ beforeAll(async () => {
   c = caller(api, bearer(await api.newClient()));
 });
 afterAll(async () => {
+  // The last test stopped it already, unless a test before it failed.
   await worker.stop();
-  // The worker's Chromium closes once idle (LANDING_BROWSER_IDLE_MS); the test process waits for it.
-  const deadline = Date.now() + 20000;
-  while (chromiumProcesses().all > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   await api.close();
   await pages.close();
   await hidden.close();
@@ -324,4 +322,17 @@ describe('cancel and browser processes', () => {
     while (chromiumProcesses().all > 0 && Date.now() < settled) await new Promise((r) => setTimeout(r, 200));
     expect(chromiumProcesses().all).toBe(0);
   }, 180000);
+});
+
+test('a worker that stops closes the Chromium it kept for its captures, without waiting for the idle time', async () => {
+  // A URL of its own: the same payload as an earlier test's would be answered from the cache, with no capture.
+  await data(await submit({ url: `${pages.baseUrl}/plain?worker-stop` }));
+  expect(chromiumProcesses().all).toBeGreaterThan(0);
+  // The browser would stay up for LANDING_BROWSER_IDLE_MS (8 s here) after this capture.
+  const stopped = Date.now();
+  await worker.stop();
+  const settled = Date.now() + 2000;
+  while (chromiumProcesses().all > 0 && Date.now() < settled) await new Promise((r) => setTimeout(r, 100));
+  expect(chromiumProcesses().all).toBe(0);
+  expect(Date.now() - stopped).toBeLessThan(5000);
 });

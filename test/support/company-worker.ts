@@ -1,5 +1,6 @@
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
+import { HeldResources } from '../../activities/deps';
 import { createDb } from '../../db';
 import { createLogger } from '../../lib/logger';
 import { OutboundClient } from '../../lib/outbound';
@@ -24,7 +25,8 @@ export async function startCompanyDataWorker(options: { identity: string; overri
   const http = OutboundClient.fromConfig(config, { timeoutMs: 5000 });
   const proxiedHttp = config.PROXY_URL ? OutboundClient.fromConfig(config, { timeoutMs: 5000, proxyUrl: config.PROXY_URL }) : undefined;
   const logger = createLogger('silent');
-  const activities = createActivities({ config, db, storage, search, logger, http, proxiedHttp, workerId: options.identity });
+  const held = new HeldResources();
+  const activities = createActivities({ config, db, storage, search, logger, http, proxiedHttp, workerId: options.identity, held });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const common = { connection, namespace: config.TEMPORAL_NAMESPACE, activities, identity: options.identity, logger };
   const workers: Worker[] = [
@@ -36,6 +38,7 @@ export async function startCompanyDataWorker(options: { identity: string; overri
     stop: async () => {
       workers.forEach((w) => w.shutdown());
       await running;
+      await held.close();
       await Promise.allSettled([connection.close(), db.destroy(), search.close(), http.close(), proxiedHttp?.close()]);
     },
   };

@@ -1,5 +1,6 @@
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
+import { HeldResources } from '../../activities/deps';
 import { createDb } from '../../db';
 import { CATALOG, type JobType } from '../../jobs';
 import { campaignsTaskQueue, jobTaskQueue, leadsTaskQueue, mailTaskQueue, webhooksTaskQueue } from '../../jobs/queues';
@@ -35,7 +36,8 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
   const search = createSearchClient(config);
   const logger = createLogger('silent');
   const http = OutboundClient.fromConfig(config);
-  const activities = createActivities({ config, db, storage, search, logger, http, workerId: options.identity });
+  const held = new HeldResources();
+  const activities = createActivities({ config, db, storage, search, logger, http, workerId: options.identity, held });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const workers: Worker[] = await createWorkers({
     connection,
@@ -56,13 +58,17 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
   });
   const dispatcher = await startWorkerWebhookDispatcher(config, db, logger);
   const running = Promise.all(workers.map((w) => w.run()));
+  let stopped: Promise<void> | undefined;
   return {
     identity: options.identity,
-    stop: async () => {
-      await dispatcher.stop();
-      workers.forEach((w) => w.shutdown());
-      await running;
-      await Promise.allSettled([connection.close(), db.destroy(), search.close(), http.close()]);
-    },
+    // Idempotent: a test that stops the worker itself leaves its afterAll's stop nothing to do.
+    stop: () =>
+      (stopped ??= (async () => {
+        await dispatcher.stop();
+        workers.forEach((w) => w.shutdown());
+        await running;
+        await held.close();
+        await Promise.allSettled([connection.close(), db.destroy(), search.close(), http.close()]);
+      })()),
   };
 }
