@@ -30,7 +30,7 @@ const CONSENT_SETTLE_MS = 120;
 const STEP_TIMEOUT_MS = 15_000;
 
 export interface CaptureDeps {
-  browser: LandingBrowser;
+  browser: Pick<LandingBrowser, 'open'>;
   http: OutboundClient;
   storage: Storage;
   llm: LlmExtractor;
@@ -93,8 +93,6 @@ export async function captureLanding(deps: CaptureDeps, input: CaptureInput): Pr
     signal.throwIfAborted();
     input.onStep?.(s);
   };
-  const navDeadline = new Deadline(started + opts.timeout_seconds * 1000);
-
   step('opening browser');
   const session = await untilAborted(
     deps.browser.open({
@@ -135,7 +133,9 @@ export async function captureLanding(deps: CaptureDeps, input: CaptureInput): Pr
     signal.addEventListener('abort', stop, { once: true });
     try {
       step('navigating');
-      await navigate(page, session, payload.url, navDeadline, signal, err);
+      // timeout_seconds is the page's time: it starts at the navigation, so a browser slow to launch
+      // (a cold start on a busy worker) does not eat it. CAPTURE_CEILING_MS bounds the whole capture.
+      await navigate(page, session, payload.url, new Deadline(Date.now() + opts.timeout_seconds * 1000), signal, err);
       signal.throwIfAborted();
       finalUrl = page.url() === 'about:blank' ? finalUrl : page.url();
 

@@ -131,6 +131,15 @@ test('storage down: every file listed in errors, the capture (chain, extracted d
   expect(result.extracted?.content.headline).toBe('Ship widgets twice as fast');
 });
 
+test('timeout_seconds is the page\'s: a browser slow to open (a cold launch on a busy machine) does not eat it', async () => {
+  const slow = { open: async (o: Parameters<LandingBrowser['open']>[0]) => (await new Promise((r) => setTimeout(r, 3500)), browser.open(o)) };
+  const payload = crawlLandingPayload.parse({ url: `${pages.baseUrl}/plain`, options: { timeout_seconds: 3, extract_content: false } });
+  const result = await captureLanding(deps({ browser: slow }), { jobId: 'b1a7e1a4-0000-4000-8000-000000000005', clientId: 'cli_capture', payload, signal: new AbortController().signal });
+  expect(result.errors).toEqual([]);
+  expect(result.capture.final_url).toBe(`${pages.baseUrl}/plain`);
+  expect(result.capture.screenshot_fold_url).not.toBeNull();
+});
+
 test('the activity heartbeats every second while the page runs, and a cancel ends it (and the page requests) within 3 s', async () => {
   const cfg = testConfig({ OUTBOUND_ALLOW_HOSTS: '127.0.0.1', LANDING_BROWSER_IDLE_MS: '0' });
   const db = createDb(cfg);

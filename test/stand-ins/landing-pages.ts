@@ -8,7 +8,7 @@ import { listenLocal } from './listen';
  *   /landing           the offer page: consent popup (a CMP-style banner answered in German), lazy images
  *                      (IntersectionObserver swaps data-src in), external CSS with a url() background and a web
  *                      font stack, h1/h2, a prominent CTA, a lead form, a video, a chat widget, og: meta
- *   /never-idle        loads, then polls /ping every 100 ms for ever (never reaches network idle)
+ *   /never-idle        loads, then polls /ping every 100 ms for ever, each answered after 1 s (never reaches network idle)
  *   /crash             exhausts the renderer's memory shortly after it loads (Chromium's renderer dies: "Aw, Snap")
  *   /loop/<n>          302 to /loop/<n+1> without end (max_redirects)
  *   /plain             a minimal page (the bench's page, and the bare loop's)
@@ -169,8 +169,17 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
       return html(res, '<!doctype html><html><head><title>Live ticker</title></head><body><h1>Prices update live</h1><script>setInterval(() => fetch("/ping?t=" + Date.now()).catch(() => {}), 100);</script></body></html>');
     }
     if (path === '/ping') {
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      return res.end('pong');
+      // A long poll: each answer takes a second while the page asks again every 100 ms, so requests
+      // are always in flight. A renderer starved by a loaded machine can miss a 300 ms beat between
+      // short polls, and the page would then look idle; it cannot stall for over a second unnoticed.
+      const timer = setTimeout(() => {
+        if (res.destroyed) return;
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('pong');
+      }, 1000);
+      timer.unref();
+      res.on('close', () => clearTimeout(timer));
+      return;
     }
     if (path === '/crash') {
       // Allocates until V8 gives up: Chromium kills the renderer (the page's "Aw, Snap"), as a runaway page script does.
