@@ -214,6 +214,10 @@ export class LandingBrowser {
     }
     const ctx = prepared.context;
     let closed = false;
+    // Closing the session hangs up the page's requests still being fetched (a stream, a long poll):
+    // closing the context only stops Chromium waiting for them.
+    const hangUp = new AbortController();
+    const fetchSignal = AbortSignal.any([options.signal, hangUp.signal]);
     let cached = 0;
     let activity: { promise: Promise<void>; resolve: () => void } | undefined;
     const active = () => {
@@ -245,6 +249,7 @@ export class LandingBrowser {
       close: async () => {
         if (closed) return;
         closed = true;
+        hangUp.abort();
         await ctx.close().catch(() => undefined);
         this.release();
       },
@@ -283,7 +288,7 @@ export class LandingBrowser {
           // the guard follows a resource's hops, and a page's hops are handed back as navigations (below).
           redirect: isMainNavigation ? 'manual' : 'follow',
           maxBytes: options.maxResourceBytes,
-          signal: options.signal,
+          signal: fetchSignal,
         });
         const location = REDIRECT_STATUSES.has(res.status) ? res.headers.location : undefined;
         if (isMainNavigation && location) {

@@ -8,7 +8,8 @@ import { listenLocal } from './listen';
  *   /landing           the offer page: consent popup (a CMP-style banner answered in German), lazy images
  *                      (IntersectionObserver swaps data-src in), external CSS with a url() background and a web
  *                      font stack, h1/h2, a prominent CTA, a lead form, a video, a chat widget, og: meta
- *   /never-idle        loads, then polls /ping every 100 ms for ever, each answered after 1 s (never reaches network idle)
+ *   /never-idle        loads, opens a request to /hold (never answered: network idle never comes, however
+ *                      slow the renderer) and polls /ping every 100 ms for ever
  *   /crash             exhausts the renderer's memory shortly after it loads (Chromium's renderer dies: "Aw, Snap")
  *   /loop/<n>          302 to /loop/<n+1> without end (max_redirects)
  *   /plain             a minimal page (the bench's page, and the bare loop's)
@@ -21,6 +22,8 @@ export interface LandingPages {
   count(path: string): number;
   /** Time of the latest request to `path` (ms since epoch), 0 before any. */
   lastRequestAt(path: string): number;
+  /** Requests to /hold whose client has not hung up yet. */
+  held(): number;
   close(): Promise<void>;
 }
 
@@ -128,6 +131,7 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
   const privateBase = options.privateBaseUrl ?? 'http://10.255.255.1';
   const counts = new Map<string, number>();
   const last = new Map<string, number>();
+  const holding = new Set<ServerResponse>();
   const images: Record<string, Buffer> = {
     '/img/og.png': png(40, 20, [200, 200, 200]),
     '/img/hero-bg.png': png(16, 16, [11, 61, 145]),
@@ -166,20 +170,17 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
       return res.end(image);
     }
     if (path === '/never-idle') {
-      return html(res, '<!doctype html><html><head><title>Live ticker</title></head><body><h1>Prices update live</h1><script>setInterval(() => fetch("/ping?t=" + Date.now()).catch(() => {}), 100);</script></body></html>');
+      return html(res, '<!doctype html><html><head><title>Live ticker</title></head><body><h1>Prices update live</h1><script>fetch("/hold").catch(() => {}); setInterval(() => fetch("/ping?t=" + Date.now()).catch(() => {}), 100);</script></body></html>');
+    }
+    if (path === '/hold') {
+      // A request the server never answers (a stream that sends nothing): open until the client hangs up.
+      holding.add(res);
+      res.on('close', () => holding.delete(res));
+      return;
     }
     if (path === '/ping') {
-      // A long poll: each answer takes a second while the page asks again every 100 ms, so requests
-      // are always in flight. A renderer starved by a loaded machine can miss a 300 ms beat between
-      // short polls, and the page would then look idle; it cannot stall for over a second unnoticed.
-      const timer = setTimeout(() => {
-        if (res.destroyed) return;
-        res.writeHead(200, { 'content-type': 'text/plain' });
-        res.end('pong');
-      }, 1000);
-      timer.unref();
-      res.on('close', () => clearTimeout(timer));
-      return;
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      return res.end('pong');
     }
     if (path === '/crash') {
       // Allocates until V8 gives up: Chromium kills the renderer (the page's "Aw, Snap"), as a runaway page script does.
@@ -197,5 +198,5 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
     res.end('not found');
   });
   const { baseUrl, close } = await listenLocal(server);
-  return { baseUrl, count: (p) => counts.get(p) ?? 0, lastRequestAt: (p) => last.get(p) ?? 0, close };
+  return { baseUrl, count: (p) => counts.get(p) ?? 0, lastRequestAt: (p) => last.get(p) ?? 0, held: () => holding.size, close };
 }
