@@ -18,7 +18,7 @@ export const crawlLandingPayload = z.strictObject({
       dismiss_popups: z.boolean().default(true),
       scroll_for_lazy_load: z.boolean().default(true),
       viewport: z.strictObject({ width: z.number().int().min(320).max(3840), height: z.number().int().min(320).max(2160) }).default({ width: 1366, height: 768 }),
-      timeout_seconds: z.number().int().min(3).max(90).default(45),
+      timeout_seconds: z.number().int().min(3).max(90).default(45).describe('how long the page may take to load and settle, counted from the navigation; what loaded by then is kept'),
       max_redirects: z.number().int().min(0).max(20).default(10),
     })
     .prefault({}),
