@@ -109,7 +109,7 @@ export const crawlMaps: JobSpec<typeof crawlMapsPayload> = {
    * Nominatim's policy is an absolute maximum of 1 request per second (Overpass: the same, fair use). The queue's dispatch limit
    * keeps OSM requests from filling the workers' slots; the 1-per-second spacing itself is kept by
    * the activity with a Postgres advisory lock held 1.1 s from each request's start
-   * (activities/maps/pacing.ts), because Temporal's token bucket lets bursts through.
+   * (activities/pacing.ts), because Temporal's token bucket lets bursts through.
    */
   activityQueues: () => [
     { key: MAPS_QUEUE_KEYS.nominatim, queue: 'osm-nominatim', perSecond: 0.5 },

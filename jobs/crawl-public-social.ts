@@ -77,7 +77,8 @@ export const crawlPublicSocial: JobSpec<typeof crawlPublicSocialPayload> = {
   /**
    * Spec §8: about 200 requests per hour per IP. Every profile request is one activity on this queue,
    * whose dispatch rate Temporal enforces for all workers together; the randomised delay between
-   * requests (SOCIAL_DELAY_MIN_MS..MAX_MS) comes on top, in the activity.
+   * requests (SOCIAL_DELAY_MIN_MS..MAX_MS) comes on top, and the activity holds the hourly rate
+   * itself at the request (activities/pacing.ts), whenever the worker starts it.
    */
   activityQueues: (config) => [{ key: SOCIAL_QUEUE_KEY, queue: 'social-profiles', perSecond: config.SOCIAL_REQUESTS_PER_HOUR / 3600 }],
   limits: {

@@ -13,7 +13,7 @@ import { MapsError, notFound } from './errors';
 import { GooglePlacesClient, type GooglePlace, type TextSearch } from './google-places';
 import { NominatimClient, type NominatimPlace } from './nominatim';
 import { osmCategory, OverpassClient, overpassQuery } from './overpass';
-import { pacedGlobally } from './pacing';
+import { pacedGlobally } from '../pacing';
 import { parsePlaceRef, splitQuery, type PlaceRef } from './parse';
 
 /** What the workflow does for a job (workflows/maps.ts): Google in one activity, OSM as rate-limited requests. */
@@ -214,19 +214,19 @@ export function createMapsActivities(deps: ActivityDeps) {
 
     /** One Nominatim search (one request, on the Nominatim queue: its rate limit is per request). */
     searchNominatim: (input: { q: string; limit: number; excludePlaceIds: number[]; language?: string; countryCode?: string }): Promise<NominatimPlace[]> =>
-      withHeartbeat((signal) => pacedGlobally(deps.db, 'nominatim', NOMINATIM_INTERVAL_MS, signal, () => nominatim().search(input, signal))),
+      withHeartbeat((signal) => pacedGlobally(deps.db, 'nominatim', { gapMs: NOMINATIM_INTERVAL_MS }, signal, () => nominatim().search(input, signal))),
 
     /** One Overpass query (one request, on the Overpass queue), its elements as Nominatim-shaped places. */
     queryOverpass: (input: { ql: string; tag: [string, string] }): Promise<NominatimPlace[]> =>
       withHeartbeat(async (signal) => {
-        const elements = await pacedGlobally(deps.db, 'overpass', NOMINATIM_INTERVAL_MS, signal, () => overpass().query(input.ql, signal));
+        const elements = await pacedGlobally(deps.db, 'overpass', { gapMs: NOMINATIM_INTERVAL_MS }, signal, () => overpass().query(input.ql, signal));
         return elements.map((e) => nominatimFromOverpass(e, input.tag));
       }),
 
     /** One Nominatim lookup by OSM id (one request, on the Nominatim queue). An empty answer is "business not found". */
     lookupNominatim: (input: { osmIds: string[]; language?: string }): Promise<NominatimPlace[]> =>
       withHeartbeat(async (signal) => {
-        const found = await pacedGlobally(deps.db, 'nominatim', NOMINATIM_INTERVAL_MS, signal, () => nominatim().lookup(input, signal));
+        const found = await pacedGlobally(deps.db, 'nominatim', { gapMs: NOMINATIM_INTERVAL_MS }, signal, () => nominatim().lookup(input, signal));
         if (found.length === 0) throw notFound(input.osmIds.join(', '));
         return found;
       }),

@@ -8,7 +8,7 @@ import { hostImage, type HostedImage } from '../../lib/hosted-image';
 import { BlockedAddressError } from '../../lib/outbound';
 import { profileUsername } from '../../lib/social-url';
 import { parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
-import { pacedGlobally } from '../maps/pacing';
+import { pacedGlobally } from '../pacing';
 import { ProfileApiClient, ProfileApiError, type WireUser } from './profile-api';
 import { profileResult } from './profile';
 
@@ -22,7 +22,7 @@ export interface SocialPlan {
 export type ProfileFetch = { kind: 'profile'; user: WireUser } | { kind: 'throttled'; how: string; retryAfterSeconds: number | null };
 
 // A request heartbeats while it waits (for the pacing lock, the delay, the answer): a cancel is only delivered in a heartbeat's answer.
-/** Pacing key of the profile requests: one randomised pause between any two, whichever worker makes them. */
+/** Pacing key of the profile requests: one randomised pause between any two and the hourly rate, whichever worker makes them. */
 const PACING_KEY = 'social-profiles';
 
 /**
@@ -48,7 +48,8 @@ export function createSocialActivities(deps: ActivityDeps) {
 
     /**
      * One profile request, at least a random SOCIAL_DELAY_MIN_MS..MAX_MS after the previous one of
-     * any worker (Postgres advisory lock, activities/maps/pacing.ts). A profile or a throttled answer
+     * any worker, and within SOCIAL_REQUESTS_PER_HOUR (activities/pacing.ts: the queue's dispatch
+     * rate does not hold when a busy worker starts its activities late). A profile or a throttled answer
      * is returned; not found and blocked fail the job (non-retryable); a 5xx or network error is
      * retried by Temporal. Reads only: a retry changes nothing. Heartbeats every half second; a cancel
      * aborts the wait and the request.
@@ -60,7 +61,7 @@ export function createSocialActivities(deps: ActivityDeps) {
       try {
         ctx.heartbeat({ username: input.username });
         const delay = randomInt(config.SOCIAL_DELAY_MIN_MS, config.SOCIAL_DELAY_MAX_MS + 1);
-        const answer = await pacedGlobally(deps.db, PACING_KEY, delay, signal, () => profileApi().profile(input.username, signal));
+        const answer = await pacedGlobally(deps.db, PACING_KEY, { gapMs: delay, perHour: config.SOCIAL_REQUESTS_PER_HOUR }, signal, () => profileApi().profile(input.username, signal));
         switch (answer.kind) {
           case 'profile':
             return answer;

@@ -19,6 +19,7 @@ import * as mail from './20261125000400_mail';
 import * as clientChangeNotify from './20261125000500_client_change_notify';
 import * as jobsQueuedByQueue from './20261125000900_jobs_queued_by_queue';
 import * as jobsDedupeKey from './20261126000100_jobs_dedupe_key';
+import * as sourcePacing from './20261126000200_source_pacing';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -45,6 +46,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261125000500_client_change_notify': clientChangeNotify,
   '20261125000900_jobs_queued_by_queue': jobsQueuedByQueue,
   '20261126000100_jobs_dedupe_key': jobsDedupeKey,
+  '20261126000200_source_pacing': sourcePacing,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
