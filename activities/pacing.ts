@@ -32,13 +32,11 @@ export async function pacedGlobally<T>(db: Knex, key: string, pace: Pace, signal
   for (;;) {
     signal.throwIfAborted();
     const trx = await db.transaction();
-    let locked = false;
+    let locked: boolean;
     try {
       const { rows } = (await trx.raw('select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as ok', [`pace/${key}`])) as { rows: { ok: boolean }[] };
       locked = rows[0]?.ok === true;
-      if (locked) {
-        if (pace.perHour !== undefined) await takeTurn(trx, key, 3_600_000 / pace.perHour, signal);
-      }
+      if (locked && pace.perHour !== undefined) await takeTurn(trx, key, 3_600_000 / pace.perHour, signal);
     } catch (err) {
       await trx.rollback();
       throw err;

@@ -25,6 +25,8 @@ const uuid = z.string().uuid();
 /** A host name as a browser sends it in Host (lower-cased; a trailing dot and a port are dropped). */
 export const domainName = z
   .string()
+  .min(1)
+  .max(260)
   .trim()
   .toLowerCase()
   .transform((v) => v.replace(/:\d+$/, '').replace(/\.$/, ''))
