@@ -32,7 +32,8 @@ const onSocialQueue = (taskQueue: string, activityMs: number) =>
   proxyActivities<SocialActivities>({
     taskQueue,
     // The politeness delay plus one request (jobs/crawl-public-social.ts), after waiting for the pacing
-    // lock behind other workers' requests (each holds it up to SOCIAL_DELAY_MAX_MS): five times the activity limit.
+    // lock behind other workers' requests (each holds it up to SOCIAL_DELAY_MAX_MS) and for the hourly
+    // rate's turn (3600 / SOCIAL_REQUESTS_PER_HOUR s each, activities/pacing.ts): five times the activity limit.
     startToCloseTimeout: activityMs * 5,
     heartbeatTimeout: '10s', // the activity heartbeats every half second while it waits and asks
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
