@@ -286,8 +286,19 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
       break;
     }
     // Settled when no hop started: none committed, none pending, none requested meanwhile (a hop that
-    // commits while the hints are read destroys their document: the loop goes on to its page).
-    if (navigations === seen && !(await hopStarted(page, session, deadline, signal)) && navigations === seen && session.navigations.length === requested) break;
+    // commits while the hints are read destroys their document: the loop goes on to its page). And
+    // no request started meanwhile: on a busy machine a request the page made before its load event
+    // can reach the route only after the quiet time seemed over; the hints' round trip to the page
+    // brings it in, and the loop waits for quiet again (a /hold that never answers, a late poll).
+    const quietSince = session.lastActivity;
+    if (
+      navigations === seen &&
+      !(await hopStarted(page, session, deadline, signal)) &&
+      navigations === seen &&
+      session.navigations.length === requested &&
+      session.inflight === 0 &&
+      session.lastActivity === quietSince
+    ) break;
     if (deadline.left() <= 0) break;
     await page.waitForLoadState('load', { timeout: Math.max(1, deadline.left()) }).catch(() => undefined);
   }
