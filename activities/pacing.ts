@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { sleep } from '../lib/sleep';
 
 /** How requests with one key are spaced, across every worker. */
 export interface Pace {
@@ -80,18 +81,4 @@ async function takeTurn(trx: Knex.Transaction, key: string, intervalMs: number, 
      on conflict (key) do update set next_at = greatest(source_pacing.next_at, clock_timestamp()) + make_interval(secs => ?)`,
     [key, intervalMs / 1000, intervalMs / 1000],
   );
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason as Error);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -2,6 +2,7 @@ import type { CountryCode } from 'libphonenumber-js';
 import { uniqueEmails } from '../../lib/emails';
 import { BlockedAddressError, OutboundError } from '../../lib/outbound';
 import { uniquePhones, type PhoneRecord } from '../../lib/phones';
+import { sleep } from '../../lib/sleep';
 import { buildCompendium, type CleanupLevel, type CompendiumPage } from './compendium';
 import { isServicesPage, mergeCompanyInfo, type CompanyInfo } from './extract/company';
 import { pickSocial, type SocialLinks } from './extract/social';
@@ -122,21 +123,6 @@ class Gate {
     this.next = at + this.delayMs;
     if (at > now) await sleep(at - now, signal);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** The message a user reads for a failed fetch. */

@@ -7,6 +7,7 @@ import { HEARTBEAT_INTERVAL, VERIFY_STAGE } from '../../jobs/limits';
 import type { Config } from '../../lib/config';
 import { normalizeEmail } from '../../lib/normalize';
 import { AllowList, isBlockedAddress } from '../../lib/outbound';
+import { sleep } from '../../lib/sleep';
 import { parsePayload, type ActivityDeps, type JobActivityInput, type JobActivityOutput } from '../deps';
 import { isDisposable, isFreeProvider, isRoleAccount, parseAddress, type ParsedAddress } from './address';
 import { MailDns } from './dns';
@@ -87,13 +88,6 @@ export interface VerifyContext {
   /** The end of the job's share of the verify stage. */
   stageEnd: number;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
-    const onAbort = () => { clearTimeout(timer); reject(signal.reason); };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 
 /** A local part no one has: 20 random characters. */
 const randomLocal = () => `x${randomBytes(10).toString('hex').slice(0, 19)}`;

@@ -70,3 +70,16 @@ test('waiters hold no connection: six callers on a pool of two, and other querie
   // 10 per second with a burst of two: the sixth about 400 ms after the first.
   expect((at[5] as number) - (at[0] as number)).toBeGreaterThanOrEqual(350);
 });
+
+test('a cancel during the request ends the hold at once, however long the gap', async () => {
+  const key = `probe/${randomUUID()}`;
+  const controller = new AbortController();
+  const started = Date.now();
+  const running = pacedGlobally(db, key, { gapMs: 5000 }, controller.signal, async () => {
+    // The job is cancelled while its request is on the wire; the request stops with the cancel.
+    controller.abort(new Error('job cancelled'));
+    throw controller.signal.reason;
+  });
+  expect(await failure(running)).toMatchObject({ message: 'job cancelled' });
+  expect(Date.now() - started).toBeLessThan(1000);
+});
