@@ -103,7 +103,12 @@ export interface CpuGroup {
   match: (p: { pid: number; comm: string; cmdline: string }) => boolean;
 }
 
-/** CPU seconds (user + system) used so far by each group's processes (Linux /proc; empty elsewhere). */
+/**
+ * CPU seconds (user + system) used so far by each group's processes, their ended children's
+ * included (Linux /proc; empty elsewhere). With the children's share a group's figure only grows: a
+ * Postgres backend that ends between two readings (a pool closing an idle connection) moves its CPU
+ * into the postmaster's, where it used to vanish and make a round's Postgres CPU negative.
+ */
 export function cpuSeconds(groups: CpuGroup[]): Record<string, number> {
   const out: Record<string, number> = Object.fromEntries(groups.map((g) => [g.name, 0]));
   let pids: string[];
@@ -118,8 +123,8 @@ export function cpuSeconds(groups: CpuGroup[]): Record<string, number> {
       const close = stat.lastIndexOf(')');
       const comm = stat.slice(stat.indexOf('(') + 1, close);
       const fields = stat.slice(close + 2).split(' ');
-      // Fields 14 and 15 of stat (utime, stime), counted after the comm: indexes 11 and 12.
-      const ticks = Number(fields[11]) + Number(fields[12]);
+      // Fields 14-17 of stat (utime, stime, cutime, cstime), counted after the comm: indexes 11-14.
+      const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
       const group = groups.find((g) => g.match({ pid: Number(pid), comm, cmdline }));
       if (group) out[group.name] = (out[group.name] ?? 0) + ticks / 100;
