@@ -1,4 +1,8 @@
 import type { Knex } from 'knex';
+import { createIndexOnline, dropIndexOnline } from './online-index';
+
+/** Outside a transaction: on a live jobs table the indexes are built and dropped concurrently (online-index.ts). */
+export const config = { transaction: false };
 
 /**
  * The submission's de-duplication lookup by one key, `client_id/type/payload_hash` (the key of its
@@ -9,11 +13,11 @@ import type { Knex } from 'knex';
  * expression, and jobs of campaigns, never de-duplicated, are left out.
  */
 export async function up(knex: Knex): Promise<void> {
-  await knex.raw(`CREATE INDEX jobs_dedupe_key_idx ON jobs ((client_id || '/' || type || '/' || payload_hash), created_at) WHERE campaign_id IS NULL`);
-  await knex.raw('DROP INDEX IF EXISTS jobs_dedupe_idx');
+  await createIndexOnline(knex, 'jobs', 'jobs_dedupe_key_idx', `((client_id || '/' || type || '/' || payload_hash), created_at) WHERE campaign_id IS NULL`);
+  await dropIndexOnline(knex, 'jobs', 'jobs_dedupe_idx');
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw('CREATE INDEX jobs_dedupe_idx ON jobs (client_id, type, payload_hash, created_at)');
-  await knex.raw('DROP INDEX IF EXISTS jobs_dedupe_key_idx');
+  await createIndexOnline(knex, 'jobs', 'jobs_dedupe_idx', '(client_id, type, payload_hash, created_at)');
+  await dropIndexOnline(knex, 'jobs', 'jobs_dedupe_key_idx');
 }

@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { createDb, migrateLatest, type Db } from '../../db';
+import { ClientRepository } from '../../db/repositories/clients';
+import { parseDbConfig } from '../../lib/config';
+
+// Index migrations of tables a running service writes to (db/migrations/online-index.ts), run as an
+// upgrade of a database in use: submissions go on while the index is built, and an upgrade that was
+// interrupted halfway through a build finishes when it is run again.
+const schema = `migrations_${Date.now().toString(36)}`;
+const config = parseDbConfig({ ...process.env, DATABASE_SCHEMA: schema, DATABASE_POOL_MAX: '4' });
+const DEDUPE_KEY = '20261126000100_jobs_dedupe_key';
+// Applied after it: rolled back first, so that the upgrade is the step from the database before it.
+const LATER = ['20261126000200_source_pacing'];
+let db: Db;
+let clientId: string;
+
+beforeAll(async () => {
+  db = createDb(config);
+  await migrateLatest(db, schema);
+  clientId = (await new ClientRepository(db).create('migrations')).client_id;
+}, 60_000);
+afterAll(async () => {
+  await db.raw('drop schema if exists ?? cascade', [schema]);
+  await db.destroy();
+});
+
+/** The database as it was before `name`: it and every later migration rolled back. */
+async function before(name: string): Promise<void> {
+  const applied = new Set(await db('knex_migrations').withSchema(schema).pluck('name'));
+  for (const m of [...LATER].reverse().concat(name)) if (applied.has(m)) await db.migrate.down({ name: m });
+}
+
+const insertJob = (q: Knex | Knex.Transaction) => {
+  const id = randomUUID();
+  return q('jobs').insert({ id, client_id: clientId, type: 'crawlSite', status: 'queued', priority: 5, payload: {}, payload_hash: `h-${id}`, workflow_id: `job/${id}`, task_queue: 'q' });
+};
+
+async function index(name: string): Promise<{ valid: boolean; definition: string } | undefined> {
+  const { rows } = (await db.raw(
+    `select i.indisvalid as valid, pg_get_indexdef(i.indexrelid) as definition from pg_index i
+     join pg_class c on c.oid = i.indexrelid join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname = ? and c.relname = ?`,
+    [schema, name],
+  )) as { rows: { valid: boolean; definition: string }[] };
+  return rows[0];
+}
+
+test('an index built on a jobs table in use lets submissions go on meanwhile', async () => {
+  await before(DEDUPE_KEY);
+  await insertJob(db);
+  expect(await index('jobs_dedupe_key_idx')).toBeUndefined();
+  // A submission in flight when the upgrade starts: the build waits for it to end, whatever the lock mode.
+  const inFlight = await db.transaction();
+  try {
+    await insertJob(inFlight);
+    const upgrading = db.migrate.up({ name: DEDUPE_KEY });
+    // Awaited below; should an expectation fail first, its outcome is not an unhandled rejection.
+    upgrading.catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 500));
+    // A new submission meanwhile. A plain CREATE INDEX queues a SHARE lock behind the one in flight,
+    // and every later insert queues behind that: this one would wait until the build was done.
+    const started = Date.now();
+    await db.transaction(async (trx) => {
+      await trx.raw(`set local lock_timeout = '3s'`);
+      await insertJob(trx);
+    });
+    expect(Date.now() - started).toBeLessThan(2000);
+    await inFlight.commit();
+    await upgrading;
+  } finally {
+    if (!inFlight.isCompleted()) await inFlight.rollback();
+  }
+  expect(await index('jobs_dedupe_key_idx')).toMatchObject({ valid: true, definition: expect.stringContaining('payload_hash') });
+  // The index it replaces is gone.
+  expect(await index('jobs_dedupe_idx')).toBeUndefined();
+  expect(await db('jobs').count({ n: '*' }).first()).toEqual({ n: '3' });
+});
+
+test('an upgrade interrupted during a build finishes when it is run again', async () => {
+  await before(DEDUPE_KEY);
+  await insertJob(db);
+  await insertJob(db);
+  // What an interrupted concurrent build leaves: an INVALID index of the name (here a unique build
+  // that failed on the two jobs' equal type).
+  await expect(db.raw('create unique index concurrently jobs_dedupe_key_idx on jobs (type)')).rejects.toThrow(/could not create unique index/);
+  expect(await index('jobs_dedupe_key_idx')).toMatchObject({ valid: false });
+  await db.migrate.up({ name: DEDUPE_KEY });
+  expect(await index('jobs_dedupe_key_idx')).toMatchObject({ valid: true, definition: expect.stringContaining('payload_hash') });
+  expect(await index('jobs_dedupe_idx')).toBeUndefined();
+});
+
+test('rolled back and applied again on a table with rows, the indexes are as a new install has them', async () => {
+  await before(DEDUPE_KEY);
+  expect(await index('jobs_dedupe_idx')).toMatchObject({ valid: true });
+  expect(await index('jobs_dedupe_key_idx')).toBeUndefined();
+  await db.migrate.latest();
+  expect(await index('jobs_dedupe_key_idx')).toMatchObject({ valid: true });
+  expect(await index('jobs_dedupe_idx')).toBeUndefined();
+  expect(await db('knex_migrations').withSchema(schema).pluck('name')).toEqual(expect.arrayContaining([DEDUPE_KEY, ...LATER]));
+});
