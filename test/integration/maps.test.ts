@@ -16,6 +16,7 @@ import { waitFor } from '../support/processes';
 import { imageBytes, startGooglePlacesStandIn, type GooglePlacesStandIn } from '../stand-ins/google-places';
 import { startNominatimStandIn, type NominatimStandIn } from '../stand-ins/nominatim';
 import { startOverpassStandIn, type OverpassStandIn } from '../stand-ins/overpass';
+import { runWorkflowBundle } from '../support/workflow-bundle';
 
 // crawlMaps over HTTP through the real API and the production worker set (the job queue, the
 // Nominatim rate-limited queue; workflowTaskQueues adds the lead-indexing queue) on the stack, against stand-in Google
@@ -49,7 +50,7 @@ async function startMapsWorkers(overrides: Record<string, string>): Promise<() =
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const common = { connection, namespace: config.TEMPORAL_NAMESPACE, activities, identity: 'maps-worker', logger };
   const workers: Worker[] = [
-    ...(await createWorkers({ ...common, taskQueues: workflowTaskQueues(config.TASK_QUEUE_PREFIX, [CATALOG.crawlMaps]) })),
+    ...(await createWorkers({ ...common, bundle: await runWorkflowBundle(), taskQueues: workflowTaskQueues(config.TASK_QUEUE_PREFIX, [CATALOG.crawlMaps]) })),
     ...(await createRateLimitedWorkers({ ...common, queues: activityQueueLimits(config).filter((q) => q.taskQueue.includes('-osm-')) })),
   ];
   const running = Promise.all(workers.map((w) => w.run()));

@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { workflowBundle } from '../../workers/worker';
+import { runWorkflowBundleFile } from './workflow-bundle';
 
 /**
  * Helpers of the crash and outage tests (test/chaos/): the size knob, the real API and worker
@@ -100,23 +99,10 @@ function spawnService(entry: string, env: Record<string, string>, args: string[]
   };
 }
 
-let bundleFile: Promise<string> | undefined;
-
-/** The workflow code bundled once per test file, in a temp file for the worker processes. */
-function bundledWorkflows(): Promise<string> {
-  return (bundleFile ??= workflowBundle().then((bundle) => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'lj-bundle-'));
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    const file = path.join(dir, 'workflows.json');
-    writeFileSync(file, JSON.stringify(bundle));
-    return file;
-  }));
-}
-
 /**
  * The production worker (runWorkers of workers/main.ts: every job type's queues and the
- * rate-limited ones) in a process of its own, with the workflow code bundled once by this test file
- * (test/support/worker-main.ts).
+ * rate-limited ones) in a process of its own (test/support/worker-main.ts), with the workflow code
+ * bundled once for the run (test/support/workflow-bundle.ts).
  */
 export async function startWorkerProcess(identity: string, env: Record<string, string>): Promise<ServiceProcess> {
   return (await standbyWorkerProcess(identity, env)).start();
@@ -128,7 +114,7 @@ export async function startWorkerProcess(identity: string, env: Record<string, s
  * where loading the project takes a minute on a busy machine.
  */
 export async function standbyWorkerProcess(identity: string, env: Record<string, string>): Promise<{ process: ServiceProcess; start(): Promise<ServiceProcess> }> {
-  const spawned = spawnService('test/support/worker-main.ts', { ...env, WORKER_ID: identity }, [await bundledWorkflows(), '--standby']);
+  const spawned = spawnService('test/support/worker-main.ts', { ...env, WORKER_ID: identity }, [await runWorkflowBundleFile(), '--standby']);
   await spawned.waitFor('standby\n', 300_000);
   return {
     process: spawned.process,

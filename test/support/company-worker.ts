@@ -11,6 +11,7 @@ import { workflowTaskQueues } from '../../jobs/queues';
 import { activityQueueLimits } from '../../workers/main';
 import { createRateLimitedWorkers, createWorkers } from '../../workers/worker';
 import { testConfig } from './api';
+import { runWorkflowBundle } from './workflow-bundle';
 
 /**
  * The production worker set for crawlCompanyData (or the `types` given) on the stack: the job queues
@@ -30,7 +31,7 @@ export async function startCompanyDataWorker(options: { identity: string; overri
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const common = { connection, namespace: config.TEMPORAL_NAMESPACE, activities, identity: options.identity, logger };
   const workers: Worker[] = [
-    ...(await createWorkers({ ...common, taskQueues: workflowTaskQueues(config.TASK_QUEUE_PREFIX, (options.types ?? ['crawlCompanyData']).map((t) => CATALOG[t])) })),
+    ...(await createWorkers({ ...common, bundle: await runWorkflowBundle(), taskQueues: workflowTaskQueues(config.TASK_QUEUE_PREFIX, (options.types ?? ['crawlCompanyData']).map((t) => CATALOG[t])) })),
     ...(await createRateLimitedWorkers({ ...common, queues: activityQueueLimits(config) })),
   ];
   const running = Promise.all(workers.map((w) => w.run()));

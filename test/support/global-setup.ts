@@ -1,6 +1,7 @@
 import { createDb, migrateLatest } from '../../db';
 import { parseDbConfig } from '../../lib/config';
 import { newRunId, runEnv } from './run';
+import { writeRunWorkflowBundle } from './workflow-bundle';
 
 export default async function globalSetup(): Promise<void> {
   const env = runEnv(newRunId());
@@ -12,4 +13,5 @@ export default async function globalSetup(): Promise<void> {
   } finally {
     await db.destroy();
   }
+  await writeRunWorkflowBundle();
 }

@@ -2,9 +2,11 @@ import { createDb } from '../../db';
 import { parseConfig } from '../../lib/config';
 import { Storage } from '../../lib/storage';
 import { createSearchClient } from '../../search/client';
+import { removeRunWorkflowBundle } from './workflow-bundle';
 
 /** Drops what this run created: its schema, its indices and its buckets. */
 export default async function globalTeardown(): Promise<void> {
+  removeRunWorkflowBundle();
   if (process.env.KEEP_TEST_DATA === '1') return;
   const config = parseConfig(process.env);
   const db = createDb(config);

@@ -11,6 +11,7 @@ import { createSearchClient } from '../../search/client';
 import { startWorkerWebhookDispatcher } from '../../workers/webhook-dispatch';
 import { createWorkers } from '../../workers/worker';
 import { testConfig } from './api';
+import { runWorkflowBundle } from './workflow-bundle';
 
 try {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -40,6 +41,7 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
   const activities = createActivities({ config, db, storage, search, logger, http, workerId: options.identity, held });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const workers: Worker[] = await createWorkers({
+    bundle: await runWorkflowBundle(),
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     // The lead-indexing queue too (its workflows are started by the API: ICP changes, imports), the webhooks, campaigns and mail queues.

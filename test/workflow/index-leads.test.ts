@@ -3,7 +3,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { indexLeads } from '../../workflows';
 import { moreLeadsSignal } from '../../workflows/leads';
-import { workflowBundle } from '../../workers/worker';
+import { runWorkflowBundle } from '../support/workflow-bundle';
 import { createLocalTemporal } from '../support/temporal';
 
 // The client's lead-indexing workflow against a real Temporal dev server; the outbox is an
@@ -42,7 +42,7 @@ test('a busy client\'s indexLeads continues as new with a bounded history, and e
     }
   };
 
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await runWorkflowBundle(), activities });
   await worker.runUntil(async () => {
     // An ICP change: more leads at once than one activity call takes (25), so passes follow each other.
     enqueue(120);

@@ -4,7 +4,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { PipelinePlan } from '../../activities/pipeline/pipeline';
 import { runJob } from '../../workflows';
-import { workflowBundle } from '../../workers/worker';
+import { runWorkflowBundle } from '../support/workflow-bundle';
 import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { createLocalTemporal } from '../support/temporal';
 
@@ -52,7 +52,7 @@ function fakes(calls: Call[], taskQueue: string, plan: Partial<PipelinePlan>, si
 
 async function withWorker<T>(activities: (taskQueue: string) => object, fn: (taskQueue: string) => Promise<T>): Promise<T> {
   const taskQueue = `wf-test-${randomUUID()}`;
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: activities(taskQueue), defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms, maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms });
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await runWorkflowBundle(), activities: activities(taskQueue), defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms, maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms });
   return worker.runUntil(fn(taskQueue));
 }
 

@@ -6,7 +6,7 @@ import { Worker } from '@temporalio/worker';
 import type { ClaimedJob, ClaimResult } from '../../activities/campaign/campaign';
 import { runCampaign } from '../../workflows';
 import { CampaignIdKey, ClientIdKey, JobIdKey, JobTypeKey } from '../../workflows/search-attributes';
-import { workflowBundle } from '../../workers/worker';
+import { runWorkflowBundle } from '../support/workflow-bundle';
 import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { createLocalTemporal } from '../support/temporal';
 
@@ -81,7 +81,7 @@ describe('runCampaign workflow', () => {
     const taskQueue = `wf-campaign-${randomUUID()}`;
     const { activities, state } = fakeCampaign(7, taskQueue, new Set([2]));
     const campaignId = randomUUID();
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await runWorkflowBundle(), activities });
     const result = await worker.runUntil(
       env.client.workflow.execute(runCampaign, {
         taskQueue,
@@ -120,7 +120,7 @@ describe('runCampaign workflow', () => {
     const worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,
-      workflowBundle: await workflowBundle(),
+      workflowBundle: await runWorkflowBundle(),
       activities: {
         ...activities,
         // Only `released` locations may be claimed, as released_through allows.
@@ -156,7 +156,7 @@ describe('runCampaign workflow', () => {
     const worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,
-      workflowBundle: await workflowBundle(),
+      workflowBundle: await runWorkflowBundle(),
       // Heartbeats go out every HEARTBEAT_INTERVAL at most, as the production workers send them (workers/worker.ts).
       defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
       maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,

@@ -5,7 +5,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { JobActivityInput } from '../../activities';
 import { runJob } from '../../workflows';
-import { workflowBundle } from '../../workers/worker';
+import { runWorkflowBundle } from '../support/workflow-bundle';
 import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { createLocalTemporal } from '../support/temporal';
 
@@ -33,7 +33,7 @@ function lifecycle(calls: Call[], run = true) {
 async function withWorker<T>(activities: object, fn: (taskQueue: string) => Promise<T>): Promise<T> {
   const taskQueue = `wf-test-${randomUUID()}`;
   // Heartbeats go out every HEARTBEAT_INTERVAL at most, as the production workers send them (workers/worker.ts).
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities, defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms, maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms });
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await runWorkflowBundle(), activities, defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms, maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms });
   return worker.runUntil(fn(taskQueue));
 }
 
