@@ -12,19 +12,22 @@ import { workflowBundle } from '../../workers/worker';
  * each time, in 33 files.
  */
 const ENV = 'LEADJOBS_TEST_WORKFLOW_BUNDLE';
+const PREFIX = 'lj-bundle-';
 
 /** globalSetup: bundles the workflow code from the sources as they are now and names the file in the environment. */
 export async function writeRunWorkflowBundle(): Promise<void> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'lj-bundle-'));
+  const dir = mkdtempSync(path.join(tmpdir(), PREFIX));
   const file = path.join(dir, 'workflows.json');
   writeFileSync(file, JSON.stringify(await workflowBundle()));
   process.env[ENV] = file;
 }
 
-/** globalTeardown: removes the run's bundle. */
+/** globalTeardown: removes the run's bundle (only a directory writeRunWorkflowBundle made, whatever the variable says). */
 export function removeRunWorkflowBundle(): void {
   const file = process.env[ENV];
-  if (file) rmSync(path.dirname(file), { recursive: true, force: true });
+  if (!file) return;
+  const dir = path.dirname(file);
+  if (path.dirname(dir) === tmpdir() && path.basename(dir).startsWith(PREFIX)) rmSync(dir, { recursive: true, force: true });
 }
 
 /** The run's bundle file; written by this test file when the run has none (Jest started without globalSetup). */
