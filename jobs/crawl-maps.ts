@@ -1,20 +1,13 @@
 import { z } from 'zod';
 import { domainOf } from '../lib/normalize';
+import { isHttpUrl } from './fields';
 import { MAX_JOB_DEADLINE } from './limits';
 import { isObj, list, ProjectionBuilder, str, type Obj, type Projection } from './projection';
 import type { JobSpec } from './types';
 import { pipelineEnabled, workflowOptions } from './workflow';
 
 const PLACE_ID = /^[A-Za-z0-9_-]{16,}$/;
-const isMapsUrlOrPlaceId = (v: string) => {
-  if (PLACE_ID.test(v)) return true;
-  try {
-    const u = new URL(v);
-    return (u.protocol === 'https:' || u.protocol === 'http:') && u.hostname.length > 0;
-  } catch {
-    return false;
-  }
-};
+const isMapsUrlOrPlaceId = (v: string) => PLACE_ID.test(v) || isHttpUrl(v);
 
 export const MAPS_PROVIDERS = ['google_places', 'osm'] as const;
 export type MapsProvider = (typeof MAPS_PROVIDERS)[number];

@@ -2,30 +2,36 @@ import { z } from 'zod';
 
 /** Zod fields several job payloads share. */
 
+/** Whether `v` is an absolute http:// or https:// URL with a host (as the WHATWG URL parser reads it). */
+export function isHttpUrl(v: string): boolean {
+  try {
+    const u = new URL(v);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the URL carries `user:password@` before its host (false for what is no URL at all). */
+export function hasCredentials(v: string): boolean {
+  try {
+    const u = new URL(v);
+    return u.username !== '' || u.password !== '';
+  } catch {
+    return false;
+  }
+}
+
 /** An absolute http(s) URL with a host; the message names the field. */
 export const httpUrl = (what: string) =>
   z
     .string()
     .trim()
     .min(1)
-    .refine((v) => {
-      try {
-        const u = new URL(v);
-        return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0;
-      } catch {
-        return false;
-      }
-    }, `${what} must be a valid http(s) URL`)
+    .refine(isHttpUrl, `${what} must be a valid http(s) URL`)
     // `user:pass@host` hides the real host from a reader (http://bank.example@10.0.0.1/) and no page
     // of a lead's site needs it: refused at submission rather than failing in the worker.
-    .refine((v) => {
-      try {
-        const u = new URL(v);
-        return u.username === '' && u.password === '';
-      } catch {
-        return true;
-      }
-    }, `${what} must not contain credentials (user:password@ before the host)`);
+    .refine((v) => !hasCredentials(v), `${what} must not contain credentials (user:password@ before the host)`);
 
 export const isoTime = z.string().describe('ISO 8601 timestamp');
 

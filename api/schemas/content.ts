@@ -1,5 +1,6 @@
 import { isFQDN } from 'validator';
 import { z } from 'zod';
+import { isHttpUrl } from '../../jobs/fields';
 import { uuidParam } from './params';
 
 // ---- requests -------------------------------------------------------------------------------
@@ -7,18 +8,7 @@ import { uuidParam } from './params';
 const slug = z.string().trim().toLowerCase().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a slug: lower-case letters and digits joined by single hyphens').max(120);
 const text = (max: number) => z.string().trim().max(max);
 const optionalText = (max: number) => text(max).nullable().optional();
-const httpUrl = z
-  .string()
-  .trim()
-  .max(2000)
-  .refine((v) => {
-    try {
-      const u = new URL(v);
-      return u.protocol === 'http:' || u.protocol === 'https:';
-    } catch {
-      return false;
-    }
-  }, 'must be an http:// or https:// URL');
+const httpUrl = z.string().trim().max(2000).refine(isHttpUrl, 'must be an http:// or https:// URL');
 const optionalUrl = httpUrl.nullable().optional();
 const uuid = z.string().uuid();
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EVENT_NAMES } from '../../jobs';
+import { hasCredentials, isHttpUrl } from '../../jobs/fields';
 import { uuidParam } from './params';
 
 // ---- requests -------------------------------------------------------------------------------
@@ -8,14 +9,7 @@ const httpUrl = z
   .string()
   .trim()
   .max(2000)
-  .refine((v) => {
-    try {
-      const u = new URL(v);
-      return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '' && u.username === '' && u.password === '';
-    } catch {
-      return false;
-    }
-  }, { message: 'must be an http:// or https:// URL without credentials' })
+  .refine((v) => isHttpUrl(v) && !hasCredentials(v), { message: 'must be an http:// or https:// URL without credentials' })
   .describe('where deliveries are POSTed; checked against private and loopback addresses at each delivery (SSRF guard)');
 
 export const webhookCreateBody = z.strictObject({
