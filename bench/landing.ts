@@ -4,7 +4,7 @@
  * (activities/landing/capture.ts: Chromium through the SSRF guard, popups, scrolling, fold and full
  * screenshots, HTML bundle, three objects stored in MinIO), next to bare Playwright loops in the same
  * run on the same page and viewport: one browser, a new page per round, `goto` + a full-page PNG
- * screenshot (the like-for-like arm, which carries the target: captures >= 0.7x its throughput), and
+ * screenshot (the arm that carries issue 13's target: captures >= 0.7x its throughput), and
  * `goto` + a viewport PNG screenshot (shown too), and `goto` until Playwright's `networkidle` (500 ms
  * without a request, as a capture settles, with 300 ms) + a full-page PNG screenshot (shown too: the
  * bare loop that waits for the page as the capture does). The arms alternate in blocks of `--block` rounds, so
@@ -136,9 +136,10 @@ async function main(): Promise<void> {
     const captureRoots = chromiumRoots();
 
     // The bare arms: their own browser, a new page per round (a context of its own, as each capture
-    // has), the same page and viewport, `goto` + one PNG screenshot. The full-page arm is the like-for-like
-    // one (a capture's heaviest shot is its full page) and carries the target; the viewport-only arm
-    // (what this bench compared with before 2026-11-25) is shown too.
+    // has), the same page and viewport, `goto` + one PNG screenshot. The full-page arm (a capture's
+    // heaviest shot is its full page) carries the target; the viewport-only arm (what this bench
+    // compared with before 2026-11-25) and the one that waits for networkidle, as a capture waits for
+    // the page to settle, are shown too.
     const bareBrowser = await chromium.launch(launchOptions(config.CHROMIUM_PATH));
     bare = bareBrowser;
     const bareRoots = new Set([...chromiumRoots()].filter((pid) => !captureRoots.has(pid)));
