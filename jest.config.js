@@ -9,9 +9,9 @@ module.exports = {
   testTimeout: 60000,
   // The suite shares one stack; two workers keep the 2-core machine responsive.
   maxWorkers: 2,
-  // Each test file's module registry (Temporal's client, Playwright, the Elasticsearch client) is not
-  // all released: a worker's heap grew by ~50 MB per file to ~2.5 GB after ~49 files, and Jest then
-  // force-killed the slow-exiting worker at the end ("failed to exit gracefully"). A worker whose heap
-  // is above this after a file is replaced by a fresh one.
+  // A worker's heap grew by ~50 MB per file to ~2.5 GB after ~49 files, and Jest then force-killed the
+  // slow-exiting worker at the end ("failed to exit gracefully"). Most of that was likely the workflow
+  // bundle each file built (+53 MB measured alone; now built once per run: test/support/workflow-bundle.ts).
+  // A guard still: a worker whose heap is above this after a file is replaced by a fresh one.
   workerIdleMemoryLimit: '1GB',
 };

@@ -7,6 +7,7 @@ import { MAX_JOB_DEADLINE } from '../jobs/limits';
 import { pipelineEnabled, type StageStatus, type WorkflowBusinessEntry, type WorkflowResults, type WorkflowStatus } from '../jobs/workflow';
 import type { Config } from '../lib/config';
 import { badRequest, notFound } from '../lib/errors';
+import { sleep } from '../lib/sleep';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** How often a waiting request looks at Postgres again (no connection is held in between). */
@@ -147,19 +148,9 @@ export class WorkflowResultsService {
         ? new Date(wf.deadline_at).getTime() + FINISH_GRACE_MS
         : (current.started_at ? new Date(current.started_at).getTime() : requestedAt) + MAX_JOB_DEADLINE.ms + this.config.WORKFLOW_OVERALL_TIMEOUT_SECONDS * 1000 + FINISH_GRACE_MS;
       if (Date.now() + POLL_MS > bound) return body;
-      await sleep(POLL_MS, options.signal);
+      // A hang-up ends the sleep; the check above then answers with what is there.
+      await sleep(POLL_MS, options.signal).catch(() => undefined);
       current = (await this.jobs.findForClient(job.client_id, job.id)) ?? current;
     }
   }
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
