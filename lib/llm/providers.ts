@@ -3,6 +3,8 @@
  * carry, where their APIs live and which model a call uses unless the integration names one.
  * Pure data and checks: the API validates with it, the adapters (lib/llm/call.ts) call with it.
  */
+import { hasCredentials, isHttpUrl } from '../../jobs/fields';
+
 export const PROVIDER_NAMES = [
   'openai', 'anthropic', 'google_gemini', 'mistral', 'groq', 'cohere', 'deepseek', 'xai', 'together',
   'fireworks', 'perplexity', 'openrouter', 'azure_openai', 'cloudflare_workers_ai', 'ollama', 'openai_compatible',
@@ -75,14 +77,8 @@ export function checkCredentials(provider: ProviderName, raw: unknown): { ok: tr
   for (const field of ['base_url', 'endpoint'] as const) {
     const v = out[field];
     if (v === undefined) continue;
-    let url: URL;
-    try {
-      url = new URL(v);
-    } catch {
-      return { ok: false, error: `credentials.${field} must be an http(s) URL` };
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, error: `credentials.${field} must be an http(s) URL` };
-    if (url.username || url.password) return { ok: false, error: `credentials.${field} must not carry a user or password` };
+    if (!isHttpUrl(v)) return { ok: false, error: `credentials.${field} must be an http(s) URL` };
+    if (hasCredentials(v)) return { ok: false, error: `credentials.${field} must not carry a user or password` };
     out[field] = v.replace(/\/+$/, '');
   }
   if (out.account_id !== undefined && !/^[A-Za-z0-9]{1,64}$/.test(out.account_id)) return { ok: false, error: 'credentials.account_id must be a Cloudflare account id (letters and digits)' };
