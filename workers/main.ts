@@ -3,7 +3,7 @@
  * Worker per job task queue, and drains on SIGTERM/SIGINT (in-flight activities get the grace time).
  */
 import { hostname } from 'node:os';
-import { DefaultLogger, NativeConnection, Runtime, type LogLevel, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { HeldResources } from '../activities/deps';
 import { createDb, pingDatabase } from '../db';
@@ -20,6 +20,7 @@ import { taskQueue, workflowTaskQueues } from '../jobs/queues';
 import { startWorkerWebhookDispatcher } from './webhook-dispatch';
 import { createRateLimitedWorkers, createWorkers } from './worker';
 import { outageWait } from './outage-wait';
+import { sdkLogger } from './sdk-logger';
 
 export interface RunWorkersOptions {
   /** Workflow code bundled beforehand; by default it is bundled here, once per process. */
@@ -31,7 +32,7 @@ export interface RunWorkersOptions {
 export async function runWorkers(config: Config, identity = config.WORKER_ID ?? `${hostname()}:${process.pid}`, options: RunWorkersOptions = {}): Promise<{ run: Promise<void>; shutdown: () => void }> {
   const logger = createLogger(config.LOG_LEVEL, 'worker');
   Runtime.install({
-    logger: new DefaultLogger(sdkLogLevel(config.LOG_LEVEL)),
+    logger: sdkLogger(logger, config.LOG_LEVEL),
     // The SDK's Prometheus exporter also carries the service's own worker metrics (workers/metrics.ts, activities/store/jobs.ts).
     ...(config.WORKER_METRICS_ADDRESS
       ? { telemetryOptions: { metrics: { prometheus: { bindAddress: config.WORKER_METRICS_ADDRESS, countersTotalSuffix: true, useSecondsForDurations: true } } } }
@@ -86,12 +87,6 @@ export function activityQueueLimits(config: Config): { taskQueue: string; perSec
   const queues = ALL_JOB_SPECS.flatMap((spec) => spec.activityQueues?.(config) ?? []).map((q) => ({ taskQueue: taskQueue(config.TASK_QUEUE_PREFIX, q.queue), perSecond: q.perSecond }));
   // Types may share a queue (crawlPeople asks the registries on crawlCompanyData's queues): one Worker each.
   return queues.filter((q, i) => queues.findIndex((o) => o.taskQueue === q.taskQueue) === i);
-}
-
-function sdkLogLevel(level: Config['LOG_LEVEL']): LogLevel {
-  // The SDK's INFO lines are per-queue state changes and bundler stats: operators want them only when debugging.
-  const map: Record<Config['LOG_LEVEL'], LogLevel> = { fatal: 'ERROR', error: 'ERROR', warn: 'WARN', info: 'WARN', debug: 'DEBUG', trace: 'TRACE', silent: 'ERROR' };
-  return map[level];
 }
 
 /** This process runs the workers: SIGTERM/SIGINT drain them; exit 0 once they stop, 1 on a failure. */
