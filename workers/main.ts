@@ -21,6 +21,7 @@ import { startWorkerWebhookDispatcher } from './webhook-dispatch';
 import { createRateLimitedWorkers, createWorkers } from './worker';
 import { outageWait } from './outage-wait';
 import { sdkLogger } from './sdk-logger';
+import { compiledRoot, prebuiltBundle } from './bundle';
 
 export interface RunWorkersOptions {
   /** Workflow code bundled beforehand; by default it is bundled here, once per process. */
@@ -55,6 +56,9 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
       maxWaitMs: OUTAGE_WAIT.ms,
     }),
   ];
+  // Compiled (dist/): the bundle `npm run build` made, while dist/ is as the build left it.
+  const root = compiledRoot();
+  const bundle = options.bundle ?? (root ? prebuiltBundle(root, logger) : undefined);
   const workers = await createWorkers({
     activityInterceptors,
     connection,
@@ -63,7 +67,7 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
     activities,
     identity,
     logger,
-    bundle: options.bundle,
+    bundle,
   });
   workers.push(...(await createRateLimitedWorkers({ connection, namespace: config.TEMPORAL_NAMESPACE, queues: activityQueueLimits(config), activities, activityInterceptors, identity, logger })));
   await options.ready?.();
@@ -71,7 +75,7 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   if (!config.COMPANIES_HOUSE_API_KEY) logger.warn('COMPANIES_HOUSE_API_KEY is not set: GB crawlCompanyData jobs will fail');
   if (!config.GOOGLE_PLACES_API_KEY) logger.info('GOOGLE_PLACES_API_KEY is not set: crawlMaps jobs use OpenStreetMap unless they ask for google_places (which then fail)');
   const dispatcher = await startWorkerWebhookDispatcher(config, db, logger);
-  logger.info({ identity, taskQueues: workers.map((w) => w.options.taskQueue) }, 'worker running');
+  logger.info({ identity, taskQueues: workers.map((w) => w.options.taskQueue), workflow_bundle: options.bundle ? 'given' : bundle ? 'prebuilt' : 'bundled at start' }, 'worker running');
   const run = Promise.all(workers.map((w) => w.run())).then(async () => {
     await dispatcher.stop();
     await held.close();

@@ -1,4 +1,4 @@
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type ActivityInterceptorsFactory, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type ActivityInterceptorsFactory, type WorkflowBundleOption, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { HEARTBEAT_INTERVAL } from '../jobs/limits';
 import type { Logger } from '../lib/logger';
 
@@ -13,8 +13,8 @@ export interface WorkerSetOptions {
   /** Around every activity attempt (workers/outage-wait.ts). */
   activityInterceptors?: ActivityInterceptorsFactory[];
   maxConcurrentWorkflowTasks?: number;
-  /** Reuse a bundle (tests start several worker sets). */
-  bundle?: WorkflowBundleWithSourceMap;
+  /** Reuse a bundle (tests start several worker sets; a compiled worker the one `npm run build` made). */
+  bundle?: WorkflowBundleOption;
 }
 
 let sharedBundle: Promise<WorkflowBundleWithSourceMap> | undefined;
