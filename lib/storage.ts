@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import * as Minio from 'minio';
 import type { Config } from './config';
 import { markDependency } from './outages';
@@ -126,7 +126,21 @@ export class Storage {
   async putPrivateStream(key: string, body: Readable, headers: Record<string, string>): Promise<void> {
     await this.ensureBucket(this.resultsBucket, false);
     await this.ensureStagingExpiry();
-    await s3(() => this.minio.putObject(this.resultsBucket, key, body, undefined, headers));
+    // MinIO's upload of an unknown length is multipart, and a body that ends before its first byte
+    // would complete one of no part, which S3 refuses ("You must specify at least one part"): an
+    // empty body is stored as the empty object it is.
+    const chunks = body[Symbol.asyncIterator]();
+    const first = await chunks.next();
+    if (first.done) {
+      await s3(() => this.minio.putObject(this.resultsBucket, key, Buffer.alloc(0), 0, headers));
+      return;
+    }
+    const rest: AsyncIterable<Buffer> = { [Symbol.asyncIterator]: () => chunks };
+    const whole = Readable.from((async function* () {
+      yield first.value as Buffer;
+      yield* rest;
+    })(), { objectMode: false });
+    await s3(() => this.minio.putObject(this.resultsBucket, key, whole, undefined, headers));
   }
 
   private stagingExpiry?: Promise<void>;

@@ -292,6 +292,15 @@ test('files endpoint: any file, no validation or correction, served as an attach
   expect(Buffer.from(await served.arrayBuffer()).equals(PDF)).toBe(true);
 });
 
+test('files endpoint: an empty file is stored too (size 0), and served back empty', async () => {
+  // It answered 500: MinIO refuses a multipart upload of no part, and an empty body streamed as one.
+  const body = await uploadOk(c, 'files', Buffer.alloc(0), 'empty.txt');
+  expect(body).toMatchObject({ size: 0, original_filename: 'empty.txt', corrected_filename: 'empty.txt' });
+  const served = await proxy(c, body.file_id);
+  expect(served.status).toBe(200);
+  expect((await served.arrayBuffer()).byteLength).toBe(0);
+});
+
 describe('GET /api/v1/idap/media/{media_id}', () => {
   let file: Uploaded;
   beforeAll(async () => {
