@@ -29,7 +29,7 @@ import { AuthFailureLimit, bearerAuth, tokenAuth } from './middleware/auth';
 import { requestBody } from './middleware/body';
 import { errorHandler } from './middleware/errors';
 import { methodNotAllowed } from './middleware/methods';
-import { responseFormat } from './middleware/format';
+import { formatCheck, responseFormat } from './middleware/format';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-id';
 import { buildOpenApi } from './openapi';
@@ -86,13 +86,22 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   // Client rows for authentication, kept in memory and dropped on the clients table's NOTIFY.
   const clientCache = new ClientCache(db, { connectionString: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, maxAgeMs: config.AUTH_CACHE_SECONDS * 1000, maxEntries: 10_000 }, deps.logger);
   void clientCache.ensureListening().catch((err: unknown) => deps.logger.warn({ err: String(err) }, 'client cache could not listen yet; clients are read from the database'));
-  const api = new ApiRouter({
-    client: [bearerAuth(clientCache, authFailures), ...limiter],
-    token: [tokenAuth(clientCache, authFailures), ...limiter],
-    none: config.RATE_LIMIT_ENABLED
-      ? [rateLimit(db, { perMinute: config.PUBLIC_RATE_LIMIT_PER_MINUTE, burst: config.PUBLIC_RATE_LIMIT_BURST, schema: config.DATABASE_SCHEMA, per: 'address' })]
-      : [],
-  });
+  const api = new ApiRouter(
+    {
+      client: [bearerAuth(clientCache, authFailures), ...limiter],
+      token: [tokenAuth(clientCache, authFailures), ...limiter],
+      none: config.RATE_LIMIT_ENABLED
+        ? [rateLimit(db, { perMinute: config.PUBLIC_RATE_LIMIT_PER_MINUTE, burst: config.PUBLIC_RATE_LIMIT_BURST, schema: config.DATABASE_SCHEMA, per: 'address' })]
+        : [],
+    },
+    [
+      formatCheck(),
+      // Routes that read their bodies themselves: the unsubscribe pages (HTML form posts and RFC 8058
+      // one-click bodies), the media uploads (multipart, streamed: api/media-upload.ts) and the raw
+      // mail import (message/rfc822: api/routes/mail.ts).
+      requestBody({ limit: '2mb', skip: (path) => isUnsubscribePagePath(path) || MEDIA_UPLOAD_PATHS.includes(path) || MAIL_IMPORT_PATH.test(path) }),
+    ],
+  );
 
   const queueCalls = new TemporalCalls(deps.temporal);
   systemRoutes(
@@ -164,10 +173,6 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   app.use(requestContext(deps.logger));
   app.use(responseFormat((path) => api.ownsFormat(path)));
   app.use(errorHandler());
-  // Routes that read their bodies themselves: the unsubscribe pages (HTML form posts and RFC 8058
-  // one-click bodies), the media uploads (multipart, streamed: api/media-upload.ts) and the raw mail
-  // import (message/rfc822: api/routes/mail.ts).
-  app.use(requestBody({ limit: '2mb', skip: (path) => isUnsubscribePagePath(path) || MEDIA_UPLOAD_PATHS.includes(path) || MAIL_IMPORT_PATH.test(path) }));
   app.use(docs.routes());
   // On the main listener unless METRICS_PORT gives them a listener of their own (api/server.ts).
   if (config.METRICS_PORT === undefined) app.use(metricsRoute(metrics));

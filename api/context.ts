@@ -9,6 +9,8 @@ export interface AppState {
   client?: ClientModel;
   /** Media and integration endpoints answer errors as {success:false, error, detail} (spec §7.1). */
   errorShape?: 'detail' | 'success';
+  /** `?format=` names no representation; refused (422) once the route has authenticated the caller. */
+  badFormat?: boolean;
 }
 
 export type AppContext = ParameterizedContext<AppState>;

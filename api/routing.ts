@@ -66,7 +66,16 @@ export class ApiRouter {
   readonly routes: AnyRouteDef[] = [];
   private readonly ownFormatPaths: RegExp[] = [];
 
-  constructor(private readonly guards: RouteGuards) {}
+  /**
+   * `guards` per security kind; `afterGuards` runs in every route once its guards have let the
+   * caller in, before the route's own middleware: the `?format=` check and the request body parser
+   * (api/app.ts), so an anonymous or rate-limited caller is answered before anything of its request
+   * is read, and every error of a route comes in that route's error shape.
+   */
+  constructor(
+    private readonly guards: RouteGuards,
+    private readonly afterGuards: Middleware<AppState>[] = [],
+  ) {}
 
   add<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
     def: RouteDef<P, Q, B>,
@@ -86,7 +95,7 @@ export class ApiRouter {
       };
       await def.handler(ctx as AppContext, input);
     };
-    this.router.register(koaPath, [def.method.toUpperCase()], [shape, ...this.guards[def.security], ...(def.before ?? []), run]);
+    this.router.register(koaPath, [def.method.toUpperCase()], [shape, ...this.guards[def.security], ...this.afterGuards, ...(def.before ?? []), run]);
     return this;
   }
 

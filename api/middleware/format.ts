@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import yaml from 'js-yaml';
 import { toMarkdown } from '../../lib/markdown';
+import { ValidationError } from '../../lib/errors';
 import type { AppState } from '../context';
 
 export const FORMATS = ['json', 'yaml', 'md'] as const;
@@ -17,9 +18,10 @@ export function responseFormat(ownsFormat: (path: string) => boolean = () => fal
     if (ownsFormat(ctx.path)) return next();
     const raw = ctx.query.format;
     if (raw !== undefined && (typeof raw !== 'string' || !(FORMATS as readonly string[]).includes(raw))) {
-      ctx.status = 422;
-      ctx.body = { detail: [{ type: 'enum', loc: ['query', 'format'], msg: "Input should be 'json', 'yaml' or 'md'" }] };
-      return;
+      // Refused by the route after its guards (formatCheck): an anonymous caller gets 401 first,
+      // and a media or integration route answers in its own error shape. Answered in JSON.
+      ctx.state.badFormat = true;
+      return next();
     }
     await next();
     const format = (raw ?? 'json') as Format;
@@ -32,6 +34,14 @@ export function responseFormat(ownsFormat: (path: string) => boolean = () => fal
       ctx.body = toMarkdown(plain);
       ctx.type = 'text/markdown; charset=utf-8';
     }
+  };
+}
+
+/** In each route after authentication and rate limiting: 422 for a `?format=` the response-format middleware could not serve. */
+export function formatCheck(): Middleware<AppState> {
+  return async (ctx, next) => {
+    if (ctx.state.badFormat) throw new ValidationError([{ type: 'enum', loc: ['query', 'format'], msg: "Input should be 'json', 'yaml' or 'md'" }]);
+    return next();
   };
 }
 
