@@ -5,7 +5,9 @@ import { ValidationError, type ValidationIssue } from '../lib/errors';
 export function issuesFromZod(err: ZodError, prefix: (string | number)[]): ValidationIssue[] {
   return err.issues.map((issue) => {
     const loc = [...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
-    if (issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined) {
+    // validate() asks zod for each issue's input: none means the key is absent (a missing enum
+    // such as a job's `type` is an invalid_value, a missing string an invalid_type).
+    if ((issue.code === 'invalid_type' || issue.code === 'invalid_value') && 'input' in issue && issue.input === undefined) {
       return { type: 'missing', loc, msg: 'Field required' };
     }
     if (issue.code === 'unrecognized_keys') {
@@ -15,17 +17,30 @@ export function issuesFromZod(err: ZodError, prefix: (string | number)[]): Valid
   });
 }
 
-/** Where `value` holds a string with a NUL character, which no Postgres text column can store. */
-function nulCharacters(value: unknown, loc: (string | number)[], found: ValidationIssue[] = []): ValidationIssue[] {
+/** A UTF-16 surrogate without its pair: JSON and YAML escapes (`\ud800`) can write one, UTF-8 cannot. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** What is wrong with a string no Postgres text or jsonb value can hold as given, if anything. */
+function unstorable(text: string): Omit<ValidationIssue, 'loc'> | undefined {
+  if (text.includes('\u0000')) return { type: 'string_nul', msg: 'NUL characters (\\u0000) are not accepted' };
+  // Postgres refuses it in jsonb (a 500 on submit) and the driver turns it into U+FFFD in text (a changed name).
+  if (LONE_SURROGATE.test(text)) return { type: 'string_unicode', msg: 'lone UTF-16 surrogates (\\ud800-\\udfff without their pair) are not accepted' };
+  return undefined;
+}
+
+/** Where `value` holds a string (or a key) that cannot be stored as it is: a NUL character or a lone surrogate. */
+function unstorableStrings(value: unknown, loc: (string | number)[], found: ValidationIssue[] = []): ValidationIssue[] {
   if (found.length >= 20) return found;
   if (typeof value === 'string') {
-    if (value.includes('\u0000')) found.push({ type: 'string_nul', loc, msg: 'NUL characters (\\u0000) are not accepted' });
+    const bad = unstorable(value);
+    if (bad) found.push({ ...bad, loc });
   } else if (Array.isArray(value)) {
-    value.forEach((v, i) => nulCharacters(v, [...loc, i], found));
+    value.forEach((v, i) => unstorableStrings(v, [...loc, i], found));
   } else if (value !== null && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) found.push({ type: 'string_nul', loc: [...loc, k], msg: 'NUL characters (\\u0000) are not accepted' });
-      nulCharacters(v, [...loc, k], found);
+      const bad = unstorable(k);
+      if (bad) found.push({ ...bad, loc: [...loc, k] });
+      unstorableStrings(v, [...loc, k], found);
     }
   }
   return found;
@@ -34,8 +49,8 @@ function nulCharacters(value: unknown, loc: (string | number)[], found: Validati
 /** Parses `value` with `schema` or throws a ValidationError located under `where` (e.g. 'query' or ['body', 'payload']). */
 export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'path' | (string | number)[]): z.output<S> {
   const prefix = typeof where === 'string' ? [where] : where;
-  const nul = nulCharacters(value, prefix);
-  if (nul.length) throw new ValidationError(nul);
+  const unfit = unstorableStrings(value, prefix);
+  if (unfit.length) throw new ValidationError(unfit);
   const result = schema.safeParse(value, { reportInput: true });
   if (!result.success) throw new ValidationError(issuesFromZod(result.error, prefix));
   return result.data;

@@ -50,7 +50,7 @@ export function businessEntry(row: WorkflowBusinessRow): WorkflowBusinessEntry {
  * completed_with_errors and partial succeed (has_results when there are businesses); failed,
  * queued and processing do not.
  */
-export function buildWorkflowResults(job: Pick<JobModel, 'id' | 'status' | 'campaign_id' | 'started_at' | 'error_message'>, wf: JobWorkflowRow | undefined, rows: WorkflowBusinessRow[], now: Date): WorkflowResults {
+export function buildWorkflowResults(job: Pick<JobModel, 'id' | 'status' | 'campaign_id' | 'started_at' | 'completed_at' | 'error_message'>, wf: JobWorkflowRow | undefined, rows: WorkflowBusinessRow[], now: Date): WorkflowResults {
   let status: WorkflowStatus;
   if (wf) status = wf.status;
   else if (job.status === 'queued') status = 'queued';
@@ -61,7 +61,9 @@ export function buildWorkflowResults(job: Pick<JobModel, 'id' | 'status' | 'camp
   const siteDone = count((r) => !OPEN.includes(r.site_status));
   const verifyDone = count((r) => !OPEN.includes(r.verify_status));
   const succeeded = status === 'completed' || status === 'completed_with_errors' || status === 'partial';
-  const end = wf?.completed_at ? new Date(wf.completed_at) : now;
+  // The pipeline's end; without a pipeline, a maps job that failed or was cancelled ended with the job.
+  const ended = wf ? wf.completed_at : status === 'failed' ? job.completed_at : null;
+  const end = ended ? new Date(ended) : now;
   const progress: WorkflowResults['progress'] =
     status === 'processing'
       ? {
@@ -126,7 +128,8 @@ export class WorkflowResultsService {
     if (!UUID.test(jobId)) throw badRequest('invalid job id format, expected UUID');
     const campaign = await this.campaigns.get(clientId, campaignId);
     const job = await this.jobs.findForClient(clientId, jobId);
-    if (!job || job.campaign_id !== campaignId) throw notFound('job not found');
+    // The campaign's own id: the path's may be in upper case.
+    if (!job || job.campaign_id !== campaign.id) throw notFound('job not found');
     if (!pipelineEnabled({ workflow: campaign.workflow })) throw badRequest('campaign without workflow configuration');
     return job;
   }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { JobModel } from '../../db/models/job';
 import { CATALOG, ALL_JOB_SPECS, type JobType } from '../../jobs';
-import { AppError } from '../../lib/errors';
+import { AppError, ValidationError } from '../../lib/errors';
 import { clientIdOf, type AppContext } from '../context';
 import type { JobService } from '../job-service';
 import type { ApiRouter } from '../routing';
@@ -55,11 +55,11 @@ export interface JobRoutesOptions {
 }
 
 export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoutesOptions): void {
-  async function submit(ctx: AppContext, type: JobType, rawPayload: unknown, rawPriority: number | null | undefined, payloadLoc: (string | number)[]) {
+  async function submit(ctx: AppContext, type: JobType, rawPayload: unknown, rawPriority: number | '' | null | undefined, payloadLoc: (string | number)[]) {
     const spec = CATALOG[type];
     const payload = validate(spec.payload, rawPayload ?? {}, payloadLoc) as Record<string, unknown>;
     if (!options.availableTypes.includes(type)) throw new AppError(501, `job type ${type} is not available yet on this service`, 'not_implemented');
-    const { job, fromCache } = await service.submit({ clientId: clientIdOf(ctx), type, payload, priority: rawPriority ?? spec.defaultPriority });
+    const { job, fromCache } = await service.submit({ clientId: clientIdOf(ctx), type, payload, priority: rawPriority === '' ? spec.defaultPriority : rawPriority ?? spec.defaultPriority });
     if (!fromCache) options.onCreated?.(type);
     ctx.status = 201;
     ctx.body = {
@@ -120,13 +120,21 @@ export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoute
     }
     api.add({
       ...common,
-      description: `${spec.summary}. The payload keys sit at the top level of the body with priority (0-10, default ${spec.defaultPriority}), as in the spec's examples; a body of the form {payload, priority} is accepted too.`,
+      description: `${spec.summary}. The payload keys sit at the top level of the body with priority (0-10, default ${spec.defaultPriority}), as in the spec's examples; a body of the form {payload, priority} is accepted too, but not both forms in one body (422 payload_conflict).`,
       body: topLevelSubmitBody,
       bodyDoc: z.intersection(spec.payload, z.object({ priority: priorityDoc })),
       handler: (ctx, { body }) => {
         const { priority, payload, ...topLevel } = body;
-        const nested = payload !== undefined && typeof payload === 'object' && payload !== null && Object.keys(topLevel).length === 0;
-        const p = priority === undefined || priority === null ? undefined : validate(prioritySchema, priority, ['body', 'priority']);
+        const nested = payload !== undefined && payload !== null;
+        if (nested && (typeof payload !== 'object' || Array.isArray(payload))) {
+          throw new ValidationError([{ type: 'dict_type', loc: ['body', 'payload'], msg: 'payload must be an object of the job\'s keys' }]);
+        }
+        const keys = Object.keys(topLevel);
+        if (nested && keys.length > 0) {
+          // Which of the two to run is a guess either way: the client says.
+          throw new ValidationError([{ type: 'payload_conflict', loc: ['body', 'payload'], msg: `give the payload either as the object \`payload\` or as top-level keys, not both (top-level: ${keys.slice(0, 10).join(', ')})` }]);
+        }
+        const p = priority === undefined || priority === null || priority === '' ? undefined : validate(prioritySchema, priority, ['body', 'priority']);
         return submit(ctx, type, nested ? payload : topLevel, p, nested ? ['body', 'payload'] : ['body']);
       },
     });

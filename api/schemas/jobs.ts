@@ -13,15 +13,18 @@ const jobResultData = z
 
 export const priority = z.number().int().min(0).max(10).describe('0-10; higher runs first');
 
+/** Spec §4.1: priority "may be null/empty": null, absent and "" all mean the type's default. */
+const submittedPriority = z.union([priority, z.literal('').describe("empty: the type's default")]).nullish();
+
 export const genericSubmitBody = z.strictObject({
   type: z.enum(JOB_TYPES),
   payload: z.record(z.string(), z.unknown()).nullish().describe('validated per type'),
-  priority: priority.nullish(),
+  priority: submittedPriority,
 });
 
 export const typedSubmitBody = z.strictObject({
   payload: z.record(z.string(), z.unknown()).describe('validated per type'),
-  priority: priority.nullish(),
+  priority: submittedPriority,
 });
 
 /** crawlMaps: the payload keys sit at the top level of the body (the spec's examples), with priority. */
@@ -72,7 +75,7 @@ export const unifiedJobResponse = z.object({
 
 export const jobListItem = jobStatusResponse.omit({ message: true }).meta({ id: 'JobListItem' });
 
-export const jobListQuery = z.object({
+export const jobListQuery = z.strictObject({
   status_filter: z.enum(JOB_STATUSES).optional(),
   type_filter: z.enum(JOB_TYPES).optional(),
   page: z.coerce.number().int().min(1).default(1),

@@ -135,6 +135,36 @@ describe('validation', () => {
     expect(none.detail[0]?.msg).toBe('either url or search_query must be provided');
   });
 
+  test('a lone UTF-16 surrogate in a payload string is a 422 at its field, not a 500, and nothing is stored', async () => {
+    // JSON.stringify writes a lone surrogate as the escape \ud800, which JSON.parse reads back as one.
+    const before = await c.json<{ total: number }>(await c.get('/api/v1/jobs/list'));
+    const d = await detail(await c.post('/api/v1/jobs/crawlMaps/submit', { search_query: 'cafe \ud800 leeds' }));
+    expect(d.detail).toEqual([{ type: 'string_unicode', loc: ['body', 'search_query'], msg: 'lone UTF-16 surrogates (\\ud800-\\udfff without their pair) are not accepted' }]);
+    const y = await c.post('/api/v1/jobs/submit', 'type: crawlSite\npayload:\n  url: "https://x.test/\\udc00"\n', 'text/yaml');
+    expect((await detail(y)).detail[0]).toMatchObject({ type: 'string_unicode', loc: ['body', 'payload', 'url'] });
+    // A well-formed pair (an emoji) is text like any other.
+    expect((await c.post('/api/v1/jobs/crawlMaps/submit', { search_query: `cafe \ud83c\udf70 ${randomUUID()}` })).status).toBe(201);
+    expect((await c.json<{ total: number }>(await c.get('/api/v1/jobs/list'))).total).toBe(before.total + 1);
+  });
+
+  test('crawlMaps: a body with both a payload object and top-level payload keys is refused, naming both', async () => {
+    // The nested payload was dropped without a word and the job ran with the top-level keys.
+    const d = await detail(await c.post('/api/v1/jobs/crawlMaps/submit', { payload: { search_query: 'nested' }, search_query: 'top' }));
+    expect(d.detail).toEqual([{ type: 'payload_conflict', loc: ['body', 'payload'], msg: 'give the payload either as the object `payload` or as top-level keys, not both (top-level: search_query)' }]);
+  });
+
+  test('a missing job type is reported as missing', async () => {
+    const d = await detail(await c.post('/api/v1/jobs/submit', { payload: {} }));
+    expect(d.detail).toEqual([{ type: 'missing', loc: ['body', 'type'], msg: 'Field required' }]);
+  });
+
+  test('an empty priority is no priority: the type\'s default applies', async () => {
+    const res = await c.post('/api/v1/jobs/submit', { type: 'crawlCompanyData', payload: queuedJob().payload, priority: '' });
+    expect(res.status).toBe(201);
+    const { job_id } = (await res.json()) as { job_id: string };
+    expect(await c.json<{ priority: number }>(await c.get(`/api/v1/jobs/${job_id}/status`))).toMatchObject({ priority: CATALOG.crawlCompanyData.defaultPriority });
+  });
+
   test('an unknown job type is 422; a known one without a worker implementation is 501', async () => {
     const d = await detail(await c.post('/api/v1/jobs/submit', { type: 'crawlMoon', payload: {} }));
     expect(d.detail[0]).toMatchObject({ loc: ['body', 'type'] });
@@ -205,6 +235,9 @@ describe('status, results, list', () => {
       expect(await res.json()).toEqual({ detail: 'invalid job id format, expected UUID' });
     }
     expect((await c.del('/api/v1/jobs/nope')).status).toBe(400);
+    // However long: it was a 422 "too_big" past 200 characters.
+    const long = await c.get(`/api/v1/jobs/${'a'.repeat(300)}/status`);
+    expect([long.status, await long.json()]).toEqual([400, { detail: 'invalid job id format, expected UUID' }]);
     const mine = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site()));
     const intruder = caller(api, bearer(await api.newClient('intruder')));
     for (const res of [
@@ -236,6 +269,9 @@ describe('status, results, list', () => {
     expect(queued.jobs).toEqual([expect.objectContaining({ job_id: company, status: 'queued', type: 'crawlCompanyData' })]);
     expect((await lister.get('/api/v1/jobs/list?page_size=101')).status).toBe(422);
     expect((await lister.get('/api/v1/jobs/list?status_filter=done')).status).toBe(422);
+    // An unknown filter is refused, as on the campaign lists, not ignored (an unfiltered list read as a filtered one).
+    const unknown = await lister.get('/api/v1/jobs/list?status=failed');
+    expect([unknown.status, await unknown.json()]).toEqual([422, { detail: [{ type: 'extra_forbidden', loc: ['query'], msg: 'Unknown field(s): status' }] }]);
     const md = await (await lister.get('/api/v1/jobs/list?format=md')).text();
     expect(md).toContain('| job_id | type | status |');
   });

@@ -268,6 +268,8 @@ describe('maps -> site -> verify pipeline', () => {
     await db('jobs').where({ id: completedJob }).update({ campaign_id: withWorkflow });
     const body = await results(c, path(withWorkflow, completedJob));
     expect(body).toMatchObject({ job_id: completedJob, campaign_id: withWorkflow, status: 'completed', total_valid_emails: 1 });
+    // UUIDs in any case, as everywhere else (the campaign id in upper case was "job not found").
+    expect(await results(c, path(withWorkflow.toUpperCase(), completedJob.toUpperCase()))).toMatchObject({ job_id: completedJob, campaign_id: withWorkflow, status: 'completed' });
     await db('jobs').where({ id: plain }).update({ campaign_id: withoutWorkflow });
     expect(await detail(path(withoutWorkflow, plain))).toEqual({ status: 400, detail: 'campaign without workflow configuration' });
   });

@@ -60,7 +60,7 @@ describe('workflow status (spec §4.3)', () => {
     expect(pipelineStatus([])).toBe('completed');
   });
 
-  const job = { id: '00000000-0000-4000-8000-000000000001', status: 'completed' as const, campaign_id: null, started_at: new Date('2026-11-22T10:00:00Z'), error_message: null };
+  const job = { id: '00000000-0000-4000-8000-000000000001', status: 'completed' as const, campaign_id: null, started_at: new Date('2026-11-22T10:00:00Z'), completed_at: null, error_message: null };
   const wf = (status: JobWorkflowRow['status']): JobWorkflowRow => ({
     job_id: job.id, client_id: 'cli', campaign_id: null, status, options: {}, limits: { siteMs: 1, verifyMs: 1, overallMs: 1 }, site_timed_out: status === 'partial', verify_timed_out: false,
     error_message: null, started_at: new Date('2026-11-22T10:00:10Z'), deadline_at: new Date('2026-11-22T10:10:10Z'), completed_at: status === 'processing' ? null : new Date('2026-11-22T10:01:00Z'),
@@ -91,6 +91,15 @@ describe('workflow status (spec §4.3)', () => {
     expect(buildWorkflowResults({ ...job, status: 'processing' }, undefined, [], now)).toMatchObject({ status: 'processing', progress: { stage: 'maps', percent: 0 }, processing_time_seconds: 300 });
     expect(buildWorkflowResults({ ...job, status: 'completed' }, undefined, [], now)).toMatchObject({ status: 'processing', success: false });
     expect(buildWorkflowResults({ ...job, status: 'failed', error_message: 'business not found: x' }, undefined, [], now)).toMatchObject({ status: 'failed', success: false, has_results: false, error_message: 'business not found: x' });
+  });
+
+  test('a maps job that failed or was cancelled before its pipeline: the processing time stops at its end', () => {
+    // It ran on to "now": 18.8 s, then 146 s, then 150.9 s for a job that had failed after 18.5 s.
+    const ended = new Date('2026-11-22T10:00:18.5Z');
+    for (const status of ['failed', 'cancelled'] as const) {
+      const body = buildWorkflowResults({ ...job, status, completed_at: ended }, undefined, [], now);
+      expect(body).toMatchObject({ status: 'failed', processing_time_seconds: 18.5 });
+    }
   });
 
   test('progress counts finished stages; processing time runs to the pipeline\'s end', () => {
