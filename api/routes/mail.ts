@@ -466,10 +466,13 @@ export function mailRoutes(api: ApiRouter, deps: MailRouteDeps): void {
     path: '/api/v1/mail/messages/{message_id}',
     operationId: 'getMessage',
     summary: 'The full message; marks it read',
+    description: 'GET marks the message read; HEAD (answered by this route) changes nothing.',
     params: messageIdParams,
     responses: { 200: { description: 'The message', schema: messageResponse }, 404: { description: 'No such message for this client' } },
     handler: async (ctx, { params }) => {
-      const row = await repoOf().readMessage(clientIdOf(ctx), params.message_id);
+      const clientId = clientIdOf(ctx);
+      // HEAD is a safe method (RFC 9110 §9.2.1): only GET marks the message read.
+      const row = ctx.method === 'HEAD' ? await repoOf().findMessage(clientId, params.message_id) : await repoOf().readMessage(clientId, params.message_id);
       if (!row) throw notFound('message not found');
       ctx.body = { success: true, message: messageView(row) };
     },

@@ -103,8 +103,17 @@ export const messagePatchBody = z.strictObject({
   folder: folderName.optional().describe('moves the message (a snoozed one stops being snoozed)'),
 });
 
+// ISO 8601: a date-time (offset optional) or a calendar date; zod's own patterns, so that both forms share the one error.
+const isoMoment = new RegExp(`^(?:${z.regexes.datetime({ offset: true, local: true }).source.slice(1, -1)}|${z.regexes.date.source.slice(1, -1)})$`);
+/** A date is 00:00 of that day and a time without an offset is UTC, so that the moment never depends on the server's time zone. */
+const asUtc = (v: string) => (v.length === 10 ? `${v}T00:00:00Z` : /(?:Z|[+-]\d\d:\d\d)$/.test(v) ? v : `${v}Z`);
+
 export const snoozeBody = z.strictObject({
-  snoozed_until: z.iso.datetime({ offset: true }).describe('ISO 8601, in the future'),
+  snoozed_until: z
+    .string()
+    .regex(isoMoment, 'Invalid ISO datetime')
+    .transform(asUtc)
+    .describe('ISO 8601, in the future. A date-time without an offset is read as UTC; a date (YYYY-MM-DD) is 00:00 UTC of that day'),
 });
 
 export const snoozedQuery = z.strictObject({ email: email.describe('the mailbox address') });

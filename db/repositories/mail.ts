@@ -209,7 +209,9 @@ export class MailRepository {
   /**
    * Stores a message unless the mailbox already has its Message-ID: `created` false then, with the
    * stored copy. The thread is the one of a known ancestor (References / In-Reply-To), else the first
-   * of them, else the message's own Message-ID (lib/mail/message-id.ts threadIdOf).
+   * of them, else the message's own Message-ID (lib/mail/message-id.ts threadIdOf). Replies stored
+   * before it took its Message-ID as their thread; in the same transaction they move to its thread,
+   * so the order messages arrive in does not matter.
    */
   async insertMessage(
     clientId: string,
@@ -219,41 +221,51 @@ export class MailRepository {
   ): Promise<{ row: MessageRow; created: boolean }> {
     const existing = await this.byMessageId(mailboxId, message.message_id);
     if (existing) return { row: existing, created: false };
-    const ancestors = [...message.references, ...(message.in_reply_to ? [message.in_reply_to] : [])];
-    const known = ancestors.length
-      ? ((await this.db('mail_messages').where({ client_id: clientId }).whereIn('message_id', ancestors).select('message_id', 'thread_id')) as { message_id: string; thread_id: string }[])
-      : [];
-    const threadId = threadIdOf({ messageId: message.message_id, inReplyTo: message.in_reply_to, references: message.references }, (id) => known.find((k) => k.message_id === id)?.thread_id);
-    const [row] = (await this.db('mail_messages')
-      .insert({
-        client_id: clientId,
-        mailbox_id: mailboxId,
-        message_id: message.message_id,
-        in_reply_to: message.in_reply_to,
-        references: message.references,
-        thread_id: threadId,
-        direction: extra.direction,
-        from_address: message.from_address,
-        to_addresses: JSON.stringify(message.to_addresses),
-        cc_addresses: message.cc_addresses === null ? null : JSON.stringify(message.cc_addresses),
-        subject: message.subject,
-        body_text: message.body_text,
-        body_html: message.body_html,
-        date: message.date,
-        folder: extra.folder,
-        is_read: extra.is_read ?? false,
-        list: extra.list ?? null,
-        template_id: extra.template_id ?? null,
-        send_status: extra.send_status ?? null,
-      })
-      .onConflict(['mailbox_id', 'message_id'])
-      .ignore()
-      .returning('*')) as MessageRow[];
-    if (row) return { row, created: true };
-    // A concurrent import of the same message won the race: answer with its copy.
-    const raced = await this.byMessageId(mailboxId, message.message_id);
-    if (!raced) throw new Error(`message ${message.message_id} neither inserted nor found`);
-    return { row: raced, created: false };
+    return this.db.transaction(async (trx) => {
+      // One message of the client threaded at a time: a reply and its ancestor stored at once would each miss the other.
+      await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`mail-thread/${clientId}`]);
+      const ancestors = [...message.references, ...(message.in_reply_to ? [message.in_reply_to] : [])];
+      const known = ancestors.length
+        ? ((await trx('mail_messages').where({ client_id: clientId }).whereIn('message_id', ancestors).select('message_id', 'thread_id')) as { message_id: string; thread_id: string }[])
+        : [];
+      const threadId = threadIdOf({ messageId: message.message_id, inReplyTo: message.in_reply_to, references: message.references }, (id) => known.find((k) => k.message_id === id)?.thread_id);
+      const [row] = (await trx('mail_messages')
+        .insert({
+          client_id: clientId,
+          mailbox_id: mailboxId,
+          message_id: message.message_id,
+          in_reply_to: message.in_reply_to,
+          references: message.references,
+          thread_id: threadId,
+          direction: extra.direction,
+          from_address: message.from_address,
+          to_addresses: JSON.stringify(message.to_addresses),
+          cc_addresses: message.cc_addresses === null ? null : JSON.stringify(message.cc_addresses),
+          subject: message.subject,
+          body_text: message.body_text,
+          body_html: message.body_html,
+          date: message.date,
+          folder: extra.folder,
+          is_read: extra.is_read ?? false,
+          list: extra.list ?? null,
+          template_id: extra.template_id ?? null,
+          send_status: extra.send_status ?? null,
+        })
+        .onConflict(['mailbox_id', 'message_id'])
+        .ignore()
+        .returning('*')) as MessageRow[];
+      if (!row) {
+        // A concurrent import of the same message won the race: answer with its copy.
+        const raced = (await trx('mail_messages').where({ mailbox_id: mailboxId, message_id: message.message_id }).first()) as MessageRow | undefined;
+        if (!raced) throw new Error(`message ${message.message_id} neither inserted nor found`);
+        return { row: raced, created: false };
+      }
+      // Descendants stored while this message was unknown have its Message-ID as their thread (threadIdOf's fallback).
+      if (threadId !== message.message_id) {
+        await trx('mail_messages').where({ client_id: clientId, thread_id: message.message_id }).update({ thread_id: threadId, updated_at: trx.fn.now() });
+      }
+      return { row, created: true };
+    });
   }
 
   private async byMessageId(mailboxId: number, messageId: string): Promise<MessageRow | undefined> {

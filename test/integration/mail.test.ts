@@ -317,6 +317,53 @@ describe('raw import and threads', () => {
     expect((await c.get(`/api/v1/mail/threads/${encodeURIComponent('<nothing@example.com>')}`)).status).toBe(404);
     expect((await (await newCaller()).get(`/api/v1/mail/threads/${encodeURIComponent(root)}`)).status).toBe(404);
   });
+  test('a reply stored before its ancestor joins the ancestor\'s thread when it arrives, whatever the order', async () => {
+    const box = await createMailbox(c);
+    const id = (name: string) => `<late-${name}-${run}@example.com>`;
+    const t0 = Date.now() - 3 * 3600_000;
+    const at = (hours: number) => new Date(t0 + hours * 3600_000).toUTCString();
+    const threadOf = async (who: Caller, threadId: string) => {
+      const res = await who.get(`/api/v1/mail/threads/${encodeURIComponent(threadId)}`);
+      if (res.status !== 200) return res.status;
+      const thread = await who.json<{ messages: Message[] }>(res);
+      expect(thread.messages.every((m) => m.thread_id === threadId)).toBe(true);
+      return thread.messages.map((m) => m.message_id);
+    };
+
+    // The child names only its parent; the parent, stored after it, names the root (not stored).
+    const other = await newCaller();
+    const otherBox = await createMailbox(other);
+    await importRaw(other, otherBox.id, rfc822({ messageId: id('other-child'), subject: 'Re: Offer', inReplyTo: id('parent'), date: at(2) }));
+    expect((await importRaw(c, box.id, rfc822({ messageId: id('child'), subject: 'Re: Offer', inReplyTo: id('parent'), date: at(2) }))).status).toBe(201);
+    const parent = await c.json<{ message: Message }>(await importRaw(c, box.id, rfc822({ messageId: id('parent'), subject: 'Offer', references: [id('root')], date: at(1) })));
+    expect(parent.message.thread_id).toBe(id('root'));
+    expect(await threadOf(c, id('root'))).toEqual([id('parent'), id('child')]);
+    expect(await threadOf(c, id('parent'))).toBe(404);
+    // Another client's reply to the same Message-ID stays where it was.
+    expect(await threadOf(other, id('parent'))).toEqual([id('other-child')]);
+    expect(await threadOf(other, id('root'))).toBe(404);
+
+    // A chain of three, the grandchild first, then the child, then the root.
+    await importRaw(c, box.id, rfc822({ messageId: id('g-grandchild'), subject: 'Re: Re: Plan', inReplyTo: id('g-child'), date: at(2) }));
+    await importRaw(c, box.id, rfc822({ messageId: id('g-child'), subject: 'Re: Plan', inReplyTo: id('g-root'), date: at(1) }));
+    expect(await threadOf(c, id('g-root'))).toEqual([id('g-child'), id('g-grandchild')]);
+    await importRaw(c, box.id, rfc822({ messageId: id('g-root'), subject: 'Plan', date: at(0) }));
+    expect(await threadOf(c, id('g-root'))).toEqual([id('g-root'), id('g-child'), id('g-grandchild')]);
+    expect(await threadOf(c, id('g-child'))).toBe(404);
+
+    // The child first, then the grandchild, then the root.
+    await importRaw(c, box.id, rfc822({ messageId: id('c-child'), subject: 'Re: Call', inReplyTo: id('c-root'), date: at(1) }));
+    await importRaw(c, box.id, rfc822({ messageId: id('c-grandchild'), subject: 'Re: Re: Call', inReplyTo: id('c-child'), date: at(2) }));
+    await importRaw(c, box.id, rfc822({ messageId: id('c-root'), subject: 'Call', date: at(0) }));
+    expect(await threadOf(c, id('c-root'))).toEqual([id('c-root'), id('c-child'), id('c-grandchild')]);
+
+    // Importing them again stores and moves nothing.
+    expect((await importRaw(c, box.id, rfc822({ messageId: id('g-child'), subject: 'Re: Plan', inReplyTo: id('g-root'), date: at(1) }))).status).toBe(200);
+    expect((await importRaw(c, box.id, rfc822({ messageId: id('parent'), subject: 'Offer', references: [id('root')], date: at(1) }))).status).toBe(200);
+    expect(await threadOf(c, id('g-root'))).toEqual([id('g-root'), id('g-child'), id('g-grandchild')]);
+    expect(await threadOf(c, id('root'))).toEqual([id('parent'), id('child')]);
+    expect((await c.json<{ total: number }>(await c.get(`/api/v1/mail/messages?mailbox_id=${box.id}`))).total).toBe(8);
+  });
 });
 
 describe('snooze', () => {
@@ -354,6 +401,30 @@ describe('snooze', () => {
     const timer = api.deps.temporal.client.workflow.getHandle(`mail-snooze/${String((await api.deps.db('mail_messages').where({ id: m.id }).first()).client_id)}/${m.id}`);
     await waitFor('the timer to stop', async () => ((await timer.describe()).status.name === 'RUNNING' ? undefined : true), 10000);
     expect((await c.del(`/api/v1/mail/messages/${m.id}/snooze`)).status).toBe(400);
+  });
+  test('a date-time without an offset is read as UTC and a plain date as the start of that day (UTC)', async () => {
+    const box = await createMailbox(c);
+    const m = (await c.json<{ message: Message }>(await importRaw(c, box.id, rfc822({ messageId: `<snooze-utc-${run}@example.com>`, subject: 'Next year' })))).message;
+    const year = new Date().getUTCFullYear() + 1;
+    const snooze = (until: string) => c.post(`/api/v1/mail/messages/${m.id}/snooze`, { snoozed_until: until });
+
+    const local = await snooze(`${year}-03-01T10:30:00`);
+    expect(local.status).toBe(200);
+    expect((await c.json<{ message: Message }>(local)).message).toMatchObject({ folder: 'Snoozed', snoozed_until: `${year}-03-01T10:30:00.000Z` });
+    const day = await snooze(`${year}-03-02`);
+    expect(day.status).toBe(200);
+    expect((await c.json<{ message: Message }>(day)).message.snoozed_until).toBe(`${year}-03-02T00:00:00.000Z`);
+
+    const past = await snooze(`${year - 2}-03-02`);
+    expect(past.status).toBe(422);
+    expect(await past.json()).toEqual({ detail: [{ type: 'value_error', loc: ['body', 'snoozed_until'], msg: 'must be in the future' }] });
+    for (const bad of ['tomorrow', `${year}-02-30`, `${year}-03-01 10:30`]) {
+      const res = await snooze(bad);
+      expect(res.status).toBe(422);
+      expect(await res.json()).toEqual({ detail: [{ type: 'invalid_format', loc: ['body', 'snoozed_until'], msg: 'Invalid ISO datetime' }] });
+    }
+    expect((await getMessage(c, m.id)).snoozed_until).toBe(`${year}-03-02T00:00:00.000Z`);
+    expect((await c.del(`/api/v1/mail/messages/${m.id}/snooze`)).status).toBe(200);
   });
 });
 
@@ -488,6 +559,20 @@ describe('search, folders, labels, flags', () => {
     expect(labels.labels).toEqual([{ name: 'leads', total: 1 }, { name: 'vip', total: 1 }]);
     await getMessage(c, m.id);
     expect((await c.json<{ total: number }>(await c.get(`/api/v1/mail/messages?mailbox_id=${box.id}&is_read=true`))).total).toBe(1);
+  });
+
+  test('HEAD of a message answers like GET but leaves it unread; only GET marks it read', async () => {
+    const box = await createMailbox(c);
+    const m = (await c.json<{ message: Message }>(await importRaw(c, box.id, rfc822({ messageId: `<head-${run}@example.com>`, subject: 'Peek' })))).message;
+    const head = (id: number) => fetch(`${api.url}/api/v1/mail/messages/${id}`, { method: 'HEAD', headers: { authorization: c.auth } });
+    const res = await head(m.id);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const unread = async () => (await c.json<{ total: number }>(await c.get(`/api/v1/mail/messages?mailbox_id=${box.id}&is_read=false`))).total;
+    expect(await unread()).toBe(1);
+    expect((await head(999999)).status).toBe(404);
+    expect((await getMessage(c, m.id)).is_read).toBe(true);
+    expect(await unread()).toBe(0);
   });
 
   test('the OpenAPI document lists the mail endpoints', async () => {
