@@ -98,7 +98,7 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
     // Node answers a request line or headers past its limit (16 KiB) with 431 and no body, before the app.
     responses[431] = { description: 'Request line or headers too large' };
     const bodyTypes = r.bodyContentType ? [r.bodyContentType] : ['application/json', 'application/yaml', 'text/yaml', 'application/x-yaml'];
-    if (r.body) addError(415, 'Unsupported request content type');
+    if (r.body && r.bodyErrors !== 'bad_request') addError(415, 'Unsupported request content type');
     // Every parsed body has a size limit (api/middleware/body.ts), inflated gzip/deflate included.
     if (r.body) addError(413, 'Request body too large');
     // Any request that reaches a backing service can meet it down (lib/outages.ts): 503 with Retry-After, never a 500.

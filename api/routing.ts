@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
+import { AppError, ValidationError } from '../lib/errors';
 import type { AppContext, AppState } from './context';
 import { validate } from './validation';
 
@@ -36,6 +37,13 @@ export interface RouteDef<P extends z.ZodType | undefined, Q extends z.ZodType |
   /** Extra request media types documented for the body (e.g. multipart/form-data). */
   bodyContentType?: string;
   errorShape?: 'detail' | 'success';
+  /**
+   * How a request body that cannot be read is answered: `validation` (default) as the body parser
+   * raises it (422 in the validation shape; 415 for a content type, charset or encoding it does not
+   * read); `bad_request` as a 400 with a string detail, for routes whose spec answers "400 ...
+   * invalid body" (POST /dashboard/content/posts). Size limits stay 413 either way.
+   */
+  bodyErrors?: 'validation' | 'bad_request';
   responses: Record<number, ResponseDef>;
   /**
    * The route reads `?format=` itself (exports: csv|xlsx|ndjson) instead of the json|yaml|md of the
@@ -87,15 +95,20 @@ export class ApiRouter {
       if (def.errorShape) ctx.state.errorShape = def.errorShape;
       return next();
     };
+    const asBadRequest = def.bodyErrors === 'bad_request';
     const run: Middleware<AppState> = async (ctx) => {
-      const input = {
-        params: (def.params ? validate(def.params, ctx.params, 'path') : undefined) as Out<P>,
-        query: (def.query ? validate(def.query, def.ownFormat ? ctx.query : withoutFormat(ctx.query), 'query') : undefined) as Out<Q>,
-        body: (def.body ? validate(def.body, ctx.request.body, 'body') : undefined) as Out<B>,
-      };
-      await def.handler(ctx as AppContext, input);
+      const params = (def.params ? validate(def.params, ctx.params, 'path') : undefined) as Out<P>;
+      const query = (def.query ? validate(def.query, def.ownFormat ? ctx.query : withoutFormat(ctx.query), 'query') : undefined) as Out<Q>;
+      let body: Out<B>;
+      try {
+        body = (def.body ? validate(def.body, ctx.request.body, 'body') : undefined) as Out<B>;
+      } catch (err) {
+        throw asBadRequest ? bodyErrorAs400(err) : err;
+      }
+      await def.handler(ctx as AppContext, { params, query, body });
     };
-    this.router.register(koaPath, [def.method.toUpperCase()], [shape, ...this.guards[def.security], ...this.afterGuards, ...(def.before ?? []), run]);
+    const afterGuards = asBadRequest ? this.afterGuards.map(bodyErrorsAs400) : this.afterGuards;
+    this.router.register(koaPath, [def.method.toUpperCase()], [shape, ...this.guards[def.security], ...afterGuards, ...(def.before ?? []), run]);
     return this;
   }
 
@@ -163,6 +176,38 @@ interface RouteTemplate {
   segments: (string | undefined)[];
   rank: string;
   method: string;
+}
+
+/**
+ * `mw` with the body errors it raises itself (the body parser's) answered as 400; what the
+ * middleware after it throws passes untouched.
+ */
+function bodyErrorsAs400(mw: Middleware<AppState>): Middleware<AppState> {
+  return async (ctx, next) => {
+    let passedOn = false;
+    try {
+      await mw(ctx, () => {
+        passedOn = true;
+        return next();
+      });
+    } catch (err) {
+      throw passedOn ? err : bodyErrorAs400(err);
+    }
+  };
+}
+
+/**
+ * A request body problem as a 400 with a string detail: validation issues located in the body
+ * (a body that does not parse, NUL characters) and an unsupported content type, charset or
+ * encoding (415). Anything else, a ?format= error or a 413 among them, is returned unchanged.
+ */
+function bodyErrorAs400(err: unknown): unknown {
+  if (err instanceof ValidationError && err.issues.every((i) => i.loc[0] === 'body')) {
+    const detail = err.issues.map((i) => (i.loc.length > 1 ? `${i.loc.slice(1).join('.')}: ${i.msg}` : i.msg)).join('; ');
+    return new AppError(400, detail, 'bad_request');
+  }
+  if (err instanceof AppError && err.status === 415) return new AppError(400, err.detail, 'bad_request', err.headers);
+  return err;
 }
 
 /** `format` is handled for every route by the response-format middleware. */

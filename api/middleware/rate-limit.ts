@@ -40,13 +40,14 @@ export function rateLimit(db: Db, options: RateLimitOptions): Middleware<AppStat
       const waitMs = Math.max(...Object.values(byWindow).map((r) => r.msBeforeNext));
       // Only the windows that refused are reported; when just the burst window did, the caller may
       // retry after it, so Reset points there and Remaining is 0 until then.
-      const minuteRes = byWindow.minute ?? new RateLimiterRes(0, waitMs);
+      const minuteRes = byWindow[minute.keyPrefix] ?? new RateLimiterRes(0, waitMs);
       setHeaders(ctx.set.bind(ctx), options.perMinute, minuteRes);
       throw new AppError(429, `rate limit exceeded, maximum ${options.perMinute} requests per minute`, 'rate_limited', {
         'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))),
       });
     }
-    const minuteRes = result.minute;
+    // The union reports each window under its keyPrefix (`public_minute` for the per-address limit).
+    const minuteRes = result[minute.keyPrefix];
     if (minuteRes) setHeaders(ctx.set.bind(ctx), options.perMinute, minuteRes);
     return next();
   };

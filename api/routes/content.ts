@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AuthorRow, CategoryRow, ContentRepository, PostInput, PostRow, PostState, SiteRow, TagRow } from '../../db/repositories/content';
-import { AppError, notFound } from '../../lib/errors';
+import { AppError, notFound, ValidationError } from '../../lib/errors';
 import { InvalidDocumentError, parseDocument, readingTime, renderDocument } from '../../lib/rich-text';
 import { clientIdOf, type AppContext } from '../context';
 import type { ApiRouter } from '../routing';
@@ -101,18 +101,40 @@ function document(body: Record<string, unknown>): NonNullable<PostInput['documen
   }
 }
 
-/** Spec §4.11: a missing or malformed field of a new post is a 400 whose detail names each problem. */
+/**
+ * Spec §4.11: a missing or malformed field of a new post is a 400 whose detail names each problem.
+ * A field is missing when the request has no such key (zod 4 issues carry no input to tell); a
+ * value of the wrong type is named with the type it has.
+ */
 function parse400<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
-  const result = schema.safeParse(value ?? {});
+  const body = value ?? {};
+  const result = schema.safeParse(body);
   if (result.success) return result.data;
   const problems = result.error.issues.map((i) => {
-    const at = i.path.join('.') || 'body';
-    if (i.code === 'invalid_type' && (i as { input?: unknown }).input === undefined) return `${at}: field required`;
+    // The post has a field called `body`, so a problem with the whole document says "request body".
+    const at = i.path.join('.') || 'request body';
     if (i.code === 'unrecognized_keys') return `unknown field(s): ${i.keys.join(', ')}`;
+    if (i.code === 'invalid_type') {
+      const found = valueAt(body, i.path);
+      // A rich-text document is a z.record, which the caller knows as an object.
+      return found ? `${at}: expected ${i.expected === 'record' ? 'object' : i.expected}, received ${jsonType(found.value)}` : `${at}: field required`;
+    }
     return `${at}: ${i.message}`;
   });
   throw new AppError(400, problems.join('; '), 'bad_request');
 }
+
+/** The value at `path` in `root`, or undefined when the last key is absent from its parent. */
+function valueAt(root: unknown, path: readonly PropertyKey[]): { value: unknown } | undefined {
+  let value = root;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return { value };
+}
+
+const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
 
 const toPostInput = (b: z.output<typeof postPatchBody>): PostInput => {
   const { body, ...rest } = b;
@@ -123,11 +145,16 @@ export function contentRoutes(api: ApiRouter, repo: ContentRepository): void {
   const dash = { tags: ['content'], security: 'client' as const };
   const pub = { tags: ['content'], security: 'none' as const, headers: contentDomainHeaders };
 
-  /** The client of X-Content-Domain: 422 when the header is missing, 404 `site not found` when no site has it. */
+  /**
+   * The client of X-Content-Domain. A header that is missing, malformed or names no registered site
+   * is a 422 on the header: spec §4.11 gives the public author list 200 and 422 only, and the
+   * public post routes answer the same.
+   */
   const siteClient = async (ctx: AppContext): Promise<string> => {
     const headers = validate(contentDomainHeaders, { 'x-content-domain': ctx.get('x-content-domain') || undefined }, ['header']);
-    const clientId = await repo.clientOfDomain(headers['x-content-domain']);
-    if (!clientId) throw notFound('site not found');
+    const domain = headers['x-content-domain'];
+    const clientId = await repo.clientOfDomain(domain);
+    if (!clientId) throw new ValidationError([{ type: 'site_not_found', loc: ['header', 'x-content-domain'], msg: `no site is registered for the domain '${domain}'` }]);
     return clientId;
   };
 
@@ -165,7 +192,7 @@ export function contentRoutes(api: ApiRouter, repo: ContentRepository): void {
     method: 'delete',
     path: '/api/v1/dashboard/content/sites/{site_id}',
     operationId: 'deleteContentSite',
-    summary: 'Remove a site (its domain then answers 404)',
+    summary: 'Remove a site (the public endpoints then answer 422 for its domain)',
     params: siteIdParams,
     responses: { 204: { description: 'Removed' }, 404: { description: 'No such site for this client' } },
     handler: async (ctx, { params }) => {
@@ -408,9 +435,11 @@ export function contentRoutes(api: ApiRouter, repo: ContentRepository): void {
       'author_id takes precedence over author_name (found by name, else created); tags are created by name; reading_time comes from the body\'s words.',
     body: z.unknown(),
     bodyDoc: postCreateBody,
+    // Spec §4.11: "400 missing fields or invalid body", so a body that does not parse is a 400 too.
+    bodyErrors: 'bad_request',
     responses: {
       201: { description: 'The new draft', schema: postResponse },
-      400: { description: 'Missing fields, an invalid field or body document, or an id that is not the client\'s' },
+      400: { description: 'Missing fields, a field of the wrong type, an invalid body document, an id that is not the client\'s, or a body that is not JSON or YAML' },
       409: { description: 'The slug exists for this client' },
     },
     handler: async (ctx, { body: raw }) => {
@@ -514,7 +543,7 @@ export function contentRoutes(api: ApiRouter, repo: ContentRepository): void {
     summary: 'The site\'s active authors',
     description: 'No credential: X-Content-Domain names one of a client\'s sites.',
     query: contentPageQuery,
-    responses: { 200: { description: 'A page of active authors', schema: authorListResponse }, 404: { description: 'No site has this domain (`site not found`)' } },
+    responses: { 200: { description: 'A page of active authors', schema: authorListResponse }, 422: { description: 'X-Content-Domain missing, malformed, or naming no registered site' } },
     handler: async (ctx, { query }) => {
       const page = await repo.listAuthors(await siteClient(ctx), { activeOnly: true, page: query.page, pageSize: query.page_size });
       ctx.body = { authors: page.items.map(authorView), total: page.total, page: query.page, page_size: query.page_size };
@@ -528,7 +557,7 @@ export function contentRoutes(api: ApiRouter, repo: ContentRepository): void {
     operationId: 'listPublishedPosts',
     summary: 'The site\'s published posts, newest first',
     query: publicPostListQuery,
-    responses: { 200: { description: 'A page of published posts (without bodies)', schema: postListResponse }, 404: { description: 'No site has this domain (`site not found`)' } },
+    responses: { 200: { description: 'A page of published posts (without bodies)', schema: postListResponse }, 422: { description: 'X-Content-Domain missing, malformed, or naming no registered site' } },
     handler: async (ctx, { query }) => {
       const page = await repo.listPosts(await siteClient(ctx), { ...query, status: 'published', page: query.page, pageSize: query.page_size });
       ctx.body = { posts: page.items.map(postSummaryView), total: page.total, page: query.page, page_size: query.page_size };
@@ -543,7 +572,11 @@ export function contentRoutes(api: ApiRouter, repo: ContentRepository): void {
     summary: 'One published post by slug (counts a view)',
     description: 'Each request adds one to view_count. related_posts: the editor\'s choice, then posts sharing the most tags and categories (3 in all, published only).',
     params: postSlugParams,
-    responses: { 200: { description: 'The post with body_html', schema: postResponse }, 404: { description: 'No site has this domain, or no published post has this slug' } },
+    responses: {
+      200: { description: 'The post with body_html', schema: postResponse },
+      404: { description: 'No published post of the site has this slug' },
+      422: { description: 'X-Content-Domain missing, malformed, or naming no registered site' },
+    },
     handler: async (ctx, { params }) => {
       const post = await repo.readPublished(await siteClient(ctx), params.slug);
       if (!post) throw notFound('post not found');

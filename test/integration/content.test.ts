@@ -174,7 +174,54 @@ describe('content', () => {
     expect(noAuth.status).toBe(401);
   });
 
-  test('public authors: X-Content-Domain required (422), unknown domain 404 site not found, active authors only', async () => {
+  test('POST posts: a field of the wrong type is a 400 naming the type it expected, not "field required"', async () => {
+    const c = await newClient();
+    const doc = { type: 'doc', content: [paragraph(3)] };
+    const cases: [unknown, string][] = [
+      [{ slug: 'a', title: 123, body: doc }, 'title: expected string, received number'],
+      [{ slug: 'a', title: 'x', body: doc, tags: 'alpha' }, 'tags: expected array, received string'],
+      [{ slug: 'a', title: 'x', body: doc, tags: ['alpha', 7] }, 'tags.1: expected string, received number'],
+      [{ slug: 'a', title: 'x', body: doc, is_featured: 'yes' }, 'is_featured: expected boolean, received string'],
+      [{ slug: 'a', title: 'x', body: 'text' }, 'body: expected object, received string'],
+      [{ slug: 'a', title: null, body: doc }, 'title: expected string, received null'],
+      [{ slug: 'a', body: [] }, 'title: field required; body: expected object, received array'],
+      [[1], 'request body: expected object, received array'],
+      [JSON.stringify('str'), 'request body: expected object, received string'],
+    ];
+    for (const [body, detail] of cases) {
+      const res = await c.post('/api/v1/dashboard/content/posts', body);
+      expect([res.status, await res.json(), JSON.stringify(body)]).toEqual([400, { detail }, JSON.stringify(body)]);
+    }
+    expect((await c.json<{ total: number }>(await c.get('/api/v1/dashboard/content/posts'))).total).toBe(0);
+  });
+
+  test('POST posts: a body that does not parse, or is not JSON or YAML, is a 400 with a string detail (spec §4.11 "400 invalid body")', async () => {
+    const c = await newClient();
+    const url = '/api/v1/dashboard/content/posts';
+    const cases: [string, string, RegExp][] = [
+      ['application/json', '{bad json', /^JSON decode error: /],
+      ['text/yaml', 'slug: [unclosed\n', /^YAML decode error: /],
+      ['application/json', `{"slug":"a","body":${'['.repeat(70)}${']'.repeat(70)}}`, /nests deeper than 64 levels/],
+      ['text/plain', 'slug: a', /^unsupported content type 'text\/plain'/],
+      ['application/json; charset=latin1', '{}', /^unsupported charset 'latin1'/],
+      ['application/json', JSON.stringify({ slug: 'a', title: 'x\u0000y', body: richBody }), /^title: NUL characters/],
+    ];
+    for (const [type, body, detail] of cases) {
+      const res = await c.post(url, body, type);
+      const json = (await res.json()) as Json;
+      expect([res.status, typeof json.detail, type, body.slice(0, 40)]).toEqual([400, 'string', type, body.slice(0, 40)]);
+      expect(String(json.detail)).toMatch(detail);
+    }
+    // Valid YAML is still accepted, and nothing of the refused bodies was stored.
+    expect((await c.post(url, 'slug: from-yaml\ntitle: Y\nbody: {type: doc, content: [{type: paragraph, content: [{type: text, text: hi}]}]}\n', 'text/yaml')).status).toBe(201);
+    expect((await c.json<{ total: number }>(await c.get('/api/v1/dashboard/content/posts'))).total).toBe(1);
+    // Routes without that spec line keep the common answer: 422 in the validation shape.
+    const category = await c.post('/api/v1/dashboard/content/categories', '{bad json');
+    expect(category.status).toBe(422);
+    expect(await category.json()).toMatchObject({ detail: [{ type: 'json_invalid', loc: ['body'] }] });
+  });
+
+  test('public authors: X-Content-Domain required (422), a domain of no site 422 (spec: 200, 422 only), active authors only', async () => {
     const c = await newClient();
     const domain = newDomain();
     await c.post('/api/v1/dashboard/content/sites', { domain });
@@ -186,9 +233,13 @@ describe('content', () => {
     const missing = await site(undefined)('/api/v1/content/authors');
     expect(missing.status).toBe(422);
     expect(JSON.stringify(await missing.json())).toContain('x-content-domain');
-    const unknown = await site(newDomain())('/api/v1/content/authors');
-    expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toEqual({ detail: 'site not found' });
+    // A domain no site has is the header's validation error, on every public route that reads it.
+    const nobody = newDomain();
+    for (const path of ['/api/v1/content/authors', '/api/v1/content/posts', '/api/v1/content/posts/some-post']) {
+      const unknown = await site(nobody.toUpperCase())(path);
+      expect([path, unknown.status]).toEqual([path, 422]);
+      expect(await unknown.json()).toEqual({ detail: [{ type: 'site_not_found', loc: ['header', 'x-content-domain'], msg: `no site is registered for the domain '${nobody}'` }] });
+    }
 
     const res = await site(domain)('/api/v1/content/authors?page_size=1');
     expect(res.status).toBe(200);
@@ -282,18 +333,22 @@ describe('content', () => {
     expect((await site(domain)('/api/v1/content/posts/one')).status).toBe(404);
     expect((await c.get('/api/v1/dashboard/content/posts/not-a-uuid')).status).toBe(404);
 
-    // Removing the site: its domain answers 404.
+    // Removing the site: its domain answers 422 (no site registered for it).
     const sites = await c.json<{ sites: { id: string; domain: string }[] }>(await c.get('/api/v1/dashboard/content/sites'));
     expect(sites.sites.map((s) => s.domain)).toEqual([domain]);
     expect((await c.del(`/api/v1/dashboard/content/sites/${sites.sites[0]?.id}`)).status).toBe(204);
-    expect(await (await site(domain)('/api/v1/content/posts')).json()).toEqual({ detail: 'site not found' });
+    const removed = await site(domain)('/api/v1/content/posts');
+    expect(removed.status).toBe(422);
+    expect(await removed.json()).toMatchObject({ detail: [{ type: 'site_not_found', loc: ['header', 'x-content-domain'] }] });
   });
 
   test('the routes and the X-Content-Domain header are in /openapi.json', async () => {
     const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { parameters: Json[]; responses: Record<string, unknown> }>> };
     const authors = doc.paths['/api/v1/content/authors']?.get;
     expect(authors?.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'x-content-domain', in: 'header', required: true })]));
-    expect(Object.keys(authors?.responses ?? {})).toEqual(expect.arrayContaining(['200', '404', '422']));
+    // Spec §4.11: 200 and 422 (a domain of no site is the header's 422), no 404.
+    expect(Object.keys(authors?.responses ?? {})).toEqual(expect.arrayContaining(['200', '422']));
+    expect(authors?.responses).not.toHaveProperty('404');
     expect(Object.keys(doc.paths['/api/v1/dashboard/content/posts/{post_id}'] ?? {}).sort()).toEqual(['delete', 'get', 'patch']);
     expect(Object.keys(doc.paths['/api/v1/dashboard/content/posts']?.post?.responses ?? {})).toEqual(expect.arrayContaining(['201', '400', '401', '409']));
     expect(doc.paths['/api/v1/dashboard/content/posts/{post_id}/publish']?.post).toBeDefined();

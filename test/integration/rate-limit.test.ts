@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { bearer, startTestApi, type TestApi } from '../support/api';
 import { SourceAddresses } from '../support/source-address';
 
@@ -73,6 +74,35 @@ describe('rate limit (spec §8)', () => {
     expect((await get(two, bob)).status).toBe(200);
   });
 
+  test('the routes without credentials carry the limit headers on every response, not only on their 429', async () => {
+    const a = await api({ PUBLIC_RATE_LIMIT_PER_MINUTE: '3', PUBLIC_RATE_LIMIT_BURST: '50' });
+    const domain = `limits-${randomUUID().slice(0, 8)}.example.com`;
+    const registered = await fetch(`${a.url}/api/v1/dashboard/content/sites`, {
+      method: 'POST',
+      headers: { authorization: bearer(await a.newClient()), 'content-type': 'application/json' },
+      body: JSON.stringify({ domain }),
+    });
+    expect(registered.status).toBe(201);
+    const send = sources.from();
+    const answers = [];
+    // A public content read, an unsubscribe page, another read, then one past the limit.
+    for (const [path, headers] of [['/api/v1/content/authors', { 'x-content-domain': domain }], ['/u/not-a-token', {}], ['/api/v1/content/posts', { 'x-content-domain': domain }], ['/u/not-a-token', {}]] as const) {
+      const res = await send(`${a.url}${path}`, headers);
+      await res.arrayBuffer();
+      answers.push({ status: res.status, limit: res.headers.get('x-ratelimit-limit'), remaining: res.headers.get('x-ratelimit-remaining'), reset: Number(res.headers.get('x-ratelimit-reset')) });
+    }
+    expect(answers.map(({ status, limit, remaining }) => [status, limit, remaining])).toEqual([
+      [200, '3', '2'],
+      [422, '3', '1'],
+      [200, '3', '0'],
+      [429, '3', '0'],
+    ]);
+    for (const { reset } of answers) {
+      expect(reset).toBeGreaterThan(Date.now() / 1000);
+      expect(reset).toBeLessThanOrEqual(Date.now() / 1000 + 61);
+    }
+  });
+
   test('the routes without credentials are limited per source address; X-Forwarded-For counts only with TRUST_PROXY', async () => {
     const limits = { PUBLIC_RATE_LIMIT_PER_MINUTE: '3', PUBLIC_RATE_LIMIT_BURST: '50' };
     const one = await api(limits);
@@ -83,7 +113,8 @@ describe('rate limit (spec §8)', () => {
       send(`${a.url}/api/v1/content/posts`, { 'x-content-domain': 'nobody.example', ...headers });
     const page = (a: TestApi) => send(`${a.url}/u/not-a-token`);
     const statuses = [(await posts(one)).status, (await page(two)).status, (await posts(two)).status];
-    expect(statuses).toEqual([404, 422, 404]);
+    // A domain of no site is a 422 (the header's validation), counted like any answer.
+    expect(statuses).toEqual([422, 422, 422]);
     const limited = await page(one);
     expect(limited.status).toBe(429);
     expect(await limited.json()).toEqual({ detail: 'rate limit exceeded, maximum 3 requests per minute' });
@@ -100,8 +131,8 @@ describe('rate limit (spec §8)', () => {
     const first = forwarded();
     let second = forwarded();
     while (second === first) second = forwarded();
-    for (let i = 0; i < 3; i++) expect((await posts(proxied, { 'x-forwarded-for': first })).status).toBe(404);
+    for (let i = 0; i < 3; i++) expect((await posts(proxied, { 'x-forwarded-for': first })).status).toBe(422);
     expect((await posts(proxied, { 'x-forwarded-for': first })).status).toBe(429);
-    expect((await posts(proxied, { 'x-forwarded-for': second })).status).toBe(404);
+    expect((await posts(proxied, { 'x-forwarded-for': second })).status).toBe(422);
   });
 });
