@@ -3,7 +3,7 @@ import { CanonicalRecordModel } from '../../db/models/canonical-record';
 import { JobModel } from '../../db/models/job';
 import { DedupeRepository } from '../../db/repositories/dedupe';
 import { JobResultStore } from '../../db/repositories/job-results';
-import { findByNameWords, findByNaturalKey } from '../../db/repositories/resources';
+import { findBusinessByKey, findByNameWords, findByNaturalKey } from '../../db/repositories/resources';
 import { crawlPeoplePayload, type CrawlPeopleResult } from '../../jobs/crawl-people';
 import { naturalKeyOf } from '../../lib/idap';
 import { domainOf } from '../../lib/normalize';
@@ -98,7 +98,7 @@ export function createPeopleActivities(deps: ActivityDeps) {
       let domain = domainOf(website);
       let companyName = p.company_name ?? null;
       if (website && domain) {
-        companyName ??= (await findByNaturalKey(db, job.client_id, 'businesses', `domain:${domain}`))?.data.name as string | undefined ?? null;
+        companyName ??= (await findBusinessByKey(db, job.client_id, `domain:${domain}`))?.data.name as string | undefined ?? null;
         return { ...base, website, domain, companyName, resolvedVia: 'payload', resolution: `the website given: ${website}`, registry: await registryRecord(job.client_id, { name: companyName }) };
       }
       const name = companyName as string;

@@ -1,12 +1,15 @@
 import type { Knex } from 'knex';
+import type { z } from 'zod';
 import type { ResourceModel } from '../../db/models/resource';
 import {
+  findBusinessByKey,
   findByNaturalKey,
   findPins,
   getResource,
   listResources,
   relatedOf,
   resourceStats,
+  setPinParent,
   updateFlags,
   upsertResources,
   type Cursor,
@@ -35,6 +38,8 @@ import {
 
 const TOP_LEVEL = new Set(['tenant_id', 'created_at', 'modified_at', 'flags', 'data']);
 const RESOURCE_NOT_FOUND = 'resource_not_found';
+// Resolve found the pin, but it has no parent business: told apart from no such pin.
+const PARENT_NOT_FOUND = 'parent_not_found';
 
 const isMedia = (type: string) => (MEDIA_TYPES as readonly string[]).includes(type);
 
@@ -70,6 +75,44 @@ function view(r: ResourceModel, fields: string[] | undefined, include: ResourceT
   }
   if (include && include.length > 0) out.related = Object.fromEntries(include.map((t) => [t, (related?.get(t) ?? []).map(relatedItem)]));
   return out;
+}
+
+/**
+ * The parent business of each import record that names one (pins only), or issues for the records
+ * whose parent is not one of this client's businesses (another client's is answered as unknown).
+ */
+async function importParents(db: Knex, clientId: string, type: ResourceType, records: z.output<typeof importBody>['records']) {
+  const parents = new Map<number, string>();
+  const issues: ValidationIssue[] = [];
+  // Many pins of an import often share one parent: each ref or key is looked up once.
+  const seen = new Map<string, string | undefined>();
+  const lookUp = async (id: string, find: () => Promise<ResourceModel | undefined>) => {
+    if (!seen.has(id)) seen.set(id, (await find())?.id);
+    return seen.get(id);
+  };
+  for (const [i, r] of records.entries()) {
+    const loc = ['body', 'records', i, 'parent'];
+    if (r.parent === undefined) continue;
+    if (type !== 'pins') {
+      issues.push({ type: 'extra_forbidden', loc, msg: 'only pins have a parent (their business)' });
+    } else if (typeof r.parent === 'string') {
+      // The schema let only idap://businesses/{uuid} through.
+      const ref = r.parent;
+      const business = await lookUp(ref, () => getResource(db, clientId, 'businesses', ref.slice('idap://businesses/'.length)));
+      if (business) parents.set(i, business);
+      else issues.push({ type: 'not_found', loc, msg: `no business ${ref} for this client` });
+    } else {
+      const key = naturalKeyOf('businesses', r.parent);
+      if ('error' in key) {
+        issues.push({ type: 'missing', loc: [...loc, key.field], msg: key.error });
+        continue;
+      }
+      const business = await lookUp(key.key, () => findBusinessByKey(db, clientId, key.key));
+      if (business) parents.set(i, business);
+      else issues.push({ type: 'not_found', loc, msg: 'no business of this client matches these keys' });
+    }
+  }
+  return { parents, issues };
 }
 
 async function views(db: Knex, clientId: string, rows: ResourceModel[], fields?: string[], include?: ResourceType[]) {
@@ -121,8 +164,11 @@ export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigge
     operationId: 'idapResolve',
     summary: 'Resolve a resource by its keys (a pin to its parent business)',
     description:
-      `pins: by ${PIN_KEYS.join(', ')} (all given must match; exactly one pin) -> the business related to the pin. ` +
-      'Other types: by the keys their natural key is made of, e.g. emails?address=..., domains?domain=..., businesses?place_id=... or ?website=..., phones?number=...&country=GB.',
+      `pins: by ${PIN_KEYS.join(', ')} (all given must match; exactly one pin) -> the pin's parent business (set by the import's parent). ` +
+      'businesses: by place_id, website or domain, or name (+ address), matched as an import of the same keys merges: the business stored ' +
+      'under that key (where the import writes), else the oldest business whose data holds it: the place id, the registrable domain ' +
+      '(e.g. the maps listing of that website; of a chain\'s listings sharing a site, the first imported), or the name and address. ' +
+      'Other types: by the keys their natural key is made of, e.g. emails?address=..., domains?domain=..., phones?number=...&country=GB.',
     tags: ['idap'],
     security: 'client',
     params: typeParams,
@@ -130,7 +176,7 @@ export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigge
     responses: {
       200: { description: 'The resolved resource', schema: resolveResponse },
       400: { description: 'Media type, or several pins match the keys' },
-      ...notFoundResponse,
+      404: { description: `detail ${RESOURCE_NOT_FOUND}: no resource (no pin) of this client matches the keys; detail ${PARENT_NOT_FOUND}: the pin exists but has no parent business` },
     },
     handler: async (ctx, { params, query }) => {
       const type = servedType(params.resource_type, 400);
@@ -147,10 +193,11 @@ export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigge
         from = pins[0];
         const parent = from ? (await relatedOf(db, clientId, [from.id], ['businesses'], 1)).get(from.id)?.get('businesses')?.[0] : undefined;
         match = parent ? await getResource(db, clientId, 'businesses', parent.id) : undefined;
+        if (from && !match) throw notFound(PARENT_NOT_FOUND);
       } else {
         const key = naturalKeyOf(type, given);
         if ('error' in key) throw new ValidationError([{ type: 'missing', loc: ['query', key.field], msg: key.error }]);
-        match = await findByNaturalKey(db, clientId, type, key.key);
+        match = type === 'businesses' ? await findBusinessByKey(db, clientId, key.key) : await findByNaturalKey(db, clientId, type, key.key);
         from = match;
       }
       if (!match || !from) throw notFound(RESOURCE_NOT_FOUND);
@@ -164,12 +211,18 @@ export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigge
     path: '/api/v1/idap/{resource_type}/import',
     operationId: 'idapImport',
     summary: 'Bulk-import up to 1,000 resources (de-duplicated on their natural keys)',
-    description: 'Each record is upserted on the natural key derived from its data: an existing resource gets the new data merged in (stored keys not given are kept) and modified_at moves only if something changed.',
+    description:
+      'Each record is upserted on the natural key derived from its data: an existing resource gets the new data merged in (stored keys not given are kept) and modified_at moves only if something changed. ' +
+      'A pin record may name its parent business (parent: its idap_ref or its keys), which pins/resolve answers; a new parent replaces the old one, an unknown one refuses the import (422).',
     tags: ['idap'],
     security: 'client',
     params: typeParams,
     body: importBody,
-    responses: { 200: { description: 'What happened to each record', schema: importResponse }, 400: { description: 'Media types cannot be imported' } },
+    responses: {
+      200: { description: 'What happened to each record', schema: importResponse },
+      400: { description: 'Media types cannot be imported' },
+      422: { description: 'A record without its natural key, or with a parent that is not a business of this client (or on a type other than pins)' },
+    },
     handler: async (ctx, { params, body }) => {
       const type = servedType(params.resource_type, 400);
       const clientId = clientIdOf(ctx);
@@ -179,9 +232,19 @@ export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigge
         if ('error' in key) issues.push({ type: 'missing', loc: ['body', 'records', i, 'data', key.field], msg: key.error });
         return 'key' in key ? key.key : '';
       });
+      const { parents, issues: parentIssues } = await importParents(db, clientId, type, body.records);
+      issues.push(...parentIssues);
       if (issues.length > 0) throw new ValidationError(issues);
       const results = await db.transaction(async (trx) => {
-        const written = await upsertResources(trx, clientId, type, body.records.map((r, i) => ({ naturalKey: keys[i], data: r.data, flags: r.flags, campaignId: r.campaign_id, source: body.source })));
+        const upserted = await upsertResources(trx, clientId, type, body.records.map((r, i) => ({ naturalKey: keys[i], data: r.data, flags: r.flags, campaignId: r.campaign_id, source: body.source })));
+        // In record order, so that of one pin's records in a request the last parent wins.
+        const reparented = new Set<string>();
+        for (const [i, businessId] of parents) {
+          const pin = upserted[i];
+          if (pin && (await setPinParent(trx, pin, { clientId, type: 'businesses', id: businessId }))) reparented.add(pin.id);
+        }
+        // A new parent moved the pin's modified_at: that is an update.
+        const written = upserted.map((w) => (w.status === 'unchanged' && reparented.has(w.id) ? { ...w, status: 'updated' as const } : w));
         // Imported businesses are leads too: queued for the lead index with the import itself.
         if (type === 'businesses' && leadIndex) await outbox.enqueue(trx, clientId, written.filter((w) => w.status !== 'unchanged').map((w) => w.id));
         return written;

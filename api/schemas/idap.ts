@@ -68,12 +68,28 @@ export const patchBody = z
   .refine((b) => !b.add.some((f) => b.remove.includes(f)), { message: 'a flag cannot be both added and removed', path: [] })
   .meta({ id: 'IdapFlagsPatch', description: 'Flags to add and to remove (spec §2.9 values)' });
 
+const BUSINESS_KEYS = ['place_id', 'website', 'domain', 'name', 'address'] as const;
+const BUSINESS_REF = /^idap:\/\/businesses\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A pin's parent business (resolve: pin to parent business): its idap_ref, or its keys. */
+export const pinParent = z
+  .union([
+    z.string().regex(BUSINESS_REF, 'a parent is a business: idap://businesses/{uuid}, or an object of its keys').describe('the business\'s idap_ref, idap://businesses/{uuid}'),
+    z.strictObject(Object.fromEntries(BUSINESS_KEYS.map((k) => [k, z.string().trim().min(1).max(500).optional()])) as Record<(typeof BUSINESS_KEYS)[number], z.ZodOptional<z.ZodString>>)
+      .describe('the business\'s keys (place_id, website or domain, or name with address), matched as businesses/resolve matches them'),
+  ], { error: 'a parent is a business: its idap_ref idap://businesses/{uuid}, or an object of its keys (place_id, website, domain, name, address)' })
+  .describe(
+    'pins only: the parent business of the pin, which pins/resolve answers. It must be a business of this client, else the import is refused ' +
+      '(422, detail loc body.records.{i}.parent). A pin has one parent: a new one replaces it; omitted, the stored one is kept.',
+  );
+
 export const importBody = z.strictObject({
   records: z
     .array(z.strictObject({
       data: z.record(z.string(), z.unknown()).describe('the resource data; its natural key is derived from it (e.g. address for emails, place_id/website/name for businesses)'),
       flags: z.array(z.enum(FLAGS)).max(FLAGS.length).optional(),
       campaign_id: z.string().min(1).max(200).optional(),
+      parent: pinParent.optional(),
     }))
     .min(1)
     .max(1000)

@@ -248,6 +248,36 @@ export async function relate(trx: Knex.Transaction, a: ResourceRef, b: ResourceR
   return (rows[0]?.bumped ?? 0) > 0;
 }
 
+/**
+ * Makes `business` the pin's parent (spec §4.5: resolve a pin to its parent business): relates the
+ * two (both ways, as relate does) and drops the pin's relations to other businesses, since a pin has
+ * one parent. The resources whose relations changed move modified_at. Returns whether anything
+ * changed. Needs a transaction.
+ */
+export async function setPinParent(trx: Knex.Transaction, pin: ResourceRef, business: ResourceRef): Promise<boolean> {
+  if (pin.type !== 'pins' || business.type !== 'businesses') throw new Error(`setPinParent: ${pin.type} -> ${business.type}, expected pins -> businesses`);
+  if (pin.clientId !== business.clientId) throw new Error('setPinParent: resources of different clients');
+  await lockClient(trx, pin.clientId);
+  const { rows } = (await trx.raw(
+    `with gone as (
+       delete from idap_relations
+       where client_id = ?
+         and ((from_id = ? and to_type = 'businesses' and to_id <> ?)
+              or (to_id = ? and to_type = 'pins' and from_id <> ?
+                  and from_id in (select id from idap_resources where client_id = ? and resource_type = 'businesses')))
+       returning from_id
+     ),
+     bump as (
+       update idap_resources set change_seq = nextval('idap_change_seq'), modified_at = clock_timestamp()
+       where id in (select from_id from gone) returning id
+     )
+     select count(*)::int as bumped from bump`,
+    [pin.clientId, pin.id, business.id, pin.id, business.id, pin.clientId],
+  )) as { rows: { bumped: number }[] };
+  const linked = await relate(trx, pin, business);
+  return linked || (rows[0]?.bumped ?? 0) > 0;
+}
+
 /** Adds and removes flags; bumps modified_at only when the flags changed. Undefined: no such resource. */
 export async function updateFlags(
   db: Knex,
@@ -294,6 +324,40 @@ export async function getResource(db: Knex, clientId: string, type: ResourceType
 /** A resource by its natural key as written or as derived from `data`-like keys. */
 export async function findByNaturalKey(db: Knex, clientId: string, type: ResourceType, key: string): Promise<ResourceModel | undefined> {
   return ResourceModel.query(db).modify('forClient', clientId).where({ resource_type: type, natural_key: key }).first().select(COLUMNS);
+}
+
+/** lib/normalize.ts normalizeText in SQL: trimmed, inner whitespace as one space, lower case; blank is null. */
+const normText = (e: string) => `nullif(lower(regexp_replace(regexp_replace(${e}, '^\\s+|\\s+$', '', 'g'), '\\s+', ' ', 'g')), '')`;
+
+/**
+ * Per kind of business key (lib/idap.ts naturalKeyOf), the keys a business's data holds besides the
+ * one it is stored under: a crawled site that a listing joined keeps the listing's place id, and a
+ * listing records its site's registrable domain (upsertResources, businessesByDomain).
+ */
+const HELD_BUSINESS_KEYS: Record<string, string[]> = {
+  place: [`'place:' || btrim(idap_resources.data->>'place_id')`, `'place:' || btrim(idap_resources.data->>'maps_place_id')`],
+  domain: [`'domain:' || (idap_resources.data->>'domain')`],
+  name: [`'name:' || ${normText(`idap_resources.data->>'name'`)} || '|' || coalesce(${normText(`idap_resources.data->>'address'`)}, '')`],
+};
+
+/**
+ * The business a natural key (`place:`, `domain:`, `name:`) resolves to, matched as an import of the
+ * same key merges: the business stored under that key, which an import writes into; else the oldest
+ * business whose data holds the key (e.g. the one maps listing of a website's domain). Among a chain's
+ * listings sharing one domain that is the first listed, until a crawl or import of the site itself
+ * makes it a business of its own under the domain key.
+ */
+export async function findBusinessByKey(db: Knex, clientId: string, key: string): Promise<ResourceModel | undefined> {
+  const stored = await findByNaturalKey(db, clientId, 'businesses', key);
+  const held = HELD_BUSINESS_KEYS[key.slice(0, key.indexOf(':'))];
+  if (stored || !held) return stored;
+  return ResourceModel.query(db)
+    .modify('forClient', clientId)
+    .where('resource_type', 'businesses')
+    .whereRaw(`? in (${held.join(', ')})`, [key])
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .first()
+    .select(COLUMNS);
 }
 
 /**

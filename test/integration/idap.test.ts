@@ -451,7 +451,9 @@ describe('stats and resolve', () => {
     const none = await who.get('/api/v1/idap/pins/resolve?pin_name=Nope');
     expect(none.status).toBe(404);
     expect(await none.json()).toEqual({ detail: 'resource_not_found' });
-    expect((await who.get('/api/v1/idap/pins/resolve?pin_name=Other')).status).toBe(404); // no parent business
+    const orphan = await who.get('/api/v1/idap/pins/resolve?pin_name=Other');
+    expect(orphan.status).toBe(404);
+    expect(await orphan.json()).toEqual({ detail: 'parent_not_found' }); // the pin exists, without a parent business
     expect((await who.get('/api/v1/idap/pins/resolve')).status).toBe(422);
 
     expect(await (await who.get('/api/v1/idap/emails/resolve?address=HI@Pinned.test')).json()).toMatchObject({ data: { address: 'hi@pinned.test' } });
@@ -459,6 +461,105 @@ describe('stats and resolve', () => {
     // Tenant isolation.
     expect((await c.get('/api/v1/idap/pins/resolve?pin_name=Pinned%20Co%20HQ')).status).toBe(404);
     expect((await c.get('/api/v1/idap/businesses/resolve?place_id=ChIJpin')).status).toBe(404);
+  });
+
+  test('resolve: a business by its website, domain, place id or name and address, whatever key it is stored under, as the import matches it', async () => {
+    const who = caller(api, bearer(await api.newClient('resolve-biz')));
+    const resolve = async (q: string) => {
+      const res = await who.get(`/api/v1/idap/businesses/resolve?${q}`);
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const found = (id: string | undefined) => ({ status: 200, body: expect.objectContaining({ resource_type: 'businesses', resource_id: id, resolved_from: `idap://businesses/${id}` }) });
+    // A listing (keyed by its place id); an import by its website alone merges into it.
+    const d = uniq('bakery');
+    const listing = await importAs(who, 'businesses', [{ data: { name: 'Res Bakery', place_id: `ChIJ${d}`, website: `https://${d}.example`, address: '1 Main St' } }]);
+    const id = listing.items[0]?.resource_id;
+    const site = await importAs(who, 'businesses', [{ data: { website: `https://www.${d}.example/`, phone: '+15550100' } }]);
+    expect(site.items[0]).toMatchObject({ resource_id: id, status: 'updated' });
+    for (const q of [`website=${encodeURIComponent(`https://www.${d}.example/`)}`, `domain=${d}.example`, `place_id=ChIJ${d}`, 'name=res%20bakery&address=1%20%20main%20st']) {
+      expect(await resolve(q)).toEqual(found(id));
+    }
+
+    // The site first (keyed by its domain), then its listing merges into it: the place id finds it.
+    const f = uniq('florist');
+    const siteFirst = await importAs(who, 'businesses', [{ data: { name: 'Florist', website: `https://${f}.example/` } }]);
+    const listingLater = await importAs(who, 'businesses', [{ data: { place_id: `ChIJ${f}`, website: `https://www.${f}.example/` } }]);
+    expect(listingLater.items[0]?.resource_id).toBe(siteFirst.items[0]?.resource_id);
+    expect(await resolve(`place_id=ChIJ${f}`)).toEqual(found(siteFirst.items[0]?.resource_id));
+
+    // A chain: two listings share a website. Their domain answers the oldest, until an import by the
+    // website makes a business of the site itself; then it answers that one, where the import writes.
+    const ch = uniq('chain');
+    const first = await importAs(who, 'businesses', [{ data: { place_id: `ChIJa${ch}`, website: `https://${ch}.example/` } }]);
+    await importAs(who, 'businesses', [{ data: { place_id: `ChIJb${ch}`, website: `https://${ch}.example/` } }]);
+    expect(await resolve(`domain=${ch}.example`)).toEqual(found(first.items[0]?.resource_id));
+    const chainSite = await importAs(who, 'businesses', [{ data: { website: `https://${ch}.example/`, name: 'Chain HQ' } }]);
+    expect(chainSite.created).toBe(1);
+    expect(await resolve(`website=https://${ch}.example/`)).toEqual(found(chainSite.items[0]?.resource_id));
+
+    // No business of the key for this client; another client's business is not found either.
+    expect(await resolve(`domain=none-${d}.example`)).toEqual({ status: 404, body: { detail: 'resource_not_found' } });
+    const theirs = await c.get(`/api/v1/idap/businesses/resolve?domain=${d}.example`);
+    expect(theirs.status).toBe(404);
+    expect(await theirs.json()).toEqual({ detail: 'resource_not_found' });
+  });
+
+  test('pins import with a parent business; pin resolve answers it, a pin without one is parent_not_found; unknown and other clients\' parents are refused', async () => {
+    const who = caller(api, bearer(await api.newClient('pin-parent')));
+    const resolve = async (q: string) => {
+      const res = await who.get(`/api/v1/idap/pins/resolve?${q}`);
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const d = uniq('pinco');
+    const biz = await importAs(who, 'businesses', [{ data: { name: 'Pin Co', place_id: `ChIJ${d}`, website: `https://${d}.example` } }, { data: { name: 'Pin Two', website: `https://two-${d}.example` } }]);
+    const [b1, b2] = biz.items.map((i) => i.resource_id);
+    // The parent as an idap_ref, or as a business's keys (its website finds the listing keyed by place id).
+    const pins = await importAs(who, 'pins', [
+      { data: { pin_name: 'HQ', pin_data_set_id: d, account_id: 'acc1', pin_subscription_id: `sub-${d}`, content: 'hello', status: 'active' }, parent: `idap://businesses/${b1}` },
+      { data: { pin_name: 'Shop', pin_data_set_id: d, account_id: 'acc1' }, parent: { website: `https://www.${d}.example/` } },
+      { data: { pin_name: 'Loose', pin_data_set_id: d } },
+    ]);
+    expect(pins).toMatchObject({ created: 3 });
+    const [hq, shop, loose] = pins.items.map((i) => i.idap_ref);
+    expect(await resolve(`pin_name=HQ&pin_data_set_id=${d}&include=pins`)).toEqual({ status: 200, body: expect.objectContaining({ resource_type: 'businesses', resource_id: b1, resolved_from: hq, data: expect.objectContaining({ name: 'Pin Co' }) }) });
+    expect((await resolve(`pin_subscription_id=sub-${d}`)).body).toMatchObject({ resource_id: b1, resolved_from: hq });
+    expect((await resolve(`pin_name=Shop&pin_data_set_id=${d}`)).body).toMatchObject({ resource_id: b1, resolved_from: shop });
+    // A pin without a parent is told apart from no pin at all.
+    expect(await resolve(`pin_name=Loose&pin_data_set_id=${d}`)).toEqual({ status: 404, body: { detail: 'parent_not_found' } });
+    expect(await resolve(`pin_name=Nope&pin_data_set_id=${d}`)).toEqual({ status: 404, body: { detail: 'resource_not_found' } });
+    expect(loose).toMatch(/^idap:\/\/pins\//);
+
+    // A pin has one parent: a new one replaces it (an update); imported without parent, it keeps it.
+    const moved = await importAs(who, 'pins', [{ data: { pin_name: 'HQ', pin_data_set_id: d }, parent: `idap://businesses/${b2}` }]);
+    expect(moved).toMatchObject({ updated: 1, unchanged: 0 });
+    expect((await resolve(`pin_name=HQ&pin_data_set_id=${d}`)).body).toMatchObject({ resource_id: b2 });
+    expect((await one(who, `/api/v1/idap/businesses/${b1}?include=pins`)).related?.pins?.map((p) => p.pin_name)).toEqual(['Shop']);
+    const again = await importAs(who, 'pins', [{ data: { pin_name: 'HQ', pin_data_set_id: d } }, { data: { pin_name: 'Shop', pin_data_set_id: d }, parent: `idap://businesses/${b1}` }]);
+    expect(again).toMatchObject({ unchanged: 2 });
+    expect((await resolve(`pin_name=HQ&pin_data_set_id=${d}`)).body).toMatchObject({ resource_id: b2 });
+
+    // An unknown parent or another client's business is an error of that record; nothing is written.
+    const other = caller(api, bearer(await api.newClient('pin-other')));
+    const theirs = (await importAs(other, 'businesses', [{ data: { name: 'Theirs', place_id: `ChIJt${d}` } }])).items[0]?.resource_id;
+    const refused = await who.post('/api/v1/idap/pins/import', { records: [
+      { data: { pin_name: 'New', pin_data_set_id: d }, parent: `idap://businesses/${b1}` },
+      { data: { pin_name: 'New2', pin_data_set_id: d }, parent: `idap://businesses/${theirs}` },
+      { data: { pin_name: 'New3', pin_data_set_id: d }, parent: { place_id: `ChIJt${d}` } },
+      { data: { pin_name: 'New4', pin_data_set_id: d }, parent: { address: '1 Main St' } },
+    ] });
+    expect(refused.status).toBe(422);
+    expect(await refused.json()).toEqual({ detail: [
+      { type: 'not_found', loc: ['body', 'records', 1, 'parent'], msg: `no business idap://businesses/${theirs} for this client` },
+      { type: 'not_found', loc: ['body', 'records', 2, 'parent'], msg: 'no business of this client matches these keys' },
+      { type: 'missing', loc: ['body', 'records', 3, 'parent', 'place_id'], msg: 'a business needs place_id, website or name' },
+    ] });
+    expect(await resolve(`pin_name=New&pin_data_set_id=${d}`)).toEqual({ status: 404, body: { detail: 'resource_not_found' } });
+    expect((await one(other, `/api/v1/idap/businesses/${theirs}?include=pins`)).related).toEqual({ pins: [] });
+    // Only pins have a parent; a parent is a business.
+    const notPin = await who.post('/api/v1/idap/emails/import', { records: [{ data: { address: `a@${d}.example` }, parent: `idap://businesses/${b1}` }] });
+    expect(notPin.status).toBe(422);
+    expect(((await notPin.json()) as { detail: { loc: unknown[] }[] }).detail[0]?.loc).toEqual(['body', 'records', 0, 'parent']);
+    expect((await who.post('/api/v1/idap/pins/import', { records: [{ data: { pin_name: 'X', pin_data_set_id: d }, parent: `idap://emails/${b1}` }] })).status).toBe(422);
   });
 
   test('lists are per client', async () => {
