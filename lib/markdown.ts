@@ -8,9 +8,24 @@ type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 const isObject = (v: Json): v is { [k: string]: Json } => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isScalar = (v: Json) => v === null || typeof v !== 'object';
 
+/**
+ * Text from the data as it reads, never as markup: stored values come from crawled pages and inbound
+ * mail, and a renderer would run their HTML (`<script>`, `<img onerror>`) or turn `[x](url)` into a
+ * link. HTML-significant characters become entities and brackets are escaped; the table's own `|`
+ * and line breaks (`<br>`, the one tag this renderer writes) keep a cell one cell.
+ */
+function text(raw: string): string {
+  return raw
+    .replace(/\\/g, '\\\\')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/([[\]|])/g, '\\$1')
+    .replace(/\r?\n/g, '<br>');
+}
+
 function cell(v: Json): string {
-  const text = v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>');
+  return text(v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 }
 
 function table(headers: string[], rows: string[][]): string {
@@ -36,7 +51,7 @@ function render(value: Json, depth: number): string {
   const nested = Object.entries(value).filter(([, v]) => !isScalar(v));
   const parts: string[] = [];
   if (scalars.length) parts.push(table(['field', 'value'], scalars.map(([k, v]) => [cell(k), cell(v)])));
-  for (const [k, v] of nested) parts.push(`${'#'.repeat(Math.min(depth, 6))} ${k}\n\n${render(v, depth + 1)}`);
+  for (const [k, v] of nested) parts.push(`${'#'.repeat(Math.min(depth, 6))} ${text(k)}\n\n${render(v, depth + 1)}`);
   return parts.join('\n\n') || '_(empty)_';
 }
 

@@ -100,12 +100,15 @@ export function credentialIdentity(c: Credentials): string {
   return JSON.stringify([c.api_key ?? '', c.base_url ?? '', c.endpoint ?? '', c.deployment ?? '', c.account_id ?? '']);
 }
 
-/** `sk-...a1B2`: the first characters up to the first dash (at most 3) and the last 4; short keys show only their end. */
+/** `sk-...a1B2`: the first characters up to the first dash (at most 3) and the last 4, never more than a quarter of the key. */
 export function maskKey(key: string): string {
-  if (key.length <= 8) return `...${key.slice(-2)}`;
+  // At most a quarter of the key is shown: a real key (40-100+ characters) shows its prefix and last
+  // 4 (`sk-...a1B2`); a short one less, down to nothing.
+  const budget = Math.floor(key.length / 4);
+  const tail = budget >= 2 ? key.slice(-Math.min(4, budget)) : '';
   const dash = key.indexOf('-');
   const head = dash > 0 && dash <= 4 ? key.slice(0, dash + 1) : key.slice(0, 3);
-  return `${head}...${key.slice(-4)}`;
+  return head.length + tail.length <= budget ? `${head}...${tail}` : `...${tail}`;
 }
 
 /** key_preview (spec §2.12): masked secrets, settings as they are. */

@@ -111,7 +111,7 @@ describe('CRUD', () => {
     });
     expect(JSON.stringify(body)).not.toContain('9f8e7d6c5b4a3210');
 
-    const primary = await create(c, { provider_name: 'anthropic', credentials: { api_key: 'sk-ant-api03-xyzw1234' }, is_primary: true, daily_limit: 500, minute_limit: 10, spend_limit_amount: 25.5, spend_limit_period: 'daily', spend_limit_action: 'block' });
+    const primary = await create(c, { provider_name: 'anthropic', credentials: { api_key: 'sk-ant-api03-abcdefghijklmnop-xyzw1234' }, is_primary: true, daily_limit: 500, minute_limit: 10, spend_limit_amount: 25.5, spend_limit_period: 'daily', spend_limit_action: 'block' });
     expect(primary).toMatchObject({ provider_label: 'Anthropic', is_primary: true, priority: 10, daily_limit: 500, minute_limit: 10, spend_limit_amount: 25.5, spend_limit_period: 'daily', spend_limit_action: 'block', key_preview: { api_key: 'sk-...1234' } });
 
     const list = await c.json<{ success: boolean; integrations: Integration[]; total: number }>(await c.get('/api/v1/integrations'));
@@ -139,7 +139,7 @@ describe('CRUD', () => {
     const list = await c.json<{ integrations: Integration[] }>(await c.get('/api/v1/integrations'));
     const byProvider = Object.fromEntries(list.integrations.map((i) => [i.provider_name, i]));
     expect(Object.keys(byProvider).sort()).toEqual(Object.keys(ok).sort());
-    expect(byProvider.azure_openai).toMatchObject({ model: 'gpt-4o-mini-prod', key_preview: { api_key: 'az-...6789', endpoint: 'https://acme.openai.azure.com', deployment: 'gpt-4o-mini-prod' } });
+    expect(byProvider.azure_openai).toMatchObject({ model: 'gpt-4o-mini-prod', key_preview: { api_key: '...789', endpoint: 'https://acme.openai.azure.com', deployment: 'gpt-4o-mini-prod' } });
     expect(byProvider.ollama).toMatchObject({ key_preview: { base_url: 'http://ollama.internal:11434/v1' } });
     expect(byProvider.openai_compatible).toMatchObject({ model: 'qwen2.5-7b' });
   });
@@ -187,7 +187,7 @@ describe('CRUD', () => {
   test('PATCH settings and credentials, DELETE; another client\'s integration is a 404', async () => {
     const c = await newCaller();
     const i = await create(c, { provider_name: 'xai', credentials: { api_key: 'xai-first-key-0001' } });
-    const res = await c.patch(`/api/v1/integrations/${i.id}`, { key_label: 'renamed', minute_limit: 5, is_primary: true, credentials: { api_key: 'xai-second-key-0002' } });
+    const res = await c.patch(`/api/v1/integrations/${i.id}`, { key_label: 'renamed', minute_limit: 5, is_primary: true, credentials: { api_key: 'xai-second-key-abcdefghijklmnopqrs-0002' } });
     expect(res.status).toBe(200);
     expect((await c.json<{ integration: Integration }>(res)).integration).toMatchObject({ key_label: 'renamed', minute_limit: 5, is_primary: true, priority: 10, key_preview: { api_key: 'xai-...0002' } });
     const bad = await c.patch(`/api/v1/integrations/${i.id}`, { credentials: { api_key: '' } });

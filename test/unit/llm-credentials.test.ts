@@ -50,10 +50,13 @@ describe('providers', () => {
   });
 
   test('key previews mask the key and show settings', () => {
-    expect(maskKey('sk-proj-abcdefghijkla1B2')).toBe('sk-...a1B2');
-    expect(maskKey('AIzaSyD123456789XYZ')).toBe('AIz...9XYZ');
-    expect(maskKey('short')).toBe('...rt');
-    expect(keyPreview({ api_key: 'sk-abcdefghijkl1234', base_url: 'http://x/v1' })).toEqual({ api_key: 'sk-...1234', base_url: 'http://x/v1' });
+    expect(maskKey('sk-proj-abcdefghijklmnopa1B2')).toBe('sk-...a1B2');
+    expect(maskKey('AIzaSyD123456789XYZabcdefghijklmnopqrst')).toBe('AIz...qrst');
+    // Never more than a quarter of the key: a 9-character key showed 7 ('abc...fghi').
+    expect(maskKey('abcdefghi')).toBe('...hi');
+    expect(maskKey('sk-abcdefghijkl1234')).toBe('...1234');
+    expect(maskKey('short')).toBe('...');
+    expect(keyPreview({ api_key: 'sk-abcdefghijklmnopqrstuvw1234', base_url: 'http://x/v1' })).toEqual({ api_key: 'sk-...1234', base_url: 'http://x/v1' });
   });
 
   test('credential shapes', () => {

@@ -12,4 +12,14 @@ describe('Markdown rendering', () => {
     expect(md).toContain('# emails\n\n- a@x.io');
     expect(md).toContain('# company_info\n\n| field | value |\n| --- | --- |\n| name | Acme |\n| address | l1<br>l2 |');
   });
+
+  test('stored HTML and link syntax read as text: no tag or link reaches a renderer', () => {
+    // An inbound mail's body_html came out as live markup: <img src=x onerror=alert(1)>.
+    const md = toMarkdown({ body_html: '<img src=x onerror=alert(1)><script>alert(2)</script>', note: '[win](javascript:alert(3)) & more', items: ['<b>x</b>'], '<h1>key</h1>': { a: 1 } });
+    expect(md).toContain('| body_html | &lt;img src=x onerror=alert(1)&gt;&lt;script&gt;alert(2)&lt;/script&gt; |');
+    expect(md).toContain('| note | \\[win\\](javascript:alert(3)) &amp; more |');
+    expect(md).toContain('- &lt;b&gt;x&lt;/b&gt;');
+    expect(md).toContain('# &lt;h1&gt;key&lt;/h1&gt;');
+    expect(md.replace(/<br>/g, '')).not.toMatch(/<[a-z/]/i);
+  });
 });
