@@ -36,6 +36,10 @@ export function rateLimit(db: Db, options: RateLimitOptions): Middleware<AppStat
       result = (await union.consume(key)) as Record<string, RateLimiterRes>;
     } catch (rejected) {
       if (rejected instanceof Error) throw rejected;
+      // The union rejects with one entry per window that failed: a refusal (RateLimiterRes) or the
+      // store's own error (Postgres down), which is an outage (503), not a limit.
+      const failure = Object.values(rejected as Record<string, unknown>).find((r) => !(r instanceof RateLimiterRes));
+      if (failure !== undefined) throw failure;
       const byWindow = rejected as Record<string, RateLimiterRes>;
       const waitMs = Math.max(...Object.values(byWindow).map((r) => r.msBeforeNext));
       // Only the windows that refused are reported; when just the burst window did, the caller may

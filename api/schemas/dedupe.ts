@@ -38,7 +38,7 @@ export const dedupeCheckBatchBody = z.strictObject({
   idempotency_key: z.string().min(1).max(100).optional().describe('the same key returns the same response for 5 minutes'),
 });
 
-export const canonicalListQuery = z.object({
+export const canonicalListQuery = z.strictObject({
   record_type: z.enum(RECORD_TYPES).optional(),
   campaign_id: z.string().min(1).max(200).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),

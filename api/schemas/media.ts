@@ -37,7 +37,7 @@ export const videoImportBody = z.strictObject({
   url: z.string().trim().url().max(2000).refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL').describe('address of the video to import (a page PeerTube can import from, or a media file)'),
   title: z.string().trim().min(3).max(120).optional().describe('defaults to the source title (PeerTube: 3-120 characters)'),
   description: z.string().max(10000).optional(),
-  privacy: z.union([z.literal(1), z.literal(2), z.literal(3)]).default(2).describe('1 public, 2 unlisted (default), 3 private'),
+  privacy: z.union([z.literal(1), z.literal(2), z.literal(3)], { error: 'privacy must be 1 (public), 2 (unlisted) or 3 (private)' }).default(2).describe('1 public, 2 unlisted (default), 3 private'),
 });
 
 export const VIDEO_STATES = ['importing', 'processing', 'published', 'failed'] as const;

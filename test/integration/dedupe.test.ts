@@ -294,6 +294,9 @@ describe('GET /api/v1/dedupe/canonical', () => {
 
     expect((await who.get('/api/v1/dedupe/canonical?limit=1001')).status).toBe(422);
     expect((await who.get('/api/v1/dedupe/canonical?limit=0')).status).toBe(422);
+    // An unknown filter is refused, as on the IDAP and search lists, not ignored.
+    const unknown = await who.get('/api/v1/dedupe/canonical?email=p4@list.test');
+    expect([unknown.status, await unknown.json()]).toEqual([422, { detail: [{ type: 'extra_forbidden', loc: ['query'], msg: 'Unknown field(s): email' }] }]);
   });
 });
 

@@ -147,6 +147,9 @@ test('bad input: 422 in the media error shape; a private address is refused befo
     expect(res.status).toBe(422);
     expect(((await res.json()) as { success: boolean }).success).toBe(false);
   }
+  // The privacy refusal names the values (it said only "Invalid input").
+  const privacy = await c.post('/api/v1/media/videos/import', { url: 'https://media.example.com/a', privacy: 5 });
+  expect(((await privacy.json()) as { detail: { msg: string }[] }).detail).toEqual([expect.objectContaining({ loc: ['body', 'privacy'], msg: 'privacy must be 1 (public), 2 (unlisted) or 3 (private)' })]);
   const from = pt.requests.length;
   for (const url of ['http://127.0.0.1:9000/secret', 'http://169.254.169.254/latest/meta-data', 'http://localhost/x', 'http://[::1]/x']) {
     const res = await c.post('/api/v1/media/videos/import', { url });

@@ -1,4 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import { errorHandler } from '../../api/middleware/errors';
+import { rateLimit } from '../../api/middleware/rate-limit';
+import { requestContext } from '../../api/middleware/request-id';
+import type { AppState } from '../../api/context';
+import { createDb } from '../../db';
+import { createLogger } from '../../lib/logger';
 import { bearer, startTestApi, type TestApi } from '../support/api';
 import { SourceAddresses } from '../support/source-address';
 
@@ -135,4 +143,29 @@ describe('rate limit (spec §8)', () => {
     expect((await posts(proxied, { 'x-forwarded-for': first })).status).toBe(429);
     expect((await posts(proxied, { 'x-forwarded-for': second })).status).toBe(422);
   });
+});
+
+test('the limit store (Postgres) not answering is a 503 saying so, not a 429', async () => {
+  // The limiter's union reports a store error inside its per-window object, which read as a
+  // refusal: 429 "rate limit exceeded" with Retry-After NaN, while the database was down. With
+  // authentication served from the client cache, the limiter is a request's first database call.
+  const down = createDb({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/leadjobs', DATABASE_SCHEMA: 'public', DATABASE_POOL_MAX: 1 });
+  const app = new Koa<AppState>();
+  app.use(requestContext(createLogger('silent')));
+  app.use(errorHandler());
+  app.use(rateLimit(down, { perMinute: 100, burst: 20, schema: 'public', per: 'address' }));
+  app.use((ctx) => {
+    ctx.body = { ok: true };
+  });
+  const server = app.listen(0, '127.0.0.1');
+  try {
+    await new Promise((resolve) => server.once('listening', resolve));
+    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(await res.json()).toEqual({ detail: 'service unavailable: the database does not answer, retry later' });
+  } finally {
+    server.close();
+    await down.destroy();
+  }
 });
