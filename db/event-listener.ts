@@ -44,12 +44,19 @@ export class EventListener {
     this.subscribers.set(subscriber.clientId, own);
     own.add(subscriber);
     this.count++;
-    await this.ensureConnected();
-    return () => {
+    const unsubscribe = () => {
       if (!own.delete(subscriber)) return;
       this.count--;
       if (own.size === 0 && this.subscribers.get(subscriber.clientId) === own) this.subscribers.delete(subscriber.clientId);
     };
+    try {
+      await this.ensureConnected();
+    } catch (err) {
+      // The caller gets no way to unsubscribe: kept, it would be counted and fed events for ever.
+      unsubscribe();
+      throw err;
+    }
+    return unsubscribe;
   }
 
   private ensureConnected(): Promise<void> {

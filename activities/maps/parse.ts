@@ -65,12 +65,13 @@ export interface GooglePeriod {
 /**
  * Google's periods (day 0 = Sunday) as lowercase day -> "08:00-20:00" (several ranges joined by
  * ", "), "Closed" for days without a period. A period that ends after midnight belongs to the day
- * it opens; a lone open period at Sunday 00:00 without close means open all the time.
+ * it opens; a lone open period at Sunday 00:00 without close means open all the time: "00:00-24:00"
+ * every day, as OpenStreetMap's 24/7 reads (a range, as spec §2.2 has it, not a phrase).
  */
 export function hoursFromPeriods(periods: GooglePeriod[] | undefined): Record<string, string> | null {
   if (!periods || periods.length === 0) return null;
   if (periods.length === 1 && periods[0]?.close === undefined && (periods[0]?.open?.hour ?? 0) === 0 && (periods[0]?.open?.minute ?? 0) === 0) {
-    return Object.fromEntries(WEEK_ORDER.map((d) => [DAYS[d], 'Open 24 hours']));
+    return Object.fromEntries(WEEK_ORDER.map((d) => [DAYS[d], '00:00-24:00']));
   }
   const ranges = new Map<number, string[]>();
   for (const p of periods) {

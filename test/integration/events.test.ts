@@ -1,3 +1,4 @@
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { SseReader } from '../support/sse';
@@ -5,6 +6,8 @@ import { startTestWorker, type TestWorker } from '../support/worker';
 import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
 import type { IssuedCredentials } from '../../lib/credentials';
 import { appendEvent, transactionWithEvents } from '../../db/repositories/events';
+import { EventListener } from '../../db/event-listener';
+import { createLogger } from '../../lib/logger';
 
 let api: TestApi;
 let worker: TestWorker;
@@ -108,6 +111,39 @@ describe('GET /api/v1/events/stream', () => {
     }
   });
 
+  test('`connected` comes once the process listens: an event committed right after it is delivered', async () => {
+    // The handler writes `connected` before it subscribes, but Koa sends the stream only once the
+    // handler returns, after LISTEN: a client that waits for `connected` misses nothing. A proxy that
+    // takes 400 ms to open each Postgres connection makes LISTEN slow enough to see it otherwise.
+    const target = new URL(api.deps.config.DATABASE_URL);
+    const proxy = createServer((client) => {
+      setTimeout(() => {
+        const upstream = connect(Number(target.port || 5432), target.hostname);
+        client.pipe(upstream).pipe(client);
+        const end = () => { client.destroy(); upstream.destroy(); };
+        client.on('error', end);
+        upstream.on('error', end);
+      }, 400);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const slowUrl = new URL(target);
+    slowUrl.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const slow = await startTestApi({ RATE_LIMIT_ENABLED: 'false', DATABASE_URL: slowUrl.toString(), ...ownQueues('events') });
+    try {
+      const own = await slow.newClient();
+      const r = await new SseReader().open(`${slow.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}`);
+      readers.push(r);
+      await r.waitFor((e) => e.event === 'connected');
+      const { db, config } = api.deps;
+      const stored = await transactionWithEvents(db, config.DATABASE_SCHEMA, (trx) => appendEvent(trx, config.DATABASE_SCHEMA, { clientId: own.client_id, name: 'job.queued', data: { job_id: null, type: 'crawlSite', priority: 1 } }));
+      await r.waitFor((e) => e.id === stored.id, 5000);
+      await r.close();
+    } finally {
+      await slow.close();
+      proxy.close();
+    }
+  });
+
   test('an event committed after a later one (concurrent writers) is still delivered, once', async () => {
     const own = await api.newClient();
     const r = await stream(`token=${encodeURIComponent(token(own))}`);
@@ -135,4 +171,14 @@ describe('GET /api/v1/events/stream', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(r.events.filter((e) => e.event === 'job.queued').map((e) => e.id)).toEqual([second.id, firstId]);
   });
+});
+
+test('a subscription whose LISTEN cannot start is not kept (nor counted)', async () => {
+  const listener = new EventListener('postgres://postgres@127.0.0.1:1/leadjobs', 'public', api.deps.db, createLogger('silent'));
+  try {
+    await expect(listener.subscribe({ clientId: 'cli_x', onEvent: () => undefined, onResync: () => undefined })).rejects.toThrow();
+    expect(listener.subscriptionCount).toBe(0);
+  } finally {
+    await listener.close();
+  }
 });

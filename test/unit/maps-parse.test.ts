@@ -43,7 +43,7 @@ describe('opening hours', () => {
   });
 
   test('a lone open period without close is open around the clock; no periods, no hours', () => {
-    expect(hoursFromPeriods([{ open: { day: 0, hour: 0, minute: 0 } }])?.wednesday).toBe('Open 24 hours');
+    expect(hoursFromPeriods([{ open: { day: 0, hour: 0, minute: 0 } }])?.wednesday).toBe('00:00-24:00');
     expect(hoursFromPeriods([])).toBeNull();
     expect(hoursFromPeriods(undefined)).toBeNull();
   });
