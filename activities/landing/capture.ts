@@ -12,6 +12,10 @@ import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, HOP_HINTS, READ_PAGE,
 
 /** Spec §8 / issue 13: no capture drives Chromium longer than this, whatever the payload says. */
 export const CAPTURE_CEILING_MS = 90_000;
+// Navigation ends by this share of the ceiling (counted from the capture's start) whatever
+// timeout_seconds says, so that the steps after it (scroll, lazy wait, screenshots, bundle: about
+// 1-5 s, at most some 20) still fit: a page that never idles at timeout_seconds 90 keeps what loaded.
+const NAVIGATION_SHARE = 0.75;
 const SCROLL_LIMIT_MS = 8000;
 // A meta refresh of 0 s or a script redirect starts well within this quiet time after load (Playwright's networkidle waits 500 ms).
 const SETTLE_QUIET_MS = 300;
@@ -46,6 +50,8 @@ export interface CaptureInput {
   signal: AbortSignal;
   /** Called at each step, for heartbeats. */
   onStep?: (step: string) => void;
+  /** The whole capture's limit; CAPTURE_CEILING_MS unless a test needs a short one. */
+  ceilingMs?: number;
 }
 
 /** What the LLM adds to the DOM's reading (spec §2.5 `content`, and the layout). */
@@ -82,12 +88,24 @@ class Deadline {
  * closed. Idempotent: a retry overwrites the same three objects.
  */
 export async function captureLanding(deps: CaptureDeps, input: CaptureInput): Promise<CrawlLandingResult> {
+  const ceilingMs = input.ceilingMs ?? CAPTURE_CEILING_MS;
+  const ceiling = AbortSignal.timeout(ceilingMs);
+  try {
+    return await capture(deps, input, ceiling, ceilingMs);
+  } catch (e) {
+    // Whatever the ceiling cut short (a pending Playwright call rejects as the context closes): one
+    // error that says so, which a retry would only repeat. A cancel stays a cancel.
+    if (ceiling.aborted && !input.signal.aborted) throw new LandingCeilingError(`the capture took longer than ${ceilingMs / 1000} s and was stopped`);
+    throw e;
+  }
+}
+
+async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSignal, ceilingMs: number): Promise<CrawlLandingResult> {
   const started = Date.now();
   const { payload } = input;
   const opts = payload.options;
   const errors: LandingError[] = [];
   const err = (stage: LandingError['stage'], error: string) => errors.push({ stage, error });
-  const ceiling = AbortSignal.timeout(CAPTURE_CEILING_MS);
   const signal = AbortSignal.any([input.signal, ceiling]);
   const step = (s: string) => {
     signal.throwIfAborted();
@@ -134,8 +152,10 @@ export async function captureLanding(deps: CaptureDeps, input: CaptureInput): Pr
     try {
       step('navigating');
       // timeout_seconds is the page's time: it starts at the navigation, so a browser slow to launch
-      // (a cold start on a busy worker) does not eat it. CAPTURE_CEILING_MS bounds the whole capture.
-      await navigate(page, session, payload.url, new Deadline(Date.now() + opts.timeout_seconds * 1000), signal, err);
+      // (a cold start on a busy worker) does not eat it. The ceiling bounds the whole capture, and
+      // navigation gives way early enough for the rest to fit under it (NAVIGATION_SHARE).
+      const pageDeadline = Math.min(Date.now() + opts.timeout_seconds * 1000, started + ceilingMs * NAVIGATION_SHARE);
+      await navigate(page, session, payload.url, new Deadline(pageDeadline), signal, err);
       signal.throwIfAborted();
       finalUrl = page.url() === 'about:blank' ? finalUrl : page.url();
 
@@ -338,6 +358,11 @@ async function navigationWithin(session: CaptureSession, ms: number, signal: Abo
 
 export class LandingLoadError extends Error {
   override readonly name = 'LandingLoadError';
+}
+
+/** The capture ran into CAPTURE_CEILING_MS (not a cancel). */
+export class LandingCeilingError extends Error {
+  override readonly name = 'LandingCeilingError';
 }
 
 async function dismissPopups(page: Page): Promise<void> {

@@ -5,7 +5,7 @@ import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { parsePayload, type ActivityDeps, type JobActivityInput, type JobActivityOutput } from '../deps';
 import { createLlmExtractor } from '../llm';
 import { LandingBrowser } from './browser';
-import { captureLanding, LandingLoadError, type CaptureDeps } from './capture';
+import { captureLanding, LandingCeilingError, LandingLoadError, type CaptureDeps } from './capture';
 
 /**
  * The browser closes itself once idle (LANDING_BROWSER_IDLE_MS), and when the worker stops (deps.held).
@@ -56,6 +56,8 @@ export function createLandingActivities(deps: ActivityDeps) {
         },
       }).catch((err: unknown) => {
         if (err instanceof LandingLoadError) throw ApplicationFailure.nonRetryable(err.message, 'LandingUnreachable');
+        // The same page would take as long again.
+        if (err instanceof LandingCeilingError) throw ApplicationFailure.nonRetryable(err.message, 'LandingCeiling');
         throw err;
       });
       await new JobResultStore(deps.db, deps.storage).save(input.jobId, data);

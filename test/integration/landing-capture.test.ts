@@ -3,7 +3,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import sharp from 'sharp';
 import { LandingBrowser } from '../../activities/landing/browser';
 import { createLandingActivities } from '../../activities/landing/crawl-landing';
-import { captureLanding, type CaptureDeps } from '../../activities/landing/capture';
+import { captureLanding, LandingCeilingError, type CaptureDeps } from '../../activities/landing/capture';
 import type { ExtractRequest, LlmExtractor } from '../../activities/llm/types';
 import { createDb } from '../../db';
 import { crawlLandingPayload } from '../../jobs/crawl-landing';
@@ -138,6 +138,25 @@ test('timeout_seconds is the page\'s: a browser slow to open (a cold launch on a
   expect(result.errors).toEqual([]);
   expect(result.capture.final_url).toBe(`${pages.baseUrl}/plain`);
   expect(result.capture.screenshot_fold_url).not.toBeNull();
+});
+
+test('a page that never idles, with timeout_seconds past what the ceiling leaves, still keeps what loaded', async () => {
+  // Navigation ran to timeout_seconds from its own start, so at timeout_seconds 90 (the maximum) the
+  // 90 s ceiling fell first and the job failed with nothing. Here: a 8 s ceiling, timeout_seconds 10.
+  const payload = crawlLandingPayload.parse({ url: `${pages.baseUrl}/never-idle`, options: { timeout_seconds: 10, extract_content: false } });
+  const began = Date.now();
+  const result = await captureLanding(deps(), { jobId: 'b1a7e1a4-0000-4000-8000-000000000006', clientId: 'cli_capture', payload, signal: new AbortController().signal, ceilingMs: 8000 });
+  expect(Date.now() - began).toBeLessThan(8000);
+  expect(result.errors.map((e) => e.error)).toContain('the page never reached network idle within the timeout; kept what had loaded');
+  expect(result.capture.screenshot_fold_url).not.toBeNull();
+  expect(result.capture.screenshot_full_url).not.toBeNull();
+});
+
+test('a capture that runs into its ceiling says so (a failure a retry would repeat), not an abort', async () => {
+  const slow = { open: async (o: Parameters<LandingBrowser['open']>[0]) => (await new Promise((r) => setTimeout(r, 2500)), browser.open(o)) };
+  const payload = crawlLandingPayload.parse({ url: `${pages.baseUrl}/plain`, options: { extract_content: false } });
+  await expect(captureLanding(deps({ browser: slow }), { jobId: 'b1a7e1a4-0000-4000-8000-000000000007', clientId: 'cli_capture', payload, signal: new AbortController().signal, ceilingMs: 1000 }))
+    .rejects.toThrow(new LandingCeilingError('the capture took longer than 1 s and was stopped'));
 });
 
 test('the activity heartbeats every second while the page runs, and a cancel ends it (and the page requests) within 3 s', async () => {
