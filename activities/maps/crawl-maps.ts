@@ -95,8 +95,8 @@ export function createMapsActivities(deps: ActivityDeps) {
 
   /**
    * Photos, de-duplication and the stored result, for either provider. Idempotent: photos are keyed
-   * by content hash, a retry overwrites the result row, and canonical records this job added itself
-   * still count as first seen (their source_worker names the job).
+   * by content hash, a retry overwrites the result row, and a listing whose canonical record this job
+   * added itself still counts as first seen (the record's source_worker names the job, its place id the listing).
    */
   async function finish(input: { jobId: string; payload: CrawlMapsPayload; provider: MapsProvider; query: string; businesses: MapsBusiness[]; photoSources: string[][]; tilesSearched?: number }, signal: AbortSignal): Promise<JobActivityOutput> {
     const ctx = Context.current();
@@ -120,13 +120,19 @@ export function createMapsActivities(deps: ActivityDeps) {
         threshold: 0.5,
         sourceWorker,
       });
+      // A retry of this activity meets the records its first attempt added: a listing that matches
+      // the record it made itself (this job's, with its place id) is still first seen. A listing
+      // matching another listing of the same result (a chain's branches: one website, one phone)
+      // is a duplicate, whichever attempt this is.
       const matched = checked.flatMap((c) => (c.isDuplicate ? [c.matchedId] : []));
-      const ownIds = new Set(
-        matched.length === 0 ? [] : (await CanonicalRecordModel.query(deps.db).whereIn('id', matched).where('source_worker', sourceWorker).select('id')).map((r) => Number(r.id)),
+      const ownPlace = new Map(
+        matched.length === 0
+          ? []
+          : (await CanonicalRecordModel.query(deps.db).whereIn('id', matched).where('source_worker', sourceWorker).select('id', 'maps_place_id')).map((r) => [Number(r.id), r.maps_place_id]),
       );
       businesses.forEach((b, i) => {
         const c = checked[i];
-        b.dedupe_unique = !c || !c.isDuplicate || ownIds.has(c.matchedId);
+        b.dedupe_unique = !c || !c.isDuplicate || (ownPlace.has(c.matchedId) && ownPlace.get(c.matchedId) === b.place_id);
       });
       if (input.payload.dedupe_unique_only) businesses = businesses.filter((b) => b.dedupe_unique);
     }

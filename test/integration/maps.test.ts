@@ -212,6 +212,17 @@ describe('crawlMaps with Google Places', () => {
     expect((await run(other, { search_query: 'bakery in Leeds', max_results: 3 })).data.businesses.every((b) => b.dedupe_unique === true)).toBe(true);
   });
 
+  test('two listings of one chain in one result: the second is the duplicate, and dedupe_unique_only keeps the first', async () => {
+    // Both were "first seen": a match to a canonical record of the same job counted as the job's own
+    // (meant for a retry of the activity), whichever listing had made it.
+    const fresh = caller(api, bearer(await api.newClient('chain client')));
+    const both = await run(fresh, { search_query: 'juice_shop in Leeds' });
+    expect(both.data.businesses.map((b) => [b.place_id, b.dedupe_unique])).toEqual([['ChIJstandinJuice0001', true], ['ChIJstandinJuice0002', false]]);
+    const other = caller(api, bearer(await api.newClient('chain client 2')));
+    const only = await run(other, { search_query: 'juice_shop in Leeds', dedupe_unique_only: true });
+    expect(only.data.businesses.map((b) => b.place_id)).toEqual(['ChIJstandinJuice0001']);
+  });
+
   test('businesses become IDAP businesses keyed by place id, with phones and domains, and leads', async () => {
     const client = caller(api, bearer(await api.newClient('idap client')));
     await run(client, { search_query: 'bakery in Leeds', max_results: 3 });

@@ -104,6 +104,28 @@ export function leedsBakeries(count: number, baseUrl = 'https://maps.google.com'
   });
 }
 
+/**
+ * A chain: two juice bars in Leeds with one website and one phone number, two listings of one
+ * business to a de-duplication (type juice_shop: no other query of the tests matches them).
+ */
+export function leedsJuiceChain(): StandInPlace[] {
+  return [1, 2].map((i) => ({
+    id: `ChIJstandinJuice000${i}`,
+    displayName: { text: `Leeds Juice Bar ${i}`, languageCode: 'en' },
+    formattedAddress: `${i} Boar Lane, Leeds LS1 5DA, UK`,
+    addressComponents: [{ longText: 'United Kingdom', shortText: 'GB', types: ['country', 'political'] }],
+    internationalPhoneNumber: '+44 113 496 0999',
+    websiteUri: 'https://www.leedsjuice.co.uk/',
+    businessStatus: 'OPERATIONAL',
+    types: ['juice_shop', 'point_of_interest', 'establishment'],
+    primaryType: 'juice_shop',
+    location: { latitude: 53.795 + i * 0.001, longitude: -1.545 },
+    googleMapsUri: `https://maps.google.com/?cid=juice${i}`,
+    photos: [],
+    reviews: [],
+  }));
+}
+
 /** Leeds as a locality whose viewport is the area a tiled search splits. */
 export const LEEDS_VIEWPORT = { low: { latitude: 53.7, longitude: -1.8 }, high: { latitude: 53.9, longitude: -1.3 } };
 export function leedsLocality(): StandInPlace {
@@ -218,7 +240,7 @@ const inRect = (p: StandInPlace, r: { low: { latitude: number; longitude: number
  * that city, as the real service answers a search in one city with places there.
  */
 export async function startGooglePlacesStandIn(options: { apiKey: string; places?: StandInPlace[]; byCity?: boolean }): Promise<GooglePlacesStandIn> {
-  const places = options.places ?? [leedsLocality(), ...leedsBakeries(25), ...leedsFlorists(150)];
+  const places = options.places ?? [leedsLocality(), ...leedsBakeries(25), ...leedsFlorists(150), ...leedsJuiceChain()];
   const requests: GooglePlacesStandIn['requests'] = [];
   let exhausted = 0;
   let retryDelay = 1;
