@@ -108,7 +108,7 @@ export async function runLeadPipeline(input: PipelineInput): Promise<PipelineRes
 
   let outcome: 'done' | 'deadline' | 'cancelled' = 'done';
   let cancelled: unknown;
-  const remainingMs = plan.startedAt + plan.limits.overallMs - Date.now();
+  const remainingMs = (plan.deadlineAt ?? plan.startedAt + plan.limits.overallMs) - Date.now();
   try {
     if (origins.length > 0) {
       if (remainingMs <= 0) {

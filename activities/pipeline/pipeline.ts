@@ -34,8 +34,14 @@ export interface PipelinePlan {
   limits: PipelineLimits;
   /** Sites (site + verify lanes) in flight at once. */
   concurrency: number;
-  /** Epoch ms of the job_workflows row's started_at: the overall deadline counts from it, so a retry or replay does not extend it. */
+  /** Epoch ms of the job_workflows row's started_at (the pipeline's, after the maps job). */
   startedAt: number;
+  /**
+   * Epoch ms of the overall deadline: the maps job's start + overallMs, written by the first start,
+   * so a retry or replay does not extend it. Absent in plans of workflows started before it existed
+   * (their deadline was startedAt + overallMs).
+   */
+  deadlineAt?: number;
   verifyEnabled: boolean;
   /** The crawl-site and crawl-verify task queues of this deployment. */
   queues: { site: string; verify: string };
@@ -163,7 +169,7 @@ export function createPipelineActivities(deps: ActivityDeps) {
    */
   async function startPipeline(input: PipelineInput): Promise<PipelinePlan> {
     const { config } = deps;
-    const job = (await deps.db('jobs').where({ id: input.jobId }).first('payload', 'campaign_id', 'status')) as { payload: Obj; campaign_id: string | null; status: string } | undefined;
+    const job = (await deps.db('jobs').where({ id: input.jobId }).first('payload', 'campaign_id', 'status', 'started_at')) as { payload: Obj; campaign_id: string | null; status: string; started_at: Date | null } | undefined;
     if (!job) throw ApplicationFailure.nonRetryable(`job ${input.jobId} not found`, 'NotFound');
     if (job.status !== 'completed') throw ApplicationFailure.nonRetryable(`job ${input.jobId} is ${job.status}, not completed: no pipeline`, 'InvalidInput');
     const options = workflowOptions.parse(job.payload.workflow ?? {});
@@ -174,13 +180,15 @@ export function createPipelineActivities(deps: ActivityDeps) {
     };
     const existing = await repo.get(input.jobId);
     const planned = existing ? [] : plannedBusinesses(await results.load(input.jobId), options);
-    const row = await repo.start({ job_id: input.jobId, client_id: input.clientId, campaign_id: job.campaign_id, options, limits }, planned);
+    // Spec §8: the workflow (maps -> site -> verify) has 10 minutes overall, the maps job's own time included.
+    const row = await repo.start({ job_id: input.jobId, client_id: input.clientId, campaign_id: job.campaign_id, options, limits }, planned, job.started_at);
     const rows = await repo.businesses(input.jobId);
     return {
       // The first start's limits: a retry on a worker configured otherwise keeps them.
       limits: row.limits,
       concurrency: config.WORKFLOW_BUSINESS_CONCURRENCY,
       startedAt: new Date(row.started_at).getTime(),
+      deadlineAt: new Date(row.deadline_at).getTime(),
       verifyEnabled: workflowOptions.parse(row.options).verify.enabled,
       queues: { site: jobTaskQueue(config.TASK_QUEUE_PREFIX, CATALOG.crawlSite), verify: jobTaskQueue(config.TASK_QUEUE_PREFIX, CATALOG.crawlVerify) },
       businesses: rows.map((r) => ({ placeId: r.place_id, origin: r.site_origin, filtered: r.domain_filtered })),

@@ -71,13 +71,14 @@ export class JobWorkflowRepository {
   constructor(private readonly db: Knex) {}
 
   /** The row of a job's pipeline, written by the first call; later calls (retries) return it unchanged. */
-  async start(row: Pick<JobWorkflowRow, 'job_id' | 'client_id' | 'campaign_id' | 'options' | 'limits'>, businesses: NewWorkflowBusiness[]): Promise<JobWorkflowRow> {
+  /** `overallFrom`: when the workflow's overall time began (the maps job's start); now when unknown. */
+  async start(row: Pick<JobWorkflowRow, 'job_id' | 'client_id' | 'campaign_id' | 'options' | 'limits'>, businesses: NewWorkflowBusiness[], overallFrom: Date | null = null): Promise<JobWorkflowRow> {
     return this.db.transaction(async (trx) => {
       await trx.raw(
         `insert into job_workflows (job_id, client_id, campaign_id, status, options, limits, started_at, deadline_at)
-         values (?, ?, ?, 'processing', ?::jsonb, ?::jsonb, now(), now() + (? * interval '1 millisecond'))
+         values (?, ?, ?, 'processing', ?::jsonb, ?::jsonb, now(), coalesce(?::timestamptz, now()) + (? * interval '1 millisecond'))
          on conflict (job_id) do nothing`,
-        [row.job_id, row.client_id, row.campaign_id, JSON.stringify(row.options), JSON.stringify(row.limits), row.limits.overallMs],
+        [row.job_id, row.client_id, row.campaign_id, JSON.stringify(row.options), JSON.stringify(row.limits), overallFrom, row.limits.overallMs],
       );
       if (businesses.length > 0) {
         await trx('workflow_businesses')
