@@ -7,6 +7,33 @@ import { isObj, list, ProjectionBuilder, str, type Obj, type Projection } from '
 import type { JobSpec } from './types';
 
 /** crawlSite payload (spec §4.1 rule 3; the keys beyond url, max_pages, extract_team and compendium are ours). */
+const GLOB_RULES = '`*` (within a path segment), `**` (across segments), `?` and [classes]; at most two `*` in one segment; no {braces} or extglobs (one glob per alternative instead)';
+
+/**
+ * Why a path glob is refused, if it is. Globs are compiled to backtracking regexes (picomatch), so
+ * a client's glob must not make matching a long link path explode: three `*` in one segment cost
+ * the cube of the segment's length (1 s for a 2,000-character path), more grow faster, and braces and
+ * extglobs multiply the alternatives. A `**` segment, or one `*` in each of several segments, stays linear.
+ */
+export function globProblem(glob: string): string | undefined {
+  if (/[{}]/.test(glob)) return 'braces ({a,b}) are not supported: give each alternative as a glob of its own';
+  if (/[@!+*?]\(/.test(glob)) return 'extglobs such as +(a|b) are not supported: give each alternative as a glob of its own';
+  for (const segment of glob.split('/')) {
+    const stars = segment === '**' ? 1 : (segment.replace(/\*+/g, '*').match(/\*/g) ?? []).length;
+    if (stars > 2) return `at most two * wildcards per path segment ("${segment}" has ${stars})`;
+  }
+  return undefined;
+}
+
+const pathGlob = z
+  .string()
+  .min(1)
+  .max(200)
+  .superRefine((g, ctx) => {
+    const problem = globProblem(g);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
 export const crawlSitePayload = z.strictObject({
   url: httpUrl('url'),
   max_pages: z.number().int().min(1).max(100).default(10),
@@ -14,8 +41,8 @@ export const crawlSitePayload = z.strictObject({
   compendium: z
     .strictObject({ enabled: z.boolean().default(false), cleanup_level: z.enum(['raw', 'fit']).default('fit') })
     .default({ enabled: false, cleanup_level: 'fit' }),
-  include_paths: z.array(z.string().min(1).max(200)).max(50).default([]).describe('globs; only matching paths are crawled'),
-  exclude_paths: z.array(z.string().min(1).max(200)).max(50).default([]).describe('globs; matching paths are skipped'),
+  include_paths: z.array(pathGlob).max(50).default([]).describe(`globs; only matching paths are crawled. ${GLOB_RULES}`),
+  exclude_paths: z.array(pathGlob).max(50).default([]).describe(`globs; matching paths are skipped. ${GLOB_RULES}`),
   respect_robots: z.boolean().default(true),
   render_js: z.boolean().default(false).describe('render pages in Chromium (slower; for script-built sites)'),
   timeout_seconds: z.number().int().min(5).max(300).default(300).describe('whole-crawl limit (the site stage allows 5 minutes)'),

@@ -87,7 +87,9 @@ export function isContactLike(url: string): boolean {
  * case-insensitive and ignores a trailing slash. No include globs means every path is included.
  */
 export function pathFilter(include: string[], exclude: string[]): (url: string) => boolean {
-  const compile = (globs: string[]) => globs.map((g) => picomatch(/^[/*]/.test(g) ? g : `/${g}`, { nocase: true, dot: true }));
+  // The payload schema refuses braces, extglobs and more than two stars in a segment (jobs/crawl-site.ts
+  // globProblem); turned off here too, so a glob can never be read as more than its text.
+  const compile = (globs: string[]) => globs.map((g) => picomatch(/^[/*]/.test(g) ? g : `/${g}`, { nocase: true, dot: true, nobrace: true, noextglob: true }));
   const inc = compile(include);
   const exc = compile(exclude);
   return (url) => {

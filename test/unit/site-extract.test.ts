@@ -6,6 +6,7 @@ import { Frontier } from '../../activities/site/frontier';
 import { processPage } from '../../activities/site/page';
 import { parseSitemap } from '../../activities/site/sitemap';
 import { isSameSite, normalizeUrl, pathFilter, siteKey, urlKey } from '../../activities/site/urls';
+import { crawlSitePayload } from '../../jobs/crawl-site';
 
 const opts = { extractTeam: true, teamPage: false, companyPage: true, compendium: null };
 
@@ -29,6 +30,21 @@ describe('urls', () => {
     expect(['https://a.test/blog/x', 'https://a.test/team', 'https://a.test/Blog/y'].map(f)).toEqual([true, true, true]);
     expect(['https://a.test/blog/draft-1', 'https://a.test/shop'].map(f)).toEqual([false, false]);
     expect(pathFilter([], [])('https://a.test/anything')).toBe(true);
+  });
+
+  test('a glob that would make matching explode is refused at submission; the allowed ones match a long path at once', () => {
+    // Compiled by picomatch to a backtracking regex: "/*a*a*a*a*a*a*a*b" took 27 s against a 61-character link.
+    const refusal = (g: string) => crawlSitePayload.safeParse({ url: 'https://a.test/', include_paths: [g] }).error?.issues[0]?.message;
+    expect(refusal('/*a*a*a*b')).toBe('at most two * wildcards per path segment ("*a*a*a*b" has 4)');
+    expect(refusal('/**a**a**b')).toBe('at most two * wildcards per path segment ("**a**a**b" has 3)');
+    expect(refusal('/{blog,news}/**')).toMatch(/^braces/);
+    expect(refusal('/+(a|aa)*')).toMatch(/^extglobs/);
+    for (const g of ['/blog/**', '**/draft-*', '/*/team/*', '/*a*b', '/**/**/**/**/x', 'team', '/docs/?/[a-c]*']) expect(refusal(g)).toBeUndefined();
+    const long = `https://a.test/${'a'.repeat(2000)}`;
+    const started = performance.now();
+    expect(pathFilter(['/*a*b', '/**/*a*x', '**/a*a'], [])(long)).toBe(true);
+    // A bound against a hang, not a timing: three stars took about 1 s on this path.
+    expect(performance.now() - started).toBeLessThan(250);
   });
 
   test('the frontier admits each page once and serves contact-like pages first, then breadth-first', () => {
