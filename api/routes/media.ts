@@ -1,3 +1,5 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import rangeParser from 'range-parser';
 import type { MediaRepository } from '../../db/repositories/media';
 import { AppError, notFound } from '../../lib/errors';
@@ -174,7 +176,7 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
     },
     handler: async (ctx, { body }) => {
       const client = peertube();
-      checkTargetUrl(body.url, allow);
+      await checkTargetUrl(body.url, allow);
       const signal = client.deadline();
       const started = await call(() => client.importVideo({ targetUrl: body.url, name: body.title, description: body.description, privacy: body.privacy }, signal));
       // The import answer has no channel or description: the video itself says them.
@@ -278,14 +280,24 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * PeerTube fetches the URL from its own network: a literal private, loopback or link-local
- * address (or localhost) is refused here unless OUTBOUND_ALLOW_HOSTS lists it. (Names are
- * resolved by PeerTube, whose own SSRF protection applies to them.)
+ * PeerTube fetches the URL from its own network: a private, loopback or link-local target is
+ * refused here unless OUTBOUND_ALLOW_HOSTS lists it. A name is resolved and refused when any of its
+ * addresses is (PeerTube could pick that one); one that does not resolve here is left to PeerTube,
+ * whose own SSRF protection must refuse private ranges (and a name that changes its answer later).
  */
-function checkTargetUrl(raw: string, allow: AllowList): void {
-  const host = new URL(raw).hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  const blocked = host === 'localhost' || host.endsWith('.localhost') ? { blocked: true, reason: 'loopback name' } : /^[\d.]+$|:/.test(host) ? isBlockedAddress(host) : { blocked: false };
-  if (blocked.blocked && !allow.allows(host, host)) {
-    throw new AppError(400, `url points to a non-public address (${host}: ${blocked.reason ?? 'blocked'}); only public addresses can be imported`, 'Video import refused');
+async function checkTargetUrl(raw: string, allow: AllowList): Promise<void> {
+  // "localhost." is localhost: a trailing dot names the same host.
+  const host = new URL(raw).hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase().replace(/\.+$/, '');
+  const refuse = (address: string, reason: string | undefined): never => {
+    throw new AppError(400, `url points to a non-public address (${address === host ? host : `${host} resolves to ${address}`}: ${reason ?? 'blocked'}); only public addresses can be imported`, 'Video import refused');
+  };
+  if (host === 'localhost' || host.endsWith('.localhost')) {
+    if (!allow.allows(host, host)) refuse(host, 'loopback name');
+    return;
+  }
+  const addresses = isIP(host) ? [host] : await lookup(host, { all: true }).then((found) => found.map((a) => a.address), () => []);
+  for (const address of addresses) {
+    const verdict = isBlockedAddress(address);
+    if (verdict.blocked && !allow.allows(host, address)) refuse(address, verdict.reason);
   }
 }

@@ -1,3 +1,6 @@
+import { lookup } from 'node:dns/promises';
+import { hostname } from 'node:os';
+import { isBlockedAddress } from '../../lib/outbound';
 import { bearer, startTestApi, type TestApi } from '../support/api';
 import { caller, type Caller } from '../support/jobs';
 import { startPeerTube, type PeerTubeStandIn } from '../stand-ins/peertube';
@@ -151,7 +154,11 @@ test('bad input: 422 in the media error shape; a private address is refused befo
   const privacy = await c.post('/api/v1/media/videos/import', { url: 'https://media.example.com/a', privacy: 5 });
   expect(((await privacy.json()) as { detail: { msg: string }[] }).detail).toEqual([expect.objectContaining({ loc: ['body', 'privacy'], msg: 'privacy must be 1 (public), 2 (unlisted) or 3 (private)' })]);
   const from = pt.requests.length;
-  for (const url of ['http://127.0.0.1:9000/secret', 'http://169.254.169.254/latest/meta-data', 'http://localhost/x', 'http://[::1]/x']) {
+  // A trailing dot and a name that resolves to loopback (this machine's own name, from /etc/hosts)
+  // went to PeerTube: only literal addresses and "localhost" were judged.
+  const own = hostname();
+  expect((await lookup(own, { all: true })).every((a) => isBlockedAddress(a.address).blocked)).toBe(true);
+  for (const url of ['http://127.0.0.1:9000/secret', 'http://169.254.169.254/latest/meta-data', 'http://localhost/x', 'http://[::1]/x', 'http://localhost./admin', `http://${own}:8080/admin`, 'http://0x7f.1/x']) {
     const res = await c.post('/api/v1/media/videos/import', { url });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { detail: string }).detail).toContain('non-public address');
