@@ -11,6 +11,30 @@ export interface BundleOutcome {
 }
 
 const CSS_URL = /url\(\s*(['"]?)([^'")]+)\1\s*\)/g;
+
+/**
+ * Whether an attribute runs script when followed: a `javascript:` or `vbscript:` value anywhere (an
+ * SVG animation's `values`/`to` can set a link to one), and a `data:` document as a link target.
+ * Judged as a browser parses URLs: tabs and line breaks inside (`java\tscript:`) and leading
+ * spaces and control characters do not count.
+ */
+function scriptAttribute(name: string, value: string): boolean {
+  let start = 0;
+  while (start < value.length && value.charCodeAt(start) <= 0x20) start += 1;
+  const url = value.slice(start).replace(/[\t\n\r]/g, '').toLowerCase();
+  if (/^(javascript|vbscript):/.test(url)) return true;
+  return /^(href|xlink:href|action|formaction)$/i.test(name) && url.startsWith('data:');
+}
+
+/** Removes event handlers and script URLs from every element (the bundle's and the plain snapshot's). */
+function stripScriptAttributes($: ReturnType<typeof load>): void {
+  for (const el of $('*').toArray()) {
+    const attribs = 'attribs' in el ? el.attribs : {};
+    for (const [name, value] of Object.entries(attribs)) {
+      if (/^on/i.test(name) || scriptAttribute(name, value)) $(el).removeAttr(name);
+    }
+  }
+}
 const CSS_IMPORT = /@import\s+(?:url\(\s*)?(['"]?)([^'")\s;]+)\1\s*\)?[^;]*;/g;
 
 /**
@@ -72,12 +96,7 @@ export async function bundleHtml(html: string, baseUrl: string, cached: Map<stri
   };
 
   $('script, noscript, iframe, frame, frameset, object, embed, link[rel~="preload"], link[rel~="modulepreload"], link[rel~="prefetch"], link[rel~="preconnect"], link[rel~="dns-prefetch"], meta[http-equiv="refresh" i], base').remove();
-  for (const el of $('*').toArray()) {
-    const attribs = 'attribs' in el ? el.attribs : {};
-    for (const name of Object.keys(attribs)) {
-      if (/^on/i.test(name) || (/^(href|src|action|formaction)$/i.test(name) && /^\s*javascript:/i.test(attribs[name] ?? ''))) $(el).removeAttr(name);
-    }
-  }
+  stripScriptAttributes($);
   for (const el of $('link[rel~="stylesheet"]').toArray()) {
     const url = abs($(el).attr('href'));
     const res = url ? await get(url) : null;
@@ -123,10 +142,10 @@ export async function bundleHtml(html: string, baseUrl: string, cached: Map<stri
   return { html: $.html(), missing: [...new Set(missing)] };
 }
 
-/** The simple snapshot when bundling fails: the HTML as it was, scripts removed. */
+/** The simple snapshot when bundling fails: the HTML as it was, scripts, handlers and script URLs removed. */
 export function plainSnapshot(html: string): string {
   const $ = load(html);
   $('script, noscript').remove();
-  for (const el of $('*').toArray()) for (const name of Object.keys('attribs' in el ? el.attribs : {})) if (/^on/i.test(name)) $(el).removeAttr(name);
+  stripScriptAttributes($);
   return $.html();
 }
