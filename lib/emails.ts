@@ -13,7 +13,8 @@ import { parse } from 'tldts';
  * worth the false positives).
  */
 
-const LOCAL = "[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*";
+const LOCAL_CHARS = "a-z0-9!#$%&'*+/=?^_`{|}~-";
+const LOCAL = `[${LOCAL_CHARS}]+(?:\\.[${LOCAL_CHARS}]+)*`;
 // Labels and TLDs may be Unicode (the `u` flag is on every pattern built from these).
 const LABEL = '[\\p{L}\\p{N}](?:[\\p{L}\\p{N}\\p{M}-]{0,61}[\\p{L}\\p{N}\\p{M}])?';
 /**
@@ -25,7 +26,11 @@ const TLD = '(?:[a-z]{2,24}(?![a-z0-9-])|xn--[a-z0-9-]{0,58}[a-z0-9](?![a-z0-9-]
 const DOMAIN = `(?:${LABEL}\\.)+${TLD}`;
 const LOCAL_ONLY = new RegExp(`^${LOCAL}$`, 'i');
 const DOMAIN_ONLY = new RegExp(`^${DOMAIN}$`, 'iu');
-const PLAIN = new RegExp(`(?<![a-z0-9._%+-])${LOCAL}@${DOMAIN}`, 'giu');
+// A plain address is looked for from each "@" (plainEmails), not by one regex over the whole text.
+const PLAIN_AT = new RegExp(`${LOCAL}@${DOMAIN}`, 'iuy');
+const LOCAL_OR_DOT = new RegExp(`[.${LOCAL_CHARS}]`, 'iu');
+/** An address does not start right after one of these (it would be the tail of a longer word). */
+const GLUED = /[a-z0-9._%+-]/iu;
 
 // "[at]", "(at)", "{at}" and the same for "dot"; the brackets may also hold "@" / ".".
 const AT = '\\s*[[({]\\s*(?:at|@)\\s*[\\])}]\\s*';
@@ -95,11 +100,40 @@ function unicodeDomain(domain: string): string | undefined {
 export function findEmailsInText(text: string): string[] {
   const found: [number, string][] = [];
   // Cheap tests first: the full patterns are slow to scan, and most page texts hold none of them.
-  if (text.includes('@')) for (const m of text.matchAll(PLAIN)) found.push([m.index, m[0]]);
+  if (text.includes('@')) for (const f of plainEmails(text)) found.push(f);
   if (BRACKET_AT.test(text)) for (const m of text.matchAll(BRACKETED)) found.push([m.index, `${m[1] ?? ''}@${(m[2] ?? '').replace(DOT_SPLIT, '.')}`]);
   if (text.includes(' AT ')) for (const m of text.matchAll(SPELLED)) found.push([m.index, `${m[1] ?? ''}@${(m[2] ?? '').replace(/ DOT /g, '.')}`]);
   found.sort((a, b) => a[0] - b[0]);
   return uniqueEmails(found.map(([, email]) => email));
+}
+
+/**
+ * Plain addresses with their index: what `(?<![a-z0-9._%+-])LOCAL@DOMAIN` with matchAll found. That
+ * regex tried a match at every character of a long run like "!!!…!" and scanned the run each time
+ * (8 s for 64 KiB of "!" and an "@"), so the start is worked out from each "@" instead: the local
+ * part is the run of local-part characters and dots before it, and the regex is tried only at the
+ * first place in that run where it could match. Every character is looked at a few times at most.
+ */
+function plainEmails(text: string): [number, string][] {
+  const found: [number, string][] = [];
+  // Where the last address ended; the next one starts there at the earliest.
+  let from = 0;
+  for (let at = text.indexOf('@'); at >= 0; at = text.indexOf('@', at + 1)) {
+    let start = at;
+    while (start > from && LOCAL_OR_DOT.test(text[start - 1] as string)) start--;
+    // A local part holds no "..", so it starts after the last one.
+    for (let i = start; i + 1 < at; i++) if (text[i] === '.' && text[i + 1] === '.') start = i + 2;
+    // Nor does it start with a dot or right after a letter, digit or ._%+- (the look-behind).
+    while (start < at && (text[start] === '.' || (start > 0 && GLUED.test(text[start - 1] as string)))) start++;
+    if (start === at) continue;
+    // The run checked above leaves one attempt per "@"; it fails on a bad domain or a trailing dot.
+    PLAIN_AT.lastIndex = start;
+    const m = PLAIN_AT.exec(text);
+    if (!m) continue;
+    found.push([start, m[0]]);
+    from = start + m[0].length;
+  }
+  return found;
 }
 
 /** Cleans, drops junk and de-duplicates, keeping the first appearance's order. */

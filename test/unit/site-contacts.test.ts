@@ -39,6 +39,14 @@ describe('emails', () => {
     expect(decodeCfEmail(cfEncode('no-at-sign'))).toBeUndefined();
   });
 
+  test('a long run of local-part characters before an @ is read in linear time', () => {
+    // 100,000 "!": the old pattern tried a match at every "!" and took seconds here.
+    const started = performance.now();
+    const found = findEmailsInText(`${'!'.repeat(100_000)} x@ then real@acme.io`);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(found).toEqual(['real@acme.io']);
+  });
+
   test('mailto: links with several addresses, encoding and a query', () => {
     expect(emailsFromMailto('mailto:Sales@Acme.com,%20support@acme.com?subject=Hi')).toEqual(['sales@acme.com', 'support@acme.com']);
   });

@@ -185,6 +185,20 @@ describe('sitemap', () => {
     expect(parseSitemap(xml)).toEqual({ urls: ['https://a.test/x?a=1&b=2', 'https://a.test/y'], sitemaps: [] });
     expect(parseSitemap('<sitemapindex><sitemap><loc>https://a.test/s1.xml</loc></sitemap></sitemapindex>').sitemaps).toEqual(['https://a.test/s1.xml']);
   });
+
+  test('a hostile sitemap of <url> / <sitemap> entries without <loc> is read in linear time', () => {
+    // 256 KiB: the old backtracking regex scanned to the end for every entry and took seconds here.
+    const flood = (tag: string) => `<${tag}>`.repeat(Math.floor((256 * 1024) / (tag.length + 2)));
+    for (const [xml, expected] of [
+      [`<urlset><url><loc>https://a.test/a</loc></url>${flood('url')}</urlset>`, { urls: ['https://a.test/a'], sitemaps: [] }],
+      [`<sitemapindex><sitemap><loc>https://a.test/s1.xml</loc></sitemap>${flood('sitemap')}</sitemapindex>`, { urls: [], sitemaps: ['https://a.test/s1.xml'] }],
+    ] as const) {
+      const started = performance.now();
+      const parsed = parseSitemap(xml);
+      expect(performance.now() - started).toBeLessThan(1000);
+      expect(parsed).toEqual(expected);
+    }
+  });
 });
 
 function cf(email: string, key = 0x42): string {
