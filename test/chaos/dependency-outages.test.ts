@@ -104,7 +104,7 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
       await Promise.all([
         n % 2 === 0 ? submit() : undefined,
         last ? call('status', `/api/v1/jobs/${last.id}/status`) : undefined,
-        call('list', '/api/v1/jobs/list?per_page=5'),
+        call('list', '/api/v1/jobs/list?page_size=5'),
         call('lead search', '/api/v1/search/leads?per_page=5'),
         n % 5 === 0 ? upload() : undefined,
       ]);
