@@ -38,7 +38,7 @@ function renderArray(items: Json[], depth: number): string {
   if (items.every(isObject)) {
     const columns: string[] = [];
     for (const item of items) for (const k of Object.keys(item)) if (!columns.includes(k)) columns.push(k);
-    return table(columns, items.map((item) => columns.map((c) => cell(item[c] ?? null))));
+    return table(columns.map(text), items.map((item) => columns.map((c) => cell(item[c] ?? null))));
   }
   if (items.every(isScalar)) return items.map((v) => `- ${cell(v)}`).join('\n');
   return items.map((v, i) => `${'#'.repeat(Math.min(depth, 6))} ${i + 1}\n\n${render(v, depth + 1)}`).join('\n\n');

@@ -20,6 +20,8 @@ describe('Markdown rendering', () => {
     expect(md).toContain('| note | \\[win\\](javascript:alert(3)) &amp; more |');
     expect(md).toContain('- &lt;b&gt;x&lt;/b&gt;');
     expect(md).toContain('# &lt;h1&gt;key&lt;/h1&gt;');
+    // A table's column names are keys of the data too.
+    expect(toMarkdown({ rows: [{ '<i>col</i>': 1 }] })).toContain('| &lt;i&gt;col&lt;/i&gt; |');
     expect(md.replace(/<br>/g, '')).not.toMatch(/<[a-z/]/i);
   });
 });
