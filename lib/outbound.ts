@@ -202,6 +202,13 @@ export class AllowList {
     if (!addr) return false;
     return this.ranges.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits));
   }
+
+  /** Why the SSRF rules refuse `address` (what `hostname` resolved to), or undefined when it may be used. */
+  refusal(hostname: string, address: string): string | undefined {
+    const verdict = isBlockedAddress(address);
+    if (!verdict.blocked || this.allows(hostname, address)) return undefined;
+    return verdict.reason ?? 'blocked';
+  }
 }
 
 /** The agent the service declares when a provider asks for none in particular. */
@@ -237,7 +244,7 @@ export class OutboundClient {
       connect: (opts, callback) => {
         // Node's net.connect skips lookup() for IP literals, so those are judged here, before any socket.
         if (isIP(opts.hostname)) {
-          const refusal = this.refusal(opts.hostname, opts.hostname);
+          const refusal = this.allowList.refusal(opts.hostname, opts.hostname);
           if (refusal) return callback(new BlockedAddressError('', opts.hostname, refusal), null);
         }
         connectThroughGuard(opts, callback);
@@ -342,18 +349,12 @@ export class OutboundClient {
     await this.agent.close();
   }
 
-  /** Why the guard refuses to connect to `address` for `hostname`, or undefined if it may. */
-  private refusal(hostname: string, address: string): string | undefined {
-    const verdict = isBlockedAddress(address);
-    if (!verdict.blocked || this.allowList.allows(hostname, address)) return undefined;
-    return verdict.reason;
-  }
 
   /** Fails fast, with the URL in the message, for a literal IP host the guard refuses. */
   private checkLiteral(url: URL): void {
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
     if (!isIP(host)) return;
-    const refusal = this.refusal(host, host);
+    const refusal = this.allowList.refusal(host, host);
     if (refusal) throw new BlockedAddressError(url.href, host, refusal);
   }
 
@@ -367,7 +368,7 @@ export class OutboundClient {
     if (isIP(host)) return;
     const addresses = await dnsPromises.lookup(host, { all: true });
     for (const a of addresses) {
-      const refusal = this.refusal(host, a.address);
+      const refusal = this.allowList.refusal(host, a.address);
       if (refusal) throw new BlockedAddressError(url.href, a.address, refusal);
     }
   }
@@ -379,11 +380,11 @@ export class OutboundClient {
   private readonly guardedLookup: LookupFunction = (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err, '');
-      const accepted = addresses.filter((a) => this.refusal(hostname, a.address) === undefined);
+      const accepted = addresses.filter((a) => this.allowList.refusal(hostname, a.address) === undefined);
       const first = accepted[0];
       if (!first) {
         const refused = addresses[0]?.address ?? hostname;
-        return callback(new BlockedAddressError('', refused, this.refusal(hostname, refused) ?? 'no address'), '');
+        return callback(new BlockedAddressError('', refused, this.allowList.refusal(hostname, refused) ?? 'no address'), '');
       }
       if (options.all) callback(null, accepted);
       else callback(null, first.address, first.family);

@@ -103,35 +103,25 @@ function document(body: Record<string, unknown>): NonNullable<PostInput['documen
 
 /**
  * Spec §4.11: a missing or malformed field of a new post is a 400 whose detail names each problem.
- * A field is missing when the request has no such key (zod 4 issues carry no input to tell); a
- * value of the wrong type is named with the type it has.
+ * A field is missing when the request has no such key; a value of the wrong type is named with the
+ * type it has.
  */
 function parse400<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
-  const body = value ?? {};
-  const result = schema.safeParse(body);
+  // With each issue's input, as validate() asks for it: none means the key is absent.
+  const result = schema.safeParse(value ?? {}, { reportInput: true });
   if (result.success) return result.data;
   const problems = result.error.issues.map((i) => {
     // The post has a field called `body`, so a problem with the whole document says "request body".
     const at = i.path.join('.') || 'request body';
     if (i.code === 'unrecognized_keys') return `unknown field(s): ${i.keys.join(', ')}`;
     if (i.code === 'invalid_type') {
-      const found = valueAt(body, i.path);
+      if (i.input === undefined) return `${at}: field required`;
       // A rich-text document is a z.record, which the caller knows as an object.
-      return found ? `${at}: expected ${i.expected === 'record' ? 'object' : i.expected}, received ${jsonType(found.value)}` : `${at}: field required`;
+      return `${at}: expected ${i.expected === 'record' ? 'object' : i.expected}, received ${jsonType(i.input)}`;
     }
     return `${at}: ${i.message}`;
   });
   throw new AppError(400, problems.join('; '), 'bad_request');
-}
-
-/** The value at `path` in `root`, or undefined when the last key is absent from its parent. */
-function valueAt(root: unknown, path: readonly PropertyKey[]): { value: unknown } | undefined {
-  let value = root;
-  for (const key of path) {
-    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return undefined;
-    value = (value as Record<PropertyKey, unknown>)[key];
-  }
-  return { value };
 }
 
 const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);

@@ -4,7 +4,7 @@ import rangeParser from 'range-parser';
 import type { MediaRepository } from '../../db/repositories/media';
 import { AppError, notFound } from '../../lib/errors';
 import { MEDIA_PROXY_PATH } from '../../lib/idap';
-import { AllowList, isBlockedAddress } from '../../lib/outbound';
+import { AllowList } from '../../lib/outbound';
 import { PeerTubeError, videoStateOf, type PeerTubeClient, type PeerTubeVideo } from '../../lib/peertube';
 import type { Storage } from '../../lib/storage';
 import { clientIdOf, type AppContext } from '../context';
@@ -288,8 +288,8 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
 async function checkTargetUrl(raw: string, allow: AllowList): Promise<void> {
   // "localhost." is localhost: a trailing dot names the same host.
   const host = new URL(raw).hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase().replace(/\.+$/, '');
-  const refuse = (address: string, reason: string | undefined): never => {
-    throw new AppError(400, `url points to a non-public address (${address === host ? host : `${host} resolves to ${address}`}: ${reason ?? 'blocked'}); only public addresses can be imported`, 'Video import refused');
+  const refuse = (address: string, reason: string): never => {
+    throw new AppError(400, `url points to a non-public address (${address === host ? host : `${host} resolves to ${address}`}: ${reason}); only public addresses can be imported`, 'Video import refused');
   };
   if (host === 'localhost' || host.endsWith('.localhost')) {
     if (!allow.allows(host, host)) refuse(host, 'loopback name');
@@ -297,7 +297,7 @@ async function checkTargetUrl(raw: string, allow: AllowList): Promise<void> {
   }
   const addresses = isIP(host) ? [host] : await lookup(host, { all: true }).then((found) => found.map((a) => a.address), () => []);
   for (const address of addresses) {
-    const verdict = isBlockedAddress(address);
-    if (verdict.blocked && !allow.allows(host, address)) refuse(address, verdict.reason);
+    const refusal = allow.refusal(host, address);
+    if (refusal) refuse(address, refusal);
   }
 }

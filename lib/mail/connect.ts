@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { ImapFlow } from 'imapflow';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
-import { isBlockedAddress, type AllowList } from '../outbound';
+import type { AllowList } from '../outbound';
 
 /** A mailbox's SMTP or IMAP server as the client gave it (password already opened). */
 export interface MailServer {
@@ -43,10 +43,9 @@ export async function resolveMailHost(host: string, allow: AllowList): Promise<s
     }
   }
   for (const address of addresses) {
-    if (allow.allows(host, address)) return address;
-    const verdict = isBlockedAddress(address);
-    if (!verdict.blocked) return address;
-    if (addresses.length === 1) throw new MailServerError('blocked', `${host} resolves to ${address}, a ${verdict.reason ?? 'refused address'}; mail servers must be public`);
+    const refusal = allow.refusal(host, address);
+    if (!refusal) return address;
+    if (addresses.length === 1) throw new MailServerError('blocked', `${host} resolves to ${address}, a ${refusal}; mail servers must be public`);
   }
   throw new MailServerError('blocked', `${host} resolves only to refused addresses; mail servers must be public`);
 }
