@@ -35,6 +35,12 @@ export interface CaptureSession {
   lastActivity: number;
   /** Resolves at the next request start or end (a main-frame navigation included). */
   activity(): Promise<void>;
+  /**
+   * Makes the next capture's context and page ready in the background. A capture calls it once its
+   * page has loaded and it waits for the network to go quiet: the browser has little else to do then,
+   * and the next capture finds its page open (about 200 ms saved per capture).
+   */
+  prepareNext(): void;
   close(): Promise<void>;
 }
 
@@ -81,15 +87,16 @@ export interface SessionOptions {
 }
 
 /**
- * A context made ready ahead of its capture, its routes set. It has no page (so no renderer process)
- * until its capture opens one; until `bind` hands it a capture's handler its route refuses every
- * request (there are none: nothing has been loaded in it).
+ * A context made ready ahead of its capture: its routes are set and its page is open at about:blank
+ * (its renderer started). Until `bind` hands it a capture's handler its route refuses every request
+ * (there are none: nothing has been loaded in it).
  */
 interface Prepared {
   /** The user agent and viewport it was made with. */
   key: string;
   browser: Browser;
   context: BrowserContext;
+  page: Page;
   bind(handler: (route: Route) => Promise<void>): void;
 }
 
@@ -108,9 +115,9 @@ const spareKey = (userAgent: string, viewport: { width: number; height: number }
  * context (cookies, cache, storage, pages), always closed when the capture ends, so a renderer never
  * outlives its capture and no job sees another's cookies, storage or consent answers (jobs of
  * different clients share the worker, so a context is never reused). What a context costs to set up
- * (the context and its routes) is paid ahead: when a capture takes a context, the next one is made
- * ready in the background (one spare without a page, never used before it is handed out, for the
- * user agent and viewport last asked for; closed with the browser). Chromium reaches nothing
+ * (the context, its routes and its page) is paid ahead: while a capture waits for its page to settle,
+ * the next one is made ready in the background (one spare with its page at about:blank, never used
+ * before it is handed out, for the user agent and viewport last asked for; closed with the browser). Chromium reaches nothing
  * itself: every request of the context, each redirect hop included, is fetched by the SSRF-guarded
  * OutboundClient and fulfilled (as activities/site/fetch.ts does), and its own network goes to a
  * proxy address where nothing listens.
@@ -153,10 +160,12 @@ export class LandingBrowser {
     try {
       await context.routeWebSocket(/.*/, (ws) => ws.close({ code: 1008, reason: 'WebSockets are not captured' }));
       await context.route('**/*', (route) => (handler ? handler(route) : route.abort('blockedbyclient')));
+      const page = await context.newPage();
       return {
         key: spareKey(userAgent, viewport),
         browser,
         context,
+        page,
         bind: (h) => {
           handler = h;
         },
@@ -173,7 +182,7 @@ export class LandingBrowser {
     if (!spare || spare.browser !== browser || spare.key !== key) return undefined;
     this.spare = undefined;
     const prepared = await spare.ready.catch(() => undefined);
-    if (prepared && browser.isConnected()) return prepared;
+    if (prepared && browser.isConnected() && !prepared.page.isClosed()) return prepared;
     await prepared?.context.close().catch(() => undefined);
     return undefined;
   }
@@ -200,14 +209,7 @@ export class LandingBrowser {
     try {
       const browser = await this.launch();
       prepared = (await this.takeSpare(browser, spareKey(options.userAgent, options.viewport))) ?? (await this.prepare(browser, options.userAgent, options.viewport));
-      const taken = prepared;
-      page = await taken.context.newPage().catch(async (err: unknown) => {
-        await taken.context.close().catch(() => undefined);
-        throw err;
-      });
-      // The next capture's context is made once this one's page is up: made meanwhile, it competed
-      // with the new renderer's start for the browser process.
-      this.refill(browser, options.userAgent, options.viewport);
+      page = prepared.page;
     } catch (err) {
       this.release();
       throw err;
@@ -245,6 +247,9 @@ export class LandingBrowser {
           activity = { promise, resolve };
         }
         return activity.promise;
+      },
+      prepareNext: () => {
+        if (!closed && prepared.browser.isConnected() && this.browser) this.refill(prepared.browser, options.userAgent, options.viewport);
       },
       close: async () => {
         if (closed) return;

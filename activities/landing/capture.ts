@@ -8,7 +8,7 @@ import type { LlmExtractor } from '../llm/types';
 import { networkQuiet, wakeAt, type CachedResponse, type CaptureSession, type LandingBrowser } from './browser';
 import { bundleHtml, plainSnapshot } from './bundle';
 import { foldOf } from './fold';
-import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, HOP_HINTS, READ_PAGE, SCROLL_FOR_LAZY, SNAPSHOT_HTML, type PageReading } from './in-page';
+import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, HOP_HINTS, MAIN_THREAD_IDLE, READ_PAGE, SCROLL_FOR_LAZY, SNAPSHOT_HTML, type PageReading } from './in-page';
 
 /** Spec §8 / issue 13: no capture drives Chromium longer than this, whatever the payload says. */
 export const CAPTURE_CEILING_MS = 90_000;
@@ -17,8 +17,14 @@ export const CAPTURE_CEILING_MS = 90_000;
 // 1-5 s, at most some 20) still fit: a page that never idles at timeout_seconds 90 keeps what loaded.
 const NAVIGATION_SHARE = 0.75;
 const SCROLL_LIMIT_MS = 8000;
-// A meta refresh of 0 s or a script redirect starts well within this quiet time after load (Playwright's networkidle waits 500 ms).
-const SETTLE_QUIET_MS = 300;
+// The page has settled once no request has run for this long and then its main thread is idle
+// (Playwright's networkidle waits 500 ms, with no look at the page's scripts). A fetch on a timer of
+// up to this long after load is waited for; a script that runs longer makes its requests before its
+// thread is idle. Meta refreshes and script redirects that come later are waited for when the page
+// shows one coming (HOP_HINTS).
+const SETTLE_QUIET_MS = 200;
+// A page whose main thread is never idle (a busy animation loop) settles after this long.
+const IDLE_WAIT_MS = 1000;
 // A meta refresh longer than this is a page that reloads itself, not a redirect.
 const META_REFRESH_MAX_S = 5;
 /** How long an interstitial's script may take to start its navigation (its timer delayed by a busy renderer). */
@@ -155,7 +161,7 @@ async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSig
       // (a cold start on a busy worker) does not eat it. The ceiling bounds the whole capture, and
       // navigation gives way early enough for the rest to fit under it (NAVIGATION_SHARE).
       const pageDeadline = Math.min(Date.now() + opts.timeout_seconds * 1000, started + ceilingMs * NAVIGATION_SHARE);
-      await navigate(page, session, payload.url, new Deadline(pageDeadline), signal, err);
+      const settled = await navigate(page, session, payload.url, new Deadline(pageDeadline), signal, err);
       signal.throwIfAborted();
       finalUrl = page.url() === 'about:blank' ? finalUrl : page.url();
 
@@ -189,9 +195,10 @@ async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSig
       // come back to).
       const foldFromFull = opts.capture_screenshot && opts.capture_full_page;
       if (opts.capture_screenshot && !foldFromFull) await shootFold();
-      // Then the requests the scroll started finish (images, and sections fetched on scroll) before
-      // the page is read, bundled and shot whole.
-      if (scrolled > 0 && !crashed) {
+      // Then the requests the scroll, the consent click or a late script started finish (images,
+      // sections fetched on scroll) before the page is read, bundled and shot whole. A page that never
+      // went quiet is not waited for again unless the scroll started something.
+      if (!crashed && (settled || scrolled > 0)) {
         step('waiting for lazy content');
         await networkQuiet(session, LAZY_QUIET_MS, LAZY_WAIT_MS, signal);
       }
@@ -276,10 +283,10 @@ function redirectChain(navigations: string[], finalUrl: string): string[] {
 
 /**
  * goto, then waits for network idle and for any meta refresh or script redirect, until the
- * payload's timeout: a page that never finishes keeps what it loaded. Rejects only when nothing
- * could be loaded at all.
+ * payload's timeout: a page that never finishes keeps what it loaded. Resolves whether the page
+ * settled (loaded, then quiet with no hop to come); rejects only when nothing could be loaded at all.
  */
-async function navigate(page: Page, session: CaptureSession, url: string, deadline: Deadline, signal: AbortSignal, err: (stage: LandingError['stage'], e: string) => void): Promise<void> {
+async function navigate(page: Page, session: CaptureSession, url: string, deadline: Deadline, signal: AbortSignal, err: (stage: LandingError['stage'], e: string) => void): Promise<boolean> {
   let navigations = 0;
   page.on('framenavigated', (frame) => {
     if (frame === page.mainFrame()) navigations += 1;
@@ -294,14 +301,20 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
     }
     if (!session.redirectLimitHit) err('navigation', `the page did not finish loading within the timeout; kept what had loaded (${firstLine(e)})`);
   }
-  // Settle: network idle (no request for SETTLE_QUIET_MS) with no main-frame navigation since the last load. A meta refresh of 0 s or a script redirect starts within that quiet time; each
-  // hop starts the wait again. At least one check, even when loading used up the time: a page still busy then has not settled.
+  // Settle: network idle (no request for SETTLE_QUIET_MS), then the page's main thread idle, with no
+  // main-frame navigation since the last load. A script still running when the network went quiet
+  // makes its requests before its thread is idle; a meta refresh or a script redirect that has not
+  // started by then is waited for when the page shows one coming (hopStarted); each hop starts the
+  // wait again. At least one check, even when loading used up the time: a page still busy then has
+  // not settled. The browser has little to do meanwhile: the next capture's page is opened now.
+  session.prepareNext();
+  let settled = false;
   while (loaded) {
     const seen = navigations;
     const requested = session.navigations.length;
     const idle = await networkQuiet(session, SETTLE_QUIET_MS, deadline.left(), signal);
     if (!idle) {
-      if (page.isClosed()) return;
+      if (page.isClosed()) return false;
       err('navigation', 'the page never reached network idle within the timeout; kept what had loaded');
       break;
     }
@@ -318,7 +331,10 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
       session.navigations.length === requested &&
       session.inflight === 0 &&
       session.lastActivity === quietSince
-    ) break;
+    ) {
+      settled = true;
+      break;
+    }
     if (deadline.left() <= 0) break;
     await page.waitForLoadState('load', { timeout: Math.max(1, deadline.left()) }).catch(() => undefined);
   }
@@ -330,6 +346,7 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
     err('navigation', `a redirect was not followed: ${session.navigationError.message}`);
   }
   if (session.redirectLimitHit) err('navigation', `more than the allowed redirects (max_redirects); stopped before ${session.redirectLimitHit}`);
+  return settled;
 }
 
 /**
@@ -339,7 +356,7 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
  * for its navigation to start; on a page that looks like an interstitial, up to SCRIPT_REDIRECT_WAIT_MS.
  */
 async function hopStarted(page: Page, session: CaptureSession, deadline: Deadline, signal: AbortSignal): Promise<boolean> {
-  const hints = await page.evaluate<{ refresh: number | null; scriptHop: boolean }>(HOP_HINTS).catch(() => ({ refresh: null, scriptHop: false }));
+  const hints = await page.evaluate<{ refresh: number | null; scriptHop: boolean }>(`${MAIN_THREAD_IDLE(IDLE_WAIT_MS)}.then(() => ${HOP_HINTS})`).catch(() => ({ refresh: null, scriptHop: false }));
   if (hints.refresh !== null && hints.refresh <= META_REFRESH_MAX_S && (await navigationWithin(session, Math.min(deadline.left(), hints.refresh * 1000 + 2000), signal))) return true;
   return hints.scriptHop && navigationWithin(session, Math.min(deadline.left(), SCRIPT_REDIRECT_WAIT_MS), signal);
 }

@@ -107,6 +107,13 @@ export const SCRIPT_REDIRECT_LIKELY = `(() => {
   return Array.from(document.scripts).some((s) => !s.src && assigns.test(s.textContent || ''));
 })()`;
 
+/**
+ * Resolves once the page's main thread has nothing to run (requestIdleCallback: the scripts that ran
+ * after load, their tasks and a frame to render are done), at most `ms` later on a page that is never
+ * idle. A script still busy when the network went quiet fires its requests before this resolves.
+ */
+export const MAIN_THREAD_IDLE = (ms: number) => `new Promise((resolve) => typeof requestIdleCallback === 'function' ? requestIdleCallback(() => resolve(), { timeout: ${ms} }) : setTimeout(resolve, 0))`;
+
 /** Both hints of a pending hop in one call: the meta refresh's delay and whether a script hop is likely. */
 export const HOP_HINTS = `({ refresh: ${META_REFRESH_DELAY}, scriptHop: ${SCRIPT_REDIRECT_LIKELY} })`;
 

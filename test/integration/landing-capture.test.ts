@@ -111,6 +111,17 @@ test('fold.png is the viewport a visitor sees at the top (100vh hero, fixed head
   expect(f.data.equals(v.data)).toBe(true);
 });
 
+test.each(['/late/busy', '/late/timer'])('content a page fetches after its load event (%s: a script busy for 400 ms, a 150 ms timer) is on the page read and shot', async (path) => {
+  const seen: string[] = [];
+  const recording: LlmExtractor = { extractJson: (request) => (seen.push(request.input), answering.extractJson(request)) };
+  const payload = crawlLandingPayload.parse({ url: `${pages.baseUrl}${path}`, options: { extract_content: true, capture_full_page: false } });
+  const result = await captureLanding(deps({ llm: recording }), { jobId: `b1a7e1a4-0000-4000-8000-00000000010${path === "/late/busy" ? 1 : 2}`, clientId: 'cli_capture', payload, signal: new AbortController().signal });
+  expect(result.errors).toEqual([]);
+  expect(seen).toHaveLength(1);
+  expect(seen[0]).toContain('Offer ends Friday');
+  expect(seen[0]).not.toContain('Loading...');
+});
+
 test('the LLM failing: extracted null, the reason in errors, the files stored', async () => {
   const failing: LlmExtractor = { extractJson: () => Promise.resolve({ ok: false, reason: 'every key failed: openai 429' }) };
   const payload = crawlLandingPayload.parse({ url: `${pages.baseUrl}/plain`, options: { extract_content: true } });

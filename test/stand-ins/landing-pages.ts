@@ -13,6 +13,8 @@ import { listenLocal } from './listen';
  *   /crash             exhausts the renderer's memory shortly after it loads (Chromium's renderer dies: "Aw, Snap")
  *   /loop/<n>          302 to /loop/<n+1> without end (max_redirects)
  *   /plain             a minimal page (the bench's page, and the bare loop's)
+ *   /late/busy         fits its viewport; after load its script runs for 400 ms, then fetches /late/offer and shows it
+ *   /late/timer        the same with the fetch 150 ms after load on a timer (content a page loads after it is "done")
  *   /ad/to-private     302 to `privateBaseUrl` (an address the SSRF guard refuses)
  *   /sneaky            a page whose stylesheet, image and fetch() point at `privateBaseUrl`
  * Every request is counted per path (query dropped).
@@ -193,6 +195,15 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
       return html(res, `<!doctype html><html><head><title>Sneaky</title><link rel="stylesheet" href="${privateBase}/x.css"></head><body><h1>Offer</h1><img src="${privateBase}/pixel.png"><script>fetch("${privateBase}/beacon").catch(() => {})</script></body></html>`);
     }
     if (path === '/hero') return html(res, HERO);
+    if (path === '/late/busy' || path === '/late/timer') {
+      const show = 'fetch("/late/offer").then((r) => r.text()).then((t) => { document.getElementById("offer").textContent = t; })';
+      const start = path === '/late/busy' ? `const t0 = performance.now(); while (performance.now() - t0 < 400) {} ${show};` : `setTimeout(() => ${show}, 150);`;
+      return html(res, `<!doctype html><html><head><title>Late offer</title></head><body><h1>Our offer</h1><p id="offer">Loading...</p><script>addEventListener("load", () => { ${start} });</script></body></html>`);
+    }
+    if (path === '/late/offer') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      return res.end('Offer ends Friday');
+    }
     if (path === '/plain') return html(res, '<!doctype html><html><head><title>Plain</title><style>body{font-family:sans-serif}</style></head><body><h1>Plain offer</h1><p>Buy now.</p><a href="/buy" style="background:#f60;color:#fff;padding:10px">Buy</a></body></html>');
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('not found');
