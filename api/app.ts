@@ -164,7 +164,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
     maxMessageBytes: config.MAIL_MAX_MESSAGE_BYTES,
   });
 
-  contentRoutes(api, new ContentRepository(db));
+  contentRoutes(api, { repo: new ContentRepository(db), dnsServers: config.DNS_SERVERS });
   unsubscribeRoutes(api, { repo: new UnsubscribeRepository(db), key: unsubscribeSigningKey(config), publicBaseUrl: config.PUBLIC_BASE_URL });
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));

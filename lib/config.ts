@@ -170,7 +170,7 @@ export const configSchema = dbConfigSchema.extend({
   REGISTRY_CACHE_TTL_SECONDS: int(86400, 0),
 
   // E-mail verification (activities/verify: the DNS_SERVERS, SMTP_* and VERIFY_* settings).
-  /** Resolvers for MX/A lookups, `host[:port]` each; unset: the system's resolver (/etc/resolv.conf). */
+  /** Resolvers for MX/A lookups and the content sites' TXT verification, `host[:port]` each; unset: the system's resolver (/etc/resolv.conf). */
   DNS_SERVERS: csv.pipe(z.array(z.string().refine(isResolverAddress, 'each entry must be an IP address with an optional port: 1.1.1.1, 1.1.1.1:53, [2606:4700::1111]:53'))),
   /** Port of the mail servers' SMTP probe (25 everywhere outside tests). */
   SMTP_PROBE_PORT: int(25, 1, 65535),

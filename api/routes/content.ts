@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AuthorRow, CategoryRow, ContentRepository, PostInput, PostRow, PostState, SiteRow, TagRow } from '../../db/repositories/content';
 import { AppError, notFound, ValidationError } from '../../lib/errors';
+import { findTxtRecord, siteVerificationRecord } from '../../lib/domain-proof';
 import { InvalidDocumentError, parseDocument, readingTime, renderDocument } from '../../lib/rich-text';
 import { clientIdOf, type AppContext } from '../context';
 import type { ApiRouter } from '../routing';
@@ -40,7 +41,14 @@ import { validate } from '../validation';
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
-const siteView = (s: SiteRow) => ({ id: s.id, domain: s.domain, created_at: new Date(s.created_at).toISOString() });
+const siteView = (s: SiteRow) => ({
+  id: s.id,
+  domain: s.domain,
+  verified: s.verified_at !== null,
+  verified_at: iso(s.verified_at),
+  verification: { type: 'dns_txt' as const, name: s.domain, value: siteVerificationRecord(s.verification_token) },
+  created_at: new Date(s.created_at).toISOString(),
+});
 
 /** Spec §2.11 Author (what the public sees). */
 export const authorView = (a: AuthorRow) => ({
@@ -131,12 +139,18 @@ const toPostInput = (b: z.output<typeof postPatchBody>): PostInput => {
   return { ...rest, ...(body === undefined ? {} : { document: document(body) }) };
 };
 
-export function contentRoutes(api: ApiRouter, repo: ContentRepository): void {
+export interface ContentDeps {
+  repo: ContentRepository;
+  /** Resolvers for the sites' DNS proof (DNS_SERVERS; empty: the system's). */
+  dnsServers: readonly string[];
+}
+
+export function contentRoutes(api: ApiRouter, { repo, dnsServers }: ContentDeps): void {
   const dash = { tags: ['content'], security: 'client' as const };
   const pub = { tags: ['content'], security: 'none' as const, headers: contentDomainHeaders };
 
   /**
-   * The client of X-Content-Domain. A header that is missing, malformed or names no registered site
+   * The client of X-Content-Domain. A header that is missing, malformed or names no verified site
    * is a 422 on the header: spec §4.11 gives the public author list 200 and 422 only, and the
    * public post routes answer the same.
    */
@@ -144,7 +158,7 @@ export function contentRoutes(api: ApiRouter, repo: ContentRepository): void {
     const headers = validate(contentDomainHeaders, { 'x-content-domain': ctx.get('x-content-domain') || undefined }, ['header']);
     const domain = headers['x-content-domain'];
     const clientId = await repo.clientOfDomain(domain);
-    if (!clientId) throw new ValidationError([{ type: 'site_not_found', loc: ['header', 'x-content-domain'], msg: `no site is registered for the domain '${domain}'` }]);
+    if (!clientId) throw new ValidationError([{ type: 'site_not_found', loc: ['header', 'x-content-domain'], msg: `no verified site is registered for the domain '${domain}'` }]);
     return clientId;
   };
 
@@ -156,8 +170,10 @@ export function contentRoutes(api: ApiRouter, repo: ContentRepository): void {
     path: '/api/v1/dashboard/content/sites',
     operationId: 'createContentSite',
     summary: 'Register a domain whose public content endpoints serve this client\'s posts',
+    description:
+      'The site answers X-Content-Domain once verified: publish the TXT record the answer gives (`verification`) on the domain, then call POST /api/v1/dashboard/content/sites/{site_id}/verify. Until one client has verified a domain, any client may register it.',
     body: siteCreateBody,
-    responses: { 201: { description: 'Registered', schema: siteResponse }, 409: { description: 'The domain is registered already (by any client)' } },
+    responses: { 201: { description: 'Registered, not verified yet', schema: siteResponse }, 409: { description: 'This client has registered the domain already, or another client has verified it' } },
     handler: async (ctx, { body }) => {
       ctx.status = 201;
       ctx.body = siteView(await repo.createSite(clientIdOf(ctx), body.domain));
@@ -174,6 +190,35 @@ export function contentRoutes(api: ApiRouter, repo: ContentRepository): void {
     handler: async (ctx) => {
       const sites = await repo.listSites(clientIdOf(ctx));
       ctx.body = { sites: sites.map(siteView), total: sites.length };
+    },
+  });
+
+  api.add({
+    ...dash,
+    method: 'post',
+    path: '/api/v1/dashboard/content/sites/{site_id}/verify',
+    operationId: 'verifyContentSite',
+    summary: 'Check the site\'s DNS TXT record and, when found, verify the site',
+    description: 'Looks up the TXT records of the domain for `verification.value`. Found: the site is verified and answers X-Content-Domain. Verifying an already verified site changes nothing.',
+    params: siteIdParams,
+    responses: {
+      200: { description: 'Verified', schema: siteResponse },
+      404: { description: 'No such site for this client' },
+      409: { description: 'Another client has verified the domain first' },
+      422: { description: 'The TXT record was not found (the reason says what the lookup gave)' },
+    },
+    handler: async (ctx, { params }) => {
+      const clientId = clientIdOf(ctx);
+      const site = await repo.getSite(clientId, params.site_id);
+      if (!site) throw notFound('site not found');
+      if (site.verified_at === null) {
+        const record = siteVerificationRecord(site.verification_token);
+        const proof = await findTxtRecord(site.domain, record, dnsServers);
+        if (!proof.ok) throw new ValidationError([{ type: 'domain_not_verified', loc: ['path', 'site_id'], msg: `${proof.reason}: publish the TXT record "${record}" on ${site.domain} and try again` }]);
+      }
+      const verified = await repo.markSiteVerified(clientId, site.id);
+      if (!verified) throw notFound('site not found');
+      ctx.body = siteView(verified);
     },
   });
 

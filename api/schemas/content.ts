@@ -93,7 +93,22 @@ export const publicPostListQuery = postListQuery.omit({ status: true });
 
 // ---- responses ------------------------------------------------------------------------------
 
-export const siteResponse = z.object({ id: z.string(), domain: z.string(), created_at: z.string() }).meta({ id: 'ContentSite' });
+export const siteResponse = z
+  .object({
+    id: z.string(),
+    domain: z.string(),
+    verified: z.boolean().describe('whether the client has shown it controls the domain; only a verified site answers X-Content-Domain'),
+    verified_at: z.string().nullable(),
+    verification: z
+      .object({
+        type: z.literal('dns_txt'),
+        name: z.string().describe('the DNS name to put the TXT record on: the domain itself'),
+        value: z.string().describe('the TXT record\'s value: leadjobs-site-verification=<token>'),
+      })
+      .describe('how to verify the domain: publish this TXT record, then POST .../verify'),
+    created_at: z.string(),
+  })
+  .meta({ id: 'ContentSite' });
 export const siteListResponse = z.object({ sites: z.array(siteResponse), total: z.number().int() });
 
 /** Spec §2.11 Author. */

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import slugify from 'slugify';
 import { isUniqueViolation, type Db } from '..';
@@ -8,6 +8,10 @@ export interface SiteRow {
   id: string;
   client_id: string;
   domain: string;
+  /** The value of the DNS TXT record that proves the client controls the domain. */
+  verification_token: string;
+  /** Set once proven; only a verified site answers X-Content-Domain. */
+  verified_at: Date | null;
   created_at: Date;
 }
 
@@ -139,13 +143,47 @@ export class ContentRepository {
 
   // ---- sites ------------------------------------------------------------------------------------
 
+  /**
+   * A site waiting for its DNS proof. Any number of clients may register a domain that nobody has
+   * verified (a squatter cannot lock the owner out); a client registers a domain once, and a domain
+   * another client has verified is taken.
+   */
   async createSite(clientId: string, domain: string): Promise<SiteRow> {
+    if (await this.db('content_sites').where({ domain }).whereNotNull('verified_at').whereNot({ client_id: clientId }).first('id')) {
+      throw new AppError(409, `the domain ${domain} is already verified by another client`, 'conflict');
+    }
     try {
-      const [row] = (await this.db('content_sites').insert({ id: randomUUID(), client_id: clientId, domain }).returning('*')) as SiteRow[];
+      const token = randomBytes(16).toString('hex');
+      const [row] = (await this.db('content_sites').insert({ id: randomUUID(), client_id: clientId, domain, verification_token: token }).returning('*')) as SiteRow[];
       if (!row) throw new Error('site insert returned nothing');
       return row;
     } catch (err) {
-      if (isUniqueViolation(err)) throw new AppError(409, `the domain ${domain} is already registered`, 'conflict');
+      if (isUniqueViolation(err)) throw new AppError(409, `the domain ${domain} is already registered for this client`, 'conflict');
+      throw err;
+    }
+  }
+
+  async getSite(clientId: string, id: string): Promise<SiteRow | undefined> {
+    if (!isUuid(id)) return undefined;
+    return (await this.db('content_sites').where({ client_id: clientId, id }).first()) as SiteRow | undefined;
+  }
+
+  /**
+   * Marks the site verified (its DNS proof was found). A domain another client verified first is a
+   * 409; that client's other registrations of the domain stay unverified.
+   */
+  async markSiteVerified(clientId: string, id: string): Promise<SiteRow | undefined> {
+    try {
+      const [row] = (await this.db('content_sites')
+        .where({ client_id: clientId, id })
+        .update({ verified_at: this.db.raw('coalesce(verified_at, now())') })
+        .returning('*')) as SiteRow[];
+      return row;
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        const site = await this.getSite(clientId, id);
+        throw new AppError(409, `the domain ${site?.domain ?? ''} is already verified by another client`, 'conflict');
+      }
       throw err;
     }
   }
@@ -158,9 +196,9 @@ export class ContentRepository {
     return isUuid(id) && (await this.db('content_sites').where({ client_id: clientId, id }).delete()) > 0;
   }
 
-  /** The client whose site answers to this domain. */
+  /** The client whose verified site answers to this domain. */
   async clientOfDomain(domain: string): Promise<string | undefined> {
-    const row = (await this.db('content_sites').where({ domain }).first('client_id')) as { client_id: string } | undefined;
+    const row = (await this.db('content_sites').where({ domain }).whereNotNull('verified_at').first('client_id')) as { client_id: string } | undefined;
     return row?.client_id;
   }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { startDnsStandIn, type DnsStandIn } from '../stand-ins/dns';
 import { bearer, startTestApi, type TestApi } from '../support/api';
 import { caller, type Caller } from '../support/jobs';
 
@@ -6,11 +7,15 @@ import { caller, type Caller } from '../support/jobs';
 // site, writes posts in the dashboard, publishes them, and the site reads them without a credential.
 
 let api: TestApi;
+// The authoritative DNS of the clients' domains: a site is verified by a TXT record published here.
+let dns: DnsStandIn;
 beforeAll(async () => {
-  api = await startTestApi({ RATE_LIMIT_ENABLED: 'false' });
+  dns = await startDnsStandIn({});
+  api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', DNS_SERVERS: dns.server });
 });
 afterAll(async () => {
   await api?.close();
+  await dns?.close();
 });
 
 type Json = Record<string, unknown>;
@@ -26,6 +31,17 @@ async function newClient(): Promise<Client> {
 
 /** A site of its own for each test: domains are unique across clients. */
 const newDomain = () => `blog-${randomUUID().slice(0, 8)}.example.com`;
+
+type Site = Json & { id: string; domain: string; verified: boolean; verification: { type: string; name: string; value: string } };
+
+/** Registers the domain, publishes its TXT record and verifies it: the site then answers X-Content-Domain. */
+async function registerSite(c: Client, domain: string): Promise<Site> {
+  const created = await c.json<Site>(await c.post('/api/v1/dashboard/content/sites', { domain }));
+  dns.set(domain, { txt: ['v=spf1 -all', created.verification.value] });
+  const verified = await c.post(`/api/v1/dashboard/content/sites/${created.id}/verify`, {});
+  if (verified.status !== 200) throw new Error(`verify answered ${verified.status}: ${await verified.text()}`);
+  return c.json<Site>(verified);
+}
 
 /** The public side: no credential, only the site's domain. */
 const site = (domain: string | undefined) => (path: string) => fetch(`${api.url}${path}`, { headers: domain === undefined ? {} : { 'x-content-domain': domain } });
@@ -54,7 +70,10 @@ describe('content', () => {
     const domain = newDomain();
     const siteRes = await c.post('/api/v1/dashboard/content/sites', { domain: domain.toUpperCase() });
     expect(siteRes.status).toBe(201);
-    expect(await siteRes.json()).toMatchObject({ domain, id: expect.any(String) });
+    const created = await c.json<Site>(siteRes);
+    expect(created).toMatchObject({ domain, id: expect.any(String), verified: false, verified_at: null, verification: { type: 'dns_txt', name: domain, value: expect.stringMatching(/^leadjobs-site-verification=[0-9a-f]{32}$/) } });
+    dns.set(domain, { txt: [created.verification.value] });
+    expect(await c.json(await c.post(`/api/v1/dashboard/content/sites/${created.id}/verify`, {}))).toMatchObject({ id: created.id, verified: true, verified_at: expect.any(String) });
 
     const category = await c.json<Json & { id: string }>(await c.post('/api/v1/dashboard/content/categories', { name: 'Sales Ops' }));
     expect(category).toMatchObject({ name: 'Sales Ops', slug: 'sales-ops' });
@@ -224,7 +243,7 @@ describe('content', () => {
   test('public authors: X-Content-Domain required (422), a domain of no site 422 (spec: 200, 422 only), active authors only', async () => {
     const c = await newClient();
     const domain = newDomain();
-    await c.post('/api/v1/dashboard/content/sites', { domain });
+    await registerSite(c, domain);
     const ada = await c.json<Json & { id: string }>(await c.post('/api/v1/dashboard/content/authors', { full_name: 'Ada Lovelace', role: 'editor', country: 'GB', city: 'London', email: 'ada@example.com', bio: 'Analyst' }));
     const bot = await c.json<Json & { id: string }>(await c.post('/api/v1/dashboard/content/authors', { full_name: 'Writer Bot', agent_type: 'llm', country: 'US' }));
     const gone = await c.json<Json & { id: string }>(await c.post('/api/v1/dashboard/content/authors', { full_name: 'Old Hand' }));
@@ -238,7 +257,7 @@ describe('content', () => {
     for (const path of ['/api/v1/content/authors', '/api/v1/content/posts', '/api/v1/content/posts/some-post']) {
       const unknown = await site(nobody.toUpperCase())(path);
       expect([path, unknown.status]).toEqual([path, 422]);
-      expect(await unknown.json()).toEqual({ detail: [{ type: 'site_not_found', loc: ['header', 'x-content-domain'], msg: `no site is registered for the domain '${nobody}'` }] });
+      expect(await unknown.json()).toEqual({ detail: [{ type: 'site_not_found', loc: ['header', 'x-content-domain'], msg: `no verified site is registered for the domain '${nobody}'` }] });
     }
 
     const res = await site(domain)('/api/v1/content/authors?page_size=1');
@@ -251,7 +270,7 @@ describe('content', () => {
     const page2 = (await (await site(domain)('/api/v1/content/authors?page=2&page_size=1')).json()) as { authors: Json[] };
     expect(page2.authors).toEqual([expect.objectContaining({ id: bot.id, agent_type: 'llm', role: 'contributor', city: null })]);
 
-    // The site belongs to one client: another cannot register it, and sees nothing of this one's.
+    // The verified site belongs to one client: another cannot register it, and sees nothing of this one's.
     const other = await newClient();
     expect((await other.post('/api/v1/dashboard/content/sites', { domain })).status).toBe(409);
     expect((await other.get(`/api/v1/dashboard/content/authors/${ada.id}`)).status).toBe(404);
@@ -262,7 +281,7 @@ describe('content', () => {
   test('related posts: the editor\'s choice first, then published posts sharing tags or categories; drafts never', async () => {
     const c = await newClient();
     const domain = newDomain();
-    await c.post('/api/v1/dashboard/content/sites', { domain });
+    await registerSite(c, domain);
     const body = { type: 'doc', content: [paragraph(20)] };
     const chosen = await createPost(c, { slug: 'chosen', title: 'Chosen', body, tags: ['unrelated'] });
     const sharesTwo = await createPost(c, { slug: 'shares-two', title: 'Shares two', body, tags: ['crm', 'email'] });
@@ -286,7 +305,7 @@ describe('content', () => {
   test('PATCH, tags/categories CRUD, filters and delete', async () => {
     const c = await newClient();
     const domain = newDomain();
-    await c.post('/api/v1/dashboard/content/sites', { domain });
+    await registerSite(c, domain);
     const cat = await c.json<Json & { id: string }>(await c.post('/api/v1/dashboard/content/categories', { name: 'Guides', description: 'How-tos' }));
     const tag = await c.json<Json & { id: string }>(await c.post('/api/v1/dashboard/content/tags', { name: 'B2B' }));
     expect(tag).toMatchObject({ name: 'B2B', slug: 'b2b' });
@@ -340,6 +359,77 @@ describe('content', () => {
     const removed = await site(domain)('/api/v1/content/posts');
     expect(removed.status).toBe(422);
     expect(await removed.json()).toMatchObject({ detail: [{ type: 'site_not_found', loc: ['header', 'x-content-domain'] }] });
+  });
+
+  test('a site answers X-Content-Domain only once its DNS TXT record is found; a record that is missing, wrong or unreadable is a 422 saying so', async () => {
+    const c = await newClient();
+    const domain = newDomain();
+    const created = await c.json<Site>(await c.post('/api/v1/dashboard/content/sites', { domain }));
+    await createPost(c, { slug: 'hello', title: 'Hello', body: { type: 'doc', content: [paragraph(5)] } }).then((p) => publish(c, p.id));
+    const unverified = await site(domain)('/api/v1/content/posts');
+    expect(unverified.status).toBe(422);
+    expect(await unverified.json()).toEqual({ detail: [{ type: 'site_not_found', loc: ['header', 'x-content-domain'], msg: `no verified site is registered for the domain '${domain}'` }] });
+
+    const verify = () => c.post(`/api/v1/dashboard/content/sites/${created.id}/verify`, {});
+    const refusal = async (): Promise<string> => {
+      const res = await verify();
+      expect(res.status).toBe(422);
+      const body = await c.json<{ detail: { type: string; loc: string[]; msg: string }[] }>(res);
+      expect(body.detail).toEqual([{ type: 'domain_not_verified', loc: ['path', 'site_id'], msg: expect.stringContaining(`publish the TXT record "${created.verification.value}" on ${domain}`) }]);
+      return body.detail[0]?.msg ?? '';
+    };
+    // The name does not exist yet, then it has other records only, then its server fails.
+    expect((await refusal()).startsWith(`${domain} has no TXT record (the name does not exist): `)).toBe(true);
+    dns.set(domain, { txt: ['v=spf1 -all', 'leadjobs-site-verification=0000'] });
+    expect(await refusal()).toMatch(/^none of the 2 TXT record\(s\) of .* is leadjobs-site-verification=/);
+    dns.set(domain, { servfail: true });
+    expect(await refusal()).toMatch(/the DNS lookup of .* failed \(ESERVFAIL\); try again later/);
+    expect(await c.json<{ sites: Site[] }>(await c.get('/api/v1/dashboard/content/sites')).then((r) => r.sites.map((x) => x.verified))).toEqual([false]);
+
+    // Published as two character-strings (a long record is split so): read joined.
+    const value = created.verification.value;
+    dns.set(domain, { txt: [[value.slice(0, 20), value.slice(20)]] });
+    const ok = await verify();
+    expect(ok.status).toBe(200);
+    const verifiedSite = await c.json<Site>(ok);
+    expect(verifiedSite).toMatchObject({ id: created.id, verified: true });
+    expect(dns.queries).toContain(`TXT ${domain}`);
+    expect((await site(domain)('/api/v1/content/posts')).status).toBe(200);
+    // Verifying again changes nothing, even with the record gone.
+    dns.set(domain, {});
+    expect(await c.json(await verify())).toMatchObject({ verified: true, verified_at: verifiedSite.verified_at });
+  });
+
+  test('nobody can squat a domain: registrations before verification block no one, the first verification wins, the others stay unserved', async () => {
+    const owner = await newClient();
+    const squatter = await newClient();
+    const domain = newDomain();
+    // The squatter registers first, with posts of its own, but cannot publish DNS for the domain.
+    const squat = await squatter.json<Site>(await squatter.post('/api/v1/dashboard/content/sites', { domain }));
+    await createPost(squatter, { slug: 'fake', title: 'Fake news', body: { type: 'doc', content: [paragraph(5)] } }).then((p) => publish(squatter, p.id));
+    expect((await squatter.post('/api/v1/dashboard/content/sites', { domain })).status).toBe(409);
+
+    // The owner still registers it, and verifies it with its own token (the squatter's is a different one).
+    const own = await owner.json<Site>(await owner.post('/api/v1/dashboard/content/sites', { domain }));
+    expect(own.verification.value).not.toBe(squat.verification.value);
+    dns.set(domain, { txt: [own.verification.value] });
+    expect((await squatter.post(`/api/v1/dashboard/content/sites/${squat.id}/verify`, {})).status).toBe(422);
+    expect((await owner.post(`/api/v1/dashboard/content/sites/${own.id}/verify`, {})).status).toBe(200);
+    await createPost(owner, { slug: 'real', title: 'Real news', body: { type: 'doc', content: [paragraph(5)] } }).then((p) => publish(owner, p.id));
+    const served = (await (await site(domain)('/api/v1/content/posts')).json()) as { posts: Post[] };
+    expect(served.posts.map((p) => p.slug)).toEqual(['real']);
+
+    // Now taken: a new registration is refused, and the squatter's old one can never be verified.
+    const third = await newClient();
+    const taken = await third.post('/api/v1/dashboard/content/sites', { domain });
+    expect(taken.status).toBe(409);
+    expect(JSON.stringify(await taken.json())).toContain('already verified by another client');
+    dns.set(domain, { txt: [own.verification.value, squat.verification.value] });
+    const late = await squatter.post(`/api/v1/dashboard/content/sites/${squat.id}/verify`, {});
+    expect(late.status).toBe(409);
+    expect((await (await site(domain)('/api/v1/content/posts')).json()) as { posts: Post[] }).toMatchObject({ posts: [expect.objectContaining({ slug: 'real' })] });
+    // Another client's site id is a 404 to verify, as everywhere.
+    expect((await third.post(`/api/v1/dashboard/content/sites/${own.id}/verify`, {})).status).toBe(404);
   });
 
   test('the routes and the X-Content-Domain header are in /openapi.json', async () => {

@@ -11,7 +11,7 @@ const schema = `migrations_${Date.now().toString(36)}`;
 const config = parseDbConfig({ ...process.env, DATABASE_SCHEMA: schema, DATABASE_POOL_MAX: '4' });
 const DEDUPE_KEY = '20261126000100_jobs_dedupe_key';
 // Applied after it: rolled back first, so that the upgrade is the step from the database before it.
-const LATER = ['20261126000200_source_pacing'];
+const LATER = ['20261126000200_source_pacing', '20261127000100_content_site_verification'];
 let db: Db;
 let clientId: string;
 
@@ -98,4 +98,27 @@ test('rolled back and applied again on a table with rows, the indexes are as a n
   expect(await index('jobs_dedupe_key_idx')).toMatchObject({ valid: true });
   expect(await index('jobs_dedupe_idx')).toBeUndefined();
   expect(await db('knex_migrations').withSchema(schema).pluck('name')).toEqual(expect.arrayContaining([DEDUPE_KEY, ...LATER]));
+});
+
+test('content site verification: sites already serving stay verified on upgrade; a rollback keeps, of a domain\'s registrations, the verified one', async () => {
+  const VERIFICATION = '20261127000100_content_site_verification';
+  const site = (domain: string, client = clientId) => ({ id: randomUUID(), client_id: client, domain });
+  await db.migrate.down({ name: VERIFICATION });
+  const serving = site(`serving-${randomUUID().slice(0, 8)}.example.com`);
+  await db('content_sites').insert(serving);
+  await db.migrate.up({ name: VERIFICATION });
+  const upgraded = await db('content_sites').where({ id: serving.id }).first();
+  expect(upgraded).toMatchObject({ verification_token: expect.stringMatching(/^[0-9a-f]{32}$/), verified_at: upgraded.created_at });
+
+  // Two clients register one domain; the second verifies it. Rolled back: one site per domain again, the verified one.
+  const other = (await new ClientRepository(db).create('migrations-other')).client_id;
+  const domain = `shared-${randomUUID().slice(0, 8)}.example.com`;
+  const first = { ...site(domain), verification_token: 'a'.repeat(32) };
+  const second = { ...site(domain, other), verification_token: 'b'.repeat(32), verified_at: new Date() };
+  await db('content_sites').insert(first);
+  await db('content_sites').insert(second);
+  await db.migrate.down({ name: VERIFICATION });
+  expect(await db('content_sites').where({ domain }).pluck('id')).toEqual([second.id]);
+  expect(await db('content_sites').where({ id: serving.id }).pluck('id')).toEqual([serving.id]);
+  await db.migrate.latest();
 });

@@ -7,6 +7,7 @@ import { requestContext } from '../../api/middleware/request-id';
 import type { AppState } from '../../api/context';
 import { createDb } from '../../db';
 import { createLogger } from '../../lib/logger';
+import { startDnsStandIn } from '../stand-ins/dns';
 import { bearer, startTestApi, type TestApi } from '../support/api';
 import { SourceAddresses } from '../support/source-address';
 
@@ -83,14 +84,18 @@ describe('rate limit (spec §8)', () => {
   });
 
   test('the routes without credentials carry the limit headers on every response, not only on their 429', async () => {
-    const a = await api({ PUBLIC_RATE_LIMIT_PER_MINUTE: '3', PUBLIC_RATE_LIMIT_BURST: '50' });
+    // A verified site (its DNS TXT record on the stand-in), so that the public reads answer 200.
+    const dns = await startDnsStandIn({});
+    const a = await api({ PUBLIC_RATE_LIMIT_PER_MINUTE: '3', PUBLIC_RATE_LIMIT_BURST: '50', DNS_SERVERS: dns.server });
     const domain = `limits-${randomUUID().slice(0, 8)}.example.com`;
-    const registered = await fetch(`${a.url}/api/v1/dashboard/content/sites`, {
-      method: 'POST',
-      headers: { authorization: bearer(await a.newClient()), 'content-type': 'application/json' },
-      body: JSON.stringify({ domain }),
-    });
+    const dashboard = { authorization: bearer(await a.newClient()), 'content-type': 'application/json' };
+    const registered = await fetch(`${a.url}/api/v1/dashboard/content/sites`, { method: 'POST', headers: dashboard, body: JSON.stringify({ domain }) });
     expect(registered.status).toBe(201);
+    const site = (await registered.json()) as { id: string; verification: { value: string } };
+    dns.set(domain, { txt: [site.verification.value] });
+    const verified = await fetch(`${a.url}/api/v1/dashboard/content/sites/${site.id}/verify`, { method: 'POST', headers: dashboard });
+    await dns.close();
+    expect(verified.status).toBe(200);
     const send = sources.from();
     const answers = [];
     // A public content read, an unsubscribe page, another read, then one past the limit.
