@@ -135,6 +135,10 @@ export function createMapsActivities(deps: ActivityDeps) {
         b.dedupe_unique = !c || !c.isDuplicate || (ownPlace.has(c.matchedId) && ownPlace.get(c.matchedId) === b.place_id);
       });
       if (input.payload.dedupe_unique_only) businesses = businesses.filter((b) => b.dedupe_unique);
+    } else if (input.payload.dedupe_enabled) {
+      // De-duplication is off on this service (DEDUPE_ENABLED): spec §2.2 has dedupe_unique whenever
+      // the payload's dedupe_enabled is on, and the dedupe API calls every record unique when off.
+      for (const b of businesses) b.dedupe_unique = true;
     }
     const data: CrawlMapsResult = {
       businesses,

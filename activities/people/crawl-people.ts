@@ -12,7 +12,7 @@ import { nameSimilarity } from '../company/companies-house';
 import { parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
 import { crawlSiteData, CRAWL_TIME_LIMIT_MS } from '../site/crawl';
 import { CrawlFailedError, type PagePeople } from '../site/crawler';
-import { emailPattern, guessEmails, matchesRoles, mergeSightings, officerSightings, proflinkSightings, teamSightings, type Person, type Sighting } from './people';
+import { absorbPerson, emailPattern, guessEmails, matchesRoles, mergeSightings, officerSightings, proflinkSightings, teamSightings, type Person, type Sighting } from './people';
 
 /** How alike a name must be to the company's for an IDAP business or registry record to be taken as it. */
 const SAME_COMPANY = 0.8;
@@ -244,10 +244,7 @@ export function createPeopleActivities(deps: ActivityDeps) {
       const earlier = id !== null ? byCanonical.get(id) : undefined;
       if (earlier) {
         // The same person under another spelling (same e-mail or profile): one entry, every source.
-        for (const s of p.sources) if (!earlier.sources.includes(s)) earlier.sources.push(s);
-        earlier.position ??= p.position;
-        earlier.email ??= p.email;
-        earlier.proflink_url ??= p.proflink_url;
+        absorbPerson(earlier, p);
         return;
       }
       const entry = { ...p, canonical_id: id, dedupe_unique: !c || !c.isDuplicate || ownIds.has(c.matchedId) };

@@ -150,6 +150,23 @@ export function mergeSightings(sightings: Sighting[]): Person[] {
   return people;
 }
 
+/**
+ * Folds a second entry for one person (the canonical store matched them: the same person under
+ * another spelling) into the first: every source once, empty fields filled from the second. A
+ * position brings its seniority; an address, known from either, replaces the pattern's guess
+ * (email_guess is null when the person has an email).
+ */
+export function absorbPerson(into: Person, other: Person): void {
+  for (const s of other.sources) if (!into.sources.includes(s)) into.sources.push(s);
+  if (into.position === null && other.position !== null) {
+    into.position = other.position;
+    into.seniority = seniorityOf(other.position);
+  }
+  into.email ??= other.email;
+  into.proflink_url ??= other.proflink_url;
+  into.email_guess = into.email ? null : (into.email_guess ?? other.email_guess);
+}
+
 type Pattern = 'first.last' | 'firstlast' | 'first_last' | 'first-last' | 'flast' | 'f.last' | 'first' | 'last' | 'lastf' | 'last.first';
 const PATTERNS: Record<Pattern, (f: string, l: string) => string> = {
   'first.last': (f, l) => `${f}.${l}`,

@@ -21,6 +21,7 @@ import * as jobsQueuedByQueue from './20261125000900_jobs_queued_by_queue';
 import * as jobsDedupeKey from './20261126000100_jobs_dedupe_key';
 import * as sourcePacing from './20261126000200_source_pacing';
 import * as contentSiteVerification from './20261127000100_content_site_verification';
+import * as businessKeyIndexes from './20261127000200_business_key_indexes';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -49,6 +50,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261126000100_jobs_dedupe_key': jobsDedupeKey,
   '20261126000200_source_pacing': sourcePacing,
   '20261127000100_content_site_verification': contentSiteVerification,
+  '20261127000200_business_key_indexes': businessKeyIndexes,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

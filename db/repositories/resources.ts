@@ -326,18 +326,27 @@ export async function findByNaturalKey(db: Knex, clientId: string, type: Resourc
   return ResourceModel.query(db).modify('forClient', clientId).where({ resource_type: type, natural_key: key }).first().select(COLUMNS);
 }
 
+// JavaScript's \s (what lib/normalize.ts normalizeText trims and collapses); Postgres's \s is its
+// locale's [[:space:]], which leaves out the no-break spaces (U+00A0, U+202F) among others.
+const JS_SPACE = `[\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]`;
 /** lib/normalize.ts normalizeText in SQL: trimmed, inner whitespace as one space, lower case; blank is null. */
-const normText = (e: string) => `nullif(lower(regexp_replace(regexp_replace(${e}, '^\\s+|\\s+$', '', 'g'), '\\s+', ' ', 'g')), '')`;
+const normText = (e: string) => `nullif(lower(regexp_replace(regexp_replace(${e}, '^${JS_SPACE}+|${JS_SPACE}+$', '', 'g'), '${JS_SPACE}+', ' ', 'g')), '')`;
+/** A business's `name:` key value (lib/idap.ts naturalKeyOf) from its data: normalized name, `|`, normalized address. */
+export const BUSINESS_NAME_KEY_SQL = `(${normText(`idap_resources.data->>'name'`)} || '|' || coalesce(${normText(`idap_resources.data->>'address'`)}, ''))`;
 
 /**
- * Per kind of business key (lib/idap.ts naturalKeyOf), the keys a business's data holds besides the
- * one it is stored under: a crawled site that a listing joined keeps the listing's place id, and a
- * listing records its site's registrable domain (upsertResources, businessesByDomain).
+ * Per kind of business key (lib/idap.ts naturalKeyOf: `place:`, `domain:`, `name:`), the expressions
+ * of a business's data that hold the key's value besides the key it is stored under: a crawled site
+ * that a listing joined keeps the listing's place id, and a listing records its site's registrable
+ * domain (upsertResources, businessesByDomain). Each is indexed as written here, for the businesses
+ * (migrations 20261122000800_business_domain_index, 20261127000200_business_key_indexes): change
+ * one and its index with it. The name key's is lib/normalize.ts normalizeText in SQL
+ * (BUSINESS_NAME_KEY_SQL).
  */
 const HELD_BUSINESS_KEYS: Record<string, string[]> = {
-  place: [`'place:' || btrim(idap_resources.data->>'place_id')`, `'place:' || btrim(idap_resources.data->>'maps_place_id')`],
-  domain: [`'domain:' || (idap_resources.data->>'domain')`],
-  name: [`'name:' || ${normText(`idap_resources.data->>'name'`)} || '|' || coalesce(${normText(`idap_resources.data->>'address'`)}, '')`],
+  place: [`btrim(idap_resources.data->>'place_id')`, `btrim(idap_resources.data->>'maps_place_id')`],
+  domain: [`(idap_resources.data->>'domain')`],
+  name: [BUSINESS_NAME_KEY_SQL],
 };
 
 /**
@@ -345,19 +354,26 @@ const HELD_BUSINESS_KEYS: Record<string, string[]> = {
  * same key merges: the business stored under that key, which an import writes into; else the oldest
  * business whose data holds the key (e.g. the one maps listing of a website's domain). Among a chain's
  * listings sharing one domain that is the first listed, until a crawl or import of the site itself
- * makes it a business of its own under the domain key.
+ * makes it a business of its own under the domain key. Both lookups are index scans.
  */
 export async function findBusinessByKey(db: Knex, clientId: string, key: string): Promise<ResourceModel | undefined> {
   const stored = await findByNaturalKey(db, clientId, 'businesses', key);
-  const held = HELD_BUSINESS_KEYS[key.slice(0, key.indexOf(':'))];
+  const colon = key.indexOf(':');
+  const held = HELD_BUSINESS_KEYS[key.slice(0, colon)];
   if (stored || !held) return stored;
-  return ResourceModel.query(db)
-    .modify('forClient', clientId)
-    .where('resource_type', 'businesses')
-    .whereRaw(`? in (${held.join(', ')})`, [key])
-    .orderBy([{ column: 'created_at' }, { column: 'id' }])
-    .first()
-    .select(COLUMNS);
+  const value = key.slice(colon + 1);
+  // The businesses holding the key first (one equality per expression, each served by its index),
+  // then the oldest of them. Materialized, so that the planner cannot walk the client's businesses in
+  // created_at order instead, expecting an early match for LIMIT 1 (a chain's domain, a missing key).
+  const { rows } = (await db.raw(
+    `WITH holding AS MATERIALIZED (
+       SELECT id, created_at FROM idap_resources
+       WHERE client_id = ? AND resource_type = 'businesses' AND (${held.map((e) => `${e} = ?`).join(' OR ')}))
+     SELECT id FROM holding ORDER BY created_at, id LIMIT 1`,
+    [clientId, ...held.map(() => value)],
+  )) as { rows: { id: string }[] };
+  const id = rows[0]?.id;
+  return id ? getResource(db, clientId, 'businesses', id) : undefined;
 }
 
 /**

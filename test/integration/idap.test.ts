@@ -504,6 +504,47 @@ describe('stats and resolve', () => {
     expect(await theirs.json()).toEqual({ detail: 'resource_not_found' });
   });
 
+  test('resolve by name and address normalizes as the import does (no-break spaces, non-ASCII capitals), and every business key lookup is an index scan', async () => {
+    const who = caller(api, bearer(await api.newClient('resolve-nbsp')));
+    const d = uniq('roma');
+    // Stored under its place id; its name and address hold the name key.
+    const listing = await importAs(who, 'businesses', [{ data: { name: `CAFÉ\u00a0Roma ${d}`, place_id: `ChIJ${d}`, address: '2\u00a0High\u202fSt' } }]);
+    const id = listing.items[0]?.resource_id;
+    const byName = await who.get(`/api/v1/idap/businesses/resolve?name=${encodeURIComponent(`café roma ${d}`)}&address=${encodeURIComponent('2 high st')}`);
+    expect(byName.status).toBe(200);
+    expect(await byName.json()).toMatchObject({ resource_id: id });
+
+    // The fallback query of each key kind, for a client with 3,000 businesses (analyzed): an index
+    // on the key's expression serves it, not a walk through the client's businesses.
+    const db = api.deps.db;
+    const clientId = (await db('idap_resources').where({ id }).first('client_id')).client_id as string;
+    await db.raw(
+      `insert into idap_resources (client_id, resource_type, natural_key, data, change_seq, created_at, modified_at)
+       select ?, 'businesses', 'place:bulk-' || g, jsonb_build_object('name', 'Bulk ' || g, 'address', g || ' Road', 'place_id', 'bulk-' || g, 'domain', 'bulk-' || g || '.example'),
+              nextval('idap_change_seq'), now(), now()
+       from generate_series(1, 3000) g`,
+      [clientId],
+    );
+    await db.raw('analyze idap_resources');
+    const explain = async (q: string): Promise<string> => {
+      const seen: { sql: string; bindings: unknown[] }[] = [];
+      const listen = (e: { sql: string; bindings: unknown[] }) => seen.push(e);
+      db.on('query', listen);
+      try {
+        expect((await who.get(`/api/v1/idap/businesses/resolve?${q}`)).status).toBe(404);
+      } finally {
+        db.off('query', listen);
+      }
+      const fallback = seen.find((e) => e.sql.includes('WITH holding AS MATERIALIZED'));
+      if (!fallback) throw new Error(`no fallback lookup for ${q}`);
+      const { rows } = (await db.raw(`explain ${fallback.sql.replace(/\$\d+/g, '?')}`, fallback.bindings as never[])) as { rows: { 'QUERY PLAN': string }[] };
+      return rows.map((r) => r['QUERY PLAN']).join('\n');
+    };
+    expect(await explain(`place_id=ChIJnone${d}`)).toEqual(expect.stringMatching(/idap_resources_business_place_idx[\s\S]*idap_resources_business_maps_place_idx|idap_resources_business_maps_place_idx[\s\S]*idap_resources_business_place_idx/));
+    expect(await explain(`domain=none-${d}.example`)).toContain('idap_resources_business_domain_idx');
+    expect(await explain(`name=nobody-${d}&address=nowhere`)).toContain('idap_resources_business_name_key_idx');
+  });
+
   test('pins import with a parent business; pin resolve answers it, a pin without one is parent_not_found; unknown and other clients\' parents are refused', async () => {
     const who = caller(api, bearer(await api.newClient('pin-parent')));
     const resolve = async (q: string) => {

@@ -38,6 +38,7 @@ let overpass: OverpassStandIn;
 let api: TestApi;
 let c: Caller;
 let stopWorkers: () => Promise<void>;
+let env: Record<string, string>;
 
 async function startMapsWorkers(overrides: Record<string, string>): Promise<() => Promise<void>> {
   const config = testConfig(overrides);
@@ -63,7 +64,7 @@ async function startMapsWorkers(overrides: Record<string, string>): Promise<() =
 
 beforeAll(async () => {
   [places, nominatim, overpass] = await Promise.all([startGooglePlacesStandIn({ apiKey: KEY }), startNominatimStandIn(), startOverpassStandIn()]);
-  const env = {
+  env = {
     RATE_LIMIT_ENABLED: 'false',
     OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
     ...ownQueues('maps'),
@@ -221,6 +222,25 @@ describe('crawlMaps with Google Places', () => {
     const other = caller(api, bearer(await api.newClient('chain client 2')));
     const only = await run(other, { search_query: 'juice_shop in Leeds', dedupe_unique_only: true });
     expect(only.data.businesses.map((b) => b.place_id)).toEqual(['ChIJstandinJuice0001']);
+  });
+
+  test('with de-duplication off on the service (DEDUPE_ENABLED=false) a dedupe_enabled job still says dedupe_unique: every business true', async () => {
+    await stopWorkers();
+    stopWorkers = await startMapsWorkers({ ...env, DEDUPE_ENABLED: 'false' });
+    try {
+      const fresh = caller(api, bearer(await api.newClient('dedupe off client')));
+      await run(fresh, { search_query: 'bakery in Leeds', max_results: 3 });
+      // The same listings again: duplicates with de-duplication on.
+      const again = await run(fresh, { search_query: 'bakery in Leeds', max_results: 4 });
+      expect(again.data.businesses.map((b) => b.dedupe_unique)).toEqual([true, true, true, true]);
+      const only = await run(fresh, { search_query: 'bakery in Leeds', max_results: 2, dedupe_unique_only: true });
+      expect(only.data.businesses).toHaveLength(2);
+      const notAsked = await run(fresh, { search_query: 'bakery in Leeds', max_results: 2, dedupe_enabled: false });
+      expect(notAsked.data.businesses[0]).not.toHaveProperty('dedupe_unique');
+    } finally {
+      await stopWorkers();
+      stopWorkers = await startMapsWorkers(env);
+    }
   });
 
   test('businesses become IDAP businesses keyed by place id, with phones and domains, and leads', async () => {

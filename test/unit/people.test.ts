@@ -1,4 +1,4 @@
-import { emailPattern, guessEmails, matchesRoles, mergeSightings, officerName, officerSightings, proflinkSightings, seniorityOf, splitName, type Sighting } from '../../activities/people/people';
+import { absorbPerson, emailPattern, guessEmails, matchesRoles, mergeSightings, officerName, officerSightings, proflinkSightings, seniorityOf, splitName, type Sighting } from '../../activities/people/people';
 
 const seen = (name: string, more: Partial<Sighting> = {}): Sighting => ({ name, position: null, email: null, proflink_url: null, source: 'https://acme.test/team', ...more });
 
@@ -73,5 +73,25 @@ describe('e-mail pattern', () => {
   test('no known address that fits a pattern: no guesses', () => {
     const people = mergeSightings([seen('Grace Hopper', { email: 'info@acme.test' }), seen('Alan Turing')]);
     expect(emailPattern(people)).toBeNull();
+  });
+});
+
+describe('one person found twice', () => {
+  test('the store\'s merge of two entries: the known address replaces the guess, a position brings its seniority, every source once', () => {
+    const [guessed] = mergeSightings([seen('Jonathan Smith')]);
+    const [known] = mergeSightings([seen('Jon Smith', { email: 'jon@acme.test', position: 'Chief Technology Officer', source: 'https://acme.test/about' })]);
+    if (!guessed || !known) throw new Error('no people');
+    guessEmails([guessed], { pattern: 'first', domain: 'acme.test' });
+    expect(guessed).toMatchObject({ email: null, email_guess: 'jonathan@acme.test', seniority: null });
+    absorbPerson(guessed, known);
+    expect(guessed).toMatchObject({ email: 'jon@acme.test', email_guess: null, position: 'Chief Technology Officer', seniority: 'executive', sources: ['https://acme.test/team', 'https://acme.test/about'] });
+
+    // The other way round: the first had the address; a guess of the second does not come along.
+    const [first] = mergeSightings([seen('Ada Lovelace', { email: 'ada@acme.test' })]);
+    const [second] = mergeSightings([seen('A. Lovelace')]);
+    if (!first || !second) throw new Error('no people');
+    second.email_guess = 'a.lovelace@acme.test';
+    absorbPerson(first, second);
+    expect(first).toMatchObject({ email: 'ada@acme.test', email_guess: null });
   });
 });
