@@ -117,10 +117,10 @@ const spareKey = (userAgent: string, viewport: { width: number; height: number }
  * different clients share the worker, so a context is never reused). What a context costs to set up
  * (the context, its routes and its page) is paid ahead: while a capture waits for its page to settle,
  * the next one is made ready in the background (one spare with its page at about:blank, never used
- * before it is handed out, for the user agent and viewport last asked for; closed with the browser). Chromium reaches nothing
- * itself: every request of the context, each redirect hop included, is fetched by the SSRF-guarded
- * OutboundClient and fulfilled (as activities/site/fetch.ts does), and its own network goes to a
- * proxy address where nothing listens.
+ * before it is handed out, for the user agent and viewport last asked for; closed with the browser).
+ * Chromium reaches nothing itself: every request of the context, each redirect hop included, is
+ * fetched by the SSRF-guarded OutboundClient and fulfilled (as activities/site/fetch.ts does), and
+ * its own network goes to a proxy address where nothing listens.
  */
 export class LandingBrowser {
   private browser: Promise<Browser> | undefined;
