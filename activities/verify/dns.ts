@@ -1,4 +1,5 @@
-import { Resolver } from 'node:dns/promises';
+import type { Resolver } from 'node:dns/promises';
+import { dnsErrorCode as codeOf, dnsResolver, NO_RECORDS } from '../../lib/dns';
 
 /** Where a domain's mail goes, or why it goes nowhere. */
 export type MailRoute =
@@ -8,10 +9,6 @@ export type MailRoute =
   | { kind: 'none'; reason: string }
   /** The lookup itself failed (server failure, timeout): nothing is known. */
   | { kind: 'error'; reason: string };
-
-const NO_RECORDS = new Set(['ENODATA', 'ENOTFOUND']);
-
-const codeOf = (err: unknown): string => (typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : 'ERROR');
 
 /**
  * MX lookups with fallback to A/AAAA, and the mail servers' addresses, through DNS_SERVERS (or the
@@ -24,8 +21,7 @@ export class MailDns {
   private readonly hosts = new Map<string, Promise<string[]>>();
 
   constructor(servers: readonly string[], timeoutMs = 3000) {
-    this.resolver = new Resolver({ timeout: timeoutMs, tries: 2 });
-    if (servers.length > 0) this.resolver.setServers([...servers]);
+    this.resolver = dnsResolver(servers, timeoutMs);
   }
 
   route(domain: string): Promise<MailRoute> {

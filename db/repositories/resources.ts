@@ -365,15 +365,14 @@ export async function findBusinessByKey(db: Knex, clientId: string, key: string)
   // The businesses holding the key first (one equality per expression, each served by its index),
   // then the oldest of them. Materialized, so that the planner cannot walk the client's businesses in
   // created_at order instead, expecting an early match for LIMIT 1 (a chain's domain, a missing key).
-  const { rows } = (await db.raw(
-    `WITH holding AS MATERIALIZED (
+  const oldestHolding = raw(
+    `(WITH holding AS MATERIALIZED (
        SELECT id, created_at FROM idap_resources
        WHERE client_id = ? AND resource_type = 'businesses' AND (${held.map((e) => `${e} = ?`).join(' OR ')}))
-     SELECT id FROM holding ORDER BY created_at, id LIMIT 1`,
+     SELECT id FROM holding ORDER BY created_at, id LIMIT 1)`,
     [clientId, ...held.map(() => value)],
-  )) as { rows: { id: string }[] };
-  const id = rows[0]?.id;
-  return id ? getResource(db, clientId, 'businesses', id) : undefined;
+  );
+  return ResourceModel.query(db).modify('forClient', clientId).where('resource_type', 'businesses').where('idap_resources.id', oldestHolding).first().select(COLUMNS);
 }
 
 /**

@@ -111,7 +111,7 @@ test('fold.png is the viewport a visitor sees at the top (100vh hero, fixed head
   expect(f.data.equals(v.data)).toBe(true);
 });
 
-test.each(['/late/busy', '/late/timer'])('content a page fetches after its load event (%s: a script busy for 400 ms, a 150 ms timer) is on the page read and shot', async (path) => {
+test.each(['/late/busy', '/late/timer'])('content a page fetches after its load event (%s: a script busy for 400 ms, a 150 ms timer) is on the page read', async (path) => {
   const seen: string[] = [];
   const recording: LlmExtractor = { extractJson: (request) => (seen.push(request.input), answering.extractJson(request)) };
   const payload = crawlLandingPayload.parse({ url: `${pages.baseUrl}${path}`, options: { extract_content: true, capture_full_page: false } });
