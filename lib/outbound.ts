@@ -339,12 +339,12 @@ export class OutboundClient {
     }
   }
 
-  /** Closes pooled connections; waits for requests still running. */
   /** The process's client: OUTBOUND_ALLOW_HOSTS as its allow-list. */
   static fromConfig(config: Pick<Config, 'OUTBOUND_ALLOW_HOSTS'>, options: Partial<OutboundOptions> = {}): OutboundClient {
     return new OutboundClient({ allowHosts: config.OUTBOUND_ALLOW_HOSTS, userAgent: DEFAULT_USER_AGENT, ...options });
   }
 
+  /** Closes pooled connections; waits for requests still running. */
   async close(): Promise<void> {
     await this.agent.close();
   }

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { launchOptions } from '../../lib/browser';
 import { OutboundError, type OutboundClient } from '../../lib/outbound';
@@ -220,6 +221,8 @@ export class LandingBrowser {
     // closing the context only stops Chromium waiting for them.
     const hangUp = new AbortController();
     const fetchSignal = AbortSignal.any([options.signal, hangUp.signal]);
+    // Each request the page has in flight listens on it until answered (a gallery has dozens at once).
+    setMaxListeners(0, fetchSignal);
     let cached = 0;
     let activity: { promise: Promise<void>; resolve: () => void } | undefined;
     const active = () => {

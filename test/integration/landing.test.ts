@@ -297,11 +297,11 @@ describe('cancel and browser processes', () => {
 
   test('a cancel stops the page within 3 s (its polling ends) and the job is cancelled', async () => {
     const cancelledAt = await cancelWhilePolling();
-    await new Promise((r) => setTimeout(r, 3500));
-    expect(pages.lastRequestAt('/ping') - cancelledAt).toBeLessThan(3000);
-    const count = pages.count('/ping');
-    await new Promise((r) => setTimeout(r, 1000));
-    expect(pages.count('/ping')).toBe(count);
+    // No ping the page sent (its `t`) 3 s or more after the cancel reaches the site. Send times, not
+    // arrivals: on a loaded machine this process's stand-in can read a ping sent in time a second late.
+    await new Promise((r) => setTimeout(r, 4500));
+    const sentLate = pages.log('/ping').map((p) => Number(p.query.get('t')) - cancelledAt).filter((after) => !(after < 3000));
+    expect(sentLate).toEqual([]);
   });
 
   test('20 captures with cancels and time-outs leave no renderer behind, and Chromium exits once idle', async () => {

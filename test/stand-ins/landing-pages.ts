@@ -17,13 +17,14 @@ import { listenLocal } from './listen';
  *   /late/timer        the same with the fetch 150 ms after load on a timer (content a page loads after it is "done")
  *   /ad/to-private     302 to `privateBaseUrl` (an address the SSRF guard refuses)
  *   /sneaky            a page whose stylesheet, image and fetch() point at `privateBaseUrl`
- * Every request is counted per path (query dropped).
+ *   /many-slow         a page with 16 images, each answered after 400 ms (many requests in flight at once)
+ * Every request is counted per path (query dropped) and logged with its arrival time and query.
  */
 export interface LandingPages {
   baseUrl: string;
   count(path: string): number;
-  /** Time of the latest request to `path` (ms since epoch), 0 before any. */
-  lastRequestAt(path: string): number;
+  /** The requests to `path` in the order they arrived: when (ms since epoch) and their query. */
+  log(path: string): { at: number; query: URLSearchParams }[];
   /** Requests to /hold whose client has not hung up yet. */
   held(): number;
   close(): Promise<void>;
@@ -132,7 +133,7 @@ section { height: 900px; border-top: 1px solid #000000; }
 export async function startLandingPages(options: { privateBaseUrl?: string } = {}): Promise<LandingPages> {
   const privateBase = options.privateBaseUrl ?? 'http://10.255.255.1';
   const counts = new Map<string, number>();
-  const last = new Map<string, number>();
+  const logs = new Map<string, { at: number; query: URLSearchParams }[]>();
   const holding = new Set<ServerResponse>();
   const images: Record<string, Buffer> = {
     '/img/og.png': png(40, 20, [200, 200, 200]),
@@ -150,9 +151,11 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
     res.end();
   };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const url = new URL(req.url ?? '/', 'http://pages');
+    const path = url.pathname;
+    const at = Date.now();
     counts.set(path, (counts.get(path) ?? 0) + 1);
-    last.set(path, Date.now());
+    logs.set(path, [...(logs.get(path) ?? []), { at, query: url.searchParams }]);
     if (path === '/ad/click') return redirect(res, 302, '/ad/track?cid=42');
     if (path === '/ad/track') return redirect(res, 301, '/ad/hop');
     if (path === '/ad/hop') return html(res, '<!doctype html><html><head><meta http-equiv="refresh" content="0; url=/ad/js-hop"><title>Redirecting</title></head><body>Redirecting...</body></html>');
@@ -204,10 +207,21 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
       res.writeHead(200, { 'content-type': 'text/plain' });
       return res.end('Offer ends Friday');
     }
+    if (path === '/many-slow') {
+      const imgs = Array.from({ length: 16 }, (_, i) => `<img src="/slow/${i}.png" width="40" height="20">`).join('');
+      return html(res, `<!doctype html><html><head><title>Gallery</title></head><body><h1>Our work</h1>${imgs}</body></html>`);
+    }
+    if (/^\/slow\/\d+\.png$/.test(path)) {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'image/png' });
+        res.end(images['/img/og.png']);
+      }, 400);
+      return;
+    }
     if (path === '/plain') return html(res, '<!doctype html><html><head><title>Plain</title><style>body{font-family:sans-serif}</style></head><body><h1>Plain offer</h1><p>Buy now.</p><a href="/buy" style="background:#f60;color:#fff;padding:10px">Buy</a></body></html>');
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('not found');
   });
   const { baseUrl, close } = await listenLocal(server);
-  return { baseUrl, count: (p) => counts.get(p) ?? 0, lastRequestAt: (p) => last.get(p) ?? 0, held: () => holding.size, close };
+  return { baseUrl, count: (p) => counts.get(p) ?? 0, log: (p) => [...(logs.get(p) ?? [])], held: () => holding.size, close };
 }
