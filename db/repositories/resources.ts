@@ -329,8 +329,14 @@ export async function findByNaturalKey(db: Knex, clientId: string, type: Resourc
 // JavaScript's \s (what lib/normalize.ts normalizeText trims and collapses); Postgres's \s is its
 // locale's [[:space:]], which leaves out the no-break spaces (U+00A0, U+202F) among others.
 const JS_SPACE = `[\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]`;
+/**
+ * JavaScript's toLowerCase in SQL: Unicode's full case mapping, as ICU's root locale applies it. The
+ * database's own lower() follows its libc locale, which maps some letters otherwise (Turkish İ to a
+ * plain i, not i with a combining dot; a word-final Σ to σ, not ς). Needs a Postgres built with ICU.
+ */
+const jsLower = (e: string) => `lower((${e}) COLLATE "und-x-icu")`;
 /** lib/normalize.ts normalizeText in SQL: trimmed, inner whitespace as one space, lower case; blank is null. */
-const normText = (e: string) => `nullif(lower(regexp_replace(regexp_replace(${e}, '^${JS_SPACE}+|${JS_SPACE}+$', '', 'g'), '${JS_SPACE}+', ' ', 'g')), '')`;
+const normText = (e: string) => `nullif(${jsLower(`regexp_replace(regexp_replace(${e}, '^${JS_SPACE}+|${JS_SPACE}+$', '', 'g'), '${JS_SPACE}+', ' ', 'g')`)}, '')`;
 /** A business's `name:` key value (lib/idap.ts naturalKeyOf) from its data: normalized name, `|`, normalized address. */
 export const BUSINESS_NAME_KEY_SQL = `(${normText(`idap_resources.data->>'name'`)} || '|' || coalesce(${normText(`idap_resources.data->>'address'`)}, ''))`;
 
@@ -339,9 +345,9 @@ export const BUSINESS_NAME_KEY_SQL = `(${normText(`idap_resources.data->>'name'`
  * of a business's data that hold the key's value besides the key it is stored under: a crawled site
  * that a listing joined keeps the listing's place id, and a listing records its site's registrable
  * domain (upsertResources, businessesByDomain). Each is indexed as written here, for the businesses
- * (migrations 20261122000800_business_domain_index, 20261127000200_business_key_indexes): change
- * one and its index with it. The name key's is lib/normalize.ts normalizeText in SQL
- * (BUSINESS_NAME_KEY_SQL).
+ * (migrations 20261122000800_business_domain_index, 20261127000200_business_key_indexes,
+ * 20261127000300_business_name_key_icu): change one and its index with it. The name key's is
+ * lib/normalize.ts normalizeText in SQL (BUSINESS_NAME_KEY_SQL).
  */
 const HELD_BUSINESS_KEYS: Record<string, string[]> = {
   place: [`btrim(idap_resources.data->>'place_id')`, `btrim(idap_resources.data->>'maps_place_id')`],
@@ -385,7 +391,7 @@ export async function findByNameWords(db: Knex, clientId: string, type: Resource
   return ResourceModel.query(db)
     .modify('forClient', clientId)
     .where('resource_type', type)
-    .where((q) => { for (const w of words) q.orWhereRaw(`lower(idap_resources.data->>'name') like ?`, [`%${w.replace(/[\\%_]/g, '\\$&')}%`]); })
+    .where((q) => { for (const w of words) q.orWhereRaw(`${jsLower(`idap_resources.data->>'name'`)} like ?`, [`%${w.replace(/[\\%_]/g, '\\$&')}%`]); })
     .orderBy('modified_at', 'desc')
     .limit(limit)
     .select(COLUMNS);

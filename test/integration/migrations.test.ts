@@ -11,7 +11,7 @@ const schema = `migrations_${Date.now().toString(36)}`;
 const config = parseDbConfig({ ...process.env, DATABASE_SCHEMA: schema, DATABASE_POOL_MAX: '4' });
 const DEDUPE_KEY = '20261126000100_jobs_dedupe_key';
 // Applied after it: rolled back first, so that the upgrade is the step from the database before it.
-const LATER = ['20261126000200_source_pacing', '20261127000100_content_site_verification', '20261127000200_business_key_indexes'];
+const LATER = ['20261126000200_source_pacing', '20261127000100_content_site_verification', '20261127000200_business_key_indexes', '20261127000300_business_name_key_icu'];
 let db: Db;
 let clientId: string;
 
