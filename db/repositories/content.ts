@@ -144,14 +144,11 @@ export class ContentRepository {
   // ---- sites ------------------------------------------------------------------------------------
 
   /**
-   * A site waiting for its DNS proof. Any number of clients may register a domain that nobody has
-   * verified (a squatter cannot lock the owner out); a client registers a domain once, and a domain
-   * another client has verified is taken.
+   * A site waiting for its DNS proof. Any client may register any domain, once: registering grants
+   * nothing (a squatter cannot lock the owner out), and a domain another client has verified can
+   * pass to whoever controls its DNS later (verifySite).
    */
   async createSite(clientId: string, domain: string): Promise<SiteRow> {
-    if (await this.db('content_sites').where({ domain }).whereNotNull('verified_at').whereNot({ client_id: clientId }).first('id')) {
-      throw new AppError(409, `the domain ${domain} is already verified by another client`, 'conflict');
-    }
     try {
       const token = randomBytes(16).toString('hex');
       const [row] = (await this.db('content_sites').insert({ id: randomUUID(), client_id: clientId, domain, verification_token: token }).returning('*')) as SiteRow[];
@@ -168,17 +165,27 @@ export class ContentRepository {
     return (await this.db('content_sites').where({ client_id: clientId, id }).first()) as SiteRow | undefined;
   }
 
+  /** The other client's verified site of the domain, if any (the one that answers X-Content-Domain). */
+  async verifiedElsewhere(clientId: string, domain: string): Promise<SiteRow | undefined> {
+    return (await this.db('content_sites').where({ domain }).whereNotNull('verified_at').whereNot({ client_id: clientId }).first()) as SiteRow | undefined;
+  }
+
   /**
-   * Marks the site verified (its DNS proof was found). A domain another client verified first is a
-   * 409; that client's other registrations of the domain stay unverified.
+   * Marks the site verified (its DNS proof was found; the caller checked that the site verified
+   * before it, `previous`, no longer has its record published). That site, if still verified, is
+   * verified no more: the domain changed hands. A site verified already stays as it was. Another
+   * verification of the domain in between (not `previous`) is a 409.
    */
-  async markSiteVerified(clientId: string, id: string): Promise<SiteRow | undefined> {
+  async verifySite(clientId: string, id: string, previous: SiteRow | undefined): Promise<SiteRow | undefined> {
     try {
-      const [row] = (await this.db('content_sites')
-        .where({ client_id: clientId, id })
-        .update({ verified_at: this.db.raw('coalesce(verified_at, now())') })
-        .returning('*')) as SiteRow[];
-      return row;
+      return await this.db.transaction(async (trx) => {
+        if (previous) await trx('content_sites').where({ id: previous.id }).whereNotNull('verified_at').update({ verified_at: null });
+        const [row] = (await trx('content_sites')
+          .where({ client_id: clientId, id })
+          .update({ verified_at: trx.raw('coalesce(verified_at, now())') })
+          .returning('*')) as SiteRow[];
+        return row;
+      });
     } catch (err) {
       if (isUniqueViolation(err)) {
         const site = await this.getSite(clientId, id);

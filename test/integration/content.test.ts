@@ -270,9 +270,10 @@ describe('content', () => {
     const page2 = (await (await site(domain)('/api/v1/content/authors?page=2&page_size=1')).json()) as { authors: Json[] };
     expect(page2.authors).toEqual([expect.objectContaining({ id: bot.id, agent_type: 'llm', role: 'contributor', city: null })]);
 
-    // The verified site belongs to one client: another cannot register it, and sees nothing of this one's.
+    // The verified site belongs to one client: another may register the domain (to take it over once
+    // it controls the DNS) but is not served, and sees nothing of this one's.
     const other = await newClient();
-    expect((await other.post('/api/v1/dashboard/content/sites', { domain })).status).toBe(409);
+    expect(await other.json(await other.post('/api/v1/dashboard/content/sites', { domain }))).toMatchObject({ domain, verified: false });
     expect((await other.get(`/api/v1/dashboard/content/authors/${ada.id}`)).status).toBe(404);
     expect((await other.patch(`/api/v1/dashboard/content/authors/${ada.id}`, { bio: 'mine' })).status).toBe(404);
     expect((await other.del(`/api/v1/dashboard/content/authors/${ada.id}`)).status).toBe(404);
@@ -419,17 +420,44 @@ describe('content', () => {
     const served = (await (await site(domain)('/api/v1/content/posts')).json()) as { posts: Post[] };
     expect(served.posts.map((p) => p.slug)).toEqual(['real']);
 
-    // Now taken: a new registration is refused, and the squatter's old one can never be verified.
-    const third = await newClient();
-    const taken = await third.post('/api/v1/dashboard/content/sites', { domain });
-    expect(taken.status).toBe(409);
-    expect(JSON.stringify(await taken.json())).toContain('already verified by another client');
+    // Now taken: the squatter's registration cannot be verified while the owner's record is published,
+    // even with its own record beside it.
     dns.set(domain, { txt: [own.verification.value, squat.verification.value] });
     const late = await squatter.post(`/api/v1/dashboard/content/sites/${squat.id}/verify`, {});
     expect(late.status).toBe(409);
+    expect(JSON.stringify(await late.json())).toContain(`${domain} is verified by another client, whose TXT record is still published`);
+    const third = await newClient();
     expect((await (await site(domain)('/api/v1/content/posts')).json()) as { posts: Post[] }).toMatchObject({ posts: [expect.objectContaining({ slug: 'real' })] });
     // Another client's site id is a 404 to verify, as everywhere.
     expect((await third.post(`/api/v1/dashboard/content/sites/${own.id}/verify`, {})).status).toBe(404);
+  });
+
+  test('a domain that changes hands: its new owner publishes its record, the old one is gone, and verifying moves the domain', async () => {
+    const before = await newClient();
+    const after = await newClient();
+    const domain = newDomain();
+    const old = await registerSite(before, domain);
+    await createPost(before, { slug: 'old-owner', title: 'Old owner', body: { type: 'doc', content: [paragraph(5)] } }).then((p) => publish(before, p.id));
+    // The buyer registers the domain; while the seller's record is published it cannot take it.
+    const bought = await after.json<Site>(await after.post('/api/v1/dashboard/content/sites', { domain }));
+    expect(bought).toMatchObject({ verified: false });
+    dns.set(domain, { txt: [old.verification.value, bought.verification.value] });
+    expect((await after.post(`/api/v1/dashboard/content/sites/${bought.id}/verify`, {})).status).toBe(409);
+    expect(((await (await site(domain)('/api/v1/content/posts')).json()) as { posts: Post[] }).posts.map((p) => p.slug)).toEqual(['old-owner']);
+
+    // The new DNS carries only the buyer's record: verifying moves the domain to the buyer.
+    dns.set(domain, { txt: [bought.verification.value] });
+    const moved = await after.post(`/api/v1/dashboard/content/sites/${bought.id}/verify`, {});
+    expect(moved.status).toBe(200);
+    expect(await moved.json()).toMatchObject({ id: bought.id, verified: true });
+    await createPost(after, { slug: 'new-owner', title: 'New owner', body: { type: 'doc', content: [paragraph(5)] } }).then((p) => publish(after, p.id));
+    expect(((await (await site(domain)('/api/v1/content/posts')).json()) as { posts: Post[] }).posts.map((p) => p.slug)).toEqual(['new-owner']);
+    // The seller's site is unverified (its posts are kept, no longer served), and cannot take the domain back without the DNS.
+    const sellers = await before.json<{ sites: Site[] }>(await before.get('/api/v1/dashboard/content/sites'));
+    expect(sellers.sites).toEqual([expect.objectContaining({ id: old.id, verified: false, verified_at: null })]);
+    const back = await before.post(`/api/v1/dashboard/content/sites/${old.id}/verify`, {});
+    expect(back.status).toBe(422);
+    expect(((await before.json<{ posts: Post[] }>(await before.get('/api/v1/dashboard/content/posts'))).posts.map((p) => p.slug))).toEqual(['old-owner']);
   });
 
   test('the routes and the X-Content-Domain header are in /openapi.json', async () => {
