@@ -156,11 +156,13 @@ test('timeout_seconds is the page\'s: a browser slow to open (a cold launch on a
 
 test('a page that never idles, with timeout_seconds past what the ceiling leaves, still keeps what loaded', async () => {
   // Navigation ran to timeout_seconds from its own start, so at timeout_seconds 90 (the maximum) the
-  // 90 s ceiling fell first and the job failed with nothing. Here: a 8 s ceiling, timeout_seconds 10.
-  const payload = crawlLandingPayload.parse({ url: `${pages.baseUrl}/never-idle`, options: { timeout_seconds: 10, extract_content: false } });
+  // 90 s ceiling fell first and the job failed with nothing. Here: a 16 s ceiling, timeout_seconds 14.
+  // (With 8 s and 10, the 2 s that navigation left of the ceiling did not fit the screenshots on a
+  // loaded CI machine, against 22.5 s in production.)
+  const payload = crawlLandingPayload.parse({ url: `${pages.baseUrl}/never-idle`, options: { timeout_seconds: 14, extract_content: false } });
   const began = Date.now();
-  const result = await captureLanding(deps(), { jobId: 'b1a7e1a4-0000-4000-8000-000000000006', clientId: 'cli_capture', payload, signal: new AbortController().signal, ceilingMs: 8000 });
-  expect(Date.now() - began).toBeLessThan(8000);
+  const result = await captureLanding(deps(), { jobId: 'b1a7e1a4-0000-4000-8000-000000000006', clientId: 'cli_capture', payload, signal: new AbortController().signal, ceilingMs: 16000 });
+  expect(Date.now() - began).toBeLessThan(16000);
   expect(result.errors.map((e) => e.error)).toContain('the page never reached network idle within the timeout; kept what had loaded');
   expect(result.capture.screenshot_fold_url).not.toBeNull();
   expect(result.capture.screenshot_full_url).not.toBeNull();
