@@ -13,6 +13,57 @@ const successErrorSchema = z.object({ success: z.literal(false), error: z.string
 /** Named schemas (zod `.meta({ id })`), shared by every operation under components.schemas. */
 type Components = Record<string, unknown>;
 
+// ---- what a request may carry (api/validation.ts) ---------------------------------------------
+
+/** No string of a request (nor a key of its objects) may hold NUL: api/validation.ts refuses it, as Postgres cannot store it. */
+const NO_NUL = '^[^\\u0000]*$';
+const SCHEMA_KEYS = ['items', 'additionalProperties', 'propertyNames', 'not', 'if', 'then', 'else', 'contains', 'unevaluatedProperties', 'unevaluatedItems'];
+const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
+const SCHEMA_MAPS = ['properties', 'patternProperties', 'dependentSchemas'];
+const CONSTRAINING = ['type', '$ref', 'allOf', 'anyOf', 'oneOf', 'const', 'enum', 'not', 'if', 'properties', 'items'];
+
+/**
+ * Any JSON value without NUL in its strings and keys, to the depth a request's free-form values are
+ * read at here (three levels; deeper, anything): JSON Schema tools handle a recursive one poorly.
+ */
+function storableJson(depth: number): Record<string, unknown> {
+  if (depth === 0) return {};
+  const inner = storableJson(depth - 1);
+  return {
+    anyOf: [
+      { type: ['null', 'boolean', 'number'] },
+      { type: 'string', pattern: NO_NUL },
+      { type: 'array', items: inner },
+      { type: 'object', propertyNames: { pattern: NO_NUL }, additionalProperties: inner },
+    ],
+  };
+}
+const STORABLE_JSON = 'StorableJson';
+
+/**
+ * A request's JSON Schema with what api/validation.ts refuses in any request stated: every string and
+ * every key of an open object without NUL; a free-form value (`{}`, or one with only a description)
+ * is a StorableJson.
+ */
+function storable(node: unknown): unknown {
+  if (node === null || typeof node !== 'object' || Array.isArray(node)) return node;
+  const n = node as Record<string, unknown>;
+  const out: Record<string, unknown> = { ...n };
+  for (const k of SCHEMA_KEYS) if (k in n && typeof n[k] === 'object') out[k] = storable(n[k]);
+  for (const k of SCHEMA_LISTS) if (Array.isArray(n[k])) out[k] = (n[k] as unknown[]).map(storable);
+  for (const k of SCHEMA_MAPS) {
+    if (n[k] && typeof n[k] === 'object') out[k] = Object.fromEntries(Object.entries(n[k] as Record<string, unknown>).map(([p, v]) => [p, storable(v)]));
+  }
+  if (!CONSTRAINING.some((k) => k in n)) return { ...out, $ref: `#/components/schemas/${STORABLE_JSON}` };
+  const types = [n.type].flat();
+  if (types.includes('string')) {
+    if (out.pattern === undefined) out.pattern = NO_NUL;
+    else out.allOf = [...((out.allOf as unknown[] | undefined) ?? []), { pattern: NO_NUL }];
+  }
+  if (types.includes('object') && n.additionalProperties !== false && out.propertyNames === undefined) out.propertyNames = { pattern: NO_NUL };
+  return out;
+}
+
 /**
  * zod's JSON Schema for one request or response. Named sub-schemas come out as `$defs` with
  * `#/$defs/...` references, which would resolve against the OpenAPI document's root: they are
@@ -22,10 +73,13 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output', components: Compo
   const { $schema: _ignored, $defs, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
   const rewrite = (value: unknown): unknown =>
     JSON.parse(JSON.stringify(value).replace(/"#\/\$defs\/([^"]+)"/g, (_m, id: string) => `"#/components/schemas/${io === 'input' ? `${id}Input` : id}"`));
+  // A request states what api/validation.ts refuses in any request (NUL), besides its own schema.
+  const fit = io === 'input' ? storable : (v: unknown) => v;
+  if (io === 'input') components[STORABLE_JSON] ??= storableJson(3);
   for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, unknown>)) {
-    components[io === 'input' ? `${id}Input` : id] = rewrite(def);
+    components[io === 'input' ? `${id}Input` : id] = fit(rewrite(def));
   }
-  return rewrite(rest) as Record<string, unknown>;
+  return fit(rewrite(rest)) as Record<string, unknown>;
 }
 
 /** Query, path or header parameters from a zod object schema. */

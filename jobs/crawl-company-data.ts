@@ -1,20 +1,25 @@
 import { z } from 'zod';
-import { isoTime } from './fields';
+import { countryIn, isoTime, trimmedPattern, WHITESPACE_CLASS } from './fields';
 import { MAX_JOB_DEADLINE } from './limits';
 import { isObj, list, ProjectionBuilder, str, type Obj, type Projection } from './projection';
 import type { JobSpec } from './types';
 
 const COUNTRY_REGISTRIES = ['US', 'GB'] as const;
+/** What a VAT number may carry between its characters: JavaScript's \s, dots and hyphens. */
+const SEPARATORS = `[${WHITESPACE_CLASS}.-]`;
 
 /** crawlCompanyData payload (spec §4.1 rule 4). */
 export const crawlCompanyDataPayload = z
   .strictObject({
     mode: z.enum(['search', 'lookup', 'vat']).default('search'),
     name: z.string().trim().min(1).max(200).optional(),
-    country: z.string().trim().toUpperCase().pipe(z.enum(COUNTRY_REGISTRIES, { message: 'country must be US or GB' })).optional(),
+    country: countryIn(COUNTRY_REGISTRIES, 'country must be US or GB').optional(),
     identifier: z.string().trim().min(1).max(20).optional(),
-    vat_number: z.string().trim().transform((v) => v.replace(/[\s.-]/g, '').toUpperCase())
-      .pipe(z.string().regex(/^[A-Z]{2}[0-9A-Z+*]{2,13}$/, 'vat_number must be an EU VAT number with its country prefix, e.g. DE282741168'))
+    // Spaces, dots and hyphens anywhere are dropped; checked before upper-casing (which turns "ß" into "SS").
+    vat_number: z.string().transform((v) => v.replace(/[\s.-]/g, ''))
+      .pipe(z.string().regex(/^[A-Za-z]{2}[0-9A-Za-z+*]{2,13}$/, 'vat_number must be an EU VAT number with its country prefix, e.g. DE282741168'))
+      .transform((v) => v.toUpperCase())
+      .meta({ pattern: `^${SEPARATORS}*(?:[A-Za-z]${SEPARATORS}*){2}(?:[0-9A-Za-z+*]${SEPARATORS}*){2,13}$` })
       .optional(),
     limit: z.number().int().min(1).max(100).default(10),
     test: z.boolean().default(false).describe('routes the job to the test queue'),
@@ -34,6 +39,22 @@ export const crawlCompanyDataPayload = z
       }
     }
     if (p.mode === 'vat') need('vat_number', 'for mode vat');
+  })
+  .meta({
+    // What each mode needs (search is the default), and the identifier's form per registry.
+    allOf: [
+      { if: { anyOf: [{ not: { required: ['mode'] } }, { properties: { mode: { const: 'search' } } }] }, then: { required: ['name', 'country'] } },
+      { if: { properties: { mode: { const: 'lookup' } }, required: ['mode'] }, then: { required: ['identifier', 'country'] } },
+      { if: { properties: { mode: { const: 'vat' } }, required: ['mode'] }, then: { required: ['vat_number'] } },
+      {
+        if: { properties: { mode: { const: 'lookup' }, country: { pattern: trimmedPattern('[Uu][Ss]') } }, required: ['mode', 'country'] },
+        then: { properties: { identifier: { pattern: trimmedPattern('[0-9]{1,10}') } } },
+      },
+      {
+        if: { properties: { mode: { const: 'lookup' }, country: { pattern: trimmedPattern('[Gg][Bb]') } }, required: ['mode', 'country'] },
+        then: { properties: { identifier: { pattern: trimmedPattern('[A-Za-z0-9]{8}') } } },
+      },
+    ],
   });
 export type CrawlCompanyDataPayload = z.infer<typeof crawlCompanyDataPayload>;
 

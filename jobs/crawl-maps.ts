@@ -33,7 +33,8 @@ export const crawlMapsPayload = z
       .describe('search area (south-west low, north-east high corner) for tiled searches beyond one query'),
     workflow: workflowOptions.optional().describe('enables the maps -> site -> verify chain: GET /api/v1/jobs/{job_id}/workflow-results'),
   })
-  .refine((p) => p.url !== undefined || p.search_query !== undefined, { message: 'either url or search_query must be provided', path: [] });
+  .refine((p) => p.url !== undefined || p.search_query !== undefined, { message: 'either url or search_query must be provided', path: [] })
+  .meta({ anyOf: [{ required: ['url'] }, { required: ['search_query'] }] });
 export type CrawlMapsPayload = z.infer<typeof crawlMapsPayload>;
 
 const coordinates = z.object({ lat: z.number(), lng: z.number(), latitude: z.number(), longitude: z.number() });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { domainOf } from '../lib/normalize';
 import { crawlCompanyData, REGISTRY_QUEUE_KEYS } from './crawl-company-data';
-import { httpUrl } from './fields';
+import { countryIn, httpUrl } from './fields';
 import { MAX_JOB_DEADLINE, SITE_STAGE } from './limits';
 import { isObj, list, ProjectionBuilder, str, type Obj, type Projection } from './projection';
 import type { JobSpec } from './types';
@@ -12,7 +12,7 @@ export const crawlPeoplePayload = z
     url: httpUrl('url').optional().describe('company website to look for people on'),
     company_name: z.string().trim().min(1).max(200).optional().describe("resolved to a website through the client's IDAP businesses, else a registry search (with country)"),
     company_domain: z.string().trim().min(3).max(253).optional(),
-    country: z.string().trim().toUpperCase().pipe(z.enum(['US', 'GB'], { message: 'country must be US or GB' })).optional().describe('the registry searched for company_name (US SEC EDGAR, UK Companies House)'),
+    country: countryIn(['US', 'GB'], 'country must be US or GB').optional().describe('the registry searched for company_name (US SEC EDGAR, UK Companies House)'),
     max_results: z.number().int().min(1).max(200).default(50),
     max_pages: z.number().int().min(1).max(100).default(30).describe('pages of the site crawled at most (team, about and contact pages first)'),
     roles: z.array(z.string().trim().min(2).max(50)).max(20).default([]).describe('only people whose position matches one of these, e.g. ["founder", "sales"]; empty: everyone'),
@@ -23,7 +23,8 @@ export const crawlPeoplePayload = z
     }
     if (p.company_domain !== undefined && !domainOf(p.company_domain)) ctx.addIssue({ code: 'custom', path: ['company_domain'], message: 'company_domain must be a domain name such as acme.co.uk' });
     if (p.country !== undefined && p.company_name === undefined) ctx.addIssue({ code: 'custom', path: ['country'], message: 'country is only used with company_name' });
-  });
+  })
+  .meta({ anyOf: [{ required: ['url'] }, { required: ['company_domain'] }, { required: ['company_name'] }], dependentRequired: { country: ['company_name'] } });
 export type CrawlPeoplePayload = z.infer<typeof crawlPeoplePayload>;
 
 export const personSchema = z.object({

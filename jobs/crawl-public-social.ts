@@ -30,7 +30,8 @@ export const crawlPublicSocialPayload = z
       const parsed = usernameFromProfileUrl(p.profile_url);
       if ('error' in parsed) ctx.addIssue({ code: 'custom', path: ['profile_url'], message: parsed.error });
     }
-  });
+  })
+  .meta({ anyOf: [{ required: ['username'] }, { required: ['profile_url'] }] });
 export type CrawlPublicSocialPayload = z.infer<typeof crawlPublicSocialPayload>;
 
 export const crawlPublicSocialResult = z

@@ -29,7 +29,8 @@ export const crawlVerifyPayload = z
   .superRefine((p, ctx) => {
     if (p.emails === undefined && p.email === undefined) ctx.addIssue({ code: 'custom', path: ['emails'], message: 'emails (1-1000 addresses) or email is required' });
     if ((p.emails?.length ?? 0) + (p.email === undefined ? 0 : 1) > 1000) ctx.addIssue({ code: 'custom', path: ['emails'], message: 'at most 1000 addresses per job' });
-  });
+  })
+  .meta({ anyOf: [{ required: ['emails'] }, { required: ['email'] }] });
 export type CrawlVerifyPayload = z.infer<typeof crawlVerifyPayload>;
 
 export const VERIFY_STATUSES = ['valid', 'risky', 'invalid', 'unknown'] as const;

@@ -22,6 +22,54 @@ export function hasCredentials(v: string): boolean {
   }
 }
 
+// What String.prototype.trim removes and \s matches (ECMAScript WhiteSpace and LineTerminator), as
+// the inside of a regular expression class for JSON Schema patterns (which Python's re and JavaScript
+// both read).
+export const WHITESPACE_CLASS = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+const TRIMMED = `[${WHITESPACE_CLASS}]`;
+
+/**
+ * The JSON Schema pattern of a field read with `.trim()` first: `core` with any whitespace around it.
+ * For the OpenAPI document, where a trimming schema's input side says only "string".
+ */
+export const trimmedPattern = (core: string) => `^${TRIMMED}*(?:${core})${TRIMMED}*$`;
+
+/** The JSON Schema pattern of a string that is not blank once trimmed (a pattern matches anywhere in the string). */
+export const NOT_BLANK_PATTERN = `[^${TRIMMED.slice(1, -1)}]`;
+
+/**
+ * An ISO 3166-1 alpha-2 code as the API reads it: trimmed, two ASCII letters of either case, upper-cased.
+ * Checked before upper-casing, which turns "ß" into "SS".
+ */
+export const countryCode = (message: string) =>
+  z.string().trim().regex(/^[A-Za-z]{2}$/, message).transform((v) => v.toUpperCase()).meta({ pattern: trimmedPattern('[A-Za-z]{2}') });
+
+// zod's e-mail address pattern as its JSON Schema gives it (the same language as its check, without lookaheads).
+const EMAIL_CORE = (z.toJSONSchema(z.email()) as { pattern: string }).pattern.replace(/^\^|\$$/g, '');
+
+/** An e-mail address, trimmed (at most `max` characters after trimming), as zod's z.email() reads one. */
+export const trimmedEmail = (max = 320) => z.string().trim().max(max).pipe(z.email()).meta({ format: 'email', pattern: trimmedPattern(EMAIL_CORE) });
+
+/** One of `codes` (upper-case ISO 3166-1 alpha-2), read as countryCode reads a code. */
+export const countryIn = <C extends string>(codes: readonly C[], message: string) => {
+  const either = codes.map((c) => [...c].map((ch) => `[${ch}${ch.toLowerCase()}]`).join('')).join('|');
+  return z
+    .string()
+    .trim()
+    .regex(new RegExp(`^(?:${either})$`), message)
+    .transform((v) => v.toUpperCase() as C)
+    .meta({ pattern: trimmedPattern(either) });
+};
+
+/**
+ * The JSON Schema pattern of what isHttpUrl may accept: an http: or https: scheme as the WHATWG URL
+ * parser reads one (after leading C0 controls and spaces, any case, tabs and newlines inside
+ * dropped), then slashes and the first character of a host. Every URL the API accepts matches it;
+ * not every match is a URL (no pattern says what the parser does with the rest).
+ */
+const SKIPPED = '[\\t\\n\\r]*';
+export const HTTP_URL_PATTERN = `^[\\u0000-\\u0020${WHITESPACE_CLASS}]*[Hh]${SKIPPED}[Tt]${SKIPPED}[Tt]${SKIPPED}[Pp]${SKIPPED}(?:[Ss]${SKIPPED})?:[\\t\\n\\r/\\\\]*[^\\t\\n\\r/\\\\?#]`;
+
 /** An absolute http(s) URL with a host; the message names the field. */
 export const httpUrl = (what: string) =>
   z
@@ -31,7 +79,8 @@ export const httpUrl = (what: string) =>
     .refine(isHttpUrl, `${what} must be a valid http(s) URL`)
     // `user:pass@host` hides the real host from a reader (http://bank.example@10.0.0.1/) and no page
     // of a lead's site needs it: refused at submission rather than failing in the worker.
-    .refine((v) => !hasCredentials(v), `${what} must not contain credentials (user:password@ before the host)`);
+    .refine((v) => !hasCredentials(v), `${what} must not contain credentials (user:password@ before the host)`)
+    .meta({ pattern: HTTP_URL_PATTERN });
 
 export const isoTime = z.string().describe('ISO 8601 timestamp');
 

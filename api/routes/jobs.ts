@@ -90,6 +90,17 @@ export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoute
     tags: ['jobs'],
     security: 'client',
     body: genericSubmitBody,
+    // Per type, its payload as the typed endpoint documents it; required unless an empty one is valid.
+    bodyDoc: z.discriminatedUnion(
+      'type',
+      ALL_JOB_SPECS.map((s) =>
+        z.strictObject({
+          type: z.literal(s.type),
+          payload: s.payload.safeParse({}).success ? s.payload.nullish() : s.payload,
+          priority: prioritySchema.default(s.defaultPriority).nullish(),
+        }),
+      ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+    ),
     responses: submitResponses,
     handler: (ctx, { body }) => submit(ctx, body.type, body.payload, body.priority, ['body', 'payload']),
   });
@@ -113,7 +124,7 @@ export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoute
         ...common,
         description: `${spec.summary}. Body: {payload, priority}; priority 0-10, default ${spec.defaultPriority}.`,
         body: typedSubmitBody,
-        bodyDoc: z.object({ payload: spec.payload, priority: priorityDoc }),
+        bodyDoc: z.strictObject({ payload: spec.payload, priority: priorityDoc }),
         handler: (ctx, { body }) => submit(ctx, type, body.payload, body.priority, ['body', 'payload']),
       });
       continue;

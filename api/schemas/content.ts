@@ -1,6 +1,6 @@
 import { isFQDN } from 'validator';
 import { z } from 'zod';
-import { isHttpUrl } from '../../jobs/fields';
+import { HTTP_URL_PATTERN, isHttpUrl, trimmedEmail } from '../../jobs/fields';
 import { uuidParam } from './params';
 
 // ---- requests -------------------------------------------------------------------------------
@@ -8,7 +8,7 @@ import { uuidParam } from './params';
 const slug = z.string().trim().toLowerCase().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a slug: lower-case letters and digits joined by single hyphens').max(120);
 const text = (max: number) => z.string().trim().max(max);
 const optionalText = (max: number) => text(max).nullable().optional();
-const httpUrl = z.string().trim().max(2000).refine(isHttpUrl, 'must be an http:// or https:// URL');
+const httpUrl = z.string().trim().max(2000).refine(isHttpUrl, 'must be an http:// or https:// URL').meta({ pattern: HTTP_URL_PATTERN });
 const optionalUrl = httpUrl.nullable().optional();
 const uuid = z.string().uuid();
 
@@ -37,7 +37,7 @@ const authorFields = {
   slug: slug.optional().describe('default: from full_name (a taken one gets -2, -3, ...)'),
   avatar_url: optionalUrl,
   bio: optionalText(5000),
-  email: z.string().trim().max(320).pipe(z.email()).nullable().optional().describe('public contact'),
+  email: trimmedEmail().nullable().optional().describe('public contact'),
   role: text(50).min(1).optional().describe('e.g. editor, contributor (default), admin'),
   agent_type: optionalText(100).describe('non-null marks an AI author'),
   country: optionalText(100),
@@ -74,6 +74,7 @@ const postFields = {
 };
 const richText = z
   .record(z.string(), z.unknown())
+  .meta({ required: ['type'], properties: { type: { const: 'doc' } } })
   .describe('rich-text JSON document (ProseMirror/TipTap): {"type": "doc", "content": [...]}; nodes: paragraph, text, heading, blockquote, bulletList, orderedList, listItem, codeBlock, hardBreak, horizontalRule, image; marks: bold, italic, strike, underline, code, link');
 
 /** Spec §4.11; checked by the handler so that a missing field is the spec's 400 (not a 422). */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NOT_BLANK_PATTERN } from '../../jobs/fields';
 import { MATCH_TYPES, RECORD_FIELDS, RECORD_TYPES } from '../../lib/dedupe';
 
 // ---- requests (spec §4.6) -------------------------------------------------------------------
@@ -9,7 +10,11 @@ const field = z.string().max(2000).nullish();
 export const dedupeRecord = z
   .strictObject(Object.fromEntries(RECORD_FIELDS.map((f) => [f, field])) as Record<(typeof RECORD_FIELDS)[number], typeof field>)
   .refine((r) => Object.values(r).some((v) => typeof v === 'string' && v.trim() !== ''), { message: 'record must carry at least one non-empty field', path: [] })
-  .meta({ id: 'DedupeRecord', description: 'A lead record to check; fields as in spec §2.7' });
+  .meta({
+    id: 'DedupeRecord',
+    description: 'A lead record to check; fields as in spec §2.7, at least one of them a string that is not blank',
+    anyOf: RECORD_FIELDS.map((f) => ({ required: [f], properties: { [f]: { type: 'string', pattern: NOT_BLANK_PATTERN } } })),
+  });
 
 const recordType = z.enum(RECORD_TYPES).describe('business, contact, email or profile');
 const addToCanonical = z.boolean().default(true).describe('store a unique record in the canonical store');

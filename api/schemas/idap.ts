@@ -66,7 +66,11 @@ export const patchBody = z
   })
   .refine((b) => b.add.length + b.remove.length > 0, { message: 'give flags to add or remove', path: [] })
   .refine((b) => !b.add.some((f) => b.remove.includes(f)), { message: 'a flag cannot be both added and removed', path: [] })
-  .meta({ id: 'IdapFlagsPatch', description: 'Flags to add and to remove (spec §2.9 values)' });
+  .meta({
+    id: 'IdapFlagsPatch',
+    description: 'Flags to add and to remove (spec §2.9 values); at least one, none in both',
+    anyOf: [{ required: ['add'], properties: { add: { minItems: 1 } } }, { required: ['remove'], properties: { remove: { minItems: 1 } } }],
+  });
 
 const BUSINESS_KEYS = ['place_id', 'website', 'domain', 'name', 'address'] as const;
 const BUSINESS_REF = /^idap:\/\/businesses\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { countryCode } from '../../jobs/fields';
 import { searchKey } from '../../db/repositories/locations';
 
 export const locationListQuery = z.strictObject({
@@ -9,11 +10,7 @@ export const locationListQuery = z.strictObject({
     .refine((q) => q === '' || searchKey(q) !== '', 'q must contain a letter or digit')
     .optional()
     .describe('prefix of the city name, case- and accent-insensitive ("zurich" finds Zürich, "sao paulo" São Paulo); punctuation counts as a space ("saint etienne" finds Saint-Étienne). Empty or absent lists every city'),
-  country: z
-    .string()
-    .trim()
-    .toUpperCase()
-    .pipe(z.string().regex(/^[A-Z]{2}$/, 'country is an ISO 3166-1 alpha-2 code, e.g. CH'))
+  country: countryCode('country is an ISO 3166-1 alpha-2 code, e.g. CH')
     .optional()
     .describe('ISO 3166-1 alpha-2 country code, case-insensitive'),
   limit: z.coerce.number().int().min(1).max(100).default(20),

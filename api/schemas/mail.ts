@@ -83,7 +83,8 @@ export const messageSendBody = z
     list: listName.optional().describe('the mailing list the message belongs to: recipients unsubscribed from it (or from everything) are refused with 409'),
     in_reply_to: z.number().int().min(1).max(MAX_ID).optional().describe('id of a stored message this one answers: In-Reply-To and References are set from it, so the reply joins its thread'),
   })
-  .refine((b) => b.text !== undefined || b.html !== undefined || b.template_id !== undefined, { message: 'one of text, html or template_id is required', path: ['text'] });
+  .refine((b) => b.text !== undefined || b.html !== undefined || b.template_id !== undefined, { message: 'one of text, html or template_id is required', path: ['text'] })
+  .meta({ anyOf: [{ required: ['text'] }, { required: ['html'] }, { required: ['template_id'] }] });
 
 export const messageListQuery = z.strictObject({
   mailbox_id: z.coerce.number().int().min(1).max(MAX_ID).optional(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { JOB_TYPES } from '../../jobs';
+import { countryCode } from '../../jobs/fields';
 import { decodeLeadCursor, LEAD_SORTS, MAX_RESULT_WINDOW, type LeadCursor } from '../../search/leads';
 
 const queryBool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
@@ -85,7 +86,7 @@ export const leadAggregationsResponse = z.object({
 
 export const icpBody = z.strictObject({
   industries: z.array(z.string().trim().min(1).max(100)).max(50).default([]).describe('matched against a lead\'s category and description'),
-  countries: z.array(z.string().trim().toUpperCase().pipe(z.string().regex(/^[A-Z]{2}$/, 'countries are ISO 3166-1 alpha-2 codes'))).max(250).default([]),
+  countries: z.array(countryCode('countries are ISO 3166-1 alpha-2 codes')).max(250).default([]),
 });
 
 export const icpResponse = z.object({

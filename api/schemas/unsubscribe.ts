@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { trimmedEmail } from '../../jobs/fields';
 import { LIST_NAME } from '../../lib/unsubscribe';
 
 // ---- requests -------------------------------------------------------------------------------
 
-const email = z.string().trim().max(320).pipe(z.email()).transform((v) => v.toLowerCase()).describe('the recipient (compared case-insensitively)');
+const email = trimmedEmail().transform((v) => v.toLowerCase()).describe('the recipient (compared case-insensitively)');
 
 export const unsubscribeLinkBody = z.strictObject({
   email,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EVENT_NAMES } from '../../jobs';
-import { hasCredentials, isHttpUrl } from '../../jobs/fields';
+import { hasCredentials, HTTP_URL_PATTERN, isHttpUrl } from '../../jobs/fields';
 import { uuidParam } from './params';
 
 // ---- requests -------------------------------------------------------------------------------
@@ -10,6 +10,7 @@ const httpUrl = z
   .trim()
   .max(2000)
   .refine((v) => isHttpUrl(v) && !hasCredentials(v), { message: 'must be an http:// or https:// URL without credentials' })
+  .meta({ pattern: HTTP_URL_PATTERN })
   .describe('where deliveries are POSTed; checked against private and loopback addresses at each delivery (SSRF guard)');
 
 export const webhookCreateBody = z.strictObject({

@@ -80,8 +80,13 @@ enabled = false
 
 /**
  * positive_data_acceptance is run and reported but not gated: a schema-valid request may still be
- * refused by a rule JSON Schema cannot state (an http(s) URL, "either url or search_query", a
- * location id that exists, a message that is snoozed), with the spec's 400/422 answers.
+ * refused by a rule JSON Schema cannot state exactly, with the spec's 400/422 answers. The document
+ * states what it can without refusing anything the API accepts: which of a payload's fields are
+ * required together (anyOf, if/then), country codes, e-mail addresses and VAT numbers as read
+ * (trimmed, either case), an http(s) URL's scheme and host start, no NUL in any string or key. It
+ * cannot state: the rest of a URL, a domain name, a rich-text document's nodes, an LLM provider's
+ * credentials, and what depends on stored state (a location id that exists, a cursor, a message
+ * that is snoozed, a job run with a workflow).
  */
 const REPORTED_ONLY = new Set(['positive_data_acceptance']);
 
