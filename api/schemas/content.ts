@@ -1,6 +1,6 @@
 import { isFQDN } from 'validator';
 import { z } from 'zod';
-import { HTTP_URL_PATTERN, isHttpUrl, trimmedEmail } from '../../jobs/fields';
+import { HTTP_URL_PATTERN, isHttpUrl, trimmedEmail, trimmedPattern } from '../../jobs/fields';
 import { uuidParam } from './params';
 
 // ---- requests -------------------------------------------------------------------------------
@@ -12,6 +12,14 @@ const httpUrl = z.string().trim().max(2000).refine(isHttpUrl, 'must be an http:/
 const optionalUrl = httpUrl.nullable().optional();
 const uuid = z.string().uuid();
 
+// A domain name as domainName accepts one, for the OpenAPI document (isFQDN is code): labels of
+// letters, digits, hyphens and non-ASCII characters, at least two, the last one two letters or more
+// (or an xn-- label), any case; a trailing dot and a port; whitespace around. Every accepted name
+// matches; a match may still be refused (a label too long or starting with a hyphen).
+const LABEL_CHAR = '[^\\u0000-\\u002c\\u002e\\u002f\\u003a-\\u0040\\u005b-\\u0060\\u007b-\\u007f]';
+const TLD = `(?:[^\\u0000-\\u0040\\u005b-\\u0060\\u007b-\\u007f]{2,}|[Xx][Nn]${LABEL_CHAR}{2,})`;
+const DOMAIN_PATTERN = trimmedPattern(`(?:[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]|(?:${LABEL_CHAR}+\\.)+${TLD})\\.?(?::[0-9]+)?`);
+
 /** A host name as a browser sends it in Host (lower-cased; a trailing dot and a port are dropped). */
 export const domainName = z
   .string()
@@ -20,7 +28,8 @@ export const domainName = z
   .trim()
   .toLowerCase()
   .transform((v) => v.replace(/:\d+$/, '').replace(/\.$/, ''))
-  .refine((v) => v === 'localhost' || isFQDN(v, { require_tld: true, allow_underscores: false }), 'must be a domain name such as blog.example.com');
+  .refine((v) => v === 'localhost' || isFQDN(v, { require_tld: true, allow_underscores: false }), 'must be a domain name such as blog.example.com')
+  .meta({ pattern: DOMAIN_PATTERN });
 
 export const siteCreateBody = z.strictObject({ domain: domainName.describe('the domain the site is served from; the public endpoints take it in X-Content-Domain') });
 export const siteIdParams = z.object({ site_id: uuidParam('site id (UUID)') });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { domainName } from '../../api/schemas/content';
 import { crawlCompanyDataPayload } from '../../jobs/crawl-company-data';
 import { countryCode, countryIn, HTTP_URL_PATTERN, httpUrl, trimmedEmail } from '../../jobs/fields';
 
@@ -64,5 +65,22 @@ test('e-mail addresses: the documented pattern and the check agree, whitespace a
   const pattern = documented(email);
   for (const [v, ok] of [['a@b.co', true], [' A.b@c.de\t', true], ['a..b@c.de', false], ['.a@b.co', false], ['a@b', false], ['', false]] as const) {
     expect([v, pattern.test(v), email.safeParse(v).success]).toEqual([v, ok, ok]);
+  }
+});
+
+test('every domain name a content site accepts (and X-Content-Domain) matches the documented pattern', () => {
+  const pattern = documented(domainName);
+  const alphabet = ['a', 'B', 'x', 'X', 'n', 'N', '-', '.', ':', '8', '0', ' ', '_', 'ü', '\u00a0', '\t', 'Ç', '𝕏', 'l', 'o', 'c', '9'];
+  let accepted = 0;
+  const unmatched: string[] = [];
+  for (const v of strings(alphabet, 100_000, 'a.')) {
+    if (!domainName.safeParse(v).success) continue;
+    accepted += 1;
+    if (!pattern.test(v)) unmatched.push(v);
+  }
+  expect(accepted).toBeGreaterThan(500);
+  expect(unmatched).toEqual([]);
+  for (const [v, ok] of [['Blog.Example.COM.', true], ['localhost:3000', true], ['a.xn--p1ai', true], ['bücher.de:8080', true], ['0', false], ['a..co', false], ['a.c0m', false], ['a_b.co', false]] as const) {
+    expect([v, pattern.test(v), domainName.safeParse(v).success]).toEqual([v, ok, ok]);
   }
 });
