@@ -138,6 +138,9 @@ const invalid = (detail: string) => new AppError(400, detail, 'bad_request');
  * the client from a site's domain. Writes of a post and its links (tags, categories, related posts,
  * an author created by name) happen in one transaction.
  */
+/** Rolls verifySite's transaction back when the site to verify no longer exists. */
+class SiteGone extends Error {}
+
 export class ContentRepository {
   constructor(private readonly db: Db) {}
 
@@ -184,9 +187,12 @@ export class ContentRepository {
           .where({ client_id: clientId, id })
           .update({ verified_at: trx.raw('coalesce(verified_at, now())') })
           .returning('*')) as SiteRow[];
+        // Deleted meanwhile: the previous site keeps the domain (the rollback undoes its unverifying).
+        if (!row) throw new SiteGone();
         return row;
       });
     } catch (err) {
+      if (err instanceof SiteGone) return undefined;
       if (isUniqueViolation(err)) {
         const site = await this.getSite(clientId, id);
         throw new AppError(409, `the domain ${site?.domain ?? ''} is already verified by another client`, 'conflict');

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ContentRepository } from '../../db/repositories/content';
 import { startDnsStandIn, type DnsStandIn } from '../stand-ins/dns';
 import { bearer, startTestApi, type TestApi } from '../support/api';
 import { caller, type Caller } from '../support/jobs';
@@ -458,6 +459,20 @@ describe('content', () => {
     const back = await before.post(`/api/v1/dashboard/content/sites/${old.id}/verify`, {});
     expect(back.status).toBe(422);
     expect(((await before.json<{ posts: Post[] }>(await before.get('/api/v1/dashboard/content/posts'))).posts.map((p) => p.slug))).toEqual(['old-owner']);
+  });
+
+  test('a buyer\'s site deleted while it was being verified leaves the domain with its owner', async () => {
+    const owner = await newClient();
+    const buyer = await newClient();
+    const domain = newDomain();
+    await registerSite(owner, domain);
+    await createPost(owner, { slug: 'kept', title: 'Kept', body: { type: 'doc', content: [paragraph(5)] } }).then((p) => publish(owner, p.id));
+    // The route found the owner's record gone and the buyer's site; the site is deleted before the update.
+    const repo = new ContentRepository(api.deps.db);
+    const previous = await repo.verifiedElsewhere(buyer.clientId, domain);
+    expect(previous).toMatchObject({ domain, client_id: owner.clientId });
+    expect(await repo.verifySite(buyer.clientId, randomUUID(), previous)).toBeUndefined();
+    expect(((await (await site(domain)('/api/v1/content/posts')).json()) as { posts: Post[] }).posts.map((p) => p.slug)).toEqual(['kept']);
   });
 
   test('the routes and the X-Content-Domain header are in /openapi.json', async () => {

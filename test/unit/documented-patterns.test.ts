@@ -21,17 +21,23 @@ function* strings(alphabet: string[], count: number, prefix = ''): Generator<str
   }
 }
 
+/** Of 100,000 seeded strings, how many `schema` accepts, and those of them `pattern` does not match. */
+function acceptedUnmatched(schema: z.ZodType, pattern: RegExp, alphabet: string[], prefix: string): { accepted: number; unmatched: string[] } {
+  let accepted = 0;
+  const unmatched: string[] = [];
+  for (const v of strings(alphabet, 100_000, prefix)) {
+    if (!schema.safeParse(v).success) continue;
+    accepted += 1;
+    if (!pattern.test(v)) unmatched.push(v);
+  }
+  return { accepted, unmatched };
+}
+
 test('every URL the API accepts matches the documented http(s) pattern', () => {
   const url = httpUrl('url');
   const pattern = new RegExp(HTTP_URL_PATTERN);
   const alphabet = ['h', 'H', 't', 'T', 'p', 'P', 's', ':', '/', '\\', 'a', '.', '\t', '\n', ' ', '\u0001', '\u00a0', '@', '1', '?', '#', '[', ']', '%'];
-  let accepted = 0;
-  const unmatched: string[] = [];
-  for (const v of strings(alphabet, 100_000, 'http:')) {
-    if (!url.safeParse(v).success) continue;
-    accepted += 1;
-    if (!pattern.test(v)) unmatched.push(v);
-  }
+  const { accepted, unmatched } = acceptedUnmatched(url, pattern, alphabet, 'http:');
   expect(accepted).toBeGreaterThan(1000);
   expect(unmatched).toEqual([]);
   // What the pattern refuses, the API refuses too.
@@ -71,13 +77,7 @@ test('e-mail addresses: the documented pattern and the check agree, whitespace a
 test('every domain name a content site accepts (and X-Content-Domain) matches the documented pattern', () => {
   const pattern = documented(domainName);
   const alphabet = ['a', 'B', 'x', 'X', 'n', 'N', '-', '.', ':', '8', '0', ' ', '_', 'ü', '\u00a0', '\t', 'Ç', '𝕏', 'l', 'o', 'c', '9'];
-  let accepted = 0;
-  const unmatched: string[] = [];
-  for (const v of strings(alphabet, 100_000, 'a.')) {
-    if (!domainName.safeParse(v).success) continue;
-    accepted += 1;
-    if (!pattern.test(v)) unmatched.push(v);
-  }
+  const { accepted, unmatched } = acceptedUnmatched(domainName, pattern, alphabet, 'a.');
   expect(accepted).toBeGreaterThan(500);
   expect(unmatched).toEqual([]);
   for (const [v, ok] of [['Blog.Example.COM.', true], ['localhost:3000', true], ['a.xn--p1ai', true], ['bücher.de:8080', true], ['0', false], ['a..co', false], ['a.c0m', false], ['a_b.co', false]] as const) {
