@@ -83,12 +83,14 @@ enabled = false
  * refused by a rule JSON Schema cannot state exactly, with the spec's 400/422 answers. The document
  * states what it can without refusing anything the API accepts: which of a payload's fields are
  * required together (anyOf, if/then), country codes, e-mail addresses and VAT numbers as read
- * (trimmed, either case), an http(s) URL's scheme and host start, no NUL in any string or key. It
- * cannot state: the rest of a URL, a domain name, a rich-text document's nodes, an LLM provider's
- * credentials, and what depends on stored state (a location id that exists, a cursor, a message
- * that is snoozed, a job run with a workflow).
+ * (trimmed, either case), an http(s) URL's scheme and host start, a domain name's characters, no
+ * NUL in any string or key. It cannot state: the rest of a URL, a domain name's label rules, a
+ * rich-text document's nodes, an LLM provider's credentials, and what depends on stored state (a
+ * location id that exists, a cursor, a message that is snoozed, a job run with a workflow).
  */
-const REPORTED_ONLY = new Set(['positive_data_acceptance']);
+// max_response_time (a response slower than --request-timeout) is reported, not gated: timings are
+// bench/'s, and in a loaded full run one 422 took 10.8 s while the machine was starting other suites.
+const REPORTED_ONLY = new Set(['positive_data_acceptance', 'max_response_time']);
 
 interface Figures {
   schemathesis: string;
