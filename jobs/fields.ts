@@ -35,31 +35,29 @@ const TRIMMED = `[${WHITESPACE_CLASS}]`;
 export const trimmedPattern = (core: string) => `^${TRIMMED}*(?:${core})${TRIMMED}*$`;
 
 /** The JSON Schema pattern of a string that is not blank once trimmed (a pattern matches anywhere in the string). */
-export const NOT_BLANK_PATTERN = `[^${TRIMMED.slice(1, -1)}]`;
+export const NOT_BLANK_PATTERN = `[^${WHITESPACE_CLASS}]`;
 
-/**
- * An ISO 3166-1 alpha-2 code as the API reads it: trimmed, two ASCII letters of either case, upper-cased.
- * Checked before upper-casing, which turns "ß" into "SS".
- */
-export const countryCode = (message: string) =>
-  z.string().trim().regex(/^[A-Za-z]{2}$/, message).transform((v) => v.toUpperCase()).meta({ pattern: trimmedPattern('[A-Za-z]{2}') });
+/** A code matching `core` (a regular expression of ASCII letters), trimmed, checked, then upper-cased (which turns "ß" into "SS"). */
+const asciiCode = <C extends string>(core: string, message: string) =>
+  z
+    .string()
+    .trim()
+    .regex(new RegExp(`^(?:${core})$`), message)
+    .transform((v) => v.toUpperCase() as C)
+    .meta({ pattern: trimmedPattern(core) });
+
+/** An ISO 3166-1 alpha-2 code as the API reads it: trimmed, two ASCII letters of either case, upper-cased. */
+export const countryCode = (message: string) => asciiCode<string>('[A-Za-z]{2}', message);
+
+/** One of `codes` (upper-case ISO 3166-1 alpha-2), read as countryCode reads a code. */
+export const countryIn = <C extends string>(codes: readonly C[], message: string) =>
+  asciiCode<C>(codes.map((c) => [...c].map((ch) => `[${ch}${ch.toLowerCase()}]`).join('')).join('|'), message);
 
 // zod's e-mail address pattern as its JSON Schema gives it (the same language as its check, without lookaheads).
 const EMAIL_CORE = (z.toJSONSchema(z.email()) as { pattern: string }).pattern.replace(/^\^|\$$/g, '');
 
 /** An e-mail address, trimmed (at most `max` characters after trimming), as zod's z.email() reads one. */
 export const trimmedEmail = (max = 320) => z.string().trim().max(max).pipe(z.email()).meta({ format: 'email', pattern: trimmedPattern(EMAIL_CORE) });
-
-/** One of `codes` (upper-case ISO 3166-1 alpha-2), read as countryCode reads a code. */
-export const countryIn = <C extends string>(codes: readonly C[], message: string) => {
-  const either = codes.map((c) => [...c].map((ch) => `[${ch}${ch.toLowerCase()}]`).join('')).join('|');
-  return z
-    .string()
-    .trim()
-    .regex(new RegExp(`^(?:${either})$`), message)
-    .transform((v) => v.toUpperCase() as C)
-    .meta({ pattern: trimmedPattern(either) });
-};
 
 /**
  * The JSON Schema pattern of what isHttpUrl may accept: an http: or https: scheme as the WHATWG URL
