@@ -149,7 +149,10 @@ async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSig
   let htmlStored: Promise<string | null> = Promise.resolve(null);
   try {
     const { page } = session;
+    // Recorded when it happens, at whatever step: a renderer can die after navigation too (a script
+    // that runs away late, or on the screenshot's end of animations).
     page.on('crash', () => {
+      if (!crashed) err('navigation', 'the page crashed the browser renderer; kept what had loaded');
       crashed = true;
     });
     // Closing the context rejects whatever Playwright call is pending: that is how a cancel stops the capture at once.
@@ -202,7 +205,6 @@ async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSig
         step('waiting for lazy content');
         await networkQuiet(session, LAZY_QUIET_MS, LAZY_WAIT_MS, signal);
       }
-      if (crashed) err('navigation', 'the page crashed the browser renderer; kept what had loaded');
 
       // Nothing from here on changes the page: its reading and its HTML are taken first, and the bundle
       // is built from that HTML (in Node) while Chromium takes the screenshots.

@@ -215,6 +215,16 @@ describe('degradations (spec §7 rule 5), each listed in errors, none fatal', ()
     expect(html).not.toMatch(/<script/i);
   });
 
+  test('a renderer that crashes after navigation, during the screenshots, is reported too', async () => {
+    const d = await data(await submit({ url: `${pages.baseUrl}/crash-on-screenshot`, options: { timeout_seconds: 30 } }), 90000);
+    expect(d.errors).toEqual(expect.arrayContaining([{ stage: 'navigation', error: 'the page crashed the browser renderer; kept what had loaded' }]));
+    expect(d.errors.map((e) => e.stage)).toContain('screenshot_full');
+    expect(d.capture.screenshot_full_url).toBeNull();
+    // The HTML was read before the screenshots: the bundle is the rendered page's.
+    expect(d.errors.map((e) => e.stage)).not.toContain('html_bundle');
+    expect((await download(d.capture.html_bundle_url as string)).body.toString('utf8')).toContain('This page dies on camera');
+  });
+
   test('a redirect loop stops after max_redirects hops', async () => {
     const d = await data(await submit({ url: `${pages.baseUrl}/loop/0`, options: { max_redirects: 3 } }));
     expect(d.capture.redirect_chain).toEqual([0, 1, 2, 3].map((n) => `${pages.baseUrl}/loop/${n}`));

@@ -191,6 +191,15 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
       // Allocates until V8 gives up: Chromium kills the renderer (the page's "Aw, Snap"), as a runaway page script does.
       return html(res, '<!doctype html><html><head><title>Heavy page</title></head><body><h1>This page eats memory</h1><script>setTimeout(() => { const a = []; for (;;) a.push(new Array(1e6).fill(1.5)); }, 200);</script></body></html>');
     }
+    if (path === '/crash-on-screenshot') {
+      // Quiet until the screenshot: taking one ends the page's CSS animations (animations:
+      // 'disabled'), and the animation's end starts the same runaway allocation, so the renderer dies
+      // after navigation, popups, scrolling and the reading are done.
+      return html(
+        res,
+        '<!doctype html><html><head><title>Late crash</title><style>@keyframes spin { to { transform: rotate(360deg); } } #s { animation: spin 1000s 1; }</style></head><body><h1 id="s">This page dies on camera</h1><script>document.getElementById("s").addEventListener("animationend", () => { const a = []; for (;;) a.push(new Array(1e6).fill(1.5)); });</script></body></html>',
+      );
+    }
     const loop = /^\/loop\/(\d+)$/.exec(path);
     if (loop) return redirect(res, 302, `/loop/${Number(loop[1]) + 1}`);
     if (path === '/ad/to-private') return redirect(res, 302, `${privateBase}/landing`);
