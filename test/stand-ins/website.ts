@@ -16,6 +16,8 @@ export interface Website {
   total(): number;
   /** Time of the latest request (ms since epoch), 0 before any. */
   lastRequestAt(): number;
+  /** How many requests arrived at or after `at` (ms since epoch). */
+  arrivedSince(at: number): number;
   userAgents: Set<string>;
   close(): Promise<void>;
 }
@@ -145,11 +147,13 @@ export async function startWebsite(options: { mode?: 'site' | 'slow'; pageDelayM
   const counts = new Map<string, number>();
   const userAgents = new Set<string>();
   let last = 0;
+  const arrivals: number[] = [];
   let base = '';
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const path = req.url ?? '/';
     counts.set(path, (counts.get(path) ?? 0) + 1);
     last = Date.now();
+    arrivals.push(last);
     userAgents.add(String(req.headers['user-agent']));
     // /about/ and /about are one page, as on most servers.
     const pathname = new URL(path, base).pathname.replace(/(.)\/$/, '$1');
@@ -175,6 +179,7 @@ export async function startWebsite(options: { mode?: 'site' | 'slow'; pageDelayM
     count: (path) => counts.get(path) ?? 0,
     total: () => [...counts.values()].reduce((a, b) => a + b, 0),
     lastRequestAt: () => last,
+    arrivedSince: (at) => arrivals.filter((t) => t >= at).length,
     userAgents,
     close: listening.close,
   };
