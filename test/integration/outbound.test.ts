@@ -248,7 +248,9 @@ describe('deadlines and cancellation', () => {
       const abortedAt = Date.now();
       controller.abort(cancelled);
       await expect(pending).rejects.toBe(cancelled);
-      expect(Date.now() - abortedAt).toBeLessThan(150);
+      // At once: the hanging request would otherwise wait for the fetch's time-out (seconds). The
+      // margin is for a loaded machine, where this process may not run for a while.
+      expect(Date.now() - abortedAt).toBeLessThan(1000);
       await Promise.all(site.hanging);
 
       await expect(client.fetch(`${site.url}/hello`, { signal: controller.signal })).rejects.toBe(cancelled);

@@ -53,7 +53,8 @@ test('a cancel stops the wait for a turn at once, and the turn is not taken', as
   const cancelledAt = Date.now();
   controller.abort(new Error('job cancelled'));
   expect(await failure(waiting)).toMatchObject({ message: 'job cancelled' });
-  expect(Date.now() - cancelledAt).toBeLessThan(200);
+  // At once, not at the turn it waited for (about 850 ms later).
+  expect(Date.now() - cancelledAt).toBeLessThan(500);
   // The next request goes at the cancelled one's turn (about a second after the first two), not a second after that.
   const next = await paced(key, 3600);
   expect(next - cancelledAt).toBeLessThan(1200);
