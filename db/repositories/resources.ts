@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { raw } from 'objection';
+import { WHITESPACE_CLASS } from '../../jobs/fields';
 import { idapRef, naturalKeyOf, type Flag, type ResourceType, type Source } from '../../lib/idap';
 import { domainOf } from '../../lib/normalize';
 import { ResourceModel } from '../models/resource';
@@ -328,7 +329,7 @@ export async function findByNaturalKey(db: Knex, clientId: string, type: Resourc
 
 // JavaScript's \s (what lib/normalize.ts normalizeText trims and collapses); Postgres's \s is its
 // locale's [[:space:]], which leaves out the no-break spaces (U+00A0, U+202F) among others.
-const JS_SPACE = `[\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]`;
+const JS_SPACE = `[${WHITESPACE_CLASS}]`;
 /**
  * JavaScript's toLowerCase in SQL: Unicode's full case mapping, as ICU's root locale applies it. The
  * database's own lower() follows its libc locale, which maps some letters otherwise (Turkish İ to a
