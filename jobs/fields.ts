@@ -24,7 +24,7 @@ export function hasCredentials(v: string): boolean {
 
 // What String.prototype.trim removes and \s matches (ECMAScript WhiteSpace and LineTerminator), as
 // the inside of a regular expression class for JSON Schema patterns (which Python's re and JavaScript
-// both read).
+// both read) and for Postgres's regular expressions (the IDAP name key, db/repositories/resources.ts).
 export const WHITESPACE_CLASS = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
 const TRIMMED = `[${WHITESPACE_CLASS}]`;
 
