@@ -33,7 +33,34 @@ export function parseDocument(json: unknown): PmNode {
   } catch (err) {
     throw new InvalidDocumentError((err as Error).message);
   }
+  // The schema checks structure, not attribute values: the document is stored and served as JSON
+  // too, so what a site renders from it must be as safe as body_html.
+  node.descendants((n) => {
+    if (n.type.name === 'heading' && !(Number.isInteger(n.attrs.level) && (n.attrs.level as number) >= 1 && (n.attrs.level as number) <= 6)) {
+      throw new InvalidDocumentError(`heading level must be an integer from 1 to 6, not ${JSON.stringify(n.attrs.level)}`);
+    }
+    if (n.type.name === 'image') checkUrl('image src', n.attrs.src, IMAGE_SCHEMES);
+    for (const mark of n.marks) if (mark.type.name === 'link') checkUrl('link href', mark.attrs.href, LINK_SCHEMES);
+  });
   return node;
+}
+
+const LINK_SCHEMES = new Set(['http:', 'https:', 'mailto:']);
+const IMAGE_SCHEMES = new Set(['http:', 'https:']);
+
+/**
+ * A link or image URL over an allowed scheme, read as a browser reads it (the WHATWG parser drops
+ * tabs and newlines, so "java\tscript:" is javascript:); a relative URL is allowed.
+ */
+function checkUrl(what: string, value: unknown, schemes: Set<string>): void {
+  if (value === null || value === undefined) return;
+  let scheme: string | undefined;
+  try {
+    scheme = typeof value === 'string' ? new URL(value, 'https://relative.invalid/').protocol : undefined;
+  } catch {
+    throw new InvalidDocumentError(`${what} is not a valid URL: ${JSON.stringify(value)}`);
+  }
+  if (!scheme || !schemes.has(scheme)) throw new InvalidDocumentError(`${what} must be an ${[...schemes].map((x) => x.slice(0, -1)).join(', ')} or relative URL, not ${JSON.stringify(value)}`);
 }
 
 /** The document's text, blocks separated by spaces (for reading time and summaries). */

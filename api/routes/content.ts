@@ -102,7 +102,8 @@ export const postView = (p: PostState) => ({ ...postSummaryView(p), body: p.body
 function document(body: Record<string, unknown>): NonNullable<PostInput['document']> {
   try {
     const doc = parseDocument(body);
-    return { body, html: renderDocument(doc), readingTime: readingTime(doc) };
+    // Stored as the schema reads it: attributes the editor's schema does not have are not kept.
+    return { body: doc.toJSON() as Record<string, unknown>, html: renderDocument(doc), readingTime: readingTime(doc) };
   } catch (err) {
     if (err instanceof InvalidDocumentError) throw new AppError(400, `body: invalid rich-text document: ${err.message}`, 'bad_request');
     throw err;

@@ -52,7 +52,7 @@ const richBody = {
   type: 'doc',
   content: [
     { type: 'heading', attrs: { level: 2 }, content: [{ type: 'text', text: 'Cold leads' }] },
-    { type: 'paragraph', content: [{ type: 'text', text: 'See ' }, { type: 'text', text: 'our guide', marks: [{ type: 'link', attrs: { href: 'javascript:alert(1)' } }] }, { type: 'text', text: ' <now>.', marks: [{ type: 'bold' }] }] },
+    { type: 'paragraph', content: [{ type: 'text', text: 'See ' }, { type: 'text', text: 'our guide', marks: [{ type: 'link', attrs: { href: 'https://example.com/guide' } }] }, { type: 'text', text: ' <now>.', marks: [{ type: 'bold' }] }] },
     paragraph(450),
   ],
 };
@@ -151,7 +151,7 @@ describe('content', () => {
     expect(read1).toMatchObject({ id: post.id, status: 'published', view_count: 1, reading_time: 3, tags: ['Lead Gen', 'Sales'] });
     expect(read1.body_html).toContain('<h2>Cold leads</h2>');
     expect(read1.body_html).toContain('<strong> &lt;now&gt;.</strong>');
-    expect(read1.body_html).not.toMatch(/javascript:/);
+    expect(read1.body_html).toContain('href="https://example.com/guide"');
     const read2 = await (await site(domain.toUpperCase())('/api/v1/content/posts/cold-leads')).json() as Post;
     expect(read2.view_count).toBe(2);
     const { view_count } = (await api.deps.db('content_posts').where({ id: post.id }).first('view_count')) as { view_count: string };
@@ -177,6 +177,8 @@ describe('content', () => {
       [{ slug: 'a', title: 'x', body: { type: 'doc', content: [{ type: 'video', attrs: { src: 'x' } }] } }, /Unknown node type: video/],
       [{ slug: 'a', title: 'x', body: { type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'x', marks: [{ type: 'blink' }] }] }] } }, /mark type blink/],
       [{ slug: 'a', title: 'x', body: { type: 'paragraph' } }, /type "doc"/],
+      [{ slug: 'a', title: 'x', body: { type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'x', marks: [{ type: 'link', attrs: { href: 'java\tscript:alert(1)' } }] }] }] } }, /link href must be an http, https, mailto or relative URL/],
+      [{ slug: 'a', title: 'x', body: { type: 'doc', content: [{ type: 'image', attrs: { src: 'javascript:alert(2)' } }] } }, /image src must be an http, https or relative URL/],
       [{ slug: 'Not A Slug', title: 'x', body: richBody }, /slug/],
       [{ slug: 'a', title: 'x', body: richBody, colour: 'red' }, /unknown field\(s\): colour/],
       [{ slug: 'a', title: 'x', body: richBody, author_id: randomUUID() }, /author_id: no author/],
@@ -192,6 +194,19 @@ describe('content', () => {
     expect((await c.json<{ total: number }>(await c.get('/api/v1/dashboard/content/posts'))).total).toBe(0);
     const noAuth = await fetch(`${api.url}/api/v1/dashboard/content/posts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ slug: 'a', title: 'x', body: richBody }) });
     expect(noAuth.status).toBe(401);
+  });
+
+  test('the JSON body a site may render itself is the checked document: attributes the editor\'s schema lacks are not kept', async () => {
+    const c = await newClient();
+    const link = { type: 'link', attrs: { href: 'https://example.com/guide', onclick: 'alert(1)' } };
+    const sent = { type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: 'guide', marks: [link] }] }, { type: 'image', attrs: { src: '/chart.png', onerror: 'alert(2)' } }] };
+    const post = await createPost(c, { slug: 'attrs', title: 'Attributes', body: sent });
+    for (const stored of [post, await c.json<Post>(await c.get(`/api/v1/dashboard/content/posts/${post.id}`))]) {
+      const body = JSON.stringify(stored.body);
+      expect(body).toContain('"href":"https://example.com/guide"');
+      expect(body).toContain('"src":"/chart.png"');
+      expect(body).not.toMatch(/onclick|onerror/);
+    }
   });
 
   test('POST posts: a field of the wrong type is a 400 naming the type it expected, not "field required"', async () => {

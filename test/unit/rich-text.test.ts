@@ -61,7 +61,30 @@ describe('the rich-text document schema (TipTap StarterKit + image)', () => {
     expect(() => parseDocument(doc(p()))).not.toThrow();
   });
 
-  test('text is escaped and unsafe URLs never reach the HTML', () => {
+  test('unsafe link and image URLs and heading levels outside 1-6 are refused; attributes the schema lacks are not kept', () => {
+    const bad: [unknown, RegExp][] = [
+      [doc(p(text('js', [{ type: 'link', attrs: { href: 'javascript:alert(1)' } }]))), /link href must be an http, https, mailto or relative URL/],
+      // Browsers drop tabs and newlines inside a URL: this is javascript: too.
+      [doc(p(text('js', [{ type: 'link', attrs: { href: 'java\tscript:alert(1)' } }]))), /link href must be/],
+      [doc(p(text('data', [{ type: 'link', attrs: { href: 'data:text/html,<script>alert(1)</script>' } }]))), /link href must be/],
+      [doc({ type: 'image', attrs: { src: 'javascript:alert(2)' } }), /image src must be an http, https or relative URL/],
+      [doc({ type: 'image', attrs: { src: 'mailto:a@b.example' } }), /image src must be/],
+      [doc({ type: 'image', attrs: { src: 'http://[' } }), /image src is not a valid URL/],
+      [doc({ type: 'heading', attrs: { level: 9 }, content: [text('h9')] }), /heading level must be an integer from 1 to 6, not 9/],
+      [doc({ type: 'heading', attrs: { level: '2' }, content: [text('h')] }), /heading level/],
+    ];
+    for (const [json, reason] of bad) expect(() => parseDocument(json)).toThrow(reason);
+    for (const href of ['https://example.com/x', 'mailto:sales@example.com', '/pricing', '#top']) {
+      expect(() => parseDocument(doc(p(text('ok', [{ type: 'link', attrs: { href } }]))))).not.toThrow();
+    }
+    const json = parseDocument(doc(p(text('click', [{ type: 'link', attrs: { href: 'https://example.com/', onclick: 'x' } }])), { type: 'image', attrs: { src: '/a.png', onerror: 'x' } })).toJSON() as unknown;
+    expect(JSON.stringify(json)).not.toMatch(/onclick|onerror/);
+    expect(JSON.stringify(json)).toContain('"href":"https://example.com/"');
+  });
+
+  test('text is escaped and unsafe URLs never reach the HTML, even in a document built without the checks', () => {
+    // parseDocument refuses these URLs; the HTML's sanitiser is the second line, checked on its own here.
+    const render = (json: unknown) => renderDocument(documentSchema.nodeFromJSON(json));
     const html = render(
       doc(
         p(text('<script>alert(1)</script> & "quotes"')),
