@@ -270,7 +270,14 @@ export class LandingBrowser {
         if (session.navigations.length > options.maxRedirects) {
           session.redirectLimitHit ??= request.url();
           active();
-          await route.abort('blockedbyclient').catch(() => undefined);
+          // From a page of its own (a meta refresh, a script hop): 204 No Content, so that the browser
+          // stays on that page (a refused request would replace it with Chromium's error page, which
+          // would then be captured). From a redirect stub there is no page to keep: refused, and the
+          // capture fails (capture.ts navigate). A stub's own hop runs before its load event, which a
+          // 204 would leave pending.
+          const from = request.frame().url();
+          if (session.stubs.has(from)) await route.abort('blockedbyclient').catch(() => undefined);
+          else await route.fulfill({ status: 204, body: '' }).catch(() => undefined);
           return;
         }
         session.navigations.push(request.url());

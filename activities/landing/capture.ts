@@ -347,7 +347,14 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
     if (session.stubs.has(shown) || shown === 'about:blank' || shown.startsWith('chrome-error:')) throw new LandingLoadError(session.navigationError.message);
     err('navigation', `a redirect was not followed: ${session.navigationError.message}`);
   }
-  if (session.redirectLimitHit) err('navigation', `more than the allowed redirects (max_redirects); stopped before ${session.redirectLimitHit}`);
+  if (session.redirectLimitHit) {
+    const stopped = `more than the allowed redirects (max_redirects); stopped before ${session.redirectLimitHit}`;
+    // Stopped on a page of its own (a meta refresh or script hop): that page is kept. Stopped inside
+    // an HTTP redirect chain: what shows is a redirect stub, not a page, so there is nothing to capture.
+    const shown = page.isClosed() ? 'about:blank' : page.url();
+    if (session.stubs.has(shown) || shown === 'about:blank' || shown.startsWith('chrome-error:')) throw new LandingLoadError(stopped);
+    err('navigation', stopped);
+  }
   return settled;
 }
 

@@ -225,10 +225,19 @@ describe('degradations (spec §7 rule 5), each listed in errors, none fatal', ()
     expect((await download(d.capture.html_bundle_url as string)).body.toString('utf8')).toContain('This page dies on camera');
   });
 
-  test('a redirect loop stops after max_redirects hops', async () => {
-    const d = await data(await submit({ url: `${pages.baseUrl}/loop/0`, options: { max_redirects: 3 } }));
-    expect(d.capture.redirect_chain).toEqual([0, 1, 2, 3].map((n) => `${pages.baseUrl}/loop/${n}`));
-    expect(d.errors).toEqual(expect.arrayContaining([{ stage: 'navigation', error: `more than the allowed redirects (max_redirects); stopped before ${pages.baseUrl}/loop/4` }]));
+  test('an HTTP redirect loop stops after max_redirects hops and fails the job: there is no page to capture', async () => {
+    const jobId = await submit({ url: `${pages.baseUrl}/loop/0`, options: { max_redirects: 3 } });
+    const done = await waitForStatus(c, jobId, ['completed', 'failed'], 60000);
+    // Not Chromium's error page captured as the landing page.
+    expect([done.status, done.error_message]).toEqual(['failed', `more than the allowed redirects (max_redirects); stopped before ${pages.baseUrl}/loop/4`]);
+  });
+
+  test('max_redirects reached on a page of its own (the script hop of an ad chain): that page is kept and captured', async () => {
+    const d = await data(await submit({ url: `${pages.baseUrl}/ad/click?gclid=limit`, options: { max_redirects: 3 } }));
+    expect(d.capture.redirect_chain).toEqual([`${pages.baseUrl}/ad/click?gclid=limit`, `${pages.baseUrl}/ad/track?cid=42`, `${pages.baseUrl}/ad/hop`, `${pages.baseUrl}/ad/js-hop`]);
+    expect(d.capture.final_url).toBe(`${pages.baseUrl}/ad/js-hop`);
+    expect(d.errors).toEqual([{ stage: 'navigation', error: `more than the allowed redirects (max_redirects); stopped before ${pages.baseUrl}/landing?utm_source=ad` }]);
+    expect((await download(d.capture.html_bundle_url as string)).body.toString('utf8')).toContain('<title>One moment</title>');
   });
 });
 
