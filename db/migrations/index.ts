@@ -23,6 +23,7 @@ import * as sourcePacing from './20261126000200_source_pacing';
 import * as contentSiteVerification from './20261127000100_content_site_verification';
 import * as businessKeyIndexes from './20261127000200_business_key_indexes';
 import * as businessNameKeyIcu from './20261127000300_business_name_key_icu';
+import * as contentTagNameUnique from './20261127000400_content_tag_name_unique';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -53,6 +54,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261127000100_content_site_verification': contentSiteVerification,
   '20261127000200_business_key_indexes': businessKeyIndexes,
   '20261127000300_business_name_key_icu': businessNameKeyIcu,
+  '20261127000400_content_tag_name_unique': contentTagNameUnique,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -125,10 +125,26 @@ export interface PostFilter {
 /** Related posts a public read shows at most (the editor's first, then posts sharing tags or categories). */
 export const RELATED_LIMIT = 3;
 
+/** The longest slug the API accepts (api/schemas/content.ts): a generated one stays within it. */
+const SLUG_MAX = 120;
+
 /** URL slug of a name: lower-case ASCII words joined by hyphens ('' when nothing is left). */
 export function slugOf(name: string): string {
-  return slugify(name, { lower: true, strict: true, trim: true }).slice(0, 120);
+  return cutSlug(slugify(name, { lower: true, strict: true, trim: true }), SLUG_MAX);
 }
+
+/** The slug's first `max` characters, without a hyphen left at the end. */
+const cutSlug = (slug: string, max: number) => slug.slice(0, max).replace(/-+$/, '');
+
+/** The n-th slug to try for `base`: base itself, then base-2, base-3, ... with base shortened to keep within SLUG_MAX. */
+function numberedSlug(base: string, n: number): string {
+  if (n === 1) return cutSlug(base, SLUG_MAX);
+  const suffix = `-${n}`;
+  return `${cutSlug(base, SLUG_MAX - suffix.length)}${suffix}`;
+}
+
+/** Slugs freeSlug looks up at once. */
+const SLUG_BATCH = 20;
 
 const isUuid = (v: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
 const invalid = (detail: string) => new AppError(400, detail, 'bad_request');
@@ -232,13 +248,14 @@ export class ContentRepository {
     });
   }
 
+  /** The first of base, base-2, base-3, ... (numberedSlug: within SLUG_MAX) that no row of the client's in `table` has. */
   private async freeSlug(db: Knex, table: string, clientId: string, base: string): Promise<string> {
-    const taken = new Set(
-      ((await db(table).where({ client_id: clientId }).andWhere((q) => q.where('slug', base).orWhere('slug', 'like', `${base.replace(/[%_\\]/g, '\\$&')}-%`)).pluck('slug')) as string[]),
-    );
-    let slug = base;
-    for (let n = 2; taken.has(slug); n += 1) slug = `${base}-${n}`;
-    return slug;
+    for (let first = 1; ; first += SLUG_BATCH) {
+      const candidates = Array.from({ length: SLUG_BATCH }, (_, i) => numberedSlug(base, first + i));
+      const taken = new Set((await db(table).where({ client_id: clientId }).whereIn('slug', candidates).pluck('slug')) as string[]);
+      const free = candidates.find((slug) => !taken.has(slug));
+      if (free !== undefined) return free;
+    }
   }
 
   async listAuthors(clientId: string, opts: { activeOnly: boolean; page: number; pageSize: number }): Promise<Page<AuthorRow>> {
@@ -301,7 +318,7 @@ export class ContentRepository {
   async createTag(clientId: string, name: string, slug?: string): Promise<TagRow> {
     const s = slug ?? slugOf(name);
     if (!s) throw invalid('slug: the name gives no slug; send one');
-    return conflictAs409(`a tag with slug '${s}' already exists`, async () => {
+    return conflictAs409(`a tag named '${name}' or with slug '${s}' already exists`, async () => {
       const [row] = (await this.db('content_tags').insert({ id: randomUUID(), client_id: clientId, name, slug: s }).returning('*')) as TagRow[];
       if (!row) throw new Error('tag insert returned nothing');
       return row;
@@ -326,7 +343,8 @@ export class ContentRepository {
     if (!isUuid(id)) return undefined;
     // Nothing to change: the tag as it is (knex refuses an empty update).
     if (input.name === undefined && input.slug === undefined) return this.findTag(clientId, id);
-    return conflictAs409(`a tag with slug '${input.slug ?? ''}' already exists`, async () => {
+    const taken = [input.name !== undefined && `named '${input.name}'`, input.slug !== undefined && `with slug '${input.slug}'`].filter(Boolean).join(' or ');
+    return conflictAs409(`a tag ${taken} already exists`, async () => {
       const [row] = (await this.db('content_tags').where({ client_id: clientId, id }).update(input).returning('*')) as TagRow[];
       return row;
     });
@@ -444,7 +462,7 @@ export class ContentRepository {
   private async writeLinks(trx: Knex.Transaction, clientId: string, postId: string, input: PostInput, replace = false): Promise<void> {
     if (input.tags !== undefined || input.tag_ids !== undefined) {
       const ids = new Set<string>(await this.ownIds(trx, 'content_tags', clientId, input.tag_ids ?? [], 'tag_ids'));
-      for (const name of input.tags ?? []) ids.add(await this.tagByName(trx, clientId, name));
+      for (const id of await this.tagsByName(trx, clientId, input.tags ?? [])) ids.add(id);
       if (replace) await trx('content_post_tags').where({ post_id: postId }).delete();
       if (ids.size > 0) await trx('content_post_tags').insert([...ids].map((tag_id) => ({ post_id: postId, tag_id })));
     }
@@ -473,14 +491,50 @@ export class ContentRepository {
     return unique;
   }
 
-  /** The tag of this name (by its slug), created when missing. */
-  private async tagByName(trx: Knex.Transaction, clientId: string, name: string): Promise<string> {
-    const slug = slugOf(name);
-    if (!slug) throw invalid(`tags: ${JSON.stringify(name)} gives no slug`);
-    await trx('content_tags').insert({ id: randomUUID(), client_id: clientId, name: name.trim(), slug }).onConflict(['client_id', 'slug']).ignore();
-    const row = (await trx('content_tags').where({ client_id: clientId, slug }).first('id')) as { id: string } | undefined;
-    if (!row) throw new Error(`tag ${slug} vanished`);
-    return row.id;
+  /**
+   * The ids of the tags of these names, each created when missing. A tag is its name, trimmed and
+   * in any case ('News' and 'news' are one tag; 'C#' and 'C++', both slug 'c', are two): found by
+   * lower(name) as the unique index content_tags_client_name_uniq has it. A new tag is named as
+   * given and gets a free slug (slugOf its name, else 'tag'; -2, -3, ... when taken).
+   */
+  private async tagsByName(trx: Knex.Transaction, clientId: string, names: string[]): Promise<string[]> {
+    const wanted = [...new Set(names.map((n) => n.trim()))];
+    if (wanted.some((n) => n === '')) throw invalid('tags: a tag name is empty');
+    const ids: string[] = [];
+    const missing: string[] = [];
+    for (const name of wanted) {
+      const id = await this.tagIdByName(trx, clientId, name);
+      if (id) ids.push(id);
+      else missing.push(name);
+    }
+    if (missing.length === 0) return ids;
+    // Posts written at once with the same new tag would each create it: the client's posts create
+    // tags one at a time. One lock per client, not per name: two posts with several new tags whose
+    // slugs clash would otherwise each wait for the other's uncommitted slug (a deadlock).
+    await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`content-tags:${clientId}`]);
+    for (const name of missing) ids.push(await this.createTagNamed(trx, clientId, name));
+    return ids;
+  }
+
+  private async tagIdByName(db: Knex, clientId: string, name: string): Promise<string | undefined> {
+    const row = (await db('content_tags').where({ client_id: clientId }).whereRaw('lower(name) = lower(?)', [name]).first('id')) as { id: string } | undefined;
+    return row?.id;
+  }
+
+  /**
+   * The tag of this name (the caller holds its lock), created with a free slug. Another post may
+   * take that slug for a tag of another name meanwhile, or a tag of this name be created without
+   * the lock (createTag, updateTag): the insert then does nothing, and it is tried again.
+   */
+  private async createTagNamed(trx: Knex.Transaction, clientId: string, name: string): Promise<string> {
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const existing = await this.tagIdByName(trx, clientId, name);
+      if (existing) return existing;
+      const slug = await this.freeSlug(trx, 'content_tags', clientId, slugOf(name) || 'tag');
+      const [row] = (await trx('content_tags').insert({ id: randomUUID(), client_id: clientId, name, slug }).onConflict().ignore().returning('id')) as { id: string }[];
+      if (row) return row.id;
+    }
+    throw new Error(`tag ${JSON.stringify(name)}: no free slug after 5 attempts`);
   }
 
   private async withLinks(clientId: string, rows: PostRow[]): Promise<Omit<PostState, 'related'>[]> {
