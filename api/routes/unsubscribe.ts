@@ -3,6 +3,7 @@ import type { UnsubscribeRepository } from '../../db/repositories/unsubscribe';
 import { AppError } from '../../lib/errors';
 import { signUnsubscribeToken, unsubscribeUrl, verifyUnsubscribeToken, type UnsubscribeClaims } from '../../lib/unsubscribe';
 import { clientIdOf, type AppContext } from '../context';
+import { requestBody, YAML_TYPES } from '../middleware/body';
 import type { ApiRouter } from '../routing';
 import {
   htmlPage,
@@ -37,15 +38,27 @@ const parseForm = koaBody({
   formidable: { maxFiles: 0, maxFields: 20, maxFieldsSize: 16 * 1024 },
 });
 
-/** The POST's form fields, or null when the body is not a readable form. */
+// The API's own JSON and YAML bodies (spec §1.2.5: every POST accepts them), with the form's limit.
+const parseData = requestBody({ limit: '16kb' });
+const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
+
+/**
+ * The POST's fields: a form's, or a JSON or YAML object's. Null when the body cannot be read, or is
+ * of another type (its fields, such as a scope, would otherwise be ignored and the list alone left).
+ */
 async function readForm(ctx: AppContext): Promise<Record<string, unknown> | null> {
+  const type = ctx.request.type;
+  const hasBody = Boolean(ctx.get('content-length') && ctx.get('content-length') !== '0') || Boolean(ctx.get('transfer-encoding'));
   try {
-    await parseForm(ctx, async () => undefined);
+    if (type === 'application/json' || YAML_TYPES.includes(type)) await parseData(ctx, async () => undefined);
+    else if (FORM_TYPES.includes(type) || !hasBody) await parseForm(ctx, async () => undefined);
+    else return null;
   } catch {
     return null;
   }
   const body = ctx.request.body as unknown;
-  return body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : {};
+  if (body === undefined || body === null) return {};
+  return typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : null;
 }
 
 const first = (v: unknown): unknown => (Array.isArray(v) ? v[0] : v);
@@ -152,7 +165,7 @@ export function unsubscribeRoutes(api: ApiRouter, deps: UnsubscribeRouteDeps): v
     operationId: 'applyUnsubscribe',
     summary: 'Unsubscribe (the page\'s form, or RFC 8058 one-click)',
     description:
-      'Form field `scope` = `list` (default) or `all`; an RFC 8058 body `List-Unsubscribe=One-Click` (urlencoded or multipart) leaves the token\'s list. ' +
+      'Form field `scope` = `list` (default) or `all`; an RFC 8058 body `List-Unsubscribe=One-Click` (urlencoded or multipart) leaves the token\'s list. The same fields may come as a JSON or YAML object (spec §1.2.5); a body of any other type is a 422. ' +
       'The preference and an audit row (time, source address, user agent) commit together. A repeat changes nothing but adds another audit row.',
     bodyContentType: 'application/x-www-form-urlencoded',
     responses: {

@@ -176,6 +176,24 @@ describe('unsubscribe pages in Chromium', () => {
     expect(await repo.suppressed(c.clientId, ['dana@example.com'], null)).toEqual(['dana@example.com']);
   });
 
+  test('a JSON or YAML body is read as the form is (spec §1.2.5); a body of another type is a 422, not the list alone', async () => {
+    const c = await newClient();
+    const prefsOf = async (email: string) => c.json<{ unsubscribed_all: boolean; audit: { scope: string }[] }>(await c.get(`/api/v1/unsubscribe/preferences?email=${email}`));
+    const post = async (token: string, type: string, body: string) => fetch(`${api.url}/u/${token}`, { method: 'POST', headers: { 'content-type': type }, body });
+    for (const [email, type, body] of [['json@example.com', 'application/json', '{"scope":"all"}'], ['yaml@example.com', 'application/yaml', 'scope: all']] as const) {
+      const { token } = await link(c, email, 'news');
+      expect((await post(token, type, body)).status).toBe(200);
+      expect(await prefsOf(email)).toMatchObject({ unsubscribed_all: true, audit: [{ scope: 'all' }] });
+    }
+    const { token } = await link(c, 'odd@example.com', 'news');
+    for (const [type, body] of [['text/plain', 'scope=all'], ['application/json', '["all"]'], ['application/json', '{"scope":'], ['application/json', '{"scope":"everything"}']] as const) {
+      const res = await post(token, type, body);
+      expect([type, body, res.status]).toEqual([type, body, 422]);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    }
+    expect(await prefsOf('odd@example.com')).toMatchObject({ unsubscribed_all: false, audit: [] });
+  });
+
   test('a tampered or malformed token gets a 422 page and changes nothing', async () => {
     const c = await newClient();
     const email = 'frank@example.com';
