@@ -61,7 +61,7 @@ export const crawlLandingResult = z.object({
       has_chat_widget: z.boolean(),
       form_fields: z.array(z.string()).describe('labels of the form fields'),
     }),
-    ai: z.object({ integration_id: z.string(), provider: z.string(), model: z.string() }).describe('the integration that answered'),
+    ai: z.object({ integration_id: z.number().int().describe('the id of GET /api/v1/integrations/{integration_id}'), provider: z.string(), model: z.string() }).describe('the integration that answered'),
   }).nullable().describe('null when extract_content is off, or no LLM integration is usable, or the LLM call failed (reason in errors)'),
   errors: z.array(landingError).describe('non-fatal degradations (spec §7 rule 5)'),
   duration_ms: z.number().int(),

@@ -84,7 +84,7 @@ export const crawlSiteResult = z.object({
   }).optional().describe('present when compendium.enabled'),
   pages: z.array(z.object({ url: z.string(), final_url: z.string(), status: z.number().int(), title: z.string().nullable(), redirect_chain: z.array(z.string()).optional() })),
   ai_extraction: z
-    .object({ integration_id: z.string(), provider: z.string(), model: z.string(), fields: z.array(z.string()).describe('company_info fields the model filled') })
+    .object({ integration_id: z.number().int().describe('the id of GET /api/v1/integrations/{integration_id}'), provider: z.string(), model: z.string(), fields: z.array(z.string()).describe('company_info fields the model filled') })
     .optional()
     .describe('present when ai_extraction filled company_info'),
   errors: z.array(z.object({ url: z.string().nullable(), error: z.string() })).describe('non-fatal, per page (and the AI extraction\'s, with url null)'),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { IntegrationRepository, type IntegrationState } from '../../db/repositories/integrations';
-import { callLlm, LlmError } from '../../lib/llm/call';
+import { IntegrationRepository, spendBlocked, type IntegrationState, type UsageRecord } from '../../db/repositories/integrations';
+import { callLlm, LlmError, type LlmUsage } from '../../lib/llm/call';
 import { CredentialCipher } from '../../lib/llm/cipher';
 import { costUsd, priceOf } from '../../lib/llm/prices';
 import type { ActivityDeps } from '../deps';
@@ -11,7 +11,8 @@ import type { ExtractOutcome, ExtractRequest, LlmExtractor } from './types';
  * unhealthy with its cool-down over; primary first, then priority), each reserved in Postgres
  * against its minute and day limits before it is called. Keys over a `block` spend limit are
  * skipped. A 429 pauses the key for its Retry-After and moves on; any other failure counts towards
- * the breaker and moves on. The first valid answer wins and its usage and cost are recorded.
+ * the breaker and moves on. The first valid answer wins. Every answer's usage and cost are
+ * recorded, also of one that is not JSON or not of the schema: the provider billed its tokens.
  */
 export class IntegrationExtractor implements LlmExtractor {
   private repoCache: IntegrationRepository | undefined;
@@ -39,7 +40,7 @@ export class IntegrationExtractor implements LlmExtractor {
     for (const key of candidates) {
       request.signal?.throwIfAborted();
       const name = describe(key);
-      if (key.spend_limit_exceeded && key.spend_limit_action === 'block' && (await repo.stillExceeded(key.id))) {
+      if (spendBlocked(key)) {
         skipped.push(`${name}: spend limit reached`);
         continue;
       }
@@ -47,6 +48,13 @@ export class IntegrationExtractor implements LlmExtractor {
         skipped.push(`${name}: request limit reached`);
         continue;
       }
+      const usageRecord = (u: LlmUsage): UsageRecord => ({
+        purpose: request.purpose,
+        model: key.model,
+        inputTokens: u.inputTokens,
+        outputTokens: u.outputTokens,
+        costUsd: costUsd(priceOf(key.model, config.LLM_PRICES, repo.ownPrice(key)), u.inputTokens, u.outputTokens),
+      });
       try {
         const answer = await callLlm(this.deps.http, {
           provider: key.provider_name,
@@ -57,18 +65,18 @@ export class IntegrationExtractor implements LlmExtractor {
           signal: request.signal,
           timeoutMs: config.LLM_TIMEOUT_MS,
         });
-        const cost = costUsd(priceOf(key.model, config.LLM_PRICES, repo.ownPrice(key)), answer.inputTokens, answer.outputTokens);
         // Tokens were spent whether or not the answer fits the schema.
-        await repo.recordSuccess(key, { purpose: request.purpose, model: key.model, inputTokens: answer.inputTokens, outputTokens: answer.outputTokens, costUsd: cost });
+        await repo.recordSuccess(key, usageRecord(answer));
         const parsed = request.schema.safeParse(answer.json);
         if (!parsed.success) {
           skipped.push(`${name}: the answer did not match the schema (${parsed.error.issues[0]?.message ?? 'invalid'})`);
           continue;
         }
-        return { ok: true, data: parsed.data, integrationId: String(key.id), provider: key.provider_name, model: answer.model };
+        return { ok: true, data: parsed.data, integrationId: key.id, provider: key.provider_name, model: answer.model };
       } catch (err) {
         if (request.signal?.aborted) throw request.signal.reason;
         const e = err instanceof LlmError ? err : new LlmError('unavailable', err instanceof Error ? err.message : String(err));
+        if (e.usage) await repo.recordUsage(key, usageRecord(e.usage));
         if (e.kind === 'rate_limited') {
           await repo.recordRateLimited(key.id, e.retryAfterSeconds ?? 60, e.message);
         } else {

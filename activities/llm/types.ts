@@ -20,7 +20,7 @@ export interface ExtractRequest<T> {
 }
 
 export type ExtractOutcome<T> =
-  | { ok: true; data: T; integrationId: string; provider: string; model: string }
+  | { ok: true; data: T; /** The integration's id, as in the integrations API. */ integrationId: number; provider: string; model: string }
   | { ok: false; reason: string };
 
 export interface LlmExtractor {

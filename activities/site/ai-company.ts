@@ -26,7 +26,7 @@ export const AI_INPUT_CHARS = 48_000;
 
 export interface AiCompanyOutcome {
   companyInfo: CompanyInfo;
-  ai?: { integration_id: string; provider: string; model: string; fields: string[] };
+  ai?: { integration_id: number; provider: string; model: string; fields: string[] };
   error?: string;
 }
 

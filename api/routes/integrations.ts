@@ -1,6 +1,6 @@
-import type { IntegrationRepository, IntegrationState } from '../../db/repositories/integrations';
+import type { IntegrationRepository, IntegrationState, UsageRecord } from '../../db/repositories/integrations';
 import { AppError, notFound } from '../../lib/errors';
-import { callLlm, LlmError } from '../../lib/llm/call';
+import { callLlm, LlmError, type LlmUsage } from '../../lib/llm/call';
 import { costUsd, priceOf, type Price } from '../../lib/llm/prices';
 import { checkCredentials, isProviderName, PROVIDER_NAMES, PROVIDERS, type Credentials, type ProviderName } from '../../lib/llm/providers';
 import type { OutboundClient } from '../../lib/outbound';
@@ -53,8 +53,8 @@ export function integrationView(r: IntegrationState) {
     spend_limit_amount: num(r.spend_limit_amount),
     spend_limit_period: r.spend_limit_period,
     spend_limit_action: r.spend_limit_action,
-    // From the current period's spend, not the stored flag: that one is re-checked only at the next call, and a new period starts clean.
-    spend_limit_exceeded: r.spend_limit_amount !== null && Number(r.spend_current_period) >= Number(r.spend_limit_amount),
+    // From the current period's spend (the repository's one definition, which the selection obeys too).
+    spend_limit_exceeded: r.spend_limit_exceeded_now,
     spend_current_period: Number(r.spend_current_period),
     prices: r.price_input === null || r.price_output === null ? null : { input: Number(r.price_input), output: Number(r.price_output) },
     key_preview: r.key_preview,
@@ -198,13 +198,21 @@ export function integrationRoutes(api: ApiRouter, deps: IntegrationRouteDeps): v
     summary: 'Live check: one tiny JSON-schema call to the provider',
     description:
       'Calls the provider with the stored key (through the SSRF guard) and reports whether it answered. A success makes the key healthy; ' +
-      'a failure other than a 429 counts towards its circuit breaker. The tokens are recorded as usage. Request limits do not apply.',
+      'a failure other than a 429 counts towards its circuit breaker. The tokens the answer reports are recorded as usage (and count towards the spend limit) ' +
+      'even when the answer is not the JSON asked for. Request and spend limits do not stop the check.',
     params: integrationIdParams,
     responses: { 200: { description: 'The check\'s outcome and the integration after it', schema: integrationTestResponse }, 404: { description: 'No such integration for this client' } },
     handler: async (ctx, { params }) => {
       const clientId = clientIdOf(ctx);
       const repo = repoOf();
       const row = await own(clientId, params.integration_id);
+      const usageRecord = (u: LlmUsage): UsageRecord => ({
+        purpose: 'integration_test',
+        model: row.model,
+        inputTokens: u.inputTokens,
+        outputTokens: u.outputTokens,
+        costUsd: costUsd(priceOf(row.model, deps.prices, repo.ownPrice(row)), u.inputTokens, u.outputTokens),
+      });
       const started = Date.now();
       let test: { ok: boolean; model: string; latency_ms: number; input_tokens: number | null; output_tokens: number | null; error: string | null };
       try {
@@ -217,14 +225,15 @@ export function integrationRoutes(api: ApiRouter, deps: IntegrationRouteDeps): v
           timeoutMs: deps.timeoutMs,
           maxOutputTokens: 20,
         });
-        const cost = costUsd(priceOf(row.model, deps.prices, repo.ownPrice(row)), answer.inputTokens, answer.outputTokens);
-        await repo.recordSuccess(row, { purpose: 'integration_test', model: row.model, inputTokens: answer.inputTokens, outputTokens: answer.outputTokens, costUsd: cost });
+        await repo.recordSuccess(row, usageRecord(answer));
         test = { ok: true, model: answer.model, latency_ms: Date.now() - started, input_tokens: answer.inputTokens, output_tokens: answer.outputTokens, error: null };
       } catch (err) {
         const e = err instanceof LlmError ? err : new LlmError('unavailable', err instanceof Error ? err.message : String(err));
+        // An answer that is not the JSON asked for was billed all the same.
+        if (e.usage) await repo.recordUsage(row, usageRecord(e.usage));
         if (e.kind === 'rate_limited') await repo.recordRateLimited(row.id, e.retryAfterSeconds ?? 60, e.message);
         else await repo.recordFailure(row.id, e.message, deps.breaker.failures, deps.breaker.cooldownSeconds);
-        test = { ok: false, model: row.model, latency_ms: Date.now() - started, input_tokens: null, output_tokens: null, error: e.message };
+        test = { ok: false, model: e.usage?.model ?? row.model, latency_ms: Date.now() - started, input_tokens: e.usage?.inputTokens ?? null, output_tokens: e.usage?.outputTokens ?? null, error: e.message };
       }
       const after = await own(clientId, params.integration_id);
       ctx.body = { success: true, test, integration: integrationView(after) };

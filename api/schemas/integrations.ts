@@ -8,13 +8,35 @@ const prices = z
   .nullable()
   .describe('USD per million tokens for this key (over LLM_PRICES and the built-in table); null: the table\'s');
 
+// daily_limit and minute_limit are Postgres integer columns.
+const PG_INTEGER_MAX = 2 ** 31 - 1;
+
+// spend_limit_amount is stored as decimal(14,4): more decimal places would be rounded away (0.00004 to 0, a limit reached at once).
+const SPEND_DECIMALS = 4;
+
+/**
+ * Decimal places of a number as a client wrote it: the shortest decimal that reads back as the same
+ * double (JS's number to string), so 0.3 has 1 whatever its binary value; exponent forms (1e-7) count too.
+ */
+function decimalPlaces(v: number): number {
+  const [mantissa = '', exponent = '0'] = String(v).split('e');
+  return Math.max(0, (mantissa.split('.')[1]?.length ?? 0) - Number(exponent));
+}
+
 const settings = {
   key_label: z.string().trim().min(1).max(200).nullable().optional(),
   is_primary: z.boolean().optional().describe('primary keys are selected first (default false)'),
   priority: z.number().int().min(0).max(1000).optional().describe('higher first, after primary; default 10 for primary keys, 0 for others'),
-  daily_limit: z.number().int().min(1).nullable().optional().describe('requests per UTC day, counted by all workers together'),
-  minute_limit: z.number().int().min(1).nullable().optional().describe('requests per minute, counted by all workers together'),
-  spend_limit_amount: z.number().min(0).max(1e9).nullable().optional().describe('USD per period'),
+  daily_limit: z.number().int().min(1).max(PG_INTEGER_MAX).nullable().optional().describe('requests per UTC day, counted by all workers together'),
+  minute_limit: z.number().int().min(1).max(PG_INTEGER_MAX).nullable().optional().describe('requests per minute, counted by all workers together'),
+  spend_limit_amount: z
+    .number()
+    .min(0)
+    .max(1e9)
+    .refine((v) => decimalPlaces(v) <= SPEND_DECIMALS, `spend_limit_amount may have at most ${SPEND_DECIMALS} decimal places (USD to 0.0001)`)
+    .nullable()
+    .optional()
+    .describe(`USD per period, at most ${SPEND_DECIMALS} decimal places (stored to 0.0001 USD; more is refused, not rounded)`),
   spend_limit_period: z.enum(['daily', 'monthly']).optional().describe('default monthly'),
   spend_limit_action: z.enum(['warn', 'block']).optional().describe('warn: flag and event integration.spend_limit_exceeded; block: the key is skipped until the period ends (default warn)'),
   prices: prices.optional(),

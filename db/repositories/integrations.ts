@@ -34,6 +34,7 @@ export interface IntegrationRow {
   spend_limit_amount: string | null;
   spend_limit_period: 'daily' | 'monthly';
   spend_limit_action: 'warn' | 'block';
+  /** As of the last recorded usage, kept only so that a crossing stores one event: whether a key is over its limit is spend_limit_exceeded_now. */
   spend_limit_exceeded: boolean;
   created_at: Date;
   updated_at: Date;
@@ -44,6 +45,20 @@ export interface IntegrationState extends IntegrationRow {
   daily_count_now: number;
   minute_count_now: number;
   spend_current_period: number;
+  /** The current period's spend has reached the limit (SPEND_LIMIT_EXCEEDED): what the API shows and the selection obeys. */
+  spend_limit_exceeded_now: boolean;
+}
+
+/** A `block` key whose limit is reached: calls skip it until the period rolls over or the limit is raised. */
+export const spendBlocked = (k: IntegrationState): boolean => k.spend_limit_action === 'block' && k.spend_limit_exceeded_now;
+
+/** One answer's usage as logged: what for, the key's model, tokens and their cost in USD. */
+export interface UsageRecord {
+  purpose: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
 }
 
 export interface IntegrationSettings {
@@ -62,6 +77,14 @@ export interface IntegrationSettings {
 const UTC_TODAY = "(now() AT TIME ZONE 'utc')::date";
 const THIS_MINUTE = "date_trunc('minute', now())";
 const PERIOD_START = "CASE i.spend_limit_period WHEN 'daily' THEN date_trunc('day', now() AT TIME ZONE 'utc') AT TIME ZONE 'utc' ELSE date_trunc('month', now() AT TIME ZONE 'utc') AT TIME ZONE 'utc' END";
+/** USD the key `i` spent in its current period (UTC day or month), from the usage log. */
+const SPEND_CURRENT_PERIOD = `(SELECT coalesce(sum(u.cost_usd), 0) FROM llm_usage u WHERE u.integration_id = i.id AND u.created_at >= ${PERIOD_START})`;
+/**
+ * The one definition of "over the spend limit", from the spend itself: a limit of 0, a lowered limit
+ * or a new period count at once. Read by every query of a key's state (the API's view, the selection);
+ * the stored spend_limit_exceeded column only remembers the last crossing, for its event.
+ */
+const SPEND_LIMIT_EXCEEDED = `(i.spend_limit_amount IS NOT NULL AND ${SPEND_CURRENT_PERIOD} >= i.spend_limit_amount)`;
 
 /**
  * A client's LLM integrations (every query scoped by client id, except the worker-side accounting
@@ -80,7 +103,8 @@ export class IntegrationRepository {
       'i.*',
       this.db.raw(`CASE WHEN i.daily_window = ${UTC_TODAY} THEN i.daily_count ELSE 0 END AS daily_count_now`),
       this.db.raw(`CASE WHEN i.minute_window = ${THIS_MINUTE} THEN i.minute_count ELSE 0 END AS minute_count_now`),
-      this.db.raw(`(SELECT coalesce(sum(u.cost_usd), 0) FROM llm_usage u WHERE u.integration_id = i.id AND u.created_at >= ${PERIOD_START})::float8 AS spend_current_period`),
+      this.db.raw(`${SPEND_CURRENT_PERIOD}::float8 AS spend_current_period`),
+      this.db.raw(`${SPEND_LIMIT_EXCEEDED} AS spend_limit_exceeded_now`),
     );
   }
 
@@ -121,7 +145,7 @@ export class IntegrationRepository {
     const patch: Record<string, unknown> = { ...columns(settings), updated_at: this.db.fn.now() };
     // Becoming primary (or not) moves the default priority with it unless one is given.
     if (settings.is_primary !== undefined && settings.priority === undefined && current.priority === (current.is_primary ? 10 : 0)) patch.priority = settings.is_primary ? 10 : 0;
-    // A lower limit or another period may end the exceeded state (or start it): the next call re-checks.
+    // Another limit or period is a new threshold: its crossing (seen at the next recorded usage) stores its own event.
     if (settings.spend_limit_amount !== undefined || settings.spend_limit_period !== undefined) patch.spend_limit_exceeded = false;
     if (credentials) {
       Object.assign(patch, {
@@ -191,12 +215,23 @@ export class IntegrationRepository {
     return (res as { rows: unknown[] }).rows.length > 0;
   }
 
+  /** A successful call: the key healthy again, and its usage recorded as recordUsage does. */
+  async recordSuccess(row: IntegrationRow, usage: UsageRecord): Promise<void> {
+    await this.logUsage(row, usage, true);
+  }
+
   /**
-   * A successful call: usage and cost logged, the key healthy again, and its spend checked against
-   * its limit. Crossing it sets spend_limit_exceeded; with action `warn` that also stores an
-   * `integration.spend_limit_exceeded` event (once per crossing).
+   * The tokens an answer reported, whatever became of the answer (one that is not the JSON asked
+   * for was billed all the same): usage and cost logged, and the spend checked against the limit.
+   * Crossing it sets spend_limit_exceeded and stores an `integration.spend_limit_exceeded` event
+   * (once per crossing).
    */
-  async recordSuccess(row: IntegrationRow, usage: { purpose: string; model: string; inputTokens: number; outputTokens: number; costUsd: number }): Promise<void> {
+  async recordUsage(row: IntegrationRow, usage: UsageRecord): Promise<void> {
+    await this.logUsage(row, usage, false);
+  }
+
+  private async logUsage(row: IntegrationRow, usage: UsageRecord, healthy: boolean): Promise<void> {
+    const health = healthy ? "health_status = 'healthy', consecutive_failures = 0, retry_at = NULL, last_error = NULL," : '';
     await this.db.transaction(async (trx) => {
       await trx('llm_usage').insert({
         integration_id: row.id,
@@ -208,9 +243,7 @@ export class IntegrationRepository {
         cost_usd: usage.costUsd,
       });
       const res = await trx.raw(
-        `UPDATE llm_integrations i SET health_status = 'healthy', consecutive_failures = 0, retry_at = NULL, last_error = NULL,
-           spend_limit_exceeded = i.spend_limit_amount IS NOT NULL AND
-             (SELECT coalesce(sum(u.cost_usd), 0) FROM llm_usage u WHERE u.integration_id = i.id AND u.created_at >= ${PERIOD_START}) >= i.spend_limit_amount
+        `UPDATE llm_integrations i SET ${health} spend_limit_exceeded = ${SPEND_LIMIT_EXCEEDED}
          FROM llm_integrations old WHERE i.id = ? AND old.id = i.id
          RETURNING i.spend_limit_exceeded AS now_exceeded, old.spend_limit_exceeded AS was_exceeded, i.spend_limit_action AS action, i.spend_limit_amount AS amount, i.spend_limit_period AS period`,
         [row.id],
@@ -224,20 +257,6 @@ export class IntegrationRepository {
         });
       }
     });
-  }
-
-  /**
-   * A blocked key past its limit whose period has rolled over (or whose limit was raised) is usable
-   * again: re-checks the flag. True: still exceeded.
-   */
-  async stillExceeded(id: number): Promise<boolean> {
-    const res = await this.db.raw(
-      `UPDATE llm_integrations i SET spend_limit_exceeded = i.spend_limit_amount IS NOT NULL AND
-         (SELECT coalesce(sum(u.cost_usd), 0) FROM llm_usage u WHERE u.integration_id = i.id AND u.created_at >= ${PERIOD_START}) >= i.spend_limit_amount
-       WHERE i.id = ? RETURNING i.spend_limit_exceeded`,
-      [id],
-    );
-    return (res as { rows: { spend_limit_exceeded: boolean }[] }).rows[0]?.spend_limit_exceeded ?? true;
   }
 
   /** A failed call: one more failure in a row; at `threshold` the breaker opens for `cooldownSeconds`. */

@@ -21,12 +21,16 @@ export interface LlmCall {
   maxOutputTokens?: number;
 }
 
-export interface LlmAnswer {
-  /** The parsed JSON of the answer (not yet checked against the schema). */
-  json: unknown;
+/** The tokens an answer reports, as the provider bills them. */
+export interface LlmUsage {
   model: string;
   inputTokens: number;
   outputTokens: number;
+}
+
+export interface LlmAnswer extends LlmUsage {
+  /** The parsed JSON of the answer (not yet checked against the schema). */
+  json: unknown;
 }
 
 /**
@@ -41,6 +45,8 @@ export class LlmError extends Error {
     readonly kind: LlmErrorKind,
     message: string,
     readonly retryAfterSeconds?: number,
+    /** An answer that arrived but is unusable (invalid_output) still costs what it reports: callers record it. */
+    readonly usage?: LlmUsage,
   ) {
     super(message);
   }
@@ -107,13 +113,7 @@ async function callOpenAi(http: OutboundClient, call: LlmCall, model: string): P
     },
     { signal: call.signal },
   );
-  const content = completion.choices[0]?.message?.content;
-  return {
-    json: parseJson(content, call.provider),
-    model: completion.model || model,
-    inputTokens: completion.usage?.prompt_tokens ?? 0,
-    outputTokens: completion.usage?.completion_tokens ?? 0,
-  };
+  return answerOf(call.provider, completion.choices[0]?.message?.content, usageOf(completion.model || model, completion.usage?.prompt_tokens, completion.usage?.completion_tokens));
 }
 
 async function callAnthropic(http: OutboundClient, call: LlmCall, model: string): Promise<LlmAnswer> {
@@ -143,9 +143,10 @@ async function callAnthropic(http: OutboundClient, call: LlmCall, model: string)
     },
     { signal: call.signal },
   );
+  const usage = usageOf(message.model || model, message.usage?.input_tokens, message.usage?.output_tokens);
   const block = message.content.find((b) => b.type === 'tool_use');
-  if (!block || block.type !== 'tool_use') throw new LlmError('invalid_output', 'anthropic answered without the forced tool_use block');
-  return { json: block.input, model: message.model || model, inputTokens: message.usage.input_tokens, outputTokens: message.usage.output_tokens };
+  if (!block || block.type !== 'tool_use') throw new LlmError('invalid_output', 'anthropic answered without the forced tool_use block', undefined, usage.reported ? usage : undefined);
+  return { json: block.input, model: usage.model, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
 }
 
 /** generateContent (ai.google.dev/api/generate-content): JSON output by responseMimeType + responseJsonSchema. */
@@ -171,7 +172,7 @@ async function callGemini(http: OutboundClient, call: LlmCall, model: string): P
   } | undefined;
   if (res.status >= 400) throw httpError('google_gemini', res.status, body?.error?.message, res.headers['retry-after']);
   const text = body?.candidates?.[0]?.content?.parts?.map((p) => p.text ?? '').join('');
-  return { json: parseJson(text, 'google_gemini'), model: body?.modelVersion ?? model, inputTokens: body?.usageMetadata?.promptTokenCount ?? 0, outputTokens: body?.usageMetadata?.candidatesTokenCount ?? 0 };
+  return answerOf('google_gemini', text, usageOf(body?.modelVersion ?? model, body?.usageMetadata?.promptTokenCount, body?.usageMetadata?.candidatesTokenCount));
 }
 
 /** Cohere v2 chat (docs.cohere.com/reference/chat): JSON output by response_format json_object with a json_schema. */
@@ -200,16 +201,26 @@ async function callCohere(http: OutboundClient, call: LlmCall, model: string): P
   if (res.status >= 400) throw httpError('cohere', res.status, typeof body?.message === 'string' ? body.message : undefined, res.headers['retry-after']);
   const content = body?.message as { content?: { text?: string }[] } | undefined;
   const tokens = body?.usage?.tokens ?? body?.usage?.billed_units;
-  return { json: parseJson(content?.content?.map((p) => p.text ?? '').join(''), 'cohere'), model, inputTokens: tokens?.input_tokens ?? 0, outputTokens: tokens?.output_tokens ?? 0 };
+  return answerOf('cohere', content?.content?.map((p) => p.text ?? '').join(''), usageOf(model, tokens?.input_tokens, tokens?.output_tokens));
 }
 
-function parseJson(text: string | null | undefined, provider: string): unknown {
-  if (!text) throw new LlmError('invalid_output', `${provider} answered with no content`);
+/** An answer's usage (0 for a count it leaves out); `reported`: whether it gave any count at all. */
+function usageOf(model: string, inputTokens: number | null | undefined, outputTokens: number | null | undefined): LlmUsage & { reported: boolean } {
+  return { model, inputTokens: inputTokens ?? 0, outputTokens: outputTokens ?? 0, reported: inputTokens != null || outputTokens != null };
+}
+
+/**
+ * The JSON of an answer's text, with its usage. Text that is not JSON throws invalid_output that
+ * carries the usage the answer reported: the provider bills those tokens all the same.
+ */
+function answerOf(provider: string, text: string | null | undefined, { reported, ...usage }: LlmUsage & { reported: boolean }): LlmAnswer {
+  const unusable = (why: string) => new LlmError('invalid_output', `${provider} answered ${why}`, undefined, reported ? usage : undefined);
+  if (!text) throw unusable('with no content');
   // Some models wrap JSON in a Markdown fence despite the response format.
   const stripped = text.trim().replace(/^```(?:json)?\s*/i, '').replace(/\s*```$/, '');
   const parsed = safeJson(stripped);
-  if (parsed === undefined) throw new LlmError('invalid_output', `${provider} answered with text that is not JSON`);
-  return parsed;
+  if (parsed === undefined) throw unusable('with text that is not JSON');
+  return { json: parsed, ...usage };
 }
 
 function safeJson(text: string): unknown {

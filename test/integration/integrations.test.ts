@@ -172,6 +172,53 @@ describe('CRUD', () => {
     expect(await c.json(res)).toMatchObject({ success: false, error: 'validation_error', detail: [expect.objectContaining({ loc: ['body', 'daily_limit'] })] });
   });
 
+  test.each(['daily_limit', 'minute_limit'])('%s above the integer column\'s 2147483647 is a 422 naming the field on POST and PATCH; 2147483647 is accepted', async (field) => {
+    const c = await newCaller();
+    const tooBig = await c.post('/api/v1/integrations', openAi(newKey(), { [field]: 2147483648 }));
+    expect(tooBig.status).toBe(422);
+    expect(await c.json(tooBig)).toEqual({ success: false, error: 'validation_error', detail: [expect.objectContaining({ loc: ['body', field], msg: expect.stringContaining('2147483647') })] });
+    const i = await create(c, openAi(newKey(), { [field]: 2147483647 }));
+    expect(i[field]).toBe(2147483647);
+    const patch = await c.patch(`/api/v1/integrations/${i.id}`, { [field]: 2147483648 });
+    expect(patch.status).toBe(422);
+    expect(await c.json(patch)).toEqual({ success: false, error: 'validation_error', detail: [expect.objectContaining({ loc: ['body', field] })] });
+    const huge = await c.patch(`/api/v1/integrations/${i.id}`, { [field]: 1e12 });
+    expect(huge.status).toBe(422);
+    const ok = await c.patch(`/api/v1/integrations/${i.id}`, { [field]: 2147483647 });
+    expect(ok.status).toBe(200);
+    expect(await get(c, i.id)).toMatchObject({ [field]: 2147483647 });
+  });
+
+  test('the OpenAPI document gives daily_limit and minute_limit their maximum', async () => {
+    const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties?: Record<string, Record<string, unknown>>; $ref?: string } }> } }>>; components: { schemas: Record<string, { properties?: Record<string, Record<string, unknown>> }> } };
+    for (const [path, method] of [['/api/v1/integrations', 'post'], ['/api/v1/integrations/{integration_id}', 'patch']] as const) {
+      let schema = doc.paths[path]?.[method]?.requestBody?.content['application/json']?.schema;
+      if (schema?.$ref) schema = doc.components.schemas[schema.$ref.split('/').at(-1) ?? ''];
+      for (const field of ['daily_limit', 'minute_limit']) expect([path, field, JSON.stringify(schema?.properties?.[field])]).toEqual([path, field, expect.stringContaining('"maximum":2147483647')]);
+      expect(JSON.stringify(schema?.properties?.spend_limit_amount)).toContain('4 decimal places');
+    }
+  });
+
+  test.each([0.00004, 12.3456789, 1e-7])('spend_limit_amount %p has more decimal places than are stored (4): a 422 naming the field on POST and PATCH', async (amount) => {
+    const c = await newCaller();
+    const res = await c.post('/api/v1/integrations', openAi(newKey(), { spend_limit_amount: amount }));
+    expect(res.status).toBe(422);
+    expect(await c.json(res)).toEqual({ success: false, error: 'validation_error', detail: [expect.objectContaining({ loc: ['body', 'spend_limit_amount'], msg: expect.stringContaining('4 decimal places') })] });
+    const i = await create(c, openAi(newKey(), { spend_limit_amount: 5 }));
+    const patch = await c.patch(`/api/v1/integrations/${i.id}`, { spend_limit_amount: amount });
+    expect(patch.status).toBe(422);
+    expect(await c.json(patch)).toMatchObject({ detail: [expect.objectContaining({ loc: ['body', 'spend_limit_amount'] })] });
+    expect(await get(c, i.id)).toMatchObject({ spend_limit_amount: 5 });
+  });
+
+  test('spend_limit_amount with up to 4 decimal places is stored as given', async () => {
+    const c = await newCaller();
+    for (const amount of [0.0001, 12.3456, 0.3, 999999999.9999]) {
+      const i = await create(c, openAi(newKey(), { spend_limit_amount: amount }));
+      expect([amount, i.spend_limit_amount, i.spend_limit_exceeded]).toEqual([amount, amount, false]);
+    }
+  });
+
   test('409 for the same credential twice for a provider; another provider or client may hold it', async () => {
     const c = await newCaller();
     const body = { provider_name: 'groq', credentials: { api_key: 'gsk_same_key_123456' } };
@@ -276,6 +323,34 @@ describe('live check', () => {
     expect(llm.requests.at(-1)).toMatchObject({ format: 'anthropic', body: { tool_choice: { type: 'tool' } } });
   });
 
+  test('an answer that is not JSON: not ok, yet the tokens it reports are recorded and count towards a block limit', async () => {
+    const c = await newCaller();
+    // $1000 per million input tokens: each stand-in answer (1000 in, 200 out) costs $1.
+    const i = await create(c, { provider_name: 'openai_compatible', credentials: { api_key: newKey('prose'), base_url: `${llm.baseUrl}/v1`, model: 'm1' }, prices: { input: 1000, output: 0 }, spend_limit_amount: 0.5, spend_limit_action: 'block' });
+    const body = await c.json<{ test: Record<string, unknown>; integration: Integration }>(await c.post(`/api/v1/integrations/${i.id}/test`, {}));
+    expect(body.test).toMatchObject({ ok: false, input_tokens: 1000, output_tokens: 200, error: expect.stringContaining('not JSON') });
+    expect(body.integration).toMatchObject({ consecutive_failures: 1, spend_current_period: 1, spend_limit_exceeded: true });
+    expect(await get(c, i.id)).toMatchObject({ spend_current_period: 1, spend_limit_exceeded: true });
+    const usage = (await api.deps.db('llm_usage').where({ integration_id: i.id })) as Record<string, unknown>[];
+    expect(usage).toEqual([expect.objectContaining({ purpose: 'integration_test', input_tokens: 1000, output_tokens: 200 })]);
+    // The block limit is reached: the next call skips the key.
+    const from = llm.requests.length;
+    expect(await extract(c.clientId)).toEqual({ ok: false, reason: expect.stringContaining('spend limit reached') });
+    expect(llm.requests.length).toBe(from);
+  });
+
+  test.each([
+    ['anthropic', 'v1', 'without the forced tool_use block'],
+    ['google_gemini', 'v1beta', 'not JSON'],
+    ['cohere', 'v2', 'not JSON'],
+  ])('%s: an answer without the JSON asked for still records the tokens it reports', async (provider, version, error) => {
+    const c = await newCaller();
+    const i = await create(c, { provider_name: provider, credentials: { api_key: newKey('prose'), base_url: `${llm.baseUrl}/${version}` }, prices: { input: 1000, output: 0 } });
+    const body = await c.json<{ test: Record<string, unknown>; integration: Integration }>(await c.post(`/api/v1/integrations/${i.id}/test`, {}));
+    expect(body.test).toMatchObject({ ok: false, input_tokens: 1000, output_tokens: 200, error: expect.stringContaining(error) });
+    expect(await get(c, i.id)).toMatchObject({ spend_current_period: 1, consecutive_failures: 1 });
+  });
+
   test('a key the provider refuses: not ok, the 401 said, one failure counted', async () => {
     const c = await newCaller();
     const i = await create(c, openAi('sk-unknown-to-provider-0000'));
@@ -293,14 +368,14 @@ describe('selection', () => {
     const b = await create(c, openAi(higher, { priority: 5 }));
     const p = await create(c, openAi(primary, { is_primary: true }));
     let from = llm.requests.length;
-    expect(await extract(c.clientId)).toEqual({ ok: true, data: { ok: true }, integrationId: String(p.id), provider: 'openai', model: 'gpt-4o-mini' });
+    expect(await extract(c.clientId)).toEqual({ ok: true, data: { ok: true }, integrationId: p.id, provider: 'openai', model: 'gpt-4o-mini' });
     expect(keysCalled(from)).toEqual([primary]);
 
     await c.patch(`/api/v1/integrations/${p.id}`, { is_active: false });
     from = llm.requests.length;
-    expect(await extract(c.clientId)).toMatchObject({ ok: true, integrationId: String(b.id) });
+    expect(await extract(c.clientId)).toMatchObject({ ok: true, integrationId: b.id });
     await c.patch(`/api/v1/integrations/${b.id}`, { priority: 0 });
-    expect(await extract(c.clientId)).toMatchObject({ ok: true, integrationId: String(a.id) });
+    expect(await extract(c.clientId)).toMatchObject({ ok: true, integrationId: a.id });
     expect(keysCalled(from)).toEqual([higher, oldest]);
   });
 
@@ -315,8 +390,8 @@ describe('selection', () => {
     const a = await create(c, openAi(limited, { is_primary: true }));
     const b = await create(c, openAi(spare));
     const from = llm.requests.length;
-    expect(await extract(c.clientId)).toMatchObject({ ok: true, integrationId: String(b.id) });
-    expect(await extract(c.clientId)).toMatchObject({ ok: true, integrationId: String(b.id) });
+    expect(await extract(c.clientId)).toMatchObject({ ok: true, integrationId: b.id });
+    expect(await extract(c.clientId)).toMatchObject({ ok: true, integrationId: b.id });
     expect(keysCalled(from)).toEqual([limited, spare, spare]);
     expect(await get(c, a.id)).toMatchObject({ health_status: 'healthy', consecutive_failures: 0, last_error: expect.stringContaining('429') });
   });
@@ -339,7 +414,7 @@ describe('selection', () => {
     const retryAt = Date.parse(String((await get(c, a.id)).retry_at));
     await new Promise((r) => setTimeout(r, Math.max(0, retryAt - Date.now()) + 100));
     const again = llm.requests.length;
-    expect(await extract(c.clientId)).toMatchObject({ ok: true, integrationId: String(a.id) });
+    expect(await extract(c.clientId)).toMatchObject({ ok: true, integrationId: a.id });
     expect(keysCalled(again)).toEqual([flaky]);
     expect(await get(c, a.id)).toMatchObject({ health_status: 'healthy', consecutive_failures: 0, retry_at: null });
   });
@@ -358,8 +433,8 @@ describe('selection', () => {
     const d = await newCaller();
     const daily = await create(d, openAi(newKey(), { daily_limit: 1, is_primary: true }));
     const spare = await create(d, openAi(newKey()));
-    expect(await extract(d.clientId)).toMatchObject({ ok: true, integrationId: String(daily.id) });
-    expect(await extract(d.clientId)).toMatchObject({ ok: true, integrationId: String(spare.id) });
+    expect(await extract(d.clientId)).toMatchObject({ ok: true, integrationId: daily.id });
+    expect(await extract(d.clientId)).toMatchObject({ ok: true, integrationId: spare.id });
     expect(await get(d, daily.id)).toMatchObject({ daily_limit: 1, daily_count: 1 });
   });
 
@@ -377,6 +452,46 @@ describe('selection', () => {
     // Raising the limit makes it usable again.
     await c.patch(`/api/v1/integrations/${i.id}`, { spend_limit_amount: 10 });
     expect(await extract(c.clientId)).toMatchObject({ ok: true });
+  });
+
+  test('an answer that is not JSON counts as a failure, its tokens are recorded, and a block limit they reach skips the key', async () => {
+    const c = await newCaller();
+    const [proseKey, spareKey] = [newKey('prose'), newKey()];
+    const prose = await create(c, openAi(proseKey, { is_primary: true, prices: { input: 1000, output: 0 }, spend_limit_amount: 1, spend_limit_action: 'block' }));
+    const spare = await create(c, openAi(spareKey));
+    const from = llm.requests.length;
+    expect(await extract(c.clientId)).toMatchObject({ ok: true, integrationId: spare.id });
+    expect(await get(c, prose.id)).toMatchObject({ consecutive_failures: 1, spend_current_period: 1, spend_limit_exceeded: true });
+    const usage = (await api.deps.db('llm_usage').where({ integration_id: prose.id })) as Record<string, unknown>[];
+    expect(usage).toEqual([expect.objectContaining({ purpose: 'test', input_tokens: 1000, output_tokens: 200 })]);
+    expect(await extract(c.clientId)).toMatchObject({ ok: true, integrationId: spare.id });
+    expect(keysCalled(from)).toEqual([proseKey, spareKey, spareKey]);
+  });
+
+  test('a block key created at its limit (0) is skipped from the first call', async () => {
+    const c = await newCaller();
+    const [zeroKey, spareKey] = [newKey(), newKey()];
+    const zero = await create(c, openAi(zeroKey, { is_primary: true, spend_limit_amount: 0, spend_limit_action: 'block' }));
+    expect(zero).toMatchObject({ spend_limit_exceeded: true, spend_current_period: 0 });
+    const spare = await create(c, openAi(spareKey));
+    const from = llm.requests.length;
+    expect(await extract(c.clientId)).toMatchObject({ ok: true, integrationId: spare.id });
+    expect(keysCalled(from)).toEqual([spareKey]);
+    // With warn it is used (and stays flagged).
+    await c.patch(`/api/v1/integrations/${zero.id}`, { spend_limit_action: 'warn' });
+    expect(await extract(c.clientId)).toMatchObject({ ok: true, integrationId: zero.id });
+  });
+
+  test('a PATCH that lowers a block limit below the spend skips the key from the next call', async () => {
+    const c = await newCaller();
+    const key = newKey();
+    const i = await create(c, openAi(key, { prices: { input: 1000, output: 0 }, spend_limit_amount: 10, spend_limit_action: 'block' }));
+    expect(await extract(c.clientId)).toMatchObject({ ok: true, integrationId: i.id });
+    const patched = await c.json<{ integration: Integration }>(await c.patch(`/api/v1/integrations/${i.id}`, { spend_limit_amount: 1 }));
+    expect(patched.integration).toMatchObject({ spend_current_period: 1, spend_limit_exceeded: true });
+    const from = llm.requests.length;
+    expect(await extract(c.clientId)).toEqual({ ok: false, reason: expect.stringContaining('spend limit reached') });
+    expect(llm.requests.length).toBe(from);
   });
 
   test('spend limit with warn: calls go on, the flag is set and one event stored', async () => {
@@ -443,7 +558,7 @@ describe('crawlSite ai_extraction', () => {
     // The site's own name (og:site_name) stays; the model fills what the markup did not say.
     expect(info.name).not.toBe('Invented Name Ltd');
     expect(info).toMatchObject({ description: 'Makes widgets for manufacturers.', industry: 'Industrial manufacturing', key_services: ['Widget design', 'Widget repair'], target_audience: 'Manufacturers', address: null });
-    expect(data.ai_extraction).toEqual({ integration_id: String(integration.id), provider: 'anthropic', model: 'claude-3-5-haiku-latest', fields: ['description', 'industry', 'target_audience', 'key_services'] });
+    expect(data.ai_extraction).toEqual({ integration_id: integration.id, provider: 'anthropic', model: 'claude-3-5-haiku-latest', fields: ['description', 'industry', 'target_audience', 'key_services'] });
     expect(data.errors).toEqual([]);
     // The model read the crawled text: the page's addresses are in what it was sent.
     const sent = JSON.stringify(llm.requests.slice(from).map((r) => r.body.messages));

@@ -42,7 +42,7 @@ const modelAnswer = {
 const answering: LlmExtractor = {
   extractJson: <T>(request: ExtractRequest<T>) => {
     requests.push(request as ExtractRequest<unknown>);
-    return Promise.resolve({ ok: true as const, data: request.schema.parse(modelAnswer), integrationId: 'int_1', provider: 'openai', model: 'gpt-4o-mini' });
+    return Promise.resolve({ ok: true as const, data: request.schema.parse(modelAnswer), integrationId: 1, provider: 'openai', model: 'gpt-4o-mini' });
   },
 };
 
@@ -78,7 +78,7 @@ test('extract_content: meta, headings, the prominent button, colours, fonts, vid
   expect(x?.design).toMatchObject({ layout_type: 'hero_with_form', has_video: true, has_chat_widget: true, form_fields: ['Full name', 'Work email', 'Company size'] });
   expect(x?.design.color_palette).toEqual(expect.arrayContaining(['#ffffff', '#0b3d91', '#ff6600', '#222222']));
   expect(x?.design.font_families.slice(0, 2).sort()).toEqual(['Georgia', 'Trebuchet MS']);
-  expect(x?.ai).toEqual({ integration_id: 'int_1', provider: 'openai', model: 'gpt-4o-mini' });
+  expect(x?.ai).toEqual({ integration_id: 1, provider: 'openai', model: 'gpt-4o-mini' });
   // The model gets the page's text for this client, not its HTML.
   expect(requests).toHaveLength(1);
   expect(requests[0]).toMatchObject({ clientId: 'cli_capture', purpose: 'crawlLanding' });

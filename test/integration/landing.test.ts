@@ -179,7 +179,7 @@ describe('degradations (spec §7 rule 5), each listed in errors, none fatal', ()
     // The DOM answers the headline itself.
     expect(d.extracted.content?.headline).not.toBe('ignored: the page has an h1');
     expect(d.extracted.design).toMatchObject({ layout_type: 'hero_with_form' });
-    expect(d.extracted.ai).toEqual({ integration_id: String(integration.id), provider: 'openai_compatible', model: 'landing-model' });
+    expect(d.extracted.ai).toEqual({ integration_id: integration.id, provider: 'openai_compatible', model: 'landing-model' });
     // One call, with the page's text, under the integration's key.
     const calls = llm.requests.slice(before);
     expect(calls).toHaveLength(1);

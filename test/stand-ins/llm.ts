@@ -11,8 +11,15 @@ import { listenLocal } from './listen';
  * A test fixture only.
  */
 
-/** What a key gets: an answer, a 429, a 500, no answer at all (`hang`), or (a key the stand-in does not know) a 401. */
-export type KeyBehaviour = 'ok' | 'rate_limited' | 'server_error' | 'hang';
+/**
+ * What a key gets: an answer, a 429, a 500, no answer at all (`hang`), a 200 with its usage whose
+ * content is prose instead of the JSON asked for (`prose`; Anthropic: a text block, no tool_use), or
+ * (a key the stand-in does not know) a 401.
+ */
+export type KeyBehaviour = 'ok' | 'rate_limited' | 'server_error' | 'hang' | 'prose';
+
+/** What a `prose` key's model says instead of JSON. */
+export const PROSE_ANSWER = 'Sure! Here is what I found: hello, not JSON.';
 
 export interface LlmRequestLog {
   format: 'openai' | 'anthropic' | 'google_gemini' | 'cohere';
@@ -97,7 +104,7 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: String(body.model),
-      choices: [{ index: 0, message: { role: 'assistant', content: JSON.stringify(state.answer), refusal: null }, logprobs: null, finish_reason: 'stop' }],
+      choices: [{ index: 0, message: { role: 'assistant', content: behaviour === 'prose' ? PROSE_ANSWER : JSON.stringify(state.answer), refusal: null }, logprobs: null, finish_reason: 'stop' }],
       usage: { prompt_tokens: state.usage.input, completion_tokens: state.usage.output, total_tokens: state.usage.input + state.usage.output },
     }, { 'x-ratelimit-limit-requests': '10000', 'x-ratelimit-remaining-requests': '9999', 'x-ratelimit-reset-requests': '6ms' });
   }
@@ -124,8 +131,8 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
       type: 'message',
       role: 'assistant',
       model: String(body.model),
-      content: [{ type: 'tool_use', id: `toolu_${state.requests.length}`, name: choice.name, input: state.answer }],
-      stop_reason: 'tool_use',
+      content: behaviour === 'prose' ? [{ type: 'text', text: PROSE_ANSWER }] : [{ type: 'tool_use', id: `toolu_${state.requests.length}`, name: choice.name, input: state.answer }],
+      stop_reason: behaviour === 'prose' ? 'end_turn' : 'tool_use',
       stop_sequence: null,
       usage: { input_tokens: state.usage.input, output_tokens: state.usage.output },
     });
@@ -148,7 +155,7 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     if (behaviour === 'rate_limited') return send(res, 429, { error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' } }, { 'retry-after': String(state.retryAfterSeconds) });
     if (behaviour === 'server_error') return send(res, 500, { error: { code: 500, message: 'An internal error has occurred.', status: 'INTERNAL' } });
     send(res, 200, {
-      candidates: [{ content: { role: 'model', parts: [{ text: JSON.stringify(state.answer) }] }, finishReason: 'STOP', index: 0 }],
+      candidates: [{ content: { role: 'model', parts: [{ text: behaviour === 'prose' ? PROSE_ANSWER : JSON.stringify(state.answer) }] }, finishReason: 'STOP', index: 0 }],
       usageMetadata: { promptTokenCount: state.usage.input, candidatesTokenCount: state.usage.output, totalTokenCount: state.usage.input + state.usage.output },
       modelVersion: model,
     });
@@ -165,7 +172,7 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     send(res, 200, {
       id: `c-${state.requests.length}`,
       finish_reason: 'COMPLETE',
-      message: { role: 'assistant', content: [{ type: 'text', text: JSON.stringify(state.answer) }] },
+      message: { role: 'assistant', content: [{ type: 'text', text: behaviour === 'prose' ? PROSE_ANSWER : JSON.stringify(state.answer) }] },
       usage: { billed_units: { input_tokens: state.usage.input, output_tokens: state.usage.output }, tokens: { input_tokens: state.usage.input, output_tokens: state.usage.output } },
     });
   }
