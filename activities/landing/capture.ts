@@ -136,7 +136,8 @@ async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSig
   // and listed in the files' order at the end. The keys are the job's, so a retry overwrites them.
   const storageErrors = new Map<string, string>();
   const store = async (file: string, body: Buffer | string | null, type: string): Promise<string | null> => {
-    if (body === null) return null;
+    // Nothing goes up once the capture is stopped: a cancel's bundle, cut short, still resolves.
+    if (body === null || signal.aborted) return null;
     try {
       return (await deps.storage.put(input.clientId, `landings/${input.jobId}/${file}`, body, type)).url;
     } catch (e) {
@@ -147,113 +148,123 @@ async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSig
   let foldStored: Promise<string | null> = Promise.resolve(null);
   let fullStored: Promise<string | null> = Promise.resolve(null);
   let htmlStored: Promise<string | null> = Promise.resolve(null);
+  let stored: [string | null, string | null, string | null, CrawlLandingResult['extracted']];
   try {
-    const { page } = session;
-    // Recorded when it happens, at whatever step: a renderer can die after navigation too (a script
-    // that runs away late, or on the screenshot's end of animations).
-    page.on('crash', () => {
-      if (!crashed) err('navigation', 'the page crashed the browser renderer; kept what had loaded');
-      crashed = true;
-    });
-    // Closing the context rejects whatever Playwright call is pending: that is how a cancel stops the capture at once.
-    const stop = () => void session.close();
-    signal.addEventListener('abort', stop, { once: true });
     try {
-      step('navigating');
-      // timeout_seconds is the page's time: it starts at the navigation, so a browser slow to launch
-      // (a cold start on a busy worker) does not eat it. The ceiling bounds the whole capture, and
-      // navigation gives way early enough for the rest to fit under it (NAVIGATION_SHARE).
-      const pageDeadline = Math.min(Date.now() + opts.timeout_seconds * 1000, started + ceilingMs * NAVIGATION_SHARE);
-      const settled = await navigate(page, session, payload.url, new Deadline(pageDeadline), signal, err);
-      signal.throwIfAborted();
-      finalUrl = page.url() === 'about:blank' ? finalUrl : page.url();
+      const { page } = session;
+      // Recorded when it happens, at whatever step: a renderer can die after navigation too (a script
+      // that runs away late, or on the screenshot's end of animations).
+      page.on('crash', () => {
+        if (!crashed) err('navigation', 'the page crashed the browser renderer; kept what had loaded');
+        crashed = true;
+      });
+      // Closing the context rejects whatever Playwright call is pending: that is how a cancel stops the capture at once.
+      const stop = () => void session.close();
+      signal.addEventListener('abort', stop, { once: true });
+      try {
+        step('navigating');
+        // timeout_seconds is the page's time: it starts at the navigation, so a browser slow to launch
+        // (a cold start on a busy worker) does not eat it. The ceiling bounds the whole capture, and
+        // navigation gives way early enough for the rest to fit under it (NAVIGATION_SHARE).
+        const pageDeadline = Math.min(Date.now() + opts.timeout_seconds * 1000, started + ceilingMs * NAVIGATION_SHARE);
+        const settled = await navigate(page, session, payload.url, new Deadline(pageDeadline), signal, err);
+        signal.throwIfAborted();
+        finalUrl = page.url() === 'about:blank' ? finalUrl : page.url();
 
-      if (opts.dismiss_popups && !crashed) {
-        step('dismissing popups');
-        await dismissPopups(page).then(
-          () => undefined,
-          (e: unknown) => err('popups', `popup dismissal failed: ${message(e)}`),
-        );
-      }
-      let scrolled = 0;
-      if (opts.scroll_for_lazy_load && !crashed) {
-        step('scrolling');
-        scrolled = await scrollForLazyContent(page).catch((e: unknown) => {
-          err('scroll', `scrolling for lazy content failed: ${message(e)}`);
-          return 0;
-        });
-      }
-      signal.throwIfAborted();
-      const shootFold = async () => {
-        step('screenshot fold');
-        const fold = await page.screenshot({ type: 'png', timeout: STEP_TIMEOUT_MS, animations: 'disabled' }).catch((e: unknown) => {
-          err('screenshot_fold', `fold screenshot failed: ${message(e)}`);
-          return null;
-        });
-        foldStored = store('fold.png', fold, 'image/png');
-      };
-      // With the full page asked for too, the fold is cut from its screenshot (fold.ts): one
-      // screenshot for both files. Without it, the fold is shot now, while what the scroll started
-      // loads below it (lazy content only ever loads below the top of the page, which the scroll has
-      // come back to).
-      const foldFromFull = opts.capture_screenshot && opts.capture_full_page;
-      if (opts.capture_screenshot && !foldFromFull) await shootFold();
-      // Then the requests the scroll, the consent click or a late script started finish (images,
-      // sections fetched on scroll) before the page is read, bundled and shot whole. A page that never
-      // went quiet is not waited for again unless the scroll started something.
-      if (!crashed && (settled || scrolled > 0)) {
-        step('waiting for lazy content');
-        await networkQuiet(session, LAZY_QUIET_MS, LAZY_WAIT_MS, signal);
-      }
-
-      // Nothing from here on changes the page: its reading and its HTML are taken first, and the bundle
-      // is built from that HTML (in Node) while Chromium takes the screenshots.
-      if (payload.options.extract_content) {
-        step('reading the page');
-        reading = await withTimeout(page.evaluate<PageReading>(`${READ_PAGE}()`), STEP_TIMEOUT_MS, 'reading the page').catch((e: unknown) => {
-          err('extraction', `reading the page failed: ${message(e)}`);
-          return null;
-        });
-      }
-      if (opts.capture_html_bundle) {
-        step('bundling html');
-        const rendered = await withTimeout(page.evaluate<string>(`${SNAPSHOT_HTML}()`), STEP_TIMEOUT_MS, 'reading the HTML').catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
-        htmlStored = buildBundle(rendered, session, deps, finalUrl, signal, err).then((html) => store('page.html', html, 'text/html; charset=utf-8'));
-        // Awaited below; on a cancel nobody awaits it.
-        htmlStored.catch(() => undefined);
-      }
-      if (opts.capture_full_page) {
-        step('screenshot full page');
-        const full = await page.screenshot({ type: 'png', fullPage: true, timeout: STEP_TIMEOUT_MS, animations: 'disabled' }).catch((e: unknown) => {
-          err('screenshot_full', `full-page screenshot failed: ${message(e)}`);
-          return null;
-        });
-        fullStored = store('full.png', full, 'image/png');
-        if (foldFromFull && full) {
-          foldStored = foldOf(full, opts.viewport).then(
-            (fold) => store('fold.png', fold, 'image/png'),
-            (e: unknown) => {
-              err('screenshot_fold', `fold screenshot failed: cutting it from the full page: ${message(e)}`);
-              return null;
-            },
+        if (opts.dismiss_popups && !crashed) {
+          step('dismissing popups');
+          await dismissPopups(page).then(
+            () => undefined,
+            (e: unknown) => err('popups', `popup dismissal failed: ${message(e)}`),
           );
-        } else if (foldFromFull) {
-          // The full page failed: the fold on its own, as far as the page still allows.
-          await shootFold();
         }
+        let scrolled = 0;
+        if (opts.scroll_for_lazy_load && !crashed) {
+          step('scrolling');
+          scrolled = await scrollForLazyContent(page).catch((e: unknown) => {
+            err('scroll', `scrolling for lazy content failed: ${message(e)}`);
+            return 0;
+          });
+        }
+        signal.throwIfAborted();
+        const shootFold = async () => {
+          step('screenshot fold');
+          const fold = await page.screenshot({ type: 'png', timeout: STEP_TIMEOUT_MS, animations: 'disabled' }).catch((e: unknown) => {
+            err('screenshot_fold', `fold screenshot failed: ${message(e)}`);
+            return null;
+          });
+          foldStored = store('fold.png', fold, 'image/png');
+        };
+        // With the full page asked for too, the fold is cut from its screenshot (fold.ts): one
+        // screenshot for both files. Without it, the fold is shot now, while what the scroll started
+        // loads below it (lazy content only ever loads below the top of the page, which the scroll has
+        // come back to).
+        const foldFromFull = opts.capture_screenshot && opts.capture_full_page;
+        if (opts.capture_screenshot && !foldFromFull) await shootFold();
+        // Then the requests the scroll, the consent click or a late script started finish (images,
+        // sections fetched on scroll) before the page is read, bundled and shot whole. A page that never
+        // went quiet is not waited for again unless the scroll started something.
+        if (!crashed && (settled || scrolled > 0)) {
+          step('waiting for lazy content');
+          await networkQuiet(session, LAZY_QUIET_MS, LAZY_WAIT_MS, signal);
+        }
+
+        // Nothing from here on changes the page: its reading and its HTML are taken first, and the bundle
+        // is built from that HTML (in Node) while Chromium takes the screenshots.
+        if (payload.options.extract_content) {
+          step('reading the page');
+          reading = await withTimeout(page.evaluate<PageReading>(`${READ_PAGE}()`), STEP_TIMEOUT_MS, 'reading the page').catch((e: unknown) => {
+            err('extraction', `reading the page failed: ${message(e)}`);
+            return null;
+          });
+        }
+        if (opts.capture_html_bundle) {
+          step('bundling html');
+          const rendered = await withTimeout(page.evaluate<string>(`${SNAPSHOT_HTML}()`), STEP_TIMEOUT_MS, 'reading the HTML').catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+          htmlStored = buildBundle(rendered, session, deps, finalUrl, signal, err).then((html) => store('page.html', html, 'text/html; charset=utf-8'));
+          // Awaited below; on a cancel nobody awaits it.
+          htmlStored.catch(() => undefined);
+        }
+        if (opts.capture_full_page) {
+          step('screenshot full page');
+          const full = await page.screenshot({ type: 'png', fullPage: true, timeout: STEP_TIMEOUT_MS, animations: 'disabled' }).catch((e: unknown) => {
+            err('screenshot_full', `full-page screenshot failed: ${message(e)}`);
+            return null;
+          });
+          fullStored = store('full.png', full, 'image/png');
+          if (foldFromFull && full) {
+            foldStored = foldOf(full, opts.viewport).then(
+              (fold) => store('fold.png', fold, 'image/png'),
+              (e: unknown) => {
+                err('screenshot_fold', `fold screenshot failed: cutting it from the full page: ${message(e)}`);
+                return null;
+              },
+            );
+          } else if (foldFromFull) {
+            // The full page failed: the fold on its own, as far as the page still allows.
+            await shootFold();
+          }
+        }
+      } finally {
+        signal.removeEventListener('abort', stop);
       }
     } finally {
-      signal.removeEventListener('abort', stop);
+      await session.close();
     }
-  } finally {
-    await session.close();
-  }
-  signal.throwIfAborted();
+    signal.throwIfAborted();
 
-  step('storing files');
-  const extracting = opts.extract_content && reading ? extract(deps.llm, input.clientId, reading, signal, err) : Promise.resolve(null);
-  const [foldUrl, fullUrl, htmlUrl, extracted] = await Promise.all([foldStored, fullStored, htmlStored, extracting]);
-  for (const file of ['fold.png', 'full.png', 'page.html']) {
+    step('storing files');
+    const extracting = opts.extract_content && reading ? extract(deps.llm, input.clientId, reading, signal, err) : Promise.resolve(null);
+    stored = await Promise.all([foldStored, fullStored, htmlStored, extracting]);
+    // A cancel while the last files went up (the bundle's fetches end with it, and resolve).
+    signal.throwIfAborted();
+  } catch (e) {
+    // Stopped (a cancel, the ceiling): the job's partial results are discarded (spec §3), its files too.
+    if (signal.aborted) await discardFiles(deps, input, [foldStored, fullStored, htmlStored]);
+    throw e;
+  }
+  const [foldUrl, fullUrl, htmlUrl, extracted] = stored;
+  for (const file of FILES) {
     const failed = storageErrors.get(file);
     if (failed) err('storage', failed);
   }
@@ -380,6 +391,24 @@ async function navigationWithin(session: CaptureSession, ms: number, signal: Abo
   }
   signal.throwIfAborted();
   return session.navigations.length > before;
+}
+
+/** Files whose upload may still be under way when a capture stops are waited for this long at most. */
+const DISCARD_WAIT_MS = 1500;
+const FILES = ['fold.png', 'full.png', 'page.html'];
+
+/**
+ * A stopped capture's files removed from the client's bucket: once the uploads already under way
+ * have ended (a few hundred KB each to the object store; bounded so that a cancel ends in time), each
+ * of the job's keys is removed (a missing one is no error). A failure is left for the retention to
+ * clear: the job's files are not referenced by any result.
+ */
+async function discardFiles(deps: CaptureDeps, input: CaptureInput, uploads: Promise<unknown>[]): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.allSettled(uploads), new Promise<void>((r) => { timer = setTimeout(r, DISCARD_WAIT_MS); })]);
+  clearTimeout(timer);
+  const bucket = deps.storage.bucketFor(input.clientId);
+  await Promise.allSettled(FILES.map((file) => deps.storage.remove(bucket, `landings/${input.jobId}/${file}`)));
 }
 
 export class LandingLoadError extends Error {

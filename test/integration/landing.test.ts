@@ -13,6 +13,7 @@ const workerEnv = { ...ownQueues('landing'), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', 
 let api: TestApi;
 let worker: TestWorker;
 let c: Caller;
+let clientId: string;
 let pages: LandingPages;
 // A server on another loopback address, which the worker's guard refuses (only 127.0.0.1 is allowed).
 let hidden: { baseUrl: string; hits: string[]; close(): Promise<void> };
@@ -37,7 +38,9 @@ beforeAll(async () => {
   llm = await startLlmStandIn();
   api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('landing') });
   worker = await startTestWorker({ types: ['crawlLanding'], identity: 'landing-test-worker', overrides: workerEnv, maxConcurrentActivities: 3 });
-  c = caller(api, bearer(await api.newClient()));
+  const client = await api.newClient();
+  clientId = client.client_id;
+  c = caller(api, bearer(client));
 });
 afterAll(async () => {
   // The last test stopped it already, unless a test before it failed.
@@ -321,6 +324,23 @@ describe('cancel and browser processes', () => {
     await new Promise((r) => setTimeout(r, 4500));
     const sentLate = pages.log('/ping').map((p) => Number(p.query.get('t')) - cancelledAt).filter((after) => !(after < 3000));
     expect(sentLate).toEqual([]);
+  });
+
+  test('a cancel discards the files already stored (spec §3: partial results are discarded), and none goes up after it', async () => {
+    // The page's image never answers: the capture times out loading it, stores the fold, then waits on
+    // the image again for the HTML bundle. The cancel comes while it waits.
+    const jobId = await submit({ url: `${pages.baseUrl}/stuck-image`, options: { timeout_seconds: 3, capture_full_page: false } });
+    const url = (file: string) => api.deps.storage.urlFor(api.deps.storage.bucketFor(clientId), `landings/${jobId}/${file}`);
+    const deadline = Date.now() + 30000;
+    while ((await download(url('fold.png'))).status !== 200) {
+      if (Date.now() > deadline) throw new Error('the fold was not stored');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect((await c.del(`/api/v1/jobs/${jobId}`)).status).toBe(200);
+    expect((await waitForStatus(c, jobId, ['cancelled', 'completed', 'failed'], 10000)).status).toBe('cancelled');
+    // Well after the activity stopped: nothing under the job's prefix.
+    await new Promise((r) => setTimeout(r, 3000));
+    for (const file of ['fold.png', 'full.png', 'page.html']) expect([file, (await download(url(file))).status]).toEqual([file, 404]);
   });
 
   test('20 captures with cancels and time-outs leave no renderer behind, and Chromium exits once idle', async () => {

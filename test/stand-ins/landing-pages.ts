@@ -18,6 +18,7 @@ import { listenLocal } from './listen';
  *   /ad/to-private     302 to `privateBaseUrl` (an address the SSRF guard refuses)
  *   /sneaky            a page whose stylesheet, image and fetch() point at `privateBaseUrl`
  *   /many-slow         a page with 16 images, each answered after 400 ms (many requests in flight at once)
+ *   /stuck-image       a page whose one image is a /hold (never answered: load never comes; the bundle waits on it)
  * Every request is counted per path (query dropped) and logged with its arrival time and query.
  */
 export interface LandingPages {
@@ -176,6 +177,9 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
     }
     if (path === '/never-idle') {
       return html(res, '<!doctype html><html><head><title>Live ticker</title></head><body><h1>Prices update live</h1><script>fetch("/hold").catch(() => {}); setInterval(() => fetch("/ping?t=" + Date.now()).catch(() => {}), 100);</script></body></html>');
+    }
+    if (path === '/stuck-image') {
+      return html(res, '<!doctype html><html><head><title>Stuck</title></head><body><h1>An offer with a stuck image</h1><img src="/hold?image=1" alt="never"></body></html>');
     }
     if (path === '/hold') {
       // A request the server never answers (a stream that sends nothing): open until the client hangs up.
