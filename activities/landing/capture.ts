@@ -393,6 +393,9 @@ async function navigationWithin(session: CaptureSession, ms: number, signal: Abo
   return session.navigations.length > before;
 }
 
+/** Time for all of an HTML bundle's own fetches together (resources the page did not load itself). */
+const BUNDLE_FETCH_BUDGET_MS = 5000;
+
 /** Files whose upload may still be under way when a capture stops are waited for this long at most. */
 const DISCARD_WAIT_MS = 1500;
 const FILES = ['fold.png', 'full.png', 'page.html'];
@@ -445,8 +448,12 @@ async function scrollForLazyContent(page: Page): Promise<number> {
 async function buildBundle(rendered: string | Error, session: CaptureSession, deps: CaptureDeps, finalUrl: string, signal: AbortSignal, err: (stage: LandingError['stage'], e: string) => void): Promise<string | null> {
   try {
     if (rendered instanceof Error) throw rendered;
+    // What the page did not get (most of it comes from the session's cache) is fetched again within
+    // one budget for the whole bundle: a resource that never answers is left as a link, not waited
+    // for once more per resource.
+    const budget = AbortSignal.any([signal, AbortSignal.timeout(BUNDLE_FETCH_BUDGET_MS)]);
     const load = async (url: string): Promise<CachedResponse | null> => {
-      const res = await deps.http.fetch(url, { signal, maxBytes: deps.maxResourceBytes, headers: { 'user-agent': deps.userAgent } }).catch(() => null);
+      const res = await deps.http.fetch(url, { signal: budget, maxBytes: deps.maxResourceBytes, headers: { 'user-agent': deps.userAgent } }).catch(() => null);
       return res ? { status: res.status, contentType: res.headers['content-type'] ?? '', body: res.body } : null;
     };
     const bundle = await bundleHtml(rendered, finalUrl, session.responses, load, deps.maxBundleBytes);

@@ -228,6 +228,16 @@ describe('degradations (spec §7 rule 5), each listed in errors, none fatal', ()
     expect((await download(d.capture.html_bundle_url as string)).body.toString('utf8')).toContain('This page dies on camera');
   });
 
+  test('a resource that never answers is not waited for again by the bundle: the capture ends soon after timeout_seconds', async () => {
+    const jobId = await submit({ url: `${pages.baseUrl}/stuck-image`, options: { timeout_seconds: 3 } });
+    const d = await data(jobId);
+    expect(d.errors.map((e) => e.error)).toEqual(expect.arrayContaining([expect.stringMatching(/^html bundle: 1 resource\(s\) left as links: .*\/hold\?image=1$/)]));
+    expect((await download(d.capture.html_bundle_url as string)).body.toString('utf8')).toContain('An offer with a stuck image');
+    // 3 s for the page, the bundle's 5 s budget, the rest: not the outbound client's 20 s per
+    // resource on top (26 s before).
+    expect(d.duration_ms).toBeLessThan(18000);
+  });
+
   test('an HTTP redirect loop stops after max_redirects hops and fails the job: there is no page to capture', async () => {
     const jobId = await submit({ url: `${pages.baseUrl}/loop/0`, options: { max_redirects: 3 } });
     const done = await waitForStatus(c, jobId, ['completed', 'failed'], 60000);
