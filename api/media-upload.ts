@@ -166,10 +166,24 @@ class UploadSink extends Writable {
   }
 }
 
-/** A declared part type that is a syntactically valid media type, else octet-stream. */
-function declaredType(mimetype: string | null | undefined): string {
-  const t = (mimetype ?? '').trim().toLowerCase();
-  return /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/.test(t) ? t : 'application/octet-stream';
+const MEDIA_TYPE_ESSENCE = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/;
+// RFC 9110 parameter: token=token or token="quoted" (no control characters: the value is served as a header).
+// eslint-disable-next-line no-control-regex -- the class excludes control characters, it does not match them
+const MEDIA_TYPE_PARAMETER = /^([a-z0-9!#$%&'*+.^_`|~-]+)=([a-z0-9!#$%&'*+.^_`|~-]+|"[^"\\\u0000-\u001f\u007f]*")$/i;
+
+/**
+ * A declared part type that is a valid media type, kept with its parameters (`text/html;
+ * charset=utf-8`); one with a malformed parameter keeps its type/subtype alone; anything else is
+ * octet-stream.
+ */
+export function declaredType(mimetype: string | null | undefined): string {
+  const [first = '', ...params] = (mimetype ?? '').split(';').map((p) => p.trim());
+  const essence = first.toLowerCase();
+  if (!MEDIA_TYPE_ESSENCE.test(essence)) return 'application/octet-stream';
+  // Names are case-insensitive (lower-cased); values are kept as given (a boundary is case-sensitive).
+  const given = params.filter((p) => p !== '').map((p) => MEDIA_TYPE_PARAMETER.exec(p));
+  if (!given.every((m) => m !== null)) return essence;
+  return [essence, ...given.map((m) => `${(m[1] as string).toLowerCase()}=${m[2] as string}`)].join('; ');
 }
 
 /** RFC 6266 attachment disposition with an ASCII fallback and the UTF-8 name. */

@@ -292,6 +292,15 @@ test('files endpoint: any file, no validation or correction, served as an attach
   expect(Buffer.from(await served.arrayBuffer()).equals(PDF)).toBe(true);
 });
 
+test('files endpoint: a part type with parameters is kept (text/html; charset=utf-8), not replaced by octet-stream', async () => {
+  const form = new FormData();
+  form.set('file', new Blob(['<p>hi</p>'], { type: 'text/html; charset=utf-8' }), 'page.html');
+  const res = await fetch(`${api.url}/api/v1/media/files/upload`, { method: 'POST', headers: { authorization: c.auth }, body: form });
+  const body = (await res.json()) as Uploaded;
+  expect([res.status, body.content_type]).toEqual([201, 'text/html; charset=utf-8']);
+  expect((await proxy(c, body.file_id)).headers.get('content-type')).toBe('text/html; charset=utf-8');
+});
+
 test('files endpoint: an empty file is stored too (size 0), and served back empty', async () => {
   // It answered 500: MinIO refuses a multipart upload of no part, and an empty body streamed as one.
   const body = await uploadOk(c, 'files', Buffer.alloc(0), 'empty.txt');

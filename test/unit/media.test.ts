@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import { declaredType } from '../../api/media-upload';
 import { correctFilename, IMAGE_FORMATS, sniff, type ImageFormat } from '../../lib/media/formats';
 import { InvalidNameError, normalizeFilename, normalizeFolder, withSuffix } from '../../lib/media/names';
 import { InvalidSvgError, sanitizeSvg } from '../../lib/media/svg';
@@ -126,5 +127,19 @@ describe('SVG sanitising', () => {
     }
     expect(out).not.toContain('aaaaaaaaaa');
     expect(out).not.toContain('<!DOCTYPE');
+  });
+});
+
+describe('a file part\'s declared type', () => {
+  test('kept with valid parameters, cut to type/subtype when a parameter is malformed, octet-stream when not a media type', () => {
+    expect(declaredType('text/html; charset=utf-8')).toBe('text/html; charset=utf-8');
+    expect(declaredType(' Text/HTML ;Charset=UTF-8; ')).toBe('text/html; charset=UTF-8');
+    expect(declaredType('multipart/mixed; boundary="Ab C"')).toBe('multipart/mixed; boundary="Ab C"');
+    expect(declaredType('text/plain; charset')).toBe('text/plain');
+    expect(declaredType('text/plain; x="a\r\nSet-Cookie: y"')).toBe('text/plain');
+    expect(declaredType('text/plain; x="unterminated')).toBe('text/plain');
+    expect(declaredType('html')).toBe('application/octet-stream');
+    expect(declaredType('')).toBe('application/octet-stream');
+    expect(declaredType(undefined)).toBe('application/octet-stream');
   });
 });
