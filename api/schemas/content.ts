@@ -1,3 +1,4 @@
+import { domainToASCII } from 'node:url';
 import { isFQDN } from 'validator';
 import { z } from 'zod';
 import { HTTP_URL_PATTERN, isHttpUrl, trimmedEmail, trimmedPattern } from '../../jobs/fields';
@@ -14,13 +15,32 @@ const uuid = z.string().uuid();
 
 // A domain name as domainName accepts one, for the OpenAPI document (isFQDN is code): labels of
 // letters, digits, hyphens and non-ASCII characters, at least two, the last one two letters or more
-// (or an xn-- label), any case; a trailing dot and a port; whitespace around. Every accepted name
+// (or an xn-- label, or any label with a non-ASCII character), any case; a trailing dot and a port;
+// whitespace around. Every accepted name
 // matches; a match may still be refused (a label too long or starting with a hyphen).
 const LABEL_CHAR = '[^\\u0000-\\u002c\\u002e\\u002f\\u003a-\\u0040\\u005b-\\u0060\\u007b-\\u007f]';
-const TLD = `(?:[^\\u0000-\\u0040\\u005b-\\u0060\\u007b-\\u007f]{2,}|[Xx][Nn]${LABEL_CHAR}{2,})`;
+const NON_ASCII = '[^\\u0000-\\u007f]';
+// An internationalised last label (any label with a non-ASCII character) is taken in its punycode form.
+const TLD = `(?:[^\\u0000-\\u0040\\u005b-\\u0060\\u007b-\\u007f]{2,}|[Xx][Nn]${LABEL_CHAR}{2,}|${LABEL_CHAR}*${NON_ASCII}${LABEL_CHAR}*)`;
 const DOMAIN_PATTERN = trimmedPattern(`(?:[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]|(?:${LABEL_CHAR}+\\.)+${TLD})\\.?(?::[0-9]+)?`);
 
-/** A host name as a browser sends it in Host (lower-cased; a trailing dot and a port are dropped). */
+/**
+ * Each label with a non-ASCII character in its punycode form (UTS #46, as browsers map it), when
+ * every label maps to one non-empty label; else the name as it is (isFQDN then judges it). Label by
+ * label, so that characters UTS #46 maps to a dot (U+3002) or to nothing (U+00AD) change no label's
+ * bounds, and only names of visible characters (the URL parser drops a tab or newline inside one).
+ */
+function asciiDomain(name: string): string {
+  if (/^[ -~]*$/.test(name) || !/^[^\s\p{Cc}]+$/u.test(name)) return name;
+  const labels = name.split('.').map((label) => (/^[ -~]*$/.test(label) ? label : domainToASCII(label)));
+  return labels.every((label) => label !== '' && !label.includes('.')) ? labels.join('.') : name;
+}
+
+/**
+ * A host name as a browser sends it in Host: lower-cased, a trailing dot and a port dropped, and an
+ * internationalised name in its ASCII (punycode) form, as browsers send it (`bücher.example` is
+ * `xn--bcher-kva.example`: one site, whichever form it was registered in).
+ */
 export const domainName = z
   .string()
   .min(1)
@@ -28,6 +48,7 @@ export const domainName = z
   .trim()
   .toLowerCase()
   .transform((v) => v.replace(/:\d+$/, '').replace(/\.$/, ''))
+  .transform(asciiDomain)
   .refine((v) => v === 'localhost' || isFQDN(v, { require_tld: true, allow_underscores: false }), 'must be a domain name such as blog.example.com')
   .meta({ pattern: DOMAIN_PATTERN });
 

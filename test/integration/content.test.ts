@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { domainToASCII } from 'node:url';
 import { ContentRepository } from '../../db/repositories/content';
 import { startDnsStandIn, type DnsStandIn } from '../stand-ins/dns';
 import { bearer, startTestApi, type TestApi } from '../support/api';
@@ -376,6 +377,18 @@ describe('content', () => {
     const removed = await site(domain)('/api/v1/content/posts');
     expect(removed.status).toBe(422);
     expect(await removed.json()).toMatchObject({ detail: [{ type: 'site_not_found', loc: ['header', 'x-content-domain'] }] });
+  });
+
+  test('an internationalised domain is one site in either form, kept as browsers send it (punycode)', async () => {
+    const c = await newClient();
+    const unicode = `bücher-${randomUUID().slice(0, 8)}.example`;
+    const ascii = domainToASCII(unicode);
+    expect(ascii).toMatch(/^xn--/);
+    const res = await c.post('/api/v1/dashboard/content/sites', { domain: unicode.toUpperCase() });
+    expect(res.status).toBe(201);
+    expect((await c.json<Site>(res)).domain).toBe(ascii);
+    // The same domain in its ASCII form: the same site, not a second one.
+    expect((await c.post('/api/v1/dashboard/content/sites', { domain: ascii })).status).toBe(409);
   });
 
   test('a site answers X-Content-Domain only once its DNS TXT record is found; a record that is missing, wrong or unreadable is a 422 saying so', async () => {
