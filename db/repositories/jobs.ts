@@ -48,18 +48,21 @@ const submissionLockKey = (jobId: string) => `job-submission/${jobId}`;
  * db/repositories/webhook-outbox.ts, written here in SQL to stay one statement). Per-job events
  * carry no campaign id (spec §6): a campaign's job is followed by its job_id.
  */
+/** A timestamptz as the API writes times (JavaScript's toISOString: UTC, milliseconds, Z). */
+const ISO_UTC = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 function queuedInsert(source: string): string {
   return `j as (
          insert into jobs (id, client_id, type, status, priority, payload, payload_hash, campaign_id, workflow_id, task_queue)
          ${source} returning *
        ), e as (
          insert into events (client_id, name, job_id, data)
-         select client_id, 'job.queued', id, json_build_object('job_id', id, 'type', type, 'priority', priority, 'created_at', created_at) from j
+         select client_id, 'job.queued', id, json_build_object('job_id', id, 'type', type, 'priority', priority, 'created_at', ${ISO_UTC('created_at')}) from j
          returning id, client_id, name, job_id, campaign_id, data, created_at
        ), d as (
          insert into webhook_deliveries (id, webhook_id, client_id, event_id, event, task_queue, body)
          select gen_random_uuid(), w.id, w.client_id, e.id, e.name, w.task_queue,
-                jsonb_build_object('event', e.name, 'created_at', to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', e.data)
+                jsonb_build_object('event', e.name, 'created_at', ${ISO_UTC('e.created_at')}, 'data', e.data::jsonb || jsonb_build_object('event_id', e.id, 'created_at', ${ISO_UTC('e.created_at')}))
          from e join webhooks w on w.client_id = e.client_id and w.active and e.name = any(w.events)
        )`;
 }

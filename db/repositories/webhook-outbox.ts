@@ -7,7 +7,9 @@ import type { StoredEvent } from './events';
  * delivered that was rolled back). One statement, and none at all for the common "no webhooks".
  */
 export async function queueDeliveries(trx: Knex | Knex.Transaction, event: StoredEvent): Promise<void> {
-  const body = { event: event.name, created_at: new Date(event.created_at).toISOString(), data: event.data };
+  const createdAt = new Date(event.created_at).toISOString();
+  // `data` as on the event stream (api/routes/events.ts): the event's fields with its id and time.
+  const body = { event: event.name, created_at: createdAt, data: { ...event.data, event_id: event.id, created_at: createdAt } };
   await trx.raw(
     `insert into webhook_deliveries (id, webhook_id, client_id, event_id, event, task_queue, body)
      select gen_random_uuid(), w.id, w.client_id, ?, ?, w.task_queue, ?::jsonb from webhooks w

@@ -74,6 +74,8 @@ test('a completed crawlSite job is delivered as job.completed, signed with the s
   expect(got.body).toMatchObject({ event: 'job.completed', data: { job_id: submitted.job_id, type: 'crawlSite', status: 'completed', results_count: 1 } });
   expect(got.headers['x-leadjobs-event']).toBe('job.completed');
   expect(got.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  // `data` as on the event stream: the event's id and time in it too.
+  expect(got.body.data).toMatchObject({ event_id: expect.any(Number), created_at: got.body.created_at });
   expect(verifySignature(String(hook.secret), got.headers['x-leadjobs-signature'] as string, got.raw)).toBe(true);
   expect(verifySignature('whsec_wrong', got.headers['x-leadjobs-signature'] as string, got.raw)).toBe(false);
 
@@ -97,6 +99,8 @@ test('a receiver answering 500 gets the same delivery again, and the log shows b
   expect(second?.body.id).toBe(first?.body.id);
   expect(second?.body).toMatchObject({ event: 'job.queued', data: { job_id: submitted.job_id } });
   expect(second?.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  // `data` as on the event stream, times as the API writes them everywhere (UTC, milliseconds, Z).
+  expect(second?.body.data).toEqual({ job_id: submitted.job_id, type: 'crawlSite', priority: expect.any(Number), event_id: expect.any(Number), created_at: second?.body.created_at });
   for (const r of [first, second]) expect(verifySignature(hook.secret, r?.headers['x-leadjobs-signature'] as string, r?.raw ?? '')).toBe(true);
 
   const log = await waitFor('the delivery to be logged as delivered', async () => {
