@@ -3,7 +3,11 @@ import { ValidationError, type ValidationIssue } from '../lib/errors';
 
 /** zod issues -> the spec's 422 items {type, loc, msg}; loc starts with body/query/path. */
 export function issuesFromZod(err: ZodError, prefix: (string | number)[]): ValidationIssue[] {
-  return err.issues.map((issue) => {
+  // A value of the wrong type is that one issue: zod also runs the size checks of the type it expected
+  // on it (an array's max(8) on a string says "expected string to have <=8 characters").
+  const wrongType = new Set(err.issues.filter((i) => i.code === 'invalid_type').map((i) => JSON.stringify(i.path.map(String))));
+  const issues = err.issues.filter((i) => i.code === 'invalid_type' || !((i.code === 'too_big' || i.code === 'too_small') && wrongType.has(JSON.stringify(i.path.map(String)))));
+  return issues.map((issue) => {
     const loc = [...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
     // validate() asks zod for each issue's input: none means the key is absent (a missing enum
     // such as a job's `type` is an invalid_value, a missing string an invalid_type).
