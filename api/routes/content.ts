@@ -402,7 +402,8 @@ export function contentRoutes(api: ApiRouter, { repo, dnsServers }: ContentDeps)
     operationId: 'createTag',
     summary: 'Create a tag (posts also create tags by name)',
     body: tagCreateBody,
-    responses: { 201: { description: 'Created', schema: tagResponse }, 400: { description: 'No slug given and the name gives none (e.g. only symbols)' }, 409: { description: 'The slug exists' } },
+    description: 'A tag is its name, in any case. Without `slug` the name gives one, made free (`c`, `c-2`; `tag` for a name without Latin letters).',
+    responses: { 201: { description: 'Created', schema: tagResponse }, 409: { description: 'A tag of this name (in any case) or of the given slug exists' } },
     handler: async (ctx, { body }) => {
       ctx.status = 201;
       ctx.body = tagView(await repo.createTag(clientIdOf(ctx), body.name, body.slug));

@@ -315,9 +315,9 @@ export class ContentRepository {
     return isUuid(id) && (await this.db('content_categories').where({ client_id: clientId, id }).delete()) > 0;
   }
 
+  /** A new tag: 409 when a tag of this name (any case) or of the given slug exists; a slug made from the name is a free one. */
   async createTag(clientId: string, name: string, slug?: string): Promise<TagRow> {
-    const s = slug ?? slugOf(name);
-    if (!s) throw invalid('slug: the name gives no slug; send one');
+    const s = slug ?? (await this.freeSlug(this.db, 'content_tags', clientId, slugOf(name) || 'tag'));
     return conflictAs409(`a tag named '${name}' or with slug '${s}' already exists`, async () => {
       const [row] = (await this.db('content_tags').insert({ id: randomUUID(), client_id: clientId, name, slug: s }).returning('*')) as TagRow[];
       if (!row) throw new Error('tag insert returned nothing');

@@ -130,6 +130,17 @@ describe('content tags', () => {
     expect((await c.json<{ posts: Post[] }>(longTag)).posts.map((p) => p.slug)).toEqual(['long-tags']);
   });
 
+  test('POST tags: the name is the tag (409 for it in any case); a slug made from the name is a free one', async () => {
+    const c = await newClient();
+    const create = (body: Record<string, unknown>) => c.post('/api/v1/dashboard/content/tags', body);
+    expect(await c.json(await create({ name: 'C++' }))).toMatchObject({ name: 'C++', slug: 'c' });
+    expect(await c.json(await create({ name: 'C#' }))).toMatchObject({ name: 'C#', slug: 'c-2' });
+    expect(await c.json(await create({ name: '日本語' }))).toMatchObject({ name: '日本語', slug: 'tag' });
+    expect((await create({ name: 'c#' })).status).toBe(409);
+    // A slug given is the client's choice: taken is a 409.
+    expect((await create({ name: 'C sharp', slug: 'c' })).status).toBe(409);
+  });
+
   test('posts written at once with the same new tag make one tag (and names sharing a slug make two)', async () => {
     const c = await newClient();
     // Each post one new tag: 'C#' and 'C++' race for the slug 'c'; the CJK name for 'tag'; the
