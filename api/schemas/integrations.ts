@@ -3,8 +3,16 @@ import { PROVIDER_NAMES } from '../../lib/llm/providers';
 
 // ---- requests -------------------------------------------------------------------------------
 
+// price_input and price_output are decimal(12,6): more decimal places would be rounded away.
+const PRICE_DECIMALS = 6;
+const price = z
+  .number()
+  .min(0)
+  .max(10000)
+  .refine((v) => decimalPlaces(v) <= PRICE_DECIMALS, `a price may have at most ${PRICE_DECIMALS} decimal places (USD per million tokens)`)
+  .describe(`USD per million tokens, at most ${PRICE_DECIMALS} decimal places (as stored; more is refused, not rounded)`);
 const prices = z
-  .strictObject({ input: z.number().min(0).max(10000), output: z.number().min(0).max(10000) })
+  .strictObject({ input: price, output: price })
   .nullable()
   .describe('USD per million tokens for this key (over LLM_PRICES and the built-in table); null: the table\'s');
 

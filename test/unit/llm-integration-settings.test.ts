@@ -1,7 +1,8 @@
 import { integrationCreateBody, integrationPatchBody } from '../../api/schemas/integrations';
 
 // The integration settings a client may store: each within what its column holds (spend_limit_amount
-// decimal(14,4), daily_limit and minute_limit integer), so nothing is rounded or overflows in Postgres.
+// decimal(14,4), prices decimal(12,6), daily_limit and minute_limit integer), so nothing is rounded
+// or overflows in Postgres.
 
 const issuesOf = (body: Record<string, unknown>) => {
   const parsed = integrationPatchBody.safeParse(body);
@@ -26,5 +27,14 @@ describe('daily_limit and minute_limit', () => {
     expect(issuesOf({ [field]: 2147483647 })).toEqual([]);
     expect(issuesOf({ [field]: 2147483648 })).toEqual([{ path: [field], message: expect.stringContaining('2147483647') }]);
     expect(issuesOf({ [field]: 1e12 })).toHaveLength(1);
+  });
+});
+
+describe('prices', () => {
+  test('input and output fit decimal(12,6): six decimal places accepted, more refused naming the field', () => {
+    expect(issuesOf({ prices: { input: 0.15, output: 0.000001 } })).toEqual([]);
+    expect(issuesOf({ prices: { input: 2.5, output: 10 } })).toEqual([]);
+    expect(issuesOf({ prices: { input: 0.0000001, output: 1 } })).toEqual([{ path: ['prices', 'input'], message: expect.stringContaining('6 decimal places') }]);
+    expect(issuesOf({ prices: { input: 1, output: 1.1234567 } })).toEqual([{ path: ['prices', 'output'], message: expect.stringContaining('6 decimal places') }]);
   });
 });
