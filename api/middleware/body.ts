@@ -89,7 +89,8 @@ async function readUtf8(ctx: AppContext, limit: string): Promise<string> {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
-function hasBody(length: string, transferEncoding: string): boolean {
+/** Whether a request has a body, by its Content-Length and Transfer-Encoding headers. */
+export function hasBody(length: string, transferEncoding: string): boolean {
   return transferEncoding !== '' || (length !== '' && length !== '0');
 }
 

@@ -3,7 +3,7 @@ import type { UnsubscribeRepository } from '../../db/repositories/unsubscribe';
 import { AppError } from '../../lib/errors';
 import { signUnsubscribeToken, unsubscribeUrl, verifyUnsubscribeToken, type UnsubscribeClaims } from '../../lib/unsubscribe';
 import { clientIdOf, type AppContext } from '../context';
-import { requestBody, YAML_TYPES } from '../middleware/body';
+import { hasBody, requestBody, YAML_TYPES } from '../middleware/body';
 import type { ApiRouter } from '../routing';
 import {
   htmlPage,
@@ -48,10 +48,9 @@ const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
  */
 async function readForm(ctx: AppContext): Promise<Record<string, unknown> | null> {
   const type = ctx.request.type;
-  const hasBody = Boolean(ctx.get('content-length') && ctx.get('content-length') !== '0') || Boolean(ctx.get('transfer-encoding'));
   try {
     if (type === 'application/json' || YAML_TYPES.includes(type)) await parseData(ctx, async () => undefined);
-    else if (FORM_TYPES.includes(type) || !hasBody) await parseForm(ctx, async () => undefined);
+    else if (FORM_TYPES.includes(type) || !hasBody(ctx.get('content-length'), ctx.get('transfer-encoding'))) await parseForm(ctx, async () => undefined);
     else return null;
   } catch {
     return null;

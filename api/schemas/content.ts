@@ -1,12 +1,13 @@
 import { domainToASCII } from 'node:url';
 import { isFQDN } from 'validator';
 import { z } from 'zod';
+import { SLUG_MAX } from '../../db/repositories/content';
 import { HTTP_URL_PATTERN, isHttpUrl, trimmedEmail, trimmedPattern } from '../../jobs/fields';
 import { uuidParam } from './params';
 
 // ---- requests -------------------------------------------------------------------------------
 
-const slug = z.string().trim().toLowerCase().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a slug: lower-case letters and digits joined by single hyphens').max(120);
+const slug = z.string().trim().toLowerCase().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a slug: lower-case letters and digits joined by single hyphens').max(SLUG_MAX);
 const text = (max: number) => z.string().trim().max(max);
 const optionalText = (max: number) => text(max).nullable().optional();
 const httpUrl = z.string().trim().max(2000).refine(isHttpUrl, 'must be an http:// or https:// URL').meta({ pattern: HTTP_URL_PATTERN });
@@ -115,9 +116,9 @@ export const postSlugParams = z.object({ slug: z.string().describe('the post\'s 
 
 export const postListQuery = contentPageQuery.extend({
   status: z.enum(['draft', 'published']).optional(),
-  tag: z.string().max(120).optional().describe('tag slug'),
-  category: z.string().max(120).optional().describe('category slug'),
-  author: z.string().max(120).optional().describe('author slug'),
+  tag: z.string().max(SLUG_MAX).optional().describe('tag slug'),
+  category: z.string().max(SLUG_MAX).optional().describe('category slug'),
+  author: z.string().max(SLUG_MAX).optional().describe('author slug'),
   featured: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
 });
 export const publicPostListQuery = postListQuery.omit({ status: true });

@@ -125,8 +125,8 @@ export interface PostFilter {
 /** Related posts a public read shows at most (the editor's first, then posts sharing tags or categories). */
 export const RELATED_LIMIT = 3;
 
-/** The longest slug the API accepts (api/schemas/content.ts): a generated one stays within it. */
-const SLUG_MAX = 120;
+/** The longest slug: the API accepts none longer (api/schemas/content.ts), and a generated one stays within it. */
+export const SLUG_MAX = 120;
 
 /** URL slug of a name: lower-case ASCII words joined by hyphens ('' when nothing is left). */
 export function slugOf(name: string): string {
