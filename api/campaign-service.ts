@@ -5,7 +5,7 @@ import { CampaignRepository, type CampaignRow, type CampaignTotals, type NewCamp
 import { searchKey, type LocationRow } from '../db/repositories/locations';
 import type { JobStatus } from '../jobs';
 import { campaignsTaskQueue } from '../jobs/queues';
-import type { LocationStatus } from '../jobs/workflow';
+import { CAMPAIGN_DAYS, type LocationStatus } from '../jobs/workflow';
 import type { Config } from '../lib/config';
 import { AppError, badRequest, notFound, ValidationError, type ValidationIssue } from '../lib/errors';
 import type { Logger } from '../lib/logger';
@@ -20,8 +20,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /**
  * Every workflow has a deadline: a campaign of 20,000 locations at concurrency 1 and a few minutes
  * per location would take weeks, but a campaign still running after 30 days is stuck, not busy.
+ * The campaign ends itself then (runCampaign's `endBy`: its jobs in flight cancelled, its pending
+ * locations skipped, `campaign.terminal` sent); Temporal's execution timeout, a day later, is only
+ * the backstop for a workflow that could not (it skips all of that).
  */
-const CAMPAIGN_DEADLINE = '30 days';
+const CAMPAIGN_EXECUTION_TIMEOUT = `${CAMPAIGN_DAYS + 1} days`;
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
@@ -131,8 +134,17 @@ export class CampaignService {
         this.temporal.client.workflow.start(runCampaign, {
           taskQueue: row.task_queue,
           workflowId: row.workflow_id,
-          args: [{ campaignId: row.id, clientId: row.client_id, autoSubmit: row.auto_submit, concurrency: row.concurrency }],
-          workflowExecutionTimeout: CAMPAIGN_DEADLINE,
+          args: [
+            {
+              campaignId: row.id,
+              clientId: row.client_id,
+              autoSubmit: row.auto_submit,
+              concurrency: row.concurrency,
+              // From the row, so that a retried start gives the same deadline.
+              endBy: new Date(new Date(row.created_at).getTime() + CAMPAIGN_DAYS * 86_400_000).toISOString(),
+            },
+          ],
+          workflowExecutionTimeout: CAMPAIGN_EXECUTION_TIMEOUT,
           typedSearchAttributes: [
             { key: ClientIdKey, value: row.client_id },
             { key: CampaignIdKey, value: row.id },

@@ -44,6 +44,9 @@ export const STAGE_STATUSES = ['pending', 'processing', 'completed', 'failed', '
 export type StageStatus = (typeof STAGE_STATUSES)[number];
 
 /** Spec §2.8 campaign location statuses. */
+/** A campaign ends at this age whatever is left (runCampaign's `endBy`): its jobs in flight cancelled, its pending locations skipped. */
+export const CAMPAIGN_DAYS = 30;
+
 export const LOCATION_STATUSES = ['pending', 'submitted', 'completed', 'failed', 'skipped'] as const;
 export type LocationStatus = (typeof LOCATION_STATUSES)[number];
 

@@ -5,6 +5,7 @@ import {
   defineSignal,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   setHandler,
   startChild,
@@ -29,6 +30,12 @@ export interface RunCampaignInput {
   startedBefore?: number;
   /** Children per run before continue-as-new; CHILDREN_PER_RUN unless a test makes it small. */
   childrenPerRun?: number;
+  /**
+   * When the campaign ends, done or not (ISO time): its jobs in flight are cancelled, its pending
+   * locations skipped, and it finishes with `campaign.terminal`. Campaigns started without it end
+   * ENDLESS_MARGIN_MS before their execution timeout.
+   */
+  endBy?: string;
 }
 
 export interface RunCampaignResult {
@@ -41,6 +48,11 @@ export interface RunCampaignResult {
  * (claim, start, completion), so 200 keep it near 2,000 events, far below Temporal's 50k limit.
  */
 export const CHILDREN_PER_RUN = 200;
+
+/** A campaign started without `endBy` ends this long before Temporal's execution timeout would kill it. */
+const ENDLESS_MARGIN_MS = 3_600_000;
+/** Histories recorded before campaigns had a deadline of their own replay as they ran (no timer). */
+const END_BY_PATCH = 'campaign-end-by';
 
 // Claim and finish are one short Postgres transaction each; both are idempotent, so they retry freely.
 const steps = proxyActivities<CampaignActivities>({
@@ -71,6 +83,19 @@ export async function runCampaign(input: RunCampaignInput): Promise<RunCampaignR
     wakes++;
   });
 
+  // The campaign's deadline. Its children run in a scope of their own, so that it can cancel them
+  // (a cancel of the campaign reaches them through it too).
+  const expiration = workflowInfo().executionExpirationTime;
+  const endBy = !patched(END_BY_PATCH)
+    ? Number.POSITIVE_INFINITY
+    : input.endBy
+      ? Date.parse(input.endBy)
+      : expiration
+        ? expiration.getTime() - ENDLESS_MARGIN_MS
+        : Number.POSITIVE_INFINITY;
+  const children = new CancellationScope();
+  let expired = false;
+
   let claims = 0;
   let startedThisRun = 0;
   let pendingRemaining = Number.POSITIVE_INFINITY;
@@ -84,12 +109,16 @@ export async function runCampaign(input: RunCampaignInput): Promise<RunCampaignR
       // is not missed (the loop goes round again instead of waiting).
       const seen = wakes;
       const releasesBefore = releases;
+      if (Date.now() >= endBy) {
+        expired = true;
+        break;
+      }
       rolling ||= startedThisRun >= perRun || workflowInfo().continueAsNewSuggested;
       const room = Math.min(input.concurrency - inFlight.size, perRun - startedThisRun);
       if (!rolling && room > 0 && exhaustedAt !== releases) {
         const claim = await steps.claimCampaignLocations({ campaignId, claimKey: `${workflowInfo().runId}/${claims++}`, limit: room });
         for (const job of claim.jobs) {
-          const { ended } = await startLocation(input, job);
+          const { ended } = await children.run(() => startLocation(input, job));
           inFlight.set(job.jobId, ended);
           void ended.then(() => {
             inFlight.delete(job.jobId);
@@ -102,7 +131,9 @@ export async function runCampaign(input: RunCampaignInput): Promise<RunCampaignR
         if (claim.status !== 'running') pendingRemaining = 0;
       }
       if (inFlight.size === 0 && (rolling || pendingRemaining === 0)) break;
-      await condition(() => wakes !== seen);
+      // Wakes at the deadline too (the loop's check above ends the campaign then).
+      if (Number.isFinite(endBy)) await condition(() => wakes !== seen, Math.max(1, endBy - Date.now()));
+      else await condition(() => wakes !== seen);
     }
   } catch (err) {
     if (!isCancellation(err)) throw err;
@@ -115,6 +146,15 @@ export async function runCampaign(input: RunCampaignInput): Promise<RunCampaignR
     throw err;
   }
 
+  if (expired) {
+    // Out of time: the jobs in flight are cancelled (each records its job as cancelled and its
+    // location as skipped), then the campaign ends with its pending locations skipped.
+    log.info('campaign reached its deadline', { campaignId, inFlight: inFlight.size });
+    children.cancel();
+    await Promise.allSettled(inFlight.values());
+    const done = await steps.finishCampaign({ campaignId, cancelled: false, expired: true });
+    return { campaignId, status: done.status };
+  }
   if (rolling && pendingRemaining !== 0) {
     log.info('campaign continues as new', { campaignId, started: (input.startedBefore ?? 0) + startedThisRun });
     return continueAsNew<typeof runCampaign>({ ...input, startedBefore: (input.startedBefore ?? 0) + startedThisRun });

@@ -84,10 +84,11 @@ export function createCampaignActivities(deps: ActivityDeps) {
 
     /**
      * The campaign's terminal status and its `campaign.terminal` event (campaign_id set, so the SSE
-     * campaign_id filter and webhooks see it). Idempotent: the event is appended once.
+     * campaign_id filter and webhooks see it): at its end, when cancelled, or when `expired` (its
+     * deadline passed). Idempotent: the event is appended once.
      */
-    async finishCampaign(input: { campaignId: string; cancelled: boolean }): Promise<{ status: CampaignStatus }> {
-      const done = await campaigns.finish(input.campaignId, input.cancelled);
+    async finishCampaign(input: { campaignId: string; cancelled: boolean; expired?: boolean }): Promise<{ status: CampaignStatus }> {
+      const done = await campaigns.finish(input.campaignId, input.cancelled ? 'cancelled' : input.expired ? 'expired' : 'ended');
       if (!done) throw ApplicationFailure.nonRetryable(`campaign ${input.campaignId} does not exist`, 'NotFound');
       return { status: done.status };
     },

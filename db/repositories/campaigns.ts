@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { JobStatus } from '../../jobs';
-import { LOCATION_STATUSES, type CampaignStatus, type LocationStatus, type WorkflowOptions, type WorkflowStatus } from '../../jobs/workflow';
+import { CAMPAIGN_DAYS, LOCATION_STATUSES, type CampaignStatus, type LocationStatus, type WorkflowOptions, type WorkflowStatus } from '../../jobs/workflow';
 import { JobModel } from '../models/job';
 import { appendEvent, transactionWithEvents } from './events';
 import { JobRepository, type NewJob } from './jobs';
@@ -354,27 +354,39 @@ export class CampaignRepository {
    * queued or processing cancelled), else
    * `failed` when no location completed and one failed, else `completed`.
    */
-  async finish(campaignId: string, cancelled: boolean): Promise<{ status: CampaignStatus; eventId: string } | undefined> {
+  /**
+   * Ends a running campaign: `ended` when its locations are done, `cancelled`, or `expired` when its
+   * deadline passed. A cancelled or expired campaign's pending locations are skipped and the jobs
+   * it claimed but never started are cancelled; an expired one then gets its status from its
+   * locations as an ended one does, with an error_message that says what was left undone.
+   */
+  async finish(campaignId: string, outcome: 'ended' | 'cancelled' | 'expired'): Promise<{ status: CampaignStatus; eventId: string } | undefined> {
     return transactionWithEvents(this.db, this.schema, async (trx) => {
       let c = (await trx('campaigns').where({ id: campaignId }).forUpdate().first()) as CampaignRow | undefined;
       if (!c) return undefined;
       if (c.terminal_event_id !== null) return { status: c.status, eventId: String(c.terminal_event_id) };
       if (c.status === 'running') {
-        if (cancelled) {
+        if (outcome !== 'ended') {
           await trx('campaign_locations').where({ campaign_id: campaignId, status: 'pending' }).update({ status: 'skipped' });
           // Jobs claimed but never started (the cancel came between the claim and the child's start).
           const left = await JobModel.query(trx).where('campaign_id', campaignId).whereIn('status', ['queued', 'processing']).orderBy('id').forUpdate();
           for (const job of left) await this.jobs.finish(trx, job, 'cancelled', {});
         }
         const { summary } = (await this.counts(trx, [campaignId])).get(campaignId) as CampaignCounts;
-        const status: CampaignStatus = cancelled ? 'cancelled' : summary.completed === 0 && summary.failed > 0 ? 'failed' : 'completed';
+        const status: CampaignStatus = outcome === 'cancelled' ? 'cancelled' : summary.completed === 0 && summary.failed > 0 ? 'failed' : 'completed';
+        const errorMessage =
+          outcome === 'expired'
+            ? `the campaign reached its deadline (${CAMPAIGN_DAYS} days): ${summary.skipped} location(s) not run were skipped`
+            : status === 'failed'
+              ? `every location failed (${summary.failed})`
+              : null;
         [c] = (await trx('campaigns')
           .where({ id: campaignId })
           .update({
             status,
             completed_at: trx.fn.now(),
             updated_at: trx.fn.now(),
-            error_message: status === 'failed' ? `every location failed (${summary.failed})` : null,
+            error_message: errorMessage,
           })
           .returning('*')) as CampaignRow[];
         if (!c) throw new Error(`campaign ${campaignId} vanished`);

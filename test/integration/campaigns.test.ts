@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import type { IssuedCredentials } from '../../lib/credentials';
+import { runCampaign } from '../../workflows';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, type Caller } from '../support/jobs';
 import { freePort, spawnWorkerProcess } from '../support/processes';
@@ -367,6 +368,41 @@ describe('campaigns', () => {
     } finally {
       places.revokeKey(false);
     }
+  });
+
+  test('a campaign that reaches its deadline ends itself: pending locations skipped, error_message says so, campaign.terminal sent, /next 400', async () => {
+    const id = await create(c, {
+      name: 'runs out of time',
+      search_terms: ['bakery'],
+      locations: [{ city: 'York', country: 'GB' }, { city: 'Sheffield', country: 'GB' }],
+      auto_submit: false,
+    });
+    const sse = await stream(id);
+    expect(await c.json(await c.post(`/api/v1/campaigns/${id}/next`, { count: 1 }))).toMatchObject({ released: 1, pending_remaining: 1 });
+    await waitCampaign(c, id, (x) => x.summary.completed === 1);
+    // The API's workflow ends in 30 days: this one is started again with an end a moment away, as it
+    // would be at the end of its 30 days, with one location never released.
+    const row = (await api.deps.db('campaigns').where({ id }).first()) as { workflow_id: string; task_queue: string };
+    const client = api.deps.temporal.client.workflow;
+    await client.getHandle(row.workflow_id).terminate('the test restarts it with a near deadline');
+    await client.start(runCampaign, {
+      taskQueue: row.task_queue,
+      workflowId: row.workflow_id,
+      args: [{ campaignId: id, clientId: creds.client_id, autoSubmit: false, concurrency: 5, endBy: new Date(Date.now() + 2000).toISOString() }],
+      workflowExecutionTimeout: '60s',
+    });
+    const done = await waitCampaign(c, id, (x) => x.status !== 'running', 30_000);
+    expect(done).toMatchObject({
+      status: 'completed',
+      summary: { completed: 1, skipped: 1, pending: 0 },
+      error_message: 'the campaign reached its deadline (30 days): 1 location(s) not run were skipped',
+    });
+    expect(done.completed_at).not.toBeNull();
+    const terminal = await sse.waitFor((e) => e.event === 'campaign.terminal');
+    expect(terminal.data).toMatchObject({ campaign_id: id, status: 'completed', success_pct: 100, completed: 1, skipped: 1 });
+    const next = await c.post(`/api/v1/campaigns/${id}/next`, { count: 1 });
+    expect(next.status).toBe(400);
+    expect(await next.json()).toEqual({ detail: 'campaign is completed: no more locations are submitted' });
   });
 
   test('with Temporal unreachable a campaign is 503 queue service unavailable and nothing is stored', async () => {

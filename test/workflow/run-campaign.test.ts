@@ -46,7 +46,7 @@ function fakeCampaign(total: number, taskQueue: string, failing = new Set<number
       }
       return { jobs, pendingRemaining: total - next, releasable: total - next, status: 'running' };
     },
-    finishCampaign: async (input: { campaignId: string; cancelled: boolean }) => {
+    finishCampaign: async (input: { campaignId: string; cancelled: boolean; expired?: boolean }) => {
       state.finished.push(input);
       return { status: input.cancelled ? ('cancelled' as const) : ('completed' as const) };
     },
@@ -190,6 +190,50 @@ describe('runCampaign workflow', () => {
     });
     expect(cancelled).toHaveLength(2);
     expect(state.finished).toEqual([{ campaignId, cancelled: true }]);
+    expect(state.claimKeys).toHaveLength(1);
+  });
+
+  test('at endBy it ends itself: the jobs in flight are cancelled, then finishCampaign records it expired, and the workflow completes', async () => {
+    const taskQueue = `wf-campaign-${randomUUID()}`;
+    const campaignId = randomUUID();
+    const { activities, state } = fakeCampaign(5, taskQueue);
+    const cancelled: string[] = [];
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: await runWorkflowBundle(),
+      defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
+      maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
+      activities: {
+        ...activities,
+        // Jobs that would outlast the campaign: they heartbeat until they are cancelled.
+        crawlSite: async () => {
+          const ctx = Context.current();
+          for (;;) {
+            ctx.heartbeat();
+            await new Promise((r) => setTimeout(r, 100));
+            if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+          }
+        },
+        cancelJob: async (i: { jobId: string }) => {
+          cancelled.push(i.jobId);
+          return { status: 'cancelled' };
+        },
+      },
+    });
+    const endBy = new Date(Date.now() + 3000).toISOString();
+    const result = await worker.runUntil(
+      env.client.workflow.execute(runCampaign, {
+        taskQueue,
+        workflowId: `campaign/${campaignId}`,
+        args: [{ campaignId, clientId: 'cli_x', autoSubmit: true, concurrency: 2, endBy }],
+        workflowExecutionTimeout: '60s',
+      }),
+    );
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(endBy));
+    expect(result).toEqual({ campaignId, status: 'completed' });
+    expect(cancelled).toHaveLength(2);
+    expect(state.finished).toEqual([{ campaignId, cancelled: false, expired: true }]);
     expect(state.claimKeys).toHaveLength(1);
   });
 });
