@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Db } from '../../db';
 import type { EventListener, EventSubscriber } from '../../db/event-listener';
 import { eventsSince, type StoredEvent } from '../../db/repositories/events';
+import { badRequest } from '../../lib/errors';
 import { clientIdOf } from '../context';
 import type { ApiRouter } from '../routing';
 
@@ -41,6 +42,17 @@ function eventFrame(e: StoredEvent): string {
   return text;
 }
 
+/**
+ * The Last-Event-ID header a reconnecting EventSource sends back: an event id, or nothing (absent
+ * or empty, a fresh stream). Anything else is a 400, as a malformed last_event_id is a 422.
+ */
+function lastEventIdHeader(header: string): number | undefined {
+  if (header === '') return undefined;
+  const id = /^\d{1,16}$/.test(header) ? Number(header) : Number.NaN;
+  if (!Number.isSafeInteger(id)) throw badRequest('invalid Last-Event-ID header: expected an event id (a non-negative integer)');
+  return id;
+}
+
 export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, heartbeatSeconds: number): void {
   api.add({
     method: 'get',
@@ -54,11 +66,10 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, hea
     tags: ['events'],
     security: 'token',
     query: streamQuery,
-    responses: { 200: { description: 'text/event-stream', contentType: 'text/event-stream' } },
+    responses: { 200: { description: 'text/event-stream', contentType: 'text/event-stream' }, 400: { description: 'A Last-Event-ID header that is no event id' } },
     handler: async (ctx, { query }) => {
       const clientId = clientIdOf(ctx);
-      const header = ctx.get('last-event-id');
-      let lastId = query.last_event_id ?? (/^\d+$/.test(header) ? Number(header) : undefined);
+      let lastId = query.last_event_id ?? lastEventIdHeader(ctx.get('last-event-id'));
 
       const stream = new PassThrough();
       ctx.req.socket.setTimeout(0);
@@ -106,17 +117,40 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, hea
         },
       };
 
+      // Whatever ends the stream (the client hanging up at any point, even during the subscription
+      // or the replay below, or a failure of either) ends the subscription and the heartbeat. The
+      // response's 'close' fires once, so it is listened for before anything is awaited, and a
+      // socket gone before that is checked for after each wait.
+      let unsubscribe: (() => void) | undefined;
+      let heartbeat: NodeJS.Timeout | undefined = undefined;
+      let stopped = false;
+      // Called again once a subscription that was under way when the client left has been made.
+      const stop = () => {
+        stopped = true;
+        clearInterval(heartbeat);
+        const end = unsubscribe;
+        unsubscribe = undefined;
+        end?.();
+        if (!stream.writableEnded) stream.end();
+      };
+      ctx.res.once('close', stop);
+      stream.once('error', stop);
+      const gone = () => stopped || ctx.req.socket.destroyed;
+
       stream.write('retry: 3000\n\n');
       stream.write(frame('connected', { client_id: clientId, job_id: query.job_id ?? null, campaign_id: query.campaign_id ?? null, heartbeat_seconds: heartbeatSeconds }));
-      const unsubscribe = await listener.subscribe(subscriber);
-      await replay();
+      try {
+        unsubscribe = await listener.subscribe(subscriber);
+        if (gone()) return stop();
+        await replay();
+      } catch (err) {
+        stop();
+        throw err;
+      }
+      if (gone()) return stop();
       held.splice(0).sort((a, b) => a.id - b.id).forEach(send);
       replaying = false;
-
-      const heartbeat = setInterval(() => stream.write(frame('heartbeat', { time: new Date().toISOString() })), heartbeatSeconds * 1000);
-      const stop = () => { clearInterval(heartbeat); unsubscribe(); stream.end(); };
-      ctx.req.once('close', stop);
-      stream.once('error', stop);
+      heartbeat = setInterval(() => stream.write(frame('heartbeat', { time: new Date().toISOString() })), heartbeatSeconds * 1000);
     },
   });
 

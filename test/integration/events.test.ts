@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
@@ -111,10 +112,8 @@ describe('GET /api/v1/events/stream', () => {
     }
   });
 
-  test('`connected` comes once the process listens: an event committed right after it is delivered', async () => {
-    // The handler writes `connected` before it subscribes, but Koa sends the stream only once the
-    // handler returns, after LISTEN: a client that waits for `connected` misses nothing. A proxy that
-    // takes 400 ms to open each Postgres connection makes LISTEN slow enough to see it otherwise.
+  /** An API process whose every new Postgres connection takes 400 ms to open (through a proxy): its LISTEN is slow. */
+  async function slowDatabaseApi(): Promise<{ slow: TestApi; close: () => Promise<void> }> {
     const target = new URL(api.deps.config.DATABASE_URL);
     const proxy = createServer((client) => {
       setTimeout(() => {
@@ -129,6 +128,14 @@ describe('GET /api/v1/events/stream', () => {
     const slowUrl = new URL(target);
     slowUrl.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
     const slow = await startTestApi({ RATE_LIMIT_ENABLED: 'false', DATABASE_URL: slowUrl.toString(), ...ownQueues('events') });
+    return { slow, close: async () => { await slow.close(); proxy.close(); } };
+  }
+
+  test('`connected` comes once the process listens: an event committed right after it is delivered', async () => {
+    // The handler writes `connected` before it subscribes, but Koa sends the stream only once the
+    // handler returns, after LISTEN: a client that waits for `connected` misses nothing. A proxy that
+    // takes 400 ms to open each Postgres connection makes LISTEN slow enough to see it otherwise.
+    const { slow, close } = await slowDatabaseApi();
     try {
       const own = await slow.newClient();
       const r = await new SseReader().open(`${slow.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}`);
@@ -139,9 +146,50 @@ describe('GET /api/v1/events/stream', () => {
       await r.waitFor((e) => e.id === stored.id, 5000);
       await r.close();
     } finally {
-      await slow.close();
-      proxy.close();
+      await close();
     }
+  });
+
+  test('a client that hangs up before its stream has started (while it subscribes or replays) leaves no subscription behind', async () => {
+    const { slow, close } = await slowDatabaseApi();
+    try {
+      const own = await slow.newClient();
+      const as = caller(slow, bearer(own));
+      const url = new URL(`${slow.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}`);
+      // Each gives up while the handler waits on the slow LISTEN connection or the replay's query.
+      await Promise.all(
+        [50, 150, 300, 600].map(
+          (ms) =>
+            new Promise<void>((resolve) => {
+              const req = request(url, { headers: { 'last-event-id': '0' } }, () => undefined);
+              req.on('error', () => resolve());
+              req.on('close', () => resolve());
+              setTimeout(() => req.destroy(), ms);
+              req.end();
+            }),
+        ),
+      );
+      let status: { active_subscriptions?: number } = {};
+      for (let i = 0; i < 30; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        status = await as.json(await as.get('/api/v1/events/status'));
+        if (status.active_subscriptions === 0) break;
+      }
+      expect(status).toMatchObject({ active_subscriptions: 0 });
+    } finally {
+      await close();
+    }
+  });
+
+  test('a Last-Event-ID header that is no event id is a 400, and subscribes nothing', async () => {
+    const own = await api.newClient();
+    const as = caller(api, bearer(own));
+    const before = (await as.json<{ active_subscriptions: number }>(await as.get('/api/v1/events/status'))).active_subscriptions;
+    for (const header of ['999999999999999999999999999999', '12345678901234567', 'abc', '-1', '1.5']) {
+      const res = await fetch(`${api.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}`, { headers: { 'last-event-id': header } });
+      expect([header, res.status, await res.json()]).toEqual([header, 400, { detail: 'invalid Last-Event-ID header: expected an event id (a non-negative integer)' }]);
+    }
+    expect((await as.json<{ active_subscriptions: number }>(await as.get('/api/v1/events/status'))).active_subscriptions).toBe(before);
   });
 
   test('an event committed after a later one (concurrent writers) is still delivered, once', async () => {
