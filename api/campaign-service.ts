@@ -15,8 +15,8 @@ import { CampaignIdKey, ClientIdKey } from '../workflows/search-attributes';
 import { QUEUE_UNAVAILABLE } from './job-service';
 import type { CampaignCreateBody } from './schemas/campaigns';
 import { TemporalCalls } from './temporal-calls';
+import { UUID } from '../lib/ids';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /**
  * Every workflow has a deadline: a campaign of 20,000 locations at concurrency 1 and a few minutes
  * per location would take weeks, but a campaign still running after 30 days is stuck, not busy.

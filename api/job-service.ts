@@ -17,9 +17,9 @@ import { runJob } from '../workflows';
 import { CampaignIdKey, ClientIdKey, JobIdKey, JobTypeKey } from '../workflows/search-attributes';
 import { QueueDepthEstimate } from './queue-depth';
 import { TemporalCalls } from './temporal-calls';
+import { UUID } from '../lib/ids';
 
 const DEDUPE_WINDOW_MS = 24 * 60 * 60 * 1000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const QUEUE_UNAVAILABLE = 'queue service unavailable';
 

@@ -8,8 +8,8 @@ import { pipelineEnabled, type StageStatus, type WorkflowBusinessEntry, type Wor
 import type { Config } from '../lib/config';
 import { badRequest, notFound } from '../lib/errors';
 import { sleep } from '../lib/sleep';
+import { UUID } from '../lib/ids';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** How often a waiting request looks at Postgres again (no connection is held in between). */
 const POLL_MS = 500;
 /** Past the pipeline's deadline: its in-flight stages stop and finishPipeline writes the end. */

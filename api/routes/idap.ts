@@ -35,6 +35,7 @@ import {
   statsResponse,
   typeParams,
 } from '../schemas/idap';
+import { UUID } from '../../lib/ids';
 
 const TOP_LEVEL = new Set(['tenant_id', 'created_at', 'modified_at', 'flags', 'data']);
 const RESOURCE_NOT_FOUND = 'resource_not_found';
@@ -122,6 +123,18 @@ async function views(db: Knex, clientId: string, rows: ResourceModel[], fields?:
 
 const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify([c.sort, c.order, c.key, c.id])).toString('base64url');
 
+/** A change_seq (a bigint) as the cursor writes it. */
+const isChangeSeq = (key: string) => /^\d{1,19}$/.test(key) && BigInt(key) <= 9223372036854775807n;
+
+/** A created_at as the cursor writes it (UTC, microseconds), and a real date (not 2024-02-30). */
+function isCursorTime(key: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.\d{6}Z$/.exec(key);
+  if (!m) return false;
+  const [y, mo, d, h, mi, sec] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  const t = new Date(Date.UTC(y, mo - 1, d, h, mi, sec));
+  return y >= 1 && t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d && t.getUTCHours() === h && t.getUTCMinutes() === mi && t.getUTCSeconds() === sec;
+}
+
 function decodeCursor(raw: string, sort: Cursor['sort'], order: Cursor['order']): Cursor {
   let parts: unknown;
   try {
@@ -131,7 +144,8 @@ function decodeCursor(raw: string, sort: Cursor['sort'], order: Cursor['order'])
   }
   const ok = Array.isArray(parts) && parts.length === 4 && parts.every((p) => typeof p === 'string');
   const [s, o, key, id] = (ok ? parts : []) as string[];
-  if (!ok || !/^[0-9a-f-]{36}$/.test(id as string) || (s === 'updated_at' && !/^\d+$/.test(key as string)) || (s === 'created_at' && Number.isNaN(Date.parse(key as string)))) {
+  // Each part as the page wrote it, so that the query's casts cannot fail on a cursor that was altered.
+  if (!ok || !UUID.test(id as string) || (s === 'updated_at' && !isChangeSeq(key as string)) || (s === 'created_at' && !isCursorTime(key as string))) {
     throw badRequest('invalid cursor: pass next_cursor from the previous page as it is');
   }
   if (s !== sort || o !== order) throw badRequest(`the cursor belongs to sort=${s}&order=${o}; pass the same sort and order as the page it came from`);

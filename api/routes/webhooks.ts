@@ -11,8 +11,8 @@ import {
   webhookListResponse,
   webhookResponse,
 } from '../schemas/webhooks';
+import { UUID } from '../../lib/ids';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 /** Never the secret: it is shown once, in the create response. */

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { JobType } from '../../jobs';
+import { UUID } from '../../lib/ids';
 
 /** A business as the lead indexer reads it. */
 export interface BusinessRow {
@@ -48,4 +49,3 @@ export class LeadSources {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -4,6 +4,7 @@ import { WHITESPACE_CLASS } from '../../jobs/fields';
 import { idapRef, naturalKeyOf, type Flag, type ResourceType, type Source } from '../../lib/idap';
 import { domainOf } from '../../lib/normalize';
 import { ResourceModel } from '../models/resource';
+import { UUID } from '../../lib/ids';
 
 /**
  * The IDAP resource store (spec §2.9, §4.5).
@@ -315,7 +316,6 @@ const COLUMNS = [
   raw(`to_char(idap_resources.created_at at time zone 'UTC', ${ISO_US}) as created_iso`),
   raw(`to_char(idap_resources.modified_at at time zone 'UTC', ${ISO_US}) as modified_iso`),
 ];
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function getResource(db: Knex, clientId: string, type: ResourceType, id: string): Promise<ResourceModel | undefined> {
   if (!UUID.test(id)) return undefined;

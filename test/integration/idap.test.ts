@@ -313,6 +313,18 @@ describe('list and sync', () => {
     const first = await page(who, '/api/v1/idap/businesses?limit=2&sort=name');
     expect((await who.get(`/api/v1/idap/businesses?limit=2&sort=created_at&cursor=${first.next_cursor}`)).status).toBe(400);
     expect((await who.get('/api/v1/idap/businesses?cursor=garbage')).status).toBe(400);
+    // Cursors altered by hand: each is a 400 before it reaches the query (whose casts would fail: a 500).
+    const cursor = (parts: string[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
+    const id = items[0]?.id as string;
+    for (const [query, parts] of [
+      ['', ['created_at', 'desc', '2026-11-27T08:00:00.000000Z', '-'.repeat(36)]],
+      ['', ['created_at', 'desc', '2024-02-30T00:00:00.000000Z', id]],
+      ['', ['created_at', 'desc', '1', id]],
+      ['&sort=updated_at', ['updated_at', 'desc', '9'.repeat(20), id]],
+    ] as const) {
+      const res = await who.get(`/api/v1/idap/businesses?limit=2${query}&cursor=${cursor([...parts])}`);
+      expect([parts, res.status, await res.json()]).toEqual([parts, 400, { detail: 'invalid cursor: pass next_cursor from the previous page as it is' }]);
+    }
     expect((await who.get('/api/v1/idap/businesses?limit=501')).status).toBe(422);
     expect((await who.get('/api/v1/idap/businesses?limit=0')).status).toBe(422);
     expect((await who.get('/api/v1/idap/businesses?since=yesterday')).status).toBe(422);
