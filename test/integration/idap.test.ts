@@ -315,7 +315,7 @@ describe('list and sync', () => {
     expect((await who.get('/api/v1/idap/businesses?cursor=garbage')).status).toBe(400);
     // Cursors altered by hand: each is a 400 before it reaches the query (whose casts would fail: a 500).
     const cursor = (parts: string[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
-    const id = items[0]?.id as string;
+    const id = items[0]?.resource_id as string;
     for (const [query, parts] of [
       ['', ['created_at', 'desc', '2026-11-27T08:00:00.000000Z', '-'.repeat(36)]],
       ['', ['created_at', 'desc', '2024-02-30T00:00:00.000000Z', id]],
