@@ -12,12 +12,18 @@ const DESCRIPTION =
   'success is true for completed, completed_with_errors and partial; has_results when they have businesses. With wait=true (default) ' +
   'the answer comes when the status is final, or with the current state once the pipeline\'s deadline has passed.';
 
-/** A hang-up of the client ends a waiting request. */
+/**
+ * A hang-up of the client ends a waiting request. Taken before the handler's first query: the
+ * response's 'close' fires once, so a hang-up before a later listener would go unseen (and one
+ * before the handler ran is seen from the socket).
+ */
 function disconnectSignal(ctx: AppContext): AbortSignal {
   const controller = new AbortController();
-  ctx.res.once('close', () => {
+  const gone = () => {
     if (!ctx.res.writableEnded) controller.abort();
-  });
+  };
+  if (ctx.req.socket.destroyed) gone();
+  else ctx.res.once('close', gone);
   return controller.signal;
 }
 
@@ -40,8 +46,9 @@ export function workflowResultRoutes(api: ApiRouter, service: WorkflowResultsSer
       404: { description: 'job not found (or another client\'s)' },
     },
     handler: async (ctx, { params, query }) => {
+      const signal = disconnectSignal(ctx);
       const job = await service.jobOf(clientIdOf(ctx), params.job_id);
-      ctx.body = await service.results(job, { wait: query.wait, signal: disconnectSignal(ctx) });
+      ctx.body = await service.results(job, { wait: query.wait, signal });
     },
   });
 
@@ -61,8 +68,9 @@ export function workflowResultRoutes(api: ApiRouter, service: WorkflowResultsSer
       404: { description: "'campaign not found' (or another client's), or 'job not found' (not a job of this campaign)" },
     },
     handler: async (ctx, { params, query }) => {
+      const signal = disconnectSignal(ctx);
       const job = await service.campaignJobOf(clientIdOf(ctx), params.campaign_id, params.job_id);
-      ctx.body = await service.results(job, { wait: query.wait, signal: disconnectSignal(ctx) });
+      ctx.body = await service.results(job, { wait: query.wait, signal });
     },
   });
 }
