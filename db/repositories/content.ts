@@ -143,6 +143,8 @@ function numberedSlug(base: string, n: number): string {
   return `${cutSlug(base, SLUG_MAX - suffix.length)}${suffix}`;
 }
 
+/** Inserts with a generated slug that are tried again when a concurrent one took the slug first. */
+const SLUG_ATTEMPTS = 5;
 /** Slugs freeSlug looks up at once. */
 const SLUG_BATCH = 20;
 
@@ -237,12 +239,22 @@ export class ContentRepository {
     return this.insertAuthor(this.db, clientId, input, input.slug === undefined);
   }
 
-  /** With `autoSlug`, a taken slug gets a -2, -3, ... suffix; otherwise it is a 409. */
+  /**
+   * With `autoSlug`, a taken slug gets a -2, -3, ... suffix (also when another request takes the free
+   * one first: the insert then does nothing and the next free one is tried); otherwise it is a 409.
+   */
   private async insertAuthor(db: Knex, clientId: string, input: AuthorInput & { full_name: string }, autoSlug: boolean): Promise<AuthorRow> {
     const base = input.slug ?? (slugOf(input.full_name) || 'author');
-    const slug = autoSlug ? await this.freeSlug(db, 'content_authors', clientId, base) : base;
-    return conflictAs409(`an author with slug '${slug}' already exists`, async () => {
-      const [row] = (await db('content_authors').insert({ ...input, id: randomUUID(), client_id: clientId, slug }).returning('*')) as AuthorRow[];
+    if (autoSlug) {
+      for (let attempt = 0; attempt < SLUG_ATTEMPTS; attempt += 1) {
+        const slug = await this.freeSlug(db, 'content_authors', clientId, base);
+        const [row] = (await db('content_authors').insert({ ...input, id: randomUUID(), client_id: clientId, slug }).onConflict(['client_id', 'slug']).ignore().returning('*')) as AuthorRow[];
+        if (row) return row;
+      }
+      throw new Error(`author ${JSON.stringify(input.full_name)}: no free slug after ${SLUG_ATTEMPTS} attempts`);
+    }
+    return conflictAs409(`an author with slug '${base}' already exists`, async () => {
+      const [row] = (await db('content_authors').insert({ ...input, id: randomUUID(), client_id: clientId, slug: base }).returning('*')) as AuthorRow[];
       if (!row) throw new Error('author insert returned nothing');
       return row;
     });
@@ -315,14 +327,25 @@ export class ContentRepository {
     return isUuid(id) && (await this.db('content_categories').where({ client_id: clientId, id }).delete()) > 0;
   }
 
-  /** A new tag: 409 when a tag of this name (any case) or of the given slug exists; a slug made from the name is a free one. */
+  /**
+   * A new tag: 409 when a tag of this name (any case) or of the given slug exists; a slug made from
+   * the name is a free one (the next one when another request takes it first).
+   */
   async createTag(clientId: string, name: string, slug?: string): Promise<TagRow> {
-    const s = slug ?? (await this.freeSlug(this.db, 'content_tags', clientId, slugOf(name) || 'tag'));
-    return conflictAs409(`a tag named '${name}' or with slug '${s}' already exists`, async () => {
-      const [row] = (await this.db('content_tags').insert({ id: randomUUID(), client_id: clientId, name, slug: s }).returning('*')) as TagRow[];
-      if (!row) throw new Error('tag insert returned nothing');
-      return row;
-    });
+    const insert = async (s: string) =>
+      conflictAs409(`a tag named '${name}' or with slug '${s}' already exists`, async () => {
+        const [row] = (await this.db('content_tags').insert({ id: randomUUID(), client_id: clientId, name, slug: s }).returning('*')) as TagRow[];
+        if (!row) throw new Error('tag insert returned nothing');
+        return row;
+      });
+    if (slug !== undefined) return insert(slug);
+    for (let attempt = 0; ; attempt += 1) {
+      const s = await this.freeSlug(this.db, 'content_tags', clientId, slugOf(name) || 'tag');
+      // A clash on the slug alone is a race for a free slug: try the next one. A clash on the name is the 409.
+      if (attempt === SLUG_ATTEMPTS - 1 || (await this.tagIdByName(this.db, clientId, name))) return insert(s);
+      const [row] = (await this.db('content_tags').insert({ id: randomUUID(), client_id: clientId, name, slug: s }).onConflict(['client_id', 'slug']).ignore().returning('*')) as TagRow[];
+      if (row) return row;
+    }
   }
 
   /** Every tag with the number of posts carrying it. */
@@ -527,14 +550,14 @@ export class ContentRepository {
    * the lock (createTag, updateTag): the insert then does nothing, and it is tried again.
    */
   private async createTagNamed(trx: Knex.Transaction, clientId: string, name: string): Promise<string> {
-    for (let attempt = 0; attempt < 5; attempt += 1) {
+    for (let attempt = 0; attempt < SLUG_ATTEMPTS; attempt += 1) {
       const existing = await this.tagIdByName(trx, clientId, name);
       if (existing) return existing;
       const slug = await this.freeSlug(trx, 'content_tags', clientId, slugOf(name) || 'tag');
       const [row] = (await trx('content_tags').insert({ id: randomUUID(), client_id: clientId, name, slug }).onConflict().ignore().returning('id')) as { id: string }[];
       if (row) return row.id;
     }
-    throw new Error(`tag ${JSON.stringify(name)}: no free slug after 5 attempts`);
+    throw new Error(`tag ${JSON.stringify(name)}: no free slug after ${SLUG_ATTEMPTS} attempts`);
   }
 
   private async withLinks(clientId: string, rows: PostRow[]): Promise<Omit<PostState, 'related'>[]> {

@@ -141,6 +141,19 @@ describe('content tags', () => {
     expect((await create({ name: 'C sharp', slug: 'c' })).status).toBe(409);
   });
 
+  test('authors and tags created at once whose slugs clash each get a free slug (-2, -3, ...), not a 409', async () => {
+    const c = await newClient();
+    const authors = await Promise.all(Array.from({ length: 6 }, () => c.post('/api/v1/dashboard/content/authors', { full_name: 'Jane Doe' })));
+    expect(authors.map((r) => r.status)).toEqual([201, 201, 201, 201, 201, 201]);
+    const authorSlugs = await Promise.all(authors.map(async (r) => (await c.json<{ slug: string }>(r)).slug));
+    expect(authorSlugs.sort()).toEqual(['jane-doe', 'jane-doe-2', 'jane-doe-3', 'jane-doe-4', 'jane-doe-5', 'jane-doe-6']);
+    // Names that differ but share the slug 'c' race for it; the same name twice is still a 409 (the name is the tag).
+    const names = ['C#', 'C++', 'C!', 'C?', 'C*', 'C#'];
+    const tags = await Promise.all(names.map((name) => c.post('/api/v1/dashboard/content/tags', { name })));
+    expect(tags.map((r) => r.status).sort()).toEqual([201, 201, 201, 201, 201, 409]);
+    expect((await tagsOf(c)).map((t) => t.slug).sort()).toEqual(['c', 'c-2', 'c-3', 'c-4', 'c-5']);
+  });
+
   test('posts written at once with the same new tag make one tag (and names sharing a slug make two)', async () => {
     const c = await newClient();
     // Each post one new tag: 'C#' and 'C++' race for the slug 'c'; the CJK name for 'tag'; the
