@@ -50,7 +50,7 @@ export async function sendMailMessage(input: SendMailInput): Promise<{ status: '
 export async function syncMailbox(input: { clientId: string; mailboxId: number }): Promise<SyncMailboxResult> {
   const syncing = proxyActivities<MailActivities>({
     startToCloseTimeout: '10m', // a large first sync; the position is saved per message, so the next run goes on
-    heartbeatTimeout: '1m', // a heartbeat per message
+    heartbeatTimeout: '1m', // heartbeats every half second: a worker gone silent is replaced after a minute
     retry: { initialInterval: '5s', maximumInterval: '1m', maximumAttempts: 3, nonRetryableErrorTypes: ['MailAuthFailed', 'MailBlocked', 'MailNotConfigured'] },
   });
   return syncing.syncMailboxInbox(input);

@@ -1,5 +1,6 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { INBOX } from '../../db/repositories/mail';
+import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { imapClient, resolveMailHost } from '../../lib/mail/connect';
 import { parseRawMessage } from '../../lib/mail/parse';
 import { AllowList } from '../../lib/outbound';
@@ -18,6 +19,12 @@ export interface SyncMailboxResult {
   noImap?: boolean;
 }
 
+/** What a sync's heartbeat reports: its step, and in the fetching step the UID at hand. */
+interface SyncProgress {
+  step: 'starting' | 'connecting' | 'listing' | 'fetching';
+  uid?: number;
+}
+
 export function createSyncActivities(deps: ActivityDeps) {
   const repo = mailRepository(deps);
   const allow = new AllowList(deps.config.OUTBOUND_ALLOW_HOSTS);
@@ -26,10 +33,22 @@ export function createSyncActivities(deps: ActivityDeps) {
    * Fetches the INBOX messages past the last UID stored (all of them after a UIDVALIDITY change)
    * and stores each by Message-ID (idempotent: one already there is counted as known). The UID
    * position is saved after every message, so a retry or the next run goes on from there.
-   * Heartbeats per message; a cancel closes the connection.
+   * Heartbeats every half second throughout (connect, the listing and one download can each take
+   * minutes); a cancel closes the connection.
    */
   async function syncMailboxInbox(input: { clientId: string; mailboxId: number }): Promise<SyncMailboxResult> {
     const ctx = Context.current();
+    const progress: SyncProgress = { step: 'starting' };
+    const beat = setInterval(() => ctx.heartbeat(progress), HEARTBEAT_INTERVAL.ms);
+    try {
+      ctx.heartbeat(progress);
+      return await syncInbox(input, ctx, progress);
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  async function syncInbox(input: { clientId: string; mailboxId: number }, ctx: Context, progress: SyncProgress): Promise<SyncMailboxResult> {
     const mailbox = await repo().mailboxById(input.mailboxId);
     if (!mailbox || mailbox.client_id !== input.clientId) return { stored: 0, known: 0, skipped: 0, noImap: true };
     const { imap } = repo().servers(mailbox);
@@ -49,6 +68,9 @@ export function createSyncActivities(deps: ActivityDeps) {
     const onCancel = () => client.close();
     ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
     try {
+      // A cancel that came during the DNS lookup fired no listener: stop before connecting.
+      ctx.cancellationSignal.throwIfAborted();
+      progress.step = 'connecting';
       await client.connect();
       const lock = await client.getMailboxLock(INBOX);
       try {
@@ -56,11 +78,13 @@ export function createSyncActivities(deps: ActivityDeps) {
         const uidValidity = opened ? String(opened.uidValidity) : null;
         let lastUid = uidValidity !== null && uidValidity === mailbox.imap_uidvalidity ? Number(mailbox.imap_last_uid) : 0;
         if (uidValidity !== mailbox.imap_uidvalidity) await repo().recordSync(mailbox.id, { uidvalidity: uidValidity ?? undefined, lastUid: 0, error: null });
+        progress.step = 'listing';
         // Sizes first, so that an oversized message is never downloaded; `n:*` also returns the last message when it is below n.
         const listed = (await client.fetchAll(`${lastUid + 1}:*`, { uid: true, size: true }, { uid: true })).filter((m) => m.uid > lastUid).sort((a, b) => a.uid - b.uid);
+        progress.step = 'fetching';
         for (const item of listed) {
           ctx.cancellationSignal.throwIfAborted();
-          ctx.heartbeat({ uid: item.uid });
+          progress.uid = item.uid;
           if ((item.size ?? 0) > deps.config.MAIL_MAX_MESSAGE_BYTES) {
             result.skipped += 1;
           } else {

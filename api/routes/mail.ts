@@ -315,7 +315,8 @@ export function mailRoutes(api: ApiRouter, deps: MailRouteDeps): void {
     summary: 'Import one raw RFC 5322 message into the mailbox',
     description:
       'Body: the message itself, `Content-Type: message/rfc822` (at most MAIL_MAX_MESSAGE_BYTES). 201 with the stored message; ' +
-      'a Message-ID the mailbox already has answers 200 with the stored copy and stores nothing. The message goes to INBOX as inbound and joins its thread.',
+      'a Message-ID the mailbox already has answers 200 with the stored copy and stores nothing. The message goes to INBOX as inbound and joins its thread. ' +
+      'A NUL character it decodes to (an encoded-word or quoted-printable `=00`) is stored as U+FFFD.',
     params: mailboxIdParams,
     // The raw body reader runs after authentication, so an unauthenticated upload is never read.
     before: [readRawMessage(deps.maxMessageBytes)],
@@ -328,6 +329,7 @@ export function mailRoutes(api: ApiRouter, deps: MailRouteDeps): void {
       404: { description: 'No such mailbox for this client' },
       413: { description: 'Larger than MAIL_MAX_MESSAGE_BYTES' },
       415: { description: 'Not message/rfc822' },
+      422: { description: 'Not a message mailparser can read' },
     },
     handler: async (ctx, { params, body }) => {
       const clientId = clientIdOf(ctx);

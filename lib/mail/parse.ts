@@ -17,12 +17,17 @@ export interface ParsedMessage {
 
 export class UnparseableMessageError extends Error {}
 
+// Postgres text (and jsonb) refuses U+0000, which an encoded-word or a quoted-printable `=00` decodes
+// to; a mail client shows such a character as U+FFFD, and the message is kept instead of failing its insert.
+const noNul = (text: string): string => text.replaceAll('\u0000', '\uFFFD');
+
 const addresses = (field: AddressObject | AddressObject[] | undefined): string[] =>
   (Array.isArray(field) ? field : field ? [field] : [])
     .flatMap((o) => o.value)
     .flatMap((a) => (a.group ? a.group : [a]))
     .map((a) => a.address?.toLowerCase())
-    .filter((a): a is string => Boolean(a));
+    .filter((a): a is string => Boolean(a))
+    .map(noNul);
 
 /**
  * Parses a raw message (mailparser). A message without a Message-ID gets a synthetic one derived
@@ -36,16 +41,16 @@ export async function parseRawMessage(raw: Buffer, receivedAt = new Date()): Pro
   const inReplyTo = messageIdsIn(mail.inReplyTo)[0] ?? null;
   const cc = addresses(mail.cc);
   return {
-    message_id: mail.messageId ? normalizeMessageId(mail.messageId) : syntheticMessageId(raw),
-    in_reply_to: inReplyTo,
-    references: messageIdsIn(mail.references),
+    message_id: noNul(mail.messageId ? normalizeMessageId(mail.messageId) : syntheticMessageId(raw)),
+    in_reply_to: inReplyTo === null ? null : noNul(inReplyTo),
+    references: messageIdsIn(mail.references).map(noNul),
     from_address: from ?? '',
     to_addresses: addresses(mail.to),
     cc_addresses: cc.length > 0 ? cc : null,
-    subject: mail.subject ?? '',
+    subject: noNul(mail.subject ?? ''),
     // The line break that ends every body is transport, not text.
-    body_text: (mail.text ?? '').trimEnd(),
-    body_html: typeof mail.html === 'string' ? mail.html : null,
+    body_text: noNul((mail.text ?? '').trimEnd()),
+    body_html: typeof mail.html === 'string' ? noNul(mail.html) : null,
     date: mail.date && !Number.isNaN(mail.date.getTime()) ? mail.date : receivedAt,
   };
 }

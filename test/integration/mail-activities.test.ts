@@ -18,7 +18,8 @@ import { testConfig } from '../support/api';
 import { devDovecot, startSmtpRelay, type SmtpRelay } from '../support/mail-servers';
 
 // The mail activities in MockActivityEnvironment against the real Postgres: a cancel stops them
-// within 3 s even when the server never answers, and a repeat of a delivery sends nothing again.
+// within 3 s even when the server never answers, a sync heartbeats while it waits, and a repeat
+// of a delivery sends nothing again.
 const config = testConfig({ OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8', MAIL_TIMEOUT_MS: '60000' });
 let db: Db;
 let deps: ActivityDeps;
@@ -26,6 +27,8 @@ let repo: MailRepository;
 let relay: SmtpRelay;
 let silent: Server;
 let silentPort: number;
+let slowList: Server;
+let slowListPort: number;
 const sockets = new Set<Socket>();
 let clientId: string;
 
@@ -42,11 +45,32 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
   silentPort = (silent.address() as AddressInfo).port;
+  // Answers login and SELECT, then never answers the UID/size listing: a server slow to list a large mailbox.
+  slowList = createServer((s) => {
+    sockets.add(s);
+    s.on('error', () => undefined);
+    s.on('close', () => sockets.delete(s));
+    s.write('* OK [CAPABILITY IMAP4rev1 AUTH=PLAIN] ready\r\n');
+    let pending = '';
+    s.on('data', (d: Buffer) => {
+      pending += d.toString();
+      for (let end = pending.indexOf('\r\n'); end >= 0; end = pending.indexOf('\r\n')) {
+        const line = pending.slice(0, end);
+        pending = pending.slice(end + 2);
+        const [tag, command = ''] = line.split(' ');
+        if (/^(SELECT|EXAMINE)$/i.test(command)) s.write(`* 3 EXISTS\r\n* OK [UIDVALIDITY 7] ok\r\n* OK [UIDNEXT 4] ok\r\n${tag} OK [READ-WRITE] selected\r\n`);
+        else if (!/^\S+ UID FETCH /i.test(line)) s.write(`${tag} OK done\r\n`);
+      }
+    });
+  });
+  await new Promise<void>((r) => slowList.listen(0, '127.0.0.1', r));
+  slowListPort = (slowList.address() as AddressInfo).port;
   clientId = (await new ClientRepository(db).create('mail activities')).client_id;
 });
 afterAll(async () => {
   for (const s of sockets) s.destroy();
   await new Promise((r) => silent.close(r));
+  await new Promise((r) => slowList.close(r));
   await relay.close();
   await Promise.allSettled([db.destroy(), deps.search.close(), deps.http.close()]);
 });
@@ -86,16 +110,54 @@ test('a cancel stops a delivery stuck on a silent SMTP server within 3 s', async
   expect((await repo.messageById(m.id))?.send_status).toBe('queued');
 });
 
-test('a cancel stops a sync stuck on a silent IMAP server within 3 s', async () => {
+test('a sync stuck on a silent IMAP server heartbeats all the while, and a cancel closes its connection within 3 s', async () => {
   const box = await repo.createMailbox(clientId, { address: 'hang-imap@mail.test', smtp: server(relay.port), imap: server(silentPort) });
   const { syncMailboxInbox } = createSyncActivities(deps);
   const env = new MockActivityEnvironment();
+  const beats: unknown[] = [];
+  env.on('heartbeat', (d: unknown) => beats.push(d));
+  const earlier = new Set(sockets);
   const running = env.run(syncMailboxInbox, { clientId, mailboxId: box.id });
-  await new Promise((r) => setTimeout(r, 1000));
+  await new Promise((r) => setTimeout(r, 2000));
+  // Still connecting: a step that can outlast the workflow's heartbeat timeout must beat on its own.
+  expect(beats.length).toBeGreaterThanOrEqual(3);
+  const session = [...sockets].filter((s) => !earlier.has(s));
+  expect(session).toHaveLength(1);
   const cancelledAt = Date.now();
   env.cancel();
   expect(await failure(running)).toBeInstanceOf(CancelledFailure);
   expect(Date.now() - cancelledAt).toBeLessThan(3000);
+  await new Promise((r) => setTimeout(r, 200));
+  expect(sockets.has(session[0] as Socket)).toBe(false);
+  // No heartbeat after the end.
+  const count = beats.length;
+  await new Promise((r) => setTimeout(r, 1000));
+  expect(beats.length).toBe(count);
+});
+
+test('a sync heartbeats through a listing that never ends, and a cancel closes its connection within 3 s', async () => {
+  const box = await repo.createMailbox(clientId, { address: 'slow-list@mail.test', smtp: server(relay.port), imap: server(slowListPort) });
+  const { syncMailboxInbox } = createSyncActivities(deps);
+  const env = new MockActivityEnvironment();
+  const beats: { step: string }[] = [];
+  env.on('heartbeat', (d: { step: string }) => beats.push(d));
+  const earlier = new Set(sockets);
+  const running = env.run(syncMailboxInbox, { clientId, mailboxId: box.id });
+  const listingBy = Date.now() + 10000;
+  while (!beats.some((b) => b.step === 'listing') && Date.now() < listingBy) await new Promise((r) => setTimeout(r, 50));
+  const listingFrom = beats.length;
+  await new Promise((r) => setTimeout(r, 1500));
+  expect(beats.slice(listingFrom).filter((b) => b.step === 'listing').length).toBeGreaterThanOrEqual(2);
+  const session = [...sockets].filter((s) => !earlier.has(s));
+  expect(session).toHaveLength(1);
+  const cancelledAt = Date.now();
+  env.cancel();
+  expect(await failure(running)).toBeInstanceOf(CancelledFailure);
+  expect(Date.now() - cancelledAt).toBeLessThan(3000);
+  await new Promise((r) => setTimeout(r, 200));
+  expect(sockets.has(session[0] as Socket)).toBe(false);
+  // The mailbox is where it was: nothing listed, nothing skipped.
+  expect(Number((await repo.mailboxById(box.id))?.imap_last_uid)).toBe(0);
 });
 
 test('a recipient who unsubscribed after the send was accepted gets no copy; the others do', async () => {

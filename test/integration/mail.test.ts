@@ -236,6 +236,31 @@ describe('sending and receiving', () => {
     expect(list.messages.every((m) => m.direction === 'inbound' && m.folder === 'INBOX')).toBe(true);
   });
 
+  test('a synced message that decodes to a NUL character is stored with U+FFFD, not skipped', async () => {
+    const box = await createMailbox(c, newAddress('imap-nul'));
+    const nul = `<imap-nul-${run}@example.com>`;
+    const after = `<imap-after-nul-${run}@example.com>`;
+    const withNul = rfc822({ messageId: nul, subject: '=?UTF-8?Q?hello=00world?=', to: box.address, body: 'body=00text' }).replace(
+      'Content-Type: text/plain; charset=utf-8',
+      'Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable',
+    );
+    const lmtp = nodemailer.createTransport({ lmtp: true, host: '127.0.0.1', port: dovecot.lmtpPort });
+    // A plain message after it: once that one is stored, the sync has been past the first.
+    for (const raw of [withNul, rfc822({ messageId: after, subject: 'After', to: box.address })]) {
+      await lmtp.sendMail({ envelope: { from: 'outside@example.com', to: [box.address] }, raw });
+    }
+    lmtp.close();
+
+    await c.post(`/api/v1/mail/mailboxes/${box.id}/sync`, {});
+    const list = await waitFor('the message after it', async () => {
+      const l = await c.json<{ messages: Message[] }>(await c.get(`/api/v1/mail/messages?mailbox_id=${box.id}`));
+      return l.messages.some((m) => m.message_id === after) ? l : undefined;
+    });
+    const stored = list.messages.find((m) => m.message_id === nul);
+    expect(stored).toMatchObject({ subject: 'hello\uFFFDworld' });
+    expect((await getMessage(c, Number(stored?.id))).body_text).toBe('body\uFFFDtext');
+  });
+
   test('a recipient the server refuses once is retried; every recipient gets exactly one copy', async () => {
     const from = await createMailbox(c, newAddress('retry'));
     const first = newAddress('first');
@@ -285,6 +310,20 @@ describe('raw import and threads', () => {
     expect((await c.post(`/api/v1/mail/mailboxes/${box.id}/import`, raw, 'text/plain')).status).toBe(415);
     expect((await importRaw(c, box.id, 'just some words without headers')).status).toBe(422);
     expect((await importRaw(await newCaller(), box.id, raw)).status).toBe(404);
+  });
+
+  test('a message that decodes to NUL characters is stored with U+FFFD in their place', async () => {
+    const box = await createMailbox(c);
+    // Postgres text refuses U+0000; an encoded-word and a quoted-printable body both decode to one.
+    const raw = rfc822({ messageId: `<nul-${run}@example.com>`, subject: '=?UTF-8?Q?hello=00world?=', body: 'body=00text' }).replace(
+      'Content-Type: text/plain; charset=utf-8',
+      'Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable',
+    );
+    const res = await importRaw(c, box.id, raw);
+    expect(res.status).toBe(201);
+    const stored = (await c.json<{ message: Message }>(res)).message;
+    expect(stored).toMatchObject({ subject: 'hello\uFFFDworld', body_text: 'body\uFFFDtext' });
+    expect(await getMessage(c, stored.id)).toMatchObject({ subject: 'hello\uFFFDworld', body_text: 'body\uFFFDtext' });
   });
 
   test('a reply chain (imported, and a reply sent through the API) is one thread in chronological order', async () => {
