@@ -324,8 +324,8 @@ class SiteCrawl {
     const { errors } = this;
     const final = normalizeUrl(page.finalUrl) ?? page.finalUrl;
     if (urlKey(final) !== urlKey(url)) {
-      // The browser source follows redirects itself: where it ended up is checked afterwards.
-      const refusal = isSameSite(final, this.siteKeys) ? await this.robotsRefusal(final).catch((err: unknown) => describe(err)) : 'it leads off the site';
+      // The browser source follows redirects (and scripts' navigations) itself: where it ended up is checked afterwards.
+      const refusal = isSameSite(final, this.siteKeys) ? (this.pathRefusal(final) ?? (await this.robotsRefusal(final).catch((err: unknown) => describe(err)))) : 'it leads off the site';
       if (refusal) {
         errors.push({ url, error: `redirect to ${final} not used: ${refusal}` });
         return;
@@ -405,6 +405,19 @@ class SiteCrawl {
     return rules;
   }
 
+  /**
+   * Why the payload's include_paths / exclude_paths leave a URL out, or undefined. Links are
+   * filtered before they enter the frontier; this is for where redirects lead.
+   */
+  private pathRefusal(url: string): string | undefined {
+    const { includePaths, excludePaths } = this.request;
+    if (this.wanted(url)) return undefined;
+    const glob = excludePaths.find((g) => pathFilter([g], [])(url));
+    if (glob !== undefined) return `its path matches exclude_paths "${glob}"`;
+    // A path that cannot be decoded matches no glob: only include_paths can leave it out.
+    return includePaths.length ? 'its path matches none of include_paths' : undefined;
+  }
+
   /** Why a URL may not be fetched under robots.txt, or undefined. */
   private async robotsRefusal(url: string): Promise<string | undefined> {
     if (!this.request.respectRobots) return undefined;
@@ -431,16 +444,17 @@ class SiteCrawl {
   }
 
   /**
-   * Redirects stay on the site and within robots.txt (the start page may move to another host: it
-   * becomes the site), and do not fetch a page that is crawled already.
+   * Redirects stay on the site, within the path filters and within robots.txt, and do not fetch a
+   * page that is crawled already. The start page may move to another host (it becomes the site)
+   * and to any path (it is crawled whatever the filters say).
    */
-  private redirectCheck(allowOffSite: boolean): RedirectCheck {
+  private redirectCheck(isStart: boolean): RedirectCheck {
     return async (url) => {
       const normalized = normalizeUrl(url);
       if (!normalized) return undefined; // the client refuses other schemes with its own message
-      if (!allowOffSite && !isSameSite(normalized, this.siteKeys)) return 'it leads off the site';
+      if (!isStart && !isSameSite(normalized, this.siteKeys)) return 'it leads off the site';
       if (this.frontier.taken(normalized)) return ALREADY_CRAWLED;
-      return this.robotsRefusal(normalized);
+      return (isStart ? undefined : this.pathRefusal(normalized)) ?? this.robotsRefusal(normalized);
     };
   }
 }

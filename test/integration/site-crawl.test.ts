@@ -193,6 +193,44 @@ describe('crawlSite options', () => {
     expect(data).not.toHaveProperty('compendium');
   });
 
+  test('a redirect into a path that exclude_paths or include_paths leaves out is not followed, and is listed in errors', async () => {
+    const base = site.baseUrl;
+    // /old-crew (in the sitemap) redirects to /crew-2019, which redirects to /team.
+    const teamRequests = site.count('/team');
+    const r = await results(await submit({ url: `${base}/`, max_pages: 20, exclude_paths: ['/team'] }));
+    const data = r.data as Record<string, unknown>;
+    expect((data.pages as { final_url: string }[]).map((p) => p.final_url)).not.toContain(`${base}/team`);
+    expect(data.team_members).toEqual([]);
+    expect(data.emails).not.toContain('ada@acme-widgets.co.uk');
+    expect(data.emails).not.toContain('grace@acme-widgets.co.uk');
+    expect(data.errors).toContainEqual({ url: `${base}/old-crew`, error: `redirect from ${base}/crew-2019 to ${base}/team not followed: its path matches exclude_paths "/team"` });
+    expect(site.count('/team')).toBe(teamRequests);
+
+    const included = await results(await submit({ url: `${base}/`, max_pages: 20, include_paths: ['/old-crew', '/crew-2019'] }));
+    const inc = included.data as Record<string, unknown>;
+    expect((inc.pages as { url: string }[]).map((p) => p.url)).toEqual([`${base}/`]);
+    expect(inc.team_members).toEqual([]);
+    expect(inc.errors).toContainEqual({ url: `${base}/old-crew`, error: `redirect from ${base}/crew-2019 to ${base}/team not followed: its path matches none of include_paths` });
+    expect(site.count('/team')).toBe(teamRequests);
+  });
+
+  test('render_js: a page that Chromium ends up on is checked against exclude_paths and include_paths', async () => {
+    const base = site.baseUrl;
+    // /history links /crew-js, whose script moves the browser on to /team.
+    const excluded = await results(await submit({ url: `${base}/history`, max_pages: 5, render_js: true, include_paths: ['/crew-js'], exclude_paths: ['/team'] }));
+    const data = excluded.data as Record<string, unknown>;
+    expect((data.pages as { url: string }[]).map((p) => p.url)).toEqual([`${base}/history`]);
+    expect(data.team_members).toEqual([]);
+    expect(data.emails).toEqual([]);
+    expect(data.errors).toEqual([{ url: `${base}/crew-js`, error: `redirect to ${base}/team not used: its path matches exclude_paths "/team"` }]);
+
+    const included = await results(await submit({ url: `${base}/history`, max_pages: 5, render_js: true, include_paths: ['/crew-js'] }));
+    const inc = included.data as Record<string, unknown>;
+    expect((inc.pages as { url: string }[]).map((p) => p.url)).toEqual([`${base}/history`]);
+    expect(inc.team_members).toEqual([]);
+    expect(inc.errors).toEqual([{ url: `${base}/crew-js`, error: `redirect to ${base}/team not used: its path matches none of include_paths` }]);
+  });
+
   test('render_js: a page built by script is crawled in Chromium, whose own requests go through the SSRF guard', async () => {
     // A second listener on IPv6 loopback, which OUTBOUND_ALLOW_HOSTS=127.0.0.1 does not allow.
     let probes = 0;

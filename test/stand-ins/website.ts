@@ -6,8 +6,9 @@ import { listenLocal } from './listen';
  * robots.txt (with a disallowed /private/), sitemap.xml, a 301/302 redirect chain, a redirect to
  * a cloud-metadata address, contact details written plainly, obfuscated and behind Cloudflare's
  * email protection, phones in British, German and US formats, JSON-LD Organization and Person, a
- * team page, a Latin-1 imprint, a page whose content only scripts build, and (mode `slow`) an
- * endless site whose pages each take 300 ms. Every request is counted per path, with its time.
+ * team page, a Latin-1 imprint, a page whose content only scripts build, one whose script
+ * navigates to another page, and (mode `slow`) an endless site whose pages each take 300 ms.
+ * Every request is counted per path, with its time.
  */
 export interface Website {
   baseUrl: string;
@@ -137,6 +138,11 @@ fetch('/api/careers.json').then((r) => r.json()).then((d) => {
 var probe = document.createElement('p'); probe.id = 'probe'; document.body.appendChild(probe);
 fetch(new URLSearchParams(location.search).get('probe') || 'http://10.0.0.1/').then(() => { probe.textContent = 'probe reached'; }, () => { probe.textContent = 'probe refused'; });
 </script></body></html>`,
+    }),
+    // A page whose script moves the browser on to /team (render_js), and a page linking to it; nothing else links to either.
+    '/history': () => ({ body: `<!doctype html><html lang="en-GB"><head><title>History | Acme Widgets</title></head><body><p>Meet <a href="/crew-js">the crew of 2019</a>.</p></body></html>` }),
+    '/crew-js': () => ({
+      body: `<!doctype html><html lang="en-GB"><head><title>Crew 2019 | Acme Widgets</title><script>location.replace('/team');</script></head><body><p>Moved to <a href="/team">our team</a>.</p></body></html>`,
     }),
     '/api/careers.json': () => ({ type: 'application/json', body: JSON.stringify({ email: 'jobs@acme-widgets.co.uk', phone: '0161 496 0999' }) }),
     '/img/logo.png': () => ({ type: 'image/png', body: Buffer.alloc(8) }),
