@@ -4,7 +4,7 @@ import rangeParser from 'range-parser';
 import type { MediaRepository } from '../../db/repositories/media';
 import { AppError, notFound } from '../../lib/errors';
 import { MEDIA_PROXY_PATH } from '../../lib/idap';
-import { AllowList } from '../../lib/outbound';
+import { AllowList, DEFAULT_USER_AGENT, OutboundClient, OutboundError } from '../../lib/outbound';
 import { PeerTubeError, videoStateOf, type PeerTubeClient, type PeerTubeVideo } from '../../lib/peertube';
 import type { Storage } from '../../lib/storage';
 import { clientIdOf, type AppContext } from '../context';
@@ -21,11 +21,17 @@ export interface MediaRouteDeps {
   maxUploadBytes: number;
   /** The PeerTube client, or the names of the missing PEERTUBE_* settings. */
   peertube: PeerTubeClient | { missing: string[] };
-  /** OUTBOUND_ALLOW_HOSTS: import URLs naming private addresses are refused unless listed. */
+  /** OUTBOUND_ALLOW_HOSTS: import URLs (and their redirects) naming private addresses are refused unless listed. */
   allowHosts: string[];
 }
 
 const RESOURCE_NOT_FOUND = 'resource_not_found';
+
+/** The redirect check of an import URL, all hops together: the URL has to answer a HEAD by then. */
+const URL_CHECK_TIMEOUT_MS = 5000;
+/** Redirects followed when checking an import URL, as the outbound client's default. */
+const URL_CHECK_MAX_REDIRECTS = 10;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /** Stored files never change under their id: cached for a year, privately (the proxy needs a credential). */
 const CACHE_CONTROL = 'private, max-age=31536000, immutable';
@@ -164,6 +170,7 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
     summary: 'Import a video by URL into the PeerTube channel',
     description:
       'PeerTube fetches the URL itself (a video page it can import from, or a media file) into PEERTUBE_CHANNEL_ID; the answer comes once PeerTube has accepted the import, with state importing. ' +
+      "First the URL's redirects are followed here (HEAD, each hop through the SSRF guard) and PeerTube is given the last URL: a host that does not resolve, or any hop naming a private, loopback or link-local address (unless OUTBOUND_ALLOW_HOSTS lists it), is refused. " +
       'Follow it with GET /api/v1/media/videos/{video_id}. PeerTube not configured -> 503 naming the missing settings.',
     tags: ['media'],
     security: 'client',
@@ -171,14 +178,14 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
     body: videoImportBody,
     responses: {
       201: { description: 'Import started (spec §2.14)', schema: videoResponse },
-      400: { description: 'PeerTube refused the import (its reason in detail), or the URL names a private address' },
+      400: { description: 'PeerTube refused the import (its reason in detail); or the URL, or a redirect from it, names a private address or a host that does not resolve, or could not be checked (no answer within 5 s, refused, TLS error)' },
       503: { description: 'PeerTube not configured, unreachable, too slow (PEERTUBE_TIMEOUT_MS), rate limiting (Retry-After) or refusing the configured account' },
     },
     handler: async (ctx, { body }) => {
       const client = peertube();
-      await checkTargetUrl(body.url, allow);
+      const targetUrl = await finalTargetUrl(body.url, allow, deps.allowHosts);
       const signal = client.deadline();
-      const started = await call(() => client.importVideo({ targetUrl: body.url, name: body.title, description: body.description, privacy: body.privacy }, signal));
+      const started = await call(() => client.importVideo({ targetUrl, name: body.title, description: body.description, privacy: body.privacy }, signal));
       // The import answer has no channel or description: the video itself says them.
       const video = await call(() => client.getVideo(started.video.id, signal)).catch((err: unknown) => {
         if (err instanceof AppError && err.status === 404) return undefined;
@@ -190,7 +197,7 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
         import_id: started.id,
         uuid: started.video.uuid,
         short_uuid: started.video.shortUUID ?? null,
-        target_url: body.url,
+        target_url: targetUrl,
         title: video?.name ?? started.video.name ?? body.title ?? null,
         description: video?.description ?? body.description ?? null,
         privacy: video?.privacy.id ?? body.privacy,
@@ -280,22 +287,77 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * PeerTube fetches the URL from its own network: a private, loopback or link-local target is
- * refused here unless OUTBOUND_ALLOW_HOSTS lists it. A name is resolved and refused when any of its
- * addresses is (PeerTube could pick that one); one that does not resolve here is left to PeerTube,
- * whose own SSRF protection must refuse private ranges (and a name that changes its answer later).
+ * The URL PeerTube is given: the client's, or where its redirects end. PeerTube fetches from its
+ * own network, so every hop is judged here as the SSRF guard judges an outbound fetch: its host has
+ * to resolve, and to no private, loopback or link-local address unless OUTBOUND_ALLOW_HOSTS lists it.
+ * The hops are followed with HEAD through the guarded client (nothing is downloaded). What PeerTube
+ * does later is its own side: a name that answers its lookup differently (DNS rebinding), or a
+ * server that redirects PeerTube elsewhere than here, must be refused by PeerTube's own settings.
  */
-async function checkTargetUrl(raw: string, allow: AllowList): Promise<void> {
+async function finalTargetUrl(raw: string, allow: AllowList, allowHosts: string[]): Promise<string> {
+  // One client per check, closed below: imports are rare, and no connection outlives the request.
+  const http = new OutboundClient({ allowHosts, userAgent: DEFAULT_USER_AGENT });
+  const end = Date.now() + URL_CHECK_TIMEOUT_MS;
+  let current = new URL(raw);
+  let from: URL | undefined;
+  try {
+    for (let hop = 0; ; hop++) {
+      await checkTargetUrl(current, allow, from);
+      const res = await http.fetch(current.href, { method: 'HEAD', redirect: 'manual', timeoutMs: Math.max(1, end - Date.now()) });
+      const location = REDIRECT_STATUSES.has(res.status) ? res.headers.location : undefined;
+      if (location === undefined) return current.href;
+      if (hop >= URL_CHECK_MAX_REDIRECTS) throw refused(`url redirects more than ${URL_CHECK_MAX_REDIRECTS} times (${raw})`);
+      from = current;
+      current = redirectTarget(location, current);
+    }
+  } catch (err) {
+    if (err instanceof OutboundError && err.kind === 'timeout') throw refused(`url could not be checked before the import: ${current.href} did not answer within ${URL_CHECK_TIMEOUT_MS} ms`);
+    if (err instanceof OutboundError) throw refused(`url could not be checked before the import: ${err.message}`);
+    throw err;
+  } finally {
+    await http.close();
+  }
+}
+
+function refused(detail: string): AppError {
+  return new AppError(400, detail, 'Video import refused');
+}
+
+/** A Location header as the next hop; PeerTube follows only http(s) too. */
+function redirectTarget(location: string, from: URL): URL {
+  let next: URL;
+  try {
+    next = new URL(location, from);
+  } catch {
+    throw refused(`url redirects (from ${from.href}) to an invalid location "${location}"`);
+  }
+  if (next.protocol !== 'http:' && next.protocol !== 'https:') throw refused(`url redirects (from ${from.href}) to ${next.href}, which is not http or https; only http and https URLs can be imported`);
+  return next;
+}
+
+/**
+ * One hop's host: refused when it does not resolve here (it may on PeerTube's network: an internal
+ * service name), or when any of its addresses is private (PeerTube could pick that one).
+ */
+async function checkTargetUrl(url: URL, allow: AllowList, from?: URL): Promise<void> {
   // "localhost." is localhost: a trailing dot names the same host.
-  const host = new URL(raw).hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase().replace(/\.+$/, '');
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase().replace(/\.+$/, '');
+  const which = from ? `url redirects (from ${from.href}) to ${url.href}, which` : 'url';
   const refuse = (address: string, reason: string): never => {
-    throw new AppError(400, `url points to a non-public address (${address === host ? host : `${host} resolves to ${address}`}: ${reason}); only public addresses can be imported`, 'Video import refused');
+    throw refused(`${which} points to a non-public address (${address === host ? host : `${host} resolves to ${address}`}: ${reason}); only public addresses can be imported`);
   };
   if (host === 'localhost' || host.endsWith('.localhost')) {
     if (!allow.allows(host, host)) refuse(host, 'loopback name');
     return;
   }
-  const addresses = isIP(host) ? [host] : await lookup(host, { all: true }).then((found) => found.map((a) => a.address), () => []);
+  let addresses: string[];
+  try {
+    addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    const whose = from ? `url redirects (from ${from.href}) to ${url.href}, whose host` : 'url host';
+    throw refused(`${whose} ${host} does not resolve${typeof code === 'string' ? ` (${code})` : ''}; only a host that resolves to a public address can be imported`);
+  }
   for (const address of addresses) {
     const refusal = allow.refusal(host, address);
     if (refusal) refuse(address, refusal);

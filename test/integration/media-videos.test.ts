@@ -1,35 +1,63 @@
 import { lookup } from 'node:dns/promises';
+import { createServer } from 'node:http';
 import { hostname } from 'node:os';
 import { isBlockedAddress } from '../../lib/outbound';
 import { bearer, startTestApi, type TestApi } from '../support/api';
 import { caller, type Caller } from '../support/jobs';
+import { listenLocal } from '../stand-ins/listen';
 import { startPeerTube, type PeerTubeStandIn } from '../stand-ins/peertube';
 
 // Video import (spec §4.8, §2.14) through the real API and Postgres, against a stand-in PeerTube
 // instance speaking PeerTube's REST API (OAuth client, password and refresh grants, imports,
-// video state, problem+json errors, 429).
+// video state, problem+json errors, 429). The videos come from a small site on 127.0.0.1, which
+// OUTBOUND_ALLOW_HOSTS allows as a public host would be; its redirects lead to another of its pages
+// or to addresses the SSRF guard refuses.
 
 let pt: PeerTubeStandIn;
+let media: { baseUrl: string; close(): Promise<void> };
 let api: TestApi;
 let c: Caller;
 
 const peertubeEnv = (p: PeerTubeStandIn, password = p.password) => ({
   RATE_LIMIT_ENABLED: 'false',
+  OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
   PEERTUBE_BASE_URL: p.baseUrl,
   PEERTUBE_USERNAME: p.username,
   PEERTUBE_PASSWORD: password,
   PEERTUBE_CHANNEL_ID: String(p.channelId),
 });
 
+/** Redirects of the media site, by path; every other path is a video (200, video/mp4). */
+const REDIRECTS: Record<string, (base: string) => { status: number; location: string }> = {
+  '/old/talk.mp4': (base) => ({ status: 302, location: `${base}/short/talk` }),
+  '/short/talk': () => ({ status: 301, location: '/talks/talk.mp4' }),
+  '/to-metadata': () => ({ status: 302, location: 'http://169.254.169.254/latest/meta-data/iam/security-credentials/' }),
+  '/to-private': () => ({ status: 307, location: 'http://10.0.0.5/internal.mp4' }),
+  '/to-localhost': (base) => ({ status: 301, location: `http://localhost:${new URL(base).port}/x.mp4` }),
+  '/to-internal-name': () => ({ status: 302, location: 'http://minio.internal.invalid:9000/bucket/x.mp4' }),
+};
+
+async function startMediaSite() {
+  const server = createServer((req, res) => {
+    const redirect = REDIRECTS[new URL(req.url ?? '/', 'http://site').pathname]?.(site.baseUrl);
+    if (redirect) res.writeHead(redirect.status, { location: redirect.location }).end();
+    else res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': '4' }).end(req.method === 'HEAD' ? undefined : 'mp4!');
+  });
+  const site = await listenLocal(server);
+  return site;
+}
+
 beforeAll(async () => {
   pt = await startPeerTube();
-  pt.sources.set('https://media.example.com/talks/keynote', 'Keynote: the year in review');
+  media = await startMediaSite();
+  pt.sources.set(`${media.baseUrl}/talks/keynote`, 'Keynote: the year in review');
   api = await startTestApi(peertubeEnv(pt));
   c = caller(api, bearer(await api.newClient()));
 });
 afterAll(async () => {
   await api?.close();
   await pt?.close();
+  await media?.close();
 });
 afterEach(() => {
   pt.setDelay(0);
@@ -50,7 +78,7 @@ const since = (from: number) => pt.requests.slice(from);
 
 test('an import: OAuth client + password token, the multipart import, and the §2.14 answer in state importing', async () => {
   const from = pt.requests.length;
-  const video = await importVideo(c, { url: 'https://media.example.com/talks/keynote', title: 'Our keynote', description: 'Recorded live', privacy: 1 });
+  const video = await importVideo(c, { url: `${media.baseUrl}/talks/keynote`, title: 'Our keynote', description: 'Recorded live', privacy: 1 });
   const stored = pt.videos.get(video.video_id);
   expect(stored).toBeDefined();
   expect(video).toEqual({
@@ -67,12 +95,12 @@ test('an import: OAuth client + password token, the multipart import, and the §
   });
   const calls = since(from);
   const imported = calls.find((r) => r.path === '/api/v1/videos/imports');
-  expect(imported?.fields).toEqual({ channelId: String(pt.channelId), targetUrl: 'https://media.example.com/talks/keynote', privacy: '1', name: 'Our keynote', description: 'Recorded live' });
+  expect(imported?.fields).toEqual({ channelId: String(pt.channelId), targetUrl: `${media.baseUrl}/talks/keynote`, privacy: '1', name: 'Our keynote', description: 'Recorded live' });
   expect(imported?.auth).toMatch(/^[0-9a-f]{40}$/);
 });
 
 test('without a title the source title is used; privacy defaults to 2 (unlisted)', async () => {
-  const video = await importVideo(c, { url: 'https://media.example.com/talks/keynote' });
+  const video = await importVideo(c, { url: `${media.baseUrl}/talks/keynote` });
   expect(video.title).toBe('Keynote: the year in review');
   expect(video.privacy).toBe(2);
   const imported = pt.requests.filter((r) => r.path === '/api/v1/videos/imports').pop();
@@ -81,7 +109,7 @@ test('without a title the source title is used; privacy defaults to 2 (unlisted)
 });
 
 test('GET /api/v1/media/videos/{id} follows the state; another client gets 404', async () => {
-  const video = await importVideo(c, { url: 'https://media.example.com/clip.mp4', title: 'A clip', privacy: 3 });
+  const video = await importVideo(c, { url: `${media.baseUrl}/clip.mp4`, title: 'A clip', privacy: 3 });
   const first = (await (await c.get(`/api/v1/media/videos/${video.video_id}`)).json()) as Video;
   expect(first).toMatchObject({ video_id: video.video_id, state: 'importing', state_label: 'To import', privacy: 3, title: 'A clip' });
   pt.setState(video.video_id, { id: 2, label: 'To transcode' });
@@ -97,10 +125,10 @@ test('GET /api/v1/media/videos/{id} follows the state; another client gets 404',
 });
 
 test('an expired access token is refreshed; a refused refresh token falls back to the password grant', async () => {
-  await importVideo(c, { url: 'https://media.example.com/a.mp4', title: 'Warm up' });
+  await importVideo(c, { url: `${media.baseUrl}/a.mp4`, title: 'Warm up' });
   pt.expireAccessTokens();
   let from = pt.requests.length;
-  const after = await importVideo(c, { url: 'https://media.example.com/b.mp4', title: 'After expiry' });
+  const after = await importVideo(c, { url: `${media.baseUrl}/b.mp4`, title: 'After expiry' });
   let calls = since(from);
   // The first try is answered 401 invalid_token; then the refresh grant and the same import again.
   expect(calls.map((r) => r.grant ?? r.path)).toEqual(['/api/v1/videos/imports', 'refresh_token', '/api/v1/videos/imports', `/api/v1/videos/${after.video_id}`]);
@@ -109,7 +137,7 @@ test('an expired access token is refreshed; a refused refresh token falls back t
   pt.expireAccessTokens();
   pt.expireRefreshTokens();
   from = pt.requests.length;
-  const video = await importVideo(c, { url: 'https://media.example.com/c.mp4', title: 'Both expired' });
+  const video = await importVideo(c, { url: `${media.baseUrl}/c.mp4`, title: 'Both expired' });
   calls = since(from);
   expect(calls.filter((r) => r.grant).map((r) => r.grant)).toEqual(['refresh_token', 'password']);
   expect(video.state).toBe('importing');
@@ -119,7 +147,7 @@ test('PeerTube refusing the configured account: 503 naming the settings and Peer
   const wrong = await startTestApi(peertubeEnv(pt, 'not the password'));
   try {
     const who = caller(wrong, bearer(await wrong.newClient()));
-    const res = await who.post('/api/v1/media/videos/import', { url: 'https://media.example.com/x.mp4' });
+    const res = await who.post('/api/v1/media/videos/import', { url: `${media.baseUrl}/x.mp4` });
     expect(res.status).toBe(503);
     const body = (await res.json()) as { success: boolean; detail: string };
     expect(body.success).toBe(false);
@@ -132,13 +160,13 @@ test('PeerTube refusing the configured account: 503 naming the settings and Peer
 
 test('PeerTube refusing the import: 400 with its reason; rate limited: 503 with Retry-After', async () => {
   pt.setImportsEnabled(false);
-  const refused = await c.post('/api/v1/media/videos/import', { url: 'https://media.example.com/y.mp4' });
+  const refused = await c.post('/api/v1/media/videos/import', { url: `${media.baseUrl}/y.mp4` });
   expect(refused.status).toBe(400);
   expect(await refused.json()).toEqual({ success: false, error: 'Video import refused', detail: expect.stringContaining('HTTP import is not enabled on this instance.') });
   pt.setImportsEnabled(true);
 
   pt.setRateLimit(0, 30_000);
-  const limited = await c.post('/api/v1/media/videos/import', { url: 'https://media.example.com/z.mp4' });
+  const limited = await c.post('/api/v1/media/videos/import', { url: `${media.baseUrl}/z.mp4` });
   expect(limited.status).toBe(503);
   expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
   expect(((await limited.json()) as { detail: string }).detail).toContain('rate limiting');
@@ -153,17 +181,60 @@ test('bad input: 422 in the media error shape; a private address is refused befo
   // The privacy refusal names the values (it said only "Invalid input").
   const privacy = await c.post('/api/v1/media/videos/import', { url: 'https://media.example.com/a', privacy: 5 });
   expect(((await privacy.json()) as { detail: { msg: string }[] }).detail).toEqual([expect.objectContaining({ loc: ['body', 'privacy'], msg: 'privacy must be 1 (public), 2 (unlisted) or 3 (private)' })]);
+  // As in production: OUTBOUND_ALLOW_HOSTS lists nothing, so 127.0.0.1 is refused too.
+  const strict = await startTestApi({ ...peertubeEnv(pt), OUTBOUND_ALLOW_HOSTS: '' });
+  try {
+    const who = caller(strict, bearer(await strict.newClient()));
+    const from = pt.requests.length;
+    // A trailing dot and a name that resolves to loopback (this machine's own name, from /etc/hosts)
+    // went to PeerTube: only literal addresses and "localhost" were judged.
+    const own = hostname();
+    expect((await lookup(own, { all: true })).every((a) => isBlockedAddress(a.address).blocked)).toBe(true);
+    for (const url of ['http://127.0.0.1:9000/secret', 'http://169.254.169.254/latest/meta-data', 'http://localhost/x', 'http://[::1]/x', 'http://localhost./admin', `http://${own}:8080/admin`, 'http://0x7f.1/x']) {
+      const res = await who.post('/api/v1/media/videos/import', { url });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { detail: string }).detail).toContain('non-public address');
+    }
+    expect(since(from)).toEqual([]);
+  } finally {
+    await strict.close();
+  }
+});
+
+test('a redirect to a private, loopback or link-local address, or to a name that does not resolve, is refused before PeerTube is called', async () => {
   const from = pt.requests.length;
-  // A trailing dot and a name that resolves to loopback (this machine's own name, from /etc/hosts)
-  // went to PeerTube: only literal addresses and "localhost" were judged.
-  const own = hostname();
-  expect((await lookup(own, { all: true })).every((a) => isBlockedAddress(a.address).blocked)).toBe(true);
-  for (const url of ['http://127.0.0.1:9000/secret', 'http://169.254.169.254/latest/meta-data', 'http://localhost/x', 'http://[::1]/x', 'http://localhost./admin', `http://${own}:8080/admin`, 'http://0x7f.1/x']) {
-    const res = await c.post('/api/v1/media/videos/import', { url });
+  // Only the first host was judged: PeerTube was handed the URL and followed the redirect itself.
+  const refused: [string, string][] = [
+    ['/to-metadata', 'http://169.254.169.254/latest/meta-data/iam/security-credentials/, which points to a non-public address (169.254.169.254: link-local address)'],
+    ['/to-private', 'http://10.0.0.5/internal.mp4, which points to a non-public address (10.0.0.5: private address)'],
+    ['/to-localhost', 'which points to a non-public address (localhost: loopback name)'],
+    ['/to-internal-name', 'http://minio.internal.invalid:9000/bucket/x.mp4, whose host minio.internal.invalid does not resolve'],
+  ];
+  for (const [path, detail] of refused) {
+    const res = await c.post('/api/v1/media/videos/import', { url: `${media.baseUrl}${path}` });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { detail: string }).detail).toContain('non-public address');
+    expect(await res.json()).toEqual({ success: false, error: 'Video import refused', detail: expect.stringContaining(detail) });
   }
   expect(since(from)).toEqual([]);
+});
+
+test('a host that does not resolve from the API is refused; PeerTube is not asked to fetch it', async () => {
+  const from = pt.requests.length;
+  // Passed on to PeerTube, which may resolve it on its own network (an internal service name).
+  const res = await c.post('/api/v1/media/videos/import', { url: 'http://peertube-db.internal.invalid/x.mp4' });
+  expect(res.status).toBe(400);
+  expect(await res.json()).toEqual({ success: false, error: 'Video import refused', detail: expect.stringContaining('peertube-db.internal.invalid does not resolve') });
+  expect(since(from)).toEqual([]);
+});
+
+test('a URL that redirects to another allowed URL is imported with the final URL', async () => {
+  const creds = await api.newClient('redirects');
+  const who = caller(api, bearer(creds));
+  const video = await importVideo(who, { url: `${media.baseUrl}/old/talk.mp4`, title: 'Moved talk' });
+  const imported = pt.requests.filter((r) => r.path === '/api/v1/videos/imports').pop();
+  expect(imported?.fields?.targetUrl).toBe(`${media.baseUrl}/talks/talk.mp4`);
+  const rows = await api.deps.db('media_videos').where({ client_id: creds.client_id });
+  expect(rows).toEqual([expect.objectContaining({ video_id: String(video.video_id), target_url: `${media.baseUrl}/talks/talk.mp4` })]);
 });
 
 test('a PeerTube slower than PEERTUBE_TIMEOUT_MS: 503 saying so, no record of an import', async () => {
@@ -172,7 +243,7 @@ test('a PeerTube slower than PEERTUBE_TIMEOUT_MS: 503 saying so, no record of an
     const creds = await slow.newClient();
     const who = caller(slow, bearer(creds));
     pt.setDelay(1500);
-    const res = await who.post('/api/v1/media/videos/import', { url: 'https://media.example.com/slow.mp4' });
+    const res = await who.post('/api/v1/media/videos/import', { url: `${media.baseUrl}/slow.mp4` });
     expect(res.status).toBe(503);
     expect(((await res.json()) as { detail: string }).detail).toBe('PeerTube did not answer within 1000 ms (PEERTUBE_TIMEOUT_MS)');
     const rows = await slow.deps.db('media_videos').where({ client_id: creds.client_id });
