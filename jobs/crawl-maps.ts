@@ -1,13 +1,10 @@
 import { z } from 'zod';
+import { parsePlaceRef } from '../lib/maps-place';
 import { domainOf } from '../lib/normalize';
-import { isHttpUrl } from './fields';
 import { MAX_JOB_DEADLINE } from './limits';
 import { isObj, list, ProjectionBuilder, str, type Obj, type Projection } from './projection';
 import type { JobSpec } from './types';
 import { pipelineEnabled, workflowOptions } from './workflow';
-
-const PLACE_ID = /^[A-Za-z0-9_-]{16,}$/;
-const isMapsUrlOrPlaceId = (v: string) => PLACE_ID.test(v) || isHttpUrl(v);
 
 export const MAPS_PROVIDERS = ['google_places', 'osm'] as const;
 export type MapsProvider = (typeof MAPS_PROVIDERS)[number];
@@ -18,8 +15,14 @@ const longitude = z.number().min(-180).max(180);
 /** crawlMaps payload (spec §4.1 rule 2; provider and bounds are ours). */
 export const crawlMapsPayload = z
   .strictObject({
-    url: z.string().trim().min(1).refine(isMapsUrlOrPlaceId, 'invalid maps URL or place id: expected a place URL, a short share link or a place id').optional()
-      .describe('Place URL, short share link (maps.app.goo.gl/...) or place id'),
+    // Read as the worker reads it, so that what it could not use is refused here rather than queued to fail.
+    url: z.string().trim().min(1).superRefine((v, ctx) => {
+      const ref = parsePlaceRef(v);
+      if (ref.kind === 'invalid') ctx.addIssue({ code: 'custom', message: `invalid maps URL or place id: ${ref.reason}` });
+    }).optional()
+      .describe('Google place id (maps_place_id of a result), google.com/maps/place URL (or a Maps URL with query_place_id), '
+        + 'Google Maps share link (maps.app.goo.gl/..., goo.gl/maps/...) or, for provider osm, an openstreetmap.org node/way/relation URL. '
+        + 'Other URLs are refused, maps.google.com/?cid= links too: the Places API looks places up by place id only'),
     search_query: z.string().trim().min(1).max(500).optional().describe('e.g. "bakery in Leeds"'),
     max_results: z.number().int().min(1).max(500).default(20),
     extract_reviews: z.boolean().default(false),

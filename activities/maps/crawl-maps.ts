@@ -66,9 +66,9 @@ export function createMapsActivities(deps: ActivityDeps) {
   };
 
   /**
-   * Reads a place URL. A link that is not one (a maps.app.goo.gl share link, another shortener) is
-   * followed hop by hop through the SSRF guard until a redirect names a place URL, which is read
-   * from the Location header without fetching google.com itself.
+   * Reads a place URL. A Google Maps share link (maps.app.goo.gl, goo.gl/maps: the only links the
+   * payload accepts) is followed hop by hop through the SSRF guard until a redirect names a place
+   * URL, which is read from the Location header without fetching google.com itself.
    */
   async function placeRef(url: string, signal: AbortSignal): Promise<PlaceRef> {
     let ref = parsePlaceRef(url);

@@ -1,58 +1,16 @@
 import OpeningHours from 'opening_hours';
 
 /**
- * Pure parsers of crawlMaps: what a `url` payload names, Google's opening periods and price levels,
- * and OSM's opening_hours, into the §2.2 shapes.
+ * Pure parsers of crawlMaps: what a `url` payload names (lib/maps-place.ts, which the payload schema
+ * validates with too), Google's opening periods and price levels, and OSM's opening_hours, into the
+ * §2.2 shapes.
  */
+
+export { parsePlaceRef, type PlaceRef } from '../../lib/maps-place';
 
 export const DAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'] as const;
 // The spec's hours object reads best Monday first.
 const WEEK_ORDER = [1, 2, 3, 4, 5, 6, 0] as const;
-
-/** What a crawlMaps `url` names. */
-export type PlaceRef =
-  | { kind: 'google_place_id'; placeId: string }
-  | { kind: 'google_place_url'; url: string; name: string | null; lat: number | null; lng: number | null; placeId: string | null }
-  | { kind: 'link'; url: string }
-  | { kind: 'osm'; osmType: 'N' | 'W' | 'R'; osmId: string }
-  | { kind: 'invalid'; reason: string };
-
-const PLACE_ID = /^[A-Za-z0-9_-]{16,}$/;
-
-/**
- * Reads a place reference: a bare place id, a google.com/maps/place URL (name, coordinates and,
- * when present, `query_place_id` or `place_id:` in the URL), an openstreetmap.org node/way/relation
- * URL, or any other http(s) URL as a link to follow (maps.app.goo.gl share links and other
- * shorteners redirect to a place URL).
- */
-export function parsePlaceRef(input: string): PlaceRef {
-  const text = input.trim();
-  if (PLACE_ID.test(text)) return { kind: 'google_place_id', placeId: text };
-  let u: URL;
-  try {
-    u = new URL(text);
-  } catch {
-    return { kind: 'invalid', reason: 'not a URL or place id' };
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { kind: 'invalid', reason: `not an http(s) URL (${u.protocol})` };
-  const host = u.hostname.toLowerCase().replace(/^www\./, '');
-  if (host === 'openstreetmap.org') {
-    const m = /^\/(node|way|relation)\/(\d+)/.exec(u.pathname);
-    if (!m) return { kind: 'invalid', reason: 'not an OpenStreetMap node, way or relation URL' };
-    return { kind: 'osm', osmType: (m[1] as string)[0]?.toUpperCase() as 'N' | 'W' | 'R', osmId: m[2] as string };
-  }
-  if (/^(maps\.)?google\.[a-z.]+$/.test(host)) {
-    const queryPlaceId = u.searchParams.get('query_place_id') ?? /place_id:([A-Za-z0-9_-]+)/.exec(u.searchParams.get('q') ?? '')?.[1] ?? null;
-    const m = /\/maps\/place\/([^/]+)/.exec(u.pathname);
-    // maps.google.com/?cid=... and the like carry no place: a short link that led here found none.
-    if (!m && !queryPlaceId) return { kind: 'invalid', reason: 'not a google.com/maps/place URL' };
-    const name = m ? decodeURIComponent((m[1] as string).replace(/\+/g, ' ')) : null;
-    // The place's own coordinates are in the data segment (!3d<lat>!4d<lng>); the @lat,lng is the viewport.
-    const data = /!3d(-?\d+(?:\.\d+)?)!4d(-?\d+(?:\.\d+)?)/.exec(u.pathname) ?? /@(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?)/.exec(u.pathname);
-    return { kind: 'google_place_url', url: u.href, name, lat: data ? Number(data[1]) : null, lng: data ? Number(data[2]) : null, placeId: queryPlaceId };
-  }
-  return { kind: 'link', url: u.href };
-}
 
 const pad = (n: number) => String(n).padStart(2, '0');
 const hhmm = (hour: number, minute: number) => `${pad(hour)}:${pad(minute)}`;

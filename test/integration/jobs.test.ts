@@ -130,7 +130,7 @@ describe('validation', () => {
 
   test('crawlMaps keys sit at the top level; a malformed URL says the URL or place id is invalid', async () => {
     const d = await detail(await c.post('/api/v1/jobs/crawlMaps/submit', { url: 'not a url', priority: 3 }));
-    expect(d.detail).toEqual([{ type: 'custom', loc: ['body', 'url'], msg: 'invalid maps URL or place id: expected a place URL, a short share link or a place id' }]);
+    expect(d.detail).toEqual([{ type: 'custom', loc: ['body', 'url'], msg: 'invalid maps URL or place id: not a URL or place id' }]);
     const none = await detail(await c.post('/api/v1/jobs/crawlMaps/submit', { max_results: 5 }));
     expect(none.detail[0]?.msg).toBe('either url or search_query must be provided');
   });

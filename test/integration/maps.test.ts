@@ -5,7 +5,7 @@ import { CATALOG } from '../../jobs';
 import { crawlMapsResult, mapsBusiness } from '../../jobs/crawl-maps';
 import { workflowTaskQueues } from '../../jobs/queues';
 import { createLogger } from '../../lib/logger';
-import { OutboundClient } from '../../lib/outbound';
+import { DEFAULT_USER_AGENT, OutboundClient, type OutboundRequestInit, type OutboundResponse } from '../../lib/outbound';
 import { Storage } from '../../lib/storage';
 import { createSearchClient } from '../../search/client';
 import { activityQueueLimits } from '../../workers/main';
@@ -40,12 +40,25 @@ let c: Caller;
 let stopWorkers: () => Promise<void>;
 let env: Record<string, string>;
 
+/**
+ * The worker's outbound client, with Google's share links (maps.app.goo.gl/{code}, goo.gl/maps/{code})
+ * answered by the stand-in's (GET /s/{code}): a hosts-file entry, as it were, so that payloads carry
+ * real share URLs.
+ */
+class ShareLinksAtStandIn extends OutboundClient {
+  override fetch(url: string, init?: OutboundRequestInit): Promise<OutboundResponse> {
+    const u = new URL(url);
+    const code = u.hostname === 'maps.app.goo.gl' ? u.pathname.slice(1) : u.hostname === 'goo.gl' && u.pathname.startsWith('/maps/') ? u.pathname.slice(6) : null;
+    return super.fetch(code === null ? url : `${places.baseUrl}/s/${code}`, init);
+  }
+}
+
 async function startMapsWorkers(overrides: Record<string, string>): Promise<() => Promise<void>> {
   const config = testConfig(overrides);
   const db = createDb(config);
   const storage = Storage.fromConfig(config);
   const search = createSearchClient(config);
-  const http = OutboundClient.fromConfig(config, { timeoutMs: 10_000 });
+  const http = new ShareLinksAtStandIn({ allowHosts: config.OUTBOUND_ALLOW_HOSTS, userAgent: DEFAULT_USER_AGENT, timeoutMs: 10_000 });
   const logger = createLogger('silent');
   const activities = createActivities({ config, db, storage, search, logger, http, workerId: 'maps-worker' });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
@@ -193,10 +206,44 @@ describe('crawlMaps with Google Places', () => {
     const details = places.requests.filter((r) => r.path === '/v1/places/ChIJstandinLeeds0005');
     expect(details.at(-1)?.fieldMask?.split(',')).toContain('reviews');
 
-    const shared = await run(c, { url: places.shareLink('ChIJstandinLeeds0007'), dedupe_enabled: false });
+    const shared = await run(c, { url: 'https://maps.app.goo.gl/ChIJstandinLeeds0007', dedupe_enabled: false });
     expect(shared.status).toMatchObject({ status: 'completed', results_count: 1 });
     expect(shared.data.businesses[0]).toMatchObject({ place_id: 'ChIJstandinLeeds0007', business_name: 'Leeds Bakery 7' });
     expect(shared.data.businesses[0]).not.toHaveProperty('reviews');
+  });
+
+  test('a url the worker could not use is refused at submission with 422 and no job; the forms it reads are accepted', async () => {
+    const fresh = caller(api, bearer(await api.newClient('maps url client')));
+    const refused: [string, string][] = [
+      ['not a url', 'not a URL or place id'],
+      ['ftp://example.com/x', 'not an http(s) URL (ftp:)'],
+      ['https://www.openstreetmap.org/search?query=bakery', 'not an OpenStreetMap node, way or relation URL'],
+      ['https://www.google.com/maps/search/bakery+leeds', 'not a google.com/maps/place URL'],
+      // The maps_url of a Google result: the Places API looks places up by id only.
+      ['https://maps.google.com/?cid=1001', 'a maps.google.com/?cid= link cannot be looked up with the Places API: send the place id (maps_place_id in the results) instead'],
+      // Neither a maps place URL nor a share link: not fetched on the user's behalf.
+      ['https://example.com/some/page', 'not a Google Maps or OpenStreetMap place URL, nor a maps.app.goo.gl share link'],
+      [places.shareLink('ChIJstandinLeeds0007'), 'not a Google Maps or OpenStreetMap place URL, nor a maps.app.goo.gl share link'],
+    ];
+    const answers = [];
+    for (const [url] of refused) {
+      const res = await fresh.post('/api/v1/jobs/crawlMaps/submit', { url });
+      answers.push({ url, status: res.status, body: await fresh.json<unknown>(res) });
+    }
+    expect(answers).toEqual(refused.map(([url, reason]) => ({
+      url,
+      status: 422,
+      body: { detail: [{ type: 'custom', loc: ['body', 'url'], msg: `invalid maps URL or place id: ${reason}` }] },
+    })));
+    expect(await fresh.json<{ total: number }>(await fresh.get('/api/v1/jobs/list'))).toMatchObject({ total: 0 });
+
+    const placeUrl = await run(fresh, { url: 'https://www.google.com/maps/search/?api=1&query=Leeds+Bakery+6&query_place_id=ChIJstandinLeeds0006', dedupe_enabled: false });
+    expect(placeUrl.status).toMatchObject({ status: 'completed', results_count: 1 });
+    expect(placeUrl.data.businesses[0]).toMatchObject({ place_id: 'ChIJstandinLeeds0006', business_name: 'Leeds Bakery 6' });
+    for (const url of ['ChIJstandinLeeds0006', 'https://maps.app.goo.gl/ChIJstandinLeeds0006', 'https://goo.gl/maps/ChIJstandinLeeds0006', 'https://www.openstreetmap.org/node/9000003']) {
+      const { status } = await run(fresh, { url, provider: url.includes('openstreetmap') ? 'osm' : 'google_places', dedupe_enabled: false });
+      expect([url, status]).toEqual([url, expect.objectContaining({ status: 'completed', results_count: 1 })]);
+    }
   });
 
   test('dedupe_unique across two jobs; dedupe_unique_only drops the duplicates', async () => {

@@ -1,7 +1,7 @@
 import { webhookCreateBody } from '../../api/schemas/webhooks';
 import { hasCredentials, httpUrl, isHttpUrl } from '../../jobs/fields';
 
-// The one reading of "an http(s) URL" that job payloads, webhooks, blog content and crawlMaps share.
+// The one reading of "an http(s) URL" that job payloads, webhooks and blog content share.
 test.each([
   ['https://example.com/a?b=c#d', true],
   ['HTTP://Example.COM', true],

@@ -16,17 +16,25 @@ describe('maps place references', () => {
     expect(parsePlaceRef('https://www.google.com/maps/search/?api=1&query=Toklas&query_place_id=ChIJabcdefghijklmnop')).toMatchObject({ kind: 'google_place_url', placeId: 'ChIJabcdefghijklmnop', name: null });
   });
 
-  test('share links and other URLs are links to follow; OSM URLs name their object; the rest is invalid', () => {
+  test('Google Maps share links are links to follow; OSM URLs name their object; the rest is invalid', () => {
     expect(parsePlaceRef('https://maps.app.goo.gl/Ab12Cd34')).toEqual({ kind: 'link', url: 'https://maps.app.goo.gl/Ab12Cd34' });
+    expect(parsePlaceRef('https://goo.gl/maps/Ab12Cd34')).toEqual({ kind: 'link', url: 'https://goo.gl/maps/Ab12Cd34' });
+    expect(parsePlaceRef('https://maps.app.goo.gl/')).toEqual({ kind: 'invalid', reason: 'a share link without its code' });
+    expect(parsePlaceRef('https://example.com/some/page')).toEqual({ kind: 'invalid', reason: 'not a Google Maps or OpenStreetMap place URL, nor a maps.app.goo.gl share link' });
+    expect(parsePlaceRef('https://goo.gl/Ab12Cd34')).toMatchObject({ kind: 'invalid' });
     expect(parsePlaceRef('https://www.openstreetmap.org/way/123456#map=19/53.8/-1.5')).toEqual({ kind: 'osm', osmType: 'W', osmId: '123456' });
     expect(parsePlaceRef('https://www.openstreetmap.org/search?query=x')).toMatchObject({ kind: 'invalid' });
-    expect(parsePlaceRef('https://maps.google.com/?cid=123')).toMatchObject({ kind: 'invalid' });
+    expect(parsePlaceRef('https://maps.google.com/?cid=123')).toMatchObject({ kind: 'invalid', reason: expect.stringContaining('send the place id (maps_place_id in the results)') });
     expect(parsePlaceRef('not a url')).toMatchObject({ kind: 'invalid' });
     expect(parsePlaceRef('ftp://example.com/x')).toMatchObject({ kind: 'invalid' });
   });
 
   test('the payload rejects a malformed URL and a missing url/search_query', () => {
     expect(crawlMapsPayload.safeParse({ url: 'not a url' }).success).toBe(false);
+    expect(crawlMapsPayload.safeParse({ url: 'https://example.com/some/page' }).error?.issues).toEqual([
+      expect.objectContaining({ path: ['url'], message: 'invalid maps URL or place id: not a Google Maps or OpenStreetMap place URL, nor a maps.app.goo.gl share link' }),
+    ]);
+    expect(crawlMapsPayload.parse({ url: ' https://maps.app.goo.gl/Ab12Cd34 ' }).url).toBe('https://maps.app.goo.gl/Ab12Cd34');
     expect(crawlMapsPayload.safeParse({}).success).toBe(false);
     expect(crawlMapsPayload.safeParse({ search_query: 'bakery', provider: 'bing' }).success).toBe(false);
     expect(crawlMapsPayload.parse({ search_query: 'bakery in Leeds' })).toMatchObject({ max_results: 20, extract_reviews: false, dedupe_enabled: true, dedupe_unique_only: false });
