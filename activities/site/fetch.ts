@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Page, Request as PwRequest, Route } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { launchOptions } from '../../lib/browser';
 import { OutboundError, type OutboundClient } from '../../lib/outbound';
 
@@ -46,7 +46,8 @@ export class RedirectRefusedError extends Error {
 export interface PageSource {
   /**
    * A page; rejects with an OutboundError (network, limits), a RedirectRefusedError or the signal's
-   * reason. `checkRedirect` runs before each hop (the browser source checks the final URL only).
+   * reason. `checkRedirect` runs before each HTTP redirect hop (a script's navigation in the
+   * browser is seen afterwards, in the page's final URL).
    */
   fetchPage(url: string, signal: AbortSignal, checkRedirect?: RedirectCheck): Promise<FetchedPage>;
   /** robots.txt and sitemaps: always plain HTTP. */
@@ -92,6 +93,13 @@ async function withPageDeadline<T>(url: string, signal: AbortSignal, timeoutMs: 
   }
 }
 
+/** A page's own response (its body as the OutboundClient gives it: de-chunked and decoded), for a browser to render. */
+export interface DocumentResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
 /** Plain HTTP through the OutboundClient (the default: fast, no JavaScript). */
 export class HttpPageSource implements PageSource {
   constructor(
@@ -100,35 +108,39 @@ export class HttpPageSource implements PageSource {
   ) {}
 
   fetchPage(url: string, signal: AbortSignal, checkRedirect?: RedirectCheck): Promise<FetchedPage> {
-    return withPageDeadline(url, signal, this.options.pageTimeoutMs, async (s) => {
-      const chain: string[] = [];
-      // Redirects are followed here, hop by hop, so that each target can be checked (site, robots.txt) before it is requested.
-      for (let current = url; ; ) {
-        chain.push(current);
-        const res = await this.http.fetch(current, {
-          signal: s,
-          redirect: 'manual',
-          maxBytes: this.options.maxPageBytes,
-          headers: { 'user-agent': this.options.userAgent, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5' },
-        });
-        const location = res.headers.location;
-        if (REDIRECT_STATUSES.has(res.status) && location) {
-          if (chain.length > MAX_REDIRECTS) throw new OutboundError('protocol', `too many redirects (more than ${MAX_REDIRECTS}) starting at ${url}`, current);
-          let next: string;
-          try {
-            next = new URL(location, current).href;
-          } catch {
-            throw new OutboundError('protocol', `invalid redirect location "${location}" from ${current}`, current);
-          }
-          const refusal = await checkRedirect?.(next);
-          if (refusal) throw new RedirectRefusedError(current, next, refusal);
-          current = next;
-          continue;
+    return withPageDeadline(url, signal, this.options.pageTimeoutMs, async (s) => (await this.fetchDocument(url, s, checkRedirect)).page);
+  }
+
+  /** The page and its final response, redirects followed hop by hop (each checked before it is requested); no deadline of its own. */
+  async fetchDocument(url: string, s: AbortSignal, checkRedirect?: RedirectCheck): Promise<{ page: FetchedPage; response: DocumentResponse }> {
+    const chain: string[] = [];
+    // Redirects are followed here, hop by hop, so that each target can be checked (site, robots.txt) before it is requested.
+    for (let current = url; ; ) {
+      chain.push(current);
+      const res = await this.http.fetch(current, {
+        signal: s,
+        redirect: 'manual',
+        maxBytes: this.options.maxPageBytes,
+        headers: { 'user-agent': this.options.userAgent, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5' },
+      });
+      const location = res.headers.location;
+      if (REDIRECT_STATUSES.has(res.status) && location) {
+        if (chain.length > MAX_REDIRECTS) throw new OutboundError('protocol', `too many redirects (more than ${MAX_REDIRECTS}) starting at ${url}`, current);
+        let next: string;
+        try {
+          next = new URL(location, current).href;
+        } catch {
+          throw new OutboundError('protocol', `invalid redirect location "${location}" from ${current}`, current);
         }
-        const contentType = res.headers['content-type'] ?? '';
-        return { url, finalUrl: res.url, status: res.status, redirectChain: chain, contentType, html: isHtml(contentType, res.body) ? res.text() : null };
+        const refusal = await checkRedirect?.(next);
+        if (refusal) throw new RedirectRefusedError(current, next, refusal);
+        current = next;
+        continue;
       }
-    });
+      const contentType = res.headers['content-type'] ?? '';
+      const page = { url, finalUrl: res.url, status: res.status, redirectChain: chain, contentType, html: isHtml(contentType, res.body) ? res.text() : null };
+      return { page, response: { status: res.status, headers: res.headers, body: res.body } };
+    }
   }
 
   fetchFile(url: string, signal: AbortSignal, maxBytes: number): Promise<FetchedFile> {
@@ -145,15 +157,21 @@ export class HttpPageSource implements PageSource {
 
 // Hop-by-hop and body-framing headers: the OutboundClient has already decoded and de-chunked the body.
 const DROP_RESPONSE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+const responseHeaders = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).filter(([k]) => !DROP_RESPONSE_HEADERS.has(k)));
 const DROP_REQUEST_HEADERS = new Set(['host', 'content-length', 'connection', 'accept-encoding']);
 
 /**
  * Pages rendered by Debian's Chromium (render_js). Chromium itself reaches nothing: every request
- * of every page (documents, scripts, XHR, images, each redirect hop) is intercepted with
- * context.route and fetched by the OutboundClient, then fulfilled; WebSockets are closed and
- * service workers blocked, since route cannot see them. As a second fence Chromium's own network
- * goes to a proxy address where nothing listens (loopback included), so anything that slipped past
- * the router (a preconnect, a future request kind) cannot connect either.
+ * of every page (documents, scripts, XHR, images) is intercepted with context.route and fetched by
+ * the OutboundClient, then fulfilled; WebSockets are closed and service workers blocked, since route
+ * cannot see them. As a second fence Chromium's own network goes to a proxy address where nothing
+ * listens (loopback included), so anything that slipped past the router (a preconnect, a future
+ * request kind) cannot connect either.
+ *
+ * Redirects: Chromium follows a fulfilled 30x itself, past the route, to that dead proxy. So a
+ * page's document is fetched first over HTTP, its redirects followed and checked hop by hop as the
+ * plain source does, and Chromium is sent to the final URL, whose response it gets from that fetch;
+ * a resource's redirects are followed by the guard.
  */
 export class BrowserPageSource implements PageSource {
   private browser: Promise<Browser> | undefined;
@@ -161,6 +179,8 @@ export class BrowserPageSource implements PageSource {
   private readonly http: HttpPageSource;
   /** Per page: the signal its requests run under, and why its navigation was refused (the guard's message beats net::ERR_*). */
   private readonly signals = new WeakMap<Page, AbortSignal>();
+  /** Per page: its document, fetched already, for its first navigation to that URL. */
+  private readonly documents = new WeakMap<Page, { url: string; response: DocumentResponse }>();
   private readonly navigationErrors = new WeakMap<Page, Error>();
   /** Requests Chromium asked for that the guard refused. */
   readonly blocked: string[] = [];
@@ -198,39 +218,52 @@ export class BrowserPageSource implements PageSource {
     } catch {
       page = undefined;
     }
+    const navigation = page !== undefined && request.isNavigationRequest() && request.frame() === page.mainFrame();
+    const document = navigation ? this.documents.get(page as Page) : undefined;
+    if (document && document.url === new URL(request.url()).href) {
+      this.documents.delete(page as Page);
+      await route.fulfill({ status: document.response.status, headers: responseHeaders(document.response.headers), body: document.response.body }).catch(() => undefined);
+      return;
+    }
     const headers = Object.fromEntries(Object.entries(await request.allHeaders()).filter(([k]) => !DROP_REQUEST_HEADERS.has(k.toLowerCase()) && !k.startsWith(':')));
     try {
       const res = await this.outbound.fetch(request.url(), {
         method: request.method(),
         headers: { ...headers, 'user-agent': this.options.userAgent },
         body: request.postDataBuffer() ?? undefined,
-        // Chromium follows redirects itself, so each hop comes back through this route.
-        redirect: 'manual',
+        // A resource's hops are followed (and checked) by the guard. A later navigation's 30x (a
+        // script's) would take Chromium past this route: its page fails, seen as a navigation error.
+        redirect: request.isNavigationRequest() ? 'manual' : 'follow',
         maxBytes: this.options.maxPageBytes,
         signal: page && this.signals.get(page),
       });
-      await route.fulfill({ status: res.status, headers: Object.fromEntries(Object.entries(res.headers).filter(([k]) => !DROP_RESPONSE_HEADERS.has(k))), body: res.body });
+      await route.fulfill({ status: res.status, headers: responseHeaders(res.headers), body: res.body });
     } catch (err) {
       const blocked = err instanceof OutboundError && err.kind === 'blocked';
       if (blocked) this.blocked.push(request.url());
-      if (page && request.isNavigationRequest() && request.frame() === page.mainFrame() && err instanceof Error) this.navigationErrors.set(page, err);
+      if (page && navigation && err instanceof Error) this.navigationErrors.set(page, err);
       await route.abort(blocked ? 'blockedbyclient' : 'failed').catch(() => undefined);
     }
   }
 
-  async fetchPage(url: string, signal: AbortSignal): Promise<FetchedPage> {
+  async fetchPage(url: string, signal: AbortSignal, checkRedirect?: RedirectCheck): Promise<FetchedPage> {
     // Starting Chromium is the crawl's cost, not the page's: it happens outside the page deadline.
     const context = await untilAborted(this.getContext(), signal);
     return withPageDeadline(url, signal, this.options.pageTimeoutMs, async (s) => {
+      // The document first, over HTTP: its redirects are followed and checked here (see above).
+      const fetched = await this.http.fetchDocument(url, s, checkRedirect);
+      // Nothing to render: an error page's status or a file is the answer as it is.
+      if (fetched.page.html === null) return fetched.page;
       const page = await context.newPage();
       this.signals.set(page, s);
+      this.documents.set(page, { url: new URL(fetched.page.finalUrl).href, response: fetched.response });
       // Closing the page rejects a pending goto: that is how a cancel or the deadline stops a render.
       const stop = () => void page.close().catch(() => undefined);
       s.addEventListener('abort', stop, { once: true });
       try {
         let response;
         try {
-          response = await page.goto(url, { waitUntil: 'load', timeout: this.options.pageTimeoutMs });
+          response = await page.goto(fetched.page.finalUrl, { waitUntil: 'load', timeout: this.options.pageTimeoutMs });
         } catch (err) {
           s.throwIfAborted();
           throw this.navigationErrors.get(page) ?? new OutboundError('network', `could not render ${url}: ${((err as Error).message ?? String(err)).split('\n')[0]}`, url);
@@ -240,11 +273,9 @@ export class BrowserPageSource implements PageSource {
         // leaving the rest of the page's time for reading the result.
         await page.waitForLoadState('networkidle', { timeout: Math.min(3000, Math.floor(this.options.pageTimeoutMs / 3)) }).catch(() => undefined);
         s.throwIfAborted();
-        const chain: string[] = [];
-        for (let r: PwRequest | null = response.request(); r; r = r.redirectedFrom()) chain.unshift(r.url());
-        const contentType = (await response.allHeaders())['content-type'] ?? '';
-        const html = HTML_TYPE.test(contentType) || !contentType ? await page.content() : null;
-        return { url, finalUrl: page.url(), status: response.status(), redirectChain: chain, contentType, html };
+        const contentType = fetched.page.contentType;
+        const html = await page.content();
+        return { url, finalUrl: page.url(), status: response.status(), redirectChain: fetched.page.redirectChain, contentType, html };
       } finally {
         s.removeEventListener('abort', stop);
         await page.close().catch(() => undefined);

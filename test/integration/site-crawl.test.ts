@@ -231,6 +231,25 @@ describe('crawlSite options', () => {
     expect(inc.errors).toEqual([{ url: `${base}/crew-js`, error: `redirect to ${base}/team not used: its path matches none of include_paths` }]);
   });
 
+  test('render_js: pages reached through HTTP redirects are rendered, with their chain; a hop the filters leave out is refused', async () => {
+    const base = site.baseUrl;
+    // The start page redirects (/old-crew -> /crew-2019 -> /team): it is rendered where it ends.
+    const r = await results(await submit({ url: `${base}/old-crew`, max_pages: 1, render_js: true }));
+    const data = r.data as Record<string, unknown>;
+    expect(data.final_url).toBe(`${base}/team`);
+    expect(data.pages).toEqual([expect.objectContaining({ url: `${base}/old-crew`, final_url: `${base}/team`, redirect_chain: [`${base}/old-crew`, `${base}/crew-2019`, `${base}/team`] })]);
+    expect((data.team_members as { name: string }[]).map((m) => m.name)).toContain('Ada Lovelace');
+    expect(data.errors).toEqual([]);
+
+    // A frontier page's hop into an excluded path is refused before it is requested, as without render_js.
+    const teamRequests = site.count('/team');
+    const excluded = await results(await submit({ url: `${base}/`, max_pages: 20, render_js: true, exclude_paths: ['/team'] }));
+    const ex = excluded.data as Record<string, unknown>;
+    expect(ex.errors).toContainEqual({ url: `${base}/old-crew`, error: `redirect from ${base}/crew-2019 to ${base}/team not followed: its path matches exclude_paths "/team"` });
+    expect(ex.team_members).toEqual([]);
+    expect(site.count('/team')).toBe(teamRequests);
+  });
+
   test('render_js: a page built by script is crawled in Chromium, whose own requests go through the SSRF guard', async () => {
     // A second listener on IPv6 loopback, which OUTBOUND_ALLOW_HOSTS=127.0.0.1 does not allow.
     let probes = 0;
