@@ -12,6 +12,13 @@ export type MapsProvider = (typeof MAPS_PROVIDERS)[number];
 const latitude = z.number().min(-90).max(90);
 const longitude = z.number().min(-180).max(180);
 
+/** The provider a url is for: an openstreetmap.org URL is OSM's, every other accepted form Google's; undefined without a (valid) url. */
+export function urlProvider(url: string | undefined): MapsProvider | undefined {
+  if (url === undefined) return undefined;
+  const ref = parsePlaceRef(url);
+  return ref.kind === 'invalid' ? undefined : ref.kind === 'osm' ? 'osm' : 'google_places';
+}
+
 /** crawlMaps payload (spec §4.1 rule 2; provider and bounds are ours). */
 export const crawlMapsPayload = z
   .strictObject({
@@ -37,6 +44,12 @@ export const crawlMapsPayload = z
     workflow: workflowOptions.optional().describe('enables the maps -> site -> verify chain: GET /api/v1/jobs/{job_id}/workflow-results'),
   })
   .refine((p) => p.url !== undefined || p.search_query !== undefined, { message: 'either url or search_query must be provided', path: [] })
+  .superRefine((p, ctx) => {
+    // A url is one provider's: a provider given that cannot read it is refused here, not at the worker.
+    const named = urlProvider(p.url);
+    if (p.provider === undefined || named === undefined || p.provider === named) return;
+    ctx.addIssue({ code: 'custom', path: ['url'], message: named === 'osm' ? 'an openstreetmap.org URL needs provider osm' : 'provider osm needs an openstreetmap.org node, way or relation URL' });
+  })
   .meta({ anyOf: [{ required: ['url'] }, { required: ['search_query'] }] });
 export type CrawlMapsPayload = z.infer<typeof crawlMapsPayload>;
 

@@ -3,7 +3,7 @@ import { DedupeRepository } from '../../db/repositories/dedupe';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { CanonicalRecordModel } from '../../db/models/canonical-record';
 import { JobModel } from '../../db/models/job';
-import { crawlMapsPayload, type CrawlMapsPayload, type CrawlMapsResult, type MapsBusiness, type MapsProvider } from '../../jobs/crawl-maps';
+import { crawlMapsPayload, urlProvider, type CrawlMapsPayload, type CrawlMapsResult, type MapsBusiness, type MapsProvider } from '../../jobs/crawl-maps';
 import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { hostImage } from '../../lib/hosted-image';
 import { BlockedAddressError, OutboundError } from '../../lib/outbound';
@@ -39,12 +39,13 @@ const NOMINATIM_INTERVAL_MS = 1100;
 const MAX_LINK_HOPS = 5;
 
 /**
- * The provider of a job: the payload's, else google_places when GOOGLE_PLACES_API_KEY is configured,
- * else osm. Decided here, in the worker, because the key is the worker's secret (the API need not
+ * The provider of a job: the payload's, else the one its url is for (an openstreetmap.org URL is
+ * OSM's, a place id or Google URL Google's), else google_places when GOOGLE_PLACES_API_KEY is
+ * configured, else osm. Decided here, in the worker, because the key is the worker's secret (the API need not
  * hold it); the result's `provider` says which one answered.
  */
 export function resolveProvider(payload: CrawlMapsPayload, googleKey: string | undefined): MapsProvider {
-  return payload.provider ?? (googleKey ? 'google_places' : 'osm');
+  return payload.provider ?? urlProvider(payload.url) ?? (googleKey ? 'google_places' : 'osm');
 }
 
 export function createMapsActivities(deps: ActivityDeps) {

@@ -235,6 +235,14 @@ describe('crawlMaps with Google Places', () => {
       status: 422,
       body: { detail: [{ type: 'custom', loc: ['body', 'url'], msg: `invalid maps URL or place id: ${reason}` }] },
     })));
+    // A provider that cannot read the url given.
+    for (const [payload, msg] of [
+      [{ url: 'https://www.openstreetmap.org/node/9000003', provider: 'google_places' }, 'an openstreetmap.org URL needs provider osm'],
+      [{ url: 'ChIJstandinLeeds0006', provider: 'osm' }, 'provider osm needs an openstreetmap.org node, way or relation URL'],
+    ] as const) {
+      const res = await fresh.post('/api/v1/jobs/crawlMaps/submit', payload);
+      expect([res.status, await fresh.json(res)]).toEqual([422, { detail: [{ type: 'custom', loc: ['body', 'url'], msg }] }]);
+    }
     expect(await fresh.json<{ total: number }>(await fresh.get('/api/v1/jobs/list'))).toMatchObject({ total: 0 });
 
     const placeUrl = await run(fresh, { url: 'https://www.google.com/maps/search/?api=1&query=Leeds+Bakery+6&query_place_id=ChIJstandinLeeds0006', dedupe_enabled: false });
@@ -425,6 +433,10 @@ describe('crawlMaps with OpenStreetMap', () => {
     const found = await run(c, { url: 'https://www.openstreetmap.org/node/9000003', provider: 'osm', dedupe_enabled: false });
     expect(found.status).toMatchObject({ status: 'completed', results_count: 1 });
     expect(found.data.businesses[0]).toMatchObject({ place_id: 'osm:node/9000003', business_name: 'OSM Bakery 3' });
+    // Without a provider, the url says which: OSM, although this worker has a Google key.
+    const unset = await run(c, { url: 'https://www.openstreetmap.org/node/9000003', dedupe_enabled: false, max_results: 1 });
+    expect(unset.status).toMatchObject({ status: 'completed', results_count: 1 });
+    expect(unset.data).toMatchObject({ provider: 'osm' });
     const missing = await run(c, { url: 'https://www.openstreetmap.org/way/1', provider: 'osm' });
     expect(missing.status).toMatchObject({ status: 'failed', error_message: 'business not found: W1' });
     expect(nominatim.requests.every((r) => r.status !== 429)).toBe(true);
