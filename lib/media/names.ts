@@ -12,13 +12,23 @@ export class InvalidNameError extends Error {}
 
 /** One path segment or filename: NFC, letters/digits of any script and `._-`; anything else -> `-`. */
 function cleanSegment(raw: string): string {
-  return raw
+  const cleaned = raw
     .normalize('NFC')
     .replace(/[^\p{L}\p{N}._-]+/gu, '-')
     .replace(/-{2,}/g, '-')
-    // No hidden names and no dots or dashes at either end (`..`, `.env`, `-rf`).
-    .replace(/^[.-]+/, '')
-    .replace(/[.-]+$/, '');
+    // No hidden names (`..`, `.env`, `-rf`).
+    .replace(/^[.-]+/, '');
+  return trimDotsAndDashes(cleaned);
+}
+
+/**
+ * Without dots or dashes at the end. A loop, not `/[.-]+$/`: that regex is quadratic on a long run of
+ * dots that does not end the name (`a....a.png` with a million dots took minutes of the API's thread).
+ */
+function trimDotsAndDashes(name: string): string {
+  let end = name.length;
+  while (end > 0 && (name[end - 1] === '.' || name[end - 1] === '-')) end -= 1;
+  return name.slice(0, end);
 }
 
 /**
@@ -63,7 +73,7 @@ export function normalizeFilename(raw: string | null | undefined, fallback = 'fi
   if (name === '') return fallback;
   if (name.length > MAX_FILENAME_LENGTH) {
     const ext = /\.[\p{L}\p{N}]{1,10}$/u.exec(name)?.[0] ?? '';
-    name = name.slice(0, MAX_FILENAME_LENGTH - ext.length).replace(/[.-]+$/, '') + ext;
+    name = trimDotsAndDashes(name.slice(0, MAX_FILENAME_LENGTH - ext.length)) + ext;
   }
   return name;
 }
