@@ -143,8 +143,11 @@ function numberedSlug(base: string, n: number): string {
   return `${cutSlug(base, SLUG_MAX - suffix.length)}${suffix}`;
 }
 
-/** Inserts with a generated slug that are tried again when a concurrent one took the slug first. */
-const SLUG_ATTEMPTS = 5;
+/**
+ * Inserts with a generated slug are tried again when a concurrent one took the slug first. Each
+ * lost attempt means another insert got its slug, so N at once need at most N attempts.
+ */
+const SLUG_ATTEMPTS = 50;
 /** Slugs freeSlug looks up at once. */
 const SLUG_BATCH = 20;
 
