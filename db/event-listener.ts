@@ -10,6 +10,13 @@ export interface EventSubscriber {
   onResync(): void;
 }
 
+export class StreamLimitError extends Error {
+  override readonly name = 'StreamLimitError';
+  constructor(readonly limit: number) {
+    super(`the client has ${limit} subscriptions already`);
+  }
+}
+
 /**
  * One LISTEN connection per API process, fanning each stored event out to that process's SSE
  * subscribers of the event's client. Any worker's event reaches any API process this way.
@@ -39,7 +46,9 @@ export class EventListener {
     return this.count;
   }
 
-  async subscribe(subscriber: EventSubscriber): Promise<() => void> {
+  /** Subscribes; with `limit`, refuses (StreamLimitError) a client that has that many subscriptions already. */
+  async subscribe(subscriber: EventSubscriber, limit = Number.POSITIVE_INFINITY): Promise<() => void> {
+    if ((this.subscribers.get(subscriber.clientId)?.size ?? 0) >= limit) throw new StreamLimitError(limit);
     const own = this.subscribers.get(subscriber.clientId) ?? new Set<EventSubscriber>();
     this.subscribers.set(subscriber.clientId, own);
     own.add(subscriber);

@@ -1,9 +1,9 @@
 import { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import type { Db } from '../../db';
-import type { EventListener, EventSubscriber } from '../../db/event-listener';
+import { StreamLimitError, type EventListener, type EventSubscriber } from '../../db/event-listener';
 import { eventsSince, type StoredEvent } from '../../db/repositories/events';
-import { badRequest } from '../../lib/errors';
+import { AppError, badRequest } from '../../lib/errors';
 import { clientIdOf } from '../context';
 import type { ApiRouter } from '../routing';
 
@@ -53,7 +53,20 @@ function lastEventIdHeader(header: string): number | undefined {
   return id;
 }
 
-export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, heartbeatSeconds: number): void {
+/** What a stream may hold unsent for a client that does not read; past it the stream is closed (the client reconnects with Last-Event-ID). */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+const REPLAY_BATCH = 500;
+
+export interface EventRouteOptions {
+  heartbeatSeconds: number;
+  /** Streams one client may hold open on this process (SSE_MAX_STREAMS_PER_CLIENT). */
+  maxStreamsPerClient: number;
+}
+
+export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, options: EventRouteOptions): void {
+  const { heartbeatSeconds, maxStreamsPerClient } = options;
+  // A client that has not taken what was written for this long is gone for our purposes.
+  const stallMs = 2 * heartbeatSeconds * 1000;
   api.add({
     method: 'get',
     path: '/api/v1/events/stream',
@@ -62,25 +75,67 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, hea
     description:
       'Events: connected, job.queued, job.started, job.completed, job.failed, job.cancelled, campaign.terminal, heartbeat (every 30 s). ' +
       'Each stored event has an id; reconnecting with Last-Event-ID (or last_event_id) replays what was missed. ' +
-      'Filters job_id and campaign_id deliver events matching either.',
+      'Filters job_id and campaign_id deliver events matching either. ' +
+      'A client may hold SSE_MAX_STREAMS_PER_CLIENT streams open on one server (default 20); a stream whose client does not read what is written ' +
+      '(more than 1 MiB waiting, or nothing taken for two heartbeat intervals) is closed.',
     tags: ['events'],
     security: 'token',
     query: streamQuery,
-    responses: { 200: { description: 'text/event-stream', contentType: 'text/event-stream' }, 400: { description: 'A Last-Event-ID header that is no event id' } },
+    responses: {
+      200: { description: 'text/event-stream', contentType: 'text/event-stream' },
+      400: { description: 'A Last-Event-ID header that is no event id' },
+      429: { description: 'The client holds SSE_MAX_STREAMS_PER_CLIENT streams on this server already' },
+    },
     handler: async (ctx, { query }) => {
       const clientId = clientIdOf(ctx);
       let lastId = query.last_event_id ?? lastEventIdHeader(ctx.get('last-event-id'));
 
       const stream = new PassThrough();
-      ctx.req.socket.setTimeout(0);
-      ctx.req.socket.setNoDelay(true);
-      ctx.set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
-      ctx.status = 200;
-      ctx.body = stream;
 
+      // Whatever ends the stream (the client hanging up at any point, even during the subscription
+      // or the replay, a client that does not read, or a failure) ends the subscription and the
+      // heartbeat. The response's 'close' fires once, so it is listened for before anything is
+      // awaited, and a socket gone before that is checked for after the wait.
+      let unsubscribe: (() => void) | undefined;
+      let heartbeat: NodeJS.Timeout | undefined = undefined;
+      let stopped = false;
       // Live events are held back until the replay has been written, then sent in id order once.
       let replaying = true;
       const held: StoredEvent[] = [];
+      // Called again once a subscription that was under way when the client left has been made.
+      const stop = () => {
+        stopped = true;
+        clearInterval(heartbeat);
+        const end = unsubscribe;
+        unsubscribe = undefined;
+        end?.();
+        if (!stream.writableEnded) stream.end();
+      };
+      // Live writes are bounded by MAX_BUFFERED_BYTES; the replay waits for the client instead.
+      const write = (text: string) => {
+        if (stopped) return;
+        stream.write(text);
+        if (!replaying && stream.writableLength > MAX_BUFFERED_BYTES) stop();
+      };
+      /** Until the client has taken what was written; a client that takes nothing for stallMs is dropped. */
+      const drained = () =>
+        new Promise<void>((resolve) => {
+          if (stopped || !stream.writableNeedDrain) return resolve();
+          const done = () => {
+            clearTimeout(timer);
+            stream.off('drain', done);
+            stream.off('close', done);
+            resolve();
+          };
+          const timer = setTimeout(() => {
+            stop();
+            done();
+          }, stallMs);
+          stream.once('drain', done);
+          stream.once('close', done);
+        });
+
+
       // An event's id is taken at its insert but announced at its commit, so concurrent writers'
       // events can arrive out of id order: a late lower id is still sent, only a repeat is dropped
       // (ids sent recently are remembered; replays read above the highest id sent).
@@ -97,60 +152,72 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, hea
           }
         }
         lastId = lastId === undefined ? e.id : Math.max(lastId, e.id);
-        if (matches(e, query.job_id, query.campaign_id)) stream.write(eventFrame(e));
+        if (matches(e, query.job_id, query.campaign_id)) write(eventFrame(e));
       };
+      // Written as the client takes it (an event, then a wait whenever the buffer is full): a long
+      // history is never held in memory for a client that reads slowly, or not at all.
       const replay = async () => {
         if (lastId === undefined) return;
-        for (;;) {
-          const batch = await eventsSince(db, clientId, lastId, 500);
-          batch.forEach(send);
-          if (batch.length < 500) return;
+        while (!stopped) {
+          const batch = await eventsSince(db, clientId, lastId, REPLAY_BATCH);
+          for (const e of batch) {
+            send(e);
+            if (stream.writableNeedDrain) await drained();
+            if (stopped) return;
+          }
+          if (batch.length < REPLAY_BATCH) return;
           lastId = Math.max(lastId, batch.at(-1)?.id ?? lastId);
         }
+      };
+      const flushHeld = () => {
+        held.splice(0).sort((a, b) => a.id - b.id).forEach(send);
+        replaying = false;
       };
       const subscriber: EventSubscriber = {
         clientId,
         onEvent: (e) => (replaying ? held.push(e) : send(e)),
         onResync: () => {
           replaying = true;
-          replay().catch(() => undefined).finally(() => { held.splice(0).sort((a, b) => a.id - b.id).forEach(send); replaying = false; });
+          replay().catch(() => undefined).finally(flushHeld);
         },
       };
 
-      // Whatever ends the stream (the client hanging up at any point, even during the subscription
-      // or the replay below, or a failure of either) ends the subscription and the heartbeat. The
-      // response's 'close' fires once, so it is listened for before anything is awaited, and a
-      // socket gone before that is checked for after each wait.
-      let unsubscribe: (() => void) | undefined;
-      let heartbeat: NodeJS.Timeout | undefined = undefined;
-      let stopped = false;
-      // Called again once a subscription that was under way when the client left has been made.
-      const stop = () => {
-        stopped = true;
-        clearInterval(heartbeat);
-        const end = unsubscribe;
-        unsubscribe = undefined;
-        end?.();
-        if (!stream.writableEnded) stream.end();
-      };
       ctx.res.once('close', stop);
       stream.once('error', stop);
-      const gone = () => stopped || ctx.req.socket.destroyed;
-
-      stream.write('retry: 3000\n\n');
-      stream.write(frame('connected', { client_id: clientId, job_id: query.job_id ?? null, campaign_id: query.campaign_id ?? null, heartbeat_seconds: heartbeatSeconds }));
       try {
-        unsubscribe = await listener.subscribe(subscriber);
-        if (gone()) return stop();
-        await replay();
+        unsubscribe = await listener.subscribe(subscriber, maxStreamsPerClient);
       } catch (err) {
         stop();
+        if (err instanceof StreamLimitError) {
+          throw new AppError(429, `too many open event streams: this client has ${err.limit} on this server; close one first`, 'rate_limited');
+        }
         throw err;
       }
-      if (gone()) return stop();
-      held.splice(0).sort((a, b) => a.id - b.id).forEach(send);
-      replaying = false;
-      heartbeat = setInterval(() => stream.write(frame('heartbeat', { time: new Date().toISOString() })), heartbeatSeconds * 1000);
+      if (stopped || ctx.req.socket.destroyed) return stop();
+
+      ctx.req.socket.setTimeout(0);
+      ctx.req.socket.setNoDelay(true);
+      ctx.set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+      ctx.status = 200;
+      ctx.body = stream;
+      write('retry: 3000\n\n');
+      write(frame('connected', { client_id: clientId, job_id: query.job_id ?? null, campaign_id: query.campaign_id ?? null, heartbeat_seconds: heartbeatSeconds }));
+      // The stream goes out once the handler has returned (subscribed: nothing committed from now on
+      // is missed); the replay writes into it then, as the client takes it.
+      void replay().then(
+        () => {
+          flushHeld();
+          let stalled = false;
+          heartbeat = setInterval(() => {
+            // Nothing taken since the last beat, and still nothing: the client is not reading.
+            if (stalled && stream.writableNeedDrain) return stop();
+            stalled = stream.writableNeedDrain;
+            write(frame('heartbeat', { time: new Date().toISOString() }));
+          }, heartbeatSeconds * 1000);
+          if (stopped) clearInterval(heartbeat);
+        },
+        () => stop(),
+      );
     },
   });
 

@@ -221,6 +221,77 @@ describe('GET /api/v1/events/stream', () => {
   });
 });
 
+describe('stream limits', () => {
+  let limited: TestApi;
+  beforeAll(async () => {
+    limited = await startTestApi({ RATE_LIMIT_ENABLED: 'false', SSE_HEARTBEAT_SECONDS: '0.3', SSE_MAX_STREAMS_PER_CLIENT: '2', ...ownQueues('events') });
+  });
+  afterAll(async () => {
+    await limited?.close();
+  });
+  const subscriptions = async (as: Caller) => (await as.json<{ active_subscriptions: number }>(await as.get('/api/v1/events/status'))).active_subscriptions;
+  /** `n` stored events of the client, `size` bytes each on the stream (made large: the kernel's socket buffers hold tens of MB). */
+  async function history(clientId: string, n: number, size: number): Promise<void> {
+    const rows = Array.from({ length: n }, (_, i) => ({ client_id: clientId, name: 'job.queued', data: JSON.stringify({ job_id: null, type: 'crawlSite', priority: 1, n: i, note: 'x'.repeat(size) }) }));
+    for (let i = 0; i < rows.length; i += 200) await limited.deps.db('events').insert(rows.slice(i, i + 200));
+  }
+
+  test('a client may hold SSE_MAX_STREAMS_PER_CLIENT streams on a server: one more is a 429 until one closes', async () => {
+    const own = await limited.newClient();
+    const as = caller(limited, bearer(own));
+    const url = `${limited.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}`;
+    const open = [await new SseReader().open(url), await new SseReader().open(url)];
+    for (const r of open) await r.waitFor((e) => e.event === 'connected');
+    const refused = await fetch(url);
+    expect([refused.status, await refused.json()]).toEqual([429, { detail: 'too many open event streams: this client has 2 on this server; close one first' }]);
+    // Another client is not held to this one's streams.
+    const other = await limited.newClient();
+    const theirs = await new SseReader().open(`${limited.url}/api/v1/events/stream?token=${encodeURIComponent(token(other))}`);
+    expect(theirs.status).toBe(200);
+    await theirs.close();
+    await open[0]?.close();
+    for (let i = 0; i < 50 && (await subscriptions(as)) > 1; i++) await new Promise((r) => setTimeout(r, 100));
+    const again = await new SseReader().open(url);
+    expect(again.status).toBe(200);
+    await Promise.all([again.close(), open[1]?.close()]);
+  });
+
+  test('a long history is replayed as the client reads it, in order; a client that reads nothing is dropped, not buffered', async () => {
+    const own = await limited.newClient();
+    const as = caller(limited, bearer(own));
+    // 3,000 events of 20 KB: 60 MB, more than a stalled connection's socket buffers take.
+    await history(own.client_id, 3000, 20_000);
+    const url = `${limited.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}&last_event_id=0`;
+    const reader = await new SseReader().open(url);
+    await reader.waitFor(() => reader.events.filter((e) => e.event === 'job.queued').length === 3000, 60_000);
+    expect(reader.events.filter((e) => e.event === 'job.queued').map((e) => (e.data as { n: number }).n)).toEqual(Array.from({ length: 3000 }, (_, i) => i));
+    await reader.close();
+    for (let i = 0; i < 50 && (await subscriptions(as)) > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await subscriptions(as)).toBe(0);
+
+    // A client that asks for the same history and never reads: its stream ends within a few
+    // heartbeat intervals (0.3 s here) instead of holding the whole history in the server's memory.
+    const stalled = await new Promise<import('node:http').ClientRequest>((resolve) => {
+      const req = request(url, (res) => res.pause());
+      req.on('error', () => undefined);
+      req.end();
+      resolve(req);
+    });
+    let count = 0;
+    for (let i = 0; i < 10 && count === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      count = await subscriptions(as);
+    }
+    expect(count).toBe(1);
+    for (let i = 0; i < 100 && count > 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      count = await subscriptions(as);
+    }
+    expect(count).toBe(0);
+    stalled.destroy();
+  });
+});
+
 test('a subscription whose LISTEN cannot start is not kept (nor counted)', async () => {
   const listener = new EventListener('postgres://postgres@127.0.0.1:1/leadjobs', 'public', api.deps.db, createLogger('silent'));
   try {
