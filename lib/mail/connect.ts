@@ -65,7 +65,24 @@ export function smtpTransport(server: MailServer, address: string, timeoutMs: nu
   });
 }
 
-export function imapClient(server: MailServer, address: string, timeoutMs: number): ImapFlow {
+/**
+ * How much imapflow may buffer of one server response. Its defaults (1 GiB a literal or line, 2 GiB a
+ * response) let a client's server that claims a small RFC822.SIZE stream a huge body into the shared
+ * worker. The largest message we download fits: as a literal, with headroom because a server's size
+ * claim can be a little below what it sends (line endings), or as a quoted string in one line.
+ */
+export function imapLimits(maxMessageBytes: number): { maxLiteralSize: number; maxLineLength: number; maxResponseSize: number } {
+  const maxLiteralSize = maxMessageBytes + Math.max(64 * 1024, Math.ceil(maxMessageBytes / 8));
+  // The rest of a FETCH answer around the message (UID, flags, dates, the literal's marker).
+  const maxResponseSize = maxLiteralSize + 64 * 1024;
+  return { maxLiteralSize, maxLineLength: maxResponseSize, maxResponseSize };
+}
+
+/** imapflow's error codes (on the client's 'error' event) for a response over imapLimits(); the connection is closed. */
+export const IMAP_TOO_LARGE = new Set(['LiteralTooLarge', 'LineTooLarge', 'ResponseTooLarge']);
+
+/** An IMAP client bounded by imapLimits(maxMessageBytes): 0 when it downloads no message. */
+export function imapClient(server: MailServer, address: string, timeoutMs: number, maxMessageBytes: number): ImapFlow {
   return new ImapFlow({
     host: address,
     port: server.port,
@@ -77,6 +94,7 @@ export function imapClient(server: MailServer, address: string, timeoutMs: numbe
     connectionTimeout: timeoutMs,
     greetingTimeout: timeoutMs,
     socketTimeout: timeoutMs,
+    ...imapLimits(maxMessageBytes),
   });
 }
 
@@ -103,7 +121,8 @@ export async function checkLogins(servers: { smtp: MailServer; imap: MailServer 
   const imapServer = servers.imap;
   const imap = imapServer
     ? await loginResult(async () => {
-        const client = imapClient(imapServer, await resolveMailHost(imapServer.host, allow), timeoutMs);
+        // Greeting and login only: no message is downloaded, so the bounds need not fit one.
+        const client = imapClient(imapServer, await resolveMailHost(imapServer.host, allow), timeoutMs, 0);
         client.on('error', () => undefined);
         try {
           await client.connect();
