@@ -76,6 +76,35 @@ function fakeCampaign(total: number, taskQueue: string, failing = new Set<number
   return { activities, state };
 }
 
+/** A worker whose jobs take long (each heartbeats until it is cancelled); `cancelled` lists the jobs cancelJob recorded. */
+async function longJobsWorker(taskQueue: string, activities: ReturnType<typeof fakeCampaign>['activities']): Promise<{ worker: Worker; cancelled: string[] }> {
+  const cancelled: string[] = [];
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await runWorkflowBundle(),
+    // Heartbeats go out every HEARTBEAT_INTERVAL at most, as the production workers send them (workers/worker.ts).
+    defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
+    maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
+    activities: {
+      ...activities,
+      crawlSite: async () => {
+        const ctx = Context.current();
+        for (;;) {
+          ctx.heartbeat();
+          await new Promise((r) => setTimeout(r, 100));
+          if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+        }
+      },
+      cancelJob: async (i: { jobId: string }) => {
+        cancelled.push(i.jobId);
+        return { status: 'cancelled' };
+      },
+    },
+  });
+  return { worker, cancelled };
+}
+
 describe('runCampaign workflow', () => {
   test('runs every location as a child with CampaignId, at most `concurrency` at once, continues as new every childrenPerRun children, and a failed location does not fail it', async () => {
     const taskQueue = `wf-campaign-${randomUUID()}`;
@@ -152,31 +181,7 @@ describe('runCampaign workflow', () => {
     const taskQueue = `wf-campaign-${randomUUID()}`;
     const campaignId = randomUUID();
     const { activities, state } = fakeCampaign(5, taskQueue);
-    const cancelled: string[] = [];
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue,
-      workflowBundle: await runWorkflowBundle(),
-      // Heartbeats go out every HEARTBEAT_INTERVAL at most, as the production workers send them (workers/worker.ts).
-      defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
-      maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
-      activities: {
-        ...activities,
-        // A job that takes long: it heartbeats until it is cancelled.
-        crawlSite: async () => {
-          const ctx = Context.current();
-          for (;;) {
-            ctx.heartbeat();
-            await new Promise((r) => setTimeout(r, 100));
-            if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
-          }
-        },
-        cancelJob: async (i: { jobId: string }) => {
-          cancelled.push(i.jobId);
-          return { status: 'cancelled' };
-        },
-      },
-    });
+    const { worker, cancelled } = await longJobsWorker(taskQueue, activities);
     await worker.runUntil(async () => {
       const handle = await env.client.workflow.start(runCampaign, {
         taskQueue,
@@ -197,30 +202,8 @@ describe('runCampaign workflow', () => {
     const taskQueue = `wf-campaign-${randomUUID()}`;
     const campaignId = randomUUID();
     const { activities, state } = fakeCampaign(5, taskQueue);
-    const cancelled: string[] = [];
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue,
-      workflowBundle: await runWorkflowBundle(),
-      defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
-      maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
-      activities: {
-        ...activities,
-        // Jobs that would outlast the campaign: they heartbeat until they are cancelled.
-        crawlSite: async () => {
-          const ctx = Context.current();
-          for (;;) {
-            ctx.heartbeat();
-            await new Promise((r) => setTimeout(r, 100));
-            if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
-          }
-        },
-        cancelJob: async (i: { jobId: string }) => {
-          cancelled.push(i.jobId);
-          return { status: 'cancelled' };
-        },
-      },
-    });
+    // Jobs that would outlast the campaign.
+    const { worker, cancelled } = await longJobsWorker(taskQueue, activities);
     const endBy = new Date(Date.now() + 3000).toISOString();
     const result = await worker.runUntil(
       env.client.workflow.execute(runCampaign, {
