@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CheerioAPI } from 'cheerio';
-import TurndownService from 'turndown';
+import { htmlToMarkdownConverter } from '../../lib/markdown';
 
 /**
  * The markdown compendium of a crawl (spec §2.3): every crawled page as one Markdown document.
@@ -19,9 +19,10 @@ export interface CompendiumPage {
   blocks: string[];
 }
 
-const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '*' });
-// The DOM lib is not in this project's types, so the tag names go in as Turndown's own filter type.
-turndown.remove(['script', 'style', 'noscript', 'template', 'iframe', 'object', 'canvas', 'svg'] as unknown as TurndownService.Filter);
+const toMarkdown = htmlToMarkdownConverter({
+  headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '*',
+  remove: ['script', 'style', 'noscript', 'template', 'iframe', 'object', 'canvas', 'svg'],
+});
 
 const FIT_REMOVE = [
   'nav', 'header', 'footer', 'aside', 'form', 'button', 'select', 'input', 'dialog',
@@ -41,15 +42,23 @@ export function pageMarkdown($: CheerioAPI, level: CleanupLevel): string[] {
   } else {
     html = $('body').html() ?? $.root().html() ?? '';
   }
-  const markdown = turndown.turndown(html || '<p></p>');
+  const markdown = toMarkdown(html || '<p></p>');
   return splitBlocks(markdown);
+}
+
+/** The line without the spaces and tabs at its end. */
+function trimSpacesEnd(line: string): string {
+  let end = line.length;
+  while (end > 0 && (line[end - 1] === ' ' || line[end - 1] === '\t')) end--;
+  return line.slice(0, end);
 }
 
 /** Blank-line separated blocks, list items each on their own, whitespace trimmed, empties dropped. */
 export function splitBlocks(markdown: string): string[] {
   return markdown
     .split(/\n{2,}/)
-    .map((b) => b.replace(/[ \t]+\n/g, '\n').trim())
+    // Per line and without a regex: `/[ \t]+\n/g` is quadratic in a long run of spaces inside a line.
+    .map((b) => b.split('\n').map(trimSpacesEnd).join('\n').trim())
     .filter((b) => b.length > 0);
 }
 

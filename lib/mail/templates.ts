@@ -1,4 +1,4 @@
-import TurndownService from 'turndown';
+import { htmlToMarkdownConverter } from '../markdown';
 
 /**
  * Mail templates (spec §2.13): `{{variable}}` placeholders in html_source. Pure helpers shared by
@@ -36,9 +36,9 @@ export function render(source: string, values: Record<string, string>, options: 
   return { text, missing: [] };
 }
 
-const turndown = new TurndownService({ headingStyle: 'atx', bulletListMarker: '-' });
+const toMarkdown = htmlToMarkdownConverter({ headingStyle: 'atx', bulletListMarker: '-' });
 
 /** The plain-text part of a message whose sender gave only HTML: the HTML as Markdown-like text. */
 export function htmlToText(html: string): string {
-  return turndown.turndown(html).trim();
+  return toMarkdown(html).trim();
 }

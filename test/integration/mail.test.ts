@@ -284,6 +284,16 @@ describe('sending and receiving', () => {
     expect(String(failed.send_error)).toMatch(/authentication failed/);
   });
 
+  test('an HTML-only send with long whitespace runs is answered at once, and its text part keeps the words', async () => {
+    const box = await createMailbox(c);
+    // The text part is converted from the HTML in the request; runs like these once took it ~30 s.
+    const html = `<pre>${' '.repeat(160_000)}x</pre><p>${'&nbsp;'.repeat(80_000)}y</p>`;
+    const started = Date.now();
+    const m = await sent({ mailbox_id: box.id, to: [newAddress('ws')], subject: 'Spaces', html });
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect((await getMessage(c, m.id)).body_text).toMatch(/^ *x\n\n\u00a0*y$/);
+  });
+
   test('bad sends are 4xx: unknown mailbox, another client\'s mailbox, no body', async () => {
     const box = await createMailbox(c);
     expect((await send({ mailbox_id: 999999, to: ['a@example.com'], text: 'x' })).status).toBe(404);

@@ -1,4 +1,7 @@
+import { loadHtml } from '../../activities/site/extract/dom';
+import { pageMarkdown, splitBlocks } from '../../activities/site/compendium';
 import { toMarkdown } from '../../lib/markdown';
+import { htmlToText } from '../../lib/mail/templates';
 
 describe('Markdown rendering', () => {
   test('lists of objects become tables with the union of their keys', () => {
@@ -23,5 +26,57 @@ describe('Markdown rendering', () => {
     // A table's column names are keys of the data too.
     expect(toMarkdown({ rows: [{ '<i>col</i>': 1 }] })).toContain('| &lt;i&gt;col&lt;/i&gt; |');
     expect(md.replace(/<br>/g, '')).not.toMatch(/<[a-z/]/i);
+  });
+});
+
+describe('HTML to Markdown', () => {
+  // Pages and mail bodies with long whitespace runs once took turndown seconds to minutes of
+  // synchronous work (quadratic in the run): 160k spaces in a <pre> took ~21 s. Runs that span
+  // elements (<br>s, &nbsp; in many inline elements) or end an inline element's text did too.
+  // Each input below took 14 s or more that way; linear, each takes well under the bound (a
+  // loaded machine's margin, not a benchmark: timings belong to bench/).
+  const BOUND_MS = 5000;
+  const hostile: [string, string][] = [
+    ['160k spaces in a <pre>', `<pre>${' '.repeat(160_000)}x</pre>`],
+    ['160k &nbsp; in a paragraph', `<p>${'&nbsp;'.repeat(160_000)}x</p>`],
+    ['160k &#160; and &#xA0;', `<p>${'&#160;&#xA0;'.repeat(80_000)}x</p>`],
+    ['160k ideographic spaces', `<p>${'\u3000'.repeat(160_000)}x</p>`],
+    ['50k <br>', `<p>${'<br>'.repeat(50_000)}x</p>`],
+    ['120k &nbsp; in 15k <i>', `<p>${`<i>${'&nbsp;'.repeat(8)}</i>`.repeat(15_000)}x</p>`],
+    ['160k spaces then &nbsp; at the end of an inline element', `<span><pre>x${' '.repeat(160_000)}&nbsp;</pre></span><p>x</p>`],
+  ];
+  const timed = <T>(f: () => T): [T, number] => {
+    const started = performance.now();
+    const value = f();
+    return [value, performance.now() - started];
+  };
+
+  test.each(hostile)('a mail body of %s converts at once and keeps its text', (_, html) => {
+    const [text, ms] = timed(() => htmlToText(html));
+    expect(ms).toBeLessThan(BOUND_MS);
+    expect(text).toMatch(/x$/);
+  });
+
+  test.each(hostile)('a crawled page of %s converts at once and keeps its text', (_, html) => {
+    for (const level of ['fit', 'raw'] as const) {
+      const [blocks, ms] = timed(() => pageMarkdown(loadHtml(`<html><body><main>${html}</main></body></html>`), level));
+      expect(ms).toBeLessThan(BOUND_MS);
+      expect(blocks.join('\n')).toMatch(/x$/);
+    }
+  });
+
+  test('splitBlocks trims spaces at line ends without slowing down on a long run inside a line', () => {
+    expect(splitBlocks('a  \nb\t\n\n  c \n\n \n\n')).toEqual(['a\nb', 'c']);
+    const [blocks, ms] = timed(() => splitBlocks(`a${' '.repeat(200_000)}b\n`));
+    expect(ms).toBeLessThan(BOUND_MS);
+    expect(blocks).toEqual([`a${' '.repeat(200_000)}b`]);
+  });
+
+  test('ordinary documents convert as before', () => {
+    const html = '<h1>Hi</h1><p>Dear <b>Ann</b>,<br>see <a href="https://x.test/a b">this</a>&nbsp;now.</p>  <ul><li>one</li><li>two <i> three </i></li></ul><pre><code>a\n    b\n</code></pre><table><tr><td>&nbsp;1</td><td> 2</td></tr></table>';
+    expect(htmlToText(html)).toBe('# Hi\n\nDear **Ann**,  \nsee [this](<https://x.test/a b>)\u00a0now.\n\n-   one\n-   two _three_\n\n    a\n        b\n    \n\n\u00a01\n\n2');
+    expect(pageMarkdown(loadHtml(`<html><body><main>${html}</main></body></html>`), 'fit')).toEqual([
+      '# Hi', 'Dear **Ann**,\nsee [this](<https://x.test/a b>)\u00a0now.', '-   one\n-   two *three*', '```\na\n    b\n```', '1', '2',
+    ]);
   });
 });
