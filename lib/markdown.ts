@@ -106,6 +106,48 @@ function boundWhitespaceRuns(html: string): string {
   return copied === 0 ? html : out + html.slice(copied);
 }
 
+/** Elements deeper than this are refused: turndown's parser slows down with depth (30k nested divs took 23 s) and its converter recurses (its stack ends near 2,000). */
+export const MAX_HTML_DEPTH = 1000;
+
+export class HtmlTooDeepError extends Error {
+  override readonly name = 'HtmlTooDeepError';
+  constructor() {
+    super(`the HTML nests elements more than ${MAX_HTML_DEPTH} deep`);
+  }
+}
+
+// Elements without content, and those a parser closes by itself (an unclosed <p> or <li> nests nothing).
+const NO_DEPTH = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr', 'p', 'li', 'dt', 'dd', 'tr', 'td', 'th', 'option', 'optgroup', 'thead', 'tbody', 'tfoot', 'colgroup', 'caption', 'rb', 'rt', 'rtc', 'rp']);
+const TAG = /<(\/?)([A-Za-z][A-Za-z0-9-]*)[^<>]*>/g;
+const RAW_TEXT_END: Record<string, RegExp> = { script: /<\/script/gi, style: /<\/style/gi };
+
+/** How deep the HTML's tags nest, read in one linear pass (raw text of script and style skipped). */
+export function nestingDepth(html: string): number {
+  let depth = 0;
+  let deepest = 0;
+  TAG.lastIndex = 0;
+  for (let m = TAG.exec(html); m; m = TAG.exec(html)) {
+    const name = (m[2] as string).toLowerCase();
+    if (NO_DEPTH.has(name)) continue;
+    if (m[1]) {
+      depth = Math.max(0, depth - 1);
+      continue;
+    }
+    if (m[0].endsWith('/>')) continue;
+    const rawEnd = RAW_TEXT_END[name];
+    if (rawEnd) {
+      rawEnd.lastIndex = TAG.lastIndex;
+      const end = rawEnd.exec(html);
+      if (!end) break;
+      TAG.lastIndex = end.index;
+      continue;
+    }
+    depth += 1;
+    deepest = Math.max(deepest, depth);
+  }
+  return deepest;
+}
+
 /** Turndown's options, and the elements dropped with their content (e.g. `script`). */
 export type HtmlToMarkdownOptions = Omit<TurndownService.Options, 'linkStyle' | 'linkReferenceStyle'> & { remove?: string[] };
 
@@ -142,6 +184,7 @@ export function htmlToMarkdownConverter(options: HtmlToMarkdownOptions = {}): (h
     },
   });
   return (html) => {
+    if (nestingDepth(html) > MAX_HTML_DEPTH) throw new HtmlTooDeepError();
     root = `x-markdown-${randomBytes(8).toString('hex')}`;
     markdown = '';
     turndown.turndown(`<${root}>${boundWhitespaceRuns(html)}</${root}>`);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CheerioAPI } from 'cheerio';
-import { htmlToMarkdownConverter } from '../../lib/markdown';
+import { HtmlTooDeepError, htmlToMarkdownConverter } from '../../lib/markdown';
 
 /**
  * The markdown compendium of a crawl (spec §2.3): every crawled page as one Markdown document.
@@ -42,7 +42,14 @@ export function pageMarkdown($: CheerioAPI, level: CleanupLevel): string[] {
   } else {
     html = $('body').html() ?? $.root().html() ?? '';
   }
-  const markdown = toMarkdown(html || '<p></p>');
+  let markdown: string;
+  try {
+    markdown = toMarkdown(html || '<p></p>');
+  } catch (err) {
+    if (!(err instanceof HtmlTooDeepError)) throw err;
+    // Nested too deep to convert: the page's text, a block per line, is what it says.
+    return $.root().text().split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  }
   return splitBlocks(markdown);
 }
 

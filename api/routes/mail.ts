@@ -6,6 +6,7 @@ import { refuseUnsubscribed, type Suppressions } from '../../lib/mail/list-unsub
 import { newMessageId, normalizeMessageId } from '../../lib/mail/message-id';
 import { parseRawMessage, UnparseableMessageError } from '../../lib/mail/parse';
 import { htmlToText, placeholders, render, variableMismatch } from '../../lib/mail/templates';
+import { HtmlTooDeepError, MAX_HTML_DEPTH } from '../../lib/markdown';
 import type { AllowList } from '../../lib/outbound';
 import { clientIdOf, type AppState } from '../context';
 import type { MailWorkflows } from '../mail-service';
@@ -126,6 +127,16 @@ export const templateView = (t: TemplateRow) => ({
 });
 
 const invalid = (loc: (string | number)[], msg: string) => new ValidationError([{ type: 'value_error', loc, msg }]);
+
+/** The text part made from an HTML-only body; HTML nested too deep to convert is a 422 on `html`. */
+function plainTextOf(html: string): string {
+  try {
+    return htmlToText(html);
+  } catch (err) {
+    if (err instanceof HtmlTooDeepError) throw invalid(['body', 'html'], `elements nested more than ${MAX_HTML_DEPTH} deep; send a text part (text) or simpler HTML`);
+    throw err;
+  }
+}
 
 /** 422 unless every placeholder of html_source is declared and every declared variable used. */
 function checkTemplateVariables(source: string, declared: string[], loc: string[]): void {
@@ -430,7 +441,7 @@ export function mailRoutes(api: ApiRouter, deps: MailRouteDeps): void {
           to_addresses: to,
           cc_addresses: cc.length ? cc : null,
           subject: subject.text,
-          body_text: body.text ?? (html ? htmlToText(html) : ''),
+          body_text: body.text ?? (html ? plainTextOf(html) : ''),
           body_html: html,
           date: new Date(),
         },

@@ -294,6 +294,18 @@ describe('sending and receiving', () => {
     expect((await getMessage(c, m.id)).body_text).toMatch(/^ *x\n\n\u00a0*y$/);
   });
 
+  test('an HTML-only send nested deeper than 1000 elements is a 422 on html at once; with a text part it is sent', async () => {
+    const box = await createMailbox(c);
+    // 30k nested divs took the HTML parser ~23 s, and the converter's stack ends near 2,000.
+    const html = `${'<div>'.repeat(30_000)}deep${'</div>'.repeat(30_000)}`;
+    const started = Date.now();
+    const res = await send({ mailbox_id: box.id, to: [newAddress('deep')], subject: 'Deep', html });
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect([res.status, await res.json()]).toEqual([422, { detail: [{ type: 'value_error', loc: ['body', 'html'], msg: 'elements nested more than 1000 deep; send a text part (text) or simpler HTML' }] }]);
+    const withText = await sent({ mailbox_id: box.id, to: [newAddress('deep')], subject: 'Deep', html, text: 'deep' });
+    expect((await getMessage(c, withText.id)).body_text).toBe('deep');
+  });
+
   test('bad sends are 4xx: unknown mailbox, another client\'s mailbox, no body', async () => {
     const box = await createMailbox(c);
     expect((await send({ mailbox_id: 999999, to: ['a@example.com'], text: 'x' })).status).toBe(404);

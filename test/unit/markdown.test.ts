@@ -1,6 +1,6 @@
 import { loadHtml } from '../../activities/site/extract/dom';
 import { pageMarkdown, splitBlocks } from '../../activities/site/compendium';
-import { toMarkdown } from '../../lib/markdown';
+import { HtmlTooDeepError, nestingDepth, toMarkdown } from '../../lib/markdown';
 import { htmlToText } from '../../lib/mail/templates';
 
 describe('Markdown rendering', () => {
@@ -70,6 +70,28 @@ describe('HTML to Markdown', () => {
     const [blocks, ms] = timed(() => splitBlocks(`a${' '.repeat(200_000)}b\n`));
     expect(ms).toBeLessThan(BOUND_MS);
     expect(blocks).toEqual([`a${' '.repeat(200_000)}b`]);
+  });
+
+  test('HTML nested deeper than MAX_HTML_DEPTH is refused at once (a mail) or read as text (a page); unclosed <p> and <li> nest nothing', () => {
+    expect(nestingDepth('<div><p>a<p>b<ul><li>c<li>d</ul><br><img src=x><span/></div>')).toBe(2);
+    expect(nestingDepth(`<script>${'<div>'.repeat(5000)}</script><style>${'<b>'.repeat(5000)}</style><i>x</i>`)).toBe(1);
+    expect(htmlToText(`${'<p>'.repeat(5000)}x`)).toBe('x');
+    expect(htmlToText(`${'<div>'.repeat(900)}x${'</div>'.repeat(900)}`)).toBe('x');
+    const deep = `${'<div>'.repeat(30_000)}deep text${'</div>'.repeat(30_000)}`;
+    const [thrown, ms] = timed(() => {
+      try {
+        htmlToText(deep);
+        return undefined;
+      } catch (err) {
+        return err;
+      }
+    });
+    expect(thrown).toBeInstanceOf(HtmlTooDeepError);
+    // Before: about 23 s to parse, then a stack overflow.
+    expect(ms).toBeLessThan(BOUND_MS);
+    // A page deeper than that (but not so deep that the crawler cannot read it at all) keeps its text.
+    const page = `${'<div>'.repeat(1500)}deep text${'</div>'.repeat(1500)}`;
+    expect(pageMarkdown(loadHtml(`<html><body><main>${page}</main></body></html>`), 'fit')).toEqual(['deep text']);
   });
 
   test('ordinary documents convert as before', () => {
