@@ -52,7 +52,7 @@ describe('authentication (spec §5)', () => {
 describe('operator CLI', () => {
   const npm = (args: string[]) => run('npm', ['run', '--silent', ...args], { env: process.env, cwd: `${__dirname}/../..` });
 
-  test('client:create prints one JSON object with well-formed credentials, stores only hashes, and client:deactivate gives 403', async () => {
+  test('client:create prints one JSON object with well-formed credentials, stores only hashes, client:deactivate gives 403 and client:activate undoes it', async () => {
     const { stdout } = await npm(['client:create', '--', '--name', 'Acme Leads']);
     const lines = stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -70,6 +70,14 @@ describe('operator CLI', () => {
     expect((await health(bearer(creds))).status).toBe(200);
     await npm(['client:deactivate', '--', '--client-id', creds.client_id]);
     await expectDetail(await health(bearer(creds)), 403, 'client account is inactive');
+    await npm(['client:activate', '--', '--client-id', creds.client_id]);
+    // The API process drops its cached row on the clients table's NOTIFY: at once, give or take a moment.
+    let status = 0;
+    for (let i = 0; i < 20 && status !== 200; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 100));
+      status = (await health(bearer(creds))).status;
+    }
+    expect(status).toBe(200);
   });
 
   test('client:create without --name fails with usage and prints no credentials', async () => {
