@@ -135,7 +135,6 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, opt
           stream.once('close', done);
         });
 
-
       // An event's id is taken at its insert but announced at its commit, so concurrent writers'
       // events can arrive out of id order: a late lower id is still sent, only a repeat is dropped
       // (ids sent recently are remembered; replays read above the highest id sent).

@@ -148,6 +148,9 @@ test(`schemathesis: ${MAX_EXAMPLES} cases per operation, all checks, 0 failures`
     '--workers', '2',
     '--request-timeout', '10',
     '--continue-on-failure',
+    // How fast Hypothesis makes cases is the test tool's own health, not the API's: on a loaded
+    // machine it judged the content posts' rich-text schema "too slow to generate" and errored.
+    '--suppress-health-check', 'too_slow',
     '--no-color',
     '--report', 'junit,ndjson',
     '--report-dir', outDir,
