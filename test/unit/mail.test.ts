@@ -39,6 +39,18 @@ describe('parseRawMessage', () => {
     expect(parsed.message_id).toBe((await parseRawMessage(raw)).message_id);
   });
 
+  test('an HTML-only message gets a text part, a line per block, in linear time (a 4 MiB table took mailparser 17 s)', async () => {
+    const html = (body: string) => Buffer.from(`From: a@example.com\r\nTo: b@example.com\r\nSubject: Rows\r\nMessage-ID: <rows@example.com>\r\nContent-Type: text/html; charset=utf-8\r\n\r\n${body}`);
+    const small = await parseRawMessage(html('<html><head><style>p{}</style></head><body><h1>Hi&nbsp;Ann</h1><p>Your <b>order</b> ships.</p><table><tr><td>a</td><td>b</td></tr></table><script>x()</script></body></html>'));
+    expect(small.body_text).toBe('Hi Ann\nYour order ships.\na\nb');
+    const rows = 170_000;
+    const started = Date.now();
+    const big = await parseRawMessage(html(`<table>${'<tr><td>a</td></tr>'.repeat(rows)}</table>`));
+    // A loaded machine's margin, not a benchmark.
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(big.body_text.split('\n')).toHaveLength(rows);
+  });
+
   test('text without headers is not a message', async () => {
     await expect(parseRawMessage(Buffer.from('hello there'))).rejects.toBeInstanceOf(UnparseableMessageError);
   });
