@@ -1,5 +1,6 @@
 import { buildCompendium, pageMarkdown, splitBlocks } from '../../activities/site/compendium';
-import { loadHtml } from '../../activities/site/extract/dom';
+import { pageCompanyInfo } from '../../activities/site/extract/company';
+import { loadHtml, visibleText } from '../../activities/site/extract/dom';
 import { classifySocial, pickSocial } from '../../activities/site/extract/social';
 import { looksLikePersonName } from '../../activities/site/extract/team';
 import { Frontier } from '../../activities/site/frontier';
@@ -154,6 +155,20 @@ describe('a page', () => {
     const facts = processPage('<html><head><meta name="robots" content="noindex, nofollow"><base href="https://acme.test/docs/"></head><body><a href="page">x</a></body></html>', 'https://acme.test/', opts);
     expect(facts.nofollow).toBe(true);
     expect(facts.links).toEqual(['https://acme.test/docs/page']);
+  });
+});
+
+describe('a hostile page', () => {
+  test('long whitespace runs without a newline (in the text, in an <address>) are read in linear time', () => {
+    const html = `<html><body><p>a${'\r'.repeat(200_000)}b</p><p>c${'\u2003'.repeat(200_000)}d</p><address>1 Mill Lane${' '.repeat(200_000)}x\nManchester</address></body></html>`;
+    const $ = loadHtml(html);
+    const started = Date.now();
+    const text = visibleText($.root().toArray());
+    const info = pageCompanyInfo($, [], 'https://acme.test/');
+    // Before: minutes (80k carriage returns alone took 5.5 s); a loaded machine's margin, not a benchmark.
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(text.split('\n').map((line) => line.length)).toEqual([200_002, 200_002, 13, 10]);
+    expect(info.address).toBe('1 Mill Lane x, Manchester');
   });
 });
 

@@ -1,5 +1,5 @@
 import type { CheerioAPI } from 'cheerio';
-import { absoluteUrl, clean, ldList, ldText, typesOf, type JsonLdNode } from './dom';
+import { absoluteUrl, clean, ldList, ldText, linesOf, typesOf, type JsonLdNode } from './dom';
 
 /** company_info of the crawlSite result (spec §2.8): null where the site does not say. */
 export interface CompanyInfo {
@@ -102,7 +102,7 @@ export function pageCompanyInfo($: CheerioAPI, ld: JsonLdNode[], pageUrl: string
   }
   const audience = org?.audience as Record<string, unknown> | undefined;
   info.target_audience = (audience && (ldText(audience.audienceType) ?? ldText(audience.name))) ?? null;
-  info.address = (org && formatAddress(org.address)) ?? clean($('address').first().text().replace(/\s*\n\s*/g, ', ')) ?? null;
+  info.address = (org && formatAddress(org.address)) ?? clean(linesOf($('address').first().text()).join(', ')) ?? null;
 
   const ldLogo = org ? ldText(org.logo) : undefined;
   const imgLogo = $('header img, [class*="logo" i] img, img[class*="logo" i], img[id*="logo" i], img[alt*="logo" i]').first().attr('src');

@@ -33,7 +33,14 @@ export function visibleText(nodes: AnyNode | AnyNode[]): string {
     if (block) parts.push('\n');
   };
   for (const n of Array.isArray(nodes) ? nodes : [nodes]) walk(n);
-  return parts.join('').replace(/[ \t\f\v\u00a0]+/g, ' ').replace(/\s*\n\s*/g, '\n').trim();
+  return linesOf(parts.join('').replace(/[ \t\f\v\u00a0]+/g, ' ')).join('\n');
+}
+
+// The text's non-empty lines, each trimmed: split and trimmed rather than replaced with a regex of
+// whitespace around a newline, which is quadratic in a long run of whitespace without one (a hostile
+// page's 80k carriage returns took 5.5 s).
+export function linesOf(text: string): string[] {
+  return text.split('\n').map((line) => line.trim()).filter((line) => line !== '');
 }
 
 /** Collapses whitespace; undefined for empty text. */
