@@ -61,7 +61,7 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
     bodyContentType: 'multipart/form-data',
     responses: {
       201: { description: 'Stored', schema: uploadResponse },
-      400: { description: `error '${INVALID_IMAGE}': the content is not one of the ten formats (or not a well-formed SVG); error 'Invalid folder': folder tries to leave its folder` },
+      400: { description: `error '${INVALID_IMAGE}': the content is not one of the ten formats (or not a well-formed SVG, or one nested deeper than 256 levels or with more than 20,000 elements); error 'Invalid folder': folder tries to leave its folder` },
       413: { description: 'Larger than MEDIA_MAX_UPLOAD_BYTES (an SVG: MEDIA_MAX_SVG_BYTES); nothing stored' },
       415: { description: 'Not multipart/form-data' },
     },

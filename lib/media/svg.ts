@@ -3,8 +3,12 @@ import { JSDOM } from 'jsdom';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
-/** A reference to anything outside the document: any URL but a same-document `#fragment`. */
-const EXTERNAL_URL_IN_CSS = /url\s*\(\s*(?!['"]?\s*#)/i;
+/**
+ * A reference to anything outside the document: any URL but a same-document `#fragment`. The
+ * look-ahead is only tried where the whitespace after `url(` ends (`\s` in it), so a long
+ * whitespace run is scanned once, not once per space (that was quadratic: 160k spaces, 22 s).
+ */
+const EXTERNAL_URL_IN_CSS = /url\s*\(\s*(?!\s|['"]?\s*#)/i;
 const isLocalHref = (value: string) => value.trim().startsWith('#');
 
 export interface SanitizedSvg {
@@ -14,6 +18,82 @@ export interface SanitizedSvg {
 }
 
 export class InvalidSvgError extends Error {}
+
+/**
+ * Bounds checked on the text before jsdom sees it: its XML parser and serializer take seconds on a
+ * few thousand nested elements (and overflow the stack at 10,000), and about 300 bytes of memory
+ * per element, synchronously in the API process. Real drawings stay far below both.
+ */
+export const MAX_SVG_DEPTH = 256;
+export const MAX_SVG_ELEMENTS = 20_000;
+
+/** The index just after the first `token` from `from`, or the end of `text`. */
+function after(text: string, token: string, from: number): number {
+  const at = text.indexOf(token, from);
+  return at === -1 ? text.length : at + token.length;
+}
+
+/** The index just after the `>` that ends a tag, skipping quoted attribute values. */
+function tagEnd(text: string, from: number): number {
+  let quote = '';
+  for (let i = from; i < text.length; i++) {
+    const c = text[i];
+    if (quote) {
+      if (c === quote) quote = '';
+    } else if (c === '"' || c === "'") {
+      quote = c;
+    } else if (c === '>') {
+      return i + 1;
+    }
+  }
+  return text.length;
+}
+
+/**
+ * The index just after a `<!DOCTYPE ...>` that starts at `from`, read as saxes (jsdom's XML parser)
+ * reads it: quotes, and in the internal subset `[...]` also comments and processing instructions,
+ * may hold `>` and `<!--`, so an entity value cannot hide the elements after it from the count.
+ */
+function doctypeEnd(text: string, from: number): number {
+  let subset = false;
+  for (let i = from; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"' || c === "'") i = after(text, c, i + 1) - 1;
+    else if (!subset && c === '[') subset = true;
+    else if (!subset && c === '>') return i + 1;
+    else if (subset && c === ']') subset = false;
+    else if (subset && text.startsWith('<!--', i)) i = after(text, '-->', i + 4) - 1;
+    else if (subset && text.startsWith('<?', i)) i = after(text, '?>', i + 2) - 1;
+  }
+  return text.length;
+}
+
+/**
+ * Refuses XML whose elements nest deeper than MAX_SVG_DEPTH or number more than MAX_SVG_ELEMENTS,
+ * in one linear pass over the text. Comments, CDATA, processing instructions and the doctype hold
+ * no elements; `<g/>` nests nothing. Well-formed XML has no `<` in text or attribute values, and
+ * the parser stops at its first error, so it never builds more than this counts.
+ */
+function checkShape(text: string): void {
+  let depth = 0;
+  let elements = 0;
+  for (let i = text.indexOf('<'); i !== -1; i = text.indexOf('<', i)) {
+    if (text.startsWith('<!--', i)) i = after(text, '-->', i + 4);
+    else if (text.startsWith('<![CDATA[', i)) i = after(text, ']]>', i + 9);
+    else if (text.startsWith('<?', i)) i = after(text, '?>', i + 2);
+    else if (text.startsWith('<!', i)) i = doctypeEnd(text, i + 2);
+    else if (text.startsWith('</', i)) {
+      i = tagEnd(text, i + 2);
+      depth -= 1;
+    } else {
+      i = tagEnd(text, i + 1);
+      elements += 1;
+      if (elements > MAX_SVG_ELEMENTS) throw new InvalidSvgError(`it has more than ${MAX_SVG_ELEMENTS} elements`);
+      if (text[i - 2] !== '/') depth += 1;
+      if (depth > MAX_SVG_DEPTH) throw new InvalidSvgError(`its elements are nested deeper than ${MAX_SVG_DEPTH} levels`);
+    }
+  }
+}
 
 // One window and one DOMPurify for the process: creating a JSDOM per upload costs tens of milliseconds.
 let purifier: { window: JSDOM['window']; purify: ReturnType<typeof createDOMPurify>; removed: string[] } | undefined;
@@ -54,11 +134,25 @@ function getPurifier() {
  * Parses `text` as an SVG document (XML; the root must be <svg> in the SVG namespace) and returns
  * it sanitised: no scripts, event handlers, foreignObject, javascript: links or external references
  * (href/xlink:href other than `#id`, url(...) outside the document, @import). The doctype (and so
- * any entity declarations) is dropped. Throws InvalidSvgError when it is not a well-formed SVG.
+ * any entity declarations) is dropped. Throws InvalidSvgError when it is not a well-formed SVG,
+ * nests elements deeper than MAX_SVG_DEPTH or has more than MAX_SVG_ELEMENTS of them.
  */
 export function sanitizeSvg(text: string): SanitizedSvg {
+  const source = text.replace(/^\uFEFF/, '');
+  checkShape(source);
+  try {
+    return sanitizeParsed(source);
+  } catch (err) {
+    if (err instanceof InvalidSvgError) throw err;
+    // A document jsdom or DOMPurify cannot handle (a stack overflow, say) is the uploader's SVG
+    // that cannot be processed, not a server error.
+    throw new InvalidSvgError(`it could not be processed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300));
+  }
+}
+
+function sanitizeParsed(source: string): SanitizedSvg {
   const { window, purify, removed } = getPurifier();
-  const doc = new window.DOMParser().parseFromString(text.replace(/^\uFEFF/, ''), 'image/svg+xml');
+  const doc = new window.DOMParser().parseFromString(source, 'image/svg+xml');
   const root = doc.documentElement;
   if (!root || root.localName === 'parsererror' || doc.getElementsByTagName('parsererror').length > 0) {
     const why = (doc.getElementsByTagName('parsererror')[0]?.textContent ?? root?.textContent ?? 'not XML').trim().slice(0, 200);

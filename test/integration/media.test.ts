@@ -167,6 +167,16 @@ test('a script-bearing SVG is stored and served without scripts, handlers or ext
   expect(served.headers.get('x-content-type-options')).toBe('nosniff');
 });
 
+test('an SVG nested too deep to parse safely is refused with 400 (not a 500) and nothing is stored', async () => {
+  const who = await newCaller(api);
+  const deep = `<svg xmlns="http://www.w3.org/2000/svg">${'<g>'.repeat(10_000)}${'</g>'.repeat(10_000)}</svg>`;
+  const res = await upload(who, 'images', Buffer.from(deep), 'deep.svg');
+  const body = (await res.json()) as { success: boolean; error: string; detail: string };
+  expect(res.status).toBe(400);
+  expect(body).toEqual({ success: false, error: 'Invalid image format', detail: expect.stringContaining('nested deeper than 256') });
+  expect(await objectsIn(api, api.deps.storage.bucketFor(who.clientId))).toEqual([]);
+});
+
 describe('folders and names', () => {
   test.each(['../other-client', 'a/../../b', 'x\\..\\..\\y', '%2e%2e/up'])('folder %j is refused with 400 and nothing stored', async (folder) => {
     const who = await newCaller(api);

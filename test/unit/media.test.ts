@@ -136,6 +136,40 @@ describe('SVG sanitising', () => {
     expect(out).not.toContain('aaaaaaaaaa');
     expect(out).not.toContain('<!DOCTYPE');
   });
+
+  // Sanitising runs synchronously in the API process: none of these may hold it for long.
+  test('a long whitespace run inside url( is checked in linear time, and the reference is still judged', () => {
+    const spaces = ' '.repeat(160_000);
+    const started = Date.now();
+    const local = sanitizeSvg(`<svg xmlns="http://www.w3.org/2000/svg"><rect style="fill:url(${spaces}#a)"/></svg>`);
+    const external = sanitizeSvg(`<svg xmlns="http://www.w3.org/2000/svg"><rect style="fill:url(${spaces}https://tracker.example/p.png)"/><style>rect{fill:url(${spaces}'https://tracker.example/s.png')}</style></svg>`);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(local.svg).toContain('#a)');
+    expect(external.svg).not.toContain('tracker.example');
+    expect(external.svg).toContain('<rect');
+  });
+
+  test('elements nested too deep are refused before parsing', () => {
+    const deep = `<svg xmlns="http://www.w3.org/2000/svg">${'<g>'.repeat(10_000)}${'</g>'.repeat(10_000)}</svg>`;
+    const started = Date.now();
+    expect(() => sanitizeSvg(deep)).toThrow(InvalidSvgError);
+    expect(() => sanitizeSvg(deep)).toThrow(/nested deeper than 256/);
+    expect(Date.now() - started).toBeLessThan(5000);
+    // Self-closing elements, comments, CDATA and the doctype nest nothing; 200 levels are fine.
+    const fine = `<!DOCTYPE svg [<!ENTITY a "<g><g>">]><svg xmlns="http://www.w3.org/2000/svg"><!-- ${'<g>'.repeat(300)} --><style><![CDATA[${'<g>'.repeat(300)}]]></style>${'<g/>'.repeat(300)}${'<g>'.repeat(200)}${'</g>'.repeat(200)}</svg>`;
+    expect(sanitizeSvg(fine).svg).toContain('<g/>');
+    // An element hidden from the count in the doctype's quotes is still counted after it.
+    const hidden = `<!DOCTYPE svg [<!ENTITY a "<!--">]><svg xmlns="http://www.w3.org/2000/svg">${'<g>'.repeat(300)}${'</g>'.repeat(300)}--&gt;</svg>`;
+    expect(() => sanitizeSvg(hidden)).toThrow(/nested deeper/);
+  });
+
+  test('too many elements are refused before parsing', () => {
+    const many = `<svg xmlns="http://www.w3.org/2000/svg">${'<g/>'.repeat(30_000)}</svg>`;
+    const started = Date.now();
+    expect(() => sanitizeSvg(many)).toThrow(InvalidSvgError);
+    expect(() => sanitizeSvg(many)).toThrow(/more than 20000 elements/);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
 });
 
 describe('a file part\'s declared type', () => {
