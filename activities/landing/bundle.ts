@@ -10,7 +10,11 @@ export interface BundleOutcome {
   missing: string[];
 }
 
-const CSS_URL = /url\(\s*(['"]?)([^'")]+)\1\s*\)/g;
+// A url() with its URL quoted, or unquoted (no whitespace inside, as CSS has it). No two parts can
+// take the same characters, so a long run of spaces is scanned once: the pattern it replaces was
+// cubic in one (3,000 spaces in a style attribute held the worker 15 s).
+const CSS_URL = /url\(\s*(?:"([^"]*)"|'([^']*)'|([^'"\s()]+))\s*\)/g;
+const cssUrlOf = (m: RegExpMatchArray) => m[1] ?? m[2] ?? m[3];
 
 /**
  * Whether an attribute runs script when followed: a `javascript:` or `vbscript:` value anywhere (an
@@ -35,7 +39,9 @@ function stripScriptAttributes($: ReturnType<typeof load>): void {
     }
   }
 }
-const CSS_IMPORT = /@import\s+(?:url\(\s*)?(['"]?)([^'")\s;]+)\1\s*\)?[^;]*;/g;
+// An @import up to its `;`, which is looked for only up to the next `@` (a sheet of `@import a`
+// without one was quadratic).
+const CSS_IMPORT = /@import\s+(?:url\(\s*)?(['"]?)([^'")\s;]+)\1[^;@]*;/g;
 
 /**
  * A self-contained copy of the rendered page: stylesheets inlined as <style> (their url()s and
@@ -86,13 +92,13 @@ export async function bundleHtml(html: string, baseUrl: string, cached: Map<stri
     }
     const replacements = new Map<string, string>();
     for (const m of [...out.matchAll(CSS_URL)]) {
-      const url = abs(m[2], cssUrl);
+      const url = abs(cssUrlOf(m), cssUrl);
       if (!url || replacements.has(m[0])) continue;
       const uri = await dataUri(url, 'application/octet-stream');
       replacements.set(m[0], uri ? `url("${uri}")` : `url("${url}")`);
     }
-    for (const [from, to] of replacements) out = out.split(from).join(to);
-    return out;
+    // One pass for all of them (a split and join per URL was size × URLs).
+    return replacements.size === 0 ? out : out.replace(CSS_URL, (m) => replacements.get(m) ?? m);
   };
 
   $('script, noscript, iframe, frame, frameset, object, embed, link[rel~="preload"], link[rel~="modulepreload"], link[rel~="prefetch"], link[rel~="preconnect"], link[rel~="dns-prefetch"], meta[http-equiv="refresh" i], base').remove();
