@@ -142,6 +142,28 @@ describe('a page', () => {
     expect(looksLikePersonName('Meet The Team')).toBe(false);
   });
 
+  test('team cards: a name inside another of the same text counts once, and a card holds one name only', () => {
+    const team = `<html><body><main><div class="grid">
+      <div class="card"><h3><strong>Grace Hopper</strong></h3><p class="role">Head of Engineering</p></div>
+      <div class="card"><h3>Alan Turing</h3><p class="role">Research Lead</p><div><b>Ada Lovelace</b><p class="role">CTO</p></div></div>
+    </div></main></body></html>`;
+    const facts = processPage(team, 'https://acme.test/team', { ...opts, teamPage: true });
+    expect(facts.team.map((m) => [m.name, m.position])).toEqual([
+      ['Grace Hopper', 'Head of Engineering'],
+      ['Ada Lovelace', 'CTO'],
+    ]);
+  });
+
+  test('a hostile team page of thousands of name-like elements, flat or nested, is read in linear time', () => {
+    const flat = `<html><body><main>${'<div><b>John Smith</b></div>'.repeat(3_000)}</main></body></html>`;
+    const nested = `<html><body><main>${'<b>'.repeat(800)}John Smith${'</b>'.repeat(800)}</main></body></html>`;
+    const started = Date.now();
+    processPage(flat, 'https://acme.test/team', { ...opts, teamPage: true });
+    processPage(nested, 'https://acme.test/team', { ...opts, teamPage: true });
+    // Before: 2,000 flat took 58 s, 800 nested 27 s (cubic), so these minutes; a loaded machine's margin, not a benchmark.
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
   test('a page of an internationalised domain: every source reports an address in one form (lower case, domain in Unicode)', () => {
     const html = `<html lang="ru"><head><script type="application/ld+json">{"@type":"Organization","name":"Пример","email":"mailto:INFO@XN--E1AFMKFD.XN--P1AI",
       "employee":{"@type":"Person","name":"Anna Petrova","jobTitle":"CEO","email":"anna@xn--e1afmkfd.xn--p1ai"}}</script></head>

@@ -61,29 +61,45 @@ const POSITION_SELECTOR = '[class*="position" i], [class*="role" i], [class*="ti
  * must also show a position, a photo, an email or a LinkedIn link.
  */
 export function structuredTeamMembers($: CheerioAPI, base: string): TeamMember[] {
-  const nameEls = $(NAME_SELECTOR)
-    .filter((_, el) => {
-      const text = clean($(el).text());
-      // The innermost name element only (a <strong> inside an <h3> counts once).
-      return text !== undefined && looksLikePersonName(text) && $(el).find(NAME_SELECTOR).filter((__, inner) => clean($(inner).text()) === text).length === 0;
-    })
-    .toArray();
-  const nameSet = new Set<Element>(nameEls);
+  // Each element's text is read once, and the nesting is walked up from each name (never searched
+  // down from each ancestor): a hostile page's thousands of name-like elements, flat or nested,
+  // took minutes that way (cubic).
+  const names = new Map<Element, string>();
+  for (const el of $(NAME_SELECTOR).toArray()) {
+    const text = clean($(el).text());
+    if (text !== undefined && looksLikePersonName(text)) names.set(el, text);
+  }
+  // The innermost name element only (a <strong> inside an <h3> counts once): an element with a
+  // name element of the same text inside is not one.
+  const outer = new Set<Element>();
+  for (const [el, text] of names) {
+    for (let up = el.parent; up && up.type === 'tag'; up = up.parent) {
+      if (names.get(up as Element) === text) outer.add(up as Element);
+    }
+  }
+  const nameEls = [...names.keys()].filter((el) => !outer.has(el));
+  // How many names each element holds (its descendants only).
+  const namesInside = new Map<AnyNode, number>();
+  for (const el of nameEls) {
+    for (let up = el.parent; up; up = up.parent) namesInside.set(up, (namesInside.get(up) ?? 0) + 1);
+  }
   const members: TeamMember[] = [];
   for (const el of nameEls) {
-    const name = clean($(el).text()) as string;
-    let card: Cheerio<AnyNode> = $(el);
-    for (let parent = $(el).parent(); parent.length && !parent.is('body, main, html'); parent = parent.parent()) {
-      const namesInside = parent.find(NAME_SELECTOR).filter((_, n) => nameSet.has(n as Element)).length;
-      if (namesInside > 1) break;
-      card = parent;
+    const name = names.get(el) as string;
+    // The largest enclosing element that holds no other name, below body, main and html.
+    let card: Element = el;
+    for (let up = el.parent; up && up.type === 'tag' && !CARD_LIMITS.has((up as Element).name); up = up.parent) {
+      if ((namesInside.get(up) ?? 0) > 1) break;
+      card = up as Element;
     }
-    if (card.is(el)) continue;
-    const member = cardMember($, card, name, base);
+    if (card === el) continue;
+    const member = cardMember($, $(card), name, base);
     if (member.position || member.photo_url || member.email || member.proflink_url) members.push(member);
   }
   return members;
 }
+
+const CARD_LIMITS = new Set(['body', 'main', 'html']);
 
 function cardMember($: CheerioAPI, card: Cheerio<AnyNode>, name: string, base: string): TeamMember {
   let email: string | null = null;
