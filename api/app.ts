@@ -123,6 +123,9 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   eventRoutes(api, db, listener, { heartbeatSeconds: config.SSE_HEARTBEAT_SECONDS, maxStreamsPerClient: config.SSE_MAX_STREAMS_PER_CLIENT });
   dedupeRoutes(api, new DedupeRepository(db), { enabled: config.DEDUPE_ENABLED });
   const leadIndex = new LeadIndexTrigger(deps.temporal, config.TASK_QUEUE_PREFIX, deps.logger);
+  // Calls to client-supplied URLs (video import URLs' redirects, the integrations' live check) go
+  // through the SSRF guard, like the workers'.
+  const outbound = OutboundClient.fromConfig(config);
   // Before the IDAP routes: GET /api/v1/idap/media/{id} is the media proxy, not an IDAP fetch.
   const mediaRepo = new MediaRepository(db);
   const peertube = peerTubeSettings(config);
@@ -133,6 +136,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
     maxUploadBytes: config.MEDIA_MAX_UPLOAD_BYTES,
     peertube: 'missing' in peertube ? peertube : new PeerTubeClient(peertube),
     allowHosts: config.OUTBOUND_ALLOW_HOSTS,
+    http: outbound,
   });
   idapRoutes(api, db, leadIndex);
   searchRoutes(api, { db, search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, trigger: leadIndex, logger: deps.logger });
@@ -143,13 +147,11 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   const workflowResults = new WorkflowResultsService(db, config, campaigns);
   workflowResultRoutes(api, workflowResults);
   exportRoutes(api, db, deps.storage, { workflowResults, campaigns });
-  // The integrations' live check calls client-supplied base URLs: through the SSRF guard, like the workers.
-  const llmHttp = OutboundClient.fromConfig(config);
   integrationRoutes(api, {
     repo: config.INTEGRATIONS_ENCRYPTION_KEY
       ? new IntegrationRepository(db, new CredentialCipher(config.INTEGRATIONS_ENCRYPTION_KEY, config.INTEGRATIONS_PREVIOUS_KEYS), config.DATABASE_SCHEMA)
       : undefined,
-    http: llmHttp,
+    http: outbound,
     breaker: { failures: config.LLM_BREAKER_FAILURES, cooldownSeconds: config.LLM_BREAKER_COOLDOWN_SECONDS },
     timeoutMs: config.LLM_TIMEOUT_MS,
     prices: config.LLM_PRICES,
@@ -183,7 +185,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   // Before the dependencies close: stop listening and let Temporal calls in flight finish.
   const close = async () => {
     await Promise.all([listener.close(), clientCache.close(), jobs.drain(), campaigns.drain(), queueCalls.drain(), mailWorkflows.drain()]);
-    await llmHttp.close();
+    await outbound.close();
   };
   return { app, api, metrics, close };
 }

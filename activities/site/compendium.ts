@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CheerioAPI } from 'cheerio';
 import { HtmlTooDeepError, htmlToMarkdownConverter } from '../../lib/markdown';
+import { linesOf } from './extract/dom';
 
 /**
  * The markdown compendium of a crawl (spec §2.3): every crawled page as one Markdown document.
@@ -48,7 +49,7 @@ export function pageMarkdown($: CheerioAPI, level: CleanupLevel): string[] {
   } catch (err) {
     if (!(err instanceof HtmlTooDeepError)) throw err;
     // Nested too deep to convert: the page's text, a block per line, is what it says.
-    return $.root().text().split('\n').map((line) => line.trim()).filter((line) => line !== '');
+    return linesOf($.root().text());
   }
   return splitBlocks(markdown);
 }

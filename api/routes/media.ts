@@ -4,7 +4,7 @@ import rangeParser from 'range-parser';
 import type { MediaRepository } from '../../db/repositories/media';
 import { AppError, notFound } from '../../lib/errors';
 import { MEDIA_PROXY_PATH } from '../../lib/idap';
-import { AllowList, DEFAULT_USER_AGENT, OutboundClient, OutboundError } from '../../lib/outbound';
+import { AllowList, OutboundError, type OutboundClient } from '../../lib/outbound';
 import { PeerTubeError, videoStateOf, type PeerTubeClient, type PeerTubeVideo } from '../../lib/peertube';
 import type { Storage } from '../../lib/storage';
 import { clientIdOf, type AppContext } from '../context';
@@ -23,6 +23,8 @@ export interface MediaRouteDeps {
   peertube: PeerTubeClient | { missing: string[] };
   /** OUTBOUND_ALLOW_HOSTS: import URLs (and their redirects) naming private addresses are refused unless listed. */
   allowHosts: string[];
+  /** The guarded client an import URL's redirects are followed with. */
+  http: OutboundClient;
 }
 
 const RESOURCE_NOT_FOUND = 'resource_not_found';
@@ -183,7 +185,7 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
     },
     handler: async (ctx, { body }) => {
       const client = peertube();
-      const targetUrl = await finalTargetUrl(body.url, allow, deps.allowHosts);
+      const targetUrl = await finalTargetUrl(body.url, allow, deps.http);
       const signal = client.deadline();
       const started = await call(() => client.importVideo({ targetUrl, name: body.title, description: body.description, privacy: body.privacy }, signal));
       // The import answer has no channel or description: the video itself says them.
@@ -294,9 +296,7 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
  * does later is its own side: a name that answers its lookup differently (DNS rebinding), or a
  * server that redirects PeerTube elsewhere than here, must be refused by PeerTube's own settings.
  */
-async function finalTargetUrl(raw: string, allow: AllowList, allowHosts: string[]): Promise<string> {
-  // One client per check, closed below: imports are rare, and no connection outlives the request.
-  const http = new OutboundClient({ allowHosts, userAgent: DEFAULT_USER_AGENT });
+async function finalTargetUrl(raw: string, allow: AllowList, http: OutboundClient): Promise<string> {
   const end = Date.now() + URL_CHECK_TIMEOUT_MS;
   let current = new URL(raw);
   let from: URL | undefined;
@@ -314,8 +314,6 @@ async function finalTargetUrl(raw: string, allow: AllowList, allowHosts: string[
     if (err instanceof OutboundError && err.kind === 'timeout') throw refused(`url could not be checked before the import: ${current.href} did not answer within ${URL_CHECK_TIMEOUT_MS} ms`);
     if (err instanceof OutboundError) throw refused(`url could not be checked before the import: ${err.message}`);
     throw err;
-  } finally {
-    await http.close();
   }
 }
 
