@@ -16,6 +16,13 @@ const JSON_TYPES = ['application/json'];
 export const MAX_BODY_DEPTH = 64;
 /** Alias uses (`*name`) per YAML body: enough for shared defaults, too few to build a bomb from alone. */
 export const MAX_YAML_ALIASES = 50;
+/**
+ * YAML bodies are read up to this size (or the route's limit, if smaller). js-yaml takes about
+ * 0.7 us a byte on the API's thread, 5-10 times JSON.parse: 2 MB of nested lists held it 1.5 s, so
+ * one client within its rate limit could keep the API from answering anyone. Hand-written YAML
+ * payloads are a few KB; larger bodies can be sent as JSON.
+ */
+export const MAX_YAML_BODY = '256kb';
 
 /**
  * Request bodies of POST/PUT/PATCH: JSON (default) or YAML (spec §1.2.5). Any other content type
@@ -31,6 +38,7 @@ export const MAX_YAML_ALIASES = 50;
  */
 export function requestBody(options: { limit: string; skip?: (path: string) => boolean }): Middleware<AppState> {
   const budget: Budget = { maxValues: parseSize(options.limit), maxTextBytes: parseSize(options.limit), maxDepth: MAX_BODY_DEPTH, limit: options.limit };
+  const yamlLimit = parseSize(MAX_YAML_BODY) < parseSize(options.limit) ? MAX_YAML_BODY : options.limit;
   return async (ctx, next) => {
     if (!['POST', 'PUT', 'PATCH'].includes(ctx.method) || options.skip?.(ctx.path)) return next();
     if (!hasBody(ctx.get('content-length'), ctx.get('transfer-encoding'))) {
@@ -46,17 +54,21 @@ export function requestBody(options: { limit: string; skip?: (path: string) => b
     if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
       throw new AppError(415, `unsupported charset '${charset}'; request bodies are UTF-8`, 'unsupported_media_type');
     }
-    const text = await readUtf8(ctx, options.limit);
     if (isYaml) {
+      const text = await readUtf8(ctx, yamlLimit, yamlLimit === options.limit ? '' : ' (the limit of a YAML body; send larger bodies as JSON)');
       ctx.request.body = parseYaml(text) as typeof ctx.request.body;
+      measure(ctx.request.body, budget);
     } else {
+      const text = await readUtf8(ctx, options.limit);
       try {
         ctx.request.body = JSON.parse(text) as typeof ctx.request.body;
       } catch (err) {
         throw new ValidationError([{ type: 'json_invalid', loc: ['body'], msg: `JSON decode error: ${(err as Error).message}` }]);
       }
+      // A JSON document holds no shared values: within the byte limit it is within the value and
+      // text budgets too, and only its depth needs a walk.
+      if (depthOf(ctx.request.body, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) throw tooDeep();
     }
-    measure(ctx.request.body, budget);
     return next();
   };
 }
@@ -66,7 +78,7 @@ export function requestBody(options: { limit: string; skip?: (path: string) => b
  * change names and addresses), at most `limit` bytes after decompression (413; gzip and deflate
  * are inflated, counting the inflated bytes, so a small zip bomb is stopped at the limit).
  */
-async function readUtf8(ctx: AppContext, limit: string): Promise<string> {
+async function readUtf8(ctx: AppContext, limit: string, why = ''): Promise<string> {
   const encoding = ctx.get('content-encoding').toLowerCase() || 'identity';
   let stream: NodeJS.ReadableStream = ctx.req;
   if (encoding === 'gzip' || encoding === 'x-gzip') stream = ctx.req.pipe(createGunzip());
@@ -77,7 +89,7 @@ async function readUtf8(ctx: AppContext, limit: string): Promise<string> {
     raw = await getRawBody(stream as Readable, { limit, ...(encoding === 'identity' && ctx.get('content-length') ? { length: ctx.get('content-length') } : {}) });
   } catch (err) {
     const e = err as { status?: number; type?: string; code?: string; message?: string };
-    if (e.type === 'entity.too.large') throw new AppError(413, `request body is larger than ${limit}`, 'payload_too_large');
+    if (e.type === 'entity.too.large') throw new AppError(413, `request body is larger than ${limit}${why}`, 'payload_too_large');
     if (e.code === 'Z_DATA_ERROR' || e.code === 'Z_BUF_ERROR') throw new AppError(400, `request body is not valid ${encoding} data`, 'bad_request');
     if (e.type === 'request.aborted' || e.type === 'request.size.invalid') throw new AppError(400, e.message ?? 'request body incomplete', 'bad_request');
     throw err;
@@ -182,6 +194,18 @@ function measure(body: unknown, budget: Budget): void {
     return extent.levels;
   };
   walk(body, 0);
+}
+
+/** The levels of collections in a JSON value, counted no further than one past `max`. */
+function depthOf(value: unknown, max: number): number {
+  if (value === null || typeof value !== 'object') return 0;
+  if (max <= 0) return 1;
+  let below = 0;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    if (item !== null && typeof item === 'object') below = Math.max(below, depthOf(item, max - 1));
+    if (below >= max) break;
+  }
+  return below + 1;
 }
 
 /** `2mb`, `1kb`, `512b` or a plain byte count (the units koa-body's limits take; k = 1024). */

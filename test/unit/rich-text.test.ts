@@ -1,4 +1,4 @@
-import { documentSchema, InvalidDocumentError, parseDocument, readingTime, renderDocument } from '../../lib/rich-text';
+import { documentSchema, InvalidDocumentError, MAX_DOCUMENT_NODES, parseDocument, readingTime, renderDocument } from '../../lib/rich-text';
 
 const text = (t: string, marks?: unknown[]) => ({ type: 'text', text: t, ...(marks ? { marks } : {}) });
 const p = (...content: unknown[]) => ({ type: 'paragraph', content });
@@ -99,6 +99,20 @@ describe('the rich-text document schema (TipTap StarterKit + image)', () => {
     // The quote stays inside the attribute's value.
     expect(html).toContain('<img alt="&quot; onerror=&quot;alert(1)" />');
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt; &amp; "quotes"');
+  });
+
+  test('a document of more than 20,000 nodes and marks is refused before it is checked or rendered; one at the limit is read', () => {
+    // 1 doc + 9,999 paragraphs of one text node + one bold mark: exactly the limit.
+    const paragraphs = Array.from({ length: 9_999 }, (_, i) => p(text(`paragraph ${i}`, i === 0 ? [{ type: 'bold' }] : undefined)));
+    expect(MAX_DOCUMENT_NODES).toBe(20_000);
+    expect(parseDocument(doc(...paragraphs)).childCount).toBe(9_999);
+    expect(() => parseDocument(doc(...paragraphs, p(text('one more'))))).toThrow('more than 20000 nodes and marks');
+    // 30,000 paragraphs (1.8 MB of JSON) held the API's thread about a second.
+    const tooMany = doc(...Array.from({ length: 30_000 }, () => p(text('a'))));
+    expect(() => parseDocument(tooMany)).toThrow(new InvalidDocumentError('the document has more than 20000 nodes and marks'));
+    // Marks count too: 7,000 text nodes with three marks each.
+    const marked = doc(p(...Array.from({ length: 7_000 }, (_, i) => text(`w${i} `, [{ type: 'bold' }, { type: 'italic' }, { type: 'underline' }]))));
+    expect(() => parseDocument(marked)).toThrow('more than 20000 nodes and marks');
   });
 
   test('reading time: words at 200 a minute, rounded up, at least one minute', () => {
