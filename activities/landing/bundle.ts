@@ -117,10 +117,10 @@ export async function bundleHtml(html: string, baseUrl: string, cached: Map<stri
     $(el).replaceWith(style);
   }
   for (const el of $('style').toArray()) {
+    // Not CSS_URL.test: a global regex's test leaves its lastIndex behind, and matchAll starts
+    // there, so the first url() was skipped (and with one, all of them).
     const css = $(el).html() ?? '';
-    if (CSS_URL.test(css) || CSS_IMPORT.test(css)) $(el).text(await inlineCss(css, baseUrl, 0));
-    CSS_URL.lastIndex = 0;
-    CSS_IMPORT.lastIndex = 0;
+    if (css.includes('url(') || css.includes('@import')) $(el).text(await inlineCss(css, baseUrl, 0));
   }
   for (const el of $('img[src], input[type="image"][src], link[rel~="icon"][href], video[poster]').toArray()) {
     const attr = el.tagName === 'link' ? 'href' : el.tagName === 'video' ? 'poster' : 'src';

@@ -49,6 +49,13 @@ test('url() and @import are inlined whatever their quotes and spaces, and a host
   expect(html).toContain(`style="background:${uri.replace(/"/g, '&quot;')}"`);
   expect(html).not.toContain('@import');
 
+  // A <style> element's url()s and @imports: the first url() was skipped (a global regex's test left
+  // its lastIndex for matchAll), and with only one, the style kept its link.
+  const styled = '<html><head><style>.a{background:url(/img/a.png)} .c{background:url("/img/c.png")}</style><style>@import "/more.css"; .d{background:url(img/b.png)}</style></head><body></body></html>';
+  const inStyle = (await bundleHtml(styled, 'https://acme.test/lp', cached, async () => null, 1_000_000)).html;
+  expect(inStyle).toContain(`<style>.a{background:${uri}} .c{background:${uri}}</style>`);
+  expect(inStyle).toContain(`<style>.b{background:${uri}} .d{background:${uri}}</style>`);
+
   // A run of spaces after url( with no end in a style attribute, in <style> and in a stylesheet, and
   // @imports without their `;`: 3,000 spaces took 15 s before (cubic); these would have taken hours.
   const run = ' '.repeat(20_000);
