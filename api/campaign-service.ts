@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Db } from '../db';
-import { CampaignRepository, type CampaignRow, type CampaignTotals, type NewCampaignLocation } from '../db/repositories/campaigns';
+import { CampaignLimitError, CampaignRepository, type CampaignRow, type CampaignTotals, type NewCampaignLocation } from '../db/repositories/campaigns';
 import { searchKey, type LocationRow } from '../db/repositories/locations';
 import type { JobStatus } from '../jobs';
 import { campaignsTaskQueue } from '../jobs/queues';
@@ -82,7 +82,13 @@ export class CampaignService {
       },
       locations,
       (row) => this.startWorkflow(row),
-    );
+      this.config.CAMPAIGN_MAX_RUNNING_PER_CLIENT,
+    ).catch((err: unknown) => {
+      if (err instanceof CampaignLimitError) {
+        throw new AppError(429, `too many running campaigns: at most ${err.limit} at once per client; wait for one to end, or cancel one`, 'too_many_campaigns');
+      }
+      throw err;
+    });
   }
 
   /**

@@ -153,6 +153,8 @@ export const configSchema = dbConfigSchema.extend({
   SSE_HEARTBEAT_SECONDS: z.coerce.number().min(0.05).max(300).default(30),
   /** Event streams one client may hold open on one API process; more -> 429. */
   SSE_MAX_STREAMS_PER_CLIENT: int(20, 1, 10000),
+  /** Campaigns one client may have running at once (each holds a workflow for up to 30 days); more -> 429. */
+  CAMPAIGN_MAX_RUNNING_PER_CLIENT: int(20, 1, 10000),
 
   // Company registries (crawlCompanyData). Base URLs default to the real services; tests point them at stand-ins.
   SEC_BASE_URL: z.string().url().default('https://www.sec.gov'),

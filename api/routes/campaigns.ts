@@ -39,6 +39,7 @@ export function campaignRoutes(api: ApiRouter, service: CampaignService): void {
     responses: {
       201: { description: 'Created; its workflow runs', schema: campaignCreatedResponse },
       422: { description: 'Invalid body, or a location that names no city' },
+      429: { description: 'the client has CAMPAIGN_MAX_RUNNING_PER_CLIENT (default 20) running campaigns already; nothing was stored' },
       503: { description: 'queue service unavailable (nothing was stored)' },
     },
     handler: async (ctx, { body }) => {

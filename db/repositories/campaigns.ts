@@ -134,6 +134,14 @@ const EMAILS_FOUND = `case when jsonb_typeof(site->'emails_found') = 'array' the
 // Rows per insert statement: far below Postgres' 65,535 bind parameters (8 columns each).
 const INSERT_CHUNK = 1000;
 
+/** A client already has as many running campaigns as it may (CAMPAIGN_MAX_RUNNING_PER_CLIENT). */
+export class CampaignLimitError extends Error {
+  override readonly name = 'CampaignLimitError';
+  constructor(readonly limit: number) {
+    super(`the client has ${limit} running campaigns already`);
+  }
+}
+
 /** Campaigns and their locations; every client-facing read is scoped by client_id. */
 export class CampaignRepository {
   private readonly jobs: JobRepository;
@@ -148,9 +156,17 @@ export class CampaignRepository {
   /**
    * The campaign row and its locations in one transaction, then `start` (the `campaign/<id>` workflow
    * start). If `start` throws, nothing is committed: no campaign without a workflow behind it.
+   * With `maxRunning`, a client that has that many running campaigns gets CampaignLimitError; the
+   * client's creations take turns (a transaction-scoped advisory lock), so concurrent ones cannot
+   * pass the count together.
    */
-  async create(c: NewCampaign, locations: NewCampaignLocation[], start: (row: CampaignRow) => Promise<void>): Promise<CampaignRow> {
+  async create(c: NewCampaign, locations: NewCampaignLocation[], start: (row: CampaignRow) => Promise<void>, maxRunning = Number.POSITIVE_INFINITY): Promise<CampaignRow> {
     return this.db.transaction(async (trx) => {
+      if (Number.isFinite(maxRunning)) {
+        await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`campaigns/${c.clientId}`]);
+        const [running] = (await trx('campaigns').where({ client_id: c.clientId, status: 'running' }).count<{ count: string }[]>('* as count')) as { count: string }[];
+        if (Number(running?.count ?? 0) >= maxRunning) throw new CampaignLimitError(maxRunning);
+      }
       const [row] = (await trx('campaigns')
         .insert({
           id: c.id,

@@ -420,6 +420,32 @@ describe('campaigns', () => {
     }
   });
 
+  test('a client with CAMPAIGN_MAX_RUNNING_PER_CLIENT running campaigns gets 429 and nothing is stored, even when it asks at once; another client is not affected; a cancelled one frees a place', async () => {
+    const capped = await startTestApi({ ...env, CAMPAIGN_MAX_RUNNING_PER_CLIENT: '2' });
+    try {
+      const a = caller(capped, bearer(await capped.newClient('capped client')));
+      const body = (name: string) => ({ name, search_terms: ['bakery'], locations: [{ city: 'York', country: 'GB' }], auto_submit: false });
+      // Five at once: the count and the insert take turns per client, so exactly two pass.
+      const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => a.post('/api/v1/campaigns', body(`capped ${i}`))));
+      expect(answers.map((r) => r.status).sort()).toEqual([201, 201, 429, 429, 429]);
+      const refused = answers.find((r) => r.status === 429);
+      expect(await refused?.json()).toEqual({ detail: 'too many running campaigns: at most 2 at once per client; wait for one to end, or cancel one' });
+      const list = await a.json<{ total: number; campaigns: { campaign_id: string }[] }>(await a.get('/api/v1/campaigns'));
+      expect(list.total).toBe(2);
+      // Another client has places of its own.
+      const b = caller(capped, bearer(await capped.newClient('other capped client')));
+      const theirs = await create(b, body('theirs'));
+      // A cancelled campaign no longer counts.
+      expect((await a.post(`/api/v1/campaigns/${list.campaigns[0]?.campaign_id}/cancel`, {})).status).toBe(200);
+      const third = await create(a, body('after a cancel'));
+      for (const [who, id] of [[a, third], [a, list.campaigns[1]?.campaign_id], [b, theirs]] as const) {
+        expect((await who.post(`/api/v1/campaigns/${id}/cancel`, {})).status).toBe(200);
+      }
+    } finally {
+      await capped.close();
+    }
+  });
+
   test('campaign workflow results and totals are sums over the pipeline rows of its jobs', async () => {
     // auto_submit false and nothing released: no job runs; the pipeline's rows (job_workflows,
     // workflow_businesses, as the pipeline writes them) are laid down here for one location.
