@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { domainOf } from '../lib/normalize';
 import { crawlCompanyData, REGISTRY_QUEUE_KEYS } from './crawl-company-data';
-import { countryIn, httpUrl } from './fields';
+import { countryIn, crawlUrl } from './fields';
 import { MAX_JOB_DEADLINE, SITE_STAGE } from './limits';
 import { isObj, list, ProjectionBuilder, str, type Obj, type Projection } from './projection';
 import type { JobSpec } from './types';
@@ -9,7 +9,7 @@ import type { JobSpec } from './types';
 /** crawlPeople payload (the spec names the type only; this shape is ours). */
 export const crawlPeoplePayload = z
   .strictObject({
-    url: httpUrl('url').optional().describe('company website to look for people on'),
+    url: crawlUrl('url').optional().describe('company website to look for people on'),
     company_name: z.string().trim().min(1).max(200).optional().describe("resolved to a website through the client's IDAP businesses, else a registry search (with country)"),
     company_domain: z.string().trim().min(3).max(253).optional(),
     country: countryIn(['US', 'GB'], 'country must be US or GB').optional().describe('the registry searched for company_name (US SEC EDGAR, UK Companies House)'),

@@ -1,7 +1,7 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
 import { domainOf } from '../lib/normalize';
-import { httpUrl, socialKeys } from './fields';
+import { crawlUrl, socialKeys } from './fields';
 import { SITE_STAGE, MAX_JOB_DEADLINE } from './limits';
 import { isObj, list, ProjectionBuilder, str, type Obj, type Projection } from './projection';
 import type { JobSpec } from './types';
@@ -35,7 +35,7 @@ const pathGlob = z
   });
 
 export const crawlSitePayload = z.strictObject({
-  url: httpUrl('url'),
+  url: crawlUrl('url'),
   max_pages: z.number().int().min(1).max(100).default(10),
   extract_team: z.boolean().default(true),
   compendium: z

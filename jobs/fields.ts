@@ -80,6 +80,12 @@ export const httpUrl = (what: string) =>
     .refine((v) => !hasCredentials(v), `${what} must not contain credentials (user:password@ before the host)`)
     .meta({ pattern: HTTP_URL_PATTERN });
 
+/** The sitemaps protocol's limit on a URL, and Google's: a crawl fetches no longer one (activities/site/crawler.ts). */
+export const MAX_CRAWL_URL_LENGTH = 2048;
+
+/** A website to crawl: an http(s) URL a crawl would follow. */
+export const crawlUrl = (what: string) => httpUrl(what).max(MAX_CRAWL_URL_LENGTH, `${what} must be at most ${MAX_CRAWL_URL_LENGTH} characters long (a crawl follows no longer URL)`);
+
 export const isoTime = z.string().describe('ISO 8601 timestamp');
 
 /** The social profile links of a result, as top-level keys (spec §2.1: `data.proflink`, `data.microblog`, ...). */

@@ -1,4 +1,5 @@
 import type { CountryCode } from 'libphonenumber-js';
+import { MAX_CRAWL_URL_LENGTH } from '../../jobs/fields';
 import { uniqueEmails } from '../../lib/emails';
 import { BlockedAddressError, OutboundError } from '../../lib/outbound';
 import { uniquePhones, type PhoneRecord } from '../../lib/phones';
@@ -103,6 +104,10 @@ export class CrawlFailedError extends Error {
 
 const MAX_CRAWL_DELAY_MS = 5000;
 const ALREADY_CRAWLED = 'its target is crawled already';
+// A longer URL is no page worth a fetch, and every URL costs a robots.txt check and the path filters
+// in proportion to its length (a start URL longer than this is refused at submission).
+const MAX_URL_LENGTH = MAX_CRAWL_URL_LENGTH;
+const URL_TOO_LONG = `its URL is longer than ${MAX_CRAWL_URL_LENGTH.toLocaleString('en')} characters`;
 
 interface CrawledPage {
   entry: PageEntry;
@@ -135,7 +140,7 @@ function failureType(err: unknown): string {
     const types: Record<string, string> = { dns: 'DnsFailure', refused: 'Unreachable', network: 'Unreachable', timeout: 'Timeout', tls: 'TlsError', blocked: 'BlockedAddress', too_large: 'PageTooLarge', protocol: 'InvalidResponse' };
     return types[err.kind] ?? 'Unreachable';
   }
-  if (err instanceof RedirectRefusedError) return 'RobotsDisallowed';
+  if (err instanceof RedirectRefusedError) return err.reason === URL_TOO_LONG ? 'UrlTooLong' : 'RobotsDisallowed';
   return 'CrawlFailed';
 }
 
@@ -257,7 +262,7 @@ class SiteCrawl {
       const declared = this.request.respectRobots ? (await this.readRobots(origin)).sitemaps : [];
       for (const u of await sitemapUrls(this.source, origin, declared, this.signal, this.errors)) {
         const url = normalizeUrl(u);
-        if (url && isSameSite(url, this.siteKeys) && looksLikePage(url) && this.wanted(url)) this.frontier.push(url, 1);
+        if (url && this.follows(url)) this.frontier.push(url, 1);
       }
     } catch (err) {
       if (!this.timeUp.aborted) throw err;
@@ -325,7 +330,7 @@ class SiteCrawl {
     const final = normalizeUrl(page.finalUrl) ?? page.finalUrl;
     if (urlKey(final) !== urlKey(url)) {
       // The browser source follows redirects (and scripts' navigations) itself: where it ended up is checked afterwards.
-      const refusal = isSameSite(final, this.siteKeys) ? (this.pathRefusal(final) ?? (await this.robotsRefusal(final).catch((err: unknown) => describe(err)))) : 'it leads off the site';
+      const refusal = !isSameSite(final, this.siteKeys) ? 'it leads off the site' : final.length > MAX_URL_LENGTH ? URL_TOO_LONG : (this.pathRefusal(final) ?? (await this.robotsRefusal(final).catch((err: unknown) => describe(err))));
       if (refusal) {
         errors.push({ url, error: `redirect to ${final} not used: ${refusal}` });
         return;
@@ -393,10 +398,16 @@ class SiteCrawl {
   /** Same-site page links into the frontier (unless the page says nofollow). */
   private followLinks(facts: PageFacts, depth: number): void {
     if (!(facts.nofollow && this.request.respectRobots)) {
-      for (const link of facts.links) if (isSameSite(link, this.siteKeys) && looksLikePage(link) && this.wanted(link)) this.frontier.push(link, depth + 1);
+      for (const link of facts.links) if (this.follows(link)) this.frontier.push(link, depth + 1);
     }
     // The links are in the frontier now; a 1,000-page crawl need not keep them all.
     facts.links = [];
+  }
+
+  /** Whether a link or sitemap URL joins the frontier; those left out are skipped without a note, as they are many. */
+  private follows(url: string): boolean {
+    // The length first: the checks after it cost in proportion to it.
+    return url.length <= MAX_URL_LENGTH && isSameSite(url, this.siteKeys) && looksLikePage(url) && this.wanted(url);
   }
 
   private readRobots(origin: string): Promise<RobotsRules> {
@@ -444,8 +455,8 @@ class SiteCrawl {
   }
 
   /**
-   * Redirects stay on the site, within the path filters and within robots.txt, and do not fetch a
-   * page that is crawled already. The start page may move to another host (it becomes the site)
+   * Redirects stay on the site, within the URL length, the path filters and robots.txt, and do not
+   * fetch a page that is crawled already. The start page may move to another host (it becomes the site)
    * and to any path (it is crawled whatever the filters say).
    */
   private redirectCheck(isStart: boolean): RedirectCheck {
@@ -453,6 +464,7 @@ class SiteCrawl {
       const normalized = normalizeUrl(url);
       if (!normalized) return undefined; // the client refuses other schemes with its own message
       if (!isStart && !isSameSite(normalized, this.siteKeys)) return 'it leads off the site';
+      if (normalized.length > MAX_URL_LENGTH) return URL_TOO_LONG;
       if (this.frontier.taken(normalized)) return ALREADY_CRAWLED;
       return (isStart ? undefined : this.pathRefusal(normalized)) ?? this.robotsRefusal(normalized);
     };

@@ -4,7 +4,7 @@ import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { freePort } from '../support/processes';
 import { startTestWorker, type TestWorker } from '../support/worker';
-import { startWebsite, type Website } from '../stand-ins/website';
+import { LONG_PATHS, startWebsite, TOO_LONG_PATH, type Website } from '../stand-ins/website';
 
 // The real API and a real worker running the real crawlSite activity against a stand-in website on
 // 127.0.0.1 (allowed by OUTBOUND_ALLOW_HOSTS, as a customer's site on the internet would be).
@@ -275,6 +275,35 @@ describe('crawlSite options', () => {
       expect(probes).toBe(0);
     } finally {
       await new Promise((r) => v6.close(r));
+    }
+  });
+});
+
+describe('crawlSite against a hostile robots.txt', () => {
+  test('512 KiB of costly wildcard rules: long paths are checked quickly and its plain Disallow holds; URLs over 2,048 characters are not fetched', async () => {
+    // The audit's file: `Disallow: /*a*a*...*ab` lines up to 512 KiB (robots-parser's own matcher took about
+    // 4.5 s to check one 2,000-character path against them), after an ordinary rule.
+    const line = `Disallow: /${'*a'.repeat(200)}b\n`;
+    let robotsTxt = 'User-agent: *\nDisallow: /private/\n';
+    while (robotsTxt.length + line.length < 512 * 1024) robotsTxt += line;
+    const hostile = await startWebsite({ robotsTxt });
+    try {
+      const base = hostile.baseUrl;
+      // /long-links links six pages with 1,990-character paths: checks of seconds each would hit the 20 s limit.
+      const r = await results(await submit({ url: `${base}/long-links`, max_pages: 30, timeout_seconds: 20 }));
+      const data = r.data as Record<string, unknown>;
+      const errors = data.errors as { url: string | null; error: string }[];
+      expect(errors.filter((e) => e.url === null)).toEqual([]);
+      for (const path of LONG_PATHS) expect(data.pages).toContainEqual(expect.objectContaining({ url: `${base}${path}`, status: 200 }));
+      expect(hostile.count('/private/hidden-page') + hostile.count('/private/secret')).toBe(0);
+      expect(errors).toContainEqual({ url: `${base}/private/hidden-page`, error: `not fetched: robots.txt of ${base} disallows it for leadjobs-crawler` });
+
+      // Longer than 2,048 characters: a link is left out without a note (as off-site links are), a redirect there is refused and listed.
+      expect(hostile.count(TOO_LONG_PATH)).toBe(0);
+      expect(errors.filter((e) => e.url === `${base}${TOO_LONG_PATH}`)).toEqual([]);
+      expect(errors).toContainEqual({ url: `${base}/long-redirect`, error: `redirect from ${base}/long-redirect to ${base}${TOO_LONG_PATH} not followed: its URL is longer than 2,048 characters` });
+    } finally {
+      await hostile.close();
     }
   });
 });

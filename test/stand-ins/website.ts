@@ -7,8 +7,9 @@ import { listenLocal } from './listen';
  * a cloud-metadata address, contact details written plainly, obfuscated and behind Cloudflare's
  * email protection, phones in British, German and US formats, JSON-LD Organization and Person, a
  * team page, a Latin-1 imprint, a page whose content only scripts build, one whose script
- * navigates to another page, and (mode `slow`) an endless site whose pages each take 300 ms.
- * Every request is counted per path, with its time.
+ * navigates to another page, links and a redirect to very long URLs, and (mode `slow`) an endless
+ * site whose pages each take 300 ms. `robotsTxt` replaces the robots.txt. Every request is counted
+ * per path, with its time.
  */
 export interface Website {
   baseUrl: string;
@@ -146,10 +147,18 @@ fetch(new URLSearchParams(location.search).get('probe') || 'http://10.0.0.1/').t
     }),
     '/api/careers.json': () => ({ type: 'application/json', body: JSON.stringify({ email: 'jobs@acme-widgets.co.uk', phone: '0161 496 0999' }) }),
     '/img/logo.png': () => ({ type: 'image/png', body: Buffer.alloc(8) }),
+    // Links to pages with 1,990-character paths, the longest a crawl takes on this host, and to one of 2,100 (and a redirect there).
+    '/long-links': () => ({
+      body: layout('Archive | Acme Widgets', `<main><h1>Archive</h1>${[...LONG_PATHS, TOO_LONG_PATH, '/long-redirect'].map((p, i) => `<a href="${p}">entry ${i}</a>`).join(' ')}</main>`),
+    }),
+    '/long-redirect': () => ({ status: 302, body: '', headers: { location: TOO_LONG_PATH } }),
   };
 }
 
-export async function startWebsite(options: { mode?: 'site' | 'slow'; pageDelayMs?: number } = {}): Promise<Website> {
+export const LONG_PATHS = Array.from({ length: 6 }, (_, i) => `/long/${i}-${'a'.repeat(1982)}`);
+export const TOO_LONG_PATH = `/long/x-${'a'.repeat(2092)}`;
+
+export async function startWebsite(options: { mode?: 'site' | 'slow'; pageDelayMs?: number; robotsTxt?: string } = {}): Promise<Website> {
   const counts = new Map<string, number>();
   const userAgents = new Set<string>();
   let last = 0;
@@ -173,6 +182,8 @@ export async function startWebsite(options: { mode?: 'site' | 'slow'; pageDelayM
       return;
     }
     if (pathname === '/hang') return; // never answers: the page timeout must fire
+    if (pathname === '/robots.txt' && options.robotsTxt !== undefined) return void res.writeHead(200, { 'content-type': 'text/plain' }).end(options.robotsTxt);
+    if (pathname.startsWith('/long/')) return void res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><head><title>Entry ${pathname.slice(6, 7)}</title></head><body><p>An old entry.</p></body></html>`);
     const page = pages(base)[pathname === '/index.html' ? '/' : pathname];
     if (!page) return void res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body><h1>Not found</h1></body></html>');
     const { status = 200, type = 'text/html; charset=utf-8', body, headers = {} } = page();

@@ -1,4 +1,5 @@
 import { webhookCreateBody } from '../../api/schemas/webhooks';
+import { crawlSitePayload } from '../../jobs/crawl-site';
 import { hasCredentials, httpUrl, isHttpUrl } from '../../jobs/fields';
 
 // The one reading of "an http(s) URL" that job payloads, webhooks and blog content share.
@@ -31,6 +32,13 @@ test('a job payload URL names its field in each refusal', () => {
   expect(url.safeParse('  https://example.com/  ').data).toBe('https://example.com/');
   expect(url.safeParse('ftp://example.com/').error?.issues.map((i) => i.message)).toEqual(['url must be a valid http(s) URL']);
   expect(url.safeParse('https://a:b@example.com/').error?.issues.map((i) => i.message)).toEqual(['url must not contain credentials (user:password@ before the host)']);
+});
+
+test('a crawl starts at a URL of at most 2,048 characters, the longest it would follow', () => {
+  const at = `https://example.com/${'a'.repeat(2048 - 20)}`;
+  expect(at.length).toBe(2048);
+  expect(crawlSitePayload.safeParse({ url: at }).success).toBe(true);
+  expect(crawlSitePayload.safeParse({ url: `${at}b` }).error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([['url', 'url must be at most 2048 characters long (a crawl follows no longer URL)']]);
 });
 
 test('a webhook URL with credentials is refused with the webhook message', () => {
