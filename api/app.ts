@@ -141,7 +141,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   idapRoutes(api, db, leadIndex);
   searchRoutes(api, { db, search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, trigger: leadIndex, logger: deps.logger });
   locationRoutes(api, db);
-  webhookRoutes(api, new WebhookRepository(db, config.DATABASE_SCHEMA), webhooksTaskQueue(config.TASK_QUEUE_PREFIX));
+  webhookRoutes(api, new WebhookRepository(db, config.DATABASE_SCHEMA, config.INTEGRATIONS_ENCRYPTION_KEY ? new CredentialCipher(config.INTEGRATIONS_ENCRYPTION_KEY, config.INTEGRATIONS_PREVIOUS_KEYS) : undefined), webhooksTaskQueue(config.TASK_QUEUE_PREFIX), deps.logger);
   const campaigns = new CampaignService(db, deps.temporal, config, deps.logger);
   campaignRoutes(api, campaigns);
   const workflowResults = new WorkflowResultsService(db, config, campaigns);

@@ -3,7 +3,7 @@
  *   migrate | rollback
  *   client:create --name <name>        prints exactly one JSON object {client_id, api_key, api_secret}
  *   client:deactivate --client-id <id> | client:activate --client-id <id>
- *   integrations:reseal                 re-seals LLM credentials and mailbox passwords with the current INTEGRATIONS_ENCRYPTION_KEY (README "Key rotation")
+ *   integrations:reseal                 re-seals LLM credentials, mailbox passwords and webhook secrets (sealing those stored in plaintext) with the current INTEGRATIONS_ENCRYPTION_KEY (README "Key rotation")
  * Run through npm: `npm run --silent client:create -- --name acme`.
  */
 import { parseArgs } from 'node:util';
@@ -13,6 +13,7 @@ import { createDb, migrateLatest } from '.';
 import { ClientRepository } from './repositories/clients';
 import { IntegrationRepository } from './repositories/integrations';
 import { MailRepository } from './repositories/mail';
+import { WebhookRepository } from './repositories/webhooks';
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -60,7 +61,8 @@ async function main(argv: string[]): Promise<number> {
         const cipher = new CredentialCipher(keys.INTEGRATIONS_ENCRYPTION_KEY, keys.INTEGRATIONS_PREVIOUS_KEYS);
         const count = await new IntegrationRepository(db, cipher, config.DATABASE_SCHEMA).reseal();
         const passwords = await new MailRepository(db, cipher).reseal();
-        process.stderr.write(`re-sealed ${count} credential(s) and ${passwords} mailbox password(s) with key ${cipher.keyId}\n`);
+        const secrets = await new WebhookRepository(db, config.DATABASE_SCHEMA, cipher).reseal();
+        process.stderr.write(`re-sealed ${count} credential(s), ${passwords} mailbox password(s) and ${secrets} webhook secret(s) with key ${cipher.keyId}\n`);
         return 0;
       }
       default:

@@ -1,8 +1,8 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
- * Credentials at rest: LLM provider keys (spec §4.9: "stored keys are encrypted") and mailbox
- * SMTP/IMAP passwords (spec issue 16), both under INTEGRATIONS_ENCRYPTION_KEY. AES-256-GCM with a random
+ * Credentials at rest: LLM provider keys (spec §4.9: "stored keys are encrypted"), mailbox
+ * SMTP/IMAP passwords (spec issue 16) and webhook signing secrets, all under INTEGRATIONS_ENCRYPTION_KEY. AES-256-GCM with a random
  * 96-bit IV per value; the stored text is `v1.<key id>.<base64 iv|tag|ciphertext>`. The key id (the
  * first bytes of the key's SHA-256) says which key sealed a value, so that during a rotation values
  * sealed with a previous key still open and can be re-sealed with the current one.

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WebhookRepository, type DeliveryRow } from '../../db/repositories/webhooks';
+import { CredentialCipher } from '../../lib/cipher';
 import { OutboundError } from '../../lib/outbound';
 import type { ActivityDeps } from '../deps';
 
@@ -24,14 +25,18 @@ export function signWebhook(secret: string, body: string, unixSeconds: number): 
 }
 
 export function createWebhookActivities(deps: ActivityDeps) {
-  const repo = new WebhookRepository(deps.db, deps.config.DATABASE_SCHEMA);
+  // Secrets are sealed with the integrations key, as mailbox passwords are (activities/mail/repo.ts).
+  const key = deps.config.INTEGRATIONS_ENCRYPTION_KEY;
+  const repo = new WebhookRepository(deps.db, deps.config.DATABASE_SCHEMA, key ? new CredentialCipher(key, deps.config.INTEGRATIONS_PREVIOUS_KEYS) : undefined);
+  if (!key) deps.logger.warn('INTEGRATIONS_ENCRYPTION_KEY is not set: only webhooks whose secret is stored in plaintext can be delivered; sealed ones retry until it is set');
   const initialMs = deps.config.WEBHOOK_RETRY_INITIAL_SECONDS * 1000;
 
   return {
     /**
      * One attempt at one delivery: POSTs `{id, event, created_at, data}` signed with the webhook's
-     * secret through the SSRF guard, and logs the attempt. Idempotent by delivery id: a delivered,
-     * failed or cancelled delivery is not sent again, and every attempt carries the same `id`.
+     * secret (sealed at rest, opened here) through the SSRF guard, and logs the attempt. Idempotent
+     * by delivery id: a delivered, failed or cancelled delivery is not sent again, and every attempt
+     * carries the same `id`.
      * A non-2xx answer or a network error throws a retryable failure whose delay doubles from
      * WEBHOOK_RETRY_INITIAL_SECONDS (this worker's config decides, not the workflow's history);
      * the workflow's retry policy bounds the whole at 24 h. A deleted or disabled webhook ends it.
@@ -46,6 +51,14 @@ export function createWebhookActivities(deps: ActivityDeps) {
         await repo.setStatus(delivery.id, 'cancelled');
         return { status: 'cancelled' };
       }
+      let secret: string;
+      try {
+        secret = repo.signingSecret(webhook);
+      } catch (err) {
+        // This worker's configuration, not the receiver's fault: no attempt is logged, and the
+        // delivery retries (within its 24 h) until a worker with the key sends it.
+        throw ApplicationFailure.create({ message: `cannot sign the delivery: ${(err as Error).message}`, type: 'WebhookSecretUnavailable' });
+      }
       const attempt = Context.current().info.attempt;
       const body = JSON.stringify(wireBody(delivery));
       const started = Date.now();
@@ -58,7 +71,7 @@ export function createWebhookActivities(deps: ActivityDeps) {
             'content-type': 'application/json',
             'x-leadjobs-event': delivery.event,
             'x-leadjobs-delivery': delivery.id,
-            'x-leadjobs-signature': signWebhook(webhook.secret, body, Math.floor(Date.now() / 1000)),
+            'x-leadjobs-signature': signWebhook(secret, body, Math.floor(Date.now() / 1000)),
           },
           body,
           // A receiver's redirect is not followed: the signed request goes where it was registered.

@@ -12,6 +12,7 @@ import {
   webhookResponse,
 } from '../schemas/webhooks';
 import { UUID } from '../../lib/ids';
+import type { Logger } from '../../lib/logger';
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
@@ -29,7 +30,8 @@ function webhookView(w: WebhookRow) {
 }
 
 /** `taskQueue`: this deployment's webhooks queue (jobs/queues.ts), recorded with each webhook. */
-export function webhookRoutes(api: ApiRouter, repo: WebhookRepository, taskQueue: string): void {
+export function webhookRoutes(api: ApiRouter, repo: WebhookRepository, taskQueue: string, logger: Logger): void {
+  if (!repo.sealsSecrets) logger.warn('INTEGRATIONS_ENCRYPTION_KEY is not set: new webhook signing secrets are stored in plaintext');
   // Another client's webhook and a malformed id are the same answer: no such webhook.
   const own = async (clientId: string, id: string) => {
     const hook = UUID.test(id) ? await repo.find(clientId, id) : undefined;
@@ -46,15 +48,15 @@ export function webhookRoutes(api: ApiRouter, repo: WebhookRepository, taskQueue
       'Each event of a subscribed name is POSTed as JSON `{id, event, created_at, data}` with the headers ' +
       '`X-Leadjobs-Event` and `X-Leadjobs-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`. ' +
       'A 2xx answer within 10 s delivers it; otherwise it is retried with exponential backoff for 24 h, with the same `id`. ' +
-      'The secret is in this response only.',
+      'The secret is in this response only (the server stores it encrypted when INTEGRATIONS_ENCRYPTION_KEY is set).',
     tags: ['webhooks'],
     security: 'client',
     body: webhookCreateBody,
     responses: { 201: { description: 'Created, with its signing secret', schema: webhookCreatedResponse } },
     handler: async (ctx, { body }) => {
-      const hook = await repo.create(clientIdOf(ctx), taskQueue, { url: body.url, events: body.events, description: body.description });
+      const { webhook, secret } = await repo.create(clientIdOf(ctx), taskQueue, { url: body.url, events: body.events, description: body.description });
       ctx.status = 201;
-      ctx.body = { ...webhookView(hook), secret: hook.secret };
+      ctx.body = { ...webhookView(webhook), secret };
     },
   });
 

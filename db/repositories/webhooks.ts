@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { EventName } from '../../jobs';
+import type { CredentialCipher } from '../../lib/cipher';
 import { appendEvent } from './events';
 
 export interface WebhookRow {
@@ -9,6 +10,7 @@ export interface WebhookRow {
   url: string;
   events: EventName[];
   description: string | null;
+  /** The signing secret at rest: sealed (`v1.…`), or `whsec_…` itself when stored without a key. Opened by `signingSecret`. */
   secret: string;
   active: boolean;
   consecutive_failures: number;
@@ -40,22 +42,64 @@ export interface AttemptRow {
   created_at: Date;
 }
 
-/** Webhooks of one client (every query is scoped by the client id) and their deliveries. */
+/** Secrets as issued start with this; a sealed one starts with `v1.` (lib/cipher.ts). */
+const PLAINTEXT_PREFIX = 'whsec_';
+
+/**
+ * Webhooks of one client (every query is scoped by the client id) and their deliveries.
+ *
+ * Signing secrets are sealed at rest with `cipher` (INTEGRATIONS_ENCRYPTION_KEY), so that a database
+ * dump cannot forge deliveries. Without a cipher (no key: allowed outside production) they are
+ * stored as issued. Either form is read by its prefix, so rows stored before a key was set keep
+ * working until `integrations:reseal` seals them.
+ */
 export class WebhookRepository {
   constructor(
     private readonly db: Knex,
     private readonly schema: string,
+    private readonly cipher?: CredentialCipher,
   ) {}
 
-  /** `taskQueue`: the deployment's webhooks queue, where its deliveries will run. */
-  async create(clientId: string, taskQueue: string, input: { url: string; events: EventName[]; description?: string | null }): Promise<WebhookRow> {
+  /** Whether new secrets are sealed (a key is configured). */
+  get sealsSecrets(): boolean {
+    return this.cipher !== undefined;
+  }
+
+  /**
+   * `taskQueue`: the deployment's webhooks queue, where its deliveries will run. Returns the row and
+   * the secret in the clear, for the create response only (the row holds it sealed).
+   */
+  async create(clientId: string, taskQueue: string, input: { url: string; events: EventName[]; description?: string | null }): Promise<{ webhook: WebhookRow; secret: string }> {
     // 32 random bytes: the receiver's HMAC key. The prefix tells a leaked string's origin at a glance.
-    const secret = `whsec_${randomBytes(32).toString('hex')}`;
+    const secret = `${PLAINTEXT_PREFIX}${randomBytes(32).toString('hex')}`;
     const [row] = (await this.db('webhooks')
-      .insert({ id: randomUUID(), client_id: clientId, url: input.url, events: input.events, description: input.description ?? null, secret, task_queue: taskQueue })
+      .insert({ id: randomUUID(), client_id: clientId, url: input.url, events: input.events, description: input.description ?? null, secret: this.cipher?.seal(secret) ?? secret, task_queue: taskQueue })
       .returning('*')) as WebhookRow[];
     if (!row) throw new Error('webhook insert returned nothing');
-    return row;
+    return { webhook: row, secret };
+  }
+
+  /** The secret deliveries are signed with. Throws if it is sealed and this process has no key that opens it. */
+  signingSecret(row: Pick<WebhookRow, 'secret'>): string {
+    if (row.secret.startsWith(PLAINTEXT_PREFIX)) return row.secret;
+    if (!this.cipher) throw new Error('the webhook secret is sealed but INTEGRATIONS_ENCRYPTION_KEY is not set: it cannot be opened');
+    return this.cipher.open(row.secret);
+  }
+
+  /**
+   * Rotation and migration: every secret stored in plaintext or sealed with another key is sealed
+   * with the current one; all clients'. Each row is updated only if it still holds what was read.
+   */
+  async reseal(): Promise<number> {
+    const cipher = this.cipher;
+    if (!cipher) throw new Error('webhook secrets cannot be sealed without INTEGRATIONS_ENCRYPTION_KEY');
+    const rows = (await this.db('webhooks').select('id', 'secret')) as Pick<WebhookRow, 'id' | 'secret'>[];
+    let count = 0;
+    for (const r of rows) {
+      if (cipher.isCurrent(r.secret)) continue;
+      count += await this.db('webhooks').where({ id: r.id, secret: r.secret }).update({ secret: cipher.seal(this.signingSecret(r)) });
+    }
+    return count;
   }
 
   async list(clientId: string, page: number, pageSize: number): Promise<{ total: number; webhooks: WebhookRow[] }> {

@@ -1,9 +1,13 @@
-import { randomUUID } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { startTestWorker, type TestWorker } from '../support/worker';
 import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
 import { WebhookRepository } from '../../db/repositories/webhooks';
+import { CredentialCipher } from '../../lib/cipher';
 import { startWebhookReceiver, verifySignature, type ReceivedWebhook, type WebhookReceiver } from '../stand-ins/webhook-receiver';
 
 // Webhooks through the real API and a real worker (its dispatcher and the delivery workflows)
@@ -47,6 +51,15 @@ async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T |
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/** The operator's `npm run integrations:reseal` (db/cli.ts) on this run's schema; its report. */
+async function resealCli(env: Record<string, string> = {}): Promise<string> {
+  const { stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'db/cli.ts', 'integrations:reseal'], { cwd: path.join(__dirname, '../..'), env: { ...process.env, ...env } });
+  return stderr;
+}
+
+/** A webhook's `secret` column as a database dump shows it. */
+const storedSecret = async (webhookId: string) => String(((await api.deps.db('webhooks').where({ id: webhookId }).first()) as { secret: string }).secret);
+
 const received = (path: string, count: number) => waitFor(`${count} request(s) on ${path}`, () => (receiver.received(path).length >= count ? receiver.received(path) : undefined));
 
 test('a completed crawlSite job is delivered as job.completed, signed with the secret from the create response', async () => {
@@ -86,6 +99,50 @@ test('a completed crawlSite job is delivered as job.completed, signed with the s
   });
   expect(log.total).toBe(1);
   expect(log.deliveries[0]).toMatchObject({ delivery_id: got.body.id, event: 'job.completed', status: 'delivered', attempts: [{ attempt: 1, status_code: 200, error: null }] });
+});
+
+test('the signing secret is stored sealed: the row does not show the secret the create response gave', async () => {
+  const c = await newCaller();
+  const hook = await createWebhook(c, { url: 'https://hooks.example.com/at-rest', events: ['job.completed'] });
+  const dump = (await api.deps.db.raw('SELECT t::text AS row FROM webhooks t WHERE id = ?', [hook.webhook_id])) as { rows: { row: string }[] };
+  expect(dump.rows).toHaveLength(1);
+  expect(dump.rows[0]?.row).not.toContain(hook.secret.slice('whsec_'.length));
+  // Sealed with the run's INTEGRATIONS_ENCRYPTION_KEY, as the LLM keys and mailbox passwords are.
+  expect(await storedSecret(hook.webhook_id)).toMatch(new RegExp(`^v1\\.${new CredentialCipher(String(process.env.INTEGRATIONS_ENCRYPTION_KEY)).keyId}\\.`));
+});
+
+test('a secret stored in plaintext before sealing, or sealed with a previous key, still signs; integrations:reseal seals both with the current key', async () => {
+  const c = await newCaller();
+  const legacyPath = `/legacy/${randomUUID()}`;
+  const rotatedPath = `/rotated/${randomUUID()}`;
+  const legacy = await createWebhook(c, { url: receiver.url(legacyPath), events: ['job.queued'] });
+  // A row written the old way: the secret itself.
+  const legacySecret = `whsec_${randomBytes(32).toString('hex')}`;
+  await api.deps.db('webhooks').where({ id: legacy.webhook_id }).update({ secret: legacySecret });
+  await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: sites.url() } });
+  const [before] = await received(legacyPath, 1);
+  expect(verifySignature(legacySecret, before?.headers['x-leadjobs-signature'] as string, before?.raw ?? '')).toBe(true);
+
+  // Created after that job's events, so that it gets no delivery until it is re-sealed: the worker lacks the old key.
+  const rotated = await createWebhook(c, { url: receiver.url(rotatedPath), events: ['job.queued'] });
+  const oldKey = randomBytes(32).toString('base64');
+  await api.deps.db('webhooks').where({ id: rotated.webhook_id }).update({ secret: new CredentialCipher(oldKey).seal(rotated.secret) });
+
+  // Only these two rows need it: every other webhook of the run was sealed with the current key by the API.
+  expect(await resealCli({ INTEGRATIONS_PREVIOUS_KEYS: oldKey })).toMatch(/ and 2 webhook secret\(s\) with key /);
+  const current = new CredentialCipher(String(process.env.INTEGRATIONS_ENCRYPTION_KEY));
+  for (const [id, secret] of [[legacy.webhook_id, legacySecret], [rotated.webhook_id, rotated.secret]] as const) {
+    const stored = await storedSecret(id);
+    expect(stored.startsWith(`v1.${current.keyId}.`)).toBe(true);
+    expect(stored).not.toContain(secret.slice('whsec_'.length));
+  }
+  expect(await resealCli()).toMatch(/ and 0 webhook secret\(s\) /);
+
+  await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: sites.url() } });
+  const [, after] = await received(legacyPath, 2);
+  expect(verifySignature(legacySecret, after?.headers['x-leadjobs-signature'] as string, after?.raw ?? '')).toBe(true);
+  const [first] = await received(rotatedPath, 1);
+  expect(verifySignature(rotated.secret, first?.headers['x-leadjobs-signature'] as string, first?.raw ?? '')).toBe(true);
 });
 
 test('a receiver answering 500 gets the same delivery again, and the log shows both attempts', async () => {
@@ -176,6 +233,17 @@ describe('the API', () => {
 
     expect((await c.del(`/api/v1/webhooks/${hook.webhook_id}`)).status).toBe(204);
     expect((await c.get(`/api/v1/webhooks/${hook.webhook_id}`)).status).toBe(404);
+  });
+
+  test('without INTEGRATIONS_ENCRYPTION_KEY the secret is stored as issued (plaintext), and the create response still shows it', async () => {
+    const bare = await startTestApi({ RATE_LIMIT_ENABLED: 'false', INTEGRATIONS_ENCRYPTION_KEY: '', ...ownQueues('webhooks') });
+    try {
+      const hook = await createWebhook(caller(bare, bearer(await bare.newClient())), { url: 'https://hooks.example.com/no-key', events: ['job.completed'] });
+      expect(hook.secret).toMatch(/^whsec_[0-9a-f]{64}$/);
+      expect(await storedSecret(hook.webhook_id)).toBe(hook.secret);
+    } finally {
+      await bare.close();
+    }
   });
 
   test('the delivery log is one snapshot: a delivery never shows a 200 attempt while still pending', async () => {
