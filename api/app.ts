@@ -119,7 +119,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   const metrics = new ApiMetrics(db);
   const jobs = new JobService(db, deps.storage, deps.temporal, config, deps.logger);
   jobRoutes(api, jobs, { availableTypes: deps.availableJobTypes ?? AVAILABLE_JOB_TYPES, onCreated: (type) => metrics.jobSubmitted(type) });
-  const listener = new EventListener(config.DATABASE_URL, config.DATABASE_SCHEMA, db, deps.logger);
+  const listener = new EventListener(config.DATABASE_URL, config.DATABASE_SCHEMA, db, deps.logger, { gapWaitMs: config.SSE_GAP_WAIT_MS });
   eventRoutes(api, db, listener, { heartbeatSeconds: config.SSE_HEARTBEAT_SECONDS, maxStreamsPerClient: config.SSE_MAX_STREAMS_PER_CLIENT });
   dedupeRoutes(api, new DedupeRepository(db), { enabled: config.DEDUPE_ENABLED });
   const leadIndex = new LeadIndexTrigger(deps.temporal, config.TASK_QUEUE_PREFIX, deps.logger);

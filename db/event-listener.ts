@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
-import { eventsChannel, findEvent, type StoredEvent } from './repositories/events';
+import { eventsByIds, eventsChannel, findEvent, type StoredEvent } from './repositories/events';
 
 export interface EventSubscriber {
   clientId: string;
@@ -9,6 +9,30 @@ export interface EventSubscriber {
   /** After a reconnect: notifications may have been missed, read them from the table. */
   onResync(): void;
 }
+
+export interface EventListenerOptions {
+  /** SSE_GAP_WAIT_MS: how long events wait behind a missing lower id before they go out anyway. */
+  gapWaitMs: number;
+}
+
+// How often a gap in the ids is looked at while it lasts (and at each new announcement).
+const GAP_POLL_MS = 25;
+// Ids delivered from the table before their NOTIFY came, remembered so that the NOTIFY is dropped.
+const MAX_RECOVERED = 10_000;
+
+/** A gap below waiting events, resolved once every transaction in progress at a snapshot has ended. */
+interface Gap {
+  /** The highest waiting id when the snapshot was taken: the ids the snapshot speaks for. */
+  upTo: number;
+  /** The snapshot's xmax (xid8, as text). */
+  xmax?: string;
+  /** When its oldest waiting event was announced. */
+  since: number;
+  checking: boolean;
+  timer?: NodeJS.Timeout;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 export class StreamLimitError extends Error {
   override readonly name = 'StreamLimitError';
@@ -21,6 +45,19 @@ export class StreamLimitError extends Error {
  * One LISTEN connection per API process, fanning each stored event out to that process's SSE
  * subscribers of the event's client. Any worker's event reaches any API process this way.
  * Connects on the first subscriber and reconnects with backoff.
+ *
+ * Events go out in id order. An id is taken at the insert but announced at the commit, so a
+ * concurrent writer's lower id can be announced after a higher one: the higher one waits until
+ * every lower id is resolved (delivered, or known never to commit), so that a client resuming after
+ * the last id it got misses nothing. A gap is resolved with a snapshot taken after the waiting event
+ * was announced: the missing id was handed out before it, so its writer is over or in progress in
+ * that snapshot. Once all of those have ended, the missing ids are read from the table (committed
+ * ones whose NOTIFY is still on its way, or was lost to a crash, go out in order) and the others
+ * never commit (a rollback leaves a hole in the sequence for good). Two limits, where the missing
+ * event is delivered late (out of order) when it is announced: a writer takes its id a moment
+ * before its transaction id when the insert is its first write, so for microseconds no snapshot
+ * shows it; and a gap is given up after gapWaitMs, so that one long transaction does not hold every
+ * client's stream back.
  */
 export class EventListener {
   private client?: Client;
@@ -30,12 +67,24 @@ export class EventListener {
   private count = 0;
   private closed = false;
   private retryMs = 250;
+  /** Every id up to this one is delivered or never will be (but late); undefined until listening. */
+  private resolved?: number;
+  /** Announced events above a gap, by id, with when each was announced. */
+  private readonly waiting = new Map<number, { event: StoredEvent; at: number }>();
+  private highest = 0;
+  private gap?: Gap;
+  /** Announced while the watermark was being read. */
+  private early: StoredEvent[] = [];
+  private readonly recovered = new Set<number>();
+  // Announcements are taken one after the other: a large one is read from the table first.
+  private incoming: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly connectionString: string,
     private readonly schema: string,
     private readonly db: Knex,
     private readonly log: Logger,
+    private readonly options: EventListenerOptions = { gapWaitMs: 5000 },
   ) {}
 
   get listening(): boolean {
@@ -44,6 +93,32 @@ export class EventListener {
 
   get subscriptionCount(): number {
     return this.count;
+  }
+
+  /** Every event up to this id has been delivered or never will be (undefined while not listening). */
+  get watermark(): number | undefined {
+    return this.resolved;
+  }
+
+  /**
+   * An id a Last-Event-ID replay may read up to: no event at or below it can still commit (within the
+   * limits above). At least the watermark; higher when committed events are still to be announced or
+   * never were (a crash between commit and NOTIFY), once the transactions in progress now have ended
+   * (at most gapWaitMs).
+   */
+  async horizon(): Promise<number> {
+    const { rows } = await this.db.raw<{ rows: { top: string | null; xmax: string; idle: boolean }[] }>(
+      'select (select max(id) from events) as top, pg_snapshot_xmax(s)::text as xmax, pg_snapshot_xmin(s) = pg_snapshot_xmax(s) as idle from pg_current_snapshot() s',
+    );
+    const snapshot = rows[0];
+    const top = Number(snapshot?.top ?? 0);
+    if (!snapshot || top <= (this.resolved ?? 0)) return this.resolved ?? 0;
+    const deadline = Date.now() + this.options.gapWaitMs;
+    for (let ended = snapshot.idle; !ended && Date.now() < deadline; ) {
+      await sleep(GAP_POLL_MS);
+      ended = await this.ended(snapshot.xmax);
+    }
+    return Math.max(top, this.resolved ?? 0);
   }
 
   /** Subscribes; with `limit`, refuses (StreamLimitError) a client that has that many subscriptions already. */
@@ -75,18 +150,46 @@ export class EventListener {
 
   private async connect(): Promise<void> {
     const client = new Client({ connectionString: this.connectionString });
-    client.on('notification', (msg) => { void this.dispatch(msg.payload); });
+    client.on('notification', (msg) => {
+      this.incoming = this.incoming.then(() => this.receive(msg.payload)).catch((err: Error) => this.log.warn({ err: err.message }, 'event listener dropped an announcement'));
+    });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, new Error('connection ended')));
-    await client.connect();
-    await client.query(`LISTEN "${eventsChannel(this.schema)}"`);
+    let top: number;
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${eventsChannel(this.schema)}"`);
+      // Listening first, then the watermark: whatever is announced from here on is heard. Events at or
+      // below it whose writers are still in progress now are delivered late, when announced.
+      const { rows } = await client.query<{ top: string | null }>(`select max(id) as top from "${this.schema}".events`);
+      top = Number(rows[0]?.top ?? 0);
+    } catch (err) {
+      // Left open, a connection that listens would keep feeding announcements nobody resolves.
+      client.removeAllListeners();
+      client.on('error', () => undefined);
+      void client.end().catch(() => undefined);
+      throw err;
+    }
+    this.start(top);
     this.client = client;
     this.retryMs = 250;
+  }
+
+  private start(top: number): void {
+    this.stopGap();
+    this.resolved = top;
+    // Waiting from before a reconnect: announced, so committed and at or below `top`; they go out now.
+    const before = [...this.waiting.values()].map((w) => w.event).sort((a, b) => a.id - b.id);
+    this.waiting.clear();
+    this.highest = 0;
+    for (const event of [...before, ...this.early.splice(0)]) this.accept(event);
   }
 
   private lost(client: Client, err: Error): void {
     if (this.client !== client) return;
     this.client = undefined;
+    this.resolved = undefined;
+    this.stopGap();
     client.removeAllListeners();
     client.on('error', () => undefined);
     if (this.closed) return;
@@ -101,20 +204,136 @@ export class EventListener {
     setTimeout(retry, this.retryMs).unref();
   }
 
-  private async dispatch(payload: string | undefined): Promise<void> {
+  private async receive(payload: string | undefined): Promise<void> {
     if (!payload) return;
     let event = JSON.parse(payload) as StoredEvent & { truncated?: boolean };
     if (event.truncated) {
+      // Not found, it is a gap like any other: read from the table when the gap is resolved.
       const full = await findEvent(this.db, event.id).catch(() => undefined);
       if (!full) return;
       event = full;
     }
+    this.accept(event);
+  }
+
+  private accept(event: StoredEvent): void {
+    if (this.resolved === undefined) {
+      this.early.push(event);
+      return;
+    }
+    if (event.id <= this.resolved) {
+      // Delivered already (read from the table when its gap was resolved), or late: see above.
+      if (!this.recovered.delete(event.id)) this.deliver(event);
+      return;
+    }
+    if (event.id === this.resolved + 1 && this.waiting.size === 0) {
+      this.resolved = event.id;
+      this.deliver(event);
+      return;
+    }
+    this.waiting.set(event.id, { event, at: Date.now() });
+    this.highest = Math.max(this.highest, event.id);
+    this.advance();
+    if (this.waiting.size > 0) this.watchGap();
+  }
+
+  /** Delivers the waiting events that follow the watermark with no gap. */
+  private advance(): void {
+    let resolved = this.resolved ?? 0;
+    for (let next = this.waiting.get(resolved + 1); next; next = this.waiting.get(resolved + 1)) {
+      this.waiting.delete(++resolved);
+      this.resolved = resolved;
+      this.deliver(next.event);
+    }
+    if (this.waiting.size === 0) this.stopGap();
+  }
+
+  private watchGap(): void {
+    if (this.gap) {
+      void this.check(this.gap);
+      return;
+    }
+    let since = Number.POSITIVE_INFINITY;
+    for (const w of this.waiting.values()) since = Math.min(since, w.at);
+    this.gap = { upTo: this.highest, since, checking: false };
+    void this.check(this.gap);
+  }
+
+  private async check(gap: Gap): Promise<void> {
+    if (this.gap !== gap || gap.checking) return;
+    gap.checking = true;
+    clearTimeout(gap.timer);
+    try {
+      let ended: boolean;
+      if (gap.xmax === undefined) {
+        // Taken after the waiting events were announced, so after the missing ids below them were handed out.
+        gap.upTo = this.highest;
+        const { rows } = await this.db.raw<{ rows: { xmax: string; idle: boolean }[] }>(
+          'select pg_snapshot_xmax(s)::text as xmax, pg_snapshot_xmin(s) = pg_snapshot_xmax(s) as idle from pg_current_snapshot() s',
+        );
+        gap.xmax = rows[0]?.xmax;
+        ended = rows[0]?.idle ?? false;
+      } else {
+        ended = await this.ended(gap.xmax);
+      }
+      if (this.gap === gap && (ended || Date.now() - gap.since >= this.options.gapWaitMs)) await this.settle(gap, ended ? gap.upTo : this.highest);
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'event listener could not check a gap in event ids; checking again');
+    } finally {
+      gap.checking = false;
+      if (this.gap === gap) gap.timer = setTimeout(() => void this.check(gap), GAP_POLL_MS).unref();
+    }
+  }
+
+  /** Whether every transaction in progress at the snapshot with this xmax has ended. */
+  private async ended(xmax: string): Promise<boolean> {
+    const { rows } = await this.db.raw<{ rows: { ended: boolean }[] }>('select pg_snapshot_xmin(pg_current_snapshot()) >= ?::xid8 as ended', [xmax]);
+    return rows[0]?.ended ?? false;
+  }
+
+  /**
+   * Every id up to `upTo` is resolved: the waiting events and the missing ones that have committed go
+   * out in id order; the others never commit (or, the gap given up, come late).
+   */
+  private async settle(gap: Gap, upTo: number): Promise<void> {
+    const missing: number[] = [];
+    for (let id = (this.resolved ?? 0) + 1; id <= upTo; id++) if (!this.waiting.has(id)) missing.push(id);
+    const found = await eventsByIds(this.db, missing);
+    // A reconnect meanwhile has started over from a new watermark.
+    if (this.gap !== gap || this.resolved === undefined) return;
+    const now = Date.now();
+    for (const event of found) {
+      // Its NOTIFY may have come meanwhile; if not, it is dropped when it comes.
+      if (event.id <= this.resolved || this.waiting.has(event.id)) continue;
+      this.waiting.set(event.id, { event, at: now });
+      this.recovered.add(event.id);
+      if (this.recovered.size > MAX_RECOVERED) this.recovered.delete(this.recovered.values().next().value as number);
+    }
+    const due = [...this.waiting.keys()].filter((id) => id <= upTo).sort((a, b) => a - b);
+    this.resolved = Math.max(this.resolved, upTo);
+    this.stopGap();
+    for (const id of due) {
+      const w = this.waiting.get(id);
+      this.waiting.delete(id);
+      if (w) this.deliver(w.event);
+    }
+    this.advance();
+    if (this.waiting.size > 0) this.watchGap();
+  }
+
+  private stopGap(): void {
+    clearTimeout(this.gap?.timer);
+    this.gap = undefined;
+  }
+
+  private deliver(event: StoredEvent): void {
     const own = this.subscribers.get(event.client_id);
     if (own) for (const s of own) s.onEvent(event);
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    this.stopGap();
     const client = this.client;
     this.client = undefined;
     if (client) {

@@ -153,6 +153,11 @@ export const configSchema = dbConfigSchema.extend({
   SSE_HEARTBEAT_SECONDS: z.coerce.number().min(0.05).max(300).default(30),
   /** Event streams one client may hold open on one API process; more -> 429. */
   SSE_MAX_STREAMS_PER_CLIENT: int(20, 1, 10000),
+  /**
+   * Events are streamed in id order: one waits for a concurrent writer that holds a lower id to
+   * commit or roll back, but no longer than this; an event of a writer held open longer comes late.
+   */
+  SSE_GAP_WAIT_MS: int(5000, 0, 60000),
   /** Campaigns one client may have running at once (each holds a workflow for up to 30 days); more -> 429. */
   CAMPAIGN_MAX_RUNNING_PER_CLIENT: int(20, 1, 10000),
 

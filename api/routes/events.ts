@@ -74,7 +74,8 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, opt
     summary: "Server-Sent Events of the client's jobs and campaigns",
     description:
       'Events: connected, job.queued, job.started, job.completed, job.failed, job.cancelled, campaign.terminal, heartbeat (every 30 s). ' +
-      'Each stored event has an id; reconnecting with Last-Event-ID (or last_event_id) replays what was missed. ' +
+      'Each stored event has an id and events are sent in id order (an event whose transaction stays open longer than SSE_GAP_WAIT_MS, default 5 s, comes after later ones); ' +
+      'reconnecting with Last-Event-ID (or last_event_id) replays what was missed. ' +
       'Filters job_id and campaign_id deliver events matching either. ' +
       'A client may hold SSE_MAX_STREAMS_PER_CLIENT streams open on one server (default 20); a stream whose client does not read what is written ' +
       '(more than 1 MiB waiting, or nothing taken for two heartbeat intervals) is closed.',
@@ -135,9 +136,9 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, opt
           stream.once('close', done);
         });
 
-      // An event's id is taken at its insert but announced at its commit, so concurrent writers'
-      // events can arrive out of id order: a late lower id is still sent, only a repeat is dropped
-      // (ids sent recently are remembered; replays read above the highest id sent).
+      // Live events come in id order (db/event-listener.ts), but one can still come late (its writer
+      // outlived SSE_GAP_WAIT_MS): a late lower id is still sent, only a repeat is dropped (ids sent
+      // recently are remembered; replays read above the highest id sent).
       const resumedAfter = lastId;
       const sent = new Set<number>();
       const send = (e: StoredEvent) => {
@@ -155,10 +156,13 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, opt
       };
       // Written as the client takes it (an event, then a wait whenever the buffer is full): a long
       // history is never held in memory for a client that reads slowly, or not at all.
+      // It reads no further than the listener's horizon: a later event replayed before a lower one
+      // that is still to commit would have that one lost to a client resuming after it.
       const replay = async () => {
         if (lastId === undefined) return;
+        const upTo = await listener.horizon();
         while (!stopped) {
-          const batch = await eventsSince(db, clientId, lastId, REPLAY_BATCH);
+          const batch = await eventsSince(db, clientId, lastId, upTo, REPLAY_BATCH);
           for (const e of batch) {
             send(e);
             if (stream.writableNeedDrain) await drained();

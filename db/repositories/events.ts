@@ -104,9 +104,22 @@ export async function findEvent(db: Knex, id: number): Promise<StoredEvent | und
   return row && normalize(row);
 }
 
-/** The client's events after `afterId`, oldest first (Last-Event-ID replay). */
-export async function eventsSince(db: Knex, clientId: string, afterId: number, limit = 1000): Promise<StoredEvent[]> {
-  const rows = (await db('events').where('client_id', clientId).andWhere('id', '>', afterId).orderBy('id').limit(limit)) as StoredEvent[];
+/**
+ * The client's events after `afterId` up to `upTo`, oldest first (Last-Event-ID replay). `upTo` is
+ * an id below which no event can still commit (EventListener#horizon): above it, a later event
+ * could be replayed before a lower one that has yet to commit, and a client that resumes after it
+ * would never get that one.
+ */
+export async function eventsSince(db: Knex, clientId: string, afterId: number, upTo: number, limit = 1000): Promise<StoredEvent[]> {
+  const rows = (await db('events').where('client_id', clientId).andWhere('id', '>', afterId).andWhere('id', '<=', upTo).orderBy('id').limit(limit)) as StoredEvent[];
+  return rows.map(normalize);
+}
+
+/** The stored events among `ids` (committed ones), oldest first. */
+export async function eventsByIds(db: Knex, ids: number[]): Promise<StoredEvent[]> {
+  if (ids.length === 0) return [];
+  // One array parameter, however many ids (a bind parameter each would stop at 65535).
+  const rows = (await db('events').whereRaw('id = any(?::bigint[])', [`{${ids.join(',')}}`]).orderBy('id')) as StoredEvent[];
   return rows.map(normalize);
 }
 

@@ -192,32 +192,111 @@ describe('GET /api/v1/events/stream', () => {
     expect((await as.json<{ active_subscriptions: number }>(await as.get('/api/v1/events/status'))).active_subscriptions).toBe(before);
   });
 
-  test('an event committed after a later one (concurrent writers) is still delivered, once', async () => {
+  const queuedEvent = (clientId: string, priority: number) => ({ clientId, name: 'job.queued' as const, data: { job_id: null, type: 'crawlSite', priority } });
+  const queuedIds = (r: SseReader) => r.events.filter((e) => e.event === 'job.queued').map((e) => e.id as number);
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** Appends and commits one event of the client. */
+  const commitEvent = (clientId: string, priority: number) => {
+    const { db, config } = api.deps;
+    return transactionWithEvents(db, config.DATABASE_SCHEMA, (trx) => appendEvent(trx, config.DATABASE_SCHEMA, queuedEvent(clientId, priority)));
+  };
+  /** A writer (transactionWithEvents) that has appended an event, so holds its id, and stays open until committed or rolled back. */
+  async function openWriter(clientId: string, priority: number) {
+    const { db, config } = api.deps;
+    const schema = config.DATABASE_SCHEMA;
+    let end!: (commit: boolean) => void;
+    const gate = new Promise<boolean>((resolve) => { end = resolve; });
+    let id = 0;
+    let done: Promise<unknown> = Promise.resolve();
+    await new Promise<void>((inserted) => {
+      done = transactionWithEvents(db, schema, async (trx) => {
+        id = (await appendEvent(trx, schema, queuedEvent(clientId, priority))).id;
+        inserted();
+        if (!(await gate)) throw new Error('rolled back on purpose');
+      }).catch(() => undefined);
+    });
+    return { id, commit: async () => { end(true); await done; }, rollBack: async () => { end(false); await done; } };
+  }
+
+  test('events go out in id order: a later event waits for a concurrent writer that holds a lower id to commit', async () => {
     const own = await api.newClient();
     const r = await stream(`token=${encodeURIComponent(token(own))}`);
     await r.waitFor((e) => e.event === 'connected');
-    const { db, config } = api.deps;
-    const schema = config.DATABASE_SCHEMA;
-    const event = (n: number) => ({ clientId: own.client_id, name: 'job.queued' as const, data: { job_id: null, type: 'crawlSite', priority: n } });
-    // The first transaction takes the lower id but commits after the second one.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => { release = resolve; });
-    let firstId = 0;
-    const inserted = new Promise<void>((resolve) => {
-      void transactionWithEvents(db, schema, async (trx) => {
-        firstId = (await appendEvent(trx, schema, event(1))).id;
-        resolve();
-        await held;
-      });
-    });
-    await inserted;
-    const second = await transactionWithEvents(db, schema, (trx) => appendEvent(trx, schema, event(2)));
-    expect(second.id).toBeGreaterThan(firstId);
-    await r.waitFor((e) => e.id === second.id);
-    release();
-    await r.waitFor((e) => e.id === firstId);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(r.events.filter((e) => e.event === 'job.queued').map((e) => e.id)).toEqual([second.id, firstId]);
+    const first = await openWriter(own.client_id, 1);
+    try {
+      const second = await commitEvent(own.client_id, 2);
+      expect(second.id).toBeGreaterThan(first.id);
+      await sleep(500);
+      expect(queuedIds(r)).toEqual([]);
+      await first.commit();
+      await r.waitFor((e) => e.id === second.id, 5000);
+      await sleep(300);
+      expect(queuedIds(r)).toEqual([first.id, second.id]);
+    } finally {
+      await first.commit();
+    }
+  });
+
+  test('a client that reconnects with the last id it got misses no event, even one whose writer commits after a later one', async () => {
+    const own = await api.newClient();
+    const first = await stream(`token=${encodeURIComponent(token(own))}`);
+    await first.waitFor((e) => e.event === 'connected');
+    const before = await commitEvent(own.client_id, 0);
+    await first.waitFor((e) => e.id === before.id);
+    const slow = await openWriter(own.client_id, 1);
+    let again: SseReader | undefined;
+    try {
+      const later = await commitEvent(own.client_id, 2);
+      await sleep(300);
+      // The client goes away with what it got by now, and comes back after the slow writer has committed.
+      await first.close();
+      const lastId = first.events.filter((e) => e.id !== undefined).at(-1)?.id;
+      await slow.commit();
+      again = await stream(`token=${encodeURIComponent(token(own))}`, { 'Last-Event-ID': String(lastId) });
+      await again.waitFor((e) => e.event === 'connected');
+      const got = () => [...queuedIds(first), ...queuedIds(again as SseReader)].sort((a, b) => a - b);
+      for (let i = 0; i < 40 && got().length < 3; i++) await sleep(50);
+      expect(got()).toEqual([before.id, slow.id, later.id]);
+    } finally {
+      await slow.commit();
+    }
+  });
+
+  test('the id of a rolled-back writer does not hold the stream back', async () => {
+    const own = await api.newClient();
+    const r = await stream(`token=${encodeURIComponent(token(own))}`);
+    await r.waitFor((e) => e.event === 'connected');
+    const doomed = await openWriter(own.client_id, 1);
+    const later = await commitEvent(own.client_id, 2);
+    await doomed.rollBack();
+    await r.waitFor((e) => e.id === later.id, 1000);
+    await sleep(300);
+    expect(queuedIds(r)).toEqual([later.id]);
+  });
+
+  test('a writer held open beyond SSE_GAP_WAIT_MS holds later events back only that long; its event still comes when it commits', async () => {
+    const gapped = await startTestApi({ RATE_LIMIT_ENABLED: 'false', SSE_GAP_WAIT_MS: '300', ...ownQueues('events') });
+    try {
+      const own = await gapped.newClient();
+      const r = await new SseReader().open(`${gapped.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}`);
+      readers.push(r);
+      await r.waitFor((e) => e.event === 'connected');
+      const long = await openWriter(own.client_id, 1);
+      try {
+        const later = await commitEvent(own.client_id, 2);
+        await sleep(100);
+        expect(queuedIds(r)).toEqual([]);
+        await r.waitFor((e) => e.id === later.id, 3000);
+        await long.commit();
+        await r.waitFor((e) => e.id === long.id, 3000);
+        expect(queuedIds(r)).toEqual([later.id, long.id]);
+      } finally {
+        await long.commit();
+      }
+      await r.close();
+    } finally {
+      await gapped.close();
+    }
   });
 });
 
