@@ -1,3 +1,5 @@
+import { pagePhones } from '../../activities/site/extract/contacts';
+import { loadHtml, visibleText } from '../../activities/site/extract/dom';
 import { decodeCfEmail, emailsFromMailto, findEmailsInText, uniqueEmails } from '../../lib/emails';
 import { findPhonesInText, guessRegion, parsePhone, uniquePhones } from '../../lib/phones';
 
@@ -66,6 +68,56 @@ describe('phones', () => {
       ['+14155552671', '(415) 555-2671', 'FIXED_LINE_OR_MOBILE'],
       ['+18002752273', '(800) 275-2273', 'TOLL_FREE'],
     ]);
+  });
+
+  test('numbers beside letters, in a table row and in a long paragraph are all found; glued to a word they are not', () => {
+    expect(findPhonesInText('Tel:020 7946 0958', 'GB').map((p) => p.e164)).toEqual(['+442079460958']);
+    expect(findPhonesInText('Ref AB020 7946 0958, code 020 7946 0958XY', 'GB')).toEqual([]);
+    // Cells of a row joined by two spaces: one run of digits and spaces holding two numbers.
+    expect(findPhonesInText('London office  020 7946 0958  020 7946 0959  open 9-5', 'GB').map((p) => [p.raw, p.e164])).toEqual([
+      ['020 7946 0958', '+442079460958'],
+      ['020 7946 0959', '+442079460959'],
+    ]);
+    const words = 'We have served the county since 1987 and 2,000 customers a year. '.repeat(200);
+    expect(findPhonesInText(`${words}Call us on 020 7946 0958 ext. 204 or write. ${words}`, 'GB')).toEqual([
+      { raw: '020 7946 0958 ext. 204', e164: '+442079460958', national: '020 7946 0958 x204', type: 'FIXED_LINE', valid: true },
+    ]);
+  });
+
+  test('a directory of 300 numbers gives every one, as a table, as one long list and as tel: links', () => {
+    const numbers = Array.from({ length: 300 }, (_, i) => `0113 496 ${String(i).padStart(4, '0')}`);
+    const expected = numbers.map((n) => `+44${n.replace(/\D/g, '').slice(1)}`);
+    const phonesOf = (body: string) => {
+      const $ = loadHtml(`<html><body>${body}</body></html>`);
+      return pagePhones($, visibleText($.root().children().toArray()), 'GB').map((p) => p.e164);
+    };
+    expect(phonesOf(`<table>${numbers.map((n, i) => `<tr><td>Branch ${i}</td><td>${n}</td><td>Mon-Fri 9-17, since 12.05.2004</td></tr>`).join('')}</table>`)).toEqual(expected);
+    expect(phonesOf(`<p>Our branches: ${numbers.join(' / ')}.</p>`)).toEqual(expected);
+    expect(phonesOf(numbers.map((n) => `<a href="tel:${n}">Call</a>`).join(''))).toEqual(expected);
+  });
+
+  test('a 1 MiB line of "1 1 1 ..." is read within a bound, and the real number before it is found', () => {
+    // Before the bound: 14-20 s here. 5 s is a loaded machine's margin, not a benchmark.
+    const started = performance.now();
+    expect(findPhonesInText(`Call 020 7946 0958\n${'1 '.repeat(512 * 1024)}`, 'GB').map((p) => p.e164)).toEqual(['+442079460958']);
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  test('600 KB of distinct "+1 1 1 1 1 7" lines are read within a bound, and the real number before them is found', () => {
+    const lines = Array.from({ length: 46_000 }, (_, i) => `+1 ${[...String(i).padStart(5, '0')].join(' ')}`);
+    // Before the bound: 11 s here. 5 s is a loaded machine's margin, not a benchmark.
+    const started = performance.now();
+    expect(findPhonesInText(`Call 020 7946 0958\n${lines.join('\n')}`, 'GB').map((p) => p.e164)).toEqual(['+442079460958']);
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  test('a page of 120,000 distinct tel: links is read within a bound', () => {
+    const $ = loadHtml(`<html><body>${Array.from({ length: 120_000 }, (_, i) => `<a href="tel:+44 20 79${String(i).padStart(6, '0')}">x</a>`).join('')}</body></html>`);
+    // Before the bound: 6-8 s here. 5 s is a loaded machine's margin, not a benchmark.
+    const started = performance.now();
+    const found = pagePhones($, '', 'GB');
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(found[0]).toMatchObject({ raw: '+44 20 79000000', e164: '+442079000000', valid: true });
   });
 
   test('without a region only international numbers are found', () => {
