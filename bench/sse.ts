@@ -31,7 +31,8 @@ async function main(): Promise<void> {
   const port = 18000 + Math.floor(Math.random() * 1000);
   const api = spawn(process.execPath, ['--import', 'tsx', 'bench/submit-api.ts'], {
     cwd: ROOT,
-    env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false' } as NodeJS.ProcessEnv,
+    // All subscribers may belong to one client: the per-client stream limit (20 by default) is lifted.
+    env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false', SSE_MAX_STREAMS_PER_CLIENT: String(opts.subscribers) } as NodeJS.ProcessEnv,
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
