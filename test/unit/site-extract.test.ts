@@ -181,6 +181,18 @@ describe('a page', () => {
 });
 
 describe('a hostile page', () => {
+  test('JSON-LD past its first 1,000 nodes is not read: 60,000 organisations with a telephone each gave 60,000 phones in 3 s', () => {
+    const nodes = Array.from({ length: 60_000 }, (_, i) => `{"@type":"Organization","name":"O${i}","telephone":"+44 161 496 ${String(i % 10_000).padStart(4, '0')}","email":"a${i}@acme.test"}`);
+    const html = `<html><head><script type="application/ld+json">[${nodes.join(',')}]</script></head><body><p>x</p></body></html>`;
+    const started = Date.now();
+    const facts = processPage(html, 'https://acme.test/', opts);
+    // A loaded machine's margin, not a benchmark.
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(facts.emails).toHaveLength(1000);
+    expect(facts.emails[0]).toBe('a0@acme.test');
+    expect(facts.phones.length).toBeLessThanOrEqual(1000);
+  });
+
   test('long whitespace runs without a newline (in the text, in an <address>) are read in linear time', () => {
     const html = `<html><body><p>a${'\r'.repeat(200_000)}b</p><p>c${'\u2003'.repeat(200_000)}d</p><address>1 Mill Lane${' '.repeat(200_000)}x\nManchester</address></body></html>`;
     const $ = loadHtml(html);

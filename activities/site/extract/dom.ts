@@ -65,11 +65,12 @@ export type JsonLdNode = Record<string, unknown>;
 /**
  * Every object of the page's JSON-LD blocks, flattened: top-level arrays and `@graph` lists are
  * opened, nested objects (an Organization's employees, a Person's worksFor) are kept in place.
- * Malformed blocks are skipped.
+ * Malformed blocks are skipped; nodes past MAX_LD_NODES are not read.
  */
 export function jsonLdNodes($: cheerio.CheerioAPI): JsonLdNode[] {
   const out: JsonLdNode[] = [];
   const push = (value: unknown) => {
+    if (out.length >= MAX_LD_NODES) return;
     if (Array.isArray(value)) value.forEach(push);
     else if (value && typeof value === 'object') {
       const node = value as JsonLdNode;
@@ -88,6 +89,10 @@ export function jsonLdNodes($: cheerio.CheerioAPI): JsonLdNode[] {
   });
   return out;
 }
+
+// A page describes itself in a few dozen nodes; every extractor walks them all (60,000 organisations,
+// each with a telephone to parse, took 3 s and gave as many phones).
+const MAX_LD_NODES = 1000;
 
 /** The node's @type values. */
 export function typesOf(node: JsonLdNode): string[] {
