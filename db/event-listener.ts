@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
-import { eventsByIds, eventsChannel, findEvent, type StoredEvent } from './repositories/events';
+import { eventsChannel, eventsInRanges, findEvent, type StoredEvent } from './repositories/events';
 
 export interface EventSubscriber {
   clientId: string;
@@ -26,7 +26,7 @@ interface Gap {
   upTo: number;
   /** The snapshot's xmax (xid8, as text). */
   xmax?: string;
-  /** When its oldest waiting event was announced. */
+  /** When its oldest waiting event was announced (or earlier: that one may have gone out since). */
   since: number;
   checking: boolean;
   timer?: NodeJS.Timeout;
@@ -76,6 +76,8 @@ export class EventListener {
   /** Announced while the watermark was being read. */
   private early: StoredEvent[] = [];
   private readonly recovered = new Set<number>();
+  /** Subscribed when the connection was lost: resynced on the reconnect, before anything else is delivered. */
+  private resyncing?: EventSubscriber[];
   // Announcements are taken one after the other: a large one is read from the table first.
   private incoming: Promise<void> = Promise.resolve();
 
@@ -182,6 +184,11 @@ export class EventListener {
     const before = [...this.waiting.values()].map((w) => w.event).sort((a, b) => a.id - b.id);
     this.waiting.clear();
     this.highest = 0;
+    // Resynced first: a stream sent one of these before its replay would replay only what is above it,
+    // and lose the lower ids whose announcements came while nobody listened.
+    const resync = this.resyncing ?? [];
+    this.resyncing = undefined;
+    for (const s of resync) if (this.subscribers.get(s.clientId)?.has(s)) s.onResync();
     for (const event of [...before, ...this.early.splice(0)]) this.accept(event);
   }
 
@@ -194,12 +201,17 @@ export class EventListener {
     client.on('error', () => undefined);
     if (this.closed) return;
     this.log.warn({ err: err.message }, 'event listener lost its connection; reconnecting');
+    this.resyncing ??= [...this.subscribers.values()].flatMap((own) => [...own]);
     const retry = () => {
-      if (this.closed || this.count === 0) return;
-      this.ensureConnected().then(
-        () => this.subscribers.forEach((own) => own.forEach((s) => s.onResync())),
-        () => { this.retryMs = Math.min(this.retryMs * 2, 5000); setTimeout(retry, this.retryMs).unref(); },
-      );
+      if (this.closed || this.count === 0) {
+        // Nobody left to hand them to: kept, they would go to streams opened later, as if new.
+        this.waiting.clear();
+        this.early = [];
+        this.resyncing = undefined;
+        return;
+      }
+      // Whichever connect succeeds (this one, or a new subscriber's) resyncs (start()).
+      this.ensureConnected().catch(() => { this.retryMs = Math.min(this.retryMs * 2, 5000); setTimeout(retry, this.retryMs).unref(); });
     };
     setTimeout(retry, this.retryMs).unref();
   }
@@ -276,13 +288,35 @@ export class EventListener {
       } else {
         ended = await this.ended(gap.xmax);
       }
-      if (this.gap === gap && (ended || Date.now() - gap.since >= this.options.gapWaitMs)) await this.settle(gap, ended ? gap.upTo : this.highest);
+      if (this.gap !== gap) return;
+      if (ended) await this.settle(gap, gap.upTo);
+      else if (Date.now() - gap.since >= this.options.gapWaitMs) {
+        const overdue = this.overdue(gap);
+        if (overdue !== undefined) await this.settle(gap, overdue);
+      }
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, 'event listener could not check a gap in event ids; checking again');
     } finally {
       gap.checking = false;
       if (this.gap === gap) gap.timer = setTimeout(() => void this.check(gap), GAP_POLL_MS).unref();
     }
+  }
+
+  /**
+   * The highest waiting id that has waited gapWaitMs: given up on up to it, and no further, so that a
+   * later event still waits (its own gapWaitMs) for a lower id whose writer is only just committing.
+   * Undefined when none has (the oldest went out meanwhile): `since` then moves to the oldest left.
+   */
+  private overdue(gap: Gap): number | undefined {
+    const cutoff = Date.now() - this.options.gapWaitMs;
+    let upTo: number | undefined;
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const [id, w] of this.waiting) {
+      oldest = Math.min(oldest, w.at);
+      if (w.at <= cutoff && (upTo === undefined || id > upTo)) upTo = id;
+    }
+    if (upTo === undefined) gap.since = oldest;
+    return upTo;
   }
 
   /** Whether every transaction in progress at the snapshot with this xmax has ended. */
@@ -296,9 +330,16 @@ export class EventListener {
    * out in id order; the others never commit (or, the gap given up, come late).
    */
   private async settle(gap: Gap, upTo: number): Promise<void> {
-    const missing: number[] = [];
-    for (let id = (this.resolved ?? 0) + 1; id <= upTo; id++) if (!this.waiting.has(id)) missing.push(id);
-    const found = await eventsByIds(this.db, missing);
+    // The missing ids as ranges between the waiting ones: a jump in the sequence is one range, not
+    // millions of ids listed (built, sent and looked up one by one, it blocked the process for seconds).
+    const missing: [number, number][] = [];
+    let from = (this.resolved ?? 0) + 1;
+    for (const id of [...this.waiting.keys()].filter((id) => id <= upTo).sort((a, b) => a - b)) {
+      if (id > from) missing.push([from, id - 1]);
+      from = Math.max(from, id + 1);
+    }
+    if (from <= upTo) missing.push([from, upTo]);
+    const found = await eventsInRanges(this.db, missing);
     // A reconnect meanwhile has started over from a new watermark.
     if (this.gap !== gap || this.resolved === undefined) return;
     const now = Date.now();

@@ -298,6 +298,113 @@ describe('GET /api/v1/events/stream', () => {
       await gapped.close();
     }
   });
+
+  test('a writer held open too long lets out the events that waited SSE_GAP_WAIT_MS, not a later one still waiting for its own lower id', async () => {
+    const gapped = await startTestApi({ RATE_LIMIT_ENABLED: 'false', SSE_GAP_WAIT_MS: '2000', ...ownQueues('events') });
+    try {
+      const own = await gapped.newClient();
+      const r = await new SseReader().open(`${gapped.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}`);
+      readers.push(r);
+      await r.waitFor((e) => e.event === 'connected');
+      const long = await openWriter(own.client_id, 1);
+      let short: Awaited<ReturnType<typeof openWriter>> | undefined;
+      try {
+        const first = await commitEvent(own.client_id, 2);
+        await sleep(1000);
+        // A second writer, open for far less than SSE_GAP_WAIT_MS when the first event is given up on.
+        short = await openWriter(own.client_id, 3);
+        const second = await commitEvent(own.client_id, 4);
+        await r.waitFor((e) => e.id === first.id, 5000);
+        await sleep(300);
+        expect(queuedIds(r)).toEqual([first.id]);
+        await short.commit();
+        await r.waitFor((e) => e.id === second.id, 3000);
+        await long.commit();
+        await r.waitFor((e) => e.id === long.id, 3000);
+        expect(queuedIds(r)).toEqual([first.id, short.id, second.id, long.id]);
+      } finally {
+        await short?.commit();
+        await long.commit();
+      }
+      await r.close();
+    } finally {
+      await gapped.close();
+    }
+  });
+
+  /** Ends the API's LISTEN connection (its last statement was the watermark query), as a database restart would; the API reconnects by itself. */
+  async function dropListenConnection() {
+    const { db, config } = api.deps;
+    const { rows } = await db.raw<{ rows: unknown[] }>(
+      'select pg_terminate_backend(pid, 5000) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and query = ?',
+      [`select max(id) as top from "${config.DATABASE_SCHEMA}".events`],
+    );
+    expect(rows).toHaveLength(1);
+  }
+
+  test('a stream whose server loses its LISTEN connection while a later event waits for a lower id misses neither', async () => {
+    const own = await api.newClient();
+    const r = await stream(`token=${encodeURIComponent(token(own))}`);
+    await r.waitFor((e) => e.event === 'connected');
+    const before = await commitEvent(own.client_id, 0);
+    await r.waitFor((e) => e.id === before.id);
+    const slow = await openWriter(own.client_id, 1);
+    try {
+      const later = await commitEvent(own.client_id, 2);
+      await sleep(100);
+      // The slow writer commits while the API is not listening: its announcement is lost.
+      await dropListenConnection();
+      await slow.commit();
+      await r.waitFor((e) => e.id === later.id, 5000);
+      for (let i = 0; i < 40 && queuedIds(r).length < 3; i++) await sleep(50);
+      expect(queuedIds(r)).toEqual([before.id, slow.id, later.id]);
+    } finally {
+      await slow.commit();
+    }
+  });
+
+  test('events held back when the LISTEN connection was lost, with nobody left subscribed, do not go to a stream opened later', async () => {
+    const lone = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('events') });
+    try {
+      const { db, config } = api.deps;
+      const listeners = `select pid from pg_stat_activity where datname = current_database() and query = 'select max(id) as top from "${config.DATABASE_SCHEMA}".events'`;
+      const others = (await db.raw<{ rows: { pid: number }[] }>(listeners)).rows.map((row) => row.pid);
+      const own = await lone.newClient();
+      const url = `${lone.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}`;
+      const first = await new SseReader().open(url);
+      readers.push(first);
+      await first.waitFor((e) => e.event === 'connected');
+      const doomed = await openWriter(own.client_id, 1);
+      await commitEvent(own.client_id, 2);
+      await sleep(100);
+      // Its LISTEN connection drops, and its only stream closes before it reconnects.
+      await db.raw(`select pg_terminate_backend(pid, 5000) from (${listeners}) l where not (pid = any(?))`, [others]);
+      await first.close();
+      await doomed.rollBack();
+      await sleep(500);
+      const fresh = await new SseReader().open(url);
+      readers.push(fresh);
+      await fresh.waitFor((e) => e.event === 'connected');
+      await sleep(500);
+      expect(queuedIds(fresh)).toEqual([]);
+      await fresh.close();
+    } finally {
+      await lone.close();
+    }
+  });
+
+  test('a jump in the event ids (a range of ids never used) does not hold the stream back', async () => {
+    const own = await api.newClient();
+    const r = await stream(`token=${encodeURIComponent(token(own))}`);
+    await r.waitFor((e) => e.event === 'connected');
+    const before = await commitEvent(own.client_id, 0);
+    await r.waitFor((e) => e.id === before.id);
+    // As after a restore, or ids taken by a large write that was rolled back: 3 million ids no event has.
+    await api.deps.db.raw("select setval(pg_get_serial_sequence('events', 'id'), (select max(id) from events) + 3000000)");
+    const after = await commitEvent(own.client_id, 1);
+    await r.waitFor((e) => e.id === after.id, 1000);
+    expect(queuedIds(r)).toEqual([before.id, after.id]);
+  });
 });
 
 describe('stream limits', () => {
