@@ -151,7 +151,8 @@ export class EventListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new Client({ connectionString: this.connectionString });
+    // Named, so that an operator (or a test) can tell this process's listener in pg_stat_activity.
+    const client = new Client({ connectionString: this.connectionString, application_name: `leadjobs-events/${process.pid}` });
     client.on('notification', (msg) => {
       this.incoming = this.incoming.then(() => this.receive(msg.payload)).catch((err: Error) => this.log.warn({ err: err.message }, 'event listener dropped an announcement'));
     });

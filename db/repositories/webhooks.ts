@@ -88,12 +88,15 @@ export class WebhookRepository {
 
   /**
    * Rotation and migration: every secret stored in plaintext or sealed with another key is sealed
-   * with the current one; all clients'. Each row is updated only if it still holds what was read.
+   * with the current one; all clients' unless one is named. Each row is updated only if it still
+   * holds what was read.
    */
-  async reseal(): Promise<number> {
+  async reseal(clientId?: string): Promise<number> {
     const cipher = this.cipher;
     if (!cipher) throw new Error('webhook secrets cannot be sealed without INTEGRATIONS_ENCRYPTION_KEY');
-    const rows = (await this.db('webhooks').select('id', 'secret')) as Pick<WebhookRow, 'id' | 'secret'>[];
+    const query = this.db('webhooks').select('id', 'secret');
+    if (clientId !== undefined) void query.where({ client_id: clientId });
+    const rows = (await query) as Pick<WebhookRow, 'id' | 'secret'>[];
     let count = 0;
     for (const r of rows) {
       if (cipher.isCurrent(r.secret)) continue;

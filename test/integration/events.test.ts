@@ -332,12 +332,15 @@ describe('GET /api/v1/events/stream', () => {
     }
   });
 
-  /** Ends the API's LISTEN connection (its last statement was the watermark query), as a database restart would; the API reconnects by itself. */
+  /**
+   * Ends the API's LISTEN connection, as a database restart would; the API reconnects by itself. It is
+   * this process's (test files in other jest workers have listeners of their own on the same schema).
+   */
   async function dropListenConnection() {
-    const { db, config } = api.deps;
+    const { db } = api.deps;
     const { rows } = await db.raw<{ rows: unknown[] }>(
-      'select pg_terminate_backend(pid, 5000) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and query = ?',
-      [`select max(id) as top from "${config.DATABASE_SCHEMA}".events`],
+      'select pg_terminate_backend(pid, 5000) from pg_stat_activity where datname = current_database() and application_name = ?',
+      [`leadjobs-events/${process.pid}`],
     );
     expect(rows).toHaveLength(1);
   }
@@ -366,8 +369,9 @@ describe('GET /api/v1/events/stream', () => {
   test('events held back when the LISTEN connection was lost, with nobody left subscribed, do not go to a stream opened later', async () => {
     const lone = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('events') });
     try {
-      const { db, config } = api.deps;
-      const listeners = `select pid from pg_stat_activity where datname = current_database() and query = 'select max(id) as top from "${config.DATABASE_SCHEMA}".events'`;
+      const { db } = api.deps;
+      // This process's listeners (other jest workers have their own on the same schema): the main API's, and then lone's.
+      const listeners = `select pid from pg_stat_activity where datname = current_database() and application_name = 'leadjobs-events/${process.pid}'`;
       const others = (await db.raw<{ rows: { pid: number }[] }>(listeners)).rows.map((row) => row.pid);
       const own = await lone.newClient();
       const url = `${lone.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}`;

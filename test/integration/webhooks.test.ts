@@ -6,6 +6,8 @@ import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { startTestWorker, type TestWorker } from '../support/worker';
 import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
+import { createDb, migrateLatest } from '../../db';
+import { ClientRepository } from '../../db/repositories/clients';
 import { WebhookRepository } from '../../db/repositories/webhooks';
 import { CredentialCipher } from '../../lib/cipher';
 import { startWebhookReceiver, verifySignature, type ReceivedWebhook, type WebhookReceiver } from '../stand-ins/webhook-receiver';
@@ -51,7 +53,7 @@ async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T |
   throw new Error(`timed out waiting for ${what}`);
 }
 
-/** The operator's `npm run integrations:reseal` (db/cli.ts) on this run's schema; its report. */
+/** The operator's `npm run integrations:reseal` (db/cli.ts), on this run's schema unless `env` names another; its report. */
 async function resealCli(env: Record<string, string> = {}): Promise<string> {
   const { stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'db/cli.ts', 'integrations:reseal'], { cwd: path.join(__dirname, '../..'), env: { ...process.env, ...env } });
   return stderr;
@@ -111,7 +113,7 @@ test('the signing secret is stored sealed: the row does not show the secret the 
   expect(await storedSecret(hook.webhook_id)).toMatch(new RegExp(`^v1\\.${new CredentialCipher(String(process.env.INTEGRATIONS_ENCRYPTION_KEY)).keyId}\\.`));
 });
 
-test('a secret stored in plaintext before sealing, or sealed with a previous key, still signs; integrations:reseal seals both with the current key', async () => {
+test('a secret stored in plaintext before sealing, or sealed with a previous key, still signs; a reseal seals both with the current key', async () => {
   const c = await newCaller();
   const legacyPath = `/legacy/${randomUUID()}`;
   const rotatedPath = `/rotated/${randomUUID()}`;
@@ -128,21 +130,43 @@ test('a secret stored in plaintext before sealing, or sealed with a previous key
   const oldKey = randomBytes(32).toString('base64');
   await api.deps.db('webhooks').where({ id: rotated.webhook_id }).update({ secret: new CredentialCipher(oldKey).seal(rotated.secret) });
 
-  // Only these two rows need it: every other webhook of the run was sealed with the current key by the API.
-  expect(await resealCli({ INTEGRATIONS_PREVIOUS_KEYS: oldKey })).toMatch(/ and 2 webhook secret\(s\) with key /);
-  const current = new CredentialCipher(String(process.env.INTEGRATIONS_ENCRYPTION_KEY));
+  // The client's rows only: other test files share the schema, and seal credentials of their own with
+  // keys this run does not have (the CLI, which reseals every client's, is tested on a schema of its own below).
+  const current = new CredentialCipher(String(process.env.INTEGRATIONS_ENCRYPTION_KEY), [oldKey]);
+  const resealer = new WebhookRepository(api.deps.db, api.deps.config.DATABASE_SCHEMA, current);
+  const clientId = String((await api.deps.db('webhooks').where({ id: legacy.webhook_id }).first())?.client_id);
+  expect(await resealer.reseal(clientId)).toBe(2);
   for (const [id, secret] of [[legacy.webhook_id, legacySecret], [rotated.webhook_id, rotated.secret]] as const) {
     const stored = await storedSecret(id);
     expect(stored.startsWith(`v1.${current.keyId}.`)).toBe(true);
     expect(stored).not.toContain(secret.slice('whsec_'.length));
   }
-  expect(await resealCli()).toMatch(/ and 0 webhook secret\(s\) /);
+  expect(await resealer.reseal(clientId)).toBe(0);
 
   await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: sites.url() } });
   const [, after] = await received(legacyPath, 2);
   expect(verifySignature(legacySecret, after?.headers['x-leadjobs-signature'] as string, after?.raw ?? '')).toBe(true);
   const [first] = await received(rotatedPath, 1);
   expect(verifySignature(rotated.secret, first?.headers['x-leadjobs-signature'] as string, first?.raw ?? '')).toBe(true);
+});
+
+test('npm run integrations:reseal seals the plaintext webhook secrets of its schema and says how many', async () => {
+  const schema = `reseal_${randomBytes(4).toString('hex')}`;
+  const db = createDb({ ...api.deps.config, DATABASE_SCHEMA: schema });
+  try {
+    await migrateLatest(db, schema);
+    const creds = await new ClientRepository(db).create('reseal client');
+    const { webhook, secret } = await new WebhookRepository(db, schema).create(creds.client_id, 'q', { url: 'https://hooks.example.com/x', events: ['job.queued'] });
+    expect(webhook.secret).toBe(secret);
+    expect(await resealCli({ DATABASE_SCHEMA: schema })).toMatch(/ and 1 webhook secret\(s\) with key /);
+    const stored = String(((await db('webhooks').where({ id: webhook.id }).first()) as { secret: string }).secret);
+    expect(stored.startsWith('v1.')).toBe(true);
+    expect(new WebhookRepository(db, schema, new CredentialCipher(String(process.env.INTEGRATIONS_ENCRYPTION_KEY))).signingSecret({ secret: stored })).toBe(secret);
+    expect(await resealCli({ DATABASE_SCHEMA: schema })).toMatch(/ and 0 webhook secret\(s\) /);
+  } finally {
+    await db.raw('drop schema if exists ?? cascade', [schema]);
+    await db.destroy();
+  }
 });
 
 test('a receiver answering 500 gets the same delivery again, and the log shows both attempts', async () => {
