@@ -141,16 +141,16 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   idapRoutes(api, db, leadIndex);
   searchRoutes(api, { db, search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, trigger: leadIndex, logger: deps.logger });
   locationRoutes(api, db);
-  webhookRoutes(api, new WebhookRepository(db, config.DATABASE_SCHEMA, config.INTEGRATIONS_ENCRYPTION_KEY ? new CredentialCipher(config.INTEGRATIONS_ENCRYPTION_KEY, config.INTEGRATIONS_PREVIOUS_KEYS) : undefined), webhooksTaskQueue(config.TASK_QUEUE_PREFIX), deps.logger);
+  // LLM keys, mailbox passwords and webhook secrets at rest; without a key the first two APIs answer 503.
+  const cipher = CredentialCipher.fromConfig(config);
+  webhookRoutes(api, new WebhookRepository(db, config.DATABASE_SCHEMA, cipher), webhooksTaskQueue(config.TASK_QUEUE_PREFIX), deps.logger);
   const campaigns = new CampaignService(db, deps.temporal, config, deps.logger);
   campaignRoutes(api, campaigns);
   const workflowResults = new WorkflowResultsService(db, config, campaigns);
   workflowResultRoutes(api, workflowResults);
   exportRoutes(api, db, deps.storage, { workflowResults, campaigns });
   integrationRoutes(api, {
-    repo: config.INTEGRATIONS_ENCRYPTION_KEY
-      ? new IntegrationRepository(db, new CredentialCipher(config.INTEGRATIONS_ENCRYPTION_KEY, config.INTEGRATIONS_PREVIOUS_KEYS), config.DATABASE_SCHEMA)
-      : undefined,
+    repo: cipher ? new IntegrationRepository(db, cipher, config.DATABASE_SCHEMA) : undefined,
     http: outbound,
     breaker: { failures: config.LLM_BREAKER_FAILURES, cooldownSeconds: config.LLM_BREAKER_COOLDOWN_SECONDS },
     timeoutMs: config.LLM_TIMEOUT_MS,
@@ -158,7 +158,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   });
   const mailWorkflows = new MailWorkflows(deps.temporal, config, deps.logger);
   mailRoutes(api, {
-    repo: config.INTEGRATIONS_ENCRYPTION_KEY ? new MailRepository(db, new CredentialCipher(config.INTEGRATIONS_ENCRYPTION_KEY, config.INTEGRATIONS_PREVIOUS_KEYS)) : undefined,
+    repo: cipher ? new MailRepository(db, cipher) : undefined,
     workflows: mailWorkflows,
     suppressions: new UnsubscribeRepository(db),
     allowHosts: new AllowList(config.OUTBOUND_ALLOW_HOSTS),

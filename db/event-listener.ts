@@ -97,11 +97,6 @@ export class EventListener {
     return this.count;
   }
 
-  /** Every event up to this id has been delivered or never will be (undefined while not listening). */
-  get watermark(): number | undefined {
-    return this.resolved;
-  }
-
   /**
    * An id a Last-Event-ID replay may read up to: no event at or below it can still commit (within the
    * limits above). At least the watermark; higher when committed events are still to be announced or

@@ -28,6 +28,11 @@ export class CredentialCipher {
     this.fingerprintKey = Buffer.from(hkdfSync('sha256', main, Buffer.alloc(0), 'leadjobs integration credential fingerprint', 32));
   }
 
+  /** The cipher of INTEGRATIONS_ENCRYPTION_KEY (and INTEGRATIONS_PREVIOUS_KEYS), or undefined when no key is set. */
+  static fromConfig(config: { INTEGRATIONS_ENCRYPTION_KEY?: string | undefined; INTEGRATIONS_PREVIOUS_KEYS: string[] }): CredentialCipher | undefined {
+    return config.INTEGRATIONS_ENCRYPTION_KEY ? new CredentialCipher(config.INTEGRATIONS_ENCRYPTION_KEY, config.INTEGRATIONS_PREVIOUS_KEYS) : undefined;
+  }
+
   get keyId(): string {
     return this.current.id;
   }

@@ -104,9 +104,8 @@ export class CrawlFailedError extends Error {
 
 const MAX_CRAWL_DELAY_MS = 5000;
 const ALREADY_CRAWLED = 'its target is crawled already';
-// A longer URL is no page worth a fetch, and every URL costs a robots.txt check and the path filters
-// in proportion to its length (a start URL longer than this is refused at submission).
-const MAX_URL_LENGTH = MAX_CRAWL_URL_LENGTH;
+// A longer URL (MAX_CRAWL_URL_LENGTH) is no page worth a fetch, and every URL costs a robots.txt check
+// and the path filters in proportion to its length (a start URL that long is refused at submission).
 const URL_TOO_LONG = `its URL is longer than ${MAX_CRAWL_URL_LENGTH.toLocaleString('en')} characters`;
 
 interface CrawledPage {
@@ -330,7 +329,7 @@ class SiteCrawl {
     const final = normalizeUrl(page.finalUrl) ?? page.finalUrl;
     if (urlKey(final) !== urlKey(url)) {
       // The browser source follows redirects (and scripts' navigations) itself: where it ended up is checked afterwards.
-      const refusal = !isSameSite(final, this.siteKeys) ? 'it leads off the site' : final.length > MAX_URL_LENGTH ? URL_TOO_LONG : (this.pathRefusal(final) ?? (await this.robotsRefusal(final).catch((err: unknown) => describe(err))));
+      const refusal = !isSameSite(final, this.siteKeys) ? 'it leads off the site' : final.length > MAX_CRAWL_URL_LENGTH ? URL_TOO_LONG : (this.pathRefusal(final) ?? (await this.robotsRefusal(final).catch((err: unknown) => describe(err))));
       if (refusal) {
         errors.push({ url, error: `redirect to ${final} not used: ${refusal}` });
         return;
@@ -407,7 +406,7 @@ class SiteCrawl {
   /** Whether a link or sitemap URL joins the frontier; those left out are skipped without a note, as they are many. */
   private follows(url: string): boolean {
     // The length first: the checks after it cost in proportion to it.
-    return url.length <= MAX_URL_LENGTH && isSameSite(url, this.siteKeys) && looksLikePage(url) && this.wanted(url);
+    return url.length <= MAX_CRAWL_URL_LENGTH && isSameSite(url, this.siteKeys) && looksLikePage(url) && this.wanted(url);
   }
 
   private readRobots(origin: string): Promise<RobotsRules> {
@@ -464,7 +463,7 @@ class SiteCrawl {
       const normalized = normalizeUrl(url);
       if (!normalized) return undefined; // the client refuses other schemes with its own message
       if (!isStart && !isSameSite(normalized, this.siteKeys)) return 'it leads off the site';
-      if (normalized.length > MAX_URL_LENGTH) return URL_TOO_LONG;
+      if (normalized.length > MAX_CRAWL_URL_LENGTH) return URL_TOO_LONG;
       if (this.frontier.taken(normalized)) return ALREADY_CRAWLED;
       return (isStart ? undefined : this.pathRefusal(normalized)) ?? this.robotsRefusal(normalized);
     };

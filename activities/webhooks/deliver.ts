@@ -26,9 +26,8 @@ export function signWebhook(secret: string, body: string, unixSeconds: number): 
 
 export function createWebhookActivities(deps: ActivityDeps) {
   // Secrets are sealed with the integrations key, as mailbox passwords are (activities/mail/repo.ts).
-  const key = deps.config.INTEGRATIONS_ENCRYPTION_KEY;
-  const repo = new WebhookRepository(deps.db, deps.config.DATABASE_SCHEMA, key ? new CredentialCipher(key, deps.config.INTEGRATIONS_PREVIOUS_KEYS) : undefined);
-  if (!key) deps.logger.warn('INTEGRATIONS_ENCRYPTION_KEY is not set: only webhooks whose secret is stored in plaintext can be delivered; sealed ones retry until it is set');
+  const repo = new WebhookRepository(deps.db, deps.config.DATABASE_SCHEMA, CredentialCipher.fromConfig(deps.config));
+  if (!repo.sealsSecrets) deps.logger.warn('INTEGRATIONS_ENCRYPTION_KEY is not set: only webhooks whose secret is stored in plaintext can be delivered; sealed ones retry until it is set');
   const initialMs = deps.config.WEBHOOK_RETRY_INITIAL_SECONDS * 1000;
 
   return {
