@@ -3,7 +3,8 @@
  *   migrate | rollback
  *   client:create --name <name>        prints exactly one JSON object {client_id, api_key, api_secret}
  *   client:deactivate --client-id <id> | client:activate --client-id <id>
- *   integrations:reseal                 re-seals LLM credentials, mailbox passwords and webhook secrets (sealing those stored in plaintext) with the current INTEGRATIONS_ENCRYPTION_KEY (README "Key rotation")
+ *   integrations:reseal                 re-seals LLM credentials, mailbox passwords and webhook secrets (sealing those stored in plaintext) with the current INTEGRATIONS_ENCRYPTION_KEY (README "Key rotation");
+ *                                       lists the values it cannot open by table and row id and then exits 1
  * Run through npm: `npm run --silent client:create -- --name acme`.
  */
 import { parseArgs } from 'node:util';
@@ -59,11 +60,17 @@ async function main(argv: string[]): Promise<number> {
       case 'integrations:reseal': {
         const keys = loadIntegrationKeys();
         const cipher = new CredentialCipher(keys.INTEGRATIONS_ENCRYPTION_KEY, keys.INTEGRATIONS_PREVIOUS_KEYS);
-        const count = await new IntegrationRepository(db, cipher, config.DATABASE_SCHEMA).reseal();
+        const credentials = await new IntegrationRepository(db, cipher, config.DATABASE_SCHEMA).reseal();
         const passwords = await new MailRepository(db, cipher).reseal();
         const secrets = await new WebhookRepository(db, config.DATABASE_SCHEMA, cipher).reseal();
-        process.stderr.write(`re-sealed ${count} credential(s), ${passwords} mailbox password(s) and ${secrets} webhook secret(s) with key ${cipher.keyId}\n`);
-        return 0;
+        process.stderr.write(`re-sealed ${credentials.resealed} credential(s), ${passwords.resealed} mailbox password(s) and ${secrets.resealed} webhook secret(s) with key ${cipher.keyId}\n`);
+        const unopenable = [...credentials.unopenable, ...passwords.unopenable, ...secrets.unopenable];
+        if (unopenable.length === 0) return 0;
+        // Exit 1 so that a script notices before the previous key is removed; the rest is re-sealed all the same.
+        process.stderr.write(
+          `could not open ${unopenable.length} value(s), left as they were (sealed with a key in neither INTEGRATIONS_ENCRYPTION_KEY nor INTEGRATIONS_PREVIOUS_KEYS, or damaged):\n${unopenable.map((row) => `  ${row}\n`).join('')}`,
+        );
+        return 1;
       }
       default:
         return usage(`unknown command ${command ?? '(none)'}`);

@@ -21,10 +21,10 @@ export class IntegrationExtractor implements LlmExtractor {
 
   /** Built at the first call: activities are created at worker start, and most never call an LLM. */
   private get repo(): IntegrationRepository | undefined {
+    if (this.repoCache) return this.repoCache;
     const { config } = this.deps;
-    if (!this.repoCache && config.INTEGRATIONS_ENCRYPTION_KEY) {
-      this.repoCache = new IntegrationRepository(this.deps.db, new CredentialCipher(config.INTEGRATIONS_ENCRYPTION_KEY, config.INTEGRATIONS_PREVIOUS_KEYS), config.DATABASE_SCHEMA);
-    }
+    const cipher = CredentialCipher.fromConfig(config);
+    if (cipher) this.repoCache = new IntegrationRepository(this.deps.db, cipher, config.DATABASE_SCHEMA);
     return this.repoCache;
   }
 

@@ -8,9 +8,9 @@ export function mailRepository(deps: ActivityDeps): () => MailRepository {
   let repo: MailRepository | undefined;
   return () => {
     if (repo) return repo;
-    const key = deps.config.INTEGRATIONS_ENCRYPTION_KEY;
-    if (!key) throw ApplicationFailure.nonRetryable('INTEGRATIONS_ENCRYPTION_KEY is not set on the worker: mailbox passwords cannot be opened', 'MailNotConfigured');
-    repo = new MailRepository(deps.db, new CredentialCipher(key, deps.config.INTEGRATIONS_PREVIOUS_KEYS));
+    const cipher = CredentialCipher.fromConfig(deps.config);
+    if (!cipher) throw ApplicationFailure.nonRetryable('INTEGRATIONS_ENCRYPTION_KEY is not set on the worker: mailbox passwords cannot be opened', 'MailNotConfigured');
+    repo = new MailRepository(deps.db, cipher);
     return repo;
   };
 }

@@ -285,22 +285,31 @@ export class IntegrationRepository {
 
   /**
    * Rotation: every credential sealed with another key is re-sealed with the current one (and
-   * re-fingerprinted); all clients' unless one is named.
+   * re-fingerprinted); all clients' unless one is named. `resealed`: the rows updated;
+   * `unopenable`: the rows whose credential no key of the cipher opens (or that is damaged), left as
+   * they are. Each row is updated only if it still holds what was read: a PATCH in between sealed
+   * it with the current key already.
    */
-  async reseal(clientId?: string): Promise<number> {
+  async reseal(clientId?: string): Promise<{ resealed: number; unopenable: string[] }> {
     const query = this.db('llm_integrations').select('id', 'provider_name', 'credentials_sealed');
     if (clientId !== undefined) void query.where({ client_id: clientId });
     const rows = (await query) as Pick<IntegrationRow, 'id' | 'provider_name' | 'credentials_sealed'>[];
-    let count = 0;
+    const outcome = { resealed: 0, unopenable: [] as string[] };
     for (const r of rows) {
       if (this.cipher.isCurrent(r.credentials_sealed)) continue;
-      const creds = JSON.parse(this.cipher.open(r.credentials_sealed)) as Credentials;
-      await this.db('llm_integrations')
-        .where({ id: r.id })
+      let creds: Credentials;
+      try {
+        creds = JSON.parse(this.cipher.open(r.credentials_sealed)) as Credentials;
+      } catch {
+        // Only the row id: the error of a JSON.parse may quote the plaintext.
+        outcome.unopenable.push(`llm_integrations ${r.id}`);
+        continue;
+      }
+      outcome.resealed += await this.db('llm_integrations')
+        .where({ id: r.id, credentials_sealed: r.credentials_sealed })
         .update({ credentials_sealed: this.cipher.seal(JSON.stringify(creds)), credential_fingerprint: this.cipher.fingerprint(r.provider_name, credentialIdentity(creds)) });
-      count += 1;
     }
-    return count;
+    return outcome;
   }
 }
 

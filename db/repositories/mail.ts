@@ -187,21 +187,32 @@ export class MailRepository {
       });
   }
 
-  /** Re-seals every mailbox password not sealed with the current key (rotation, `integrations:reseal`); the count of passwords. */
-  async reseal(clientId?: string): Promise<number> {
+  /**
+   * Re-seals every mailbox password not sealed with the current key (rotation, `integrations:reseal`).
+   * `resealed`: the passwords updated; `unopenable`: those no key of the cipher opens (or damaged),
+   * left as they are. Each password is updated only if it still holds what was read: a PATCH in
+   * between sealed it with the current key already.
+   */
+  async reseal(clientId?: string): Promise<{ resealed: number; unopenable: string[] }> {
     const query = this.db('mail_mailboxes').select('id', 'smtp_password_sealed', 'imap_password_sealed');
     if (clientId !== undefined) void query.where({ client_id: clientId });
     const rows = (await query) as Pick<MailboxRow, 'id' | 'smtp_password_sealed' | 'imap_password_sealed'>[];
-    let count = 0;
+    const outcome = { resealed: 0, unopenable: [] as string[] };
     for (const r of rows) {
-      const changes: Record<string, string> = {};
-      if (!this.cipher.isCurrent(r.smtp_password_sealed)) changes.smtp_password_sealed = this.cipher.seal(this.cipher.open(r.smtp_password_sealed));
-      if (r.imap_password_sealed && !this.cipher.isCurrent(r.imap_password_sealed)) changes.imap_password_sealed = this.cipher.seal(this.cipher.open(r.imap_password_sealed));
-      if (Object.keys(changes).length === 0) continue;
-      await this.db('mail_mailboxes').where({ id: r.id }).update(changes);
-      count += Object.keys(changes).length;
+      // One update per password: a PATCH replaces SMTP and IMAP separately.
+      for (const [column, sealed, name] of [['smtp_password_sealed', r.smtp_password_sealed, 'smtp'], ['imap_password_sealed', r.imap_password_sealed, 'imap']] as const) {
+        if (!sealed || this.cipher.isCurrent(sealed)) continue;
+        let password: string;
+        try {
+          password = this.cipher.open(sealed);
+        } catch {
+          outcome.unopenable.push(`mail_mailboxes ${r.id} (${name} password)`);
+          continue;
+        }
+        outcome.resealed += await this.db('mail_mailboxes').where({ id: r.id, [column]: sealed }).update({ [column]: this.cipher.seal(password) });
+      }
     }
-    return count;
+    return outcome;
   }
 
   // ---- messages ------------------------------------------------------------------------------

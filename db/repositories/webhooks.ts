@@ -88,21 +88,29 @@ export class WebhookRepository {
 
   /**
    * Rotation and migration: every secret stored in plaintext or sealed with another key is sealed
-   * with the current one; all clients' unless one is named. Each row is updated only if it still
-   * holds what was read.
+   * with the current one; all clients' unless one is named. `resealed`: the rows updated;
+   * `unopenable`: the rows whose secret no key of the cipher opens (or that is damaged), left as
+   * they are. Each row is updated only if it still holds what was read.
    */
-  async reseal(clientId?: string): Promise<number> {
+  async reseal(clientId?: string): Promise<{ resealed: number; unopenable: string[] }> {
     const cipher = this.cipher;
     if (!cipher) throw new Error('webhook secrets cannot be sealed without INTEGRATIONS_ENCRYPTION_KEY');
     const query = this.db('webhooks').select('id', 'secret');
     if (clientId !== undefined) void query.where({ client_id: clientId });
     const rows = (await query) as Pick<WebhookRow, 'id' | 'secret'>[];
-    let count = 0;
+    const outcome = { resealed: 0, unopenable: [] as string[] };
     for (const r of rows) {
       if (cipher.isCurrent(r.secret)) continue;
-      count += await this.db('webhooks').where({ id: r.id, secret: r.secret }).update({ secret: cipher.seal(this.signingSecret(r)) });
+      let secret: string;
+      try {
+        secret = this.signingSecret(r);
+      } catch {
+        outcome.unopenable.push(`webhooks ${r.id}`);
+        continue;
+      }
+      outcome.resealed += await this.db('webhooks').where({ id: r.id, secret: r.secret }).update({ secret: cipher.seal(secret) });
     }
-    return count;
+    return outcome;
   }
 
   async list(clientId: string, page: number, pageSize: number): Promise<{ total: number; webhooks: WebhookRow[] }> {

@@ -291,7 +291,7 @@ test('key rotation: re-sealed with the new key, the credentials open without the
   const nextKey = randomBytes(32).toString('base64');
   const schemaName = api.deps.config.DATABASE_SCHEMA;
   // Only this client's rows: other tests of the run keep using the run's key.
-  expect(await new IntegrationRepository(api.deps.db, new CredentialCipher(nextKey, [oldKey]), schemaName).reseal(c.clientId)).toBe(1);
+  expect(await new IntegrationRepository(api.deps.db, new CredentialCipher(nextKey, [oldKey]), schemaName).reseal(c.clientId)).toEqual({ resealed: 1, unopenable: [] });
   const rotated = new IntegrationRepository(api.deps.db, new CredentialCipher(nextKey), schemaName);
   const row = await rotated.find(c.clientId, i.id);
   expect(row && rotated.credentials(row)).toEqual({ api_key: key, base_url: `${llm.baseUrl}/v1` });
@@ -300,6 +300,47 @@ test('key rotation: re-sealed with the new key, the credentials open without the
   const res = await c.json<{ test: { ok: boolean; error: string } }>(await c.post(`/api/v1/integrations/${i.id}/test`, {}));
   expect(res.test).toMatchObject({ ok: false, error: expect.stringContaining('INTEGRATIONS_PREVIOUS_KEYS') });
 });
+
+test('a credential changed while a reseal runs keeps the change: the reseal does not write the old one back', async () => {
+  const c = await newCaller();
+  const [before, after] = [newKey(), newKey()];
+  const i = await create(c, openAi(before));
+  const runKey = String(process.env.INTEGRATIONS_ENCRYPTION_KEY);
+  const oldKey = randomBytes(32).toString('base64');
+  const schemaName = api.deps.config.DATABASE_SCHEMA;
+  // Sealed with a previous key, so that a reseal to the run's key (which the API has) takes it up.
+  await api.deps.db('llm_integrations').where({ id: i.id }).update({ credentials_sealed: new CredentialCipher(oldKey).seal(JSON.stringify({ api_key: before, base_url: `${llm.baseUrl}/v1` })) });
+  // The row locked: the reseal reads it, then its update waits; meanwhile the credential changes as a PATCH changes it.
+  const trx = await api.deps.db.transaction();
+  let outcome: unknown;
+  try {
+    await trx('llm_integrations').where({ id: i.id }).forUpdate();
+    const { rows } = (await trx.raw('select pg_backend_pid() as pid')) as { rows: { pid: number }[] };
+    const resealing = new IntegrationRepository(api.deps.db, new CredentialCipher(runKey, [oldKey]), schemaName).reseal(c.clientId);
+    await waitForLockWaiter(rows[0]?.pid);
+    await new IntegrationRepository(trx, new CredentialCipher(runKey), schemaName).update(c.clientId, i.id, {}, { api_key: after, base_url: `${llm.baseUrl}/v1` });
+    await trx.commit();
+    outcome = await resealing;
+  } finally {
+    if (!trx.isCompleted()) await trx.rollback();
+  }
+  const from = llm.requests.length;
+  expect((await c.json<{ test: { ok: boolean } }>(await c.post(`/api/v1/integrations/${i.id}/test`, {}))).test.ok).toBe(true);
+  expect(keysCalled(from)).toEqual([after]);
+  // Already sealed with the current key by the PATCH: nothing for the reseal to do, and no failure.
+  expect(outcome).toEqual({ resealed: 0, unopenable: [] });
+});
+
+/** Returns once a query waits for a lock that the database session `pid` holds. */
+async function waitForLockWaiter(pid: number | undefined): Promise<void> {
+  const deadline = Date.now() + 10000;
+  for (;;) {
+    const { rows } = (await api.deps.db.raw('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [pid ?? -1])) as { rows: { n: number }[] };
+    if ((rows[0]?.n ?? 0) > 0) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for a query blocked by session ${String(pid)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 describe('live check', () => {
   test('an OpenAI-compatible key that answers: ok, with its usage recorded', async () => {

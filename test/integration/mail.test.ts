@@ -139,10 +139,41 @@ describe('mailboxes', () => {
     const clientId = String(((await api.deps.db('mail_mailboxes').where({ id: box.id }).first()) as Json).client_id);
     const row = (await rotated.findMailbox(clientId, box.id)) as MailboxRow;
     expect(rotated.servers(row).smtp.password).toBe(dovecot.password);
-    expect(await rotated.reseal(clientId)).toBe(2);
-    expect(await rotated.reseal(clientId)).toBe(0);
+    expect(await rotated.reseal(clientId)).toEqual({ resealed: 2, unopenable: [] });
+    expect(await rotated.reseal(clientId)).toEqual({ resealed: 0, unopenable: [] });
     const resealed = (await rotated.findMailbox(clientId, box.id)) as MailboxRow;
     expect(new MailRepository(api.deps.db, new CredentialCipher(newKey)).servers(resealed).imap?.password).toBe(dovecot.password);
+  });
+
+  test('a password changed while a reseal runs keeps the change: the reseal does not write the old one back', async () => {
+    const me = await newCaller();
+    const box = await createMailbox(me);
+    const runKey = String(process.env.INTEGRATIONS_ENCRYPTION_KEY);
+    const oldKey = randomBytes(32).toString('base64');
+    const old = new CredentialCipher(oldKey);
+    // Sealed with a previous key, so that a reseal to the run's key (which the API has) takes both up; SMTP's is wrong until the change below.
+    await api.deps.db('mail_mailboxes').where({ id: box.id }).update({ smtp_password_sealed: old.seal('wrong-password'), imap_password_sealed: old.seal(dovecot.password) });
+    const clientId = String(((await api.deps.db('mail_mailboxes').where({ id: box.id }).first()) as Json).client_id);
+    // The row locked: the reseal reads it, then its update waits; meanwhile the SMTP password changes as a PATCH changes it.
+    const trx = await api.deps.db.transaction();
+    let outcome: unknown;
+    try {
+      await trx('mail_mailboxes').where({ id: box.id }).forUpdate();
+      const { rows } = (await trx.raw('select pg_backend_pid() as pid')) as { rows: { pid: number }[] };
+      const resealing = new MailRepository(api.deps.db, new CredentialCipher(runKey, [oldKey])).reseal(clientId);
+      await waitFor('the reseal to wait for the row', async () => {
+        const waiting = (await api.deps.db.raw('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [rows[0]?.pid ?? -1])) as { rows: { n: number }[] };
+        return (waiting.rows[0]?.n ?? 0) > 0 ? true : undefined;
+      }, 10000);
+      await new MailRepository(trx, new CredentialCipher(runKey)).updateMailbox(clientId, box.id, { smtp: serverSettings(box.address).smtp });
+      await trx.commit();
+      outcome = await resealing;
+    } finally {
+      if (!trx.isCompleted()) await trx.rollback();
+    }
+    expect(await me.json<Json>(await me.post(`/api/v1/mail/mailboxes/${box.id}/test`, {}))).toEqual({ success: true, smtp: { ok: true, error: null }, imap: { ok: true, error: null } });
+    // The IMAP password re-sealed; the SMTP one already sealed with the current key by the PATCH, which is no failure.
+    expect(outcome).toEqual({ resealed: 1, unopenable: [] });
   });
 
   test('test logs in to SMTP and IMAP and reports a wrong password for each', async () => {

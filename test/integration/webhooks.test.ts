@@ -8,6 +8,8 @@ import { startTestWorker, type TestWorker } from '../support/worker';
 import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
 import { createDb, migrateLatest } from '../../db';
 import { ClientRepository } from '../../db/repositories/clients';
+import { IntegrationRepository } from '../../db/repositories/integrations';
+import { MailRepository } from '../../db/repositories/mail';
 import { WebhookRepository } from '../../db/repositories/webhooks';
 import { CredentialCipher } from '../../lib/cipher';
 import { startWebhookReceiver, verifySignature, type ReceivedWebhook, type WebhookReceiver } from '../stand-ins/webhook-receiver';
@@ -135,13 +137,13 @@ test('a secret stored in plaintext before sealing, or sealed with a previous key
   const current = new CredentialCipher(String(process.env.INTEGRATIONS_ENCRYPTION_KEY), [oldKey]);
   const resealer = new WebhookRepository(api.deps.db, api.deps.config.DATABASE_SCHEMA, current);
   const clientId = String((await api.deps.db('webhooks').where({ id: legacy.webhook_id }).first())?.client_id);
-  expect(await resealer.reseal(clientId)).toBe(2);
+  expect(await resealer.reseal(clientId)).toEqual({ resealed: 2, unopenable: [] });
   for (const [id, secret] of [[legacy.webhook_id, legacySecret], [rotated.webhook_id, rotated.secret]] as const) {
     const stored = await storedSecret(id);
     expect(stored.startsWith(`v1.${current.keyId}.`)).toBe(true);
     expect(stored).not.toContain(secret.slice('whsec_'.length));
   }
-  expect(await resealer.reseal(clientId)).toBe(0);
+  expect(await resealer.reseal(clientId)).toEqual({ resealed: 0, unopenable: [] });
 
   await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: sites.url() } });
   const [, after] = await received(legacyPath, 2);
@@ -163,6 +165,66 @@ test('npm run integrations:reseal seals the plaintext webhook secrets of its sch
     expect(stored.startsWith('v1.')).toBe(true);
     expect(new WebhookRepository(db, schema, new CredentialCipher(String(process.env.INTEGRATIONS_ENCRYPTION_KEY))).signingSecret({ secret: stored })).toBe(secret);
     expect(await resealCli({ DATABASE_SCHEMA: schema })).toMatch(/ and 0 webhook secret\(s\) /);
+  } finally {
+    await db.raw('drop schema if exists ?? cascade', [schema]);
+    await db.destroy();
+  }
+});
+
+test('npm run integrations:reseal re-seals every value it can open, names the rows it cannot and exits 1', async () => {
+  const schema = `reseal_${randomBytes(4).toString('hex')}`;
+  const db = createDb({ ...api.deps.config, DATABASE_SCHEMA: schema });
+  const currentKey = String(process.env.INTEGRATIONS_ENCRYPTION_KEY);
+  const previousKey = randomBytes(32).toString('base64');
+  const previous = new CredentialCipher(previousKey);
+  // A key the command is not given: what it sealed cannot be opened.
+  const lost = new CredentialCipher(randomBytes(32).toString('base64'));
+  const server = (password: string) => ({ host: 'mail.example.com', port: 587, secure: false, username: 'box', password });
+  try {
+    await migrateLatest(db, schema);
+    const { client_id: clientId } = await new ClientRepository(db).create('reseal client');
+    // Created in this order, so that each table's unopenable row comes first.
+    const llmLost = await new IntegrationRepository(db, lost, schema).create(clientId, 'openai', { api_key: 'sk-lost-0123456789abcdef' }, {});
+    const llmKept = await new IntegrationRepository(db, previous, schema).create(clientId, 'openai', { api_key: 'sk-kept-0123456789abcdef' }, {});
+    const boxLost = await new MailRepository(db, lost).createMailbox(clientId, { address: 'lost@example.com', smtp: server('lost-password'), imap: server('lost-password') });
+    const boxKept = await new MailRepository(db, previous).createMailbox(clientId, { address: 'kept@example.com', smtp: server('kept-password'), imap: server('kept-password') });
+    const hookLost = await new WebhookRepository(db, schema, lost).create(clientId, 'q', { url: 'https://hooks.example.com/lost', events: ['job.queued'] });
+    const hookKept = await new WebhookRepository(db, schema, previous).create(clientId, 'q', { url: 'https://hooks.example.com/kept', events: ['job.queued'] });
+    const hookPlain = await new WebhookRepository(db, schema).create(clientId, 'q', { url: 'https://hooks.example.com/plain', events: ['job.queued'] });
+    const stored = async () => ({
+      llm: (await db('llm_integrations').select('id', 'credentials_sealed')) as { id: number; credentials_sealed: string }[],
+      boxes: (await db('mail_mailboxes').select('id', 'smtp_password_sealed', 'imap_password_sealed')) as { id: number; smtp_password_sealed: string; imap_password_sealed: string }[],
+      hooks: (await db('webhooks').select('id', 'secret')) as { id: string; secret: string }[],
+    });
+    const before = await stored();
+
+    const failed = (await resealCli({ DATABASE_SCHEMA: schema, INTEGRATIONS_PREVIOUS_KEYS: previousKey }).then(
+      () => undefined,
+      (err: unknown) => err,
+    )) as { code?: number; stderr?: string } | undefined;
+    // A script running the command notices.
+    expect(failed?.code).toBe(1);
+    const report = String(failed?.stderr);
+    expect(report).toContain('re-sealed 1 credential(s), 2 mailbox password(s) and 2 webhook secret(s) with key ');
+    for (const row of [`llm_integrations ${llmLost.id}`, `mail_mailboxes ${boxLost.id} (smtp password)`, `mail_mailboxes ${boxLost.id} (imap password)`, `webhooks ${hookLost.webhook.id}`]) expect(report).toContain(row);
+    for (const row of [`llm_integrations ${llmKept.id}`, `mail_mailboxes ${boxKept.id}`, `webhooks ${hookKept.webhook.id}`, `webhooks ${hookPlain.webhook.id}`]) expect(report).not.toContain(row);
+    // Never the values, sealed or not.
+    for (const value of ['sk-lost', 'lost-password', hookLost.secret, ...before.llm.map((r) => r.credentials_sealed), ...before.hooks.map((r) => r.secret)]) expect(report).not.toContain(value);
+
+    // The others are sealed with the current key and open with it alone; the unopenable ones are left as they were.
+    const current = new CredentialCipher(currentKey);
+    const after = await stored();
+    const llmAfter = new Map(after.llm.map((r) => [r.id, r.credentials_sealed]));
+    expect(llmAfter.get(llmLost.id)).toBe(before.llm.find((r) => r.id === llmLost.id)?.credentials_sealed);
+    expect(JSON.parse(current.open(String(llmAfter.get(llmKept.id))))).toEqual({ api_key: 'sk-kept-0123456789abcdef' });
+    const boxesAfter = new Map(after.boxes.map((r) => [r.id, r]));
+    expect(boxesAfter.get(boxLost.id)).toEqual(before.boxes.find((r) => r.id === boxLost.id));
+    const kept = boxesAfter.get(boxKept.id);
+    expect([current.open(String(kept?.smtp_password_sealed)), current.open(String(kept?.imap_password_sealed))]).toEqual(['kept-password', 'kept-password']);
+    const hooksAfter = new Map(after.hooks.map((r) => [r.id, r.secret]));
+    expect(hooksAfter.get(hookLost.webhook.id)).toBe(hookLost.webhook.secret);
+    expect(current.open(String(hooksAfter.get(hookKept.webhook.id)))).toBe(hookKept.secret);
+    expect(current.open(String(hooksAfter.get(hookPlain.webhook.id)))).toBe(hookPlain.secret);
   } finally {
     await db.raw('drop schema if exists ?? cascade', [schema]);
     await db.destroy();
