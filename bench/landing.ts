@@ -15,6 +15,7 @@
  * `--page 1` captures /plain (a minimal page) instead of /landing.
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { Browser } from 'playwright-core';
 import { LandingBrowser } from '../activities/landing/browser';
@@ -82,6 +83,19 @@ interface Arm {
   latencies: number[];
   seconds: number;
   done: number;
+  /** CPU ms used during the arm's blocks: by the whole machine (every process), and by this Node process. */
+  cpu: { machine: number; node: number };
+}
+
+/** CPU ms the machine has spent so far, all cores and processes (Linux /proc/stat: user, nice, system, irq, softirq, steal). */
+function machineCpuMs(): number {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
+    return ((user + nice + system + irq + softirq + steal) * 1000) / 100;
+  } catch {
+    return 0;
+  }
 }
 
 /**
@@ -95,7 +109,12 @@ async function interleaved(arms: Arm[], total: number, concurrency: number, bloc
       const n = Math.min(block, total - arm.done);
       if (n <= 0) continue;
       const offset = arm.done;
+      const machine = machineCpuMs();
+      const node = process.cpuUsage();
       const r = await load(n, concurrency, (i) => arm.run(offset + i));
+      const used = process.cpuUsage(node);
+      arm.cpu.machine += machineCpuMs() - machine;
+      arm.cpu.node += (used.user + used.system) / 1000;
       arm.latencies.push(...r.latencies);
       arm.seconds += r.seconds;
       arm.done += n;
@@ -160,7 +179,7 @@ async function main(): Promise<void> {
     await bareLoop(true)();
     for (const ms of Object.values(bareSteps)) ms.length = 0;
 
-    const arm = (name: string, run: (i: number) => Promise<void>): Arm => ({ name, run, latencies: [], seconds: 0, done: 0 });
+    const arm = (name: string, run: (i: number) => Promise<void>): Arm => ({ name, run, latencies: [], seconds: 0, done: 0, cpu: { machine: 0, node: 0 } });
     const arms = [arm('capture', capture), arm('bare_full', bareLoop(true)), arm('bare_viewport', bareLoop(false)), arm('bare_settled', bareLoop(true, 'networkidle'))];
     const memory = sampleMemory({ capture: captureRoots, bare: bareRoots });
     await interleaved(arms, opts.captures, opts.concurrency, opts.block);
@@ -195,6 +214,8 @@ async function main(): Promise<void> {
       target_ratio: 0.7,
       meets_target: ratio >= 0.7,
       peak_chromium_rss_mib: peak,
+      // On a machine the loop saturates, throughput follows this: what each round costs the cores.
+      cpu_ms_per_round: Object.fromEntries(arms.map((a) => [a.name, { machine: Math.round(a.cpu.machine / a.done), node: Math.round(a.cpu.node / a.done) }])),
     };
     const out = (line: string) => process.stdout.write(`${line}\n`);
     out(`crawlLanding capture of ${result.page}: ${opts.captures} rounds per arm in blocks of ${opts.block}, concurrency ${opts.concurrency}, load average ${result.load_average.join(' ')}`);
@@ -204,6 +225,7 @@ async function main(): Promise<void> {
     out(`    steps (p50 ms): ${Object.entries(bareStepMs).map(([k, ms]) => `${k.replace('_', ' ')} ${ms}`).join(', ')}`);
     out(`  bare goto + viewport screenshot: p50 ${v.p50_ms} ms, p95 ${v.p95_ms} ms, ${v.per_second}/s`);
     out(`  bare goto (networkidle) + full-page screenshot: p50 ${n.p50_ms} ms, p95 ${n.p95_ms} ms, ${n.per_second}/s`);
+    out(`  CPU ms per round (whole machine / this Node process): ${arms.map((a) => `${a.name} ${result.cpu_ms_per_round[a.name]?.machine} / ${result.cpu_ms_per_round[a.name]?.node}`).join(', ')}`);
     out(`  throughput ratio ${ratio} of the full-page loop (target >= 0.7: ${result.meets_target ? 'met' : 'NOT met'}); ${ratioViewport} of the viewport loop; ${ratioSettled} of the networkidle loop`);
     out(`  written to ${writeResult('landing', result)}`);
   } finally {

@@ -8,7 +8,7 @@ import type { LlmExtractor } from '../llm/types';
 import { networkQuiet, wakeAt, type CachedResponse, type CaptureSession, type LandingBrowser } from './browser';
 import { bundleHtml, plainSnapshot } from './bundle';
 import { foldOf } from './fold';
-import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, HOP_HINTS, MAIN_THREAD_IDLE, READ_PAGE, SCROLL_FOR_LAZY, SNAPSHOT_HTML, type PageReading } from './in-page';
+import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, HOP_HINTS, MAIN_THREAD_IDLE, READ_PAGE, SCROLL_FOR_LAZY, SNAPSHOT_HTML, TIMERS_DUE, type PageReading } from './in-page';
 
 /** Spec §8 / issue 13: no capture drives Chromium longer than this, whatever the payload says. */
 export const CAPTURE_CEILING_MS = 90_000;
@@ -17,12 +17,15 @@ export const CAPTURE_CEILING_MS = 90_000;
 // 1-5 s, at most some 20) still fit: a page that never idles at timeout_seconds 90 keeps what loaded.
 const NAVIGATION_SHARE = 0.75;
 const SCROLL_LIMIT_MS = 8000;
-// The page has settled once no request has run for this long and then its main thread is idle
-// (Playwright's networkidle waits 500 ms, with no look at the page's scripts). A fetch on a timer of
-// up to this long after load is waited for; a script that runs longer makes its requests before its
-// thread is idle. Meta refreshes and script redirects that come later are waited for when the page
-// shows one coming (HOP_HINTS).
-const SETTLE_QUIET_MS = 200;
+// The page has settled once no request has run for NETWORK_QUIET_MS, then the page's timers due
+// within TIMER_HORIZON_MS have fired (TIMER_WATCH: a fetch or a hop on a short timer after load is
+// waited for, however short the quiet time), then its main thread is idle (a script that runs longer
+// makes its requests before its thread is idle), and no request or navigation started meanwhile.
+// Playwright's networkidle waits 500 ms with no look at the page's scripts; a fixed quiet time here
+// (200 ms until 2026-11-28) cost every capture its length. Meta refreshes and script redirects that
+// come later are waited for when the page shows one coming (HOP_HINTS).
+const NETWORK_QUIET_MS = 50;
+const TIMER_HORIZON_MS = 200;
 // A page whose main thread is never idle (a busy animation loop) settles after this long.
 const IDLE_WAIT_MS = 1000;
 // A meta refresh longer than this is a page that reloads itself, not a redirect.
@@ -170,6 +173,8 @@ async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSig
         const settled = await navigate(page, session, payload.url, new Deadline(pageDeadline), signal, err);
         signal.throwIfAborted();
         finalUrl = page.url() === 'about:blank' ? finalUrl : page.url();
+        // Not before: the new renderer's start would hold up the settle's read of this page.
+        session.prepareNext();
 
         if (opts.dismiss_popups && !crashed) {
           step('dismissing popups');
@@ -314,18 +319,17 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
     }
     if (!session.redirectLimitHit) err('navigation', `the page did not finish loading within the timeout; kept what had loaded (${firstLine(e)})`);
   }
-  // Settle: network idle (no request for SETTLE_QUIET_MS), then the page's main thread idle, with no
-  // main-frame navigation since the last load. A script still running when the network went quiet
-  // makes its requests before its thread is idle; a meta refresh or a script redirect that has not
-  // started by then is waited for when the page shows one coming (hopStarted); each hop starts the
-  // wait again. At least one check, even when loading used up the time: a page still busy then has
-  // not settled. The browser has little to do meanwhile: the next capture's page is opened now.
-  session.prepareNext();
+  // Settle: network idle (no request for NETWORK_QUIET_MS), then the page's timers due within
+  // TIMER_HORIZON_MS and its main thread idle, with no main-frame navigation since the last load. A
+  // script still running when the network went quiet makes its requests before its thread is idle; a
+  // meta refresh or a script redirect that has not started by then is waited for when the page shows
+  // one coming (hopStarted); each hop starts the wait again. At least one check, even when loading used up the time: a page still busy then has
+  // not settled.
   let settled = false;
   while (loaded) {
     const seen = navigations;
     const requested = session.navigations.length;
-    const idle = await networkQuiet(session, SETTLE_QUIET_MS, deadline.left(), signal);
+    const idle = await networkQuiet(session, NETWORK_QUIET_MS, deadline.left(), signal);
     if (!idle) {
       if (page.isClosed()) return false;
       err('navigation', 'the page never reached network idle within the timeout; kept what had loaded');
@@ -376,7 +380,7 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
  * for its navigation to start; on a page that looks like an interstitial, up to SCRIPT_REDIRECT_WAIT_MS.
  */
 async function hopStarted(page: Page, session: CaptureSession, deadline: Deadline, signal: AbortSignal): Promise<boolean> {
-  const hints = await page.evaluate<{ refresh: number | null; scriptHop: boolean }>(`${MAIN_THREAD_IDLE(IDLE_WAIT_MS)}.then(() => ${HOP_HINTS})`).catch(() => ({ refresh: null, scriptHop: false }));
+  const hints = await page.evaluate<{ refresh: number | null; scriptHop: boolean }>(`${TIMERS_DUE(TIMER_HORIZON_MS)}.then(() => ${MAIN_THREAD_IDLE(IDLE_WAIT_MS)}).then(() => ${HOP_HINTS})`).catch(() => ({ refresh: null, scriptHop: false }));
   if (hints.refresh !== null && hints.refresh <= META_REFRESH_MAX_S && (await navigationWithin(session, Math.min(deadline.left(), hints.refresh * 1000 + 2000), signal))) return true;
   return hints.scriptHop && navigationWithin(session, Math.min(deadline.left(), SCRIPT_REDIRECT_WAIT_MS), signal);
 }

@@ -114,6 +114,108 @@ export const SCRIPT_REDIRECT_LIKELY = `(() => {
  */
 export const MAIN_THREAD_IDLE = (ms: number) => `new Promise((resolve) => typeof requestIdleCallback === 'function' ? requestIdleCallback(() => resolve(), { timeout: ${ms} }) : setTimeout(resolve, 0))`;
 
+// The property of the page's window under which TIMER_WATCH leaves its wait (a symbol: no page
+// script reads it by chance, and it is not enumerable).
+const TIMERS_KEY = `Symbol.for('leadjobs.timersDue')`;
+// More live timers than this and the watch stops recording: the wait then takes its whole horizon.
+const TIMER_WATCH_MAX = 10_000;
+
+/**
+ * Installed in every document of a capture's context before the page's own scripts
+ * (context.addInitScript): records each live timer (setTimeout, setInterval; cleared ones dropped),
+ * when it is due and whether its callback has run, so that the settle waits for the timers about to
+ * fire rather than for a fixed quiet time. The page's functions are wrapped in Proxies, which stay
+ * what they were to any check a script makes (name, length, toString). The wait itself,
+ * `window[TIMERS_KEY](ms)`, resolves once every timeout due within `ms` of the call has run (one
+ * that is overdue on a busy renderer, too: its callback may set the next timer of a chain), and
+ * each interval has ticked once since the call, counting timers set meanwhile as long as they are
+ * due within the same `ms`; at most twice `ms` on a renderer too busy to run them. A timer given
+ * code as a string is taken to have run once it is due. The wait sleeps on the page's original
+ * setTimeout, so it does not wait for itself.
+ */
+export const TIMER_WATCH = `(() => {
+  const w = window;
+  const key = ${TIMERS_KEY};
+  if (w[key] || typeof w.setTimeout !== 'function') return;
+  const now = () => performance.now();
+  const sleep = w.setTimeout.bind(w);
+  // id -> { at: when it is first due, every: an interval's period (0: a timeout), ran: when its
+  // callback last ran (0: never), blind: a code string (whether it ran is not known) }. A timeout
+  // that has run is dropped.
+  const live = new Map();
+  let overflow = false;
+  const prune = () => {
+    const t = now();
+    for (const [id, timer] of live) if (timer.blind && !timer.every && timer.at < t) live.delete(id);
+    if (live.size > ${TIMER_WATCH_MAX}) { overflow = true; live.clear(); }
+  };
+  const watch = (name, repeat) => {
+    w[name] = new Proxy(w[name], {
+      apply(target, self, args) {
+        if (overflow) return Reflect.apply(target, self, args);
+        const delay = Math.max(0, Number(args[1]) || 0);
+        const timer = { at: now() + delay, every: repeat ? Math.max(delay, 1) : 0, ran: 0, blind: typeof args[0] !== 'function' };
+        let id;
+        if (!timer.blind) {
+          const callback = args[0];
+          args = [function (...a) {
+            timer.ran = now();
+            if (!repeat) live.delete(id);
+            return Reflect.apply(callback, this, a);
+          }, ...args.slice(1)];
+        }
+        id = Reflect.apply(target, self, args);
+        live.set(id, timer);
+        if (live.size > ${TIMER_WATCH_MAX}) prune();
+        return id;
+      },
+    });
+  };
+  const unwatch = (name) => {
+    w[name] = new Proxy(w[name], {
+      apply(target, self, args) {
+        live.delete(args[0]);
+        return Reflect.apply(target, self, args);
+      },
+    });
+  };
+  watch('setTimeout', false);
+  watch('setInterval', true);
+  // Timeouts and intervals share one list of ids: either function clears either.
+  unwatch('clearTimeout');
+  unwatch('clearInterval');
+  Object.defineProperty(w, key, {
+    value: async (ms) => {
+      const start = now();
+      const until = start + ms;
+      for (;;) {
+        if (overflow) return new Promise((resolve) => sleep(resolve, Math.max(0, until - now())));
+        const t = now();
+        if (t > until + ms) return;
+        let last = -1;
+        let overdue = false;
+        for (const timer of live.values()) {
+          let due = timer.at;
+          if (timer.every) {
+            if (timer.ran >= start) continue;
+            // Its first tick since the wait began.
+            due = timer.at + Math.ceil(Math.max(0, start - timer.at) / timer.every) * timer.every;
+          }
+          if (due > until || (timer.blind && due <= t)) continue;
+          if (due <= t) overdue = true;
+          else if (due > last) last = due;
+        }
+        if (last < 0 && !overdue) return;
+        // An overdue timer runs before a new one of no delay: the check after it sees what it started.
+        await new Promise((resolve) => sleep(resolve, overdue ? 0 : last - t + 1));
+      }
+    },
+  });
+})()`;
+
+/** Waits for the timers due within `ms` (TIMER_WATCH); on a page the watch is not in, `ms` whatever is due. */
+export const TIMERS_DUE = (ms: number) => `(typeof window[${TIMERS_KEY}] === 'function' ? window[${TIMERS_KEY}](${ms}) : new Promise((resolve) => setTimeout(resolve, ${ms})))`;
+
 /** Both hints of a pending hop in one call: the meta refresh's delay and whether a script hop is likely. */
 export const HOP_HINTS = `({ refresh: ${META_REFRESH_DELAY}, scriptHop: ${SCRIPT_REDIRECT_LIKELY} })`;
 

@@ -2,11 +2,13 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import type { Browser, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { LandingBrowser } from '../../activities/landing/browser';
 import { HeldResources } from '../../activities/deps';
 import { createLandingActivities } from '../../activities/landing/crawl-landing';
 import { captureLanding, LandingCeilingError, type CaptureDeps } from '../../activities/landing/capture';
+import { TIMER_WATCH, TIMERS_DUE } from '../../activities/landing/in-page';
 import type { ExtractRequest, LlmExtractor } from '../../activities/llm/types';
 import { createDb } from '../../db';
 import { crawlLandingPayload } from '../../jobs/crawl-landing';
@@ -125,6 +127,19 @@ test.each(['/late/busy', '/late/timer'])('content a page fetches after its load 
   expect(seen[0]).not.toContain('Loading...');
 });
 
+test('a consent banner a script shows on timers after load (90 ms, then 90 ms more) is dismissed before the page is read', async () => {
+  const seen: string[] = [];
+  const recording: LlmExtractor = { extractJson: (request) => (seen.push(request.input), answering.extractJson(request)) };
+  const payload = crawlLandingPayload.parse({ url: `${pages.baseUrl}/late/consent`, options: { extract_content: true, capture_full_page: false } });
+  const result = await captureLanding(deps({ llm: recording }), { jobId: 'b1a7e1a4-0000-4000-8000-000000000103', clientId: 'cli_capture', payload, signal: new AbortController().signal });
+  expect(result.errors).toEqual([]);
+  expect(seen).toHaveLength(1);
+  expect(seen[0]).toContain('Spring sale');
+  // Clicked (the page says so once its button is), not merely absent because it had not shown yet.
+  expect(seen[0]).toContain('Your cookie choice is saved.');
+  expect(seen[0]).not.toContain('We use cookies');
+});
+
 test('the LLM failing: extracted null, the reason in errors, the files stored', async () => {
   const failing: LlmExtractor = { extractJson: () => Promise.resolve({ ok: false, reason: 'every key failed: openai 429' }) };
   const payload = crawlLandingPayload.parse({ url: `${pages.baseUrl}/plain`, options: { extract_content: true } });
@@ -238,4 +253,62 @@ test('the activity heartbeats every second while the page runs, and a cancel end
   } finally {
     await Promise.allSettled([held.close(), db.destroy(), search.close()]);
   }
+});
+
+describe('the timer watch the settle waits on (TIMER_WATCH, in a plain Chromium page)', () => {
+  let plain: Browser;
+  let page: Page;
+  beforeAll(async () => {
+    const { chromium } = await import('playwright-core');
+    plain = await chromium.launch(launchOptions(config.CHROMIUM_PATH));
+    const context = await plain.newContext();
+    await context.addInitScript({ content: TIMER_WATCH });
+    page = await context.newPage();
+  });
+  afterAll(async () => {
+    await plain.close();
+  });
+  // Runs `setup` in a fresh document, then the settle's wait of `ms`; what the page recorded and how long the wait took.
+  const waitAfter = async (setup: string, ms: number) => {
+    await page.goto(`${pages.baseUrl}/plain`);
+    return page.evaluate<{ log: string[]; waited: number }>(`(async () => {
+      const log = [];
+      ${setup};
+      const w0 = performance.now();
+      await ${TIMERS_DUE(ms)};
+      return { log, waited: performance.now() - w0 };
+    })()`);
+  };
+
+  test('a chain of timers within the horizon is waited for to its end, also when the first is overdue on a busy renderer', async () => {
+    const chain = 'setTimeout(() => setTimeout((x) => log.push("second " + x), 90, "ran"), 90)';
+    expect((await waitAfter(chain, 200)).log).toEqual(['second ran']);
+    // The renderer busy for 300 ms: the first timer is overdue, not run, when the wait starts.
+    expect((await waitAfter(`${chain}; const t0 = performance.now(); while (performance.now() - t0 < 300) {}`, 200)).log).toEqual(['second ran']);
+  });
+
+  test('a timer beyond the horizon, a cleared one and an interval (once) do not hold the wait longer than they should', async () => {
+    const far = await waitAfter('setTimeout(() => log.push("far"), 5000)', 200);
+    expect(far.log).toEqual([]);
+    // A loaded machine's margin, not a benchmark: the 5-second timer would take 5 s.
+    expect(far.waited).toBeLessThan(1000);
+    const cleared = await waitAfter('clearTimeout(setTimeout(() => log.push("cleared"), 150)); clearInterval(setInterval(() => log.push("cleared interval"), 50))', 200);
+    expect(cleared.log).toEqual([]);
+    const ticking = await waitAfter('setInterval(() => log.push("tick"), 50)', 5000);
+    expect(ticking.log.length).toBeGreaterThanOrEqual(1);
+    expect(ticking.waited).toBeLessThan(2500);
+    // A timer that keeps setting itself again at once: the wait still ends, at most twice its horizon.
+    const spinning = await waitAfter('const again = () => setTimeout(again, 0); again()', 200);
+    expect(spinning.waited).toBeLessThan(2000);
+  });
+
+  test('the page sees its own timer functions: native to a check, same name, callbacks with their arguments and this', async () => {
+    await page.goto(`${pages.baseUrl}/plain`);
+    const seen = await page.evaluate<Record<string, unknown>>(`new Promise((resolve) => {
+      const native = (f) => Function.prototype.toString.call(f).includes('[native code]');
+      const out = { names: [setTimeout.name, setInterval.name, clearTimeout.name], native: [setTimeout, setInterval, clearTimeout, clearInterval].every(native), same: window.setTimeout === setTimeout };
+      setTimeout(function (a, b) { resolve({ ...out, args: [a, b], self: this === window }); }, 10, 'a', 2);
+    })`);
+    expect(seen).toEqual({ names: ['setTimeout', 'setInterval', 'clearTimeout'], native: true, same: true, args: ['a', 2], self: true });
+  });
 });

@@ -216,6 +216,12 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
       const start = path === '/late/busy' ? `const t0 = performance.now(); while (performance.now() - t0 < 400) {} ${show};` : `setTimeout(() => ${show}, 150);`;
       return html(res, `<!doctype html><html><head><title>Late offer</title></head><body><h1>Our offer</h1><p id="offer">Loading...</p><script>addEventListener("load", () => { ${start} });</script></body></html>`);
     }
+    if (path === '/late/consent') {
+      // A consent banner shown on a chain of two timers after load (90 ms, then 90 ms more): no request
+      // announces it, so only the page's timers tell the settle that something is coming.
+      const banner = 'const b = document.createElement("div"); b.id = "late-banner"; b.innerHTML = "<p>We use cookies to improve your visit.</p><button>Accept all</button>"; b.querySelector("button").addEventListener("click", () => { b.remove(); document.body.insertAdjacentHTML("beforeend", "<p>Your cookie choice is saved.</p>"); }); document.body.appendChild(b);';
+      return html(res, `<!doctype html><html><head><title>Late banner</title></head><body><h1>Spring sale</h1><p>Everything in the shop is 20% off until Sunday, with free delivery on every order.</p><script>addEventListener("load", () => setTimeout(() => setTimeout(() => { ${banner} }, 90), 90));</script></body></html>`);
+    }
     if (path === '/late/offer') {
       res.writeHead(200, { 'content-type': 'text/plain' });
       return res.end('Offer ends Friday');
