@@ -168,6 +168,13 @@ export class EventListener {
       void client.end().catch(() => undefined);
       throw err;
     }
+    if (this.closed) {
+      // close() came while this connected: it found no connection to end, and this one would LISTEN on.
+      client.removeAllListeners();
+      client.on('error', () => undefined);
+      await client.end().catch(() => undefined);
+      return;
+    }
     this.start(top);
     this.client = client;
     this.retryMs = 250;
@@ -377,5 +384,7 @@ export class EventListener {
       client.removeAllListeners();
       await client.end().catch(() => undefined);
     }
+    // A connection under way ends itself once made (connect()); closed means ended, for a caller that waits.
+    await this.connecting?.catch(() => undefined);
   }
 }

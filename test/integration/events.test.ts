@@ -483,6 +483,27 @@ describe('stream limits', () => {
   }, 180_000);
 });
 
+test('a listener closed while its LISTEN connection is being made leaves no connection behind', async () => {
+  const { DATABASE_URL, DATABASE_SCHEMA } = api.deps.config;
+  // This process's listeners (the test API's own one too, if it is connected), by the name they give Postgres.
+  const listeners = async () =>
+    Number(((await api.deps.db.raw(`select count(*) as n from pg_stat_activity where datname = current_database() and application_name = ?`, [`leadjobs-events/${process.pid}`])) as { rows: { n: string }[] }).rows[0]?.n);
+  const before = await listeners();
+  const listener = new EventListener(DATABASE_URL, DATABASE_SCHEMA, api.deps.db, createLogger('silent'));
+  const subscribed = listener.subscribe({ clientId: 'cli_closing', onEvent: () => undefined, onResync: () => undefined }).catch(() => undefined);
+  await listener.close();
+  await subscribed;
+  // A connection left open would show up here for good; one being ended goes within moments.
+  const until = Date.now() + 3000;
+  let now = await listeners();
+  while (now !== before && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 100));
+    now = await listeners();
+  }
+  expect(now).toBe(before);
+  expect(listener.listening).toBe(false);
+});
+
 test('a subscription whose LISTEN cannot start is not kept (nor counted)', async () => {
   const listener = new EventListener('postgres://postgres@127.0.0.1:1/leadjobs', 'public', api.deps.db, createLogger('silent'));
   try {
