@@ -22,7 +22,7 @@ const SCROLL_LIMIT_MS = 8000;
 // waited for, however short the quiet time), then its main thread is idle (a script that runs longer
 // makes its requests before its thread is idle), and no request or navigation started meanwhile.
 // Playwright's networkidle waits 500 ms with no look at the page's scripts; a fixed quiet time here
-// (200 ms until 2026-11-28) cost every capture its length. Meta refreshes and script redirects that
+// (200 ms until 2026-11-27) cost every capture its length. Meta refreshes and script redirects that
 // come later are waited for when the page shows one coming (HOP_HINTS).
 const NETWORK_QUIET_MS = 50;
 const TIMER_HORIZON_MS = 200;
