@@ -69,8 +69,11 @@ export class EventListener {
   private retryMs = 250;
   /** Every id up to this one is delivered or never will be (but late); undefined until listening. */
   private resolved?: number;
-  /** Announced events above a gap, by id, with when each was announced. */
-  private readonly waiting = new Map<number, { event: StoredEvent; at: number }>();
+  /**
+   * Announced events above a gap, by id, with when each was announced. No event: a large one whose
+   * announcement carried only its id and whose read failed; it is read with the gap's missing ids.
+   */
+  private readonly waiting = new Map<number, { event?: StoredEvent; at: number }>();
   private highest = 0;
   private gap?: Gap;
   /** Announced while the watermark was being read. */
@@ -184,7 +187,8 @@ export class EventListener {
     this.stopGap();
     this.resolved = top;
     // Waiting from before a reconnect: announced, so committed and at or below `top`; they go out now.
-    const before = [...this.waiting.values()].map((w) => w.event).sort((a, b) => a.id - b.id);
+    // (One not read yet goes out with the streams' resync, which replays from the table.)
+    const before = [...this.waiting.values()].flatMap((w) => (w.event ? [w.event] : [])).sort((a, b) => a.id - b.id);
     this.waiting.clear();
     this.highest = 0;
     // Resynced first: a stream sent one of these before its replay would replay only what is above it,
@@ -223,12 +227,24 @@ export class EventListener {
     if (!payload) return;
     let event = JSON.parse(payload) as StoredEvent & { truncated?: boolean };
     if (event.truncated) {
-      // Not found, it is a gap like any other: read from the table when the gap is resolved.
       const full = await findEvent(this.db, event.id).catch(() => undefined);
-      if (!full) return;
+      if (!full) {
+        // Not readable now (the database busy, a connection lost): it waits in its place, unread, and
+        // is read from the table with the gap's missing ids, retried until that read succeeds.
+        this.unread(event.id);
+        return;
+      }
       event = full;
     }
     this.accept(event);
+  }
+
+  private unread(id: number): void {
+    // Before the watermark (connecting) or at or below it: the streams' resync replays it from the table.
+    if (this.resolved === undefined || id <= this.resolved || this.waiting.has(id)) return;
+    this.waiting.set(id, { at: Date.now() });
+    this.highest = Math.max(this.highest, id);
+    this.watchGap();
   }
 
   private accept(event: StoredEvent): void {
@@ -255,7 +271,7 @@ export class EventListener {
   /** Delivers the waiting events that follow the watermark with no gap. */
   private advance(): void {
     let resolved = this.resolved ?? 0;
-    for (let next = this.waiting.get(resolved + 1); next; next = this.waiting.get(resolved + 1)) {
+    for (let next = this.waiting.get(resolved + 1); next?.event; next = this.waiting.get(resolved + 1)) {
       this.waiting.delete(++resolved);
       this.resolved = resolved;
       this.deliver(next.event);
@@ -337,7 +353,7 @@ export class EventListener {
     // millions of ids listed (built, sent and looked up one by one, it blocked the process for seconds).
     const missing: [number, number][] = [];
     let from = (this.resolved ?? 0) + 1;
-    for (const id of [...this.waiting.keys()].filter((id) => id <= upTo).sort((a, b) => a - b)) {
+    for (const id of [...this.waiting].filter(([id, w]) => id <= upTo && w.event).map(([id]) => id).sort((a, b) => a - b)) {
       if (id > from) missing.push([from, id - 1]);
       from = Math.max(from, id + 1);
     }
@@ -348,8 +364,11 @@ export class EventListener {
     const now = Date.now();
     for (const event of found) {
       // Its NOTIFY may have come meanwhile; if not, it is dropped when it comes.
-      if (event.id <= this.resolved || this.waiting.has(event.id)) continue;
+      if (event.id <= this.resolved || this.waiting.get(event.id)?.event) continue;
+      // An unread one's announcement has come already: no NOTIFY of it is left to drop.
+      const unread = this.waiting.has(event.id);
       this.waiting.set(event.id, { event, at: now });
+      if (unread) continue;
       this.recovered.add(event.id);
       if (this.recovered.size > MAX_RECOVERED) this.recovered.delete(this.recovered.values().next().value as number);
     }
@@ -359,7 +378,8 @@ export class EventListener {
     for (const id of due) {
       const w = this.waiting.get(id);
       this.waiting.delete(id);
-      if (w) this.deliver(w.event);
+      // An unread one not found: gone (retention) since it was announced.
+      if (w?.event) this.deliver(w.event);
     }
     this.advance();
     if (this.waiting.size > 0) this.watchGap();

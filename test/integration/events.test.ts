@@ -504,6 +504,45 @@ test('a listener closed while its LISTEN connection is being made leaves no conn
   expect(listener.listening).toBe(false);
 });
 
+test('a large event whose read fails when it is announced still goes out, in order, once the table answers', async () => {
+  const { db, config } = api.deps;
+  const schema = config.DATABASE_SCHEMA;
+  let failReads = 0;
+  // The listener's database handle, failing its next reads of the events table (a connection lost just then).
+  const flaky = new Proxy(db, {
+    apply(target, self, args: unknown[]) {
+      if (args[0] === 'events' && failReads > 0) {
+        failReads -= 1;
+        throw new Error('Connection terminated unexpectedly');
+      }
+      return Reflect.apply(target, self, args);
+    },
+  });
+  const listener = new EventListener(config.DATABASE_URL, schema, flaky, createLogger('silent'));
+  const own = await api.newClient();
+  const got: number[] = [];
+  const append = (note: string) => transactionWithEvents(db, schema, (trx) => appendEvent(trx, schema, { clientId: own.client_id, name: 'job.queued', data: { job_id: null, type: 'crawlSite', priority: 1, note } }));
+  const waitForIds = async (n: number) => {
+    const until = Date.now() + 5000;
+    while (got.length < n && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  };
+  try {
+    await listener.subscribe({ clientId: own.client_id, onEvent: (e) => got.push(e.id), onResync: () => undefined });
+    failReads = 1;
+    // Past NOTIFY's 8000 bytes: announced by its id only, and read from the table when heard.
+    const big = await append('x'.repeat(10_000));
+    await waitForIds(1);
+    expect(failReads).toBe(0);
+    // Nothing comes after it: before, it waited for a later event's gap to be read, and none came.
+    expect(got).toEqual([big.id]);
+    const next = await append('small');
+    await waitForIds(2);
+    expect(got).toEqual([big.id, next.id]);
+  } finally {
+    await listener.close();
+  }
+});
+
 test('a subscription whose LISTEN cannot start is not kept (nor counted)', async () => {
   const listener = new EventListener('postgres://postgres@127.0.0.1:1/leadjobs', 'public', api.deps.db, createLogger('silent'));
   try {
