@@ -323,8 +323,8 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
   // TIMER_HORIZON_MS and its main thread idle, with no main-frame navigation since the last load. A
   // script still running when the network went quiet makes its requests before its thread is idle; a
   // meta refresh or a script redirect that has not started by then is waited for when the page shows
-  // one coming (hopStarted); each hop starts the wait again. At least one check, even when loading used up the time: a page still busy then has
-  // not settled.
+  // one coming (hopStarted); each hop starts the wait again. At least one check, even when loading
+  // used up the time: a page still busy then has not settled.
   let settled = false;
   while (loaded) {
     const seen = navigations;
