@@ -17,6 +17,8 @@ export interface EventListenerOptions {
 
 // How often a gap in the ids is looked at while it lasts (and at each new announcement).
 const GAP_POLL_MS = 25;
+// How long close() waits for a LISTEN connection under way to be made and ended.
+const CLOSE_WAIT_MS = 2000;
 // Ids delivered from the table before their NOTIFY came, remembered so that the NOTIFY is dropped.
 const MAX_RECOVERED = 10_000;
 
@@ -150,7 +152,8 @@ export class EventListener {
 
   private async connect(): Promise<void> {
     // Named, so that an operator (or a test) can tell this process's listener in pg_stat_activity.
-    const client = new Client({ connectionString: this.connectionString, application_name: `leadjobs-events/${process.pid}` });
+    // A connect timeout as the pool's (db/index.ts): pg sets none, and a subscriber waits for this connect.
+    const client = new Client({ connectionString: this.connectionString, application_name: `leadjobs-events/${process.pid}`, connectionTimeoutMillis: 10_000 });
     client.on('notification', (msg) => {
       this.incoming = this.incoming.then(() => this.receive(msg.payload)).catch((err: Error) => this.log.warn({ err: err.message }, 'event listener dropped an announcement'));
     });
@@ -404,7 +407,13 @@ export class EventListener {
       client.removeAllListeners();
       await client.end().catch(() => undefined);
     }
-    // A connection under way ends itself once made (connect()); closed means ended, for a caller that waits.
-    await this.connecting?.catch(() => undefined);
+    // A connection under way ends itself once made (connect()). Waited for, so that closed means ended
+    // for a caller that waits, but not for long: a connect to a host that does not answer can hang for minutes.
+    const connecting = this.connecting;
+    if (connecting) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([connecting.catch(() => undefined), new Promise<void>((resolve) => { timer = setTimeout(resolve, CLOSE_WAIT_MS); })]);
+      clearTimeout(timer);
+    }
   }
 }

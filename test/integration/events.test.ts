@@ -504,6 +504,26 @@ test('a listener closed while its LISTEN connection is being made leaves no conn
   expect(listener.listening).toBe(false);
 });
 
+test('closing the listener does not wait for long on a database that accepts the connection and never answers', async () => {
+  // A blackholed database: the connect would wait for its answer for ever (pg sets no connect timeout).
+  const sockets = new Set<import('node:net').Socket>();
+  const silent = createServer((socket) => void sockets.add(socket));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const { port } = silent.address() as AddressInfo;
+  const listener = new EventListener(`postgres://postgres@127.0.0.1:${port}/leadjobs`, 'public', api.deps.db, createLogger('silent'));
+  try {
+    void listener.subscribe({ clientId: 'cli_silent', onEvent: () => undefined, onResync: () => undefined }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    const started = Date.now();
+    await listener.close();
+    // A loaded machine's margin, not a benchmark: the close waits up to 2 s for the connect.
+    expect(Date.now() - started).toBeLessThan(5000);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  }
+});
+
 test('a large event whose read fails when it is announced still goes out, in order, once the table answers', async () => {
   const { db, config } = api.deps;
   const schema = config.DATABASE_SCHEMA;
