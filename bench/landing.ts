@@ -92,6 +92,7 @@ function machineCpuMs(): number {
   try {
     const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
     const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
+    // In clock ticks of USER_HZ, which is 100 on Linux whatever the kernel's own tick rate.
     return ((user + nice + system + irq + softirq + steal) * 1000) / 100;
   } catch {
     return 0;

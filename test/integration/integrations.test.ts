@@ -10,6 +10,7 @@ import { Storage } from '../../lib/storage';
 import { createSearchClient } from '../../search/client';
 import { bearer, ownQueues, startTestApi, testConfig, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
+import { untilBlockedBy } from '../support/locks';
 import { startTestWorker, type TestWorker } from '../support/worker';
 import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
 import { startLlmStandIn, type KeyBehaviour, type LlmStandIn } from '../stand-ins/llm';
@@ -315,9 +316,8 @@ test('a credential changed while a reseal runs keeps the change: the reseal does
   let outcome: unknown;
   try {
     await trx('llm_integrations').where({ id: i.id }).forUpdate();
-    const { rows } = (await trx.raw('select pg_backend_pid() as pid')) as { rows: { pid: number }[] };
     const resealing = new IntegrationRepository(api.deps.db, new CredentialCipher(runKey, [oldKey]), schemaName).reseal(c.clientId);
-    await waitForLockWaiter(rows[0]?.pid);
+    await untilBlockedBy(api.deps.db, trx);
     await new IntegrationRepository(trx, new CredentialCipher(runKey), schemaName).update(c.clientId, i.id, {}, { api_key: after, base_url: `${llm.baseUrl}/v1` });
     await trx.commit();
     outcome = await resealing;
@@ -330,17 +330,6 @@ test('a credential changed while a reseal runs keeps the change: the reseal does
   // Already sealed with the current key by the PATCH: nothing for the reseal to do, and no failure.
   expect(outcome).toEqual({ resealed: 0, unopenable: [] });
 });
-
-/** Returns once a query waits for a lock that the database session `pid` holds. */
-async function waitForLockWaiter(pid: number | undefined): Promise<void> {
-  const deadline = Date.now() + 10000;
-  for (;;) {
-    const { rows } = (await api.deps.db.raw('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [pid ?? -1])) as { rows: { n: number }[] };
-    if ((rows[0]?.n ?? 0) > 0) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for a query blocked by session ${String(pid)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('live check', () => {
   test('an OpenAI-compatible key that answers: ok, with its usage recorded', async () => {

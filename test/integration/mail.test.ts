@@ -5,6 +5,7 @@ import { MailRepository, type MailboxRow } from '../../db/repositories/mail';
 import { CredentialCipher } from '../../lib/cipher';
 import { bearer, startTestApi, type TestApi } from '../support/api';
 import { caller, type Caller } from '../support/jobs';
+import { untilBlockedBy } from '../support/locks';
 import { devDovecot, startSmtpRelay, type DevDovecot, type SmtpRelay } from '../support/mail-servers';
 import { startTestWorker, type TestWorker } from '../support/worker';
 
@@ -159,12 +160,8 @@ describe('mailboxes', () => {
     let outcome: unknown;
     try {
       await trx('mail_mailboxes').where({ id: box.id }).forUpdate();
-      const { rows } = (await trx.raw('select pg_backend_pid() as pid')) as { rows: { pid: number }[] };
       const resealing = new MailRepository(api.deps.db, new CredentialCipher(runKey, [oldKey])).reseal(clientId);
-      await waitFor('the reseal to wait for the row', async () => {
-        const waiting = (await api.deps.db.raw('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [rows[0]?.pid ?? -1])) as { rows: { n: number }[] };
-        return (waiting.rows[0]?.n ?? 0) > 0 ? true : undefined;
-      }, 10000);
+      await untilBlockedBy(api.deps.db, trx);
       await new MailRepository(trx, new CredentialCipher(runKey)).updateMailbox(clientId, box.id, { smtp: serverSettings(box.address).smtp });
       await trx.commit();
       outcome = await resealing;
