@@ -15,7 +15,7 @@
  * `--page 1` captures /plain (a minimal page) instead of /landing.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { Browser } from 'playwright-core';
 import { LandingBrowser } from '../activities/landing/browser';
@@ -27,7 +27,10 @@ import { parseConfig } from '../lib/config';
 import { OutboundClient } from '../lib/outbound';
 import { Storage } from '../lib/storage';
 import { startLandingPages } from '../test/stand-ins/landing-pages';
-import { args, load, percentile, stackEnv, stats, writeResult, type Stats } from './support';
+import { args, cpuSeconds, cpuSince, load, percentile, stackEnv, stats, writeResult, type CpuGroup, type Stats } from './support';
+
+// The size of a memory page, in which /proc/<pid>/statm counts.
+const PAGE_BYTES = Number(execFileSync('getconf', ['PAGESIZE'], { encoding: 'utf8' }).trim()) || 4096;
 
 interface Proc {
   pid: number;
@@ -36,12 +39,26 @@ interface Proc {
   comm: string;
 }
 
+/**
+ * Every process with its parent, resident memory (KiB) and name, read from /proc. Not `ps`: the
+ * sampler reads this every 100 ms, and a fork of ps each time cost about 150 ms of CPU per round,
+ * counted against whichever arm was running.
+ */
 function processes(): Proc[] {
-  return execFileSync('ps', ['-eo', 'pid=,ppid=,rss=,comm='], { encoding: 'utf8' })
-    .split('\n')
-    .map((l) => /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(.*)$/.exec(l))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), rss: Number(m[3]), comm: m[4] ?? '' }));
+  const out: Proc[] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const fields = stat.slice(close + 2).split(' ');
+      // statm's second field: resident pages.
+      const pages = Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]);
+      out.push({ pid: Number(pid), ppid: Number(fields[1]), rss: (pages * PAGE_BYTES) / 1024, comm: stat.slice(stat.indexOf('(') + 1, close) });
+    } catch {
+      // The process ended while being read.
+    }
+  }
+  return out;
 }
 
 /** The Chromium browsers this process launched (its direct Chromium children). */
@@ -85,7 +102,24 @@ interface Arm {
   done: number;
   /** CPU ms used during the arm's blocks: by the whole machine (every process), and by this Node process. */
   cpu: { machine: number; node: number };
+  /** CPU ms used during the arm's blocks by each group of processes (PROCESS_GROUPS). */
+  byProcess: Record<string, number>;
 }
+
+/**
+ * Where a round's CPU goes: Chromium's processes by their --type (a renderer's CPU stays counted once
+ * it has ended: the zygote that forked it reaps it, and cpuSeconds adds reaped children's CPU), this
+ * Node process (the bench and the capture's route, fetches and storage calls) and MinIO. Only one arm
+ * runs at a time, so each group's CPU during an arm's blocks is that arm's.
+ */
+const PROCESS_GROUPS: CpuGroup[] = [
+  { name: 'node', match: (p) => p.pid === process.pid },
+  { name: 'renderer', match: (p) => /--type=(renderer|zygote)/.test(p.cmdline) },
+  { name: 'gpu', match: (p) => p.cmdline.includes('--type=gpu-process') },
+  { name: 'utility', match: (p) => p.cmdline.includes('--type=utility') },
+  { name: 'browser', match: (p) => /chrom/i.test(p.comm) && !p.cmdline.includes('--type=') },
+  { name: 'minio', match: (p) => p.comm === 'minio' },
+];
 
 /** CPU ms the machine has spent so far, all cores and processes (Linux /proc/stat: user, nice, system, irq, softirq, steal). */
 function machineCpuMs(): number {
@@ -110,11 +144,13 @@ async function interleaved(arms: Arm[], total: number, concurrency: number, bloc
       const n = Math.min(block, total - arm.done);
       if (n <= 0) continue;
       const offset = arm.done;
+      const groups = cpuSeconds(PROCESS_GROUPS);
       const machine = machineCpuMs();
       const node = process.cpuUsage();
       const r = await load(n, concurrency, (i) => arm.run(offset + i));
       const used = process.cpuUsage(node);
       arm.cpu.machine += machineCpuMs() - machine;
+      for (const [k, v] of Object.entries(cpuSince(groups, cpuSeconds(PROCESS_GROUPS)))) arm.byProcess[k] = (arm.byProcess[k] ?? 0) + v * 1000;
       arm.cpu.node += (used.user + used.system) / 1000;
       arm.latencies.push(...r.latencies);
       arm.seconds += r.seconds;
@@ -180,7 +216,7 @@ async function main(): Promise<void> {
     await bareLoop(true)();
     for (const ms of Object.values(bareSteps)) ms.length = 0;
 
-    const arm = (name: string, run: (i: number) => Promise<void>): Arm => ({ name, run, latencies: [], seconds: 0, done: 0, cpu: { machine: 0, node: 0 } });
+    const arm = (name: string, run: (i: number) => Promise<void>): Arm => ({ name, run, latencies: [], seconds: 0, done: 0, cpu: { machine: 0, node: 0 }, byProcess: {} });
     const arms = [arm('capture', capture), arm('bare_full', bareLoop(true)), arm('bare_viewport', bareLoop(false)), arm('bare_settled', bareLoop(true, 'networkidle'))];
     const memory = sampleMemory({ capture: captureRoots, bare: bareRoots });
     await interleaved(arms, opts.captures, opts.concurrency, opts.block);
@@ -217,6 +253,7 @@ async function main(): Promise<void> {
       peak_chromium_rss_mib: peak,
       // On a machine the loop saturates, throughput follows this: what each round costs the cores.
       cpu_ms_per_round: Object.fromEntries(arms.map((a) => [a.name, { machine: Math.round(a.cpu.machine / a.done), node: Math.round(a.cpu.node / a.done) }])),
+      cpu_ms_per_round_by_process: Object.fromEntries(arms.map((a) => [a.name, Object.fromEntries(Object.entries(a.byProcess).map(([k, v]) => [k, Math.round(v / a.done)]))])),
     };
     const out = (line: string) => process.stdout.write(`${line}\n`);
     out(`crawlLanding capture of ${result.page}: ${opts.captures} rounds per arm in blocks of ${opts.block}, concurrency ${opts.concurrency}, load average ${result.load_average.join(' ')}`);
@@ -227,6 +264,7 @@ async function main(): Promise<void> {
     out(`  bare goto + viewport screenshot: p50 ${v.p50_ms} ms, p95 ${v.p95_ms} ms, ${v.per_second}/s`);
     out(`  bare goto (networkidle) + full-page screenshot: p50 ${n.p50_ms} ms, p95 ${n.p95_ms} ms, ${n.per_second}/s`);
     out(`  CPU ms per round (whole machine / this Node process): ${arms.map((a) => `${a.name} ${result.cpu_ms_per_round[a.name]?.machine} / ${result.cpu_ms_per_round[a.name]?.node}`).join(', ')}`);
+    for (const a of arms) out(`    ${a.name} by process: ${Object.entries(result.cpu_ms_per_round_by_process[a.name] ?? {}).map(([k, ms]) => `${k} ${ms}`).join(', ')}`);
     out(`  throughput ratio ${ratio} of the full-page loop (target >= 0.7: ${result.meets_target ? 'met' : 'NOT met'}); ${ratioViewport} of the viewport loop; ${ratioSettled} of the networkidle loop`);
     out(`  written to ${writeResult('landing', result)}`);
   } finally {

@@ -3,8 +3,10 @@
  * next to a bare `client.workflow.start` loop with the same workflow options, both from 64
  * concurrent callers. Prints both, their ratios, and writes JSON to bench/results/.
  *   npm run bench:submit -- [--requests 2000] [--concurrency 64] [--warmup 1500] [--rounds 4]
- * The measured requests run in `--rounds` alternating rounds (API, bare, API, ...), so that both
- * arms see the same load on a shared machine.
+ * The measured requests run in `--rounds` alternating rounds (API, bare, floor, API, ...), so that
+ * the arms see the same load on a shared machine. The third arm (`--floor 0` leaves it out) is
+ * bench/submit-floor.ts: a plain node:http server that commits one row and starts the workflow, the
+ * least a durable submission over HTTP costs; its ratio to the bare arm is the API's lower bound.
  * Rate limiting is off for the API process (it would cap each client at 100/min); the stack must
  * be up (dev/stack up). Workflows it starts are terminated at the end. BENCH_PROFILE_DIR=<dir>
  * writes a CPU profile of the API process there.
@@ -24,7 +26,7 @@ import { runJob } from '../workflows';
 import { args, cpuSeconds, cpuSince, load, ROOT, stackEnv, stats, writeResult, type CpuGroup } from './support';
 
 async function main(): Promise<void> {
-  const opts = args({ requests: 2000, concurrency: 64, warmup: 1500, rounds: 4 });
+  const opts = args({ requests: 2000, concurrency: 64, warmup: 1500, rounds: 4, floor: 1 });
   const tag = `b${Date.now().toString(36)}`;
   const env = { ...stackEnv(), DATABASE_SCHEMA: `bench_${tag}`, TASK_QUEUE_PREFIX: `bench-${tag}`, LOG_LEVEL: 'warn' };
   const config = parseConfig(env);
@@ -38,20 +40,21 @@ async function main(): Promise<void> {
   const port = 18000 + Math.floor(Math.random() * 1000);
   const profileDir = process.env.BENCH_PROFILE_DIR;
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const api = spawn(process.execPath, [...profile, '--import', 'tsx', 'bench/submit-api.ts'], {
-    cwd: ROOT,
-    env: {
-      ...env,
-      PORT: String(port),
-      RATE_LIMIT_ENABLED: 'false',
-      DATABASE_POOL_MAX: '20',
-    } as NodeJS.ProcessEnv,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const serve = (script: string, at: number, extra: string[] = []) =>
+    spawn(process.execPath, [...extra, '--import', 'tsx', script], {
+      cwd: ROOT,
+      env: { ...env, PORT: String(at), RATE_LIMIT_ENABLED: 'false', DATABASE_POOL_MAX: '20' } as NodeJS.ProcessEnv,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+  const api = serve('bench/submit-api.ts', port, profile);
+  const floor = opts.floor ? serve('bench/submit-floor.ts', port + 1000) : undefined;
   const base = `http://127.0.0.1:${port}`;
+  const floorBase = `http://127.0.0.1:${port + 1000}`;
   for (let i = 0; ; i++) {
-    if ((await fetch(`${base}/openapi.json`).catch(() => undefined))?.ok) break;
-    if (i > 900) throw new Error('API did not start');
+    const apiUp = (await fetch(`${base}/openapi.json`).catch(() => undefined))?.ok;
+    const floorUp = !floor || (await fetch(floorBase, { method: 'POST', body: '{"payload":{}}' }).catch(() => undefined))?.status === 201;
+    if (apiUp && floorUp) break;
+    if (i > 900) throw new Error('API or floor server did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
 
@@ -67,6 +70,17 @@ async function main(): Promise<void> {
       body: JSON.stringify({ payload: { url: `https://bench-${tag}-${i}.test/` }, priority: i % 11 }),
     });
     if (res.statusCode !== 201) throw new Error(`submit answered ${res.statusCode}: ${await res.body.text()}`);
+    await res.body.arrayBuffer();
+  };
+  const floorPool = new Pool(floorBase, { connections: opts.concurrency });
+  const floorSubmit = async (i: number) => {
+    const res = await floorPool.request({
+      method: 'POST',
+      path: '/api/v1/jobs/crawlSite/submit',
+      headers: { authorization: auths[i % auths.length] as string, 'content-type': 'application/json' },
+      body: JSON.stringify({ payload: { url: `https://bench-${tag}-${i}.test/` }, priority: i % 11 }),
+    });
+    if (res.statusCode !== 201) throw new Error(`floor answered ${res.statusCode}: ${await res.body.text()}`);
     await res.body.arrayBuffer();
   };
 
@@ -98,19 +112,24 @@ async function main(): Promise<void> {
   // of CPU per submission, with 1,500 about 4.5 ms (a server's steady state is the latter).
   await load(opts.warmup, opts.concurrency, (i) => submit(1_000_000 + i));
   await load(opts.warmup, opts.concurrency, (i) => bare(i));
+  if (floor) await load(opts.warmup, opts.concurrency, (i) => floorSubmit(2_000_000 + i));
   // Alternating rounds, so that both arms see the same load on a shared machine.
   // CPU per request of each process, to show where an arm's time goes on a machine it saturates.
   const groups: CpuGroup[] = [
     { name: 'api', match: (p) => p.pid === api.pid },
+    { name: 'floor', match: (p) => p.pid === floor?.pid },
     { name: 'bench', match: (p) => p.pid === process.pid },
     { name: 'postgres', match: (p) => p.comm === 'postgres' },
     { name: 'temporal', match: (p) => p.cmdline.includes('temporal') && p.cmdline.includes('start-dev') },
   ];
   const apiRun = { latencies: [] as number[], seconds: 0, cpu: {} as Record<string, number> };
   const bareRun = { latencies: [] as number[], seconds: 0, cpu: {} as Record<string, number> };
+  const floorRun = { latencies: [] as number[], seconds: 0, cpu: {} as Record<string, number> };
+  const arms: [typeof apiRun, (i: number) => Promise<void>, number][] = [[apiRun, submit, 0], [bareRun, bare, opts.warmup]];
+  if (floor) arms.push([floorRun, floorSubmit, 3_000_000]);
   const perRound = Math.ceil(opts.requests / opts.rounds);
   for (let r = 0; r < opts.rounds; r++) {
-    for (const [run, fn, offset] of [[apiRun, submit, 0], [bareRun, bare, opts.warmup]] as const) {
+    for (const [run, fn, offset] of arms) {
       const before = cpuSeconds(groups);
       const part = await load(perRound, opts.concurrency, (i) => fn(offset + r * perRound + i));
       for (const [k, v] of Object.entries(cpuSince(before, cpuSeconds(groups)))) run.cpu[k] = (run.cpu[k] ?? 0) + v;
@@ -125,6 +144,12 @@ async function main(): Promise<void> {
     p99: Math.round((apiStats.p99_ms / bareStats.p99_ms) * 100) / 100,
     throughput: Math.round((bareStats.per_second / apiStats.per_second) * 100) / 100,
   };
+  const floorStats = floor ? stats(floorRun.latencies, floorRun.seconds) : undefined;
+  const floorRatio = floorStats && {
+    p50: Math.round((floorStats.p50_ms / bareStats.p50_ms) * 100) / 100,
+    p99: Math.round((floorStats.p99_ms / bareStats.p99_ms) * 100) / 100,
+    throughput: Math.round((bareStats.per_second / floorStats.per_second) * 100) / 100,
+  };
   const cpuPerRequest = (run: typeof apiRun) =>
     Object.fromEntries(Object.entries(run.cpu).map(([k, v]) => [k, Math.round((v * 1000 * 100) / run.latencies.length) / 100]));
   const result = {
@@ -134,8 +159,10 @@ async function main(): Promise<void> {
     options: opts,
     api_submit: apiStats,
     bare_workflow_start: bareStats,
+    floor_http_row_start: floorStats ?? null,
     ratio_api_over_bare: ratio,
-    cpu_ms_per_request: { api_submit: cpuPerRequest(apiRun), bare_workflow_start: cpuPerRequest(bareRun) },
+    ratio_floor_over_bare: floorRatio ?? null,
+    cpu_ms_per_request: { api_submit: cpuPerRequest(apiRun), bare_workflow_start: cpuPerRequest(bareRun), ...(floor ? { floor_http_row_start: cpuPerRequest(floorRun) } : {}) },
     targets: { max_ratio: 1.3 },
     met: { p50: ratio.p50 <= 1.3, p99: ratio.p99 <= 1.3, throughput: ratio.throughput <= 1.3 },
   };
@@ -147,14 +174,21 @@ async function main(): Promise<void> {
   const cpuLine = (name: string, c: Record<string, number>) => `${name.padEnd(22)} CPU ms/request: ${Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ')}`;
   console.log(cpuLine('API POST .../submit', result.cpu_ms_per_request.api_submit));
   console.log(cpuLine('bare workflow.start', result.cpu_ms_per_request.bare_workflow_start));
+  if (floorStats && floorRatio) {
+    console.log(line('floor (row + start)', floorStats));
+    console.log(cpuLine('floor (row + start)', cpuPerRequest(floorRun)));
+  }
   console.log(`ratio API/bare: p50 ${ratio.p50}x, p99 ${ratio.p99}x, throughput ${ratio.throughput}x`);
+  if (floorRatio) console.log(`ratio floor/bare (the lowest an HTTP submission with a committed row gets): p50 ${floorRatio.p50}x, p99 ${floorRatio.p99}x, throughput ${floorRatio.throughput}x`);
   console.log(`wrote ${writeResult('submit', result)}`);
 
   // Clean up: the bench's workflows, the API process, the schema.
-  const ids = [...started, ...(await db('jobs').pluck('workflow_id'))];
+  const floorIds = floor ? ((await db('floor_jobs').pluck('id')) as string[]).map((id) => `floor/${id}`) : [];
+  const ids = [...started, ...(await db('jobs').pluck('workflow_id')), ...floorIds];
   await load(ids.length, 32, async (i) => { await client.workflow.getHandle(ids[i] as string).terminate('benchmark finished').catch(() => undefined); });
-  await pool.close();
+  await Promise.all([pool.close(), floorPool.close()]);
   api.kill('SIGTERM');
+  floor?.kill('SIGTERM');
   await db.raw('DROP SCHEMA ?? CASCADE', [config.DATABASE_SCHEMA]);
   await Promise.all([db.destroy(), connection.close()]);
 }
