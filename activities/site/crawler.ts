@@ -13,7 +13,7 @@ import { Frontier } from './frontier';
 import { processPage, type PageFacts } from './page';
 import { fetchRobots, type RobotsRules } from './robots';
 import { sitemapUrls } from './sitemap';
-import { isContactLike, isSameSite, looksLikePage, normalizeUrl, pathFilter, siteKey, urlKey } from './urls';
+import { isContactLike, isSameSite, looksLikePage, normalizeUrl, pathFilter, siteKey, URL_TOO_LONG, urlKey } from './urls';
 
 /**
  * The crawl itself, free of Temporal (the activity in crawl.ts wraps it; bench/site.ts runs it
@@ -104,9 +104,6 @@ export class CrawlFailedError extends Error {
 
 const MAX_CRAWL_DELAY_MS = 5000;
 const ALREADY_CRAWLED = 'its target is crawled already';
-// A longer URL (MAX_CRAWL_URL_LENGTH) is no page worth a fetch, and every URL costs a robots.txt check
-// and the path filters in proportion to its length (a start URL that long is refused at submission).
-const URL_TOO_LONG = `its URL is longer than ${MAX_CRAWL_URL_LENGTH.toLocaleString('en')} characters`;
 
 interface CrawledPage {
   entry: PageEntry;

@@ -1,5 +1,7 @@
 import { gunzipSync } from 'node:zlib';
+import { MAX_CRAWL_URL_LENGTH } from '../../jobs/fields';
 import type { PageSource } from './fetch';
+import { URL_TOO_LONG } from './urls';
 
 /**
  * Page URLs from a site's sitemaps (sitemaps.org protocol): the files robots.txt names, else
@@ -109,6 +111,11 @@ export async function sitemapUrls(source: PageSource, origin: string, declared: 
   let files = 0;
   while (queue.length && files <= MAX_CHILD_SITEMAPS && urls.length < MAX_URLS) {
     const url = queue.shift() as string;
+    if (url.length > MAX_CRAWL_URL_LENGTH) {
+      // Named by its start only: an index can list a URL of megabytes.
+      errors.push({ url: `${url.slice(0, MAX_CRAWL_URL_LENGTH)}…`, error: `sitemap not read: ${URL_TOO_LONG}` });
+      continue;
+    }
     files++;
     try {
       const res = await source.fetchFile(url, signal, MAX_SITEMAP_BYTES);

@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import { MAX_CRAWL_URL_LENGTH } from '../../jobs/fields';
 import { registrableDomain } from '../../lib/normalize';
 
 /**
@@ -8,6 +9,11 @@ import { registrableDomain } from '../../lib/normalize';
  * `index.html` and a trailing slash name the same page as the directory, but the fetch keeps the
  * path as linked, since some servers answer only one of the two spellings.
  */
+
+// A longer URL (MAX_CRAWL_URL_LENGTH) is no page or sitemap worth a fetch, and every URL costs a
+// robots.txt check and the path filters in proportion to its length (a start URL that long is refused
+// at submission).
+export const URL_TOO_LONG = `its URL is longer than ${MAX_CRAWL_URL_LENGTH.toLocaleString('en')} characters`;
 
 const TRACKING_PARAM = /^(utm_\w+|gclid|dclid|fbclid|msclkid|mc_cid|mc_eid|yclid|_ga|_gl|_hsenc|_hsmi|ref|ref_src|igshid|si)$/i;
 const INDEX_FILE = /\/(index|default)\.(html?|php|aspx?)$/i;

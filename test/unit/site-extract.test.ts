@@ -5,9 +5,11 @@ import { classifySocial, pickSocial } from '../../activities/site/extract/social
 import { looksLikePersonName } from '../../activities/site/extract/team';
 import { Frontier } from '../../activities/site/frontier';
 import { processPage } from '../../activities/site/page';
-import { parseSitemap } from '../../activities/site/sitemap';
+import type { PageSource } from '../../activities/site/fetch';
+import { parseSitemap, sitemapUrls } from '../../activities/site/sitemap';
 import { isSameSite, normalizeUrl, pathFilter, siteKey, urlKey } from '../../activities/site/urls';
 import { crawlSitePayload } from '../../jobs/crawl-site';
+import { MAX_CRAWL_URL_LENGTH } from '../../jobs/fields';
 
 const opts = { extractTeam: true, teamPage: false, companyPage: true, compendium: null };
 
@@ -247,6 +249,35 @@ describe('sitemap', () => {
       expect(performance.now() - started).toBeLessThan(1000);
       expect(parsed).toEqual(expected);
     }
+  });
+});
+
+describe('sitemapUrls', () => {
+  test('a child sitemap whose URL is longer than a crawl fetches is not fetched, and the error says why without repeating it whole', async () => {
+    const long = `https://a.test/s-${'x'.repeat(MAX_CRAWL_URL_LENGTH)}.xml`;
+    const files: Record<string, string> = {
+      'https://a.test/sitemap.xml': `<sitemapindex><sitemap><loc>${long}</loc></sitemap><sitemap><loc>https://a.test/s1.xml</loc></sitemap></sitemapindex>`,
+      'https://a.test/s1.xml': '<urlset><url><loc>https://a.test/page</loc></url></urlset>',
+    };
+    const fetched: string[] = [];
+    // A fake of the fetcher (pure logic under test: which files are asked for); the real one is in site-crawl.test.ts.
+    const source: PageSource = {
+      fetchPage: () => Promise.reject(new Error('not used')),
+      fetchFile: (url) => {
+        fetched.push(url);
+        const text = files[url];
+        return Promise.resolve(text === undefined ? { status: 404, body: Buffer.alloc(0), text: '' } : { status: 200, body: Buffer.from(text), text });
+      },
+      close: () => Promise.resolve(),
+    };
+    const errors: { url: string | null; error: string }[] = [];
+    const urls = await sitemapUrls(source, 'https://a.test', [], new AbortController().signal, errors);
+    expect(urls).toEqual(['https://a.test/page']);
+    expect(fetched).toEqual(['https://a.test/sitemap.xml', 'https://a.test/s1.xml']);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.error).toBe(`sitemap not read: its URL is longer than ${MAX_CRAWL_URL_LENGTH.toLocaleString('en')} characters`);
+    expect(errors[0]?.url?.startsWith('https://a.test/s-xxx')).toBe(true);
+    expect(errors[0]?.url?.length).toBeLessThanOrEqual(MAX_CRAWL_URL_LENGTH + 1);
   });
 });
 
