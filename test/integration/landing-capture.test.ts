@@ -302,6 +302,21 @@ describe('the timer watch the settle waits on (TIMER_WATCH, in a plain Chromium 
     expect(spinning.waited).toBeLessThan(2000);
   });
 
+  test('past 10,000 live timers the watch stops recording: the wait then takes its whole horizon, and the page\'s timers still run and clear', async () => {
+    const flood = `const far = []; for (let i = 0; i < 10001; i++) far.push(setTimeout(() => log.push("far"), 60000));
+      clearTimeout(far[0]);
+      setTimeout(() => log.push("after the flood"), 50)`;
+    const flooded = await waitAfter(flood, 300);
+    // Nothing recorded is due: only the overflow makes the wait take its 300 ms (the lower bound is exact).
+    expect(flooded.waited).toBeGreaterThanOrEqual(290);
+    // A loaded machine's margin, not a benchmark.
+    expect(flooded.waited).toBeLessThan(2000);
+    expect(flooded.log).toEqual(['after the flood']);
+    // The next document starts with a watch of its own.
+    const calm = await waitAfter('setTimeout(() => log.push("calm"), 60000)', 300);
+    expect(calm.waited).toBeLessThan(200);
+  });
+
   test('the page sees its own timer functions: native to a check, same name, callbacks with their arguments and this', async () => {
     await page.goto(`${pages.baseUrl}/plain`);
     const seen = await page.evaluate<Record<string, unknown>>(`new Promise((resolve) => {
