@@ -111,6 +111,31 @@ describe('robots.txt rules answer as robots-parser does', () => {
     expect(disagreements).toEqual([]);
   });
 
+  test('on random files of many rules (the index of patterns and segments)', async () => {
+    // Many rules of several short segments each, sharing prefixes and segments: several match, the
+    // longest decides, and it often turns on where a segment may start (after the previous one, or at the end).
+    let seed = 67890;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      // The high bits: the low ones of this generator repeat with a short period.
+      return Math.floor((seed / 2147483648) * n);
+    };
+    const pick = (chars: string, max: number) => Array.from({ length: rand(max + 1) }, () => chars[rand(chars.length)]).join('');
+    const disagreements: string[] = [];
+    for (let i = 0; i < 400; i++) {
+      const pattern = () => `/${pick('ab/', 2)}${Array.from({ length: 1 + rand(3) }, () => `*${pick('ab', 3)}`).join('')}${rand(2) ? '$' : ''}`;
+      const lines = Array.from({ length: 1 + rand(40) }, () => `${rand(2) ? 'Allow' : 'Disallow'}: ${pattern()}`);
+      const text = `User-agent: *\n${lines.join('\n')}\n`;
+      const rules = await rulesOf(text);
+      const parsed = robotsParser(`${ORIGIN}/robots.txt`, text);
+      for (let j = 0; j < 10; j++) {
+        const url = `${ORIGIN}/${pick('aab/', 14)}`;
+        if (rules.allowed(url) !== (parsed.isAllowed(url, UA) !== false)) disagreements.push(`${JSON.stringify(text)} ${url}`);
+      }
+    }
+    expect(disagreements).toEqual([]);
+  });
+
   test('crawl-delay and sitemaps are still read', async () => {
     const rules = await rulesOf(`User-agent: *\nCrawl-delay: 9\n\nUser-agent: leadjobs-crawler\nCrawl-delay: 1.5\nDisallow: /x\n\nSitemap: ${ORIGIN}/s.xml\n`);
     expect(rules.crawlDelayMs).toBe(1500);
@@ -149,5 +174,35 @@ describe('a hostile robots.txt', () => {
     expect(answers).toEqual([true, false, false]);
     // A loaded machine's margin, not a benchmark.
     expect(ms).toBeLessThan(2000);
+  });
+
+  test('512 KiB of distinct wildcard rules: 2,048-character paths are checked fast, and answered right', async () => {
+    // `Disallow: /*a<n>*b` for n = 0, 1, ...: every rule is another pattern, and against a path of
+    // `a`s each of them made the matcher scan the whole path (300-1,200 ms per check).
+    const head = 'User-agent: *\nDisallow: /private/\n';
+    let lines = '';
+    for (let n = 0; head.length + lines.length + `Disallow: /*a${n}*b\n`.length <= 512 * 1024; n++) lines += `Disallow: /*a${n}*b\n`;
+    const rules = await rulesOf(head + lines);
+    const path = (s: string) => `${ORIGIN}/${s.padEnd(2047, 'a')}`;
+    // [path, allowed]: no `b`; `a150` then `b` (rule 150, and 1 and 15); `b` before it only;
+    // `a20000` then `b`; the ordinary rule.
+    const cases: [string, boolean][] = [
+      [path(''), true],
+      [path(`${'a'.repeat(1000)}a150${'a'.repeat(1000)}b`), false],
+      [path(`b${'a'.repeat(1000)}a150`), true],
+      [path(`${'a'.repeat(2000)}a20000b`), false],
+      [path('private/'), false],
+    ];
+    const started = performance.now();
+    for (let round = 0; round < 4; round++) for (const [url, allowed] of cases) expect(rules.allowed(url)).toBe(allowed);
+    const ms = performance.now() - started;
+    // A loaded machine's margin, not a benchmark: these 20 checks took 8.5 s before the index, 40 ms after.
+    expect(ms).toBeLessThan(1500);
+
+    // The library's own matcher agrees, on the first rules of the file (on all of them it takes seconds per check).
+    const sample = head + lines.split('\n').slice(0, 200).join('\n');
+    const small = await rulesOf(sample);
+    const parsed = robotsParser(`${ORIGIN}/robots.txt`, sample);
+    for (const [url] of cases) expect(small.allowed(url)).toBe(parsed.isAllowed(url, UA) !== false);
   });
 });
