@@ -62,27 +62,20 @@ async function main(): Promise<void> {
   // gRPC client keeps its connection: on a machine the run saturates, fetch's own CPU would count
   // against the API arm only.
   const pool = new Pool(base, { connections: opts.concurrency });
-  const submit = async (i: number) => {
-    const res = await pool.request({
-      method: 'POST',
-      path: '/api/v1/jobs/crawlSite/submit',
-      headers: { authorization: auths[i % auths.length] as string, 'content-type': 'application/json' },
-      body: JSON.stringify({ payload: { url: `https://bench-${tag}-${i}.test/` }, priority: i % 11 }),
-    });
-    if (res.statusCode !== 201) throw new Error(`submit answered ${res.statusCode}: ${await res.body.text()}`);
-    await res.body.arrayBuffer();
-  };
   const floorPool = new Pool(floorBase, { connections: opts.concurrency });
-  const floorSubmit = async (i: number) => {
-    const res = await floorPool.request({
+  // The same request to the API and to the floor server.
+  const submitTo = (to: Pool, name: string) => async (i: number) => {
+    const res = await to.request({
       method: 'POST',
       path: '/api/v1/jobs/crawlSite/submit',
       headers: { authorization: auths[i % auths.length] as string, 'content-type': 'application/json' },
       body: JSON.stringify({ payload: { url: `https://bench-${tag}-${i}.test/` }, priority: i % 11 }),
     });
-    if (res.statusCode !== 201) throw new Error(`floor answered ${res.statusCode}: ${await res.body.text()}`);
+    if (res.statusCode !== 201) throw new Error(`${name} answered ${res.statusCode}: ${await res.body.text()}`);
     await res.body.arrayBuffer();
   };
+  const submit = submitTo(pool, 'submit');
+  const floorSubmit = submitTo(floorPool, 'floor');
 
   const connection = await Connection.connect(temporalConnectionOptions(config));
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });

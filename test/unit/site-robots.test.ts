@@ -83,6 +83,32 @@ const CASES: [string, string, string, boolean][] = [
   ['comments and odd spacing', 'user-agent:*   # all\n  disallow :  /tmp/ # temp\n', `${ORIGIN}/tmp/1`, false],
 ];
 
+/** A fixed-seed generator (the same cases every run): rand(n) in [0, n), pick(chars, max) a string of up to max of chars. */
+function seeded(seed: number) {
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    // The high bits: the low ones of this generator repeat with a short period.
+    return Math.floor((seed / 2147483648) * n);
+  };
+  const pick = (chars: string, max: number) => Array.from({ length: rand(max + 1) }, () => chars[rand(chars.length)]).join('');
+  return { rand, pick };
+}
+
+/** `files` random files (`User-agent: *` and `lines()`), 10 URLs each: where our rules and robots-parser's answer differ. */
+async function disagreements(files: number, lines: () => string[], url: () => string): Promise<string[]> {
+  const out: string[] = [];
+  for (let i = 0; i < files; i++) {
+    const text = `User-agent: *\n${lines().join('\n')}\n`;
+    const rules = await rulesOf(text);
+    const parsed = robotsParser(`${ORIGIN}/robots.txt`, text);
+    for (let j = 0; j < 10; j++) {
+      const u = url();
+      if (rules.allowed(u) !== (parsed.isAllowed(u, UA) !== false)) out.push(`${JSON.stringify(text)} ${u}`);
+    }
+  }
+  return out;
+}
+
 describe('robots.txt rules answer as robots-parser does', () => {
   test.each(CASES)('%s', async (_, text, url, expected) => {
     expect((await rulesOf(text)).allowed(url)).toBe(expected);
@@ -90,50 +116,18 @@ describe('robots.txt rules answer as robots-parser does', () => {
   });
 
   test('on random small files and paths (*, $, repeats)', async () => {
-    // A fixed seed: the same cases every run.
-    let seed = 12345;
-    const rand = (n: number) => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed % n;
-    };
-    const pick = (chars: string, max: number) => Array.from({ length: rand(max + 1) }, () => chars[rand(chars.length)]).join('');
-    const disagreements: string[] = [];
-    for (let i = 0; i < 300; i++) {
-      const lines = Array.from({ length: 1 + rand(4) }, () => `${rand(2) ? 'Allow' : 'Disallow'}: /${pick('ab*$/', 6)}`);
-      const text = `User-agent: *\n${lines.join('\n')}\n`;
-      const rules = await rulesOf(text);
-      const parsed = robotsParser(`${ORIGIN}/robots.txt`, text);
-      for (let j = 0; j < 10; j++) {
-        const url = `${ORIGIN}/${pick('ab$/', 8)}`;
-        if (rules.allowed(url) !== (parsed.isAllowed(url, UA) !== false)) disagreements.push(`${JSON.stringify(text)} ${url}`);
-      }
-    }
-    expect(disagreements).toEqual([]);
+    const { rand, pick } = seeded(12345);
+    const lines = () => Array.from({ length: 1 + rand(4) }, () => `${rand(2) ? 'Allow' : 'Disallow'}: /${pick('ab*$/', 6)}`);
+    expect(await disagreements(300, lines, () => `${ORIGIN}/${pick('ab$/', 8)}`)).toEqual([]);
   });
 
   test('on random files of many rules (the index of patterns and segments)', async () => {
     // Many rules of several short segments each, sharing prefixes and segments: several match, the
     // longest decides, and it often turns on where a segment may start (after the previous one, or at the end).
-    let seed = 67890;
-    const rand = (n: number) => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      // The high bits: the low ones of this generator repeat with a short period.
-      return Math.floor((seed / 2147483648) * n);
-    };
-    const pick = (chars: string, max: number) => Array.from({ length: rand(max + 1) }, () => chars[rand(chars.length)]).join('');
-    const disagreements: string[] = [];
-    for (let i = 0; i < 400; i++) {
-      const pattern = () => `/${pick('ab/', 2)}${Array.from({ length: 1 + rand(3) }, () => `*${pick('ab', 3)}`).join('')}${rand(2) ? '$' : ''}`;
-      const lines = Array.from({ length: 1 + rand(40) }, () => `${rand(2) ? 'Allow' : 'Disallow'}: ${pattern()}`);
-      const text = `User-agent: *\n${lines.join('\n')}\n`;
-      const rules = await rulesOf(text);
-      const parsed = robotsParser(`${ORIGIN}/robots.txt`, text);
-      for (let j = 0; j < 10; j++) {
-        const url = `${ORIGIN}/${pick('aab/', 14)}`;
-        if (rules.allowed(url) !== (parsed.isAllowed(url, UA) !== false)) disagreements.push(`${JSON.stringify(text)} ${url}`);
-      }
-    }
-    expect(disagreements).toEqual([]);
+    const { rand, pick } = seeded(67890);
+    const pattern = () => `/${pick('ab/', 2)}${Array.from({ length: 1 + rand(3) }, () => `*${pick('ab', 3)}`).join('')}${rand(2) ? '$' : ''}`;
+    const lines = () => Array.from({ length: 1 + rand(40) }, () => `${rand(2) ? 'Allow' : 'Disallow'}: ${pattern()}`);
+    expect(await disagreements(400, lines, () => `${ORIGIN}/${pick('aab/', 14)}`)).toEqual([]);
   });
 
   test('crawl-delay and sitemaps are still read', async () => {
