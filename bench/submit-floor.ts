@@ -37,10 +37,15 @@ async function main(): Promise<void> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       void (async () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { payload: unknown; priority?: number };
         const id = randomUUID();
-        const conn = await pool.connect();
+        const conn = await pool.connect().catch((err: unknown) => err as Error);
+        if (conn instanceof Error) {
+          res.writeHead(503, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ success: false, error: String(conn) }));
+          return;
+        }
         try {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { payload: unknown; priority?: number };
           await conn.query(`BEGIN; INSERT INTO ${table} (id, payload) VALUES ('${id}', ${escapeLiteral(JSON.stringify(body.payload))})`);
           await client.workflow.start(runJob, {
             taskQueue,
