@@ -29,7 +29,7 @@ import { Storage } from '../lib/storage';
 import { startLandingPages } from '../test/stand-ins/landing-pages';
 import { args, cpuSeconds, cpuSince, load, percentile, stackEnv, stats, writeResult, type CpuGroup, type Stats } from './support';
 
-// The size of a memory page, in which /proc/<pid>/statm counts.
+// The size of a memory page, the unit of the resident size in /proc/<pid>/stat.
 const PAGE_BYTES = Number(execFileSync('getconf', ['PAGESIZE'], { encoding: 'utf8' }).trim()) || 4096;
 
 interface Proc {
