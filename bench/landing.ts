@@ -15,7 +15,7 @@
  * `--page 1` captures /plain (a minimal page) instead of /landing.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { Browser } from 'playwright-core';
 import { LandingBrowser } from '../activities/landing/browser';
@@ -27,7 +27,7 @@ import { parseConfig } from '../lib/config';
 import { OutboundClient } from '../lib/outbound';
 import { Storage } from '../lib/storage';
 import { startLandingPages } from '../test/stand-ins/landing-pages';
-import { args, cpuSeconds, cpuSince, load, percentile, stackEnv, stats, writeResult, type CpuGroup, type Stats } from './support';
+import { args, cpuSeconds, cpuSince, load, percentile, procPids, procStat, stackEnv, stats, writeResult, type CpuGroup, type Stats } from './support';
 
 // The size of a memory page, the unit of the resident size in /proc/<pid>/stat.
 const PAGE_BYTES = Number(execFileSync('getconf', ['PAGESIZE'], { encoding: 'utf8' }).trim()) || 4096;
@@ -45,19 +45,11 @@ interface Proc {
  * per round, counted against whichever arm was running.
  */
 function processes(): Proc[] {
-  const out: Proc[] = [];
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      // The fields after the name, from the state (stat's 3rd): ppid is the 4th, rss (in pages) the 24th.
-      const fields = stat.slice(close + 2).split(' ');
-      out.push({ pid: Number(pid), ppid: Number(fields[1]), rss: (Number(fields[21]) * PAGE_BYTES) / 1024, comm: stat.slice(stat.indexOf('(') + 1, close) });
-    } catch {
-      // The process ended while being read.
-    }
-  }
-  return out;
+  return procPids().flatMap((pid) => {
+    const stat = procStat(pid);
+    // ppid is stat's 4th field, rss (in pages) its 24th.
+    return stat ? [{ pid: Number(pid), ppid: Number(stat.fields[1]), rss: (Number(stat.fields[21]) * PAGE_BYTES) / 1024, comm: stat.comm }] : [];
+  });
 }
 
 /** The Chromium browsers this process launched (its direct Chromium children). */

@@ -111,18 +111,11 @@ export interface CpuGroup {
  */
 export function cpuSeconds(groups: CpuGroup[]): Record<string, number> {
   const out: Record<string, number> = Object.fromEntries(groups.map((g) => [g.name, 0]));
-  let pids: string[];
-  try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  } catch {
-    return out;
-  }
-  for (const pid of pids) {
+  for (const pid of procPids()) {
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      const comm = stat.slice(stat.indexOf('(') + 1, close);
-      const fields = stat.slice(close + 2).split(' ');
+      const stat = procStat(pid);
+      if (!stat) continue;
+      const { comm, fields } = stat;
       // Fields 14-17 of stat (utime, stime, cutime, cstime), counted after the comm: indexes 11-14.
       const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
@@ -133,6 +126,29 @@ export function cpuSeconds(groups: CpuGroup[]): Record<string, number> {
     }
   }
   return out;
+}
+
+/** The process ids in /proc (none where there is no /proc). */
+export function procPids(): string[] {
+  try {
+    return readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * A process's /proc/<pid>/stat: its name, and the fields after the name from the state (stat's 3rd
+ * field) on, so that stat's field n is `fields[n - 3]`. Undefined once the process has ended.
+ */
+export function procStat(pid: string): { comm: string; fields: string[] } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const close = stat.lastIndexOf(')');
+    return { comm: stat.slice(stat.indexOf('(') + 1, close), fields: stat.slice(close + 2).split(' ') };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The difference of two cpuSeconds readings, rounded to 10 ms. */
