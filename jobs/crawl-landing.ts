@@ -89,6 +89,7 @@ export const crawlLanding: JobSpec<typeof crawlLandingPayload> = {
 /**
  * crawlLanding: a `landing` note (where the ad leads, the hosted captures) on the business of the
  * final page's domain. Only an existing business gets it (`existingOnly`): a landing page is no lead.
+ * The latest capture wins, whichever job finishes last (`newerOnly`).
  */
 function projectLanding(r: Obj, job: { jobId: string }): Projection {
   const b = new ProjectionBuilder();
@@ -109,6 +110,6 @@ function projectLanding(r: Obj, job: { jobId: string }): Projection {
       html_bundle_url: str(capture.html_bundle_url),
       captured_at: str(capture.captured_at),
     },
-  }, { existingOnly: true });
+  }, { existingOnly: true, newerOnly: { field: 'landing', at: 'captured_at' } });
   return b.build('crawl_landing');
 }

@@ -9,8 +9,18 @@ import { naturalKeyOf, type ResourceType, type Source } from '../lib/idap';
 export interface ProjectionNode {
   type: ResourceType;
   data: Record<string, unknown>;
-  /** Only merged into a resource the client already has (a business: one of the same domain); never created. */
+  /**
+   * Only merged into a business the client already has, the one its domain resolves to as an import
+   * of `domain:<domain>` would (that key's business, else the oldest holding the domain); never
+   * created.
+   */
   existingOnly?: boolean;
+  /**
+   * With existingOnly: written only when `data[field][at]` (an ISO 8601 time) is not older than the
+   * stored business's, so that a result taken earlier but projected later (a slow or retried job)
+   * never replaces a newer one.
+   */
+  newerOnly?: { field: string; at: string };
 }
 
 export interface Projection {
@@ -35,7 +45,7 @@ export class ProjectionBuilder {
   private readonly byKey = new Map<string, number>();
 
   /** Adds a node unless its natural key cannot be derived; returns its index (or undefined). */
-  add(type: ResourceType, data: Obj, options: { existingOnly?: boolean } = {}): number | undefined {
+  add(type: ResourceType, data: Obj, options: Pick<ProjectionNode, 'existingOnly' | 'newerOnly'> = {}): number | undefined {
     const key = naturalKeyOf(type, data);
     if ('error' in key) return undefined;
     const id = `${type}/${key.key}`;
@@ -45,7 +55,7 @@ export class ProjectionBuilder {
       node.data = { ...data, ...node.data };
       return existing;
     }
-    this.nodes.push(options.existingOnly ? { type, data, existingOnly: true } : { type, data });
+    this.nodes.push({ type, data, ...options });
     this.byKey.set(id, this.nodes.length - 1);
     if (type === 'businesses') this.businesses.push(this.nodes.length - 1);
     return this.nodes.length - 1;

@@ -4,12 +4,12 @@ import { JobResultStore } from '../../db/repositories/job-results';
 import { IcpProfiles } from '../../db/repositories/icp-profiles';
 import { LeadSources, type BusinessRow } from '../../db/repositories/lead-sources';
 import { SearchOutbox, type OutboxRow } from '../../db/repositories/search-outbox';
-import { businessesOfEmails, relate, relatedOf, upsertResources, type UpsertedResource } from '../../db/repositories/resources';
+import { businessesOfEmails, findBusinessByKey, lockClient, relate, relatedOf, upsertResources, type UpsertedResource } from '../../db/repositories/resources';
 import { idapRef, type ResourceType } from '../../lib/idap';
 import { buildLeadDocument, ensureLeadIndex, writeLeadDocuments, type LeadSource } from '../../search/leads';
 import type { ActivityDeps } from '../deps';
 import { ALL_JOB_SPECS, CATALOG, projectResult, type JobType } from '../../jobs';
-import type { Projection } from '../../jobs/projection';
+import { isObj, type Projection, type ProjectionNode } from '../../jobs/projection';
 
 /** Outbox rows written to Elasticsearch per bulk request. */
 const BATCH = 200;
@@ -21,8 +21,6 @@ const BATCHES_PER_CALL = 25;
 /** The compendium text indexed per lead; the rest of a very long one adds little to ranking. */
 const MAX_COMPENDIUM_CHARS = 200_000;
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
 
 export interface ProjectJobInput {
@@ -46,12 +44,12 @@ const COMPENDIUM_TYPES: readonly JobType[] = ALL_JOB_SPECS.filter((s) => s.compe
 export async function writeProjection(trx: Knex.Transaction, clientId: string, plan: Projection, campaignId: string | null): Promise<{ resources: number; businessIds: string[] }> {
   const written = new Map<number, UpsertedResource>();
   const byType = new Map<ResourceType, number[]>();
-  const missing = await missingExistingOnly(trx, clientId, plan);
+  const targets = await existingOnlyTargets(trx, clientId, plan);
   plan.nodes.forEach((n, i) => {
-    if (!missing.has(i)) byType.set(n.type, [...(byType.get(n.type) ?? []), i]);
+    if (targets.get(i) !== null) byType.set(n.type, [...(byType.get(n.type) ?? []), i]);
   });
   for (const [type, indexes] of byType) {
-    const out = await upsertResources(trx, clientId, type, indexes.map((i) => ({ data: plan.nodes[i]?.data ?? {}, source: plan.source, campaignId })));
+    const out = await upsertResources(trx, clientId, type, indexes.map((i) => ({ data: plan.nodes[i]?.data ?? {}, naturalKey: targets.get(i) ?? undefined, source: plan.source, campaignId })));
     indexes.forEach((nodeIndex, k) => written.set(nodeIndex, out[k] as UpsertedResource));
   }
   for (const [a, b] of plan.edges) {
@@ -65,18 +63,34 @@ export async function writeProjection(trx: Knex.Transaction, clientId: string, p
   return { resources: written.size, businessIds };
 }
 
-/** Indexes of the plan's `existingOnly` nodes that match no resource of the client (they are skipped). */
-async function missingExistingOnly(trx: Knex.Transaction, clientId: string, plan: Projection): Promise<Set<number>> {
-  const missing = new Set<number>();
+/**
+ * For each of the plan's `existingOnly` nodes (by index): the natural key of the business it is
+ * written into, or null when it is skipped: the client has no business of its domain, or (newerOnly)
+ * that business holds a newer one. Read under the client's write lock, which the upserts take too, so
+ * two projections of the same domain cannot both read the older value and write in turn.
+ */
+async function existingOnlyTargets(trx: Knex.Transaction, clientId: string, plan: Projection): Promise<Map<number, string | null>> {
+  const targets = new Map<number, string | null>();
   for (const [i, node] of plan.nodes.entries()) {
     if (!node.existingOnly) continue;
+    if (targets.size === 0) await lockClient(trx, clientId);
     const domain = node.type === 'businesses' && typeof node.data.domain === 'string' ? node.data.domain : null;
-    const found = domain
-      ? await trx('idap_resources').where({ client_id: clientId, resource_type: 'businesses' }).whereRaw("data->>'domain' = ?", [domain]).first('id')
-      : undefined;
-    if (!found) missing.add(i);
+    const found = domain ? await findBusinessByKey(trx, clientId, `domain:${domain}`) : undefined;
+    targets.set(i, found && !storedIsNewer(found.data, node) ? found.natural_key : null);
   }
-  return missing;
+  return targets;
+}
+
+function storedIsNewer(stored: Record<string, unknown>, node: ProjectionNode): boolean {
+  if (!node.newerOnly) return false;
+  const { field, at } = node.newerOnly;
+  const time = (v: unknown) => {
+    const t = isObj(v) && typeof v[at] === 'string' ? Date.parse(v[at] as string) : NaN;
+    return Number.isNaN(t) ? null : t;
+  };
+  const storedAt = time(stored[field]);
+  const incomingAt = time(node.data[field]);
+  return storedAt !== null && incomingAt !== null && storedAt > incomingAt;
 }
 
 export function createLeadActivities(deps: ActivityDeps) {

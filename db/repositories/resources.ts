@@ -51,7 +51,7 @@ export class InvalidResourceError extends Error {
 }
 
 /** Serialises one client's IDAP writes until the transaction ends (see the module comment). */
-async function lockClient(trx: Knex.Transaction, clientId: string): Promise<void> {
+export async function lockClient(trx: Knex.Transaction, clientId: string): Promise<void> {
   if (!trx.isTransaction) throw new Error('IDAP writes need a transaction (db.transaction(...)) to hold the client lock until commit');
   await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`idap/${clientId}`]);
 }

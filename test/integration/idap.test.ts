@@ -1,4 +1,6 @@
 import { relate, upsertResource } from '../../db/repositories/resources';
+import { writeProjection } from '../../activities/store/leads';
+import { projectResult } from '../../jobs';
 import { bearer, startTestApi, type TestApi } from '../support/api';
 import { caller, type Caller } from '../support/jobs';
 
@@ -236,6 +238,30 @@ describe('import and the projection\'s upserts', () => {
     expect((await page(c, `/api/v1/idap/businesses?source=crawl_site&campaign_id=c-2`)).items.map((i) => i.resource_id)).toEqual([first.business.id]);
     // The projection must write inside a transaction (the client lock lives until commit).
     await expect(upsertResource(api.deps.db as never, { clientId, type: 'domains', data: { domain: 'x.test' } })).rejects.toThrow('transaction');
+  });
+
+  test('a landing note goes to the business of its domain (a chain\'s first listing, no new business) and an older capture never replaces a newer one', async () => {
+    const creds = await api.newClient('landing projection');
+    const who = caller(api, bearer(creds));
+    const domain = `${uniq('chain')}.test`;
+    // Two branches of a chain: two place listings sharing one website, no business keyed by the domain.
+    await importAs(who, 'businesses', [
+      { data: { place_id: uniq('ChIJa'), name: 'Chain North', website: `https://${domain}/north` } },
+      { data: { place_id: uniq('ChIJb'), name: 'Chain South', website: `https://${domain}/south` } },
+    ]);
+    const project = (jobId: string, capturedAt: string) => {
+      const plan = projectResult('crawlLanding', { ad_id: jobId, capture: { initial_url: `https://ads.example/${jobId}`, final_url: `https://${domain}/offer`, captured_at: capturedAt } }, { jobId });
+      return api.deps.db.transaction((trx) => writeProjection(trx, creds.client_id, plan, null));
+    };
+    const landingOf = async () => Object.fromEntries((await all(who, '/api/v1/idap/businesses')).map((b) => [b.data?.name ?? '(no name)', (b.data?.landing as { job_id?: string } | undefined)?.job_id ?? null]));
+
+    expect((await project('newer', '2026-11-27T10:00:05.000Z')).resources).toBe(1);
+    expect(await landingOf()).toEqual({ 'Chain North': 'newer', 'Chain South': null });
+    // A capture taken earlier whose job finished later (a retry, a slow upload) leaves the note alone.
+    expect((await project('older', '2026-11-27T10:00:00.000Z')).resources).toBe(0);
+    expect(await landingOf()).toEqual({ 'Chain North': 'newer', 'Chain South': null });
+    expect((await project('newest', '2026-11-27T10:01:00.000Z')).resources).toBe(1);
+    expect(await landingOf()).toEqual({ 'Chain North': 'newest', 'Chain South': null });
   });
 });
 
