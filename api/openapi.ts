@@ -112,12 +112,12 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
     // A JSON answer of a GET is also served as YAML or Markdown on ?format=yaml|md (api/middleware/format.ts).
     const formats = r.method === 'get' && !r.ownFormat;
     for (const [status, res] of Object.entries(r.responses)) {
-      const contentType = res.contentType ?? 'application/json';
+      const contentTypes = [res.contentType ?? 'application/json'].flat();
       // An error status declared with a description only has the route's error body.
       const bodySchema = res.schema ?? (Number(status) >= 400 && !res.contentType ? (r.errorShape === 'success' ? successErrorSchema : status === '422' ? validationErrorSchema : errorSchema) : undefined);
       const schema = bodySchema ? jsonSchema(bodySchema, 'output', components) : undefined;
-      const content: Record<string, unknown> = schema ? { [contentType]: { schema } } : {};
-      if (schema && formats && contentType === 'application/json') {
+      const content: Record<string, unknown> = schema ? Object.fromEntries(contentTypes.map((type) => [type, { schema }])) : {};
+      if (schema && formats && res.contentType === undefined) {
         content['application/yaml'] = { schema };
         content['text/markdown'] = { schema: { type: 'string' } };
       }

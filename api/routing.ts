@@ -11,8 +11,8 @@ type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
 export interface ResponseDef {
   description: string;
   schema?: z.ZodType;
-  /** Defaults to application/json (which also answers ?format=yaml|md). */
-  contentType?: string;
+  /** Defaults to application/json (which also answers ?format=yaml|md); several when the request chooses one. */
+  contentType?: string | string[];
 }
 
 /** Who may call a route: a client's Bearer credential, the `token` query parameter (SSE), or anyone. */

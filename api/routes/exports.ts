@@ -21,7 +21,9 @@ const FORMATS_DOC =
   'In csv and xlsx a text that a spreadsheet would take for a formula (starting with = + - @, tab or CR) begins with a single quote ' +
   "(OWASP), except + or - followed only by digits and phone punctuation (phone numbers). Columns: ";
 
-const exportResponse = z.string().describe('the export file (csv shown; xlsx and ndjson as chosen by format)');
+const exportResponse = z.string().describe('the export file, in the format chosen by `format`');
+/** The 200 answer's media types, one per format (charset parameters aside). */
+const exportContentTypes = Object.values(CONTENT_TYPES).map((type) => type.split(';')[0] as string);
 
 export function exportRoutes(
   api: ApiRouter,
@@ -63,7 +65,7 @@ export function exportRoutes(
     params: campaignExportParams,
     query: exportQuery,
     responses: {
-      200: { description: 'The export file (Content-Disposition attachment campaign-<id>.<format>)', contentType: 'text/csv', schema: exportResponse },
+      200: { description: 'The export file (Content-Disposition attachment campaign-<id>.<format>)', contentType: exportContentTypes, schema: exportResponse },
       400: { description: 'invalid campaign id format, expected UUID' },
       404: { description: 'campaign not found' },
     },
@@ -87,7 +89,7 @@ export function exportRoutes(
     params: jobExportParams,
     query: exportQuery,
     responses: {
-      200: { description: 'The export file (Content-Disposition attachment job-<id>.<format>)', contentType: 'text/csv', schema: exportResponse },
+      200: { description: 'The export file (Content-Disposition attachment job-<id>.<format>)', contentType: exportContentTypes, schema: exportResponse },
       400: { description: `invalid job id format, expected UUID; or ${NOT_A_WORKFLOW_JOB}` },
       404: { description: 'job not found' },
     },

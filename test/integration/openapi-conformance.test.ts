@@ -45,6 +45,13 @@ describe('the document', () => {
     const integration = doc.paths['/api/v1/integrations/{integration_id}']?.get;
     expect(JSON.stringify(integration?.responses['422'])).toContain('anyOf');
   });
+  test('exports document every format\'s media type (xlsx was answered but undocumented)', () => {
+    for (const path of ['/api/v1/jobs/{job_id}/workflow-results/export', '/api/v1/campaigns/{campaign_id}/export']) {
+      expect(Object.keys(doc.paths[path]?.get?.responses['200']?.content ?? {}).sort()).toEqual(
+        ['application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'application/x-ndjson', 'text/csv'],
+      );
+    }
+  });
 });
 
 describe('answers', () => {
