@@ -4,7 +4,7 @@
  * concurrent callers. Prints both, their ratios, and writes JSON to bench/results/.
  *   npm run bench:submit -- [--requests 2000] [--concurrency 64] [--warmup 1500] [--rounds 4]
  * The measured requests run in `--rounds` alternating rounds (API, bare, floor, API, ...), so that
- * the arms see the same load on a shared machine. The third arm (`--floor 0` leaves it out) is
+ * the arms see the same load on a shared machine; each round's figures are printed too. The third arm (`--floor 0` leaves it out) is
  * bench/submit-floor.ts: a plain node:http server that commits one row and starts the workflow, the
  * least a durable submission over HTTP costs; its ratio to the bare arm is the API's lower bound.
  * Rate limiting is off for the API process (it would cap each client at 100/min); the stack must
@@ -115,9 +115,12 @@ async function main(): Promise<void> {
     { name: 'postgres', match: (p) => p.comm === 'postgres' },
     { name: 'temporal', match: (p) => p.cmdline.includes('temporal') && p.cmdline.includes('start-dev') },
   ];
-  const apiRun = { latencies: [] as number[], seconds: 0, cpu: {} as Record<string, number> };
-  const bareRun = { latencies: [] as number[], seconds: 0, cpu: {} as Record<string, number> };
-  const floorRun = { latencies: [] as number[], seconds: 0, cpu: {} as Record<string, number> };
+  // Each round's own figures too: whether a tail is the arm's or one round's (a burst of other work
+  // on the machine) shows there, where the pooled percentiles cannot say.
+  const newRun = () => ({ latencies: [] as number[], seconds: 0, cpu: {} as Record<string, number>, rounds: [] as ReturnType<typeof stats>[] });
+  const apiRun = newRun();
+  const bareRun = newRun();
+  const floorRun = newRun();
   const arms: [typeof apiRun, (i: number) => Promise<void>, number][] = [[apiRun, submit, 0], [bareRun, bare, opts.warmup]];
   if (floor) arms.push([floorRun, floorSubmit, 3_000_000]);
   const perRound = Math.ceil(opts.requests / opts.rounds);
@@ -128,6 +131,7 @@ async function main(): Promise<void> {
       for (const [k, v] of Object.entries(cpuSince(before, cpuSeconds(groups)))) run.cpu[k] = (run.cpu[k] ?? 0) + v;
       run.latencies.push(...part.latencies);
       run.seconds += part.seconds;
+      run.rounds.push(stats(part.latencies, part.seconds));
     }
   }
   const apiStats = stats(apiRun.latencies, apiRun.seconds);
@@ -155,6 +159,7 @@ async function main(): Promise<void> {
     floor_http_row_start: floorStats ?? null,
     ratio_api_over_bare: ratio,
     ratio_floor_over_bare: floorRatio ?? null,
+    rounds: { api_submit: apiRun.rounds, bare_workflow_start: bareRun.rounds, ...(floor ? { floor_http_row_start: floorRun.rounds } : {}) },
     cpu_ms_per_request: { api_submit: cpuPerRequest(apiRun), bare_workflow_start: cpuPerRequest(bareRun), ...(floor ? { floor_http_row_start: cpuPerRequest(floorRun) } : {}) },
     targets: { max_ratio: 1.3 },
     met: { p50: ratio.p50 <= 1.3, p99: ratio.p99 <= 1.3, throughput: ratio.throughput <= 1.3 },
@@ -171,6 +176,11 @@ async function main(): Promise<void> {
     console.log(line('floor (row + start)', floorStats));
     console.log(cpuLine('floor (row + start)', cpuPerRequest(floorRun)));
   }
+  const roundsLine = (name: string, run: typeof apiRun) =>
+    `${name.padEnd(22)} by round (p50 / p99 ms, per s): ${run.rounds.map((x) => `${x.p50_ms} / ${x.p99_ms}, ${x.per_second}`).join('; ')}`;
+  console.log(roundsLine('API POST .../submit', apiRun));
+  console.log(roundsLine('bare workflow.start', bareRun));
+  if (floor) console.log(roundsLine('floor (row + start)', floorRun));
   console.log(`ratio API/bare: p50 ${ratio.p50}x, p99 ${ratio.p99}x, throughput ${ratio.throughput}x`);
   if (floorRatio) console.log(`ratio floor/bare (the lowest an HTTP submission with a committed row gets): p50 ${floorRatio.p50}x, p99 ${floorRatio.p99}x, throughput ${floorRatio.throughput}x`);
   console.log(`wrote ${writeResult('submit', result)}`);
