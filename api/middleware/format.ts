@@ -8,14 +8,15 @@ export const FORMATS = ['json', 'yaml', 'md'] as const;
 export type Format = (typeof FORMATS)[number];
 
 /**
- * `?format=json|yaml|md` on every response whose body is data (spec §1.2.5). Error bodies are
- * rendered the same way, so a YAML client gets YAML errors too. Routes declared with `ownFormat`
- * (exports) are left alone.
+ * `?format=json|yaml|md` on a GET's response whose body is data (spec §1.2.5: "every GET"; the
+ * OpenAPI document declares it on GETs only). Error bodies are rendered the same way, so a YAML
+ * client gets YAML errors too. Other methods answer JSON and ignore `format` (routing.ts drops it
+ * before a route's query is validated). Routes declared with `ownFormat` (exports) are left alone.
  */
 export function responseFormat(ownsFormat: (path: string) => boolean = () => false): Middleware<AppState> {
   return async (ctx, next) => {
     // Exports read `format` as csv|xlsx|ndjson and stream their own bodies; their errors stay JSON.
-    if (ownsFormat(ctx.path)) return next();
+    if (ownsFormat(ctx.path) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
     const raw = ctx.query.format;
     if (raw !== undefined && (typeof raw !== 'string' || !(FORMATS as readonly string[]).includes(raw))) {
       // Refused by the route after its guards (formatCheck): an anonymous caller gets 401 first,

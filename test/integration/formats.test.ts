@@ -41,6 +41,20 @@ describe('response formats (spec §1.2.5)', () => {
     expect(await res.json()).toEqual({ detail: [{ type: 'enum', loc: ['query', 'format'], msg: "Input should be 'json', 'yaml' or 'md'" }] });
   });
 
+  test('?format is a GET\'s (spec §1.2.5, as the document says): other methods answer JSON whatever it says', async () => {
+    const post = (query: string) => fetch(`${api.url}/api/v1/jobs/crawlSite/submit${query}`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify({ payload: {} }) });
+    const plain = await post('');
+    const body = (await plain.json()) as unknown;
+    expect(JSON.stringify(body)).toContain('url');
+    for (const format of ['yaml', 'md', 'xml']) {
+      const res = await post(`?format=${format}`);
+      // The payload's own error (no url), not the format's, and in JSON.
+      expect(res.status).toBe(plain.status);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await res.json()).toEqual(body);
+    }
+  });
+
   test('unknown paths are 404 and wrong methods 405, both with a detail', async () => {
     const missing = await get('/api/v1/nothing-here');
     expect(missing.status).toBe(404);
