@@ -4,9 +4,10 @@
  * concurrent callers. Prints both, their ratios, and writes JSON to bench/results/.
  *   npm run bench:submit -- [--requests 2000] [--concurrency 64] [--warmup 1500] [--rounds 4]
  * The measured requests run in `--rounds` alternating rounds (API, bare, floor, API, ...), so that
- * the arms see the same load on a shared machine; each round's figures are printed too. The third arm (`--floor 0` leaves it out) is
- * bench/submit-floor.ts: a plain node:http server that commits one row and starts the workflow, the
- * least a durable submission over HTTP costs; its ratio to the bare arm is the API's lower bound.
+ * the arms see the same load on a shared machine; each round's figures are printed too. The third
+ * arm (`--floor 0` leaves it out) is bench/submit-floor.ts: a plain node:http server that commits
+ * one row and starts the workflow, the least a durable submission over HTTP costs; its ratio to the
+ * bare arm is the API's lower bound.
  * Rate limiting is off for the API process (it would cap each client at 100/min); the stack must
  * be up (dev/stack up). Workflows it starts are terminated at the end. BENCH_PROFILE_DIR=<dir>
  * writes a CPU profile of the API process there.
