@@ -5,6 +5,7 @@ import { crawlCompanyDataPayload, type CrawlCompanyDataPayload } from '../../job
 import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { BlockedAddressError } from '../../lib/outbound';
 import { parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
+import { pacedGlobally } from '../pacing';
 import { CompaniesHouseClient, normalizeCompanyNumber } from './companies-house';
 import { normalizeCik, SecClient } from './sec';
 import { CompanyDataError, RegistryRateLimitedError, type CompanyOfficer, type CompanyRecord, type VatCheckResult } from './types';
@@ -68,6 +69,15 @@ export function createCompanyDataActivities(deps: ActivityDeps) {
     }
     return (ch ??= new CompaniesHouseClient({ baseUrl: config.COMPANIES_HOUSE_BASE_URL, apiKey: config.COMPANIES_HOUSE_API_KEY, http: deps.http }));
   };
+  /**
+   * SEC counts any one-second window. The registry queue's dispatch rate (jobs/crawl-company-data.ts)
+   * is not enough on its own: activities dispatched on time but started late by a busy worker start
+   * together (two of 30 lookups refused in CI, 2026-11-27). So the requests also take turns across
+   * every worker (activities/pacing.ts), each starting 1 / (80% of SEC_REQUESTS_PER_SECOND) after the
+   * previous one started and after its answer.
+   */
+  const secPaced = <T>(signal: AbortSignal, request: () => Promise<T>): Promise<T> =>
+    pacedGlobally(deps.db, 'registry-sec', { gapMs: 1000 / (config.SEC_REQUESTS_PER_SECOND * 0.8) }, signal, request);
   // Temporal retries transient VIES failures with backoff (the workflow's retry policy): no inner retries.
   const viesClient = (): ViesClient => (vies ??= new ViesClient({ baseUrl: config.VIES_BASE_URL, http: deps.http, retries: 0 }));
 
@@ -83,10 +93,10 @@ export function createCompanyDataActivities(deps: ActivityDeps) {
     },
 
     /** US search by name over SEC's ticker index. */
-    searchSec: (input: { name: string; limit: number }): Promise<CompanyRecord[]> => registryCall((signal) => secClient().search(input.name, input.limit, signal)),
+    searchSec: (input: { name: string; limit: number }): Promise<CompanyRecord[]> => registryCall((signal) => secPaced(signal, () => secClient().search(input.name, input.limit, signal))),
 
     /** US lookup by CIK in SEC's submissions API. */
-    lookupSec: (input: { cik: string }): Promise<CompanyRecord> => registryCall((signal) => secClient().lookup(input.cik, signal)),
+    lookupSec: (input: { cik: string }): Promise<CompanyRecord> => registryCall((signal) => secPaced(signal, () => secClient().lookup(input.cik, signal))),
 
     /** GB search by name at Companies House. */
     searchCompaniesHouse: (input: { name: string; limit: number }): Promise<CompanyRecord[]> =>
