@@ -24,7 +24,7 @@ import { priorityKeyFor } from '../jobs';
 import { runJobInput } from '../jobs/run-input';
 import { temporalConnectionOptions } from '../lib/temporal';
 import { runJob } from '../workflows';
-import { args, cpuSeconds, cpuSince, load, ROOT, stackEnv, stats, writeResult, type CpuGroup } from './support';
+import { args, cpuSeconds, cpuSince, load, ROOT, stackEnv, stats, writeResult, type CpuGroup, type Stats } from './support';
 
 async function main(): Promise<void> {
   const opts = args({ requests: 2000, concurrency: 64, warmup: 1500, rounds: 4, floor: 1 });
@@ -118,7 +118,7 @@ async function main(): Promise<void> {
   ];
   // Each round's own figures too: whether a tail is the arm's or one round's (a burst of other work
   // on the machine) shows there, where the pooled percentiles cannot say.
-  const newRun = () => ({ latencies: [] as number[], seconds: 0, cpu: {} as Record<string, number>, rounds: [] as ReturnType<typeof stats>[] });
+  const newRun = () => ({ latencies: [] as number[], seconds: 0, cpu: {} as Record<string, number>, rounds: [] as Stats[] });
   const apiRun = newRun();
   const bareRun = newRun();
   const floorRun = newRun();
