@@ -12,13 +12,12 @@
  *   npm run bench:campaign -- [--locations 20] [--businesses 20] [--concurrency 5] [--latency 0]
  * `--latency` delays every website page (ms), as a real site's round trip does.
  */
-import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { temporal } from '@temporalio/proto';
 import { cityPlaces, startGooglePlacesStandIn } from '../test/stand-ins/google-places';
-import { args, ROOT, writeResult } from './support';
+import { args, serveScript, writeResult } from './support';
 import { startBenchService } from './service';
 
 const KEY = 'bench-places-key-0123456789';
@@ -87,7 +86,7 @@ function activityTimes(events: temporal.api.history.v1.IHistoryEvent[]): { name:
 
 async function main(): Promise<void> {
   const opts = args({ locations: 20, businesses: 20, concurrency: 5, latency: 0 });
-  const mail = spawn(process.execPath, ['--import', 'tsx', 'bench/verify-server.ts', '--servers', String(MAIL_SERVERS)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const mail = serveScript('bench/verify-server.ts', { args: ['--servers', String(MAIL_SERVERS)], stdio: ['ignore', 'pipe', 'inherit'] });
   const where = JSON.parse(await new Promise<string>((resolve, reject) => {
     createInterface({ input: mail.stdout as NodeJS.ReadableStream }).once('line', resolve);
     mail.once('exit', (code) => reject(new Error(`mail stand-in exited (${code})`)));

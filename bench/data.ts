@@ -13,13 +13,12 @@
  * Targets at 1M rows (--size 1000000): check-batch p95 <= 30 ms, sync page p95 <= 50 ms,
  * search p95 <= 30 ms and <= 1.2x the direct query.
  */
-import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { createDb, migrateLatest, type Db } from '../db';
 import { ClientRepository } from '../db/repositories/clients';
 import { parseConfig } from '../lib/config';
 import { searchTimings } from './search-leads';
-import { args, load, ROOT, stackEnv, stats, writeResult, type Stats } from './support';
+import { args, serveScript, load, stackEnv, stats, writeResult, type Stats } from './support';
 
 const CHUNK = 100_000;
 
@@ -72,11 +71,7 @@ async function main(): Promise<void> {
   const port = 18000 + Math.floor(Math.random() * 1000);
   const profileDir = process.env.BENCH_PROFILE_DIR;
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const api = spawn(process.execPath, [...profile, '--import', 'tsx', 'bench/submit-api.ts'], {
-    cwd: ROOT,
-    env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false' } as NodeJS.ProcessEnv,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const api = serveScript('bench/submit-api.ts', { nodeArgs: profile, env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false' } });
   const base = `http://127.0.0.1:${port}`;
   try {
     for (let i = 0; ; i++) {
@@ -151,5 +146,5 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   console.error(err);
-  process.exitCode = 1;
+  process.exit(1);
 });

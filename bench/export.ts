@@ -10,13 +10,12 @@
  * that completes under a small cap with little growth holds no rows. Writes JSON to bench/results/.
  *   [BENCH_API_HEAP_MB=100] npm run bench:export -- [--rows 100000] [--locations 200]
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { createDb, migrateLatest, type Db } from '../db';
 import { ClientRepository } from '../db/repositories/clients';
 import { parseConfig } from '../lib/config';
-import { args, ROOT, stackEnv, writeResult } from './support';
+import { args, serveScript, stackEnv, writeResult } from './support';
 
 const FORMATS = ['csv', 'xlsx', 'ndjson'] as const;
 
@@ -130,11 +129,7 @@ async function main(): Promise<void> {
 
   const port = 18000 + Math.floor(Math.random() * 1000);
   const heap = process.env.BENCH_API_HEAP_MB ? [`--max-old-space-size=${process.env.BENCH_API_HEAP_MB}`] : [];
-  const api = spawn(process.execPath, [...heap, '--import', 'tsx', 'bench/submit-api.ts'], {
-    cwd: ROOT,
-    env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false' } as NodeJS.ProcessEnv,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const api = serveScript('bench/submit-api.ts', { nodeArgs: heap, env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false' } });
   const base = `http://127.0.0.1:${port}`;
   try {
     for (let i = 0; ; i++) {
@@ -175,5 +170,5 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   console.error(err);
-  process.exitCode = 1;
+  process.exit(1);
 });

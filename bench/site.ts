@@ -7,18 +7,17 @@
  * parse and every extractor per page) minus Temporal and storage; politeness delay 0, like the
  * bare loop. `--latency` is the server's delay per answer in ms (real sites take 50-500 ms).
  */
-import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { crawl } from '../activities/site/crawler';
 import { HttpPageSource } from '../activities/site/fetch';
 import { OutboundClient } from '../lib/outbound';
-import { args, load, ROOT, writeResult } from './support';
+import { args, serveScript, load, writeResult } from './support';
 
 const USER_AGENT = 'leadjobs-crawler/1.0 (+https://github.com/leadjobs/leadjobs)';
 
 async function main(): Promise<void> {
   const opts = args({ pages: 1000, concurrency: 4, latency: 20, compendium: 0 });
-  const server = spawn(process.execPath, ['--import', 'tsx', 'bench/site-server.ts', String(opts.pages), String(opts.latency)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const server = serveScript('bench/site-server.ts', { args: [String(opts.pages), String(opts.latency)], stdio: ['ignore', 'pipe', 'inherit'] });
   const base = await new Promise<string>((resolve, reject) => {
     createInterface({ input: server.stdout as NodeJS.ReadableStream }).once('line', resolve);
     server.once('exit', (code) => reject(new Error(`site server exited (${code})`)));

@@ -9,14 +9,13 @@
  *   npm run bench:sse -- [--subscribers 1000] [--clients 1] [--rate 20] [--seconds 15]
  * Target: p99 <= 100 ms (issue 17).
  */
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import os from 'node:os';
 import { createDb, migrateLatest } from '../db';
 import { ClientRepository } from '../db/repositories/clients';
 import { appendEvent, transactionWithEvents } from '../db/repositories/events';
 import { parseConfig } from '../lib/config';
-import { args, percentile, ROOT, stackEnv, writeResult } from './support';
+import { args, serveScript, percentile, stackEnv, writeResult } from './support';
 
 async function main(): Promise<void> {
   const opts = args({ subscribers: 1000, clients: 1, rate: 20, seconds: 15 });
@@ -29,11 +28,9 @@ async function main(): Promise<void> {
   const clients = await Promise.all(Array.from({ length: opts.clients }, (_, i) => repo.create(`bench sse ${i}`)));
 
   const port = 18000 + Math.floor(Math.random() * 1000);
-  const api = spawn(process.execPath, ['--import', 'tsx', 'bench/submit-api.ts'], {
-    cwd: ROOT,
+  const api = serveScript('bench/submit-api.ts', {
     // All subscribers may belong to one client: the per-client stream limit (20 by default) is lifted.
-    env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false', SSE_MAX_STREAMS_PER_CLIENT: String(opts.subscribers) } as NodeJS.ProcessEnv,
-    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false', SSE_MAX_STREAMS_PER_CLIENT: String(opts.subscribers) },
   });
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const requests: http.ClientRequest[] = [];
@@ -144,5 +141,5 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   console.error(err);
-  process.exitCode = 1;
+  process.exit(1);
 });

@@ -12,7 +12,6 @@
  * be up (dev/stack up). Workflows it starts are terminated at the end. BENCH_PROFILE_DIR=<dir>
  * writes a CPU profile of the API process there.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { Pool } from 'undici';
@@ -24,7 +23,7 @@ import { priorityKeyFor } from '../jobs';
 import { runJobInput } from '../jobs/run-input';
 import { temporalConnectionOptions } from '../lib/temporal';
 import { runJob } from '../workflows';
-import { args, cpuSeconds, cpuSince, load, ROOT, stackEnv, stats, writeResult, type CpuGroup, type Stats } from './support';
+import { args, serveScript, cpuSeconds, cpuSince, load, stackEnv, stats, writeResult, type CpuGroup, type Stats } from './support';
 
 async function main(): Promise<void> {
   const opts = args({ requests: 2000, concurrency: 64, warmup: 1500, rounds: 4, floor: 1 });
@@ -38,15 +37,15 @@ async function main(): Promise<void> {
   const clients = await Promise.all(Array.from({ length: opts.concurrency }, (_, i) => repo.create(`bench ${i}`)));
   const auths = clients.map((c) => `Bearer ${c.client_id}:${c.api_key}:${c.api_secret}`);
 
+  // No worker runs the bench's jobs, so every submission stays queued: the queue's capacity must
+  // hold them all and stay more than its margin (a tenth) above them, where one submission a second
+  // counts the queue, as on a server far from full.
+  const capacity = Math.max(config.QUEUE_CAPACITY_CRAWL_SITE, Math.ceil((opts.warmup + opts.requests) * 1.5));
   const port = 18000 + Math.floor(Math.random() * 1000);
   const profileDir = process.env.BENCH_PROFILE_DIR;
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const serve = (script: string, at: number, extra: string[] = []) =>
-    spawn(process.execPath, [...extra, '--import', 'tsx', script], {
-      cwd: ROOT,
-      env: { ...env, PORT: String(at), RATE_LIMIT_ENABLED: 'false', DATABASE_POOL_MAX: '20' } as NodeJS.ProcessEnv,
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
+    serveScript(script, { nodeArgs: extra, env: { ...env, PORT: String(at), RATE_LIMIT_ENABLED: 'false', DATABASE_POOL_MAX: '20', QUEUE_CAPACITY_CRAWL_SITE: String(capacity) } });
   const api = serve('bench/submit-api.ts', port, profile);
   const floor = opts.floor ? serve('bench/submit-floor.ts', port + 1000) : undefined;
   const base = `http://127.0.0.1:${port}`;
@@ -199,5 +198,5 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   console.error(err);
-  process.exitCode = 1;
+  process.exit(1);
 });

@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -30,6 +31,26 @@ export function benchEnv(tag: string, overrides: Record<string, string> = {}): R
     LOG_LEVEL: 'warn',
     ...overrides,
   };
+}
+
+/**
+ * A bench's helper process (`node [nodeArgs] --import tsx script [args]`, from the repository root),
+ * killed when the bench exits, however it exits: a bench that fails must not leave a server
+ * holding its port and keeping it alive. Benches end a failed run with process.exit(1).
+ */
+export function serveScript(
+  script: string,
+  options: { args?: string[]; nodeArgs?: string[]; env?: Record<string, string | undefined>; stdio?: StdioOptions } = {},
+): ChildProcess {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', script, ...(options.args ?? [])], {
+    cwd: ROOT,
+    env: (options.env ?? process.env) as NodeJS.ProcessEnv,
+    stdio: options.stdio ?? ['ignore', 'inherit', 'inherit'],
+  });
+  const kill = () => child.kill('SIGTERM');
+  process.once('exit', kill);
+  child.once('exit', () => process.removeListener('exit', kill));
+  return child;
 }
 
 export function args<T extends Record<string, number>>(defaults: T): T {

@@ -9,14 +9,13 @@
  * VERIFY_CONCURRENCY_PER_DOMAIN. smtp-server waits 100 ms before its greeting (early-talker
  * detection, as real servers do for seconds), so one server with 2 sessions caps at 20/s for any client.
  */
-import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { distinctAddresses, KeyedLimiter, verifyAddress } from '../activities/verify/crawl-verify';
 import { MailDns } from '../activities/verify/dns';
 import { AllowList } from '../lib/outbound';
-import { args, load, ROOT, stats, writeResult } from './support';
+import { args, serveScript, load, stats, writeResult } from './support';
 
 /** One session of the bare loop: each command written after the previous reply's last line. */
 function bareSession(host: string, port: number, rcpt: string): Promise<void> {
@@ -41,7 +40,7 @@ function bareSession(host: string, port: number, rcpt: string): Promise<void> {
 
 async function main(): Promise<void> {
   const opts = args({ addresses: 2000, servers: 8, sessions: 2 });
-  const server = spawn(process.execPath, ['--import', 'tsx', 'bench/verify-server.ts', '--servers', String(opts.servers)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const server = serveScript('bench/verify-server.ts', { args: ['--servers', String(opts.servers)], stdio: ['ignore', 'pipe', 'inherit'] });
   const where = JSON.parse(await new Promise<string>((resolve, reject) => {
     createInterface({ input: server.stdout as NodeJS.ReadableStream }).once('line', resolve);
     server.once('exit', (code) => reject(new Error(`stand-in server exited (${code})`)));
