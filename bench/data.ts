@@ -18,7 +18,7 @@ import { createDb, migrateLatest, type Db } from '../db';
 import { ClientRepository } from '../db/repositories/clients';
 import { parseConfig } from '../lib/config';
 import { searchTimings } from './search-leads';
-import { args, serveScript, load, stackEnv, stats, writeResult, type Stats } from './support';
+import { args, load, serveScript, stackEnv, stats, writeResult, type Stats } from './support';
 
 const CHUNK = 100_000;
 

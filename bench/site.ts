@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { crawl } from '../activities/site/crawler';
 import { HttpPageSource } from '../activities/site/fetch';
 import { OutboundClient } from '../lib/outbound';
-import { args, serveScript, load, writeResult } from './support';
+import { args, load, serveScript, writeResult } from './support';
 
 const USER_AGENT = 'leadjobs-crawler/1.0 (+https://github.com/leadjobs/leadjobs)';
 

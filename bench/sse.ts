@@ -15,7 +15,7 @@ import { createDb, migrateLatest } from '../db';
 import { ClientRepository } from '../db/repositories/clients';
 import { appendEvent, transactionWithEvents } from '../db/repositories/events';
 import { parseConfig } from '../lib/config';
-import { args, serveScript, percentile, stackEnv, writeResult } from './support';
+import { args, percentile, serveScript, stackEnv, writeResult } from './support';
 
 async function main(): Promise<void> {
   const opts = args({ subscribers: 1000, clients: 1, rate: 20, seconds: 15 });

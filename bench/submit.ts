@@ -23,7 +23,7 @@ import { priorityKeyFor } from '../jobs';
 import { runJobInput } from '../jobs/run-input';
 import { temporalConnectionOptions } from '../lib/temporal';
 import { runJob } from '../workflows';
-import { args, serveScript, cpuSeconds, cpuSince, load, stackEnv, stats, writeResult, type CpuGroup, type Stats } from './support';
+import { args, cpuSeconds, cpuSince, load, serveScript, stackEnv, stats, writeResult, type CpuGroup, type Stats } from './support';
 
 async function main(): Promise<void> {
   const opts = args({ requests: 2000, concurrency: 64, warmup: 1500, rounds: 4, floor: 1 });
@@ -100,100 +100,102 @@ async function main(): Promise<void> {
     started.push(workflowId);
   };
 
-  // Warm both paths (JIT, pools, connections), then alternate the measured runs. The API process
-  // needs about a thousand submissions before V8 has optimized its path: with 200 it spent 6-7 ms
-  // of CPU per submission, with 1,500 about 4.5 ms (a server's steady state is the latter).
-  await load(opts.warmup, opts.concurrency, (i) => submit(1_000_000 + i));
-  await load(opts.warmup, opts.concurrency, (i) => bare(i));
-  if (floor) await load(opts.warmup, opts.concurrency, (i) => floorSubmit(2_000_000 + i));
-  // Alternating rounds, so that both arms see the same load on a shared machine.
-  // CPU per request of each process, to show where an arm's time goes on a machine it saturates.
-  const groups: CpuGroup[] = [
-    { name: 'api', match: (p) => p.pid === api.pid },
-    { name: 'floor', match: (p) => p.pid === floor?.pid },
-    { name: 'bench', match: (p) => p.pid === process.pid },
-    { name: 'postgres', match: (p) => p.comm === 'postgres' },
-    { name: 'temporal', match: (p) => p.cmdline.includes('temporal') && p.cmdline.includes('start-dev') },
-  ];
-  // Each round's own figures too: whether a tail is the arm's or one round's (a burst of other work
-  // on the machine) shows there, where the pooled percentiles cannot say.
-  const newRun = () => ({ latencies: [] as number[], seconds: 0, cpu: {} as Record<string, number>, rounds: [] as Stats[] });
-  const apiRun = newRun();
-  const bareRun = newRun();
-  const floorRun = newRun();
-  const arms: [typeof apiRun, (i: number) => Promise<void>, number][] = [[apiRun, submit, 0], [bareRun, bare, opts.warmup]];
-  if (floor) arms.push([floorRun, floorSubmit, 3_000_000]);
-  const perRound = Math.ceil(opts.requests / opts.rounds);
-  for (let r = 0; r < opts.rounds; r++) {
-    for (const [run, fn, offset] of arms) {
-      const before = cpuSeconds(groups);
-      const part = await load(perRound, opts.concurrency, (i) => fn(offset + r * perRound + i));
-      for (const [k, v] of Object.entries(cpuSince(before, cpuSeconds(groups)))) run.cpu[k] = (run.cpu[k] ?? 0) + v;
-      run.latencies.push(...part.latencies);
-      run.seconds += part.seconds;
-      run.rounds.push(stats(part.latencies, part.seconds));
+  // Whatever happens, the bench cleans up: its workflows, the two servers, the schema.
+  try {
+    // Warm both paths (JIT, pools, connections), then alternate the measured runs. The API process
+    // needs about a thousand submissions before V8 has optimized its path: with 200 it spent 6-7 ms
+    // of CPU per submission, with 1,500 about 4.5 ms (a server's steady state is the latter).
+    await load(opts.warmup, opts.concurrency, (i) => submit(1_000_000 + i));
+    await load(opts.warmup, opts.concurrency, (i) => bare(i));
+    if (floor) await load(opts.warmup, opts.concurrency, (i) => floorSubmit(2_000_000 + i));
+    // Alternating rounds, so that both arms see the same load on a shared machine.
+    // CPU per request of each process, to show where an arm's time goes on a machine it saturates.
+    const groups: CpuGroup[] = [
+      { name: 'api', match: (p) => p.pid === api.pid },
+      { name: 'floor', match: (p) => p.pid === floor?.pid },
+      { name: 'bench', match: (p) => p.pid === process.pid },
+      { name: 'postgres', match: (p) => p.comm === 'postgres' },
+      { name: 'temporal', match: (p) => p.cmdline.includes('temporal') && p.cmdline.includes('start-dev') },
+    ];
+    // Each round's own figures too: whether a tail is the arm's or one round's (a burst of other work
+    // on the machine) shows there, where the pooled percentiles cannot say.
+    const newRun = () => ({ latencies: [] as number[], seconds: 0, cpu: {} as Record<string, number>, rounds: [] as Stats[] });
+    const apiRun = newRun();
+    const bareRun = newRun();
+    const floorRun = newRun();
+    const arms: [typeof apiRun, (i: number) => Promise<void>, number][] = [[apiRun, submit, 0], [bareRun, bare, opts.warmup]];
+    if (floor) arms.push([floorRun, floorSubmit, 3_000_000]);
+    const perRound = Math.ceil(opts.requests / opts.rounds);
+    for (let r = 0; r < opts.rounds; r++) {
+      for (const [run, fn, offset] of arms) {
+        const before = cpuSeconds(groups);
+        const part = await load(perRound, opts.concurrency, (i) => fn(offset + r * perRound + i));
+        for (const [k, v] of Object.entries(cpuSince(before, cpuSeconds(groups)))) run.cpu[k] = (run.cpu[k] ?? 0) + v;
+        run.latencies.push(...part.latencies);
+        run.seconds += part.seconds;
+        run.rounds.push(stats(part.latencies, part.seconds));
+      }
     }
+    const apiStats = stats(apiRun.latencies, apiRun.seconds);
+    const bareStats = stats(bareRun.latencies, bareRun.seconds);
+    const ratio = {
+      p50: Math.round((apiStats.p50_ms / bareStats.p50_ms) * 100) / 100,
+      p99: Math.round((apiStats.p99_ms / bareStats.p99_ms) * 100) / 100,
+      throughput: Math.round((bareStats.per_second / apiStats.per_second) * 100) / 100,
+    };
+    const floorStats = floor ? stats(floorRun.latencies, floorRun.seconds) : undefined;
+    const floorRatio = floorStats && {
+      p50: Math.round((floorStats.p50_ms / bareStats.p50_ms) * 100) / 100,
+      p99: Math.round((floorStats.p99_ms / bareStats.p99_ms) * 100) / 100,
+      throughput: Math.round((bareStats.per_second / floorStats.per_second) * 100) / 100,
+    };
+    const cpuPerRequest = (run: typeof apiRun) =>
+      Object.fromEntries(Object.entries(run.cpu).map(([k, v]) => [k, Math.round((v * 1000 * 100) / run.latencies.length) / 100]));
+    const result = {
+      benchmark: 'submit',
+      at: new Date().toISOString(),
+      machine: { cores: (await import('node:os')).cpus().length, load_average: (await import('node:os')).loadavg().map((l) => Math.round(l * 100) / 100) },
+      options: opts,
+      api_submit: apiStats,
+      bare_workflow_start: bareStats,
+      floor_http_row_start: floorStats ?? null,
+      ratio_api_over_bare: ratio,
+      ratio_floor_over_bare: floorRatio ?? null,
+      rounds: { api_submit: apiRun.rounds, bare_workflow_start: bareRun.rounds, ...(floor ? { floor_http_row_start: floorRun.rounds } : {}) },
+      cpu_ms_per_request: { api_submit: cpuPerRequest(apiRun), bare_workflow_start: cpuPerRequest(bareRun), ...(floor ? { floor_http_row_start: cpuPerRequest(floorRun) } : {}) },
+      targets: { max_ratio: 1.3 },
+      met: { p50: ratio.p50 <= 1.3, p99: ratio.p99 <= 1.3, throughput: ratio.throughput <= 1.3 },
+    };
+    const line = (name: string, s: typeof apiStats) =>
+      `${name.padEnd(22)} ${String(s.per_second).padStart(8)}/s  p50 ${String(s.p50_ms).padStart(7)} ms  p95 ${String(s.p95_ms).padStart(7)} ms  p99 ${String(s.p99_ms).padStart(7)} ms`;
+    console.log(`submit benchmark: ${opts.requests} requests, ${opts.concurrency} concurrent, ${opts.rounds} alternating rounds (load average ${result.machine.load_average.join(' ')})`);
+    console.log(line('API POST .../submit', apiStats));
+    console.log(line('bare workflow.start', bareStats));
+    const cpuLine = (name: string, c: Record<string, number>) => `${name.padEnd(22)} CPU ms/request: ${Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ')}`;
+    console.log(cpuLine('API POST .../submit', result.cpu_ms_per_request.api_submit));
+    console.log(cpuLine('bare workflow.start', result.cpu_ms_per_request.bare_workflow_start));
+    if (floorStats && floorRatio) {
+      console.log(line('floor (row + start)', floorStats));
+      console.log(cpuLine('floor (row + start)', cpuPerRequest(floorRun)));
+    }
+    const roundsLine = (name: string, run: typeof apiRun) =>
+      `${name.padEnd(22)} by round (p50 / p99 ms, per s): ${run.rounds.map((x) => `${x.p50_ms} / ${x.p99_ms}, ${x.per_second}`).join('; ')}`;
+    console.log(roundsLine('API POST .../submit', apiRun));
+    console.log(roundsLine('bare workflow.start', bareRun));
+    if (floor) console.log(roundsLine('floor (row + start)', floorRun));
+    console.log(`ratio API/bare: p50 ${ratio.p50}x, p99 ${ratio.p99}x, throughput ${ratio.throughput}x`);
+    if (floorRatio) console.log(`ratio floor/bare (the lowest an HTTP submission with a committed row gets): p50 ${floorRatio.p50}x, p99 ${floorRatio.p99}x, throughput ${floorRatio.throughput}x`);
+    console.log(`wrote ${writeResult('submit', result)}`);
+  } finally {
+    const floorIds = floor ? ((await db('floor_jobs').pluck('id')) as string[]).map((id) => `floor/${id}`) : [];
+    const ids = [...started, ...(await db('jobs').pluck('workflow_id')), ...floorIds];
+    await load(ids.length, 32, async (i) => { await client.workflow.getHandle(ids[i] as string).terminate('benchmark finished').catch(() => undefined); });
+    await Promise.all([pool.close(), floorPool.close()]);
+    api.kill('SIGTERM');
+    floor?.kill('SIGTERM');
+    await db.raw('DROP SCHEMA ?? CASCADE', [config.DATABASE_SCHEMA]);
+    await Promise.all([db.destroy(), connection.close()]);
   }
-  const apiStats = stats(apiRun.latencies, apiRun.seconds);
-  const bareStats = stats(bareRun.latencies, bareRun.seconds);
-  const ratio = {
-    p50: Math.round((apiStats.p50_ms / bareStats.p50_ms) * 100) / 100,
-    p99: Math.round((apiStats.p99_ms / bareStats.p99_ms) * 100) / 100,
-    throughput: Math.round((bareStats.per_second / apiStats.per_second) * 100) / 100,
-  };
-  const floorStats = floor ? stats(floorRun.latencies, floorRun.seconds) : undefined;
-  const floorRatio = floorStats && {
-    p50: Math.round((floorStats.p50_ms / bareStats.p50_ms) * 100) / 100,
-    p99: Math.round((floorStats.p99_ms / bareStats.p99_ms) * 100) / 100,
-    throughput: Math.round((bareStats.per_second / floorStats.per_second) * 100) / 100,
-  };
-  const cpuPerRequest = (run: typeof apiRun) =>
-    Object.fromEntries(Object.entries(run.cpu).map(([k, v]) => [k, Math.round((v * 1000 * 100) / run.latencies.length) / 100]));
-  const result = {
-    benchmark: 'submit',
-    at: new Date().toISOString(),
-    machine: { cores: (await import('node:os')).cpus().length, load_average: (await import('node:os')).loadavg().map((l) => Math.round(l * 100) / 100) },
-    options: opts,
-    api_submit: apiStats,
-    bare_workflow_start: bareStats,
-    floor_http_row_start: floorStats ?? null,
-    ratio_api_over_bare: ratio,
-    ratio_floor_over_bare: floorRatio ?? null,
-    rounds: { api_submit: apiRun.rounds, bare_workflow_start: bareRun.rounds, ...(floor ? { floor_http_row_start: floorRun.rounds } : {}) },
-    cpu_ms_per_request: { api_submit: cpuPerRequest(apiRun), bare_workflow_start: cpuPerRequest(bareRun), ...(floor ? { floor_http_row_start: cpuPerRequest(floorRun) } : {}) },
-    targets: { max_ratio: 1.3 },
-    met: { p50: ratio.p50 <= 1.3, p99: ratio.p99 <= 1.3, throughput: ratio.throughput <= 1.3 },
-  };
-  const line = (name: string, s: typeof apiStats) =>
-    `${name.padEnd(22)} ${String(s.per_second).padStart(8)}/s  p50 ${String(s.p50_ms).padStart(7)} ms  p95 ${String(s.p95_ms).padStart(7)} ms  p99 ${String(s.p99_ms).padStart(7)} ms`;
-  console.log(`submit benchmark: ${opts.requests} requests, ${opts.concurrency} concurrent, ${opts.rounds} alternating rounds (load average ${result.machine.load_average.join(' ')})`);
-  console.log(line('API POST .../submit', apiStats));
-  console.log(line('bare workflow.start', bareStats));
-  const cpuLine = (name: string, c: Record<string, number>) => `${name.padEnd(22)} CPU ms/request: ${Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ')}`;
-  console.log(cpuLine('API POST .../submit', result.cpu_ms_per_request.api_submit));
-  console.log(cpuLine('bare workflow.start', result.cpu_ms_per_request.bare_workflow_start));
-  if (floorStats && floorRatio) {
-    console.log(line('floor (row + start)', floorStats));
-    console.log(cpuLine('floor (row + start)', cpuPerRequest(floorRun)));
-  }
-  const roundsLine = (name: string, run: typeof apiRun) =>
-    `${name.padEnd(22)} by round (p50 / p99 ms, per s): ${run.rounds.map((x) => `${x.p50_ms} / ${x.p99_ms}, ${x.per_second}`).join('; ')}`;
-  console.log(roundsLine('API POST .../submit', apiRun));
-  console.log(roundsLine('bare workflow.start', bareRun));
-  if (floor) console.log(roundsLine('floor (row + start)', floorRun));
-  console.log(`ratio API/bare: p50 ${ratio.p50}x, p99 ${ratio.p99}x, throughput ${ratio.throughput}x`);
-  if (floorRatio) console.log(`ratio floor/bare (the lowest an HTTP submission with a committed row gets): p50 ${floorRatio.p50}x, p99 ${floorRatio.p99}x, throughput ${floorRatio.throughput}x`);
-  console.log(`wrote ${writeResult('submit', result)}`);
-
-  // Clean up: the bench's workflows, the API process, the schema.
-  const floorIds = floor ? ((await db('floor_jobs').pluck('id')) as string[]).map((id) => `floor/${id}`) : [];
-  const ids = [...started, ...(await db('jobs').pluck('workflow_id')), ...floorIds];
-  await load(ids.length, 32, async (i) => { await client.workflow.getHandle(ids[i] as string).terminate('benchmark finished').catch(() => undefined); });
-  await Promise.all([pool.close(), floorPool.close()]);
-  api.kill('SIGTERM');
-  floor?.kill('SIGTERM');
-  await db.raw('DROP SCHEMA ?? CASCADE', [config.DATABASE_SCHEMA]);
-  await Promise.all([db.destroy(), connection.close()]);
 }
 
 main().catch((err: unknown) => {

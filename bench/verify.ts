@@ -15,7 +15,7 @@ import { createInterface } from 'node:readline';
 import { distinctAddresses, KeyedLimiter, verifyAddress } from '../activities/verify/crawl-verify';
 import { MailDns } from '../activities/verify/dns';
 import { AllowList } from '../lib/outbound';
-import { args, serveScript, load, stats, writeResult } from './support';
+import { args, load, serveScript, stats, writeResult } from './support';
 
 /** One session of the bare loop: each command written after the previous reply's last line. */
 function bareSession(host: string, port: number, rcpt: string): Promise<void> {

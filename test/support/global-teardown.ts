@@ -1,10 +1,13 @@
+import { randomUUID } from 'node:crypto';
+import { Connection } from '@temporalio/client';
 import { createDb } from '../../db';
 import { parseConfig } from '../../lib/config';
 import { Storage } from '../../lib/storage';
+import { temporalConnectionOptions } from '../../lib/temporal';
 import { createSearchClient } from '../../search/client';
 import { removeRunWorkflowBundle } from './workflow-bundle';
 
-/** Drops what this run created: its schema, its indices and its buckets. */
+/** Drops what this run created: its schema, its indices, its buckets and its workflows still running. */
 export default async function globalTeardown(): Promise<void> {
   removeRunWorkflowBundle();
   if (process.env.KEEP_TEST_DATA === '1') return;
@@ -38,5 +41,25 @@ export default async function globalTeardown(): Promise<void> {
     }
   } catch {
     // Same as above.
+  }
+
+  // Once its tests have ended no worker polls the run's task queues, so its workflows still running
+  // (jobs a test left queued, storms, timers) would wait for their deadlines in the shared Temporal
+  // server, whose file grows with them. One batch operation terminates them in the server's background.
+  try {
+    const connection = await Connection.connect({ ...temporalConnectionOptions(config), connectTimeout: '5s' });
+    try {
+      await connection.workflowService.startBatchOperation({
+        namespace: config.TEMPORAL_NAMESPACE,
+        jobId: randomUUID(),
+        reason: 'test run finished',
+        visibilityQuery: `ExecutionStatus = "Running" AND TaskQueue STARTS_WITH "${config.TASK_QUEUE_PREFIX}-"`,
+        terminationOperation: {},
+      });
+    } finally {
+      await connection.close();
+    }
+  } catch {
+    // Temporal down at the end of a run: the run's workflows wait for their deadlines.
   }
 }
