@@ -48,6 +48,8 @@ async function run(c: Caller, payload: Record<string, unknown>): Promise<Finishe
 }
 
 const hours = (from: string, to: string) => (Date.parse(to) - Date.parse(from)) / 3_600_000;
+/** The most requests that started within any one second (SEC counts any one-second window). */
+const busiestSecond = (requests: { at: number }[]) => Math.max(...requests.map((r) => requests.filter((o) => o.at >= r.at && o.at < r.at + 1000).length));
 
 let sec: SecStandIn;
 let ch: CompaniesHouseStandIn;
@@ -198,8 +200,7 @@ describe('crawlCompanyData: US SEC EDGAR', () => {
     const burst = sec.requests.slice(first);
     expect(burst).toHaveLength(30);
     expect(burst.every((r) => r.status === 200)).toBe(true);
-    const busiest = Math.max(...burst.map((r) => burst.filter((o) => o.at >= r.at && o.at < r.at + 1000).length));
-    expect(busiest).toBeLessThanOrEqual(10);
+    expect(busiestSecond(burst)).toBeLessThanOrEqual(10);
   });
 
   test('lookups that a busy worker starts together still keep SEC\'s rate: none is refused', async () => {
@@ -221,8 +222,7 @@ describe('crawlCompanyData: US SEC EDGAR', () => {
     expect(finished.map((f) => f.status)).toEqual(jobs.map(() => 'completed'));
     const burst = sec.requests.slice(first);
     expect(burst.filter((r) => r.status !== 200)).toEqual([]);
-    const busiest = Math.max(...burst.map((r) => burst.filter((o) => o.at >= r.at && o.at < r.at + 1000).length));
-    expect(busiest).toBeLessThanOrEqual(10);
+    expect(busiestSecond(burst)).toBeLessThanOrEqual(10);
   });
 });
 
