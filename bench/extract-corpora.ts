@@ -1,0 +1,200 @@
+/**
+ * The public corpora bench:extract and bench:pipeline read: where they are and how to load them.
+ *
+ * Run as a script it lays them out as plain files under bench/data/extract/<corpus>/ (git-ignored:
+ * the pages are other people's, see bench/data/SOURCES.md) from git copies of their repositories:
+ *
+ *   npx tsx bench/extract-corpora.ts --mirror /work/.mirror
+ *   npx tsx bench/extract-corpora.ts --readability DIR --trafilatura DIR   (a clone or a bare git dir each)
+ *
+ * The benches look for a corpus in bench/data/extract/<corpus>/ first, then in
+ * ../shared/bench-data/extract/<corpus>/ (the same layout), so they never need the git copies.
+ */
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT } from './support';
+
+export const CORPORA = ['readability', 'trafilatura'] as const;
+export type CorpusName = (typeof CORPORA)[number];
+
+/** A page with its whole main text as ground truth (scored with token shingles). */
+export interface TextPage {
+  id: string;
+  url: string;
+  file: string;
+  /** The text of the human-checked main content. */
+  truth: string;
+}
+
+/** A page with snippets its main text must contain (`with`) and must not (`without`). */
+export interface SnippetPage {
+  id: string;
+  url: string;
+  file: string;
+  with: string[];
+  without: string[];
+}
+
+export type Corpus =
+  | { name: 'readability'; kind: 'text'; dir: string; pages: TextPage[] }
+  | { name: 'trafilatura'; kind: 'snippets'; dir: string; pages: SnippetPage[] };
+
+const LOCAL = path.join(ROOT, 'bench/data/extract');
+const SHARED = path.join(ROOT, '..', 'shared', 'bench-data', 'extract');
+
+/** The folder holding a prepared corpus, or undefined when neither place has it. */
+export function corpusDir(name: CorpusName): string | undefined {
+  for (const base of [LOCAL, SHARED]) {
+    const dir = path.join(base, name);
+    if (existsSync(path.join(dir, 'corpus.json'))) return dir;
+  }
+  return undefined;
+}
+
+/**
+ * The page's HTML as text. Pages are stored as fetched, in their own encoding: the charset their
+ * <meta> declares is used (UTF-8 when none, or one TextDecoder does not know), as a browser would
+ * without the HTTP header.
+ */
+export function readPage(file: string): string {
+  const bytes = readFileSync(file);
+  const head = bytes.subarray(0, 4096).toString('latin1');
+  const declared = /<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)/i.exec(head)?.[1];
+  if (declared && !/^utf-?8$/i.test(declared)) {
+    try {
+      return new TextDecoder(declared).decode(bytes);
+    } catch {
+      // An unknown label: fall through to UTF-8.
+    }
+  }
+  return new TextDecoder('utf-8').decode(bytes);
+}
+
+/** Loads a prepared corpus (its page list and ground truth; HTML is read per page with readPage). */
+export function loadCorpus(name: CorpusName, textOf: (html: string) => string): Corpus | undefined {
+  const dir = corpusDir(name);
+  if (!dir) return undefined;
+  if (name === 'readability') {
+    const pages: TextPage[] = [];
+    for (const page of readdirSync(path.join(dir, 'pages')).sort()) {
+      const folder = path.join(dir, 'pages', page);
+      const expected = path.join(folder, 'expected.html');
+      if (!existsSync(expected)) continue;
+      // The test suite's pages were all saved as this URL (Readability resolves links against it).
+      pages.push({ id: page, url: 'http://fakehost/test/page.html', file: path.join(folder, 'source.html'), truth: textOf(readFileSync(expected, 'utf8')) });
+    }
+    return { name, kind: 'text', dir, pages };
+  }
+  const evaldata = JSON.parse(readFileSync(path.join(dir, 'evaldata.json'), 'utf8')) as Record<string, { file: string; with: string[]; without: string[] }>;
+  // File names in git are as their authors' systems wrote them (some decomposed, some composed):
+  // matched by their NFC form.
+  const files = new Map(readdirSync(path.join(dir, 'pages')).map((f) => [f.normalize('NFC'), f]));
+  const pages: SnippetPage[] = [];
+  for (const [url, item] of Object.entries(evaldata).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const file = files.get(item.file.normalize('NFC'));
+    if (!file) continue;
+    pages.push({ id: item.file, url, file: path.join(dir, 'pages', file), with: item.with, without: item.without });
+  }
+  return { name, kind: 'snippets', dir, pages };
+}
+
+/** Every HTML file of a prepared corpus (annotated or not): bench:pipeline runs them all. */
+export function allHtmlFiles(name: CorpusName): string[] {
+  const dir = corpusDir(name);
+  if (!dir) return [];
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const f of readdirSync(d).sort()) {
+      const p = path.join(d, f);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (/\.html?$/i.test(f)) out.push(p);
+    }
+  };
+  walk(path.join(dir, 'pages'));
+  return out;
+}
+
+// ---- preparing the corpora from git copies -------------------------------------------------
+
+interface Source {
+  repository: string;
+  commit: string;
+  license: string;
+}
+
+function git(dir: string, args: string[]): string {
+  return execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', maxBuffer: 1 << 30 });
+}
+
+/** Extracts `paths` of the git copy's HEAD into a fresh temporary folder. */
+function extract(dir: string, paths: string[]): string {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'bench-extract-'));
+  const tar = execFileSync('git', ['-C', dir, 'archive', '--format=tar', 'HEAD', ...paths], { maxBuffer: 1 << 30 });
+  execFileSync('tar', ['-x', '-C', tmp], { input: tar, maxBuffer: 1 << 30 });
+  return tmp;
+}
+
+function writeManifest(out: string, source: Source, pages: number): void {
+  writeFileSync(path.join(out, 'corpus.json'), `${JSON.stringify({ ...source, pages, prepared: new Date().toISOString() }, null, 2)}\n`);
+}
+
+function prepareReadability(dir: string): number {
+  const out = path.join(LOCAL, 'readability');
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(path.join(out, 'pages'), { recursive: true });
+  const tmp = extract(dir, ['test/test-pages']);
+  let pages = 0;
+  for (const page of readdirSync(path.join(tmp, 'test/test-pages')).sort()) {
+    const from = path.join(tmp, 'test/test-pages', page);
+    if (!existsSync(path.join(from, 'source.html')) || !existsSync(path.join(from, 'expected.html'))) continue;
+    mkdirSync(path.join(out, 'pages', page));
+    for (const f of ['source.html', 'expected.html']) cpSync(path.join(from, f), path.join(out, 'pages', page, f));
+    pages++;
+  }
+  rmSync(tmp, { recursive: true, force: true });
+  writeManifest(out, { repository: 'https://github.com/mozilla/readability', commit: git(dir, ['log', '-1', '--format=%H']).trim(), license: 'Apache-2.0' }, pages);
+  return pages;
+}
+
+function prepareTrafilatura(dir: string): number {
+  const out = path.join(LOCAL, 'trafilatura');
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(path.join(out, 'pages'), { recursive: true });
+  // evaluate.py reads a page from tests/cache first, then tests/eval: the same order here.
+  const tmp = extract(dir, ['tests/eval', 'tests/cache', 'tests/evaldata.json']);
+  let pages = 0;
+  for (const sub of ['tests/eval', 'tests/cache']) {
+    for (const f of readdirSync(path.join(tmp, sub))) {
+      if (!/\.html?$/i.test(f)) continue;
+      cpSync(path.join(tmp, sub, f), path.join(out, 'pages', f));
+      pages++;
+    }
+  }
+  cpSync(path.join(tmp, 'tests/evaldata.json'), path.join(out, 'evaldata.json'));
+  rmSync(tmp, { recursive: true, force: true });
+  writeManifest(out, { repository: 'https://github.com/adbar/trafilatura', commit: git(dir, ['log', '-1', '--format=%H']).trim(), license: 'Apache-2.0' }, readdirSync(path.join(out, 'pages')).length);
+  return pages;
+}
+
+function main(): void {
+  const argv = process.argv.slice(2);
+  const opt = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const mirror = opt('mirror');
+  const dirs: Record<CorpusName, string | undefined> = {
+    readability: opt('readability') ?? (mirror && path.join(mirror, 'mozilla+readability/repo')),
+    trafilatura: opt('trafilatura') ?? (mirror && path.join(mirror, 'adbar+trafilatura/repo')),
+  };
+  if (!dirs.readability && !dirs.trafilatura) {
+    console.error('usage: tsx bench/extract-corpora.ts --mirror DIR | --readability GITDIR --trafilatura GITDIR');
+    process.exit(2);
+  }
+  if (dirs.readability) console.log(`readability: ${prepareReadability(dirs.readability)} pages -> ${path.join(LOCAL, 'readability')}`);
+  if (dirs.trafilatura) console.log(`trafilatura: ${prepareTrafilatura(dirs.trafilatura)} pages -> ${path.join(LOCAL, 'trafilatura')}`);
+}
+
+if (require.main === module) main();
