@@ -184,8 +184,9 @@ export function rowFromMaps(b: Partial<MapsBusiness>, job: { jobId: string; camp
   };
 }
 
-// OWASP CSV injection: a cell a spreadsheet would read as a formula (or a DDE call) starts with one of these.
-const FORMULA_START = /^[=+\-@\t\r]/;
+// OWASP CSV injection: a cell a spreadsheet would read as a formula (or a DDE call) starts with one of
+// these. A leading LF counts too: a reader that ends rows at LF would start a row with what follows it.
+const FORMULA_START = /^[=+\-@\t\r\n]/;
 // + or - followed only by digits and phone punctuation holds no function or DDE call: phone numbers
 // ("+44 113 496 0000") and negative numbers stay as they are instead of gaining a quote.
 const PHONE_OR_NUMBER = /^[+-][\d\s()./-]*$/;

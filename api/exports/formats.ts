@@ -62,8 +62,16 @@ function failOnce(onError: (err: Error) => void): (err: Error | null | undefined
   };
 }
 
+/**
+ * Fields csv-stringify would leave bare although some reader splits them: it quotes only for `,`,
+ * `"` and the CRLF delimiter, so a lone LF or CR ended the row for a reader that ends rows there
+ * (and the rest of the cell, `=cmd|...`, started the next one as a formula), and `;` or TAB split
+ * the cell for a reader that guesses the separator (OWASP CSV injection).
+ */
+const CSV_QUOTE_ALSO = /[\r\n\t;]/;
+
 function csvStream(rows: AsyncIterable<ExportRow>, options: ExportOptions): Readable {
-  const out = stringify({ header: true, columns: COLUMN_NAMES, bom: options.bom, record_delimiter: 'windows' });
+  const out = stringify({ header: true, columns: COLUMN_NAMES, bom: options.bom, record_delimiter: 'windows', quoted_match: CSV_QUOTE_ALSO });
   pipeline(Readable.from(mapRows(rows, csvCells)), out, failOnce(options.onError));
   return out;
 }
