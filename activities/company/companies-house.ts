@@ -47,8 +47,8 @@ interface ChAddress {
 }
 
 interface ChSearchItem {
-  company_number: string;
-  title: string;
+  company_number?: string;
+  title?: string;
   company_status?: string;
   company_type?: string;
   date_of_creation?: string;
@@ -58,8 +58,8 @@ interface ChSearchItem {
 }
 
 interface ChProfile {
-  company_name: string;
-  company_number: string;
+  company_name?: string;
+  company_number?: string;
   company_status?: string;
   type?: string;
   date_of_creation?: string;
@@ -69,7 +69,7 @@ interface ChProfile {
 }
 
 interface ChOfficer {
-  name: string;
+  name?: string;
   officer_role?: string;
   appointed_on?: string;
   resigned_on?: string;
@@ -107,20 +107,41 @@ export class CompaniesHouseClient {
 
   /** Companies whose name matches `name`, best first as the registry ranks them; address is line_1 and country only. */
   async search(name: string, limit: number, signal?: AbortSignal): Promise<CompanyRecord[]> {
+    return (await this.searchItems(name, limit, signal)).records;
+  }
+
+  /**
+   * `search` with the number of answered items left out: an item without a company number or a
+   * title cannot be a record, and one such item must not cost the caller the rest of the page.
+   */
+  async searchItems(name: string, limit: number, signal?: AbortSignal): Promise<{ records: CompanyRecord[]; skipped: number }> {
     const query = new URLSearchParams({ q: name, items_per_page: String(limit), start_index: '0' });
     const res = await this.get(`/search/companies?${query.toString()}`, signal);
-    if (res.status === 404) return [];
-    const body = parseJson<{ items?: ChSearchItem[] }>(res);
+    if (res.status === 404) return { records: [], skipped: 0 };
+    const body = parseJson<{ items?: unknown }>(res);
     const retrievedAt = new Date().toISOString();
-    return (body.items ?? []).slice(0, limit).map((item) => ({
-      ...baseRecord(item.company_number, item.title, item.company_status, item.company_type, retrievedAt, nameSimilarity(name, item.title)),
-      incorporation_date: item.date_of_creation ?? null,
-      dissolution_date: item.date_of_cessation ?? null,
-      address: {
-        line_1: item.address ? lineOne(item.address) : (item.address_snippet ?? null),
-        country: item.address?.country ?? null,
-      },
-    }));
+    const records: CompanyRecord[] = [];
+    let skipped = 0;
+    for (const raw of (Array.isArray(body.items) ? body.items : []).slice(0, limit)) {
+      const item = (raw ?? {}) as ChSearchItem;
+      const number = text(item.company_number);
+      const title = text(item.title);
+      if (!number || !title) {
+        skipped++;
+        continue;
+      }
+      const address = item.address && typeof item.address === 'object' ? item.address : undefined;
+      records.push({
+        ...baseRecord(number, title, item.company_status, item.company_type, retrievedAt, nameSimilarity(name, title)),
+        incorporation_date: text(item.date_of_creation),
+        dissolution_date: text(item.date_of_cessation),
+        address: {
+          line_1: address ? lineOne(address) : joinParts(text(item.address_snippet)?.split(',')),
+          country: text(address?.country),
+        },
+      });
+    }
+    return { records, skipped };
   }
 
   /** The full record of one company: parsed address, SIC codes and officers (two requests). */
@@ -139,11 +160,11 @@ export class CompaniesHouseClient {
     if (res.status === 404) throw new CompanyNotFoundError(REGISTRY, number);
     const profile = parseJson<ChProfile>(res);
     return {
-      ...baseRecord(profile.company_number, profile.company_name, profile.company_status, profile.type, new Date().toISOString(), 1.0),
+      ...baseRecord(text(profile.company_number) ?? number, text(profile.company_name) ?? number, profile.company_status, profile.type, new Date().toISOString(), 1.0),
       incorporation_date: profile.date_of_creation ?? null,
       dissolution_date: profile.date_of_cessation ?? null,
       address: parsedAddress(profile.registered_office_address ?? {}),
-      industry: { sic_codes: profile.sic_codes ?? [], nace_codes: [], description: null },
+      industry: { sic_codes: Array.isArray(profile.sic_codes) ? profile.sic_codes.filter((c) => typeof c === 'string') : [], nace_codes: [], description: null },
     };
   }
 
@@ -152,7 +173,10 @@ export class CompaniesHouseClient {
     const number = normalizeCompanyNumber(companyNumber);
     const res = await this.get(`/company/${number}/officers?items_per_page=${OFFICERS_PAGE_SIZE}`, signal);
     // A company that never filed officers has no officers resource: that is an empty list, not an error.
-    return res.status === 404 ? [] : (parseJson<{ items?: ChOfficer[] }>(res).items ?? []).map(toOfficer);
+    if (res.status === 404) return [];
+    const items = parseJson<{ items?: unknown }>(res).items;
+    // An officer without a name is no officer to report; the others still are.
+    return (Array.isArray(items) ? (items as ChOfficer[]) : []).filter((o) => text(o?.name) !== null).map(toOfficer);
   }
 
   /** GET with auth; returns 2xx and 404 answers, throws the typed error for everything else. */
@@ -199,32 +223,50 @@ function baseRecord(
   };
 }
 
+/**
+ * A registry string trimmed, its runs of whitespace made one space; null when empty or not a
+ * string. Real answers carry doubled spaces ("YOU  LIMITED", "Unit-2,  Ground Floor").
+ */
+export function text(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const t = value.replace(/\s+/g, ' ').trim();
+  return t === '' ? null : t;
+}
+
+/**
+ * Address parts joined with ", ", each part cleaned and split on its own commas so that empty
+ * parts go: real values read "74 , Lairgate" and "Flat 5, , Treloar House".
+ */
+function joinParts(parts: (string | null | undefined)[] | undefined): string | null {
+  const kept = (parts ?? []).flatMap((p) => (typeof p === 'string' ? p.split(',') : [])).map(text).filter((p): p is string => p !== null);
+  return kept.length ? kept.join(', ') : null;
+}
+
 /** Premises ("Shell Centre", "10") belongs on the first line with the street. */
 function lineOne(a: ChAddress): string | null {
-  const parts = [a.premises, a.address_line_1].filter((p): p is string => !!p && p.trim() !== '');
-  return parts.length ? parts.join(', ') : null;
+  return joinParts([a.premises, a.address_line_1]);
 }
 
 function parsedAddress(a: ChAddress): CompanyAddress {
   return {
     line_1: lineOne(a),
-    line_2: a.address_line_2 ?? null,
-    city: a.locality ?? null,
-    region: a.region ?? null,
-    postal_code: a.postal_code ?? null,
-    country: a.country ?? null,
+    line_2: joinParts([a.address_line_2]),
+    city: text(a.locality),
+    region: text(a.region),
+    postal_code: text(a.postal_code),
+    country: text(a.country),
   };
 }
 
 function toOfficer(o: ChOfficer): CompanyOfficer {
   return {
-    name: o.name,
-    role: o.officer_role ?? null,
-    appointed_on: o.appointed_on ?? null,
-    resigned_on: o.resigned_on ?? null,
-    nationality: o.nationality ?? null,
-    occupation: o.occupation ?? null,
-    country_of_residence: o.country_of_residence ?? null,
+    name: text(o.name) ?? '',
+    role: text(o.officer_role),
+    appointed_on: text(o.appointed_on),
+    resigned_on: text(o.resigned_on),
+    nationality: text(o.nationality),
+    occupation: text(o.occupation),
+    country_of_residence: text(o.country_of_residence),
   };
 }
 
