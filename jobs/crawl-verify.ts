@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hasControlCharacter, NO_CONTROL_CHARACTERS } from '../lib/emails';
 import { VERIFY_STAGE } from './limits';
 import { isObj, list, ProjectionBuilder, str, type Obj, type Projection } from './projection';
 import type { JobSpec } from './types';
@@ -7,7 +8,9 @@ import type { JobSpec } from './types';
 export const VERIFY_RESERVE_SECONDS = 10;
 const MAX_ADDRESS_SECONDS = VERIFY_STAGE.ms / 1000 - VERIFY_RESERVE_SECONDS;
 
-const address = z.string().trim().min(3).max(320);
+// Control characters are refused here, with the field named, rather than reported per address:
+// a CR or LF in an address is an attempt at SMTP command injection, not a typo.
+const address = z.string().trim().min(3).max(320).refine((v) => !hasControlCharacter(v), NO_CONTROL_CHARACTERS);
 
 /**
  * crawlVerify payload (the spec leaves it open): `emails` (1-1000) or `email`, or both (merged).

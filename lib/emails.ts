@@ -2,6 +2,17 @@ import { domainToASCII, domainToUnicode } from 'node:url';
 import { parse } from 'tldts';
 
 /**
+ * C0 and C1 controls, DEL and the Unicode line separators. No address anyone mails holds one, but
+ * RFC 5322's quoted local parts may (validator's isEmail accepts `"x\r\nDATA"@example.com`), and a
+ * CR or LF written into an SMTP line becomes a command of its own. Every place that accepts an
+ * address refuses these.
+ */
+const CONTROL_CHARACTER = /[\p{Cc}\u2028\u2029]/u;
+
+export const hasControlCharacter = (s: string): boolean => CONTROL_CHARACTER.test(s);
+export const NO_CONTROL_CHARACTERS = 'an e-mail address must not contain control characters (CR, LF, TAB, NUL, ...)';
+
+/**
  * Email helpers shared by the job types that find addresses in web pages: finding addresses in
  * text (also the common "name [at] domain [dot] com" obfuscations), decoding Cloudflare's email
  * protection, and telling real addresses from junk (image file names, placeholders, tracking ids).

@@ -1,3 +1,4 @@
+import { hasControlCharacter, NO_CONTROL_CHARACTERS } from './emails';
 import { domainOf, normalizeEmail, normalizeProflinkUrl, normalizeText, toE164 } from './normalize';
 
 /** IDAP resource types served by the resource API (spec §2.9, §4.5). */
@@ -67,6 +68,7 @@ export function naturalKeyOf(type: ResourceType, data: Record<string, unknown>):
     }
     case 'emails': {
       const email = normalizeEmail(str(data.address) ?? str(data.email));
+      if (email && hasControlCharacter(email)) return { field: 'address', error: NO_CONTROL_CHARACTERS };
       return email?.includes('@') ? { key: email } : { field: 'address', error: 'an email needs address (an e-mail address)' };
     }
     case 'phones': {

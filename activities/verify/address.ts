@@ -2,6 +2,7 @@ import { domainToASCII, domainToUnicode } from 'node:url';
 import freeProviders from 'email-providers/all.json';
 import { blacklist } from 'mailchecker';
 import isEmail from 'validator/lib/isEmail';
+import { hasControlCharacter } from '../../lib/emails';
 
 /** An address that passed the syntax check, in the forms verification needs. */
 export interface ParsedAddress {
@@ -21,6 +22,9 @@ export interface ParsedAddress {
  */
 export function parseAddress(raw: string): ParsedAddress | { error: string; display: string } {
   const trimmed = raw.trim().replace(/^mailto:/i, '').toLowerCase();
+  // isEmail accepts quoted local parts with CR, LF and other controls; the probe must never see one
+  // (addresses also arrive here from crawled pages, not only from the payload's schema).
+  if (hasControlCharacter(trimmed)) return { error: 'invalid syntax: the address contains a control character', display: JSON.stringify(trimmed).slice(1, -1) };
   const at = trimmed.lastIndexOf('@');
   if (at <= 0 || at === trimmed.length - 1) return { error: 'invalid syntax: no local part and domain around an @', display: trimmed };
   const local = trimmed.slice(0, at);

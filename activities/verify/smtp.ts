@@ -125,6 +125,9 @@ export class SmtpConnection {
 
   async command(line: string, timeoutMs: number): Promise<SmtpReply> {
     if (this.failure) throw this.failure;
+    // The last line of defence against command injection: a CR or LF inside `line` would end it
+    // and start another command (RCPT, DATA) of someone else's choosing.
+    if (/[\r\n]/.test(line)) throw new SmtpProbeError('blocked', 'refusing to send an SMTP command that contains CR or LF');
     this.socket.write(`${line}\r\n`);
     return this.read(timeoutMs, line.split(':')[0] ?? line);
   }

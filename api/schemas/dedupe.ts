@@ -1,14 +1,17 @@
 import { z } from 'zod';
 import { NOT_BLANK_PATTERN } from '../../jobs/fields';
 import { MATCH_TYPES, RECORD_FIELDS, RECORD_TYPES } from '../../lib/dedupe';
+import { hasControlCharacter, NO_CONTROL_CHARACTERS } from '../../lib/emails';
 
 // ---- requests (spec §4.6) -------------------------------------------------------------------
 
 const field = z.string().max(2000).nullish();
+// Control characters are no part of any address (lib/emails.ts); the stored record is mailed later.
+const emailField = field.refine((v) => v == null || !hasControlCharacter(v), NO_CONTROL_CHARACTERS);
 
 /** A checked record (spec §2.7): the listed fields only, at least one of them non-empty. */
 export const dedupeRecord = z
-  .strictObject(Object.fromEntries(RECORD_FIELDS.map((f) => [f, field])) as Record<(typeof RECORD_FIELDS)[number], typeof field>)
+  .strictObject(Object.fromEntries(RECORD_FIELDS.map((f) => [f, f === 'email' ? emailField : field])) as Record<(typeof RECORD_FIELDS)[number], typeof field>)
   .refine((r) => Object.values(r).some((v) => typeof v === 'string' && v.trim() !== ''), { message: 'record must carry at least one non-empty field', path: [] })
   .meta({
     id: 'DedupeRecord',

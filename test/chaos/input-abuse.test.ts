@@ -128,3 +128,29 @@ describe('slow clients', () => {
     figures.slow_loris = { headers_timeout_ms: 2000, closed_after_ms: outcome.closedAfterMs };
   });
 });
+
+describe('addresses with control characters (issue 38 item 3: SMTP command injection)', () => {
+  // CR/LF command injection as a quoted local part (OWASP WSTG-INPV-11's mail-injection form), which
+  // validator's isEmail accepts; the crawlVerify probe wrote it into RCPT TO as it was.
+  const injected = '"x\r\nRCPT TO:<victim@target.example>\r\nDATA\r\n"@example.com';
+  const msgs = async (res: Response) => ((await res.json()) as { detail: { msg: string }[] }).detail.map((d) => d.msg);
+
+  test('a crawlVerify job and a de-duplication check with one are 422 naming control characters; no job is stored', async () => {
+    const [before] = await db('jobs').count<{ count: string }[]>('* as count');
+    const job = await fetch(`${base}/api/v1/jobs/submit`, {
+      method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'crawlVerify', payload: { emails: ['ok@example.com', injected] } }),
+    });
+    expect(job.status).toBe(422);
+    expect(await msgs(job)).toContainEqual(expect.stringContaining('control characters'));
+    const [after] = await db('jobs').count<{ count: string }[]>('* as count');
+    expect(after?.count).toBe(before?.count);
+    const dedupe = await fetch(`${base}/api/v1/dedupe/check`, {
+      method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ record: { email: injected }, record_type: 'email' }),
+    });
+    expect(dedupe.status).toBe(422);
+    expect(await msgs(dedupe)).toContainEqual(expect.stringContaining('control characters'));
+    figures.address_control_characters = { crawl_verify_submit: job.status, dedupe_check: dedupe.status };
+  });
+});
