@@ -14,14 +14,24 @@ export interface ActivityDeps {
   storage: Storage;
   search: SearchClient;
   logger: Logger;
-  /** The SSRF-guarded HTTP client every outside request goes through (one per process). */
+  /** The SSRF-guarded HTTP client of URLs clients supply (USER_URL_ALLOW_HOSTS; one per process). */
   http: OutboundClient;
-  /** The same client through PROXY_URL, when that is set: the profile requests of crawlPublicSocial use it. */
+  /**
+   * The guarded client of the operator's endpoints (providers, LLM base URLs): OUTBOUND_ALLOW_HOSTS
+   * as well. Absent (tests that build activities by hand): `http`, the stricter one. Use endpointHttp().
+   */
+  endpointHttp?: OutboundClient;
+  /** The endpoint client through PROXY_URL, when that is set: the profile requests of crawlPublicSocial use it. */
   proxiedHttp?: OutboundClient;
   /** This worker's identity, recorded as the job's worker_id. */
   workerId: string;
   /** What the worker closes once it has drained; absent where activities are built by hand (tests), which then close nothing. */
   held?: HeldResources;
+}
+
+/** The client for an operator-configured endpoint (a provider's base URL, an LLM base URL). */
+export function endpointHttp(deps: Pick<ActivityDeps, 'http' | 'endpointHttp'>): OutboundClient {
+  return deps.endpointHttp ?? deps.http;
 }
 
 /**

@@ -73,9 +73,11 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   const { config, db } = deps;
   const app = new Koa<AppState>();
   // The source address of the per-address limits and the unsubscribe audit: the socket's, or
-  // X-Forwarded-For's when a trusted reverse proxy sets it.
+  // X-Forwarded-For's when a trusted reverse proxy sets it. Koa reads the left-most entry, which the
+  // caller writes; maxIpsCount keeps only the entries the trusted proxies appended (ips.slice(-n)[0]).
   app.proxy = config.TRUST_PROXY;
   app.silent = true; // errors are logged by errorHandler with the request id
+  app.maxIpsCount = config.TRUSTED_PROXY_HOPS;
 
   const limiter = config.RATE_LIMIT_ENABLED
     ? [rateLimit(db, { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: config.RATE_LIMIT_BURST, schema: config.DATABASE_SCHEMA })]
@@ -123,11 +125,13 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   eventRoutes(api, db, listener, { heartbeatSeconds: config.SSE_HEARTBEAT_SECONDS, maxStreamsPerClient: config.SSE_MAX_STREAMS_PER_CLIENT });
   dedupeRoutes(api, new DedupeRepository(db), { enabled: config.DEDUPE_ENABLED });
   const leadIndex = new LeadIndexTrigger(deps.temporal, config.TASK_QUEUE_PREFIX, deps.logger);
-  // Calls to client-supplied URLs (video import URLs' redirects, the integrations' live check) go
-  // through the SSRF guard, like the workers'.
+  // Calls to client-supplied URLs (video import URLs' redirects) go through the SSRF guard with
+  // USER_URL_ALLOW_HOSTS, like the workers'; the integrations' live check calls an LLM base URL,
+  // an endpoint the operator may allow in OUTBOUND_ALLOW_HOSTS (an in-house model server).
   const outbound = OutboundClient.fromConfig(config);
   // Before the IDAP routes: GET /api/v1/idap/media/{id} is the media proxy, not an IDAP fetch.
   const mediaRepo = new MediaRepository(db);
+  const endpoints = OutboundClient.forEndpoints(config);
   const peertube = peerTubeSettings(config);
   mediaRoutes(api, {
     uploads: new MediaUploads(deps.storage, mediaRepo, { maxBytes: config.MEDIA_MAX_UPLOAD_BYTES, maxSvgBytes: config.MEDIA_MAX_SVG_BYTES }),
@@ -135,7 +139,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
     storage: deps.storage,
     maxUploadBytes: config.MEDIA_MAX_UPLOAD_BYTES,
     peertube: 'missing' in peertube ? peertube : new PeerTubeClient(peertube),
-    allowHosts: config.OUTBOUND_ALLOW_HOSTS,
+    allowHosts: config.USER_URL_ALLOW_HOSTS,
     http: outbound,
   });
   idapRoutes(api, db, leadIndex);
@@ -151,7 +155,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   exportRoutes(api, db, deps.storage, { workflowResults, campaigns });
   integrationRoutes(api, {
     repo: cipher ? new IntegrationRepository(db, cipher, config.DATABASE_SCHEMA) : undefined,
-    http: outbound,
+    http: endpoints,
     breaker: { failures: config.LLM_BREAKER_FAILURES, cooldownSeconds: config.LLM_BREAKER_COOLDOWN_SECONDS },
     timeoutMs: config.LLM_TIMEOUT_MS,
     prices: config.LLM_PRICES,
@@ -161,7 +165,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
     repo: cipher ? new MailRepository(db, cipher) : undefined,
     workflows: mailWorkflows,
     suppressions: new UnsubscribeRepository(db),
-    allowHosts: new AllowList(config.OUTBOUND_ALLOW_HOSTS),
+    allowHosts: new AllowList(config.USER_URL_ALLOW_HOSTS),
     timeoutMs: config.MAIL_TIMEOUT_MS,
     maxMessageBytes: config.MAIL_MAX_MESSAGE_BYTES,
   });
@@ -176,8 +180,9 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   app.use(responseFormat((path) => api.ownsFormat(path)));
   app.use(errorHandler());
   app.use(docs.routes());
-  // On the main listener unless METRICS_PORT gives them a listener of their own (api/server.ts).
-  if (config.METRICS_PORT === undefined) app.use(metricsRoute(metrics));
+  // On the main listener only for the operator's token, and only unless METRICS_PORT gives them a
+  // listener of their own (api/server.ts); with neither, /metrics is a 404 here.
+  if (config.METRICS_PORT === undefined && config.METRICS_TOKEN !== undefined) app.use(metricsRoute(metrics, config.METRICS_TOKEN));
   app.use(api.methodGuard());
   app.use(api.router.routes());
   app.use(methodNotAllowed());
@@ -185,7 +190,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   // Before the dependencies close: stop listening and let Temporal calls in flight finish.
   const close = async () => {
     await Promise.all([listener.close(), clientCache.close(), jobs.drain(), campaigns.drain(), queueCalls.drain(), mailWorkflows.drain()]);
-    await outbound.close();
+    await Promise.all([outbound.close(), endpoints.close()]);
   };
   return { app, api, metrics, close };
 }

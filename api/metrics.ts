@@ -1,6 +1,8 @@
 import type { Middleware } from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Db } from '../db';
+import { hashSecret, secretMatches } from '../lib/credentials';
+import { AppError } from '../lib/errors';
 import { ApiMetricsRepository } from '../db/repositories/api-metrics';
 import type { AppState } from './context';
 
@@ -87,10 +89,17 @@ export class ApiMetrics {
   }
 }
 
-/** GET /metrics in Prometheus's text format (no credential, as Prometheus scrapes; no client data in it). */
-export function metricsRoute(metrics: ApiMetrics): Middleware<AppState> {
+/**
+ * GET /metrics in Prometheus's text format on the API's own listener, for the operator only: the
+ * request must carry METRICS_TOKEN as a bearer credential (compared in constant time), else 401.
+ */
+export function metricsRoute(metrics: ApiMetrics, token: string): Middleware<AppState> {
   return async (ctx, next) => {
     if (ctx.path !== '/metrics' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    const presented = /^Bearer (.+)$/i.exec(ctx.get('authorization'))?.[1] ?? '';
+    if (!secretMatches(presented, hashSecret(token))) {
+      throw new AppError(401, 'metrics need the operator token (METRICS_TOKEN) as a bearer credential', undefined, { 'www-authenticate': 'Bearer realm="metrics"' });
+    }
     const { contentType, body } = await metrics.render();
     ctx.type = contentType;
     ctx.body = body;

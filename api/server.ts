@@ -22,6 +22,7 @@ export async function startServer(config: Config, availableJobTypes?: readonly J
   const { app, metrics, close: closeApp } = createApp({ config, db, temporal, search, storage, logger, availableJobTypes });
   const metricsServer = config.METRICS_PORT === undefined ? undefined : await listenMetrics(metrics, config.METRICS_HOST, config.METRICS_PORT);
   if (metricsServer) logger.info({ url: `http://${config.METRICS_HOST}:${config.METRICS_PORT}/metrics` }, 'metrics listening');
+  else if (config.METRICS_TOKEN === undefined) logger.info('metrics are not served: set METRICS_PORT (a listener of their own) or METRICS_TOKEN (GET /metrics on PORT with that bearer token)');
 
   const server = await new Promise<Server>((resolve, reject) => {
     // Slow clients (slow-loris) are cut off: headers and whole requests have deadlines, checked every second.

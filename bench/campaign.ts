@@ -98,7 +98,7 @@ async function main(): Promise<void> {
   const tag = `c${Date.now().toString(36)}`;
   const service = await startBenchService(tag, 'campaign', {
     RATE_LIMIT_ENABLED: 'false',
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8',
+    USER_URL_ALLOW_HOSTS: '127.0.0.0/8',
     GOOGLE_PLACES_BASE_URL: places.baseUrl,
     GOOGLE_PLACES_API_KEY: KEY,
     DNS_SERVERS: where.dns,

@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   const tag = `e${Date.now().toString(36)}`;
   const service = await startBenchService(tag, 'engine', {
     RATE_LIMIT_ENABLED: 'false',
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+    USER_URL_ALLOW_HOSTS: '127.0.0.1',
     VIES_BASE_URL: vies.baseUrl,
   });
   const { db, base, auth } = service;

@@ -153,7 +153,7 @@ async function interleaved(arms: Arm[], total: number, concurrency: number, bloc
 async function main(): Promise<void> {
   const opts = args({ captures: 20, concurrency: 1, page: 0, block: 5 });
   const tag = `l${Date.now().toString(36)}`;
-  const config = parseConfig({ ...stackEnv(), MINIO_BUCKET_PREFIX: `bench-${tag}`, LOG_LEVEL: 'warn', OUTBOUND_ALLOW_HOSTS: '127.0.0.1' });
+  const config = parseConfig({ ...stackEnv(), MINIO_BUCKET_PREFIX: `bench-${tag}`, LOG_LEVEL: 'warn', USER_URL_ALLOW_HOSTS: '127.0.0.1' });
   const pages = await startLandingPages();
   const url = `${pages.baseUrl}${opts.page === 1 ? '/plain' : '/landing'}`;
   const http = OutboundClient.fromConfig(config);

@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const tag = `m${Date.now().toString(36)}`;
   const service = await startBenchService(tag, 'maps', {
     RATE_LIMIT_ENABLED: 'false',
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+    USER_URL_ALLOW_HOSTS: '127.0.0.1',
     GOOGLE_PLACES_BASE_URL: places.baseUrl,
     GOOGLE_PLACES_API_KEY: KEY,
   });

@@ -102,6 +102,11 @@ export class EventListener {
     return this.count;
   }
 
+  /** One client's subscriptions on this process (what that client may be told; the total is the operator's). */
+  subscriptionsOf(clientId: string): number {
+    return this.subscribers.get(clientId)?.size ?? 0;
+  }
+
   /**
    * An id a Last-Event-ID replay may read up to: no event at or below it can still commit (within the
    * limits above). At least the watermark; higher when committed events are still to be announced or

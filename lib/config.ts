@@ -49,6 +49,13 @@ export const configSchema = dbConfigSchema.extend({
    */
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   METRICS_HOST: z.string().default('127.0.0.1'),
+  /**
+   * The operator's token for GET /metrics on PORT (a secret: no default), sent as
+   * `Authorization: Bearer <token>` (Prometheus: `authorization.credentials`). With METRICS_PORT unset
+   * and no token, PORT does not serve metrics at all: they name every route, queue depth and outbox
+   * lag, which no client of a public listener should read. The METRICS_PORT listener needs no token.
+   */
+  METRICS_TOKEN: z.string().min(16, 'at least 16 characters (openssl rand -hex 16)').optional(),
   /** The worker's Prometheus exporter (Temporal SDK metrics plus the service's own), host:port; unset: none. */
   WORKER_METRICS_ADDRESS: z.string().regex(/^[^:\s]+:\d{1,5}$/, 'host:port, e.g. 127.0.0.1:9464').optional(),
   /** Public base URL of the API, used in links it prints and documents. */
@@ -103,10 +110,23 @@ export const configSchema = dbConfigSchema.extend({
   /** Deadline of one video route's calls to PeerTube (token, import, video), together. */
   PEERTUBE_TIMEOUT_MS: int(20000, 1000, 120000),
 
-  /** Hosts, IPs or CIDRs that outbound fetches may reach although they are private or loopback. */
+  /**
+   * Hosts, IPs or CIDRs that the operator's own endpoints may reach although private or loopback:
+   * the provider base URLs (SEC_*, COMPANIES_HOUSE_BASE_URL, VIES_BASE_URL, GOOGLE_PLACES_BASE_URL,
+   * NOMINATIM_BASE_URL, OVERPASS_BASE_URL, SOCIAL_BASE_URL) and LLM integrations' base URLs (an
+   * in-house model server). Until issue 38 this one list also let every client's crawls, captures,
+   * webhooks, imports and mailboxes reach these hosts; now those follow USER_URL_ALLOW_HOSTS only.
+   */
   OUTBOUND_ALLOW_HOSTS: csv,
   CHROMIUM_PATH: z.string().default('/usr/bin/chromium'),
 
+  /**
+   * Hosts, IPs or CIDRs that URLs and hosts a client names may reach although private or loopback:
+   * crawlSite and crawlLanding pages (and what they load), webhook URLs, video import URLs, mailbox
+   * servers and the mail servers crawlVerify probes. Empty in production; whatever is listed here
+   * every tenant can reach (the operator's endpoints too). Test stand-ins on 127.0.0.1 go here.
+   */
+  USER_URL_ALLOW_HOSTS: csv,
   // Website crawler (activities/site: the SITE_* settings).
   /** Declared crawler agent, with a URL that says who crawls; robots.txt rules are matched against it. */
   SITE_USER_AGENT: z.string().min(1).default('leadjobs-crawler/1.0 (+https://github.com/leadjobs/leadjobs)'),
@@ -137,6 +157,12 @@ export const configSchema = dbConfigSchema.extend({
   TRUST_PROXY: bool.default(false),
   /** Failed authentications (401) one source address may make per minute, counted by all API processes together. */
   AUTH_FAILURES_PER_MINUTE: int(10, 1),
+  /**
+   * With TRUST_PROXY: how many reverse proxies in a row append to X-Forwarded-For in front of the API.
+   * The client address is the entry that many from the right (1: the last one, written by the proxy
+   * that talks to the API); anything further left was written by the caller and is ignored.
+   */
+  TRUSTED_PROXY_HOPS: int(1, 1, 20),
   /** Past that limit the address's failing requests get 429 for this long; valid credentials always pass. */
   AUTH_FAILURE_BLOCK_SECONDS: int(300, 1, 86400),
   /**

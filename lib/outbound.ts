@@ -7,7 +7,8 @@ import type { Config } from './config';
 /**
  * Outbound HTTP for URLs that users supply (website crawls, landing pages, provider APIs), with a
  * guard against server-side request forgery: nothing reaches a private, loopback, link-local
- * (cloud metadata) or otherwise non-public address unless OUTBOUND_ALLOW_HOSTS lists it.
+ * (cloud metadata) or otherwise non-public address unless the client's allow-list lists it
+ * (USER_URL_ALLOW_HOSTS for URLs clients supply, OUTBOUND_ALLOW_HOSTS too for the operator's endpoints).
  *
  * The check runs inside the connection's DNS lookup, on the addresses the socket then connects to,
  * so a name that resolves to a public address when checked and to 10.0.0.1 a moment later (DNS
@@ -37,7 +38,13 @@ export class OutboundError extends Error {
   readonly code: string | undefined;
 }
 
-/** The request would have connected to an address the guard refuses. Never worth retrying. */
+/**
+ * The request would have connected to an address the guard refuses. Never worth retrying.
+ * The message (which reaches job errors and webhook delivery logs) names the URL the client gave
+ * or was redirected to, never the address its host resolved to nor that address's range: those
+ * would map the internal network for anyone who submits internal names. `address` and `reason`
+ * stay on the error for the operator's logs.
+ */
 export class BlockedAddressError extends OutboundError {
   override readonly name: string = 'BlockedAddressError';
 
@@ -46,7 +53,7 @@ export class BlockedAddressError extends OutboundError {
     readonly address: string,
     readonly reason: string,
   ) {
-    super('blocked', `refusing to connect to ${address} (${reason})${url ? ` for ${url}` : ''}`, url);
+    super('blocked', `the target${url ? ` of ${url}` : ''} is not allowed (only public internet hosts can be reached)`, url);
   }
 }
 
@@ -172,7 +179,7 @@ function parseAddress(ip: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   return ipaddr.process(kind === 6 ? new URL(`http://[${ip.replace(/%.*$/, '')}]/`).hostname.slice(1, -1) : ip);
 }
 
-/** OUTBOUND_ALLOW_HOSTS parsed: hostnames, IP addresses and CIDRs. */
+/** An allow-list (USER_URL_ALLOW_HOSTS, OUTBOUND_ALLOW_HOSTS) parsed: hostnames, IP addresses and CIDRs. */
 export class AllowList {
   private readonly hostnames = new Set<string>();
   private readonly ranges: [ipaddr.IPv4 | ipaddr.IPv6, number][] = [];
@@ -183,7 +190,7 @@ export class AllowList {
       const entry = raw.trim().replace(/^\[(.*)\]$/, '$1');
       if (!entry) continue;
       if (entry.includes('/')) {
-        if (!ipaddr.isValidCIDR(entry)) throw new Error(`OUTBOUND_ALLOW_HOSTS: invalid CIDR "${raw}"`);
+        if (!ipaddr.isValidCIDR(entry)) throw new Error(`allow-list (USER_URL_ALLOW_HOSTS, OUTBOUND_ALLOW_HOSTS): invalid CIDR "${raw}"`);
         const [addr, bits] = ipaddr.parseCIDR(entry);
         this.ranges.push(addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96 ? [(addr as ipaddr.IPv6).toIPv4Address(), bits - 96] : [addr, bits]);
       } else if (isIP(entry)) {
@@ -339,9 +346,20 @@ export class OutboundClient {
     }
   }
 
-  /** The process's client: OUTBOUND_ALLOW_HOSTS as its allow-list. */
-  static fromConfig(config: Pick<Config, 'OUTBOUND_ALLOW_HOSTS'>, options: Partial<OutboundOptions> = {}): OutboundClient {
-    return new OutboundClient({ allowHosts: config.OUTBOUND_ALLOW_HOSTS, userAgent: DEFAULT_USER_AGENT, ...options });
+  /**
+   * The process's client for URLs that clients supply (crawls, captures, webhooks, imports):
+   * USER_URL_ALLOW_HOSTS as its allow-list, never OUTBOUND_ALLOW_HOSTS.
+   */
+  static fromConfig(config: Pick<Config, 'USER_URL_ALLOW_HOSTS'>, options: Partial<OutboundOptions> = {}): OutboundClient {
+    return new OutboundClient({ allowHosts: config.USER_URL_ALLOW_HOSTS, userAgent: DEFAULT_USER_AGENT, ...options });
+  }
+
+  /**
+   * The process's client for the operator's endpoints (provider base URLs, LLM base URLs):
+   * OUTBOUND_ALLOW_HOSTS and USER_URL_ALLOW_HOSTS (what every client may reach, these may too).
+   */
+  static forEndpoints(config: Pick<Config, 'OUTBOUND_ALLOW_HOSTS' | 'USER_URL_ALLOW_HOSTS'>, options: Partial<OutboundOptions> = {}): OutboundClient {
+    return new OutboundClient({ allowHosts: [...config.OUTBOUND_ALLOW_HOSTS, ...config.USER_URL_ALLOW_HOSTS], userAgent: DEFAULT_USER_AGENT, ...options });
   }
 
   /** Closes pooled connections; waits for requests still running. */

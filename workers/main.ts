@@ -44,11 +44,15 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   const storage = Storage.fromConfig(config);
   const search = createSearchClient(config);
   const onProviderCall = providerCallCounter();
+  // Two guarded clients: URLs clients supply (USER_URL_ALLOW_HOSTS only) and the operator's endpoints
+  // (providers, LLM base URLs: OUTBOUND_ALLOW_HOSTS as well), so a host listed for an in-house
+  // endpoint is not a host every tenant's crawl, capture or webhook can reach.
   const http = OutboundClient.fromConfig(config, { onProviderCall });
-  const proxiedHttp = config.PROXY_URL ? OutboundClient.fromConfig(config, { proxyUrl: config.PROXY_URL, onProviderCall }) : undefined;
+  const endpointHttp = OutboundClient.forEndpoints(config, { onProviderCall });
+  const proxiedHttp = config.PROXY_URL ? OutboundClient.forEndpoints(config, { proxyUrl: config.PROXY_URL, onProviderCall }) : undefined;
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const held = new HeldResources();
-  const activities = createActivities({ config, db, storage, search, logger, http, proxiedHttp, workerId: identity, held });
+  const activities = createActivities({ config, db, storage, search, logger, http, endpointHttp, proxiedHttp, workerId: identity, held });
   // An attempt that met a backing service's outage waits for it to answer again before it fails (workers/outage-wait.ts).
   const activityInterceptors = [
     outageWait({
@@ -79,7 +83,7 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   const run = Promise.all(workers.map((w) => w.run())).then(async () => {
     await dispatcher.stop();
     await held.close();
-    await Promise.allSettled([db.destroy(), connection.close(), search.close(), http.close(), proxiedHttp?.close()]);
+    await Promise.allSettled([db.destroy(), connection.close(), search.close(), http.close(), endpointHttp.close(), proxiedHttp?.close()]);
     logger.info('worker stopped');
   });
   // Idempotent: a second signal (SIGTERM after Ctrl-C) must not throw "Not running" and cut the drain short.

@@ -4,7 +4,7 @@ import { RegistryCache } from '../../db/repositories/registry-cache';
 import { crawlCompanyDataPayload, type CrawlCompanyDataPayload } from '../../jobs/crawl-company-data';
 import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { BlockedAddressError } from '../../lib/outbound';
-import { parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
+import { endpointHttp, parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
 import { pacedGlobally } from '../pacing';
 import { CompaniesHouseClient, normalizeCompanyNumber } from './companies-house';
 import { normalizeCik, SecClient } from './sec';
@@ -61,13 +61,13 @@ export function createCompanyDataActivities(deps: ActivityDeps) {
     if (!config.SEC_USER_AGENT) {
       throw ApplicationFailure.nonRetryable('the US registry (SEC EDGAR) is not configured: set SEC_USER_AGENT to "<Company> <contact email>"', 'RegistryNotConfigured');
     }
-    return (sec ??= new SecClient({ baseUrl: config.SEC_BASE_URL, dataBaseUrl: config.SEC_DATA_BASE_URL, eftsBaseUrl: config.SEC_EFTS_BASE_URL, userAgent: config.SEC_USER_AGENT, http: deps.http }));
+    return (sec ??= new SecClient({ baseUrl: config.SEC_BASE_URL, dataBaseUrl: config.SEC_DATA_BASE_URL, eftsBaseUrl: config.SEC_EFTS_BASE_URL, userAgent: config.SEC_USER_AGENT, http: endpointHttp(deps) }));
   };
   const chClient = (): CompaniesHouseClient => {
     if (!config.COMPANIES_HOUSE_API_KEY) {
       throw ApplicationFailure.nonRetryable('the UK registry (Companies House) is not configured: set COMPANIES_HOUSE_API_KEY', 'RegistryNotConfigured');
     }
-    return (ch ??= new CompaniesHouseClient({ baseUrl: config.COMPANIES_HOUSE_BASE_URL, apiKey: config.COMPANIES_HOUSE_API_KEY, http: deps.http }));
+    return (ch ??= new CompaniesHouseClient({ baseUrl: config.COMPANIES_HOUSE_BASE_URL, apiKey: config.COMPANIES_HOUSE_API_KEY, http: endpointHttp(deps) }));
   };
   /**
    * SEC counts any one-second window. The registry queue's dispatch rate (jobs/crawl-company-data.ts)
@@ -79,7 +79,7 @@ export function createCompanyDataActivities(deps: ActivityDeps) {
   const secPaced = <T>(signal: AbortSignal, request: () => Promise<T>): Promise<T> =>
     pacedGlobally(deps.db, 'registry-sec', { gapMs: 1000 / (config.SEC_REQUESTS_PER_SECOND * 0.8) }, signal, request);
   // Temporal retries transient VIES failures with backoff (the workflow's retry policy): no inner retries.
-  const viesClient = (): ViesClient => (vies ??= new ViesClient({ baseUrl: config.VIES_BASE_URL, http: deps.http, retries: 0 }));
+  const viesClient = (): ViesClient => (vies ??= new ViesClient({ baseUrl: config.VIES_BASE_URL, http: endpointHttp(deps), retries: 0 }));
 
   return {
     /**

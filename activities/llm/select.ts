@@ -3,7 +3,7 @@ import { IntegrationRepository, spendBlocked, type IntegrationState, type UsageR
 import { callLlm, LlmError, type LlmUsage } from '../../lib/llm/call';
 import { CredentialCipher } from '../../lib/llm/cipher';
 import { costUsd, priceOf } from '../../lib/llm/prices';
-import type { ActivityDeps } from '../deps';
+import { endpointHttp, type ActivityDeps } from '../deps';
 import type { ExtractOutcome, ExtractRequest, LlmExtractor } from './types';
 
 /**
@@ -56,7 +56,7 @@ export class IntegrationExtractor implements LlmExtractor {
         costUsd: costUsd(priceOf(key.model, config.LLM_PRICES, repo.ownPrice(key)), u.inputTokens, u.outputTokens),
       });
       try {
-        const answer = await callLlm(this.deps.http, {
+        const answer = await callLlm(endpointHttp(this.deps), {
           provider: key.provider_name,
           credentials: repo.credentials(key),
           instructions: request.instructions,

@@ -13,7 +13,7 @@ export const recipientsOf = (m: Pick<MessageRow, 'to_addresses' | 'cc_addresses'
 
 export function createDeliverActivities(deps: ActivityDeps) {
   const repo = mailRepository(deps);
-  const allow = new AllowList(deps.config.OUTBOUND_ALLOW_HOSTS);
+  const allow = new AllowList(deps.config.USER_URL_ALLOW_HOSTS);
   const links = unsubscribeLinks(deps.config);
   const preferences = new UnsubscribeRepository(deps.db);
 

@@ -34,7 +34,7 @@ interface SyncProgress {
 
 export function createSyncActivities(deps: ActivityDeps) {
   const repo = mailRepository(deps);
-  const allow = new AllowList(deps.config.OUTBOUND_ALLOW_HOSTS);
+  const allow = new AllowList(deps.config.USER_URL_ALLOW_HOSTS);
 
   /**
    * Fetches the INBOX messages past the last UID stored (all of them after a UIDVALIDITY change)

@@ -7,7 +7,7 @@ import { crawlMapsPayload, urlProvider, type CrawlMapsPayload, type CrawlMapsRes
 import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { hostImage } from '../../lib/hosted-image';
 import { BlockedAddressError, OutboundError } from '../../lib/outbound';
-import { parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
+import { endpointHttp, parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
 import { businessFromGoogle, businessFromNominatim, nominatimFromOverpass } from './business';
 import { MapsError, notFound } from './errors';
 import { GooglePlacesClient, type GooglePlace, type TextSearch } from './google-places';
@@ -54,16 +54,16 @@ export function createMapsActivities(deps: ActivityDeps) {
   const dedupe = new DedupeRepository(deps.db);
   let google: GooglePlacesClient | undefined;
   let overpassClient: OverpassClient | undefined;
-  const overpass = (): OverpassClient => (overpassClient ??= new OverpassClient({ baseUrl: config.OVERPASS_BASE_URL, userAgent: config.OSM_USER_AGENT, http: deps.http }));
+  const overpass = (): OverpassClient => (overpassClient ??= new OverpassClient({ baseUrl: config.OVERPASS_BASE_URL, userAgent: config.OSM_USER_AGENT, http: endpointHttp(deps) }));
   let nominatimClient: NominatimClient | undefined;
   const nominatim = (): NominatimClient =>
-    (nominatimClient ??= new NominatimClient({ baseUrl: config.NOMINATIM_BASE_URL, userAgent: config.OSM_USER_AGENT, http: deps.http }));
+    (nominatimClient ??= new NominatimClient({ baseUrl: config.NOMINATIM_BASE_URL, userAgent: config.OSM_USER_AGENT, http: endpointHttp(deps) }));
 
   const googleClient = (): GooglePlacesClient => {
     if (!config.GOOGLE_PLACES_API_KEY) {
       throw ApplicationFailure.nonRetryable('the google_places provider is not configured: set GOOGLE_PLACES_API_KEY (or ask for provider osm)', 'ProviderNotConfigured');
     }
-    return (google ??= new GooglePlacesClient({ baseUrl: config.GOOGLE_PLACES_BASE_URL, apiKey: config.GOOGLE_PLACES_API_KEY, http: deps.http }));
+    return (google ??= new GooglePlacesClient({ baseUrl: config.GOOGLE_PLACES_BASE_URL, apiKey: config.GOOGLE_PLACES_API_KEY, http: endpointHttp(deps) }));
   };
 
   /**

@@ -5,7 +5,7 @@ import { OutboundError, type OutboundClient } from '../../lib/outbound';
 /**
  * Where pages come from. Both sources fetch through the SSRF-guarded OutboundClient, so every
  * request, every redirect hop and (with render_js) every request Chromium makes is checked after
- * DNS resolution against OUTBOUND_ALLOW_HOSTS.
+ * DNS resolution against USER_URL_ALLOW_HOSTS.
  */
 export interface FetchedPage {
   /** The URL asked for. */

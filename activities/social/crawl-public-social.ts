@@ -7,7 +7,7 @@ import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { hostImage, type HostedImage } from '../../lib/hosted-image';
 import { BlockedAddressError } from '../../lib/outbound';
 import { profileUsername } from '../../lib/social-url';
-import { parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
+import { endpointHttp, parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
 import { pacedGlobally } from '../pacing';
 import { ProfileApiClient, ProfileApiError, type WireUser } from './profile-api';
 import { profileResult } from './profile';
@@ -36,7 +36,7 @@ export function createSocialActivities(deps: ActivityDeps) {
   let api: ProfileApiClient | undefined;
   // PROXY_URL: the profile requests leave through the operator's proxy; the guard still judges every target.
   const profileApi = (): ProfileApiClient =>
-    (api ??= new ProfileApiClient({ baseUrl: config.SOCIAL_BASE_URL, appId: config.SOCIAL_APP_ID, userAgent: config.SOCIAL_USER_AGENT, http: deps.proxiedHttp ?? deps.http }));
+    (api ??= new ProfileApiClient({ baseUrl: config.SOCIAL_BASE_URL, appId: config.SOCIAL_APP_ID, userAgent: config.SOCIAL_USER_AGENT, http: deps.proxiedHttp ?? endpointHttp(deps) }));
 
   return {
     /** The job's username (its payload parsed with the catalog schema) and the retry window. No I/O; an invalid payload fails for good. */

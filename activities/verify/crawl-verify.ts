@@ -114,9 +114,9 @@ async function checkMailbox(a: ParsedAddress, hosts: string[], ctx: VerifyContex
     }
   }
   if (!host || !address) return { check: { kind: 'unknown', reason: `no mail server of ${a.domain} has an address (${hosts.join(', ')})` }, mx: hosts[0] ?? a.domain };
-  const blocked = isBlockedAddress(address);
-  if (blocked.blocked && !ctx.allowList.allows(host, address)) {
-    return { check: { kind: 'unknown', reason: `refusing to connect to ${address} (${blocked.reason ?? 'not public'}) for mail server ${host}` }, mx: host };
+  if (isBlockedAddress(address).blocked && !ctx.allowList.allows(host, address)) {
+    // The MX name is the domain's own (public DNS); the address it resolved to is not said (issue 38 item 14).
+    return { check: { kind: 'unknown', reason: `mail server ${host} is not allowed (only public internet hosts can be reached)` }, mx: host };
   }
   const mailServer = { address, host };
   let attempts = 0;
@@ -202,7 +202,7 @@ const sharedByDeps = new WeakMap<ActivityDeps, VerifyShared>();
 function sharedOf(deps: ActivityDeps): VerifyShared {
   let shared = sharedByDeps.get(deps);
   if (!shared) {
-    shared = { allowList: new AllowList(deps.config.OUTBOUND_ALLOW_HOSTS), limiter: new KeyedLimiter(deps.config.VERIFY_CONCURRENCY_PER_DOMAIN) };
+    shared = { allowList: new AllowList(deps.config.USER_URL_ALLOW_HOSTS), limiter: new KeyedLimiter(deps.config.VERIFY_CONCURRENCY_PER_DOMAIN) };
     sharedByDeps.set(deps, shared);
   }
   return shared;

@@ -228,7 +228,7 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, opt
     method: 'get',
     path: '/api/v1/events/status',
     operationId: 'getEventsStatus',
-    summary: 'Event service health and active subscriptions (this API process)',
+    summary: "Event service health and the calling client's active subscriptions (this API process)",
     tags: ['events'],
     security: 'client',
     responses: { 200: { description: 'Event service status', schema: statusResponse } },
@@ -238,7 +238,8 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, opt
       ctx.body = {
         status: healthy ? 'healthy' : 'degraded',
         listening: listener.listening,
-        active_subscriptions: listener.subscriptionCount,
+        // The caller's own streams: the process-wide count would tell every tenant how busy the others are.
+        active_subscriptions: listener.subscriptionsOf(clientIdOf(ctx)),
         heartbeat_seconds: heartbeatSeconds,
         timestamp: new Date().toISOString(),
       };

@@ -51,7 +51,7 @@ export interface MailRouteDeps {
   workflows: MailWorkflows;
   /** Unsubscribe preferences (lib/mail/list-unsubscribe.ts); undefined: no recipient is refused. */
   suppressions: Suppressions | undefined;
-  /** OUTBOUND_ALLOW_HOSTS: mailbox hosts in private ranges that the login check may reach. */
+  /** USER_URL_ALLOW_HOSTS: mailbox hosts in private ranges that the login check may reach. */
   allowHosts: AllowList;
   timeoutMs: number;
   maxMessageBytes: number;
@@ -290,7 +290,7 @@ export function mailRoutes(api: ApiRouter, deps: MailRouteDeps): void {
     path: '/api/v1/mail/mailboxes/{mailbox_id}/test',
     operationId: 'testMailbox',
     summary: 'Log in to the mailbox\'s SMTP and IMAP servers',
-    description: 'SMTP: connect, EHLO and AUTH; IMAP: connect and LOGIN. Hosts in private or loopback ranges are refused unless OUTBOUND_ALLOW_HOSTS lists them.',
+    description: 'SMTP: connect, EHLO and AUTH; IMAP: connect and LOGIN. Hosts in private or loopback ranges are refused unless USER_URL_ALLOW_HOSTS lists them.',
     params: mailboxIdParams,
     responses: { 200: { description: 'Each server\'s outcome', schema: mailboxTestResponse }, 404: { description: 'No such mailbox for this client' } },
     handler: async (ctx, { params }) => {

@@ -21,7 +21,7 @@ export interface MediaRouteDeps {
   maxUploadBytes: number;
   /** The PeerTube client, or the names of the missing PEERTUBE_* settings. */
   peertube: PeerTubeClient | { missing: string[] };
-  /** OUTBOUND_ALLOW_HOSTS: import URLs (and their redirects) naming private addresses are refused unless listed. */
+  /** USER_URL_ALLOW_HOSTS: import URLs (and their redirects) naming private addresses are refused unless listed. */
   allowHosts: string[];
   /** The guarded client an import URL's redirects are followed with. */
   http: OutboundClient;
@@ -172,7 +172,7 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
     summary: 'Import a video by URL into the PeerTube channel',
     description:
       'PeerTube fetches the URL itself (a video page it can import from, or a media file) into PEERTUBE_CHANNEL_ID; the answer comes once PeerTube has accepted the import, with state importing. ' +
-      "First the URL's redirects are followed here (HEAD, each hop through the SSRF guard) and PeerTube is given the last URL: a host that does not resolve, or any hop naming a private, loopback or link-local address (unless OUTBOUND_ALLOW_HOSTS lists it), is refused. " +
+      "First the URL's redirects are followed here (HEAD, each hop through the SSRF guard) and PeerTube is given the last URL: a host that does not resolve, or any hop naming a private, loopback or link-local address (unless USER_URL_ALLOW_HOSTS lists it), is refused. " +
       'Follow it with GET /api/v1/media/videos/{video_id}. PeerTube not configured -> 503 naming the missing settings.',
     tags: ['media'],
     security: 'client',
@@ -291,7 +291,7 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
 /**
  * The URL PeerTube is given: the client's, or where its redirects end. PeerTube fetches from its
  * own network, so every hop is judged here as the SSRF guard judges an outbound fetch: its host has
- * to resolve, and to no private, loopback or link-local address unless OUTBOUND_ALLOW_HOSTS lists it.
+ * to resolve, and to no private, loopback or link-local address unless USER_URL_ALLOW_HOSTS lists it.
  * The hops are followed with HEAD through the guarded client (nothing is downloaded). What PeerTube
  * does later is its own side: a name that answers its lookup differently (DNS rebinding), or a
  * server that redirects PeerTube elsewhere than here, must be refused by PeerTube's own settings.
@@ -341,11 +341,12 @@ async function checkTargetUrl(url: URL, allow: AllowList, from?: URL): Promise<v
   // "localhost." is localhost: a trailing dot names the same host.
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase().replace(/\.+$/, '');
   const which = from ? `url redirects (from ${from.href}) to ${url.href}, which` : 'url';
-  const refuse = (address: string, reason: string): never => {
-    throw refused(`${which} points to a non-public address (${address === host ? host : `${host} resolves to ${address}`}: ${reason}); only public addresses can be imported`);
+  // Names the host the URL gave, never the address it resolved to nor its range (issue 38 item 14).
+  const refuse = (): never => {
+    throw refused(`${which} points to a non-public address (${host}); only public addresses can be imported`);
   };
   if (host === 'localhost' || host.endsWith('.localhost')) {
-    if (!allow.allows(host, host)) refuse(host, 'loopback name');
+    if (!allow.allows(host, host)) refuse();
     return;
   }
   let addresses: string[];
@@ -357,7 +358,6 @@ async function checkTargetUrl(url: URL, allow: AllowList, from?: URL): Promise<v
     throw refused(`${whose} ${host} does not resolve${typeof code === 'string' ? ` (${code})` : ''}; only a host that resolves to a public address can be imported`);
   }
   for (const address of addresses) {
-    const refusal = allow.refusal(host, address);
-    if (refusal) refuse(address, refusal);
+    if (allow.refusal(host, address)) refuse();
   }
 }

@@ -29,7 +29,7 @@ export class MailServerError extends Error {
 /**
  * The address to connect to, checked by the same SSRF rules as outbound HTTP (lib/outbound.ts):
  * mailbox hosts are client-supplied, so private, loopback and other special ranges are refused
- * unless OUTBOUND_ALLOW_HOSTS lists them. The connection then goes to this address (the name is
+ * unless USER_URL_ALLOW_HOSTS lists them. The connection then goes to this address (the name is
  * kept for TLS), so a second DNS answer cannot swap it.
  */
 export async function resolveMailHost(host: string, allow: AllowList): Promise<string> {
@@ -42,12 +42,9 @@ export async function resolveMailHost(host: string, allow: AllowList): Promise<s
       throw new MailServerError('dns', `${host}: ${(err as NodeJS.ErrnoException).code ?? 'lookup failed'}`);
     }
   }
-  for (const address of addresses) {
-    const refusal = allow.refusal(host, address);
-    if (!refusal) return address;
-    if (addresses.length === 1) throw new MailServerError('blocked', `${host} resolves to ${address}, a ${refusal}; mail servers must be public`);
-  }
-  throw new MailServerError('blocked', `${host} resolves only to refused addresses; mail servers must be public`);
+  for (const address of addresses) if (!allow.refusal(host, address)) return address;
+  // Neither the address nor its range is named: a client could map the internal network with them.
+  throw new MailServerError('blocked', `${host} is not allowed as a mail server (only public internet hosts can be reached)`);
 }
 
 export function smtpTransport(server: MailServer, address: string, timeoutMs: number): Transporter<SMTPTransport.SentMessageInfo> {

@@ -49,7 +49,7 @@ beforeAll(async () => {
   const env = {
     ...ownQueues('cancel-latency'),
     RATE_LIMIT_ENABLED: 'false',
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8',
+    USER_URL_ALLOW_HOSTS: '127.0.0.0/8',
     SITE_DELAY_MS: '0',
     VIES_BASE_URL: hanging.baseUrl,
     REGISTRY_CACHE_TTL_SECONDS: '0',

@@ -47,7 +47,7 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
   sites = await startLeadSites();
   stack = await startPrivateStack(STOPPED);
   const s = stack;
-  const env = { ...s.env, ...ownQueues('outages'), RATE_LIMIT_ENABLED: 'false', OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8', SITE_DELAY_MS: '0' };
+  const env = { ...s.env, ...ownQueues('outages'), RATE_LIMIT_ENABLED: 'false', USER_URL_ALLOW_HOSTS: '127.0.0.0/8', SITE_DELAY_MS: '0' };
   const dbConfig = parseDbConfig({ ...process.env, ...env });
   const db = createDb(dbConfig);
   let auth: string;

@@ -127,7 +127,7 @@ beforeAll(async () => {
   api = await startTestApi({
     RATE_LIMIT_ENABLED: 'false',
     // Outbound traffic the API might start stays on this machine.
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+    USER_URL_ALLOW_HOSTS: '127.0.0.1',
     PEERTUBE_BASE_URL: peertube.baseUrl,
     PEERTUBE_USERNAME: peertube.username,
     PEERTUBE_PASSWORD: peertube.password,

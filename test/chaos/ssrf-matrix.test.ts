@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { OutboundClient, OutboundError } from '../../lib/outbound';
-import { bearer, ownQueues, startTestApi, type TestApi } from '../support/api';
+import { bearer, ownQueues, startTestApi, testConfig, type TestApi } from '../support/api';
 import { caller, waitForStatus, type Caller } from '../support/jobs';
 import { startTestWorker, type TestWorker } from '../support/worker';
 
@@ -18,6 +18,7 @@ jest.setTimeout(180_000);
 interface Sentinel {
   port: number;
   connections: () => number;
+  reset: () => void;
   close: () => Promise<void>;
 }
 
@@ -29,6 +30,9 @@ async function sentinel(host: string, port = 0, handler?: Parameters<typeof crea
   return {
     port: (server.address() as AddressInfo).port,
     connections: () => connections,
+    reset: () => {
+      connections = 0;
+    },
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
 }
@@ -168,12 +172,89 @@ describe('the guarded client (every outbound request)', () => {
   });
 });
 
+describe("the operator's endpoints and clients' URLs have separate allow-lists (issue 38 item 9)", () => {
+  // The operator lists an in-house host (an LLM server) in OUTBOUND_ALLOW_HOSTS; that must not let
+  // every client's crawl, capture, webhook, import or mailbox reach it (USER_URL_ALLOW_HOSTS does).
+  const operatorOnly = { OUTBOUND_ALLOW_HOSTS: '127.0.0.1', USER_URL_ALLOW_HOSTS: '' };
+
+  test('the two guarded clients of one process: client URLs refused, the endpoints reach the listed host', async () => {
+    const config = testConfig(operatorOnly);
+    const users = OutboundClient.fromConfig(config);
+    const endpoints = OutboundClient.forEndpoints(config);
+    try {
+      expect((await refusal(users, `http://127.0.0.1:${loop.port}/`))?.kind).toBe('blocked');
+      expect(loop.connections()).toBe(0);
+      expect((await endpoints.fetch(`http://127.0.0.1:${loop.port}/`)).status).toBe(200);
+      expect(loop.connections()).toBe(1);
+    } finally {
+      await Promise.all([users.close(), endpoints.close()]);
+      loop.reset();
+    }
+  });
+
+  test("through the API: a mailbox on the operator's host is refused, an LLM integration's base URL on it is called", async () => {
+    const api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', INTEGRATIONS_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), ...operatorOnly });
+    try {
+      const c = caller(api, bearer(await api.newClient('allow-list split')));
+      const server = { host: '127.0.0.1', port: loop.port, secure: false, username: 'box@mail.test', password: 'x' };
+      const created = await c.post('/api/v1/mail/mailboxes', { address: 'box@mail.test', smtp: server, imap: server });
+      expect(created.status).toBe(201);
+      const { mailbox } = await c.json<{ mailbox: { id: number } }>(created);
+      const checked = await c.json<{ smtp: { ok: boolean; error: string }; imap: { ok: boolean; error: string } }>(await c.post(`/api/v1/mail/mailboxes/${mailbox.id}/test`, {}));
+      expect(checked.smtp).toMatchObject({ ok: false, error: expect.stringContaining('is not allowed as a mail server') });
+      expect(checked.imap).toMatchObject({ ok: false, error: expect.stringContaining('is not allowed as a mail server') });
+      expect(loop.connections()).toBe(0);
+      const integration = await c.post('/api/v1/integrations', { provider_name: 'openai_compatible', credentials: { api_key: `sk-split-${Math.random()}`, base_url: `http://127.0.0.1:${loop.port}/v1`, model: 'm' } });
+      expect(integration.status).toBe(201);
+      const { integration: row } = await c.json<{ integration: { id: number } }>(integration);
+      await c.post(`/api/v1/integrations/${row.id}/test`, {});
+      // The sentinel is no LLM (the check fails), but the endpoint's request reached it.
+      expect(loop.connections()).toBeGreaterThan(0);
+    } finally {
+      await api.close();
+      loop.reset();
+    }
+  });
+});
+
+describe('what a refusal says (issue 38 item 14)', () => {
+  // A refusal reaches the client (a job's error_message, a webhook's delivery log): it names the URL
+  // the client gave or was redirected to, never the address a name resolved to nor that address's
+  // range, which would let anyone map the internal network by submitting internal names.
+  const RANGE_WORDS = /loopback|private|link-local|reserved|unique local|carrier-grade|refusing to connect/i;
+
+  test('a name that resolves to a refused address: the message says the target is not allowed, without the address', async () => {
+    const client = new OutboundClient({ allowHosts: [], userAgent: 'leadjobs-ssrf-matrix' });
+    // A redirector on 127.0.0.2, the only address this client allows: localhost (127.0.0.1, ::1) is not.
+    const hop = new OutboundClient({ allowHosts: ['127.0.0.2'], userAgent: 'leadjobs-ssrf-matrix' });
+    const redirector2 = await sentinel('127.0.0.2', 0, (req, res) => {
+      res.writeHead(302, { location: new URL(req.url ?? '/', 'http://x').searchParams.get('to') ?? '/' }).end();
+    });
+    try {
+      // localhost, and its IDN homograph (which URL parsing turns into localhost); "localhost." does not resolve here.
+      const named = loopbackForms(loop.port).filter(([name]) => name === 'localhost' || name.includes('homograph'));
+      const said: { name: string; message: string }[] = [];
+      for (const [name, url] of named) said.push({ name, message: (await refusal(client, url))?.message ?? 'fetched' });
+      // The same names as redirect hops from an allowed host.
+      for (const [name, to] of named) said.push({ name: `redirect to ${name}`, message: (await refusal(hop, `http://127.0.0.2:${redirector2.port}/?to=${encodeURIComponent(new URL(to).href)}`))?.message ?? 'fetched' });
+      for (const { name, message } of said) {
+        expect({ name, message }).toEqual({ name, message: expect.stringMatching(/^the target of http:\/\/localhost:\d+\/ is not allowed/) });
+        expect({ name, leaks: message.match(/127\.0\.0\.1|::1|::ffff/) }).toEqual({ name, leaks: null });
+        expect({ name, leaks: message.match(RANGE_WORDS) }).toEqual({ name, leaks: null });
+      }
+      expect(loop.connections()).toBe(0);
+    } finally {
+      await Promise.all([client.close(), hop.close(), redirector2.close()]);
+    }
+  });
+});
+
 describe('through the API, where a client names the URL', () => {
   let api: TestApi;
   let worker: TestWorker;
   let c: Caller;
   // Nothing allowed: the settings of production.
-  const settings = { RATE_LIMIT_ENABLED: 'false', OUTBOUND_ALLOW_HOSTS: '', INTEGRATIONS_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), ...ownQueues('ssrf-matrix') };
+  const settings = { RATE_LIMIT_ENABLED: 'false', USER_URL_ALLOW_HOSTS: '', INTEGRATIONS_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), ...ownQueues('ssrf-matrix') };
   beforeAll(async () => {
     api = await startTestApi(settings);
     worker = await startTestWorker({ types: ['crawlSite', 'crawlLanding'], identity: 'ssrf-matrix-worker', overrides: settings });

@@ -15,7 +15,7 @@ jest.setTimeout(240_000);
 
 const settings = {
   RATE_LIMIT_ENABLED: 'false',
-  OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+  USER_URL_ALLOW_HOSTS: '127.0.0.1',
   INTEGRATIONS_ENCRYPTION_KEY: Buffer.alloc(32, 11).toString('base64'),
   UNSUBSCRIBE_SIGNING_KEY: Buffer.alloc(32, 13).toString('base64'),
   ...ownQueues('tenant'),

@@ -64,7 +64,7 @@ beforeAll(async () => {
   env = {
     ...ownQueues('kills'),
     RATE_LIMIT_ENABLED: 'false',
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8',
+    USER_URL_ALLOW_HOSTS: '127.0.0.0/8',
     SITE_DELAY_MS: '0',
     VIES_BASE_URL: vies.baseUrl,
     // Every run asks the registry itself (no answer cached by the calm run).

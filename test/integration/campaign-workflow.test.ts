@@ -60,7 +60,7 @@ beforeAll(async () => {
     DNS_SERVERS: dns.server,
     SMTP_PROBE_PORT: String(smtp.port),
     SMTP_HELO_NAME: 'probe.leadjobs.test',
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8',
+    USER_URL_ALLOW_HOSTS: '127.0.0.0/8',
     WORKFLOW_SITE_TIMEOUT_SECONDS: '8',
   };
   api = await startTestApi(env);

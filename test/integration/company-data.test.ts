@@ -24,7 +24,7 @@ interface JobSet {
 
 /** An API and a worker set on queues of their own, configured with `overrides`. */
 async function startJobSet(name: string, overrides: Record<string, string>): Promise<JobSet> {
-  const all = { RATE_LIMIT_ENABLED: 'false', OUTBOUND_ALLOW_HOSTS: '127.0.0.1', ...ownQueues(name), ...overrides };
+  const all = { RATE_LIMIT_ENABLED: 'false', USER_URL_ALLOW_HOSTS: '127.0.0.1', ...ownQueues(name), ...overrides };
   const api = await startTestApi(all);
   const worker = await startCompanyDataWorker({ identity: `${name}-worker`, overrides: all });
   const c = caller(api, bearer(await api.newClient()));

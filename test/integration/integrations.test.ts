@@ -18,7 +18,7 @@ import { startLlmStandIn, type KeyBehaviour, type LlmStandIn } from '../stand-in
 // LLM integrations through the real API (spec §4.9) and the extractor job types use (activities/llm),
 // on the real Postgres, against stand-in OpenAI-compatible and Anthropic servers on 127.0.0.1.
 // The breaker opens after 2 failures and re-tests after 1 second here.
-const LLM_SETTINGS = { OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8', LLM_BREAKER_FAILURES: '2', LLM_BREAKER_COOLDOWN_SECONDS: '1' };
+const LLM_SETTINGS = { USER_URL_ALLOW_HOSTS: '127.0.0.0/8', LLM_BREAKER_FAILURES: '2', LLM_BREAKER_COOLDOWN_SECONDS: '1' };
 
 let api: TestApi;
 let llm: LlmStandIn;
@@ -536,7 +536,7 @@ describe('selection', () => {
   test('a base URL on a private address is refused by the SSRF guard unless the operator allows it', async () => {
     const c = await newCaller();
     await create(c, openAi(newKey()));
-    const guarded = createLlmExtractor({ ...deps, http: OutboundClient.fromConfig(testConfig({ OUTBOUND_ALLOW_HOSTS: '' })) });
+    const guarded = createLlmExtractor({ ...deps, http: OutboundClient.fromConfig(testConfig({ USER_URL_ALLOW_HOSTS: '' })) });
     const from = llm.requests.length;
     const outcome = await guarded.extractJson({ clientId: c.clientId, purpose: 'test', instructions: 'answer', input: 'hello', schema });
     expect(outcome).toEqual({ ok: false, reason: expect.stringMatching(/loopback/) });

@@ -212,7 +212,7 @@ test('a page with many requests in flight at once leaves no listener-leak warnin
 test('the activity heartbeats every second while the page runs, and a cancel ends it (and the page requests) within 3 s', async () => {
   // The browser stays up past the capture (as on a worker with more to do): the page's requests must
   // end with its context, not with the browser.
-  const cfg = testConfig({ OUTBOUND_ALLOW_HOSTS: '127.0.0.1', LANDING_BROWSER_IDLE_MS: '60000' });
+  const cfg = testConfig({ USER_URL_ALLOW_HOSTS: '127.0.0.1', LANDING_BROWSER_IDLE_MS: '60000' });
   const db = createDb(cfg);
   const search = createSearchClient(cfg);
   const held = new HeldResources();

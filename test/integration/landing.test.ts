@@ -9,7 +9,7 @@ import { startLlmStandIn, type LlmStandIn } from '../stand-ins/llm';
 
 // The real API and a real worker running the real crawlLanding activity (Debian's Chromium) against
 // stand-in landing pages on 127.0.0.1; the stored files are fetched back from MinIO's public URLs.
-const workerEnv = { ...ownQueues('landing'), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', LANDING_BROWSER_IDLE_MS: '8000' };
+const workerEnv = { ...ownQueues('landing'), USER_URL_ALLOW_HOSTS: '127.0.0.1', LANDING_BROWSER_IDLE_MS: '8000' };
 let api: TestApi;
 let worker: TestWorker;
 let c: Caller;
@@ -294,14 +294,14 @@ describe('refusals', () => {
     const jobId = await submit({ url: 'http://169.254.169.254/latest/meta-data/' });
     const done = await waitForStatus(c, jobId, ['completed', 'failed'], 30000);
     expect(done.status).toBe('failed');
-    expect(done.error_message).toMatch(/refusing to connect to 169\.254\.169\.254 \(link-local address\)/);
+    expect(done.error_message).toMatch(/the target of http:\/\/169\.254\.169\.254\/latest\/meta-data\/ is not allowed/);
   });
 
   test('a redirect hop to a refused address fails the job; sub-resources at one are refused and the page still captured', async () => {
     const jobId = await submit({ url: `${pages.baseUrl}/ad/to-private` });
     const done = await waitForStatus(c, jobId, ['completed', 'failed'], 30000);
     expect(done.status).toBe('failed');
-    expect(done.error_message).toMatch(/refusing to connect to 127\.0\.0\.2 \(loopback address\)/);
+    expect(done.error_message).toMatch(/the target of http:\/\/127\.0\.0\.2:\d+\/\S* is not allowed/);
 
     const d = await data(await submit({ url: `${pages.baseUrl}/sneaky` }));
     expect(d.capture.final_url).toBe(`${pages.baseUrl}/sneaky`);

@@ -22,7 +22,7 @@ import { devDovecot, startSmtpRelay, type SmtpRelay } from '../support/mail-serv
 // within 3 s even when the server never answers, a sync heartbeats while it waits, a server cannot
 // make them read more than MAIL_MAX_MESSAGE_BYTES (small here, so a literal past it is quick to
 // send) whatever size it lists, and a repeat of a delivery sends nothing again.
-const config = testConfig({ OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8', MAIL_TIMEOUT_MS: '60000', MAIL_MAX_MESSAGE_BYTES: String(64 * 1024) });
+const config = testConfig({ USER_URL_ALLOW_HOSTS: '127.0.0.0/8', MAIL_TIMEOUT_MS: '60000', MAIL_MAX_MESSAGE_BYTES: String(64 * 1024) });
 let db: Db;
 let deps: ActivityDeps;
 let repo: MailRepository;
@@ -233,7 +233,7 @@ test('a message that arrives larger than MAIL_MAX_MESSAGE_BYTES despite its size
 
 test('a mailbox login check fails at an oversized literal from the IMAP server instead of reading it', async () => {
   const writes = hugeWrites.length;
-  const result = await checkLogins({ smtp: server(relay.port), imap: { ...server(lyingPort), username: 'huge-login@mail.test' } }, new AllowList(config.OUTBOUND_ALLOW_HOSTS), 10000);
+  const result = await checkLogins({ smtp: server(relay.port), imap: { ...server(lyingPort), username: 'huge-login@mail.test' } }, new AllowList(config.USER_URL_ALLOW_HOSTS), 10000);
   expect(result.smtp.ok).toBe(true);
   expect(result.imap).toEqual({ ok: false, error: expect.stringMatching(/^IMAP: Literal size \d+ exceeds/) as unknown });
   await new Promise((r) => setTimeout(r, 100));

@@ -58,7 +58,7 @@ async function startMapsWorkers(overrides: Record<string, string>): Promise<() =
   const db = createDb(config);
   const storage = Storage.fromConfig(config);
   const search = createSearchClient(config);
-  const http = new ShareLinksAtStandIn({ allowHosts: config.OUTBOUND_ALLOW_HOSTS, userAgent: DEFAULT_USER_AGENT, timeoutMs: 10_000 });
+  const http = new ShareLinksAtStandIn({ allowHosts: config.USER_URL_ALLOW_HOSTS, userAgent: DEFAULT_USER_AGENT, timeoutMs: 10_000 });
   const logger = createLogger('silent');
   const activities = createActivities({ config, db, storage, search, logger, http, workerId: 'maps-worker' });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
@@ -79,7 +79,7 @@ beforeAll(async () => {
   [places, nominatim, overpass] = await Promise.all([startGooglePlacesStandIn({ apiKey: KEY }), startNominatimStandIn(), startOverpassStandIn()]);
   env = {
     RATE_LIMIT_ENABLED: 'false',
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+    USER_URL_ALLOW_HOSTS: '127.0.0.1',
     ...ownQueues('maps'),
     GOOGLE_PLACES_BASE_URL: places.baseUrl,
     GOOGLE_PLACES_API_KEY: KEY,

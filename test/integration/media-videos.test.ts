@@ -10,7 +10,7 @@ import { startPeerTube, type PeerTubeStandIn } from '../stand-ins/peertube';
 // Video import (spec §4.8, §2.14) through the real API and Postgres, against a stand-in PeerTube
 // instance speaking PeerTube's REST API (OAuth client, password and refresh grants, imports,
 // video state, problem+json errors, 429). The videos come from a small site on 127.0.0.1, which
-// OUTBOUND_ALLOW_HOSTS allows as a public host would be; its redirects lead to another of its pages
+// USER_URL_ALLOW_HOSTS allows as a public host would be; its redirects lead to another of its pages
 // or to addresses the SSRF guard refuses.
 
 let pt: PeerTubeStandIn;
@@ -20,7 +20,7 @@ let c: Caller;
 
 const peertubeEnv = (p: PeerTubeStandIn, password = p.password) => ({
   RATE_LIMIT_ENABLED: 'false',
-  OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+  USER_URL_ALLOW_HOSTS: '127.0.0.1',
   PEERTUBE_BASE_URL: p.baseUrl,
   PEERTUBE_USERNAME: p.username,
   PEERTUBE_PASSWORD: password,
@@ -181,8 +181,8 @@ test('bad input: 422 in the media error shape; a private address is refused befo
   // The privacy refusal names the values (it said only "Invalid input").
   const privacy = await c.post('/api/v1/media/videos/import', { url: 'https://media.example.com/a', privacy: 5 });
   expect(((await privacy.json()) as { detail: { msg: string }[] }).detail).toEqual([expect.objectContaining({ loc: ['body', 'privacy'], msg: 'privacy must be 1 (public), 2 (unlisted) or 3 (private)' })]);
-  // As in production: OUTBOUND_ALLOW_HOSTS lists nothing, so 127.0.0.1 is refused too.
-  const strict = await startTestApi({ ...peertubeEnv(pt), OUTBOUND_ALLOW_HOSTS: '' });
+  // As in production: USER_URL_ALLOW_HOSTS lists nothing, so 127.0.0.1 is refused too.
+  const strict = await startTestApi({ ...peertubeEnv(pt), USER_URL_ALLOW_HOSTS: '' });
   try {
     const who = caller(strict, bearer(await strict.newClient()));
     const from = pt.requests.length;
@@ -205,9 +205,9 @@ test('a redirect to a private, loopback or link-local address, or to a name that
   const from = pt.requests.length;
   // Only the first host was judged: PeerTube was handed the URL and followed the redirect itself.
   const refused: [string, string][] = [
-    ['/to-metadata', 'http://169.254.169.254/latest/meta-data/iam/security-credentials/, which points to a non-public address (169.254.169.254: link-local address)'],
-    ['/to-private', 'http://10.0.0.5/internal.mp4, which points to a non-public address (10.0.0.5: private address)'],
-    ['/to-localhost', 'which points to a non-public address (localhost: loopback name)'],
+    ['/to-metadata', 'http://169.254.169.254/latest/meta-data/iam/security-credentials/, which points to a non-public address (169.254.169.254)'],
+    ['/to-private', 'http://10.0.0.5/internal.mp4, which points to a non-public address (10.0.0.5)'],
+    ['/to-localhost', 'which points to a non-public address (localhost)'],
     ['/to-internal-name', 'http://minio.internal.invalid:9000/bucket/x.mp4, whose host minio.internal.invalid does not resolve'],
   ];
   for (const [path, detail] of refused) {

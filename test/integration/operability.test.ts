@@ -27,7 +27,10 @@ let worker: ChildProcess | undefined;
 let workerMetrics: string;
 const queues = ownQueues('ops');
 const prefix = queues.TASK_QUEUE_PREFIX ?? '';
-const overrides = () => ({ RATE_LIMIT_ENABLED: 'false', OUTBOUND_ALLOW_HOSTS: '127.0.0.1', VIES_BASE_URL: vies.baseUrl, ...queues });
+// The operator's token for /metrics on the API port (without it, or METRICS_PORT, they are not served there).
+const METRICS_TOKEN = 'operability-metrics-token-0123';
+const scrape = { headers: { authorization: `Bearer ${METRICS_TOKEN}` } };
+const overrides = () => ({ RATE_LIMIT_ENABLED: 'false', USER_URL_ALLOW_HOSTS: '127.0.0.1', VIES_BASE_URL: vies.baseUrl, METRICS_TOKEN, ...queues });
 
 /** The production worker (workers/main.ts) in its own process, with its metrics endpoint on. */
 async function startWorkerProcess(metricsAddress: string): Promise<ChildProcess> {
@@ -163,14 +166,14 @@ describe('GET /api/v1/system/queues', () => {
 
 describe('Prometheus metrics', () => {
   test('the API: request latency by route template and status, jobs submitted by type, jobs in flight and outbox lag', async () => {
-    const before = await (await fetch(`${api.url}/metrics`)).text();
+    const before = await (await fetch(`${api.url}/metrics`, scrape)).text();
     const submittedBefore = Number(/^leadjobs_jobs_submitted_total\{type="crawlCompanyData"\} (\d+)/m.exec(before)?.[1] ?? 0);
     expect((await a.get('/api/v1/jobs/00000000-0000-4000-8000-000000000000/status')).status).toBe(404);
     const res = await a.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { mode: 'vat', vat_number: vat() } });
     const { job_id } = await a.json<{ job_id: string }>(res);
     await waitForStatus(a, job_id, ['completed', 'failed'], 60_000);
 
-    const metrics = await fetch(`${api.url}/metrics`);
+    const metrics = await fetch(`${api.url}/metrics`, scrape);
     expect(metrics.status).toBe(200);
     expect(metrics.headers.get('content-type')).toContain('text/plain');
     const text = await metrics.text();
@@ -191,7 +194,7 @@ describe('Prometheus metrics', () => {
     try {
       const address = server.server.address();
       const apiPort = typeof address === 'object' && address ? address.port : 0;
-      expect((await fetch(`http://127.0.0.1:${apiPort}/metrics`)).status).toBe(404);
+      expect((await fetch(`http://127.0.0.1:${apiPort}/metrics`, scrape)).status).toBe(404);
       const res = await fetch(`http://127.0.0.1:${port}/metrics`);
       expect(res.status).toBe(200);
       expect(await res.text()).toMatch(/^# TYPE leadjobs_http_request_duration_seconds histogram/m);

@@ -124,7 +124,7 @@ describe('OutboundClient with an empty allow-list', () => {
   });
 });
 
-describe('OutboundClient with OUTBOUND_ALLOW_HOSTS=127.0.0.1', () => {
+describe('OutboundClient with USER_URL_ALLOW_HOSTS=127.0.0.1', () => {
   let client: OutboundClient;
   beforeAll(() => {
     client = new OutboundClient({ allowHosts: ['127.0.0.1'], userAgent: 'leadjobs-test', maxRedirects: 3 });

@@ -30,7 +30,7 @@ test('crawlPeople heartbeats every page and stops its requests when cancelled', 
   const c = caller(api, bearer(await api.newClient()));
   const url = `${site.baseUrl}/p/0`;
   const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlPeople/submit', { payload: { url, max_pages: 100 } }));
-  const config = testConfig({ OUTBOUND_ALLOW_HOSTS: '127.0.0.1', SITE_DELAY_MS: '0' });
+  const config = testConfig({ USER_URL_ALLOW_HOSTS: '127.0.0.1', SITE_DELAY_MS: '0' });
   const http = OutboundClient.fromConfig(config);
   const search = createSearchClient(config);
   try {

@@ -21,7 +21,7 @@ let worker: { stop(): Promise<void> };
 
 beforeAll(async () => {
   [site, ch] = await Promise.all([startWebsite(), startCompaniesHouseStandIn({ apiKey: CH_KEY })]);
-  const config = { RATE_LIMIT_ENABLED: 'false', OUTBOUND_ALLOW_HOSTS: '127.0.0.1', SITE_DELAY_MS: '0', COMPANIES_HOUSE_BASE_URL: ch.baseUrl, COMPANIES_HOUSE_API_KEY: CH_KEY, ...ownQueues('people') };
+  const config = { RATE_LIMIT_ENABLED: 'false', USER_URL_ALLOW_HOSTS: '127.0.0.1', SITE_DELAY_MS: '0', COMPANIES_HOUSE_BASE_URL: ch.baseUrl, COMPANIES_HOUSE_API_KEY: CH_KEY, ...ownQueues('people') };
   api = await startTestApi(config);
   worker = await startCompanyDataWorker({ identity: 'people-worker', overrides: config, types: ['crawlPeople', 'crawlCompanyData'] });
   c = caller(api, bearer(await api.newClient()));

@@ -54,7 +54,7 @@ test('a worker killed mid-pipeline loses nothing and duplicates nothing', async 
     DNS_SERVERS: dns.server,
     SMTP_PROBE_PORT: String(smtp.port),
     SMTP_HELO_NAME: 'probe.leadjobs.test',
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8',
+    USER_URL_ALLOW_HOSTS: '127.0.0.0/8',
   };
   api = await startTestApi(env);
   const c = caller(api, bearer(await api.newClient()));

@@ -38,7 +38,7 @@ beforeAll(async () => {
     DNS_SERVERS: dns.server,
     SMTP_PROBE_PORT: String(smtp.port),
     SMTP_HELO_NAME: 'probe.leadjobs.test',
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8',
+    USER_URL_ALLOW_HOSTS: '127.0.0.0/8',
   };
   api = await startTestApi(env);
   worker = await startTestWorker({ types: ['crawlMaps', 'crawlSite', 'crawlVerify'], identity: 'pipeline-worker', overrides: env });

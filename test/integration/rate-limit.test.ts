@@ -148,6 +148,25 @@ describe('rate limit (spec §8)', () => {
     expect((await posts(proxied, { 'x-forwarded-for': first })).status).toBe(429);
     expect((await posts(proxied, { 'x-forwarded-for': second })).status).toBe(422);
   });
+
+  test('behind a trusted proxy the address is TRUSTED_PROXY_HOPS from the right: entries the caller writes itself change nothing', async () => {
+    const limits = { PUBLIC_RATE_LIMIT_PER_MINUTE: '2', PUBLIC_RATE_LIMIT_BURST: '50', TRUST_PROXY: 'true' };
+    const posts = (a: TestApi, xff: string) => fetch(`${a.url}/api/v1/content/posts`, { headers: { 'x-content-domain': 'nobody.example', 'x-forwarded-for': xff } });
+    // Documentation addresses with a random last part, so that no other run's counts meet these.
+    const doc = (net: string) => `${net}.${1 + Math.floor(Math.random() * 254)}`;
+    // One proxy (the default): it appends the address it saw, so only the right-most entry counts.
+    const one = await api(limits);
+    const seen = doc('198.51.100');
+    for (let i = 0; i < 2; i++) expect((await posts(one, `${doc('203.0.113')}, ${seen}`)).status).toBe(422);
+    // Koa took the left-most entry: a fresh made-up one per request was a fresh budget.
+    expect((await posts(one, `${doc('203.0.113')}, ${seen}`)).status).toBe(429);
+    expect((await posts(one, `${doc('192.0.2')}`)).status).toBe(422);
+    // Two proxies (a CDN, then a load balancer): the second entry from the right is the caller's.
+    const two = await api({ ...limits, TRUSTED_PROXY_HOPS: '2' });
+    const caller = doc('198.51.100');
+    for (let i = 0; i < 2; i++) expect((await posts(two, `${doc('203.0.113')}, ${caller}, ${doc('192.0.2')}`)).status).toBe(422);
+    expect((await posts(two, `${doc('203.0.113')}, ${caller}, ${doc('192.0.2')}`)).status).toBe(429);
+  });
 });
 
 test('the limit store (Postgres) not answering is a 503 saying so, not a 429', async () => {

@@ -33,7 +33,7 @@ afterAll(async () => {
 });
 
 test('the activity heartbeats while crawling and stops its requests when cancelled', async () => {
-  const config = testConfig({ OUTBOUND_ALLOW_HOSTS: '127.0.0.1', SITE_DELAY_MS: '0' });
+  const config = testConfig({ USER_URL_ALLOW_HOSTS: '127.0.0.1', SITE_DELAY_MS: '0' });
   const { crawlSite } = createSiteActivities({ config, db, storage: Storage.fromConfig(config), search, logger: createLogger('silent'), http, workerId: 'mock' });
   const env = new MockActivityEnvironment();
   const beats: { pagesCrawled: number }[] = [];

@@ -7,12 +7,12 @@ import { startTestWorker, type TestWorker } from '../support/worker';
 import { LONG_PATHS, startWebsite, TOO_LONG_PATH, type Website } from '../stand-ins/website';
 
 // The real API and a real worker running the real crawlSite activity against a stand-in website on
-// 127.0.0.1 (allowed by OUTBOUND_ALLOW_HOSTS, as a customer's site on the internet would be).
+// 127.0.0.1 (allowed by USER_URL_ALLOW_HOSTS, as a customer's site on the internet would be).
 const UA = 'leadjobs-crawler/1.0 (+https://github.com/leadjobs/leadjobs)';
 // The page timeout is short so that the page that never answers fails quickly, but not so short that
 // a Chromium render (render_js) misses it on a CI machine running the whole suite: 3 s did once.
 const PAGE_TIMEOUT_MS = 8000;
-const workerEnv = { ...ownQueues('site'), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', SITE_DELAY_MS: '0', SITE_PAGE_TIMEOUT_MS: String(PAGE_TIMEOUT_MS), SITE_USER_AGENT: UA };
+const workerEnv = { ...ownQueues('site'), USER_URL_ALLOW_HOSTS: '127.0.0.1', SITE_DELAY_MS: '0', SITE_PAGE_TIMEOUT_MS: String(PAGE_TIMEOUT_MS), SITE_USER_AGENT: UA };
 let api: TestApi;
 let worker: TestWorker;
 let c: Caller;
@@ -251,7 +251,7 @@ describe('crawlSite options', () => {
   });
 
   test('render_js: a page built by script is crawled in Chromium, whose own requests go through the SSRF guard', async () => {
-    // A second listener on IPv6 loopback, which OUTBOUND_ALLOW_HOSTS=127.0.0.1 does not allow.
+    // A second listener on IPv6 loopback, which USER_URL_ALLOW_HOSTS=127.0.0.1 does not allow.
     let probes = 0;
     const v6 = createServer((_req, res) => {
       probes++;
@@ -331,7 +331,7 @@ describe('crawlSite failures', () => {
 
   test('a start page that redirects to a private address is refused by the SSRF guard', async () => {
     expect(await failed({ url: `${site.baseUrl}/go-private` })).toBe(
-      `${site.baseUrl}/go-private could not be crawled: refusing to connect to 169.254.169.254 (link-local address) for http://169.254.169.254/latest/meta-data/`,
+      `${site.baseUrl}/go-private could not be crawled: the target of http://169.254.169.254/latest/meta-data/ is not allowed (only public internet hosts can be reached)`,
     );
   });
 

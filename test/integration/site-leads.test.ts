@@ -9,7 +9,7 @@ import { startWebsite, type Website } from '../stand-ins/website';
 // projected into IDAP resources and indexed as a lead whose compendium is searchable.
 jest.setTimeout(120_000);
 
-const workerEnv = { ...ownQueues('site-leads'), OUTBOUND_ALLOW_HOSTS: '127.0.0.1', SITE_DELAY_MS: '0', SITE_PAGE_TIMEOUT_MS: '3000' };
+const workerEnv = { ...ownQueues('site-leads'), USER_URL_ALLOW_HOSTS: '127.0.0.1', SITE_DELAY_MS: '0', SITE_PAGE_TIMEOUT_MS: '3000' };
 let api: TestApi;
 let worker: TestWorker;
 let site: Website;

@@ -24,7 +24,7 @@ interface JobSet {
 
 /** An API and `workers` worker sets on queues of their own, configured with `overrides`. */
 async function startJobSet(name: string, overrides: Record<string, string>, workers = 1): Promise<JobSet> {
-  const all = { RATE_LIMIT_ENABLED: 'false', OUTBOUND_ALLOW_HOSTS: '127.0.0.1', SOCIAL_DELAY_MIN_MS: '0', SOCIAL_DELAY_MAX_MS: '0', ...ownQueues(name), ...overrides };
+  const all = { RATE_LIMIT_ENABLED: 'false', USER_URL_ALLOW_HOSTS: '127.0.0.1', SOCIAL_DELAY_MIN_MS: '0', SOCIAL_DELAY_MAX_MS: '0', ...ownQueues(name), ...overrides };
   const api = await startTestApi(all);
   const sets = await Promise.all(Array.from({ length: workers }, (_, i) => startCompanyDataWorker({ identity: `${name}-worker-${i}`, overrides: all, types: ['crawlPublicSocial'] })));
   const c = caller(api, bearer(await api.newClient()));
@@ -245,7 +245,7 @@ describe('crawlPublicSocial: PROXY_URL', () => {
     const guarded = await startJobSet('social-proxy-guard', { SOCIAL_BASE_URL: 'http://169.254.169.254', SOCIAL_REQUESTS_PER_HOUR: '36000', PROXY_URL: proxy.baseUrl });
     try {
       const { status } = await run(guarded.c, { username: 'load301' });
-      expect(status).toMatchObject({ status: 'failed', error_message: expect.stringContaining('refusing to connect to 169.254.169.254 (link-local address)') });
+      expect(status).toMatchObject({ status: 'failed', error_message: expect.stringContaining('the target of http://169.254.169.254/') });
       expect(proxy.targets).toHaveLength(1);
     } finally {
       await guarded.stop();
@@ -303,7 +303,7 @@ describe('crawlPublicSocial: source limits', () => {
     // What Temporal's dispatch rate cannot prevent: activities dispatched apart but started together
     // by a worker that was stalled (ten requests in two seconds at 2 per second, CI 2026-11-26).
     // Twelve waiters on a pool of ten connections: a waiter must not hold one while it waits.
-    const config = testConfig({ SOCIAL_BASE_URL: social.baseUrl, SOCIAL_REQUESTS_PER_HOUR: '7200', SOCIAL_DELAY_MIN_MS: '100', SOCIAL_DELAY_MAX_MS: '100', OUTBOUND_ALLOW_HOSTS: '127.0.0.1' });
+    const config = testConfig({ SOCIAL_BASE_URL: social.baseUrl, SOCIAL_REQUESTS_PER_HOUR: '7200', SOCIAL_DELAY_MIN_MS: '100', SOCIAL_DELAY_MAX_MS: '100', USER_URL_ALLOW_HOSTS: '127.0.0.1' });
     const http = OutboundClient.fromConfig(config);
     const search = createSearchClient(config);
     try {

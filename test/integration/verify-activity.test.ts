@@ -33,7 +33,7 @@ afterAll(async () => {
 });
 
 test('heartbeats every second, holds a silent server to two sessions, and a cancel closes every socket at once', async () => {
-  const config = testConfig({ DNS_SERVERS: dns.server, SMTP_PROBE_PORT: String(smtp.port), OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8', VERIFY_CONCURRENCY_PER_DOMAIN: '2' });
+  const config = testConfig({ DNS_SERVERS: dns.server, SMTP_PROBE_PORT: String(smtp.port), USER_URL_ALLOW_HOSTS: '127.0.0.0/8', VERIFY_CONCURRENCY_PER_DOMAIN: '2' });
   const { crawlVerify } = createVerifyActivities({ config, db, storage: Storage.fromConfig(config), search, logger: createLogger('silent'), http, workerId: 'mock' });
   const env = new MockActivityEnvironment();
   const beats: { verified: number; of: number }[] = [];

@@ -44,7 +44,7 @@ beforeAll(async () => {
     SMTP_HELO_NAME: 'probe.leadjobs.test',
     SMTP_FROM: 'verify@leadjobs.test',
     // The stand-ins' loopback addresses, not 10.0.0.0/8: private.test must meet the SSRF guard.
-    OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8',
+    USER_URL_ALLOW_HOSTS: '127.0.0.0/8',
   };
   api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...env });
   worker = await startTestWorker({ types: ['crawlVerify'], identity: 'verify-worker', overrides: env });
@@ -106,7 +106,7 @@ test('each verdict with its reason; duplicates verified once; MX answers cached 
   expect(r.get('alice@a-only.test')).toMatchObject({ status: 'valid', mx: 'a-only.test' });
   expect(r.get('alice@broken.test')).toMatchObject({ status: 'unknown', score: 40, reason: expect.stringMatching(/DNS lookup of broken\.test failed \(ESERVFAIL\)/) });
   expect(r.get('alice@closed.test')).toMatchObject({ status: 'unknown', mx: 'mx.closed.test', reason: expect.stringContaining('connection refused by mx.closed.test (127.0.0.3)') });
-  expect(r.get('alice@private.test')).toMatchObject({ status: 'unknown', reason: 'refusing to connect to 10.0.0.1 (private address) for mail server mx.private.test' });
+  expect(r.get('alice@private.test')).toMatchObject({ status: 'unknown', reason: 'mail server mx.private.test is not allowed (only public internet hosts can be reached)' });
   expect(r.get('alice@bücher.test')).toMatchObject({ status: 'valid' });
   expect(data.summary).toEqual({ valid: 6, risky: 4, invalid: 4, unknown: 3 });
 

@@ -24,10 +24,11 @@ export async function startCompanyDataWorker(options: { identity: string; overri
   const storage = Storage.fromConfig(config);
   const search = createSearchClient(config);
   const http = OutboundClient.fromConfig(config, { timeoutMs: 5000 });
-  const proxiedHttp = config.PROXY_URL ? OutboundClient.fromConfig(config, { timeoutMs: 5000, proxyUrl: config.PROXY_URL }) : undefined;
+  const endpointHttp = OutboundClient.forEndpoints(config, { timeoutMs: 5000 });
+  const proxiedHttp = config.PROXY_URL ? OutboundClient.forEndpoints(config, { timeoutMs: 5000, proxyUrl: config.PROXY_URL }) : undefined;
   const logger = createLogger('silent');
   const held = new HeldResources();
-  const activities = createActivities({ config, db, storage, search, logger, http, proxiedHttp, workerId: options.identity, held });
+  const activities = createActivities({ config, db, storage, search, logger, http, endpointHttp, proxiedHttp, workerId: options.identity, held });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const common = { connection, namespace: config.TEMPORAL_NAMESPACE, activities, identity: options.identity, logger };
   const workers: Worker[] = [
@@ -40,7 +41,7 @@ export async function startCompanyDataWorker(options: { identity: string; overri
       workers.forEach((w) => w.shutdown());
       await running;
       await held.close();
-      await Promise.allSettled([connection.close(), db.destroy(), search.close(), http.close(), proxiedHttp?.close()]);
+      await Promise.allSettled([connection.close(), db.destroy(), search.close(), http.close(), endpointHttp.close(), proxiedHttp?.close()]);
     },
   };
 }

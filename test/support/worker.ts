@@ -31,14 +31,15 @@ export interface TestWorker {
  * say otherwise, and crawlSite makes no politeness pause.
  */
 export async function startTestWorker(options: { types: JobType[]; identity: string; overrides?: Record<string, string>; maxConcurrentActivities?: number; maxConcurrentWorkflowTasks?: number }): Promise<TestWorker> {
-  const config = testConfig({ OUTBOUND_ALLOW_HOSTS: '127.0.0.0/8', SITE_DELAY_MS: '0', ...options.overrides });
+  const config = testConfig({ USER_URL_ALLOW_HOSTS: '127.0.0.0/8', SITE_DELAY_MS: '0', ...options.overrides });
   const db = createDb(config);
   const storage = Storage.fromConfig(config);
   const search = createSearchClient(config);
   const logger = createLogger('silent');
   const http = OutboundClient.fromConfig(config);
+  const endpointHttp = OutboundClient.forEndpoints(config);
   const held = new HeldResources();
-  const activities = createActivities({ config, db, storage, search, logger, http, workerId: options.identity, held });
+  const activities = createActivities({ config, db, storage, search, logger, http, endpointHttp, workerId: options.identity, held });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const workers: Worker[] = await createWorkers({
     bundle: await runWorkflowBundle(),
@@ -70,7 +71,7 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
         workers.forEach((w) => w.shutdown());
         await running;
         await held.close();
-        await Promise.allSettled([connection.close(), db.destroy(), search.close(), http.close()]);
+        await Promise.allSettled([connection.close(), db.destroy(), search.close(), http.close(), endpointHttp.close()]);
       })()),
   };
 }

@@ -33,7 +33,7 @@ describe('isBlockedAddress', () => {
   });
 });
 
-describe('AllowList (OUTBOUND_ALLOW_HOSTS)', () => {
+describe('AllowList (USER_URL_ALLOW_HOSTS, OUTBOUND_ALLOW_HOSTS)', () => {
   test('hostnames match exactly and case-insensitively, whatever they resolve to', () => {
     const list = new AllowList(['LocalHost', 'stand-in.test.']);
     expect(list.allows('localhost', '127.0.0.1')).toBe(true);
@@ -65,7 +65,7 @@ describe('AllowList (OUTBOUND_ALLOW_HOSTS)', () => {
 
   test('an empty list allows nothing, and a malformed CIDR fails at start naming the variable', () => {
     expect(new AllowList([]).allows('localhost', '127.0.0.1')).toBe(false);
-    expect(() => new AllowList(['10.0.0.0/33'])).toThrow('OUTBOUND_ALLOW_HOSTS: invalid CIDR "10.0.0.0/33"');
+    expect(() => new AllowList(['10.0.0.0/33'])).toThrow('USER_URL_ALLOW_HOSTS, OUTBOUND_ALLOW_HOSTS): invalid CIDR "10.0.0.0/33"');
   });
 });
 
@@ -75,7 +75,7 @@ describe('through a proxy', () => {
     const client = new OutboundClient({ allowHosts: [], userAgent: 't', proxyUrl: 'http://127.0.0.1:9' });
     try {
       await expect(client.fetch('http://localhost:8080/')).rejects.toBeInstanceOf(BlockedAddressError);
-      await expect(client.fetch('http://10.1.2.3/')).rejects.toThrow('refusing to connect to 10.1.2.3 (private address)');
+      await expect(client.fetch('http://10.1.2.3/')).rejects.toThrow('the target of http://10.1.2.3/ is not allowed');
     } finally {
       await client.close();
     }
