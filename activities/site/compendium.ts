@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { CheerioAPI } from 'cheerio';
 import { HtmlTooDeepError, htmlToMarkdownConverter } from '../../lib/markdown';
-import { linesOf } from './extract/dom';
+import { absoluteUrl, linesOf, loadHtml } from './extract/dom';
+import { mainContentHtml } from './extract/main-content';
 
 /**
  * The markdown compendium of a crawl (spec §2.3): every crawled page as one Markdown document.
  *   raw: the whole <body> converted (scripts, styles and templates dropped: they are not content).
- *   fit: the page's main content only, readability-style: <main>/<article>/[role=main] when the
- *        page marks one, with navigation, header, footer, aside, forms, cookie and newsletter
- *        banners removed; afterwards blocks whose text repeats on most pages (menus, footers the
- *        markup did not mark) are dropped.
+ *   fit: the page's main content only, found by content scoring (extract/main-content.ts: the
+ *        article or the page's own text without menus, sidebars, share bars, comments and
+ *        banners); afterwards blocks whose text repeats on most pages (menus, footers the markup
+ *        did not mark) are dropped, never all of a page's text.
  */
 export type CleanupLevel = 'raw' | 'fit';
 
@@ -25,24 +26,11 @@ const toMarkdown = htmlToMarkdownConverter({
   remove: ['script', 'style', 'noscript', 'template', 'iframe', 'object', 'canvas', 'svg'],
 });
 
-const FIT_REMOVE = [
-  'nav', 'header', 'footer', 'aside', 'form', 'button', 'select', 'input', 'dialog',
-  '[role="navigation"]', '[role="banner"]', '[role="contentinfo"]', '[role="complementary"]', '[role="dialog"]', '[aria-hidden="true"]',
-  '[id*="cookie" i]', '[class*="cookie" i]', '[id*="consent" i]', '[class*="consent" i]', '[class*="gdpr" i]',
-  '[class*="newsletter" i]', '[class*="breadcrumb" i]', '[class*="share" i]', '[class*="sidebar" i]', '[class*="popup" i]', '[class*="modal" i]',
-].join(', ');
-
 /** One page's Markdown blocks, at the given cleanup level. Mutates the document (call it last). */
-export function pageMarkdown($: CheerioAPI, level: CleanupLevel): string[] {
+export function pageMarkdown($: CheerioAPI, level: CleanupLevel, pageUrl?: string): string[] {
   $('script, style, noscript, template').remove();
-  let html: string;
-  if (level === 'fit') {
-    $(FIT_REMOVE).remove();
-    const main = $('main, [role="main"], article').first();
-    html = (main.length ? main : $('body')).html() ?? '';
-  } else {
-    html = $('body').html() ?? $.root().html() ?? '';
-  }
+  if (pageUrl) absolutizeLinks($, pageUrl);
+  const html = level === 'fit' ? mainContentHtml($) : $('body').html() ?? $.root().html() ?? '';
   let markdown: string;
   try {
     markdown = toMarkdown(html || '<p></p>');
@@ -52,6 +40,25 @@ export function pageMarkdown($: CheerioAPI, level: CleanupLevel): string[] {
     return linesOf($.root().text());
   }
   return splitBlocks(markdown);
+}
+
+/** One HTML document as Markdown (the `markdown` command, and what a compendium holds per page). */
+export function htmlToMarkdown(html: string, level: CleanupLevel, pageUrl?: string): string {
+  return pageMarkdown(loadHtml(html), level, pageUrl).join('\n\n');
+}
+
+/** Links and images point where they point on the site: a compendium is read away from it. */
+function absolutizeLinks($: CheerioAPI, pageUrl: string): void {
+  const baseHref = $('base[href]').first().attr('href');
+  const base = (baseHref && absoluteUrl(baseHref, pageUrl)) || pageUrl;
+  for (const [selector, name] of [['a[href]', 'href'], ['img[src]', 'src']] as const) {
+    $(selector).each((_, el) => {
+      const value = el.attribs[name];
+      if (!value || value.startsWith('#')) return;
+      const url = absoluteUrl(value, base);
+      if (url) el.attribs[name] = url;
+    });
+  }
 }
 
 /** The line without the spaces and tabs at its end. */

@@ -84,7 +84,7 @@ export function processPage(html: string, pageUrl: string, options: PageOptions)
     region,
   };
   // Last: the compendium strips the document.
-  if (options.compendium) facts.compendium = pageMarkdown($, options.compendium);
+  if (options.compendium) facts.compendium = pageMarkdown($, options.compendium, base);
   return facts;
 }
 

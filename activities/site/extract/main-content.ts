@@ -1,0 +1,606 @@
+import type { CheerioAPI } from 'cheerio';
+import type { AnyNode, Element, ParentNode } from 'domhandler';
+
+/**
+ * The main content of a page (the `fit` cleanup level): which elements hold the article or the
+ * page's own text, with the page's chrome (menus, sidebars, share bars, comment threads, related
+ * lists, cookie banners) left out.
+ *
+ * It scores the DOM as content scorers do (Mozilla Readability's and trafilatura's ideas, written
+ * anew over the htmlparser2 tree every extractor here already shares):
+ * 1. Paragraph-like elements of 25+ characters give points (one, one per comma, one per 100
+ *    characters up to three) to their parent in full, their grandparent in half and up to three
+ *    more ancestors in thirds. A candidate starts from its tag (div +5, lists and headings less)
+ *    and, as weak evidence, from its class and id (`content`, `post` +25; `comment`, `share` -25);
+ *    its final score is multiplied by the share of its text that is not link text.
+ * 2. The best candidate moves up to an ancestor that several nearly as good candidates share, and
+ *    takes in siblings that score well or read as paragraphs (sibling merging).
+ * 3. Inside what was chosen, boilerplate goes: an element whose class says comments, share bar,
+ *    related list, sidebar or banner (unless it holds most of the page's text: a class on an
+ *    ancestor is never a reason to drop the article), and lists, tables, forms and divs whose text
+ *    is mostly links, images or form fields rather than sentences.
+ * 4. Each pass that finds less than a page's worth of text is tried again with one kind of
+ *    evidence less (class hints for removal, class weights, conditional cleaning); the longest
+ *    result wins. A page that never reaches that (a short company page) keeps its landmark
+ *    (`<main>`, `<article>`) or its body without navigation, header, footer, sidebars and banners,
+ *    so a page with readable text never comes back empty.
+ *
+ * The tree is walked with explicit stacks (pages nest thousands deep) and each element's counts are
+ * computed once, bottom-up, so a pass is linear in the page.
+ */
+
+/** Elements that never carry content a reader sees, removed with everything in them. */
+const NEVER_CONTENT = new Set(['script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed', 'svg', 'canvas', 'button', 'select', 'input', 'textarea', 'link', 'meta', 'head', 'title', 'dialog', 'map', 'audio', 'video', 'source', 'track']);
+
+/** Block-level elements: a div holding one of these is a container, not a paragraph. */
+const BLOCKS = new Set(['address', 'article', 'aside', 'blockquote', 'dd', 'details', 'div', 'dl', 'dt', 'fieldset', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'table', 'ul', 'img', 'picture', 'figcaption', 'tbody', 'thead', 'tr', 'td', 'th']);
+
+/** Elements whose text is scored as a paragraph. */
+const PARAGRAPHS = new Set(['p', 'pre', 'td', 'blockquote', 'dd', 'h2', 'h3', 'h4', 'h5', 'h6']);
+
+const HEADINGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+
+/** A class or id that says "not the content": tested only with the OK pattern below, never on <body>. */
+const UNLIKELY = /-ad-|\bad-|\bads\b|adsense|advert|agegate|banner|breadcrumbs?|combx|comment|community|consent|cookie|cover-wrap|disqus|extra|footer|gdpr|header|legends|menu|newsletter|popup|related|remark|replies|rss|(^|[^a-z])shar(e|ing)([^a-z]|$)|shoutbox|sidebar|skyscraper|social|sponsor|subscribe|supplemental|pagination|pager|promo|outbrain|taboola|yom-remote/i;
+/** ... unless it also says it is (part of) the content. */
+const OK_MAYBE = /and|article|body|column|content|main|mathjax|shadow|story|entry|post-?text/i;
+/** Class or id words that count against a candidate (weight -25). */
+const NEGATIVE = /-ad-|hidden|^hid$| hid$| hid |^hid |banner|combx|comment|com-|contact|footer|gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags|widget|byline|author-bio|newsletter|subscribe|cookie|consent/i;
+/** ... and for it (weight +25). */
+const POSITIVE = /article|body|content|entry|hentry|h-entry|main|page|pagination|post|text|blog|story|prose/i;
+/** Share bars and their kin: dropped inside the content when short. */
+const SHARE = /(\b|_)(share|sharedaddy|sharing|social|addthis|shariff)(\b|_)/i;
+/** Comment threads: dropped inside the content whatever their length (they are not the page's text). */
+const COMMENTS = /(^|[\s_-])(comments?|comment-?list|commentlist|comments-area|comment-respond|respond|disqus_thread|disqus|replies)($|[\s_-])/i;
+const UNLIKELY_ROLES = new Set(['menu', 'menubar', 'complementary', 'navigation', 'alert', 'alertdialog', 'dialog', 'banner', 'contentinfo', 'search']);
+/** Landmarks of a page's chrome, for the fallback. */
+const PROSE_BOXES = new Set(['div', 'section', 'article', 'main']);
+const CHROME_TAGS = new Set(['nav', 'header', 'footer', 'aside', 'form']);
+
+/** Readability's threshold: a pass that finds fewer characters than this is tried again with less evidence. */
+const PAGE_WORTH = 500;
+const MIN_PARAGRAPH = 25;
+
+interface Counts {
+  /** Characters of text, whitespace runs counted once. */
+  chars: number;
+  /** ... of which inside links (in-page `#` links count 0.3). */
+  linkChars: number;
+  commas: number;
+  paragraphs: number;
+  images: number;
+  listItems: number;
+  inputs: number;
+  headingChars: number;
+  /** Characters inside ul/ol. */
+  listChars: number;
+  /** Has an h1 or an itemprop=articleBody element inside (never "unlikely"). */
+  anchorsContent: boolean;
+}
+
+interface Flags {
+  stripUnlikely: boolean;
+  weightClasses: boolean;
+  cleanConditionally: boolean;
+}
+
+const isElement = (n: AnyNode): n is Element => n.type === 'tag' || n.type === 'script' || n.type === 'style';
+const attr = (el: Element, name: string) => el.attribs[name] ?? '';
+const childElements = (el: ParentNode) => el.children.filter(isElement);
+
+/** Characters of the text with each whitespace run counted once (and none at the ends). */
+function collapsedLength(text: string): number {
+  let n = 0;
+  let space = true;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const ws = c === 32 || c === 10 || c === 9 || c === 13 || c === 12 || c === 160;
+    if (ws) {
+      if (!space) n++;
+      space = true;
+    } else {
+      n++;
+      space = false;
+    }
+  }
+  return space && n > 0 ? n - 1 : n;
+}
+
+function commasIn(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // , ، ﹐ ︐ ︑ ⹁ ⸴ ⸲ ，
+    if (c === 44 || c === 0x60c || c === 0xfe50 || c === 0xfe10 || c === 0xfe11 || c === 0x2e41 || c === 0x2e34 || c === 0x2e32 || c === 0xff0c) n++;
+  }
+  return n;
+}
+
+/** Removes the node from its parent (domhandler keeps sibling links; cheerio's remove does the same). */
+function detach(node: AnyNode): void {
+  const parent = node.parent;
+  if (!parent) return;
+  const i = parent.children.indexOf(node);
+  if (i >= 0) parent.children.splice(i, 1);
+  if (node.prev) node.prev.next = node.next;
+  if (node.next) node.next.prev = node.prev;
+  node.parent = node.prev = node.next = null;
+}
+
+/** Elements of the subtree in document order (the root first), without recursion. */
+function* elementsOf(root: Element, skip?: (el: Element) => boolean): Generator<Element> {
+  const stack: Element[] = [root];
+  while (stack.length) {
+    const el = stack.pop() as Element;
+    if (skip?.(el)) continue;
+    yield el;
+    for (let i = el.children.length - 1; i >= 0; i--) {
+      const c = el.children[i] as AnyNode;
+      if (isElement(c)) stack.push(c);
+    }
+  }
+}
+
+function isHidden(el: Element): boolean {
+  if ('hidden' in el.attribs) return true;
+  if (attr(el, 'aria-hidden') === 'true' && !/fallback-image/.test(attr(el, 'class'))) return true;
+  const style = attr(el, 'style');
+  return style !== '' && /(^|;)\s*(display\s*:\s*none|visibility\s*:\s*hidden)/i.test(style);
+}
+
+/** Drops what is never content: scripts, media, form controls, hidden elements, comments. */
+function prune(root: Element): void {
+  const doomed: AnyNode[] = [];
+  const stack: AnyNode[] = [root];
+  while (stack.length) {
+    const node = stack.pop() as AnyNode;
+    if (node.type === 'comment' || node.type === 'directive' || node.type === 'cdata') {
+      doomed.push(node);
+      continue;
+    }
+    if (!isElement(node)) continue;
+    if (node !== root && (NEVER_CONTENT.has(node.name) || isHidden(node))) {
+      doomed.push(node);
+      continue;
+    }
+    for (const c of node.children) stack.push(c);
+  }
+  for (const n of doomed) detach(n);
+}
+
+/** Every element's counts, computed once bottom-up. */
+function countAll(root: Element): Map<Element, Counts> {
+  const counts = new Map<Element, Counts>();
+  // Post-order with an explicit stack: [element, children visited?]
+  const stack: [Element, boolean][] = [[root, false]];
+  while (stack.length) {
+    const top = stack[stack.length - 1] as [Element, boolean];
+    const [el, visited] = top;
+    if (!visited) {
+      top[1] = true;
+      for (const c of el.children) if (isElement(c)) stack.push([c, false]);
+      continue;
+    }
+    stack.pop();
+    const name = el.name;
+    const c: Counts = { chars: 0, linkChars: 0, commas: 0, paragraphs: 0, images: 0, listItems: 0, inputs: 0, headingChars: 0, listChars: 0, anchorsContent: name === 'h1' || attr(el, 'itemprop') === 'articleBody' };
+    for (const child of el.children) {
+      if (child.type === 'text') {
+        const data = (child as unknown as { data: string }).data;
+        c.chars += collapsedLength(data) + (/^\s/.test(data) && c.chars > 0 ? 1 : 0);
+        c.commas += commasIn(data);
+      } else if (isElement(child)) {
+        const k = counts.get(child);
+        if (!k) continue;
+        c.chars += k.chars;
+        c.linkChars += k.linkChars;
+        c.commas += k.commas;
+        c.paragraphs += k.paragraphs;
+        c.images += k.images;
+        c.listItems += k.listItems;
+        c.inputs += k.inputs;
+        c.headingChars += k.headingChars;
+        c.listChars += k.listChars;
+        c.anchorsContent ||= k.anchorsContent;
+      }
+    }
+    if (name === 'a') c.linkChars = (attr(el, 'href').startsWith('#') ? 0.3 : 1) * c.chars;
+    if (name === 'p') c.paragraphs += 1;
+    if (name === 'img') c.images += 1;
+    if (name === 'li') c.listItems += 1;
+    if (name === 'input' || name === 'select' || name === 'textarea') c.inputs += 1;
+    if (HEADINGS.has(name)) c.headingChars = c.chars;
+    if (name === 'ul' || name === 'ol') c.listChars = c.chars;
+    counts.set(el, c);
+  }
+  return counts;
+}
+
+const ZERO: Counts = { chars: 0, linkChars: 0, commas: 0, paragraphs: 0, images: 0, listItems: 0, inputs: 0, headingChars: 0, listChars: 0, anchorsContent: false };
+
+class Page {
+  readonly counts: Map<Element, Counts>;
+  readonly bodyChars: number;
+
+  constructor(readonly body: Element) {
+    this.counts = countAll(body);
+    this.bodyChars = this.count(body).chars;
+  }
+
+  count(el: Element): Counts {
+    return this.counts.get(el) ?? ZERO;
+  }
+
+  linkDensity(el: Element): number {
+    const c = this.count(el);
+    return c.chars === 0 ? 0 : c.linkChars / c.chars;
+  }
+
+  /** Class and id as evidence about an element: unlikely-looking and not saying it is the content. */
+  isUnlikely(el: Element): boolean {
+    if (el === this.body || el.name === 'a' || el.name === 'body' || el.name === 'html') return false;
+    const role = attr(el, 'role');
+    const match = `${attr(el, 'class')} ${attr(el, 'id')}`;
+    const hinted = (UNLIKELY.test(match) && !OK_MAYBE.test(match)) || UNLIKELY_ROLES.has(role) || CHROME_TAGS.has(el.name) && el.name !== 'form';
+    if (!hinted) return false;
+    // A hint on an element that holds the article (its h1, its articleBody) or most of the page's
+    // text is about the layout around it (`no-sidebar`, `has-header`), not about what it holds.
+    const c = this.count(el);
+    if (c.anchorsContent && el.name !== 'nav') return false;
+    if (c.chars > 0.8 * this.bodyChars && this.bodyChars > 0) return false;
+    if (el.name === 'header' && this.insideArticle(el)) return false;
+    // Long prose with few links is what it reads as, whatever an id generated from a heading says
+    // (`id="sharing-with-a-single-developer"`).
+    if (c.chars >= 1000 && this.linkDensity(el) < 0.15 && c.commas >= 5 && c.paragraphs >= 2 && PROSE_BOXES.has(el.name)) return false;
+    return !this.insideTableOrCode(el);
+  }
+
+  private insideArticle(el: Element): boolean {
+    for (let p = el.parent; p && isElement(p); p = p.parent) if (p.name === 'article' || p.name === 'main') return true;
+    return false;
+  }
+
+  private insideTableOrCode(el: Element): boolean {
+    for (let p = el.parent; p && isElement(p); p = p.parent) if (p.name === 'table' || p.name === 'code' || p.name === 'pre') return true;
+    return false;
+  }
+
+  classWeight(el: Element, flags: Flags): number {
+    if (!flags.weightClasses) return 0;
+    // Microdata saying "this is the article's text" is the page's own word for it.
+    let w = /articleBody|articlebody/.test(attr(el, 'itemprop')) ? 25 : 0;
+    for (const value of [attr(el, 'class'), attr(el, 'id')]) {
+      if (!value) continue;
+      if (NEGATIVE.test(value)) w -= 25;
+      if (POSITIVE.test(value)) w += 25;
+    }
+    return w;
+  }
+}
+
+function tagBase(el: Element): number {
+  switch (el.name) {
+    case 'div': return 5;
+    case 'article': case 'main': return 8;
+    case 'pre': case 'td': case 'blockquote': return 3;
+    case 'address': case 'ol': case 'ul': case 'dl': case 'dd': case 'dt': case 'li': case 'form': return -3;
+    case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': case 'th': return -5;
+    default: return 0;
+  }
+}
+
+/** Elements of the body in document order, without those the flags rule out. */
+function liveElements(page: Page, flags: Flags): Element[] {
+  const out: Element[] = [];
+  for (const el of elementsOf(page.body, (e) => flags.stripUnlikely && page.isUnlikely(e))) out.push(el);
+  return out;
+}
+
+/** The text length of the element's own inline runs (text and inline children between blocks), longest first. */
+function inlineRuns(page: Page, el: Element): number[] {
+  const runs: number[] = [];
+  let run = 0;
+  for (const child of el.children) {
+    if (child.type === 'text') run += collapsedLength((child as unknown as { data: string }).data);
+    else if (isElement(child)) {
+      if (BLOCKS.has(child.name) || child.name === 'br' && child.next && isElement(child.next) && child.next.name === 'br') {
+        if (run) runs.push(run);
+        run = 0;
+      } else run += page.count(child).chars;
+    }
+  }
+  if (run) runs.push(run);
+  return runs;
+}
+
+interface Attempt {
+  nodes: Element[];
+  chars: number;
+  removed: Set<Element>;
+}
+
+function grab(page: Page, flags: Flags): Attempt | null {
+  const live = liveElements(page, flags);
+  const liveSet = new Set(live);
+  const scores = new Map<Element, number>();
+  const init = (el: Element) => {
+    let s = scores.get(el);
+    if (s === undefined) {
+      s = tagBase(el) + page.classWeight(el, flags);
+      scores.set(el, s);
+    }
+    return s;
+  };
+  const award = (paragraph: Element | null, parent: Element, chars: number, commas: number) => {
+    const points = 1 + commas + Math.min(Math.floor(chars / 100), 3);
+    let level = 0;
+    // Level 0 is the paragraph's parent (or, for a div's own text, the div itself).
+    for (let a: ParentNode | null = paragraph ? paragraph.parent : parent; a && isElement(a) && level < 5; a = a.parent, level++) {
+      if (!liveSet.has(a) && a !== page.body) break;
+      const divider = level === 0 ? 1 : level === 1 ? 2 : level * 3;
+      scores.set(a, init(a) + points / divider);
+      if (a === page.body) break;
+    }
+  };
+
+  for (const el of live) {
+    if (el === page.body) continue;
+    const c = page.count(el);
+    if (PARAGRAPHS.has(el.name) || el.name === 'section' && !el.children.some((ch) => isElement(ch) && BLOCKS.has(ch.name))) {
+      if (c.chars >= MIN_PARAGRAPH) award(el, el, c.chars, c.commas);
+      continue;
+    }
+    if (el.name === 'div' || el.name === 'section' || el.name === 'article' || el.name === 'main' || el.name === 'span' && el.parent && isElement(el.parent) && el.parent.name === 'div') {
+      const hasBlock = el.children.some((ch) => isElement(ch) && BLOCKS.has(ch.name));
+      if (!hasBlock) {
+        // A div of inline content reads as a paragraph of its parent.
+        if (c.chars >= MIN_PARAGRAPH && el.name !== 'span') award(el, el, c.chars, c.commas);
+      } else {
+        // Text runs between a container's blocks (`<div>text<br><br>text<div>...`) are paragraphs of it.
+        for (const run of inlineRuns(page, el)) if (run >= MIN_PARAGRAPH) award(null, el, run, Math.floor(c.commas * run / Math.max(c.chars, 1)));
+      }
+    }
+  }
+  if (scores.size === 0) return null;
+
+  const final = new Map<Element, number>();
+  for (const [el, s] of scores) final.set(el, s * (1 - page.linkDensity(el)));
+  const ranked = [...final.entries()].filter(([el]) => el !== page.body).sort((a, b) => b[1] - a[1]);
+  if (ranked.length === 0) return null;
+  let [top, topScore] = ranked[0] as [Element, number];
+
+  // Several nearly as good candidates under one ancestor: the article is that ancestor.
+  const alternatives = ranked.slice(1, 5).filter(([, s]) => s / topScore >= 0.75).map(([el]) => el);
+  if (alternatives.length >= 3) {
+    for (let a = top.parent; a && isElement(a) && a !== page.body; a = a.parent) {
+      const contained = alternatives.filter((alt) => contains(a as Element, alt)).length;
+      if (contained >= 3) {
+        top = a;
+        break;
+      }
+    }
+  }
+  // Up while the parent scores better (the article's wrapper gathered points from more paragraphs).
+  {
+    let last = final.get(top) ?? topScore;
+    const floor = last / 3;
+    for (let p = top.parent; p && isElement(p) && p !== page.body; p = p.parent) {
+      const ps = final.get(p);
+      if (ps === undefined) continue;
+      if (ps < floor) break;
+      if (ps > last) {
+        top = p;
+        break;
+      }
+      last = ps;
+    }
+  }
+  // A row or body of a data table stands for the text around the table, not for itself.
+  if (['tr', 'tbody', 'thead', 'tfoot', 'td', 'th'].includes(top.name)) {
+    for (let p = top.parent; p && isElement(p) && p !== page.body; p = p.parent) {
+      if (p.name === 'table') {
+        top = p;
+        if (isDataTable(p)) {
+          for (let q = p.parent; q && isElement(q) && q !== page.body; q = q.parent) {
+            if (final.has(q)) {
+              top = q;
+              break;
+            }
+          }
+        }
+        break;
+      }
+    }
+  }
+  // An only child stands for its parent.
+  while (top.parent && isElement(top.parent) && top.parent !== page.body && childElements(top.parent).length === 1) top = top.parent;
+  topScore = final.get(top) ?? topScore;
+
+  // Siblings that score well, share the candidate's class, or read as paragraphs join it.
+  const nodes: Element[] = [];
+  const parent = top.parent;
+  const siblings = parent && isElement(parent) ? childElements(parent) : [top];
+  const threshold = Math.max(10, topScore * 0.2);
+  const topClass = attr(top, 'class');
+  for (const sib of siblings) {
+    if (sib === top) {
+      nodes.push(sib);
+      continue;
+    }
+    if (flags.stripUnlikely && !liveSet.has(sib)) continue;
+    let bonus = 0;
+    if (topClass && attr(sib, 'class') === topClass) bonus += topScore * 0.2;
+    const s = final.get(sib);
+    if (s !== undefined && s + bonus >= threshold) {
+      nodes.push(sib);
+      continue;
+    }
+    if (sib.name === 'p' || sib.name === 'div' && !sib.children.some((ch) => isElement(ch) && BLOCKS.has(ch.name))) {
+      const c = page.count(sib);
+      const ld = page.linkDensity(sib);
+      if (c.chars > 80 && ld < 0.25) nodes.push(sib);
+      else if (c.chars > 0 && c.chars <= 80 && ld === 0 && /\.( |$)/.test(textOf(sib))) nodes.push(sib);
+    }
+  }
+
+  const removed = clean(page, nodes, flags);
+  let chars = 0;
+  for (const n of nodes) chars += charsWithout(page, n, removed);
+  return { nodes, chars, removed };
+}
+
+function contains(ancestor: Element, el: Element): boolean {
+  for (let p: ParentNode | null = el; p; p = p.parent) if (p === ancestor) return true;
+  return false;
+}
+
+function textOf(el: Element): string {
+  const parts: string[] = [];
+  const stack: AnyNode[] = [el];
+  while (stack.length) {
+    const n = stack.pop() as AnyNode;
+    if (n.type === 'text') parts.push((n as unknown as { data: string }).data);
+    else if (isElement(n)) for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i] as AnyNode);
+  }
+  return parts.join('').trim();
+}
+
+/** The element's characters less those of removed elements inside it. */
+function charsWithout(page: Page, el: Element, removed: Set<Element>): number {
+  if (removed.has(el)) return 0;
+  let chars = page.count(el).chars;
+  for (const r of removed) if (contains(el, r) && !hasRemovedAncestor(r, el, removed)) chars -= page.count(r).chars;
+  return Math.max(0, chars);
+}
+
+function hasRemovedAncestor(el: Element, stop: Element, removed: Set<Element>): boolean {
+  for (let p = el.parent; p && isElement(p) && p !== stop; p = p.parent) if (removed.has(p)) return true;
+  return false;
+}
+
+/** What goes from inside the chosen elements: chrome by class (when it does not hold the text), and link, image or form clutter. */
+function clean(page: Page, nodes: Element[], flags: Flags): Set<Element> {
+  const removed = new Set<Element>();
+  for (const root of nodes) {
+    for (const el of elementsOf(root, (e) => removed.has(e))) {
+      if (el === root) continue;
+      const c = page.count(el);
+      const match = `${attr(el, 'class')} ${attr(el, 'id')}`;
+      const name = el.name;
+      // Comment threads, whatever their size, unless they are where the article is.
+      if (COMMENTS.test(match) && !c.anchorsContent && !/\b(article|entry|post)-?(body|content|text)\b/i.test(match)) {
+        removed.add(el);
+        continue;
+      }
+      // The candidate was scored without what looks unlikely, so it is chosen without it too.
+      if (flags.stripUnlikely && page.isUnlikely(el)) {
+        removed.add(el);
+        continue;
+      }
+      if (SHARE.test(match) && c.chars < PAGE_WORTH && !c.anchorsContent) {
+        removed.add(el);
+        continue;
+      }
+      if ((name === 'h1' || name === 'h2' || name === 'h3') && page.classWeight(el, flags) < 0) {
+        removed.add(el);
+        continue;
+      }
+      if (flags.cleanConditionally && (name === 'form' || name === 'fieldset' || name === 'table' || name === 'ul' || name === 'ol' || name === 'div' || name === 'section' || name === 'aside' || name === 'nav' || name === 'footer' || name === 'dl') && fishy(page, el, flags)) {
+        removed.add(el);
+      }
+    }
+  }
+  return removed;
+}
+
+/** Conditional cleaning: a container whose text is links, images, fields or headings rather than prose. */
+function fishy(page: Page, el: Element, flags: Flags): boolean {
+  const c = page.count(el);
+  if (c.anchorsContent) return false;
+  if (el.name === 'table' && isDataTable(el)) return false;
+  const weight = page.classWeight(el, flags);
+  if (weight < 0 && c.commas < 10 && c.chars < PAGE_WORTH) return true;
+  if (c.commas >= 10) return false;
+  const isList = el.name === 'ul' || el.name === 'ol' || (c.chars > 0 && c.listChars / c.chars > 0.9);
+  const ld = page.linkDensity(el);
+  const headingDensity = c.chars > 0 ? c.headingChars / c.chars : 0;
+  if (c.images > 1 && c.paragraphs / c.images < 0.5 && el.name !== 'figure') return true;
+  if (!isList && c.listItems - 100 > c.paragraphs) return true;
+  if (c.inputs > Math.floor(c.paragraphs / 3)) return true;
+  if (!isList && headingDensity < 0.9 && c.chars < MIN_PARAGRAPH && (c.images === 0 || c.images > 2) && ld > 0) return true;
+  if (!isList && weight < 25 && ld > 0.2) return true;
+  if (weight >= 25 && ld > 0.5) return true;
+  if (isList && ld > 0.5 && c.chars < PAGE_WORTH) return true;
+  if (c.images === 0 && c.chars === 0) return true;
+  return false;
+}
+
+function isDataTable(table: Element): boolean {
+  if (attr(table, 'role') === 'presentation' || attr(table, 'datatable') === '0') return false;
+  if (attr(table, 'summary')) return true;
+  let rows = 0;
+  let cols = 0;
+  for (const el of elementsOf(table)) {
+    if (el !== table && el.name === 'table') return false;
+    if (el.name === 'caption' || el.name === 'th' || el.name === 'thead' || el.name === 'tfoot' || el.name === 'colgroup') return true;
+    if (el.name === 'tr') {
+      rows++;
+      cols = Math.max(cols, childElements(el).length);
+    }
+  }
+  return rows >= 10 || cols > 4 || rows * cols > 10;
+}
+
+/** The fallback: the page's landmark, or its body, without its chrome. */
+function landmark(page: Page): Attempt {
+  const main = [...elementsOf(page.body)].find((el) => el.name === 'main' || attr(el, 'role') === 'main' || attr(el, 'itemprop') === 'articleBody')
+    ?? [...elementsOf(page.body)].find((el) => el.name === 'article' && page.count(el).chars > 0);
+  const root = main && page.count(main).chars > 0 ? main : page.body;
+  const removed = new Set<Element>();
+  for (const el of elementsOf(root, (e) => removed.has(e))) {
+    if (el === root) continue;
+    const c = page.count(el);
+    if (c.anchorsContent && el.name !== 'nav') continue;
+    const role = attr(el, 'role');
+    const match = `${attr(el, 'class')} ${attr(el, 'id')}`;
+    const chrome = ['nav', 'header', 'footer', 'aside'].includes(el.name) || UNLIKELY_ROLES.has(role) || /cookie|consent|gdpr|newsletter|popup|modal|breadcrumb/i.test(match) && !OK_MAYBE.test(match) || COMMENTS.test(match);
+    if (chrome && c.chars < 0.5 * page.count(root).chars) removed.add(el);
+  }
+  const nodes = root === page.body ? childElements(root) : [root];
+  const textual = root === page.body ? page.body.children.filter((n) => n.type === 'text') : [];
+  let chars = 0;
+  for (const n of nodes) chars += charsWithout(page, n, removed);
+  for (const t of textual) chars += collapsedLength((t as unknown as { data: string }).data);
+  return { nodes: root === page.body ? [root] : nodes, chars, removed };
+}
+
+const PASSES: Flags[] = [
+  { stripUnlikely: true, weightClasses: true, cleanConditionally: true },
+  { stripUnlikely: false, weightClasses: true, cleanConditionally: true },
+  { stripUnlikely: false, weightClasses: false, cleanConditionally: true },
+  { stripUnlikely: false, weightClasses: false, cleanConditionally: false },
+];
+
+/**
+ * The page's main content as HTML, for the Markdown converter. Mutates the document: call it last
+ * (after every other extractor has read the page).
+ */
+export function mainContentHtml($: CheerioAPI): string {
+  const body = ($('body').get(0) ?? $.root().children().get(0)) as Element | undefined;
+  if (!body) return '';
+  prune(body);
+  const page = new Page(body);
+  let best: Attempt | null = null;
+  for (const flags of PASSES) {
+    const attempt = grab(page, flags);
+    if (!attempt) continue;
+    if (!best || attempt.chars > best.chars) best = attempt;
+    if (attempt.chars >= PAGE_WORTH) break;
+  }
+  if (!best || best.chars < PAGE_WORTH) {
+    const fallback = landmark(page);
+    if (!best || fallback.chars > best.chars) best = fallback;
+  }
+  for (const el of best.removed) detach(el);
+  return best.nodes.map((n) => (n === body ? $(n).html() : $.html(n)) ?? '').join('\n');
+}
