@@ -1,5 +1,6 @@
 import { OutboundError, type OutboundClient, type OutboundResponse } from '../../lib/outbound';
 import { nameSimilarity, retryAfterMs } from './companies-house';
+import { EDGAR_LOCATIONS } from './edgar-codes';
 import {
   CompanyNotFoundError,
   InvalidInputError,
@@ -271,24 +272,49 @@ function isForeign(a: SecAddress): boolean {
   return a.isForeignLocation === 1 || a.isForeignLocation === true;
 }
 
-/** ISO alpha-2 of an address: its countryCode, else US for a domestic address; undefined when unknown. */
+/** EDGAR's descriptions by lower-case name ("germany" -> DE), for addresses that carry only the description. */
+const EDGAR_BY_DESCRIPTION = new Map(
+  Object.values(EDGAR_LOCATIONS).flatMap(([iso, , description]) => (iso ? [[description.trim().toLowerCase(), iso] as const] : [])),
+);
+
+/** The ISO 3166-1 alpha-2 country and region of an EDGAR state or country code ("2M" -> DE, "A6" -> CA/ON, "TX" -> US/TX). */
+export function edgarLocation(code: string | null | undefined): { country: string; region: string | null } | undefined {
+  const entry = code ? EDGAR_LOCATIONS[code.trim().toUpperCase()] : undefined;
+  return entry?.[0] ? { country: entry[0], region: entry[1] } : undefined;
+}
+
+/**
+ * ISO alpha-2 of an address; undefined when unknown. EDGAR writes its own location codes, not ISO:
+ * countryCode "2M" (SIEMENS AG), or countryCode null and only stateOrCountry "2M"/"M0" with a
+ * description "Germany"/"Japan" (Siemens Energy, Cool Japan Fund). A letters-only countryCode is
+ * already ISO; one with a digit, stateOrCountry and the description are read through EDGAR's table.
+ */
 function countryCode(a: SecAddress | null | undefined): string | undefined {
   if (!a) return undefined;
-  if (a.countryCode && /^[A-Za-z]{2}$/.test(a.countryCode)) return a.countryCode.toUpperCase();
-  if (!isForeign(a) && a.stateOrCountry && /^[A-Z]{2}$/.test(a.stateOrCountry)) return 'US';
-  return undefined;
+  const cc = a.countryCode?.trim().toUpperCase();
+  if (cc && /^[A-Z]{2}$/.test(cc)) return cc;
+  return (
+    edgarLocation(cc)?.country ??
+    edgarLocation(a.stateOrCountry)?.country ??
+    EDGAR_BY_DESCRIPTION.get(a.stateOrCountryDescription?.trim().toLowerCase() ?? '') ??
+    EDGAR_BY_DESCRIPTION.get(a.country?.trim().toLowerCase() ?? '')
+  );
 }
 
 function toAddress(a: SecAddress): CompanyAddress {
   const foreign = isForeign(a);
+  const location = edgarLocation(a.stateOrCountry);
+  const iso = countryCode(a);
   return {
     line_1: a.street1 ?? null,
     line_2: a.street2 ?? null,
     city: a.city ?? null,
-    // For a foreign address stateOrCountry is an EDGAR country code (e.g. "P7"), not a region.
-    region: foreign ? (a.foreignStateTerritory ?? null) : (a.stateOrCountry ?? null),
+    // stateOrCountry is a region only for a US state or a Canadian province ("TX", "A6" -> "ON");
+    // for any other country it is the country's EDGAR code ("2M"), not a region.
+    region: (foreign ? a.foreignStateTerritory : null) ?? location?.region ?? null,
     postal_code: a.zipCode ?? null,
-    country: a.country ?? countryCode(a) ?? (foreign ? (a.stateOrCountryDescription ?? null) : 'US'),
+    // Free text as EDGAR gives it ("Netherlands", "Germany"), as for the other registries; ISO in country_code.
+    country: a.country ?? (foreign || (iso && iso !== 'US') ? (a.stateOrCountryDescription ?? iso ?? null) : (iso ?? 'US')),
   };
 }
 

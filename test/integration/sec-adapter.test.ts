@@ -130,6 +130,15 @@ describe('US SEC EDGAR adapter', () => {
     });
   });
 
+  test('foreign filers written in EDGAR codes, not ISO, come out in their own country (issue 37: SIEMENS AG was "US", region "2M")', async () => {
+    const siemens = await client.lookup('940418');
+    expect(siemens).toMatchObject({ country_code: 'DE', address: { city: 'MUNICH', region: null, country: 'Germany' } });
+    const energy = await client.lookup('1830056');
+    expect(energy).toMatchObject({ country_code: 'DE', address: { region: null, country: 'Germany' } });
+    const japan = await client.lookup('1911716');
+    expect(japan).toMatchObject({ country_code: 'JP', address: { region: null, country: 'Japan' } });
+  });
+
   test('lookup falls back to the mailing address when the business address is empty', async () => {
     const nicholas = await client.lookup('1000045');
     expect(nicholas).toMatchObject({

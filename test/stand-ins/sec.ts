@@ -158,12 +158,49 @@ export const SUBMISSIONS: Record<string, Record<string, unknown>> = {
     fiscalYearEnd: '1231',
     stateOfIncorporation: 'P7',
     addresses: {
-      mailing: { street1: 'DE RUN 6501', street2: null, city: 'VELDHOVEN', stateOrCountry: 'P7', zipCode: '5504DR', stateOrCountryDescription: 'Netherlands', isForeignLocation: 1, foreignStateTerritory: null, country: 'Netherlands', countryCode: 'NL' },
-      business: { street1: 'DE RUN 6501', street2: 'P.O. BOX 324', city: 'VELDHOVEN', stateOrCountry: 'P7', zipCode: '5504DR', stateOrCountryDescription: 'Netherlands', isForeignLocation: 1, foreignStateTerritory: 'Noord-Brabant', country: 'Netherlands', countryCode: 'NL' },
+      mailing: { street1: 'DE RUN 6501', street2: null, city: 'VELDHOVEN', stateOrCountry: 'P7', zipCode: '5504DR', stateOrCountryDescription: 'Netherlands', isForeignLocation: 1, foreignStateTerritory: null, country: 'Netherlands', countryCode: 'P7' },
+      business: { street1: 'DE RUN 6501', street2: 'P.O. BOX 324', city: 'VELDHOVEN', stateOrCountry: 'P7', zipCode: '5504DR', stateOrCountryDescription: 'Netherlands', isForeignLocation: 1, foreignStateTerritory: 'Noord-Brabant', country: 'Netherlands', countryCode: 'P7' },
     },
     phone: '31402683938',
     formerNames: [{ name: 'ASM LITHOGRAPHY HOLDING N V', from: '1995-03-14T00:00:00.000Z', to: '2001-04-04T00:00:00.000Z' }],
     filings: filings([{ accessionNumber: '0000937966-25-000007', filingDate: '2025-02-12', reportDate: '2024-12-31', form: '20-F', primaryDocument: 'asml-20241231.htm' }]),
+  },
+  /**
+   * Foreign filers as EDGAR really writes them (issue 37): EDGAR's own codes, not ISO. SIEMENS AG
+   * has countryCode "2M"; Siemens Energy and Cool Japan Fund have only stateOrCountry "2M"/"M0"
+   * and its description, with country and countryCode null.
+   */
+  '940418': {
+    cik: '940418',
+    name: 'SIEMENS AG',
+    sic: '3600',
+    sicDescription: 'Electronic & Other Electrical Equipment (No Computer Equip)',
+    ein: null,
+    addresses: {
+      mailing: { street1: 'WERNER-VON-SIEMENS-STR. 1', street2: null, city: 'MUNICH', stateOrCountry: '2M', zipCode: '80333', stateOrCountryDescription: 'Germany', isForeignLocation: 1, foreignStateTerritory: null, country: null, countryCode: '2M' },
+      business: { street1: 'WERNER-VON-SIEMENS-STR. 1', street2: null, city: 'MUNICH', stateOrCountry: '2M', zipCode: '80333', stateOrCountryDescription: 'Germany', isForeignLocation: 1, foreignStateTerritory: null, country: null, countryCode: '2M' },
+    },
+    filings: filings([]),
+  },
+  '1830056': {
+    cik: '1830056',
+    name: 'Siemens Energy AG/ADR',
+    ein: null,
+    addresses: {
+      mailing: { street1: 'OTTO-HAHN-RING 6', street2: null, city: 'MUNICH', stateOrCountry: '2M', zipCode: '81739', stateOrCountryDescription: 'Germany', isForeignLocation: null, foreignStateTerritory: null, country: null, countryCode: null },
+      business: { street1: 'OTTO-HAHN-RING 6', street2: null, city: 'MUNICH', stateOrCountry: '2M', zipCode: '81739', stateOrCountryDescription: 'Germany', isForeignLocation: null, foreignStateTerritory: null, country: null, countryCode: null },
+    },
+    filings: filings([]),
+  },
+  '1911716': {
+    cik: '1911716',
+    name: 'Cool Japan Fund Inc.',
+    ein: null,
+    addresses: {
+      mailing: { street1: '6-10-1 ROPPONGI', street2: null, city: 'MINATO-KU, TOKYO', stateOrCountry: 'M0', zipCode: '106-6117', stateOrCountryDescription: 'Japan', isForeignLocation: null, foreignStateTerritory: null, country: null, countryCode: null },
+      business: { street1: '6-10-1 ROPPONGI', street2: null, city: 'MINATO-KU, TOKYO', stateOrCountry: 'M0', zipCode: '106-6117', stateOrCountryDescription: 'Japan', isForeignLocation: null, foreignStateTerritory: null, country: null, countryCode: null },
+    },
+    filings: filings([]),
   },
   /** Not listed (no ticker), business address empty: lookup falls back to the mailing address. */
   '1000045': {
