@@ -27,10 +27,12 @@ const onJobQueue = (activityMs: number, heartbeatMs = JOB_HEARTBEAT_TIMEOUT.ms) 
   });
 
 /** One OSM request per activity, on its host's queue, whose dispatch limit holds for all workers together. */
-const onOsmQueue = (taskQueue: string) =>
+const onOsmQueue = (taskQueue: string, startToCloseTimeout: '30s' | '5m' = '30s') =>
   proxyActivities<MapsActivities>({
     taskQueue,
-    startToCloseTimeout: '30s', // one HTTP request; the outbound client gives up after 20 s
+    // Nominatim: one HTTP request, the outbound client gives up after 20 s. Overpass: up to three
+    // tries of one query with [timeout:] 25, 60 and 120 s and pauses (activities/maps/overpass.ts).
+    startToCloseTimeout,
     heartbeatTimeout: '10s',
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     // Waiting for the queue's 1-per-second slot behind other jobs is expected.
@@ -53,7 +55,7 @@ export async function crawlMapsSteps(input: JobStepsInput): Promise<JobActivityO
   const queue = (key: 'nominatim' | 'overpass') => {
     const name = input.queues[key];
     if (!name) throw ApplicationFailure.nonRetryable(`crawlMaps started without the ${key} queue`, 'InvalidInput');
-    return onOsmQueue(name);
+    return onOsmQueue(name, key === 'overpass' ? '5m' : '30s');
   };
   let places: NominatimPlace[];
   if (plan.kind === 'overpass') {

@@ -134,7 +134,8 @@ export function nominatimFromOverpass(e: OverpassElement, tag: [string, string])
     type: tag[1],
     name: t.name,
     display_name: address || undefined,
-    address: t['addr:country'] ? { country_code: t['addr:country'].toLowerCase() } : {},
+    // An element without addr:country is in the country its neighbours in the same area name.
+    address: t['addr:country'] ? { country_code: t['addr:country'].toLowerCase() } : e.areaCountry ? { country_code: e.areaCountry.toLowerCase() } : {},
     extratags: t,
   };
 }

@@ -57,6 +57,16 @@ export const RECORDED = {
       },
     },
   },
+  overpy: {
+    name: 'overpy',
+    version: '0.7',
+    sha256: 'f6df5073de0cc1f63aed6d2632140f98c3d91fa3a2e3bef1bcfaa6225500f364',
+    files: {
+      'remark-runtime-error.json': { path: 'overpy-0.7/tests/json/remark-runtime-error-01.json', sha256: 'aeb3867344cd0d23ae40107ec6d5c089236182bcb949a25c465d610248b41a11' },
+      'remark-runtime-remark.json': { path: 'overpy-0.7/tests/json/remark-runtime-remark-01.json', sha256: '6c28338284949c8e2959fc24a58994c93cf7b3537047f8f9c8231271a0662254' },
+      'node-01.json': { path: 'overpy-0.7/tests/json/node-01.json', sha256: '134c3c144e00f43fe9f606132297fc74c53d7bdb91a6bd805ac69da66eba495c' },
+    },
+  },
 } satisfies Record<string, RecordedPackage>;
 
 export type RecordedPackageName = keyof typeof RECORDED;
