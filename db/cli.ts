@@ -3,6 +3,9 @@
  *   migrate | rollback
  *   client:create --name <name>        prints exactly one JSON object {client_id, api_key, api_secret}
  *   client:deactivate --client-id <id> | client:activate --client-id <id>
+ *   client:rotate --client-id <id> [--grace-hours <h>]
+ *                                       prints {client_id, api_key, api_secret, previous_valid_until}: a new key and secret; the
+ *                                       old pair stays valid for the grace period (default 24 h, 0 ends it at once; README "Credential rotation")
  *   integrations:reseal                 re-seals LLM credentials, mailbox passwords and webhook secrets (sealing those stored in plaintext) with the current INTEGRATIONS_ENCRYPTION_KEY (README "Key rotation");
  *                                       lists the values it cannot open by table and row id and then exits 1
  * Run through npm: `npm run --silent client:create -- --name acme`.
@@ -16,11 +19,15 @@ import { IntegrationRepository } from './repositories/integrations';
 import { MailRepository } from './repositories/mail';
 import { WebhookRepository } from './repositories/webhooks';
 
+// A day lets a client roll every deployment over to the new pair; a leaked pair is rotated with 0.
+const DEFAULT_ROTATION_GRACE_HOURS = 24;
+const MAX_ROTATION_GRACE_HOURS = 24 * 30;
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   const { values } = parseArgs({
     args: rest,
-    options: { name: { type: 'string' }, 'client-id': { type: 'string' } },
+    options: { name: { type: 'string' }, 'client-id': { type: 'string' }, 'grace-hours': { type: 'string' } },
     strict: true,
   });
   const config = loadDbConfig();
@@ -57,6 +64,22 @@ async function main(argv: string[]): Promise<number> {
         process.stderr.write(`client ${id} ${command === 'client:activate' ? 'activated' : 'deactivated'}\n`);
         return 0;
       }
+      case 'client:rotate': {
+        const id = values['client-id'];
+        if (!id) return usage('client:rotate needs --client-id <id>');
+        const graceHours = values['grace-hours'] === undefined ? DEFAULT_ROTATION_GRACE_HOURS : Number(values['grace-hours']);
+        if (!Number.isFinite(graceHours) || graceHours < 0 || graceHours > MAX_ROTATION_GRACE_HOURS) {
+          return usage(`--grace-hours must be a number from 0 to ${MAX_ROTATION_GRACE_HOURS}`);
+        }
+        await migrateLatest(db, config.DATABASE_SCHEMA);
+        const rotated = await new ClientRepository(db).rotate(id, graceHours * 3_600_000);
+        if (!rotated) {
+          process.stderr.write(`no client with id ${id}\n`);
+          return 1;
+        }
+        process.stdout.write(`${JSON.stringify(rotated)}\n`);
+        return 0;
+      }
       case 'integrations:reseal': {
         const keys = loadIntegrationKeys();
         const cipher = new CredentialCipher(keys.INTEGRATIONS_ENCRYPTION_KEY, keys.INTEGRATIONS_PREVIOUS_KEYS);
@@ -81,7 +104,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function usage(message: string): number {
-  process.stderr.write(`${message}\nusage: db/cli.ts migrate|rollback|client:create --name N|client:deactivate --client-id ID|client:activate --client-id ID|integrations:reseal\n`);
+  process.stderr.write(`${message}\nusage: db/cli.ts migrate|rollback|client:create --name N|client:deactivate --client-id ID|client:activate --client-id ID|client:rotate --client-id ID [--grace-hours H]|integrations:reseal\n`);
   return 2;
 }
 

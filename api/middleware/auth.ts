@@ -32,7 +32,13 @@ export async function authenticateCredential(clients: ClientFinder, credential: 
   // Both comparisons run whatever the first one says, so timing does not tell which part was wrong.
   const keyOk = secretMatches(apiKey, client?.api_key_hash ?? '');
   const secretOk = secretMatches(apiSecret, client?.api_secret_hash ?? '');
-  if (!client || !keyOk || !secretOk) throw unauthorized(AUTH_INVALID);
+  // The pair a rotation replaced, within its grace period (client:rotate).
+  const previousKeyOk = secretMatches(apiKey, client?.previous_key_hash ?? '');
+  const previousSecretOk = secretMatches(apiSecret, client?.previous_secret_hash ?? '');
+  const inGrace = client?.previous_valid_until ? new Date(client.previous_valid_until).getTime() > Date.now() : false;
+  const current = keyOk && secretOk;
+  const previous = previousKeyOk && previousSecretOk && inGrace;
+  if (!client || !(current || previous)) throw unauthorized(AUTH_INVALID);
   if (!client.is_active) throw new AppError(403, AUTH_INACTIVE, 'forbidden');
   return client;
 }

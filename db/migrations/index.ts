@@ -24,6 +24,7 @@ import * as contentSiteVerification from './20261127000100_content_site_verifica
 import * as businessKeyIndexes from './20261127000200_business_key_indexes';
 import * as businessNameKeyIcu from './20261127000300_business_name_key_icu';
 import * as contentTagNameUnique from './20261127000400_content_tag_name_unique';
+import * as clientPreviousCredentials from './20261201000100_client_previous_credentials';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -55,6 +56,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261127000200_business_key_indexes': businessKeyIndexes,
   '20261127000300_business_name_key_icu': businessNameKeyIcu,
   '20261127000400_content_tag_name_unique': contentTagNameUnique,
+  '20261201000100_client_previous_credentials': clientPreviousCredentials,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -9,4 +9,8 @@ export class ClientModel extends BaseModel {
   api_secret_hash!: string;
   is_active!: boolean;
   deactivated_at!: Date | null;
+  /** The pair a rotation replaced, accepted until previous_valid_until (client:rotate). */
+  previous_key_hash!: string | null;
+  previous_secret_hash!: string | null;
+  previous_valid_until!: Date | null;
 }

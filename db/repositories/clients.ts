@@ -22,6 +22,29 @@ export class ClientRepository {
     return ClientModel.query(this.db).findById(id);
   }
 
+  /**
+   * Issues a new key and secret; the replaced pair stays valid for `graceMs` (a second rotation
+   * within it ends that grace: only one previous pair is kept). The clients table's trigger tells
+   * every API process to drop its cached row. Undefined when no such client exists.
+   */
+  async rotate(id: string, graceMs: number): Promise<(IssuedCredentials & { previous_valid_until: string }) | undefined> {
+    const { api_key, api_secret } = issueCredentials();
+    const validUntil = new Date(Date.now() + graceMs);
+    const rows = (await this.db('clients')
+      .where({ id })
+      .update({
+        previous_key_hash: this.db.ref('api_key_hash'),
+        previous_secret_hash: this.db.ref('api_secret_hash'),
+        previous_valid_until: validUntil,
+        api_key_hash: hashSecret(api_key),
+        api_secret_hash: hashSecret(api_secret),
+        updated_at: this.db.fn.now(),
+      })
+      .returning('id')) as { id: string }[];
+    if (rows.length === 0) return undefined;
+    return { client_id: id, api_key, api_secret, previous_valid_until: validUntil.toISOString() };
+  }
+
   /** Returns false when no such client exists. */
   async setActive(id: string, active: boolean): Promise<boolean> {
     const n = await ClientModel.query(this.db)

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { ClientRepository } from '../../db/repositories/clients';
 import { bearer, startTestApi, type TestApi } from '../support/api';
 
 const run = promisify(execFile);
@@ -79,6 +80,39 @@ describe('operator CLI', () => {
     }
     expect(status).toBe(200);
   });
+
+  test('client:rotate issues a new key and secret; the old pair keeps working for the grace period only', async () => {
+    // An endpoint that needs only Postgres: the health check also reports the other services.
+    const jobsList = (authorization: string) => fetch(`${api.url}/api/v1/jobs/list`, { headers: { authorization } });
+    const old = await api.newClient('rotating');
+    expect((await jobsList(bearer(old))).status).toBe(200);
+    const { stdout } = await npm(['client:rotate', '--', '--client-id', old.client_id]);
+    const rotated = JSON.parse(stdout.trim()) as { client_id: string; api_key: string; api_secret: string; previous_valid_until: string };
+    expect(rotated.client_id).toBe(old.client_id);
+    expect(rotated.api_key).toMatch(/^sk_[A-Za-z0-9]{47}$/);
+    expect(rotated.api_key).not.toBe(old.api_key);
+    expect(rotated.api_secret).not.toBe(old.api_secret);
+    // The documented default grace: 24 hours.
+    expect(Date.parse(rotated.previous_valid_until) - Date.now()).toBeGreaterThan(23.9 * 3600_000);
+    expect((await jobsList(bearer(rotated))).status).toBe(200);
+    expect((await jobsList(bearer(old))).status).toBe(200);
+    // The old key with the new secret (or the reverse) is no pair at all.
+    await expectDetail(await jobsList(`Bearer ${old.client_id}:${old.api_key}:${rotated.api_secret}`), 401, 'invalid client credentials');
+    // The grace period over (as if a day had passed): the old pair is refused, the new one works.
+    await api.deps.db('clients').where({ id: old.client_id }).update({ previous_valid_until: new Date(Date.now() - 1000) });
+    await expectDetail(await jobsList(bearer(old)), 401, 'invalid client credentials');
+    expect((await jobsList(bearer(rotated))).status).toBe(200);
+    // A grace of 0 (`--grace-hours 0`, for a leaked pair): the pair it replaces is refused at once.
+    const again = (await new ClientRepository(api.deps.db).rotate(old.client_id, 0)) as typeof rotated;
+    let status = 0;
+    for (let i = 0; i < 20 && status !== 401; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 100));
+      status = (await jobsList(bearer(rotated))).status;
+    }
+    expect(status).toBe(401);
+    expect((await jobsList(bearer(again))).status).toBe(200);
+    expect(await new ClientRepository(api.deps.db).rotate('cli_nosuchclient', 0)).toBeUndefined();
+  }, 180_000);
 
   test('client:create without --name fails with usage and prints no credentials', async () => {
     await expect(npm(['client:create'])).rejects.toMatchObject({ code: 2, stdout: '' });
