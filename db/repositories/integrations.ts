@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { AppError } from '../../lib/errors';
-import type { CredentialCipher } from '../../lib/llm/cipher';
+import type { CredentialCipher, SealContext } from '../../lib/llm/cipher';
 import { credentialIdentity, keyPreview, modelOf, PROVIDERS, type Credentials, type ProviderName } from '../../lib/llm/providers';
 import type { Price } from '../../lib/llm/prices';
 import { appendEvent } from './events';
@@ -111,12 +111,15 @@ export class IntegrationRepository {
   async create(clientId: string, provider: ProviderName, credentials: Credentials, settings: IntegrationSettings): Promise<IntegrationState> {
     const isPrimary = settings.is_primary ?? false;
     const fingerprint = this.cipher.fingerprint(provider, credentialIdentity(credentials));
+    // The id first: the sealed value is bound to its row (lib/cipher.ts).
+    const id = await nextId(this.db, 'llm_integrations');
     try {
       const [row] = (await this.db('llm_integrations')
         .insert({
+          id,
           client_id: clientId,
           provider_name: provider,
-          credentials_sealed: this.cipher.seal(JSON.stringify(credentials)),
+          credentials_sealed: this.cipher.seal(JSON.stringify(credentials), credentialsSealedAt(clientId, id)),
           credential_fingerprint: fingerprint,
           key_preview: JSON.stringify(keyPreview(credentials)),
           model: modelOf(provider, credentials),
@@ -149,7 +152,7 @@ export class IntegrationRepository {
     if (settings.spend_limit_amount !== undefined || settings.spend_limit_period !== undefined) patch.spend_limit_exceeded = false;
     if (credentials) {
       Object.assign(patch, {
-        credentials_sealed: this.cipher.seal(JSON.stringify(credentials)),
+        credentials_sealed: this.cipher.seal(JSON.stringify(credentials), credentialsSealedAt(clientId, id)),
         credential_fingerprint: this.cipher.fingerprint(current.provider_name, credentialIdentity(credentials)),
         key_preview: JSON.stringify(keyPreview(credentials)),
         model: modelOf(current.provider_name, credentials),
@@ -175,7 +178,7 @@ export class IntegrationRepository {
   }
 
   credentials(row: IntegrationRow): Credentials {
-    return JSON.parse(this.cipher.open(row.credentials_sealed)) as Credentials;
+    return JSON.parse(this.cipher.open(row.credentials_sealed, credentialsSealedAt(row.client_id, row.id))) as Credentials;
   }
 
   /**
@@ -291,15 +294,15 @@ export class IntegrationRepository {
    * it with the current key already.
    */
   async reseal(clientId?: string): Promise<{ resealed: number; unopenable: string[] }> {
-    const query = this.db('llm_integrations').select('id', 'provider_name', 'credentials_sealed');
+    const query = this.db('llm_integrations').select('id', 'client_id', 'provider_name', 'credentials_sealed');
     if (clientId !== undefined) void query.where({ client_id: clientId });
-    const rows = (await query) as Pick<IntegrationRow, 'id' | 'provider_name' | 'credentials_sealed'>[];
+    const rows = (await query) as Pick<IntegrationRow, 'id' | 'client_id' | 'provider_name' | 'credentials_sealed'>[];
     const outcome = { resealed: 0, unopenable: [] as string[] };
     for (const r of rows) {
       if (this.cipher.isCurrent(r.credentials_sealed)) continue;
       let creds: Credentials;
       try {
-        creds = JSON.parse(this.cipher.open(r.credentials_sealed)) as Credentials;
+        creds = JSON.parse(this.cipher.open(r.credentials_sealed, credentialsSealedAt(r.client_id, r.id))) as Credentials;
       } catch {
         // Only the row id: the error of a JSON.parse may quote the plaintext.
         outcome.unopenable.push(`llm_integrations ${r.id}`);
@@ -307,10 +310,19 @@ export class IntegrationRepository {
       }
       outcome.resealed += await this.db('llm_integrations')
         .where({ id: r.id, credentials_sealed: r.credentials_sealed })
-        .update({ credentials_sealed: this.cipher.seal(JSON.stringify(creds)), credential_fingerprint: this.cipher.fingerprint(r.provider_name, credentialIdentity(creds)) });
+        .update({ credentials_sealed: this.cipher.seal(JSON.stringify(creds), credentialsSealedAt(r.client_id, r.id)), credential_fingerprint: this.cipher.fingerprint(r.provider_name, credentialIdentity(creds)) });
     }
     return outcome;
   }
+}
+
+/** Where an integration's credentials are sealed for (lib/cipher.ts's associated data). */
+export const credentialsSealedAt = (clientId: string, id: number): SealContext => ({ table: 'llm_integrations', column: 'credentials_sealed', clientId, rowId: id });
+
+/** The next id of a serial primary key, taken before the insert that uses it. */
+export async function nextId(db: Knex, table: string): Promise<number> {
+  const { rows } = (await db.raw('select nextval(pg_get_serial_sequence(?, ?)) as id', [table, 'id'])) as { rows: { id: string }[] };
+  return Number(rows[0]?.id);
 }
 
 function duplicate(provider: ProviderName): AppError {

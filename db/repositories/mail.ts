@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import type { CredentialCipher } from '../../lib/cipher';
+import type { CredentialCipher, SealContext } from '../../lib/cipher';
+import { nextId } from './integrations';
 import type { MailServer } from '../../lib/mail/connect';
 import { threadIdOf } from '../../lib/mail/message-id';
 import type { ParsedMessage } from '../../lib/mail/parse';
@@ -99,6 +100,9 @@ export const INBOX = 'INBOX';
 export const SENT = 'Sent';
 export const SNOOZED = 'Snoozed';
 
+/** Where a mailbox password is sealed for (lib/cipher.ts's associated data). */
+export const passwordSealedAt = (server: 'smtp' | 'imap', clientId: string, id: number): SealContext => ({ table: 'mail_mailboxes', column: `${server}_password_sealed`, clientId, rowId: id });
+
 /**
  * Mailboxes, messages and templates of one client (every query scoped by client id, except the
  * worker-side calls that take a row id a workflow was started for). Passwords go in sealed and
@@ -112,24 +116,27 @@ export class MailRepository {
 
   // ---- mailboxes -----------------------------------------------------------------------------
 
-  private serverColumns(prefix: 'smtp' | 'imap', s: ServerInput | null) {
+  private serverColumns(prefix: 'smtp' | 'imap', s: ServerInput | null, clientId: string, id: number) {
     return {
       [`${prefix}_host`]: s?.host ?? null,
       [`${prefix}_port`]: s?.port ?? null,
       [`${prefix}_secure`]: s?.secure ?? null,
       [`${prefix}_username`]: s?.username ?? null,
-      [`${prefix}_password_sealed`]: s ? this.cipher.seal(s.password) : null,
+      [`${prefix}_password_sealed`]: s ? this.cipher.seal(s.password, passwordSealedAt(prefix, clientId, id)) : null,
     };
   }
 
   async createMailbox(clientId: string, input: Required<Pick<MailboxInput, 'address' | 'smtp'>> & MailboxInput): Promise<MailboxRow> {
+    // The id first: the sealed passwords are bound to their row (lib/cipher.ts).
+    const id = await nextId(this.db, 'mail_mailboxes');
     const [row] = (await this.db('mail_mailboxes')
       .insert({
+        id,
         client_id: clientId,
         address: input.address,
         display_name: input.display_name ?? null,
-        ...this.serverColumns('smtp', input.smtp),
-        ...this.serverColumns('imap', input.imap ?? null),
+        ...this.serverColumns('smtp', input.smtp, clientId, id),
+        ...this.serverColumns('imap', input.imap ?? null, clientId, id),
       })
       .returning('*')) as MailboxRow[];
     return row as MailboxRow;
@@ -152,8 +159,8 @@ export class MailRepository {
     const changes: Record<string, unknown> = { updated_at: this.db.fn.now() };
     if (patch.address !== undefined) changes.address = patch.address;
     if (patch.display_name !== undefined) changes.display_name = patch.display_name;
-    if (patch.smtp !== undefined) Object.assign(changes, this.serverColumns('smtp', patch.smtp));
-    if (patch.imap !== undefined) Object.assign(changes, this.serverColumns('imap', patch.imap), { imap_uidvalidity: null, imap_last_uid: 0 });
+    if (patch.smtp !== undefined) Object.assign(changes, this.serverColumns('smtp', patch.smtp, clientId, id));
+    if (patch.imap !== undefined) Object.assign(changes, this.serverColumns('imap', patch.imap, clientId, id), { imap_uidvalidity: null, imap_last_uid: 0 });
     const [row] = (await this.db('mail_mailboxes').where({ client_id: clientId, id }).update(changes).returning('*')) as MailboxRow[];
     return row;
   }
@@ -164,10 +171,10 @@ export class MailRepository {
 
   /** The mailbox's servers with their passwords opened (for the worker and the login check only). */
   servers(row: MailboxRow): { smtp: MailServer; imap: MailServer | null } {
-    const smtp = { host: row.smtp_host, port: row.smtp_port, secure: row.smtp_secure, username: row.smtp_username, password: this.cipher.open(row.smtp_password_sealed) };
+    const smtp = { host: row.smtp_host, port: row.smtp_port, secure: row.smtp_secure, username: row.smtp_username, password: this.cipher.open(row.smtp_password_sealed, passwordSealedAt('smtp', row.client_id, row.id)) };
     const imap =
       row.imap_host && row.imap_port !== null && row.imap_username !== null && row.imap_password_sealed
-        ? { host: row.imap_host, port: row.imap_port, secure: row.imap_secure ?? false, username: row.imap_username, password: this.cipher.open(row.imap_password_sealed) }
+        ? { host: row.imap_host, port: row.imap_port, secure: row.imap_secure ?? false, username: row.imap_username, password: this.cipher.open(row.imap_password_sealed, passwordSealedAt('imap', row.client_id, row.id)) }
         : null;
     return { smtp, imap };
   }
@@ -194,9 +201,9 @@ export class MailRepository {
    * between sealed it with the current key already.
    */
   async reseal(clientId?: string): Promise<{ resealed: number; unopenable: string[] }> {
-    const query = this.db('mail_mailboxes').select('id', 'smtp_password_sealed', 'imap_password_sealed');
+    const query = this.db('mail_mailboxes').select('id', 'client_id', 'smtp_password_sealed', 'imap_password_sealed');
     if (clientId !== undefined) void query.where({ client_id: clientId });
-    const rows = (await query) as Pick<MailboxRow, 'id' | 'smtp_password_sealed' | 'imap_password_sealed'>[];
+    const rows = (await query) as Pick<MailboxRow, 'id' | 'client_id' | 'smtp_password_sealed' | 'imap_password_sealed'>[];
     const outcome = { resealed: 0, unopenable: [] as string[] };
     for (const r of rows) {
       // One update per password: a PATCH replaces SMTP and IMAP separately.
@@ -204,12 +211,12 @@ export class MailRepository {
         if (!sealed || this.cipher.isCurrent(sealed)) continue;
         let password: string;
         try {
-          password = this.cipher.open(sealed);
+          password = this.cipher.open(sealed, passwordSealedAt(name, r.client_id, r.id));
         } catch {
           outcome.unopenable.push(`mail_mailboxes ${r.id} (${name} password)`);
           continue;
         }
-        outcome.resealed += await this.db('mail_mailboxes').where({ id: r.id, [column]: sealed }).update({ [column]: this.cipher.seal(password) });
+        outcome.resealed += await this.db('mail_mailboxes').where({ id: r.id, [column]: sealed }).update({ [column]: this.cipher.seal(password, passwordSealedAt(name, r.client_id, r.id)) });
       }
     }
     return outcome;

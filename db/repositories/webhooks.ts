@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { EventName } from '../../jobs';
-import type { CredentialCipher } from '../../lib/cipher';
+import type { CredentialCipher, SealContext } from '../../lib/cipher';
 import { appendEvent } from './events';
 
 export interface WebhookRow {
@@ -10,7 +10,7 @@ export interface WebhookRow {
   url: string;
   events: EventName[];
   description: string | null;
-  /** The signing secret at rest: sealed (`v1.…`), or `whsec_…` itself when stored without a key. Opened by `signingSecret`. */
+  /** The signing secret at rest: sealed (`v2.…`, `v1.…` before a reseal), or `whsec_…` itself when stored without a key. Opened by `signingSecret`. */
   secret: string;
   active: boolean;
   consecutive_failures: number;
@@ -42,7 +42,10 @@ export interface AttemptRow {
   created_at: Date;
 }
 
-/** Secrets as issued start with this; a sealed one starts with `v1.` (lib/cipher.ts). */
+/** Where a webhook's signing secret is sealed for (lib/cipher.ts's associated data). */
+export const secretSealedAt = (clientId: string, id: string): SealContext => ({ table: 'webhooks', column: 'secret', clientId, rowId: id });
+
+/** Secrets as issued start with this; a sealed one starts with `v2.` (`v1.` before reseal; lib/cipher.ts). */
 const PLAINTEXT_PREFIX = 'whsec_';
 
 /**
@@ -72,18 +75,19 @@ export class WebhookRepository {
   async create(clientId: string, taskQueue: string, input: { url: string; events: EventName[]; description?: string | null }): Promise<{ webhook: WebhookRow; secret: string }> {
     // 32 random bytes: the receiver's HMAC key. The prefix tells a leaked string's origin at a glance.
     const secret = `${PLAINTEXT_PREFIX}${randomBytes(32).toString('hex')}`;
+    const id = randomUUID();
     const [row] = (await this.db('webhooks')
-      .insert({ id: randomUUID(), client_id: clientId, url: input.url, events: input.events, description: input.description ?? null, secret: this.cipher?.seal(secret) ?? secret, task_queue: taskQueue })
+      .insert({ id, client_id: clientId, url: input.url, events: input.events, description: input.description ?? null, secret: this.cipher?.seal(secret, secretSealedAt(clientId, id)) ?? secret, task_queue: taskQueue })
       .returning('*')) as WebhookRow[];
     if (!row) throw new Error('webhook insert returned nothing');
     return { webhook: row, secret };
   }
 
   /** The secret deliveries are signed with. Throws if it is sealed and this process has no key that opens it. */
-  signingSecret(row: Pick<WebhookRow, 'secret'>): string {
+  signingSecret(row: Pick<WebhookRow, 'secret' | 'id' | 'client_id'>): string {
     if (row.secret.startsWith(PLAINTEXT_PREFIX)) return row.secret;
     if (!this.cipher) throw new Error('the webhook secret is sealed but INTEGRATIONS_ENCRYPTION_KEY is not set: it cannot be opened');
-    return this.cipher.open(row.secret);
+    return this.cipher.open(row.secret, secretSealedAt(row.client_id, row.id));
   }
 
   /**
@@ -95,9 +99,9 @@ export class WebhookRepository {
   async reseal(clientId?: string): Promise<{ resealed: number; unopenable: string[] }> {
     const cipher = this.cipher;
     if (!cipher) throw new Error('webhook secrets cannot be sealed without INTEGRATIONS_ENCRYPTION_KEY');
-    const query = this.db('webhooks').select('id', 'secret');
+    const query = this.db('webhooks').select('id', 'client_id', 'secret');
     if (clientId !== undefined) void query.where({ client_id: clientId });
-    const rows = (await query) as Pick<WebhookRow, 'id' | 'secret'>[];
+    const rows = (await query) as Pick<WebhookRow, 'id' | 'client_id' | 'secret'>[];
     const outcome = { resealed: 0, unopenable: [] as string[] };
     for (const r of rows) {
       if (cipher.isCurrent(r.secret)) continue;
@@ -108,7 +112,7 @@ export class WebhookRepository {
         outcome.unopenable.push(`webhooks ${r.id}`);
         continue;
       }
-      outcome.resealed += await this.db('webhooks').where({ id: r.id, secret: r.secret }).update({ secret: cipher.seal(secret) });
+      outcome.resealed += await this.db('webhooks').where({ id: r.id, secret: r.secret }).update({ secret: cipher.seal(secret, secretSealedAt(r.client_id, r.id)) });
     }
     return outcome;
   }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { createLlmExtractor, type LlmExtractor } from '../../activities/llm';
 import type { ActivityDeps } from '../../activities/deps';
-import { IntegrationRepository } from '../../db/repositories/integrations';
+import { credentialsSealedAt, IntegrationRepository } from '../../db/repositories/integrations';
 import { CredentialCipher } from '../../lib/llm/cipher';
 import { createLogger } from '../../lib/logger';
 import { OutboundClient } from '../../lib/outbound';
@@ -310,7 +310,7 @@ test('a credential changed while a reseal runs keeps the change: the reseal does
   const oldKey = randomBytes(32).toString('base64');
   const schemaName = api.deps.config.DATABASE_SCHEMA;
   // Sealed with a previous key, so that a reseal to the run's key (which the API has) takes it up.
-  await api.deps.db('llm_integrations').where({ id: i.id }).update({ credentials_sealed: new CredentialCipher(oldKey).seal(JSON.stringify({ api_key: before, base_url: `${llm.baseUrl}/v1` })) });
+  await api.deps.db('llm_integrations').where({ id: i.id }).update({ credentials_sealed: new CredentialCipher(oldKey).seal(JSON.stringify({ api_key: before, base_url: `${llm.baseUrl}/v1` }), credentialsSealedAt(c.clientId, i.id)) });
   // The row locked: the reseal reads it, then its update waits; meanwhile the credential changes as a PATCH changes it.
   const trx = await api.deps.db.transaction();
   let outcome: unknown;

@@ -8,9 +8,9 @@ import { startTestWorker, type TestWorker } from '../support/worker';
 import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
 import { createDb, migrateLatest } from '../../db';
 import { ClientRepository } from '../../db/repositories/clients';
-import { IntegrationRepository } from '../../db/repositories/integrations';
-import { MailRepository } from '../../db/repositories/mail';
-import { WebhookRepository } from '../../db/repositories/webhooks';
+import { credentialsSealedAt, IntegrationRepository } from '../../db/repositories/integrations';
+import { MailRepository, passwordSealedAt } from '../../db/repositories/mail';
+import { secretSealedAt, WebhookRepository } from '../../db/repositories/webhooks';
 import { CredentialCipher } from '../../lib/cipher';
 import { startWebhookReceiver, verifySignature, type ReceivedWebhook, type WebhookReceiver } from '../stand-ins/webhook-receiver';
 
@@ -112,7 +112,7 @@ test('the signing secret is stored sealed: the row does not show the secret the 
   expect(dump.rows).toHaveLength(1);
   expect(dump.rows[0]?.row).not.toContain(hook.secret.slice('whsec_'.length));
   // Sealed with the run's INTEGRATIONS_ENCRYPTION_KEY, as the LLM keys and mailbox passwords are.
-  expect(await storedSecret(hook.webhook_id)).toMatch(new RegExp(`^v1\\.${new CredentialCipher(String(process.env.INTEGRATIONS_ENCRYPTION_KEY)).keyId}\\.`));
+  expect(await storedSecret(hook.webhook_id)).toMatch(new RegExp(`^v2\\.${new CredentialCipher(String(process.env.INTEGRATIONS_ENCRYPTION_KEY)).keyId}\\.`));
 });
 
 test('a secret stored in plaintext before sealing, or sealed with a previous key, still signs; a reseal seals both with the current key', async () => {
@@ -130,7 +130,7 @@ test('a secret stored in plaintext before sealing, or sealed with a previous key
   // Created after that job's events, so that it gets no delivery until it is re-sealed: the worker lacks the old key.
   const rotated = await createWebhook(c, { url: receiver.url(rotatedPath), events: ['job.queued'] });
   const oldKey = randomBytes(32).toString('base64');
-  await api.deps.db('webhooks').where({ id: rotated.webhook_id }).update({ secret: new CredentialCipher(oldKey).seal(rotated.secret) });
+  await api.deps.db('webhooks').where({ id: rotated.webhook_id }).update({ secret: new CredentialCipher(oldKey).seal(rotated.secret, secretSealedAt(String((await api.deps.db('webhooks').where({ id: rotated.webhook_id }).first())?.client_id), rotated.webhook_id)) });
 
   // The client's rows only: other test files share the schema, and seal credentials of their own with
   // keys this run does not have (the CLI, which reseals every client's, is tested on a schema of its own below).
@@ -162,8 +162,8 @@ test('npm run integrations:reseal seals the plaintext webhook secrets of its sch
     expect(webhook.secret).toBe(secret);
     expect(await resealCli({ DATABASE_SCHEMA: schema })).toMatch(/ and 1 webhook secret\(s\) with key /);
     const stored = String(((await db('webhooks').where({ id: webhook.id }).first()) as { secret: string }).secret);
-    expect(stored.startsWith('v1.')).toBe(true);
-    expect(new WebhookRepository(db, schema, new CredentialCipher(String(process.env.INTEGRATIONS_ENCRYPTION_KEY))).signingSecret({ secret: stored })).toBe(secret);
+    expect(stored.startsWith('v2.')).toBe(true);
+    expect(new WebhookRepository(db, schema, new CredentialCipher(String(process.env.INTEGRATIONS_ENCRYPTION_KEY))).signingSecret({ ...webhook, secret: stored })).toBe(secret);
     expect(await resealCli({ DATABASE_SCHEMA: schema })).toMatch(/ and 0 webhook secret\(s\) /);
   } finally {
     await db.raw('drop schema if exists ?? cascade', [schema]);
@@ -216,15 +216,15 @@ test('npm run integrations:reseal re-seals every value it can open, names the ro
     const after = await stored();
     const llmAfter = new Map(after.llm.map((r) => [r.id, r.credentials_sealed]));
     expect(llmAfter.get(llmLost.id)).toBe(before.llm.find((r) => r.id === llmLost.id)?.credentials_sealed);
-    expect(JSON.parse(current.open(String(llmAfter.get(llmKept.id))))).toEqual({ api_key: 'sk-kept-0123456789abcdef' });
+    expect(JSON.parse(current.open(String(llmAfter.get(llmKept.id)), credentialsSealedAt(clientId, llmKept.id)))).toEqual({ api_key: 'sk-kept-0123456789abcdef' });
     const boxesAfter = new Map(after.boxes.map((r) => [r.id, r]));
     expect(boxesAfter.get(boxLost.id)).toEqual(before.boxes.find((r) => r.id === boxLost.id));
     const kept = boxesAfter.get(boxKept.id);
-    expect([current.open(String(kept?.smtp_password_sealed)), current.open(String(kept?.imap_password_sealed))]).toEqual(['kept-password', 'kept-password']);
+    expect([current.open(String(kept?.smtp_password_sealed), passwordSealedAt('smtp', clientId, boxKept.id)), current.open(String(kept?.imap_password_sealed), passwordSealedAt('imap', clientId, boxKept.id))]).toEqual(['kept-password', 'kept-password']);
     const hooksAfter = new Map(after.hooks.map((r) => [r.id, r.secret]));
     expect(hooksAfter.get(hookLost.webhook.id)).toBe(hookLost.webhook.secret);
-    expect(current.open(String(hooksAfter.get(hookKept.webhook.id)))).toBe(hookKept.secret);
-    expect(current.open(String(hooksAfter.get(hookPlain.webhook.id)))).toBe(hookPlain.secret);
+    expect(current.open(String(hooksAfter.get(hookKept.webhook.id)), secretSealedAt(clientId, hookKept.webhook.id))).toBe(hookKept.secret);
+    expect(current.open(String(hooksAfter.get(hookPlain.webhook.id)), secretSealedAt(clientId, hookPlain.webhook.id))).toBe(hookPlain.secret);
   } finally {
     await db.raw('drop schema if exists ?? cascade', [schema]);
     await db.destroy();

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { ConfigError, parseConfig } from '../../lib/config';
 import { CredentialCipher } from '../../lib/llm/cipher';
 import { checkCredentials, keyPreview, maskKey, PROVIDER_NAMES } from '../../lib/llm/providers';
@@ -7,31 +7,64 @@ import { costUsd, priceOf } from '../../lib/llm/prices';
 const newKey = () => randomBytes(32).toString('base64');
 
 describe('credential cipher', () => {
+  // Where a value is stored: it opens only there (AES-GCM associated data).
+  const at = { table: 'llm_integrations', column: 'credentials_sealed', clientId: 'cli_a', rowId: 1 };
+
+  /** A value as the cipher sealed it before it bound values to their rows: `v1.`, no associated data. */
+  function sealV1(key: string, plaintext: string): string {
+    const raw = Buffer.from(key, 'base64');
+    const iv = randomBytes(12);
+    const c = createCipheriv('aes-256-gcm', raw, iv);
+    const body = Buffer.concat([c.update(plaintext, 'utf8'), c.final()]);
+    return `v1.${createHash('sha256').update(raw).digest('hex').slice(0, 8)}.${Buffer.concat([iv, c.getAuthTag(), body]).toString('base64')}`;
+  }
+
   test('seals with a fresh IV each time and opens only with the right key', () => {
     const cipher = new CredentialCipher(newKey());
-    const a = cipher.seal('sk-secret-123');
-    const b = cipher.seal('sk-secret-123');
+    const a = cipher.seal('sk-secret-123', at);
+    const b = cipher.seal('sk-secret-123', at);
     expect(a).not.toBe(b);
     expect(a).not.toContain('sk-secret');
-    expect(cipher.open(a)).toBe('sk-secret-123');
-    expect(() => new CredentialCipher(newKey()).open(a)).toThrow(/unknown key/);
+    expect(cipher.open(a, at)).toBe('sk-secret-123');
+    expect(() => new CredentialCipher(newKey()).open(a, at)).toThrow(/unknown key/);
   });
 
   test('a tampered value does not open (GCM tag)', () => {
     const cipher = new CredentialCipher(newKey());
-    const sealed = cipher.seal('sk-secret-123');
+    const sealed = cipher.seal('sk-secret-123', at);
     const raw = Buffer.from(sealed.split('.')[2] ?? '', 'base64');
     raw.writeUInt8((raw.readUInt8(raw.length - 1) + 1) % 256, raw.length - 1);
-    expect(() => cipher.open(`${sealed.split('.').slice(0, 2).join('.')}.${raw.toString('base64')}`)).toThrow();
+    expect(() => cipher.open(`${sealed.split('.').slice(0, 2).join('.')}.${raw.toString('base64')}`, at)).toThrow();
+  });
+
+  test('a value moved to another row, client, column or table does not open there (associated data)', () => {
+    const cipher = new CredentialCipher(newKey());
+    const sealed = cipher.seal('sk-victim', at);
+    for (const elsewhere of [{ ...at, rowId: 2 }, { ...at, clientId: 'cli_b' }, { ...at, column: 'other' }, { ...at, table: 'webhooks' }]) {
+      expect(() => cipher.open(sealed, elsewhere)).toThrow(/sealed for another row or client/);
+    }
+    expect(cipher.open(sealed, at)).toBe('sk-victim');
+  });
+
+  test('a v1 value (sealed before values were bound to rows) still opens, and needs re-sealing, which binds it', () => {
+    const key = newKey();
+    const cipher = new CredentialCipher(key);
+    const legacy = sealV1(key, 'sk-old');
+    expect(cipher.open(legacy, at)).toBe('sk-old');
+    expect(cipher.isCurrent(legacy)).toBe(false);
+    const resealed = cipher.seal(cipher.open(legacy, at), at);
+    expect(resealed.startsWith(`v2.${cipher.keyId}.`)).toBe(true);
+    expect(cipher.isCurrent(resealed)).toBe(true);
+    expect(() => cipher.open(resealed, { ...at, rowId: 9 })).toThrow();
   });
 
   test('rotation: a previous key still opens old values, which then need re-sealing', () => {
     const oldKey = newKey();
-    const sealed = new CredentialCipher(oldKey).seal('sk-old');
+    const sealed = new CredentialCipher(oldKey).seal('sk-old', at);
     const rotated = new CredentialCipher(newKey(), [oldKey]);
-    expect(rotated.open(sealed)).toBe('sk-old');
+    expect(rotated.open(sealed, at)).toBe('sk-old');
     expect(rotated.isCurrent(sealed)).toBe(false);
-    expect(rotated.isCurrent(rotated.seal('sk-old'))).toBe(true);
+    expect(rotated.isCurrent(rotated.seal('sk-old', at))).toBe(true);
   });
 
   test('fingerprints are keyed: equal for equal credentials, different under another key or provider', () => {
