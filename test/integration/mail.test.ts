@@ -152,11 +152,9 @@ describe('mailboxes', () => {
     const runKey = String(process.env.INTEGRATIONS_ENCRYPTION_KEY);
     const oldKey = randomBytes(32).toString('base64');
     const old = new CredentialCipher(oldKey);
-    // Sealed with a previous key, so that a reseal to the run's key (which the API has) takes both up; SMTP's is wrong until the change below.
+    const clientId = String(((await api.deps.db('mail_mailboxes').where({ id: box.id }).first()) as Json).client_id);
     // Sealed with a previous key, so that a reseal to the run's key (which the API has) takes both up; SMTP's is wrong until the change below.
     await api.deps.db('mail_mailboxes').where({ id: box.id }).update({ smtp_password_sealed: old.seal('wrong-password', passwordSealedAt('smtp', clientId, box.id)), imap_password_sealed: old.seal(dovecot.password, passwordSealedAt('imap', clientId, box.id)) });
-    await api.deps.db('mail_mailboxes').where({ id: box.id }).update({ smtp_password_sealed: old.seal('wrong-password'), imap_password_sealed: old.seal(dovecot.password) });
-    const clientId = String(((await api.deps.db('mail_mailboxes').where({ id: box.id }).first()) as Json).client_id);
     // The row locked: the reseal reads it, then its update waits; meanwhile the SMTP password changes as a PATCH changes it.
     const trx = await api.deps.db.transaction();
     let outcome: unknown;
