@@ -36,7 +36,9 @@ export function hoursFromPeriods(periods: GooglePeriod[] | undefined): Record<st
     const day = p.open?.day;
     if (day === undefined || day < 0 || day > 6) continue;
     const open = hhmm(p.open?.hour ?? 0, p.open?.minute ?? 0);
-    const close = p.close ? hhmm(p.close.hour ?? 0, p.close.minute ?? 0) : '24:00';
+    // A close at midnight ends the day it opened: "24:00", as hoursFromOsm writes the same case (not "00:00").
+    const midnight = p.close !== undefined && (p.close.hour ?? 0) === 0 && (p.close.minute ?? 0) === 0;
+    const close = p.close && !midnight ? hhmm(p.close.hour ?? 0, p.close.minute ?? 0) : '24:00';
     ranges.set(day, [...(ranges.get(day) ?? []), `${open}-${close}`]);
   }
   return Object.fromEntries(WEEK_ORDER.map((d) => [DAYS[d], ranges.get(d)?.join(', ') ?? 'Closed']));

@@ -56,6 +56,12 @@ describe('opening hours', () => {
     expect(hoursFromPeriods(undefined)).toBeNull();
   });
 
+  test('a Google period that closes at midnight reads 24:00, as the OSM path writes the same hours (issue 37)', () => {
+    const periods = [{ open: { day: 5, hour: 17, minute: 0 }, close: { day: 6, hour: 0, minute: 0 } }];
+    expect(hoursFromPeriods(periods)?.friday).toBe('17:00-24:00');
+    expect(hoursFromPeriods(periods)?.friday).toBe(hoursFromOsm('Fr 17:00-24:00')?.friday);
+  });
+
   test('OSM opening_hours through the opening_hours library', () => {
     expect(hoursFromOsm('Mo-Fr 08:00-20:00; Sa 09:00-12:00,13:00-17:00')).toEqual({
       monday: '08:00-20:00', tuesday: '08:00-20:00', wednesday: '08:00-20:00', thursday: '08:00-20:00', friday: '08:00-20:00', saturday: '09:00-12:00, 13:00-17:00', sunday: 'Closed',
