@@ -45,6 +45,7 @@ import { MediaRepository } from '../db/repositories/media';
 import { PeerTubeClient, peerTubeSettings } from '../lib/peertube';
 import { integrationRoutes } from './routes/integrations';
 import { eventRoutes } from './routes/events';
+import { StreamTickets } from '../db/repositories/stream-tickets';
 import { exportRoutes } from './routes/exports';
 import { jobRoutes } from './routes/jobs';
 import { locationRoutes } from './routes/locations';
@@ -88,10 +89,11 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   // Client rows for authentication, kept in memory and dropped on the clients table's NOTIFY.
   const clientCache = new ClientCache(db, { connectionString: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, maxAgeMs: config.AUTH_CACHE_SECONDS * 1000, maxEntries: 10_000 }, deps.logger);
   void clientCache.ensureListening().catch((err: unknown) => deps.logger.warn({ err: String(err) }, 'client cache could not listen yet; clients are read from the database'));
+  const streamTickets = new StreamTickets(db);
   const api = new ApiRouter(
     {
       client: [bearerAuth(clientCache, authFailures), ...limiter],
-      token: [tokenAuth(clientCache, authFailures), ...limiter],
+      token: [tokenAuth(clientCache, authFailures, streamTickets), ...limiter],
       none: config.RATE_LIMIT_ENABLED
         ? [rateLimit(db, { perMinute: config.PUBLIC_RATE_LIMIT_PER_MINUTE, burst: config.PUBLIC_RATE_LIMIT_BURST, schema: config.DATABASE_SCHEMA, per: 'address' })]
         : [],
@@ -122,7 +124,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   const jobs = new JobService(db, deps.storage, deps.temporal, config, deps.logger);
   jobRoutes(api, jobs, { availableTypes: deps.availableJobTypes ?? AVAILABLE_JOB_TYPES, onCreated: (type) => metrics.jobSubmitted(type) });
   const listener = new EventListener(config.DATABASE_URL, config.DATABASE_SCHEMA, db, deps.logger, { gapWaitMs: config.SSE_GAP_WAIT_MS });
-  eventRoutes(api, db, listener, { heartbeatSeconds: config.SSE_HEARTBEAT_SECONDS, maxStreamsPerClient: config.SSE_MAX_STREAMS_PER_CLIENT });
+  eventRoutes(api, db, listener, { heartbeatSeconds: config.SSE_HEARTBEAT_SECONDS, maxStreamsPerClient: config.SSE_MAX_STREAMS_PER_CLIENT, tickets: streamTickets });
   dedupeRoutes(api, new DedupeRepository(db), { enabled: config.DEDUPE_ENABLED });
   const leadIndex = new LeadIndexTrigger(deps.temporal, config.TASK_QUEUE_PREFIX, deps.logger);
   // Calls to client-supplied URLs (video import URLs' redirects) go through the SSRF guard with

@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { RateLimiterPostgres, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { Db } from '../../db';
 import type { ClientModel } from '../../db/models/client';
+import { TICKET_PREFIX } from '../../db/repositories/stream-tickets';
 import { AppError } from '../../lib/errors';
 import { secretMatches } from '../../lib/credentials';
 import type { AppContext, AppState } from '../context';
@@ -29,7 +30,8 @@ export async function authenticateCredential(clients: ClientFinder, credential: 
   if (parts.length !== 3 || parts.some((p) => p === '' || /\s/.test(p))) throw unauthorized(AUTH_FORMAT);
   const [clientId, apiKey, apiSecret] = parts as [string, string, string];
   const client = await clients.find(clientId);
-  // Both comparisons run whatever the first one says, so timing does not tell which part was wrong.
+  // Every comparison runs whatever the others say, so timing does not tell which part was wrong
+  // (nor whether the pair is the current or the rotated one).
   const keyOk = secretMatches(apiKey, client?.api_key_hash ?? '');
   const secretOk = secretMatches(apiSecret, client?.api_secret_hash ?? '');
   // The pair a rotation replaced, within its grace period (client:rotate).
@@ -111,12 +113,35 @@ export function bearerAuth(clients: ClientFinder, failures?: AuthFailureLimit): 
   };
 }
 
-/** The event stream's credential: `?token=client_id:api_key:api_secret` (spec §5.4), or the Bearer header. */
-export function tokenAuth(clients: ClientFinder, failures?: AuthFailureLimit): Middleware<AppState> {
+export const TICKET_INVALID = 'invalid or expired stream ticket: ask POST /api/v1/events/tickets for a new one';
+
+/** Redeems one-use stream tickets (db/repositories/stream-tickets.ts). */
+export interface TicketRedeemer {
+  redeem(ticket: string): Promise<string | undefined>;
+}
+
+/** The client a stream ticket names (the ticket is used up), or 401; a client deactivated since is 403. */
+async function ticketClient(clients: ClientFinder, tickets: TicketRedeemer, ticket: string): Promise<ClientModel> {
+  const clientId = await tickets.redeem(ticket);
+  const client = clientId === undefined ? undefined : await clients.find(clientId);
+  if (!client) throw unauthorized(TICKET_INVALID);
+  if (!client.is_active) throw new AppError(403, AUTH_INACTIVE, 'forbidden');
+  return client;
+}
+
+/**
+ * The event stream's credential: `?token=` with a short-lived stream ticket (`tkt_…`, one stream,
+ * so a proxy log that keeps the URL keeps nothing of use), or `client_id:api_key:api_secret` as
+ * spec §5.4 has it; or the Bearer header.
+ */
+export function tokenAuth(clients: ClientFinder, failures?: AuthFailureLimit, tickets?: TicketRedeemer): Middleware<AppState> {
   return async (ctx, next) => {
     const token = ctx.query.token;
-    ctx.state.client = await counted(ctx, failures, () =>
-      typeof token === 'string' && token !== '' ? authenticateCredential(clients, token) : bearerClient(clients, ctx.get('authorization')));
+    ctx.state.client = await counted(ctx, failures, () => {
+      if (typeof token !== 'string' || token === '') return bearerClient(clients, ctx.get('authorization'));
+      if (tickets && token.startsWith(TICKET_PREFIX)) return ticketClient(clients, tickets, token);
+      return authenticateCredential(clients, token);
+    });
     return next();
   };
 }

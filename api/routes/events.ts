@@ -3,15 +3,25 @@ import { z } from 'zod';
 import type { Db } from '../../db';
 import { StreamLimitError, type EventListener, type EventSubscriber } from '../../db/event-listener';
 import { eventsSince, type StoredEvent } from '../../db/repositories/events';
+import type { StreamTickets } from '../../db/repositories/stream-tickets';
 import { AppError, badRequest } from '../../lib/errors';
 import { clientIdOf } from '../context';
 import type { ApiRouter } from '../routing';
 
 const streamQuery = z.object({
-  token: z.string().optional().describe('client_id:api_key:api_secret (EventSource cannot send headers)'),
+  token: z.string().optional().describe('a stream ticket from POST /api/v1/events/tickets (tkt_…: valid for a minute, one stream; keeps the credential out of URLs and proxy logs), or client_id:api_key:api_secret (EventSource cannot send headers)'),
   job_id: z.string().uuid().optional(),
   campaign_id: z.string().min(1).max(200).optional(),
   last_event_id: z.coerce.number().int().min(0).optional().describe('replay events after this id (the Last-Event-ID header does the same)'),
+});
+
+/** How long a stream ticket may wait to be used: long enough to open an EventSource, too short to be worth stealing from a log. */
+const TICKET_TTL_MS = 60_000;
+
+const ticketResponse = z.object({
+  ticket: z.string().describe('pass as ?token= to GET /api/v1/events/stream; opens one stream'),
+  expires_at: z.string().describe('ISO 8601; unused by then, the ticket is refused (401)'),
+  expires_in: z.number().int().describe('seconds from now'),
 });
 
 const statusResponse = z.object({
@@ -61,10 +71,30 @@ export interface EventRouteOptions {
   heartbeatSeconds: number;
   /** Streams one client may hold open on this process (SSE_MAX_STREAMS_PER_CLIENT). */
   maxStreamsPerClient: number;
+  tickets: StreamTickets;
 }
 
 export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, options: EventRouteOptions): void {
-  const { heartbeatSeconds, maxStreamsPerClient } = options;
+  const { heartbeatSeconds, maxStreamsPerClient, tickets } = options;
+  api.add({
+    method: 'post',
+    path: '/api/v1/events/tickets',
+    operationId: 'createStreamTicket',
+    summary: 'A short-lived ticket that opens one event stream',
+    description:
+      'The stream\'s `token` query parameter ends up in proxy and access logs; a ticket there is worth nothing once used or a minute old, ' +
+      'where the client credential would stay valid. Ask for a ticket with the Bearer credential, then open ' +
+      '`GET /api/v1/events/stream?token=<ticket>`. A ticket opens one stream (on any API server) within 60 seconds; a used or expired one is 401. ' +
+      '`token=client_id:api_key:api_secret` keeps working as before.',
+    tags: ['events'],
+    security: 'client',
+    responses: { 201: { description: 'The ticket', schema: ticketResponse } },
+    handler: async (ctx) => {
+      const { ticket, expiresAt } = await tickets.issue(clientIdOf(ctx), TICKET_TTL_MS);
+      ctx.status = 201;
+      ctx.body = { ticket, expires_at: expiresAt.toISOString(), expires_in: TICKET_TTL_MS / 1000 };
+    },
+  });
   // A client that has not taken what was written for this long is gone for our purposes.
   const stallMs = 2 * heartbeatSeconds * 1000;
   api.add({

@@ -25,6 +25,7 @@ import * as businessKeyIndexes from './20261127000200_business_key_indexes';
 import * as businessNameKeyIcu from './20261127000300_business_name_key_icu';
 import * as contentTagNameUnique from './20261127000400_content_tag_name_unique';
 import * as clientPreviousCredentials from './20261201000100_client_previous_credentials';
+import * as streamTickets from './20261201000200_stream_tickets';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -57,6 +58,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261127000300_business_name_key_icu': businessNameKeyIcu,
   '20261127000400_content_tag_name_unique': contentTagNameUnique,
   '20261201000100_client_previous_credentials': clientPreviousCredentials,
+  '20261201000200_stream_tickets': streamTickets,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -48,6 +48,43 @@ describe('GET /api/v1/events/stream', () => {
     expect(await bad.json()).toEqual({ detail: 'invalid client credentials' });
   });
 
+  test('a stream ticket (POST /api/v1/events/tickets) opens one stream within a minute; used or expired it is a 401', async () => {
+    const issue = async () => {
+      const res = await c.post('/api/v1/events/tickets', {});
+      expect(res.status).toBe(201);
+      return c.json<{ ticket: string; expires_at: string; expires_in: number }>(res);
+    };
+    const first = await issue();
+    expect(first).toEqual({ ticket: expect.stringMatching(/^tkt_[A-Za-z0-9]{43}$/), expires_at: expect.any(String), expires_in: 60 });
+    expect(Date.parse(first.expires_at) - Date.now()).toBeGreaterThan(50_000);
+    // Nothing of the client's credential is in the URL a proxy logs.
+    expect(first.ticket).not.toContain(creds.api_key);
+    const r = await stream(`token=${first.ticket}`);
+    expect(r.status).toBe(200);
+    await r.waitFor((e) => e.event === 'connected');
+    expect(r.events[0]).toMatchObject({ event: 'connected', data: { client_id: creds.client_id } });
+    // One stream: the same ticket again (a replayed log line) is refused.
+    const again = await fetch(`${api.url}/api/v1/events/stream?token=${first.ticket}`);
+    expect(again.status).toBe(401);
+    expect(await again.json()).toEqual({ detail: 'invalid or expired stream ticket: ask POST /api/v1/events/tickets for a new one' });
+    // A minute later (the clock moved on in the table): refused.
+    const late = await issue();
+    await api.deps.db('stream_tickets').update({ expires_at: new Date(Date.now() - 1000) });
+    expect((await fetch(`${api.url}/api/v1/events/stream?token=${late.ticket}`)).status).toBe(401);
+    // A ticket of a client deactivated since is a 403, as its credential would be.
+    const gone = await api.newClient('ticket then deactivated');
+    const goneCaller = caller(api, bearer(gone));
+    const goneTicket = await goneCaller.json<{ ticket: string }>(await goneCaller.post('/api/v1/events/tickets', {}));
+    await api.deps.db('clients').where({ id: gone.client_id }).update({ is_active: false });
+    // Once this API process has heard of the change (the clients table's NOTIFY), as its credential is.
+    for (let i = 0; i < 20 && (await goneCaller.get('/api/v1/jobs/list')).status !== 403; i++) await new Promise((res) => setTimeout(res, 100));
+    expect((await fetch(`${api.url}/api/v1/events/stream?token=${goneTicket.ticket}`)).status).toBe(403);
+    // The credential in token= still works as spec §5.4 has it; the OpenAPI document has the ticket operation.
+    expect((await stream(`token=${encodeURIComponent(token(creds))}`)).status).toBe(200);
+    const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId?: string }>> };
+    expect(doc.paths['/api/v1/events/tickets']?.post?.operationId).toBe('createStreamTicket');
+  });
+
   test('follows one job: connected, queued, started, completed with processing_time and results_count, heartbeats', async () => {
     const other = await submit();
     const jobId = await submit({ delay_ms: 300 });
