@@ -1,4 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { JobResultStore } from '../../db/repositories/job-results';
 import { JobRepository } from '../../db/repositories/jobs';
 import type { JobStatus, JobType } from '../../jobs';
 import type { ActivityDeps } from '../deps';
@@ -15,6 +16,14 @@ export interface StartJobResult {
 /** Job lifecycle activities: the only writers of a job's status after submission (besides cancel). */
 export function createJobLifecycleActivities(deps: ActivityDeps) {
   const jobs = new JobRepository(deps.db, deps.config.DATABASE_SCHEMA);
+  const results = new JobResultStore(deps.db, deps.storage);
+  /**
+   * A job that ended without completing keeps no result: its row went in the transaction, its
+   * storage object (a result over 256 KB) goes after the commit. A retry removes it again, harmlessly.
+   */
+  const discardObject = async (jobId: string, status: JobStatus | undefined): Promise<void> => {
+    if (status !== 'completed') await results.removeObject(jobId);
+  };
 
   return {
     /**
@@ -52,6 +61,7 @@ export function createJobLifecycleActivities(deps: ActivityDeps) {
         changed = job.type;
         return (await jobs.finish(trx, job, 'completed', { resultsCount: input.resultsCount, workerId: deps.workerId })).status;
       });
+      await discardObject(input.jobId, status);
       if (changed && status) countFinished(changed, status);
       return { status: status ?? 'cancelled' };
     },
@@ -64,6 +74,7 @@ export function createJobLifecycleActivities(deps: ActivityDeps) {
         changed = job.type;
         return (await jobs.finish(trx, job, 'failed', { errorMessage: input.errorMessage, workerId: deps.workerId })).status;
       });
+      await discardObject(input.jobId, status);
       if (changed && status) countFinished(changed, status);
       return { status: status ?? 'failed' };
     },
@@ -79,6 +90,7 @@ export function createJobLifecycleActivities(deps: ActivityDeps) {
         changed = job.type;
         return (await jobs.finish(trx, job, 'cancelled', {})).status;
       });
+      await discardObject(input.jobId, status);
       if (changed && status) countFinished(changed, status);
       return { status: status ?? 'cancelled' };
     },

@@ -5,6 +5,7 @@ import { createJobLifecycleActivities } from '../../activities/store/jobs';
 import { runJobInput } from '../../jobs/run-input';
 import { payloadHash } from '../../lib/payload-hash';
 import { JobRepository } from '../../db/repositories/jobs';
+import { JobResultStore, resultObjectKey } from '../../db/repositories/job-results';
 import { CATALOG } from '../../jobs';
 import { jobTaskQueue } from '../../jobs/queues';
 import { runJob } from '../../workflows';
@@ -309,6 +310,25 @@ describe('cancel', () => {
     expect((sites.requests(slowSite.payload.url)[0]?.abortedAt ?? Infinity) - cancelledAt).toBeLessThan(3000);
     await new Promise((r) => setTimeout(r, 500));
     expect(await api.deps.db('job_results').where({ job_id }).first()).toBeUndefined();
+    expect((await c.get(`/api/v1/jobs/${job_id}/results`)).status).toBe(410);
+  });
+
+  test('a cancelled job\'s result over 256 KB is deleted from storage too, not only its row', async () => {
+    // The moment the discard is for: the work saved its result (large: it lives in the results
+    // bucket), then the client's cancel came before completeJob, which finds the job cancelled.
+    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlCompanyData/submit', queuedJob()));
+    await api.deps.db('jobs').where({ id: job_id }).update({ status: 'processing', started_at: new Date() });
+    const { storage } = api.deps;
+    const store = new JobResultStore(api.deps.db, storage);
+    await store.save(job_id, { filler: 'x'.repeat(300 * 1024) });
+    const { object_key } = await api.deps.db('job_results').where({ job_id }).first();
+    expect(object_key).toBe(resultObjectKey(job_id));
+    expect((await storage.get(storage.resultsBucket, object_key)).length).toBeGreaterThan(256 * 1024);
+    expect((await c.del(`/api/v1/jobs/${job_id}`)).status).toBe(200);
+    const lifecycle = createJobLifecycleActivities({ config: api.deps.config, db: api.deps.db, storage, workerId: 'late-worker' } as ActivityDeps);
+    expect(await lifecycle.completeJob({ jobId: job_id, resultsCount: 1 })).toEqual({ status: 'cancelled' });
+    expect(await api.deps.db('job_results').where({ job_id }).first()).toBeUndefined();
+    await expect(storage.get(storage.resultsBucket, object_key)).rejects.toThrow();
     expect((await c.get(`/api/v1/jobs/${job_id}/results`)).status).toBe(410);
   });
 
