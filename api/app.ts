@@ -136,7 +136,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   const endpoints = OutboundClient.forEndpoints(config);
   const peertube = peerTubeSettings(config);
   mediaRoutes(api, {
-    uploads: new MediaUploads(deps.storage, mediaRepo, { maxBytes: config.MEDIA_MAX_UPLOAD_BYTES, maxSvgBytes: config.MEDIA_MAX_SVG_BYTES }),
+    uploads: new MediaUploads(deps.storage, mediaRepo, { maxBytes: config.MEDIA_MAX_UPLOAD_BYTES, maxSvgBytes: config.MEDIA_MAX_SVG_BYTES, svgTimeoutMs: config.MEDIA_SVG_TIMEOUT_MS }),
     repo: mediaRepo,
     storage: deps.storage,
     maxUploadBytes: config.MEDIA_MAX_UPLOAD_BYTES,

@@ -6,7 +6,8 @@ import { STAGING_PREFIX, type Storage } from '../lib/storage';
 import { AppError, ValidationError } from '../lib/errors';
 import { correctFilename, FORMAT_INFO, IMAGE_FORMATS, SNIFF_BYTES, sniff, type ImageFormat, type Sniffed } from '../lib/media/formats';
 import { InvalidNameError, normalizeFilename, normalizeFolder, objectKey, withSuffix } from '../lib/media/names';
-import { InvalidSvgError, sanitizeSvg } from '../lib/media/svg';
+import { InvalidSvgError } from '../lib/media/svg';
+import { SvgSanitizer, SvgTimeoutError } from '../lib/media/svg-worker';
 import type { MediaFileRow, MediaRepository } from '../db/repositories/media';
 import { idapRef } from '../lib/idap';
 
@@ -27,6 +28,8 @@ export type UploadKind = 'image' | 'file';
 export interface UploadLimits {
   maxBytes: number;
   maxSvgBytes: number;
+  /** Deadline of one SVG's sanitising (in a worker thread); past it 413. */
+  svgTimeoutMs: number;
 }
 
 /** Every field of spec §4.8's response, plus the IDAP reference of the stored file. */
@@ -197,7 +200,11 @@ export class MediaUploads {
     private readonly storage: Storage,
     private readonly repo: MediaRepository,
     private readonly limits: UploadLimits,
-  ) {}
+  ) {
+    this.svgSanitizer = new SvgSanitizer(limits.svgTimeoutMs);
+  }
+
+  private readonly svgSanitizer: SvgSanitizer;
 
   /** Reads the multipart body of `req` and stores its `file` for `clientId`. */
   async upload(req: IncomingMessage, clientId: string, kind: UploadKind): Promise<UploadResult> {
@@ -294,8 +301,11 @@ export class MediaUploads {
         }
         let svg: string;
         try {
-          svg = sanitizeSvg(Buffer.concat(s.svg).toString('utf8')).svg;
+          svg = (await this.svgSanitizer.sanitize(Buffer.concat(s.svg).toString('utf8'))).svg;
         } catch (err) {
+          if (err instanceof SvgTimeoutError) {
+            throw new AppError(413, `this SVG is too costly to sanitise: ${err.message} (MEDIA_SVG_TIMEOUT_MS); nothing was stored`, 'File too large');
+          }
           if (err instanceof InvalidSvgError) throw new AppError(400, `the content looks like SVG but ${err.message}; supported formats: ${SUPPORTED}`, INVALID_IMAGE);
           throw err;
         }

@@ -97,6 +97,8 @@ export const configSchema = dbConfigSchema.extend({
   MEDIA_MAX_UPLOAD_BYTES: int(25 * 1024 * 1024, 1, 5 * 1024 ** 3),
   /** Largest SVG image: an SVG is parsed and sanitised in memory (binary formats stream through). */
   MEDIA_MAX_SVG_BYTES: int(5 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+  /** Deadline of sanitising one SVG (in a worker thread, off the API's event loop); past it the upload is a 413 and nothing is stored. */
+  MEDIA_SVG_TIMEOUT_MS: int(10_000, 100, 120_000),
 
   // PeerTube video import (spec §4.8, §2.14): the PEERTUBE_* settings. Unset: the video routes answer 503 naming what is missing.
   /** The PeerTube instance, e.g. https://videos.example.org (there is no public default instance). */

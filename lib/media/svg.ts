@@ -26,6 +26,14 @@ export class InvalidSvgError extends Error {}
  */
 export const MAX_SVG_DEPTH = 256;
 export const MAX_SVG_ELEMENTS = 20_000;
+/**
+ * jsdom and DOMPurify take time quadratic in one element's attributes (10,000 on one element: 1.2 s,
+ * 40,000: 12.8 s), and linear in all of them; drawing tools write a few dozen per element at most.
+ * One tag's length bounds the rest (a long path `d` is still far below it).
+ */
+export const MAX_SVG_ATTRIBUTES_PER_ELEMENT = 256;
+export const MAX_SVG_ATTRIBUTES = 100_000;
+export const MAX_SVG_TAG_CHARS = 1024 * 1024;
 
 /** The index just after the first `token` from `from`, or the end of `text`. */
 function after(text: string, token: string, from: number): number {
@@ -35,18 +43,29 @@ function after(text: string, token: string, from: number): number {
 
 /** The index just after the `>` that ends a tag, skipping quoted attribute values. */
 function tagEnd(text: string, from: number): number {
+  return scanTag(text, from).end;
+}
+
+/**
+ * Where a tag ends (just after its `>`, quoted values skipped) and how many attributes it holds:
+ * every XML attribute is `name="value"`, so each `=` outside quotes is one.
+ */
+function scanTag(text: string, from: number): { end: number; attributes: number } {
   let quote = '';
+  let attributes = 0;
   for (let i = from; i < text.length; i++) {
     const c = text[i];
     if (quote) {
       if (c === quote) quote = '';
     } else if (c === '"' || c === "'") {
       quote = c;
+    } else if (c === '=') {
+      attributes += 1;
     } else if (c === '>') {
-      return i + 1;
+      return { end: i + 1, attributes };
     }
   }
-  return text.length;
+  return { end: text.length, attributes };
 }
 
 /**
@@ -77,6 +96,7 @@ function doctypeEnd(text: string, from: number): number {
 function checkShape(text: string): void {
   let depth = 0;
   let elements = 0;
+  let attributes = 0;
   for (let i = text.indexOf('<'); i !== -1; i = text.indexOf('<', i)) {
     if (text.startsWith('<!--', i)) i = after(text, '-->', i + 4);
     else if (text.startsWith('<![CDATA[', i)) i = after(text, ']]>', i + 9);
@@ -86,7 +106,13 @@ function checkShape(text: string): void {
       i = tagEnd(text, i + 2);
       depth -= 1;
     } else {
-      i = tagEnd(text, i + 1);
+      const start = i;
+      const tag = scanTag(text, i + 1);
+      i = tag.end;
+      if (i - start > MAX_SVG_TAG_CHARS) throw new InvalidSvgError(`one of its tags is longer than ${MAX_SVG_TAG_CHARS} characters`);
+      if (tag.attributes > MAX_SVG_ATTRIBUTES_PER_ELEMENT) throw new InvalidSvgError(`one of its elements has more than ${MAX_SVG_ATTRIBUTES_PER_ELEMENT} attributes`);
+      attributes += tag.attributes;
+      if (attributes > MAX_SVG_ATTRIBUTES) throw new InvalidSvgError(`it has more than ${MAX_SVG_ATTRIBUTES} attributes`);
       elements += 1;
       if (elements > MAX_SVG_ELEMENTS) throw new InvalidSvgError(`it has more than ${MAX_SVG_ELEMENTS} elements`);
       if (text[i - 2] !== '/') depth += 1;
@@ -135,7 +161,10 @@ function getPurifier() {
  * it sanitised: no scripts, event handlers, foreignObject, javascript: links or external references
  * (href/xlink:href other than `#id`, url(...) outside the document, @import). The doctype (and so
  * any entity declarations) is dropped. Throws InvalidSvgError when it is not a well-formed SVG,
- * nests elements deeper than MAX_SVG_DEPTH or has more than MAX_SVG_ELEMENTS of them.
+ * nests elements deeper than MAX_SVG_DEPTH, has more than MAX_SVG_ELEMENTS of them, or more
+ * attributes than MAX_SVG_ATTRIBUTES_PER_ELEMENT on one or MAX_SVG_ATTRIBUTES in all, or a tag
+ * longer than MAX_SVG_TAG_CHARS. Synchronous and CPU-bound: the API runs it in
+ * lib/media/svg-worker.ts, off its event loop.
  */
 export function sanitizeSvg(text: string): SanitizedSvg {
   const source = text.replace(/^\uFEFF/, '');
