@@ -26,7 +26,10 @@ export async function startServer(config: Config, availableJobTypes?: readonly J
 
   const server = await new Promise<Server>((resolve, reject) => {
     // Slow clients (slow-loris) are cut off: headers and whole requests have deadlines, checked every second.
-    const s = createServer({ headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS, requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 }, app.callback());
+    const s = createServer(
+      { headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS, requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS, keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
+      app.callback(),
+    );
     s.listen(config.PORT, config.HOST, () => resolve(s));
     s.once('error', reject);
   });

@@ -120,8 +120,6 @@ export const configSchema = dbConfigSchema.extend({
    * webhooks, imports and mailboxes reach these hosts; now those follow USER_URL_ALLOW_HOSTS only.
    */
   OUTBOUND_ALLOW_HOSTS: csv,
-  CHROMIUM_PATH: z.string().default('/usr/bin/chromium'),
-
   /**
    * Hosts, IPs or CIDRs that URLs and hosts a client names may reach although private or loopback:
    * crawlSite and crawlLanding pages (and what they load), webhook URLs, video import URLs, mailbox
@@ -129,6 +127,8 @@ export const configSchema = dbConfigSchema.extend({
    * every tenant can reach (the operator's endpoints too). Test stand-ins on 127.0.0.1 go here.
    */
   USER_URL_ALLOW_HOSTS: csv,
+  CHROMIUM_PATH: z.string().default('/usr/bin/chromium'),
+
   // Website crawler (activities/site: the SITE_* settings).
   /** Declared crawler agent, with a URL that says who crawls; robots.txt rules are matched against it. */
   SITE_USER_AGENT: z.string().min(1).default('leadjobs-crawler/1.0 (+https://github.com/leadjobs/leadjobs)'),
@@ -157,14 +157,14 @@ export const configSchema = dbConfigSchema.extend({
   PUBLIC_RATE_LIMIT_BURST: int(30, 1),
   /** Behind a reverse proxy: take the client address from X-Forwarded-For (Koa's app.proxy); otherwise the socket's. */
   TRUST_PROXY: bool.default(false),
-  /** Failed authentications (401) one source address may make per minute, counted by all API processes together. */
-  AUTH_FAILURES_PER_MINUTE: int(10, 1),
   /**
    * With TRUST_PROXY: how many reverse proxies in a row append to X-Forwarded-For in front of the API.
    * The client address is the entry that many from the right (1: the last one, written by the proxy
    * that talks to the API); anything further left was written by the caller and is ignored.
    */
   TRUSTED_PROXY_HOPS: int(1, 1, 20),
+  /** Failed authentications (401) one source address may make per minute, counted by all API processes together. */
+  AUTH_FAILURES_PER_MINUTE: int(10, 1),
   /** Past that limit the address's failing requests get 429 for this long; valid credentials always pass. */
   AUTH_FAILURE_BLOCK_SECONDS: int(300, 1, 86400),
   /**
@@ -305,6 +305,14 @@ export const configSchema = dbConfigSchema.extend({
   HTTP_HEADERS_TIMEOUT_MS: int(10000, 1000, 120000),
   /** ... and its whole request, body included (a 25 MB upload on a slow link fits in the default). */
   HTTP_REQUEST_TIMEOUT_MS: int(120000, 1000, 3600000),
+  /**
+   * How long an idle keep-alive connection stays open for the client's next request. Longer than
+   * the idle timeouts of common clients (Node's fetch 4 s) and load balancers (60 s), so that the
+   * client or proxy always closes first: with Node's 5 s default the API closed sockets just as a
+   * client reused them (UND_ERR_SOCKET on a POST, issue 37). Node 20 starts the headers timeout at
+   * a request's first byte, so an idle connection is not cut by HTTP_HEADERS_TIMEOUT_MS.
+   */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(65000, 1000, 600000),
 }).superRefine((c, ctx) => {
   // A certificate without its key (or the reverse) would fail later inside the gRPC layer with a
   // message that names neither variable.
