@@ -140,7 +140,7 @@ test('a secret stored in plaintext before sealing, or sealed with a previous key
   expect(await resealer.reseal(clientId)).toEqual({ resealed: 2, unopenable: [] });
   for (const [id, secret] of [[legacy.webhook_id, legacySecret], [rotated.webhook_id, rotated.secret]] as const) {
     const stored = await storedSecret(id);
-    expect(stored.startsWith(`v1.${current.keyId}.`)).toBe(true);
+    expect(stored.startsWith(`v2.${current.keyId}.`)).toBe(true);
     expect(stored).not.toContain(secret.slice('whsec_'.length));
   }
   expect(await resealer.reseal(clientId)).toEqual({ resealed: 0, unopenable: [] });
