@@ -44,6 +44,12 @@ function stripScriptAttributes($: ReturnType<typeof load>): void {
 const CSS_IMPORT = /@import\s+(?:url\(\s*)?(['"]?)([^'")\s;]+)\1[^;@]*;/g;
 
 /**
+ * What no stored capture keeps, bundled or not: scripts and what embeds or loads other documents
+ * (iframe srcdoc runs script of its own), resource hints to other hosts, meta refresh and base.
+ */
+const REMOVED = 'script, noscript, iframe, frame, frameset, object, embed, link[rel~="preload"], link[rel~="modulepreload"], link[rel~="prefetch"], link[rel~="preconnect"], link[rel~="dns-prefetch"], meta[http-equiv="refresh" i], base';
+
+/**
  * A self-contained copy of the rendered page: stylesheets inlined as <style> (their url()s and
  * @imports resolved), images and icons as data: URIs, scripts, event handlers, <noscript>, frames
  * and preloads removed, links absolute. Resources come from what the page loaded (`cached`), else
@@ -101,7 +107,7 @@ export async function bundleHtml(html: string, baseUrl: string, cached: Map<stri
     return replacements.size === 0 ? out : out.replace(CSS_URL, (m) => replacements.get(m) ?? m);
   };
 
-  $('script, noscript, iframe, frame, frameset, object, embed, link[rel~="preload"], link[rel~="modulepreload"], link[rel~="prefetch"], link[rel~="preconnect"], link[rel~="dns-prefetch"], meta[http-equiv="refresh" i], base').remove();
+  $(REMOVED).remove();
   stripScriptAttributes($);
   for (const el of $('link[rel~="stylesheet"]').toArray()) {
     const url = abs($(el).attr('href'));
@@ -148,10 +154,15 @@ export async function bundleHtml(html: string, baseUrl: string, cached: Map<stri
   return { html: $.html(), missing: [...new Set(missing)] };
 }
 
-/** The simple snapshot when bundling fails: the HTML as it was, scripts, handlers and script URLs removed. */
+/**
+ * The simple snapshot when bundling fails: the HTML as it was, with everything a bundle loses
+ * (REMOVED), handlers and script URLs removed. It is stored as text/html in the client's public
+ * bucket too, so it must not keep what runs or loads script: iframe srcdoc, meta refresh,
+ * object/embed and base all survived here before (issue 38 item 5).
+ */
 export function plainSnapshot(html: string): string {
   const $ = load(html);
-  $('script, noscript').remove();
+  $(REMOVED).remove();
   stripScriptAttributes($);
   return $.html();
 }

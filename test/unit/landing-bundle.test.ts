@@ -66,3 +66,21 @@ test('url() and @import are inlined whatever their quotes and spaces, and a host
   // A loaded machine's margin, not a benchmark.
   expect(Date.now() - started).toBeLessThan(5000);
 });
+
+// Issue 38 item 5: the fallback snapshot kept what runs or loads script on the media origin. The
+// payloads are the embedding and navigation vectors of OWASP's XSS Filter Evasion Cheat Sheet
+// (iframe srcdoc, meta refresh to a javascript: or data: URL, object/embed data, base href),
+// written out here.
+test.each([
+  ['iframe srcdoc', '<iframe srcdoc="<script>alert(document.domain)</script>"></iframe>', /<iframe/i],
+  ['meta refresh javascript:', '<meta http-equiv="refresh" content="0;url=javascript:alert(1)">', /refresh/i],
+  ['meta refresh data:', '<meta http-equiv="Refresh" content="0; url=data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==">', /refresh/i],
+  ['object data', '<object data="data:text/html,<script>alert(1)</script>"></object>', /<object/i],
+  ['embed src', '<embed src="data:image/svg+xml,<svg onload=alert(1)>">', /<embed/i],
+  ['base href', '<base href="https://attacker.example/">', /<base/i],
+])('the plain snapshot drops %s, as the bundle does', (_what, payload, kept) => {
+  const page = `<!doctype html><html><head><title>x</title>${payload}</head><body><p>hello</p>${payload}</body></html>`;
+  const html = plainSnapshot(page);
+  expect(html).not.toMatch(kept);
+  expect(html).toContain('<p>hello</p>');
+});
