@@ -154,3 +154,18 @@ describe('addresses with control characters (issue 38 item 3: SMTP command injec
     figures.address_control_characters = { crawl_verify_submit: job.status, dedupe_check: dedupe.status };
   });
 });
+
+describe('SVG attribute bombs (issue 38 item 1)', () => {
+  test('an SVG element with 10,000 attributes (quadratic for jsdom and DOMPurify) is a 400 naming the limit, and nothing is stored', async () => {
+    const attrs = Array.from({ length: 10_000 }, (_, i) => `a${i}="1"`).join(' ');
+    const form = new FormData();
+    form.set('file', new Blob([`<svg xmlns="http://www.w3.org/2000/svg"><rect ${attrs}/></svg>`], { type: 'image/svg+xml' }), 'bomb.svg');
+    const [before] = await db('media_files').count<{ count: string }[]>('* as count');
+    const res = await fetch(`${base}/api/v1/media/images/upload`, { method: 'POST', headers: { authorization: auth }, body: form });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { detail: string }).detail).toContain('more than 256 attributes');
+    const [after] = await db('media_files').count<{ count: string }[]>('* as count');
+    expect(after?.count).toBe(before?.count);
+    figures.svg_attribute_bomb = { attributes: 10_000, status: res.status };
+  });
+});
