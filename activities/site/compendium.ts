@@ -81,7 +81,8 @@ const normalizeBlock = (b: string) => b.toLowerCase().replace(/\s+/g, ' ').trim(
 
 /**
  * The whole document. With `fit`, a block that appears on more than half of the pages (and on at
- * least two) is boilerplate and dropped everywhere; headings are kept, so every page keeps its section.
+ * least two) is boilerplate and dropped everywhere; headings are kept, so every page keeps its
+ * section, and a page left with no text of its own keeps its blocks.
  */
 export function buildCompendium(site: string, pages: CompendiumPage[], level: CleanupLevel): string {
   const seenOn = new Map<string, number>();
@@ -92,7 +93,10 @@ export function buildCompendium(site: string, pages: CompendiumPage[], level: Cl
   const repeated = (b: string) => level === 'fit' && pages.length >= 2 && !b.startsWith('#') && (seenOn.get(normalizeBlock(b)) ?? 0) >= threshold;
 
   const sections = pages.map((page) => {
-    const body = page.blocks.filter((b) => !repeated(b)).join('\n\n');
+    const kept = page.blocks.filter((b) => !repeated(b));
+    // The site-level pass drops a page's chrome, never its text: a page whose every text block
+    // repeats elsewhere (a near-copy of another page) keeps them all.
+    const body = (kept.some((b) => !b.startsWith('#')) ? kept : page.blocks).join('\n\n');
     return `## ${page.title ?? page.url}\n\nSource: <${page.url}>\n\n${body}`.trimEnd();
   });
   return `# ${site}: website compendium\n\n${pages.length} page${pages.length === 1 ? '' : 's'}, cleanup level ${level}.\n\n${sections.join('\n\n---\n\n')}\n`;

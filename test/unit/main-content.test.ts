@@ -1,0 +1,161 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { buildCompendium, htmlToMarkdown, splitBlocks } from '../../activities/site/compendium';
+
+// Pages shaped like the real ones on which the old `fit` (a class-substring removal list) came back
+// empty or kept the menus and the comments. Each asserts the article's text, whole, and what must go.
+const ARTICLE = [
+  'The bakery on Northgate opened in 1921, when flour was rationed, ovens were fired with coal, and the whole street woke to the smell of bread before dawn.',
+  'Its founder, a miller’s daughter from Leeds, kept the recipes in a ledger that the family still uses, although the ovens, the shop front and the delivery vans have all changed since then.',
+  'Today the third generation runs the shop, bakes six kinds of sourdough, supplies four cafés in the city, and trains two apprentices a year in a trade that few schools still teach.',
+  'Asked what has not changed in a hundred years, the owner points at the ledger, the starter that lives in a crock by the window, and the queue that forms outside every Saturday morning.',
+];
+const articleHtml = (tag = 'div', attrs = '') => `<${tag}${attrs}><h1>A hundred years of bread</h1>${ARTICLE.map((p) => `<p>${p}</p>`).join('')}</${tag}>`;
+const menu = '<nav class="menu"><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li><li><a href="/sport">Sport</a></li><li><a href="/weather">Weather</a></li></ul></nav>';
+const sidebar = '<div class="widget-area"><h3>Most read</h3><ul><li><a href="/a">Council approves new bus lane on the ring road</a></li><li><a href="/b">Ten walks to take this autumn</a></li><li><a href="/c">Lottery winner buys the corner shop</a></li></ul></div>';
+const footer = '<footer><p>© 2026 York Evening Press. All rights reserved. <a href="/privacy">Privacy</a> <a href="/terms">Terms</a></p></footer>';
+
+const fit = (html: string) => htmlToMarkdown(html, 'fit', 'https://news.test/story');
+const expectArticle = (markdown: string) => {
+  for (const p of ARTICLE) expect(markdown).toContain(p);
+};
+
+describe('fit: the main content of real-shaped pages', () => {
+  test.each(['no-sidebar', 'one-sidebar sidebar-first', 'no-sidebars', 'sidebar-primary', 'cookies-not-set', 'mm-use-consent-management-enabled'])(
+    'a <body class="%s"> keeps its article (the class is about the layout, not the content)',
+    (bodyClass) => {
+      const md = fit(`<html><body class="${bodyClass}">${menu}<div id="page"><div class="content">${articleHtml()}</div>${sidebar}</div>${footer}</body></html>`);
+      expectArticle(md);
+      expect(md).not.toContain('Weather');
+      expect(md).not.toContain('Ten walks');
+      expect(md).not.toContain('All rights reserved');
+    },
+  );
+
+  test('an article body inside a "sidebar" layout class (Vox Media: div.l-sidebar-fixed.l-article-body-segment) is kept', () => {
+    const md = fit(`<html><body>${menu}<div class="l-wrapper"><div class="l-sidebar-fixed l-article-body-segment"><div class="c-entry-content">${ARTICLE.map((p) => `<p>${p}</p>`).join('')}</div></div><div class="l-sidebar">${sidebar}</div></div>${footer}</body></html>`);
+    expectArticle(md);
+    expect(md).not.toContain('Lottery winner');
+  });
+
+  test('a page wrapped in one <form> (ASP.NET) keeps its article', () => {
+    const md = fit(`<html><body><form id="aspnetForm" method="post" action="/story">${menu}<div class="main">${articleHtml('div', ' class="story-body"')}</div>${sidebar}${footer}</form></body></html>`);
+    expectArticle(md);
+    expect(md).not.toContain('Sport');
+  });
+
+  test.each(['modal-enabled', 'url-breadcrumb', 'share-enabled'])('an article box whose class includes "%s" is kept', (cls) => {
+    const md = fit(`<html><body>${menu}<article class="post ${cls}">${ARTICLE.map((p) => `<p>${p}</p>`).join('')}</article>${sidebar}</body></html>`);
+    expectArticle(md);
+  });
+
+  test('a first <article> holding only microdata <meta> tags does not hide the real article', () => {
+    const microdata = '<article itemscope itemtype="https://schema.org/NewsArticle"><meta itemprop="datePublished" content="2026-11-01"><meta itemprop="author" content="Ann Smith"></article>';
+    const md = fit(`<html><body>${menu}${microdata}<div class="article-text">${ARTICLE.map((p) => `<p>${p}</p>`).join('')}</div>${sidebar}${footer}</body></html>`);
+    expectArticle(md);
+  });
+
+  test('a page with no <main> or <article> keeps the article without its menus, sidebar and footer (macrumors kept 15,587 characters for 1,641)', () => {
+    const bigMenu = `<div id="header"><ul class="nav">${Array.from({ length: 60 }, (_, i) => `<li><a href="/c/${i}">Category ${i}</a></li>`).join('')}</ul></div>`;
+    const md = fit(`<html><body>${bigMenu}<div id="contentContainer"><div class="wrapper"><h1>A hundred years of bread</h1><div class="content">${ARTICLE.map((p) => `<p>${p}</p>`).join('')}</div></div>${sidebar}</div>${footer}</body></html>`);
+    expectArticle(md);
+    expect(md).not.toContain('Category 17');
+    expect(md).not.toContain('Most read');
+    // The article is most of what is kept.
+    expect(md.length).toBeLessThan(ARTICLE.join(' ').length * 1.3);
+  });
+
+  test('a comment thread inside main[role=main] is left out', () => {
+    const comments = `<section id="comments" class="comments-area"><h2>12 comments</h2><ol class="comment-list">${Array.from({ length: 12 }, (_, i) => `<li class="comment"><article class="comment-body"><footer class="comment-meta">Reader ${i} says:</footer><div class="comment-content"><p>Lovely story, I remember buying bread there as a child, and the queue was just as long, number ${i}.</p></div></article></li>`).join('')}</ol></section>`;
+    const md = fit(`<html><body>${menu}<main role="main">${articleHtml('article', ' class="post"')}${comments}</main>${footer}</body></html>`);
+    expectArticle(md);
+    expect(md).not.toContain('Lovely story');
+    expect(md).not.toContain('12 comments');
+  });
+
+  test('share bars and related lists inside the article box are left out', () => {
+    const share = '<div class="share-buttons"><a href="https://x.test/share">Share on X</a> <a href="mailto:?body=x">Email</a></div>';
+    const related = '<div class="related-posts"><h3>Related</h3><ul><li><a href="/r1">Bakery wins award</a></li><li><a href="/r2">Flour prices rise</a></li></ul></div>';
+    const md = fit(`<html><body><article>${share}${ARTICLE.map((p) => `<p>${p}</p>`).join('')}${related}</article></body></html>`);
+    expectArticle(md);
+    expect(md).not.toContain('Share on X');
+    expect(md).not.toContain('Flour prices rise');
+  });
+
+  test('a short company page keeps its own text (never empty) without the navigation and cookie banner', () => {
+    const md = fit(`<html><body>${menu}<div class="cookie-banner">We use cookies</div><div class="hero"><h1>Northgate Bakers</h1><p>Sourdough, rye and cakes since 1921.</p><p>Call 01904 555 0101.</p></div>${footer}</body></html>`);
+    expect(md).toContain('Sourdough, rye and cakes since 1921.');
+    expect(md).toContain('Call 01904 555 0101.');
+    expect(md).not.toContain('We use cookies');
+    expect(md).not.toContain('Weather');
+  });
+
+  test('raw keeps the whole body, chrome included', () => {
+    const md = htmlToMarkdown(`<html><body>${menu}${articleHtml()}${sidebar}${footer}</body></html>`, 'raw');
+    expectArticle(md);
+    expect(md).toContain('Weather');
+    expect(md).toContain('Ten walks');
+    expect(md).toContain('All rights reserved');
+  });
+
+  test('links and images point to absolute URLs from the page URL', () => {
+    const md = fit(`<html><body><article>${ARTICLE.map((p) => `<p>${p}</p>`).join('')}<p>See <a href="/archive/1921">the archive</a> <img src="img/ledger.jpg" alt="ledger"></p></article></body></html>`);
+    expect(md).toContain('[the archive](https://news.test/archive/1921)');
+    expect(md).toContain('![ledger](https://news.test/img/ledger.jpg)');
+  });
+});
+
+describe('compendium site pass', () => {
+  test('a page whose every text block repeats on other pages keeps its text', () => {
+    const blocks = splitBlocks('# Menu\n\nSourdough loaf £4.\n\nRye loaf £5.');
+    const pages = ['a', 'b', 'c'].map((x) => ({ url: `https://acme.test/${x}`, title: x, blocks }));
+    const doc = buildCompendium('Acme', pages, 'fit');
+    expect(doc.match(/Sourdough loaf £4\./g)).toHaveLength(3);
+  });
+});
+
+describe('the markdown command', () => {
+  const root = path.join(__dirname, '../..');
+  const run = (args: string[], input?: string) =>
+    spawnSync('node', ['--import', 'tsx', 'activities/site/markdown-cli.ts', ...args], { cwd: root, input, encoding: 'utf8' });
+
+  test('one file (or standard input) in, its Markdown out, at either level', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'markdown-cli-'));
+    const file = path.join(dir, 'page.html');
+    writeFileSync(file, `<html><body>${menu}${articleHtml()}${footer}</body></html>`);
+    const fitOut = execFileSync('node', ['--import', 'tsx', 'activities/site/markdown-cli.ts', '--level', 'fit', '--url', 'https://news.test/', file], { cwd: root, encoding: 'utf8' });
+    expect(fitOut).toContain(ARTICLE[2]);
+    expect(fitOut).not.toContain('Weather');
+    const rawOut = run(['--level', 'raw'], `<html><body>${menu}${articleHtml()}</body></html>`);
+    expect(rawOut.status).toBe(0);
+    expect(rawOut.stdout).toContain('[Weather](/weather)');
+    expect(rawOut.stdout).toContain(ARTICLE[0]);
+  });
+
+  test('--jsonl: one answer line per input line, in order; a bad line answers an error and the batch goes on', () => {
+    const lines = [
+      JSON.stringify({ id: 'a', url: 'https://news.test/a', html: `<html><body>${menu}${articleHtml()}</body></html>` }),
+      '{not json',
+      JSON.stringify({ id: 7, url: 'https://news.test/b', html: 42 }),
+      JSON.stringify({ id: 'c', url: 'https://news.test/c', html: '<p>Short <a href="/x">page</a>.</p>' }),
+    ];
+    const out = run(['--level', 'fit', '--jsonl'], `${lines.join('\n')}\n`);
+    expect(out.status).toBe(0);
+    const answers = out.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: unknown; markdown: string; error?: string });
+    expect(answers.map((a) => a.id)).toEqual(['a', null, 7, 'c']);
+    expect(answers[0]?.markdown).toContain(ARTICLE[3]);
+    expect(answers[0]?.markdown).not.toContain('Weather');
+    expect(answers[1]).toMatchObject({ markdown: '', error: expect.stringMatching(/JSON/) });
+    expect(answers[2]).toMatchObject({ markdown: '', error: '"html" must be a string' });
+    expect(answers[3]?.markdown).toBe('Short [page](https://news.test/x).');
+  });
+
+  test('a bad option is refused with exit status 2 and the usage', () => {
+    const out = run(['--level', 'tidy']);
+    expect(out.status).toBe(2);
+    expect(out.stderr).toContain('--level must be fit or raw');
+    expect(out.stderr).toContain('usage: npm run --silent markdown');
+  });
+});
