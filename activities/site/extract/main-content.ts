@@ -50,6 +50,8 @@ const NEGATIVE = /-ad-|hidden|^hid$| hid$| hid |^hid |banner|combx|comment|com-|
 const POSITIVE = /article|body|content|entry|hentry|h-entry|main|page|pagination|post|text|blog|story|prose/i;
 /** Share bars and their kin: dropped inside the content when short. */
 const SHARE = /(\b|_)(share|sharedaddy|sharing|social|addthis|shariff)(\b|_)/i;
+/** A post's furniture around its text: meta lines, tag and category lists, author boxes, "read also" teasers, print/share tools. */
+const POST_FURNITURE = /(^|[\s_-])(entry-meta|post-meta|postmeta|postmetadata|post-info|entry-footer|entry-utility|post-footer|article-footer|post-tags|entry-tags|tags-links|cat-links|categories|tag-list|taglist|author-info|author-box|authorbox|about-author|author-bio|read-more|readmore|also-read|see-also|more-stories|more-articles|recommended|recirculation|article-tools|print-tools|post-navigation|nav-links|navigation|pagination|wp-block-buttons|sd-block|jp-relatedposts|yarpp|crp_related)($|[\s_-])/i;
 /** Comment threads: dropped inside the content whatever their length (they are not the page's text). */
 const COMMENTS = /(^|[\s_-])(comments?|comment-?list|commentlist|comments-area|comment-respond|respond|disqus_thread|disqus|replies)($|[\s_-])/i;
 const UNLIKELY_ROLES = new Set(['menu', 'menubar', 'complementary', 'navigation', 'alert', 'alertdialog', 'dialog', 'banner', 'contentinfo', 'search']);
@@ -74,6 +76,8 @@ interface Counts {
   headingChars: number;
   /** Characters inside ul/ol. */
   listChars: number;
+  /** Characters inside paragraphs (p, pre, blockquote, h2-h6). */
+  proseChars: number;
   /** Has an h1 or an itemprop=articleBody element inside (never "unlikely"). */
   anchorsContent: boolean;
 }
@@ -183,7 +187,7 @@ function countAll(root: Element): Map<Element, Counts> {
     }
     stack.pop();
     const name = el.name;
-    const c: Counts = { chars: 0, linkChars: 0, commas: 0, paragraphs: 0, images: 0, listItems: 0, inputs: 0, headingChars: 0, listChars: 0, anchorsContent: name === 'h1' || attr(el, 'itemprop') === 'articleBody' };
+    const c: Counts = { chars: 0, linkChars: 0, commas: 0, paragraphs: 0, images: 0, listItems: 0, inputs: 0, headingChars: 0, listChars: 0, proseChars: 0, anchorsContent: name === 'h1' || attr(el, 'itemprop') === 'articleBody' };
     for (const child of el.children) {
       if (child.type === 'text') {
         const data = (child as unknown as { data: string }).data;
@@ -201,6 +205,7 @@ function countAll(root: Element): Map<Element, Counts> {
         c.inputs += k.inputs;
         c.headingChars += k.headingChars;
         c.listChars += k.listChars;
+        c.proseChars += k.proseChars;
         c.anchorsContent ||= k.anchorsContent;
       }
     }
@@ -211,12 +216,13 @@ function countAll(root: Element): Map<Element, Counts> {
     if (name === 'input' || name === 'select' || name === 'textarea') c.inputs += 1;
     if (HEADINGS.has(name)) c.headingChars = c.chars;
     if (name === 'ul' || name === 'ol') c.listChars = c.chars;
+    if (PARAGRAPHS.has(name) && name !== 'td' && name !== 'dd') c.proseChars = c.chars;
     counts.set(el, c);
   }
   return counts;
 }
 
-const ZERO: Counts = { chars: 0, linkChars: 0, commas: 0, paragraphs: 0, images: 0, listItems: 0, inputs: 0, headingChars: 0, listChars: 0, anchorsContent: false };
+const ZERO: Counts = { chars: 0, linkChars: 0, commas: 0, paragraphs: 0, images: 0, listItems: 0, inputs: 0, headingChars: 0, listChars: 0, proseChars: 0, anchorsContent: false };
 
 class Page {
   readonly counts: Map<Element, Counts>;
@@ -395,6 +401,28 @@ function grab(page: Page, flags: Flags): Attempt | null {
       last = ps;
     }
   }
+  // Up while what the parent adds is prose too (page builders put one article's sections in
+  // separate boxes): few links, most of it in paragraphs, none of it looking like chrome.
+  for (let p = top.parent; p && isElement(p) && p !== page.body; p = p.parent) {
+    const whole = page.count(p);
+    const mine = page.count(top);
+    let chars = whole.chars - mine.chars;
+    let links = whole.linkChars - mine.linkChars;
+    let prose = whole.proseChars - mine.proseChars;
+    if (flags.stripUnlikely) {
+      const uncount = (el: Element) => {
+        const u = page.count(el);
+        chars -= u.chars;
+        links -= u.linkChars;
+        prose -= u.proseChars;
+        return true;
+      };
+      // Walks the parent without the candidate, and without descending into what it discounts.
+      for (const el of elementsOf(p, (e) => e === top || e !== p && page.isUnlikely(e) && uncount(e))) void el;
+    }
+    if (chars < MIN_PARAGRAPH || links / chars > 0.15 || prose / chars < 0.6) break;
+    top = p;
+  }
   // A row or body of a data table stands for the text around the table, not for itself.
   if (['tr', 'tbody', 'thead', 'tfoot', 'td', 'th'].includes(top.name)) {
     for (let p = top.parent; p && isElement(p) && p !== page.body; p = p.parent) {
@@ -497,7 +525,7 @@ function clean(page: Page, nodes: Element[], flags: Flags): Set<Element> {
         removed.add(el);
         continue;
       }
-      if (SHARE.test(match) && c.chars < PAGE_WORTH && !c.anchorsContent) {
+      if ((SHARE.test(match) || POST_FURNITURE.test(match)) && c.chars < PAGE_WORTH && !c.anchorsContent) {
         removed.add(el);
         continue;
       }
