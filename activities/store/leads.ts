@@ -4,7 +4,7 @@ import { JobResultStore } from '../../db/repositories/job-results';
 import { IcpProfiles } from '../../db/repositories/icp-profiles';
 import { LeadSources, type BusinessRow } from '../../db/repositories/lead-sources';
 import { SearchOutbox, type OutboxRow } from '../../db/repositories/search-outbox';
-import { businessesOfEmails, findBusinessByKey, lockClient, relate, relatedOf, upsertResources, type UpsertedResource } from '../../db/repositories/resources';
+import { businessesOfEmails, findBusinessByKey, lockClient, relate, relatedOf, relateNamedEmails, upsertResources, type UpsertedResource } from '../../db/repositories/resources';
 import { idapRef, type ResourceType } from '../../lib/idap';
 import { buildLeadDocument, ensureLeadIndex, writeLeadDocuments, type LeadSource } from '../../search/leads';
 import type { ActivityDeps } from '../deps';
@@ -59,6 +59,8 @@ export async function writeProjection(trx: Knex.Transaction, clientId: string, p
   }
   const ownBusinesses = plan.businesses.map((i) => written.get(i)?.id).filter((id): id is string => !!id);
   const emails = plan.nodes.flatMap((n, i) => (n.type === 'emails' && written.get(i) ? [written.get(i) as UpsertedResource] : []));
+  // A business naming an address verified earlier is related to it here, so its lead shows the verdict.
+  await relateNamedEmails(trx, clientId, ownBusinesses);
   const businessIds = [...new Set([...ownBusinesses, ...(await businessesOfEmails(trx, clientId, emails))])];
   return { resources: written.size, businessIds };
 }

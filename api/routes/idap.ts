@@ -2,17 +2,21 @@ import type { Knex } from 'knex';
 import type { z } from 'zod';
 import type { ResourceModel } from '../../db/models/resource';
 import {
+  businessesOfEmails,
+  businessesOfPhones,
   findBusinessByKey,
   findByNaturalKey,
   findPins,
   getResource,
   listResources,
   relatedOf,
+  relateNamedEmails,
   resourceStats,
   setPinParent,
   updateFlags,
   upsertResources,
   type Cursor,
+  type UpsertedResource,
 } from '../../db/repositories/resources';
 import { SearchOutbox } from '../../db/repositories/search-outbox';
 import { AppError, badRequest, notFound, ValidationError, type ValidationIssue } from '../../lib/errors';
@@ -154,6 +158,22 @@ function decodeCursor(raw: string, sort: Cursor['sort'], order: Cursor['order'])
 
 export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigger): void {
   const outbox = new SearchOutbox(db);
+
+  /**
+   * Queues, in the import's transaction, the leads an import changes: imported businesses are leads
+   * (and are related to e-mails verified before them); an imported e-mail (a verdict) or phone
+   * changes the leads of its businesses. Returns how many were queued.
+   */
+  async function leadsOfImport(trx: Knex.Transaction, clientId: string, type: ResourceType, written: UpsertedResource[]): Promise<number> {
+    const changed = written.filter((w) => w.status !== 'unchanged');
+    let ids: string[] = [];
+    if (type === 'businesses') ids = [...changed.map((w) => w.id), ...(await relateNamedEmails(trx, clientId, written.map((w) => w.id)))];
+    else if (type === 'emails') ids = await businessesOfEmails(trx, clientId, changed);
+    else if (type === 'phones') ids = await businessesOfPhones(trx, clientId, changed);
+    const unique = [...new Set(ids)];
+    await outbox.enqueue(trx, clientId, unique);
+    return unique.length;
+  }
   const notFoundResponse = { 404: { description: `detail ${RESOURCE_NOT_FOUND}: no such resource for this client` } };
 
   api.add({
@@ -249,6 +269,7 @@ export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigge
       const { parents, issues: parentIssues } = await importParents(db, clientId, type, body.records);
       issues.push(...parentIssues);
       if (issues.length > 0) throw new ValidationError(issues);
+      let queued = 0;
       const results = await db.transaction(async (trx) => {
         const upserted = await upsertResources(trx, clientId, type, body.records.map((r, i) => ({ naturalKey: keys[i], data: r.data, flags: r.flags, campaignId: r.campaign_id, source: body.source })));
         // In record order, so that of one pin's records in a request the last parent wins.
@@ -259,11 +280,10 @@ export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigge
         }
         // A new parent moved the pin's modified_at: that is an update.
         const written = upserted.map((w) => (w.status === 'unchanged' && reparented.has(w.id) ? { ...w, status: 'updated' as const } : w));
-        // Imported businesses are leads too: queued for the lead index with the import itself.
-        if (type === 'businesses' && leadIndex) await outbox.enqueue(trx, clientId, written.filter((w) => w.status !== 'unchanged').map((w) => w.id));
+        if (leadIndex) queued = await leadsOfImport(trx, clientId, type, written);
         return written;
       });
-      if (type === 'businesses' && leadIndex && results.some((r) => r.status !== 'unchanged')) await leadIndex.kick(clientId);
+      if (queued > 0) await leadIndex?.kick(clientId);
       const seen = new Set<string>();
       const items = results.map((r, index) => {
         const duplicate = seen.has(r.naturalKey);

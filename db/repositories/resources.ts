@@ -505,6 +505,36 @@ export async function businessesOfEmails(trx: Knex.Transaction, clientId: string
   return rows.map((r) => r.id);
 }
 
+/**
+ * Relates businesses to the e-mail resources their own data names (`email`), so that a verdict
+ * given before the business was written (a crawlVerify, an import of the e-mail) reaches its lead.
+ * Returns the businesses that gained a relation. Needs a transaction.
+ */
+export async function relateNamedEmails(trx: Knex.Transaction, clientId: string, businessIds: string[]): Promise<string[]> {
+  if (businessIds.length === 0) return [];
+  const { rows } = (await trx.raw(
+    `select r.id, e.id as email_id from idap_resources r
+     join idap_resources e on e.client_id = r.client_id and e.resource_type = 'emails' and e.natural_key = lower(trim(r.data->>'email'))
+     where r.client_id = ? and r.resource_type = 'businesses' and r.id = any(?::uuid[])`,
+    [clientId, businessIds],
+  )) as { rows: { id: string; email_id: string }[] };
+  const linked = new Set<string>();
+  for (const n of rows) {
+    if (await relate(trx, { clientId, type: 'businesses', id: n.id }, { clientId, type: 'emails', id: n.email_id })) linked.add(n.id);
+  }
+  return [...linked];
+}
+
+/** The businesses related to phone resources (their leads show the number). */
+export async function businessesOfPhones(trx: Knex.Transaction, clientId: string, phones: ResourceRef[]): Promise<string[]> {
+  if (phones.length === 0) return [];
+  const { rows } = (await trx.raw(
+    `select distinct to_id as id from idap_relations where client_id = ? and from_id = any(?::uuid[]) and to_type = 'businesses'`,
+    [clientId, phones.map((p) => p.id)],
+  )) as { rows: { id: string }[] };
+  return rows.map((r) => r.id);
+}
+
 /** Pins whose data holds all of `keys` (pin_name, pin_data_set_id, account_id, pin_subscription_id), oldest first. */
 export async function findPins(db: Knex, clientId: string, keys: Record<string, string>): Promise<ResourceModel[]> {
   return ResourceModel.query(db)
