@@ -54,12 +54,19 @@ export function corpusDir(name: CorpusName): string | undefined {
 }
 
 /**
- * The page's HTML as text. Pages are stored as fetched, in their own encoding: the charset their
- * <meta> declares is used (UTF-8 when none, or one TextDecoder does not know), as a browser would
- * without the HTTP header.
+ * The page's HTML as text. Bytes that are valid UTF-8 are read as UTF-8 (Readability's test pages
+ * were re-saved as UTF-8 and keep their old `charset=gb2312`: decoding them as GB2312 garbled the
+ * Chinese page and its score went to 0). Others are in their own encoding: the charset their
+ * <meta> declares (UTF-8 when none, or one TextDecoder does not know), as a browser would without
+ * the HTTP header.
  */
 export function readPage(file: string): string {
   const bytes = readFileSync(file);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    // Not UTF-8: the declared charset below.
+  }
   const head = bytes.subarray(0, 4096).toString('latin1');
   const declared = /<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)/i.exec(head)?.[1];
   if (declared && !/^utf-?8$/i.test(declared)) {

@@ -29,6 +29,10 @@ const toMarkdown = htmlToMarkdownConverter({
 /** One page's Markdown blocks, at the given cleanup level. Mutates the document (call it last). */
 export function pageMarkdown($: CheerioAPI, level: CleanupLevel, pageUrl?: string): string[] {
   $('script, style, noscript, template').remove();
+  // A script link is no link for a reader (nor one to hand anyone): its text stays, as text.
+  $('a[href]').each((_, el) => {
+    if (/^\s*(javascript|vbscript|data):/i.test(el.attribs.href ?? '')) delete el.attribs.href;
+  });
   if (pageUrl) absolutizeLinks($, pageUrl);
   const html = level === 'fit' ? mainContentHtml($) : $('body').html() ?? $.root().html() ?? '';
   let markdown: string;

@@ -100,6 +100,15 @@ describe('fit: the main content of real-shaped pages', () => {
     expect(md).toContain('All rights reserved');
   });
 
+  test('a javascript: link keeps its text and loses its target, at either level', () => {
+    for (const level of ['fit', 'raw'] as const) {
+      const md = htmlToMarkdown('<html><body><span><p>abc</p><a href="javascript:void(0)">def</a> <a href=" JavaScript:alert(1)">ghi</a></span></body></html>', level);
+      expect(md).toContain('def');
+      expect(md).toContain('ghi');
+      expect(md.toLowerCase()).not.toContain('javascript');
+    }
+  });
+
   test('links and images point to absolute URLs from the page URL', () => {
     const md = fit(`<html><body><article>${ARTICLE.map((p) => `<p>${p}</p>`).join('')}<p>See <a href="/archive/1921">the archive</a> <img src="img/ledger.jpg" alt="ledger"></p></article></body></html>`);
     expect(md).toContain('[the archive](https://news.test/archive/1921)');
