@@ -92,6 +92,14 @@ describe('fit: the main content of real-shaped pages', () => {
     expect(md).not.toContain('Weather');
   });
 
+  test('a team page of short cards keeps the cards, not the longer sentence in its footer', () => {
+    const cards = ['Grace Hopper', 'Alan Turing', 'Ada Lovelace'].map((n) => `<div class="member"><h3>${n}</h3><p>Head of Engineering</p></div>`).join('');
+    const md = fit(`<html><body>${menu}<main><h1>Meet the team</h1><div class="team">${cards}</div></main><footer><p>Acme Widgets Ltd is registered in England and Wales, company number 01234567, with its registered office at 1 Mill Lane, Manchester, and VAT number GB 123 4567 89.</p><a href="https://www.facebook.com/acme">Facebook</a></footer></body></html>`);
+    expect(md).toContain('### Grace Hopper');
+    expect(md).toContain('### Ada Lovelace');
+    expect(md).not.toContain('registered in England');
+  });
+
   test('raw keeps the whole body, chrome included', () => {
     const md = htmlToMarkdown(`<html><body>${menu}${articleHtml()}${sidebar}${footer}</body></html>`, 'raw');
     expectArticle(md);

@@ -626,8 +626,11 @@ export function mainContentHtml($: CheerioAPI): string {
     if (attempt.chars >= PAGE_WORTH) break;
   }
   if (!best || best.chars < PAGE_WORTH) {
+    // Short of a page's worth of scored text, the page's own content without its chrome is the
+    // better reading (a team page of cards is not an article), even where a pass with less
+    // evidence found a longer paragraph in the footer.
     const fallback = landmark(page);
-    if (!best || fallback.chars > best.chars) best = fallback;
+    if (!best || fallback.chars > 0) best = fallback;
   }
   for (const el of best.removed) detach(el);
   return best.nodes.map((n) => (n === body ? $(n).html() : $.html(n)) ?? '').join('\n');
