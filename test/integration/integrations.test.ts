@@ -539,7 +539,7 @@ describe('selection', () => {
     const guarded = createLlmExtractor({ ...deps, http: OutboundClient.fromConfig(testConfig({ USER_URL_ALLOW_HOSTS: '' })) });
     const from = llm.requests.length;
     const outcome = await guarded.extractJson({ clientId: c.clientId, purpose: 'test', instructions: 'answer', input: 'hello', schema });
-    expect(outcome).toEqual({ ok: false, reason: expect.stringMatching(/loopback/) });
+    expect(outcome).toEqual({ ok: false, reason: expect.stringMatching(/is not allowed \(only public internet hosts/) });
     expect(llm.requests.length).toBe(from);
   });
 });

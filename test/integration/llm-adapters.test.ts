@@ -79,7 +79,7 @@ test('the SSRF guard refuses a private base URL before any request', async () =>
   try {
     for (const provider of ['openai', 'anthropic', 'google_gemini', 'cohere'] as const) {
       const from = llm.requests.length;
-      await expect(callLlm(guarded, call(provider, { api_key: 'k', base_url: `${llm.baseUrl}/v1` }))).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringMatching(/loopback/) });
+      await expect(callLlm(guarded, call(provider, { api_key: 'k', base_url: `${llm.baseUrl}/v1` }))).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringMatching(/is not allowed \(only public internet hosts/) });
       expect(llm.requests.length).toBe(from);
     }
   } finally {
