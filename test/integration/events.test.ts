@@ -498,6 +498,8 @@ describe('stream limits', () => {
     // connection's socket buffers take) and never reads: its stream ends within a few heartbeat
     // intervals (0.3 s here) instead of holding the whole history in the server's memory.
     const stalling = await limited.newClient();
+    // /events/status counts the caller's own streams only: the stalling client asks about its own.
+    const stallingAs = caller(limited, bearer(stalling));
     await history(stalling.client_id, 3000, 20_000);
     const stalled = await new Promise<import('node:http').ClientRequest>((resolve) => {
       const req = request(`${limited.url}/api/v1/events/stream?token=${encodeURIComponent(token(stalling))}&last_event_id=0`, (res) => res.pause());
@@ -508,12 +510,12 @@ describe('stream limits', () => {
     let count = 0;
     for (let i = 0; i < 50 && count === 0; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      count = await subscriptions(as);
+      count = await subscriptions(stallingAs);
     }
     expect(count).toBe(1);
     for (let i = 0; i < 600 && count > 0; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      count = await subscriptions(as);
+      count = await subscriptions(stallingAs);
     }
     expect(count).toBe(0);
     stalled.destroy();
