@@ -116,7 +116,7 @@ describe('mailboxes', () => {
     expect(box).toMatchObject({ address, display_name: 'Test Box', smtp: { host: '127.0.0.1', port: relay.port, username: address }, imap: { port: dovecot.imapPort } });
     expect(JSON.stringify(box)).not.toContain(dovecot.password);
     const stored = (await api.deps.db('mail_mailboxes').where({ id: box.id }).first()) as Json;
-    expect(String(stored.smtp_password_sealed)).toMatch(/^v1\./);
+    expect(String(stored.smtp_password_sealed)).toMatch(/^v2\./);
     expect(JSON.stringify(stored)).not.toContain(dovecot.password);
 
     expect((await c.get(`/api/v1/mail/mailboxes/${box.id}`)).status).toBe(200);
