@@ -498,9 +498,14 @@ export async function businessesOfEmails(trx: Knex.Transaction, clientId: string
     [emails.map((e) => e.id), clientId],
   )) as { rows: { id: string; email_id: string }[] };
   for (const n of naming) await relate(trx, { clientId, type: 'businesses', id: n.id }, { clientId, type: 'emails', id: n.email_id });
+  return businessesRelatedTo(trx, clientId, emails.map((e) => e.id));
+}
+
+/** The businesses related to the given resources (raw SQL: one indexed read of idap_relations). */
+async function businessesRelatedTo(trx: Knex.Transaction, clientId: string, ids: string[]): Promise<string[]> {
   const { rows } = (await trx.raw(
     `select distinct to_id as id from idap_relations where client_id = ? and from_id = any(?::uuid[]) and to_type = 'businesses'`,
-    [clientId, emails.map((e) => e.id)],
+    [clientId, ids],
   )) as { rows: { id: string }[] };
   return rows.map((r) => r.id);
 }
@@ -528,11 +533,7 @@ export async function relateNamedEmails(trx: Knex.Transaction, clientId: string,
 /** The businesses related to phone resources (their leads show the number). */
 export async function businessesOfPhones(trx: Knex.Transaction, clientId: string, phones: ResourceRef[]): Promise<string[]> {
   if (phones.length === 0) return [];
-  const { rows } = (await trx.raw(
-    `select distinct to_id as id from idap_relations where client_id = ? and from_id = any(?::uuid[]) and to_type = 'businesses'`,
-    [clientId, phones.map((p) => p.id)],
-  )) as { rows: { id: string }[] };
-  return rows.map((r) => r.id);
+  return businessesRelatedTo(trx, clientId, phones.map((p) => p.id));
 }
 
 /** Pins whose data holds all of `keys` (pin_name, pin_data_set_id, account_id, pin_subscription_id), oldest first. */

@@ -103,7 +103,7 @@ describe('OutboundClient with an empty allow-list', () => {
       [`http://localhost:${site.port}/hello`, '', 'loopback address'],
     ];
     for (const [url, address, reason] of cases) {
-      const started = Date.now();
+      // A 'blocked' failure is the guard's, raised before any connect: an unroutable address tried would fail as a timeout instead.
       const err = await failure(client.fetch(url));
       expect(err).toBeInstanceOf(BlockedAddressError);
       expect(err).toMatchObject({ kind: 'blocked', url: new URL(url).href, reason });
@@ -111,8 +111,6 @@ describe('OutboundClient with an empty allow-list', () => {
       // The message a job or webhook shows says the target is not allowed, not which private address or range it resolved to.
       expect(err.message).toBe(`the target of ${new URL(url).href} is not allowed (only public internet hosts can be reached)`);
       expect(err.message).not.toContain(reason);
-      // An unroutable address would hang for the whole timeout had a connection been tried (a bound only a real connection attempt crosses).
-      expect(Date.now() - started).toBeLessThan(5000);
     }
     expect(site.connections()).toBe(before);
   });
