@@ -178,9 +178,16 @@ export class Storage {
     return { bucket, key: toKey, url: this.urlFor(bucket, toKey) };
   }
 
-  /** Removes an object; a missing one is not an error. */
+  /**
+   * Removes an object; a missing one is not an error, nor is a missing bucket (a job cancelled
+   * before anything was ever stored: its results bucket is made with the first result).
+   */
   async remove(bucket: string, key: string): Promise<void> {
-    await s3(() => this.minio.removeObject(bucket, key));
+    await s3(() =>
+      this.minio.removeObject(bucket, key).catch((err: unknown) => {
+        if ((err as { code?: string }).code !== 'NoSuchBucket') throw err;
+      }),
+    );
   }
 
   /** The object's bytes from `offset`, `length` of them (all the rest when omitted), as a stream. */

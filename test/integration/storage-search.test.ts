@@ -28,6 +28,15 @@ describe('MinIO object storage', () => {
     expect((await storage.get(stored.bucket, stored.key)).toString()).toBe('{"a":1}');
     expect((await fetch(stored.url)).status).toBe(403);
   });
+
+  test('removing an object that is not there succeeds, even in a bucket never created (a job cancelled before it stored anything)', async () => {
+    const fresh = Storage.fromConfig({ ...config, MINIO_BUCKET_PREFIX: `${config.MINIO_BUCKET_PREFIX}-nb${Date.now().toString(36)}` });
+    await expect(fresh.remove(fresh.resultsBucket, 'jobs/never/result.json')).resolves.toBeUndefined();
+    const stored = await storage.putPrivate('jobs/gone/result.json', '{}', 'application/json');
+    await storage.remove(stored.bucket, stored.key);
+    await expect(storage.remove(stored.bucket, stored.key)).resolves.toBeUndefined();
+    await expect(storage.get(stored.bucket, stored.key)).rejects.toThrow();
+  });
 });
 
 describe('Elasticsearch', () => {
