@@ -5,7 +5,7 @@
  * the pages are other people's, see bench/data/SOURCES.md) from git copies of their repositories:
  *
  *   npx tsx bench/extract-corpora.ts --mirror /work/.mirror
- *   npx tsx bench/extract-corpora.ts --readability DIR --trafilatura DIR   (a clone or a bare git dir each)
+ *   npx tsx bench/extract-corpora.ts --readability DIR --trafilatura DIR --fundus DIR   (a clone or a bare git dir each)
  *
  * The benches look for a corpus in bench/data/extract/<corpus>/ first, then in
  * ../shared/bench-data/extract/<corpus>/ (the same layout), so they never need the git copies.
@@ -13,10 +13,11 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
 import { ROOT } from './support';
 
-export const CORPORA = ['readability', 'trafilatura'] as const;
+export const CORPORA = ['readability', 'trafilatura', 'fundus'] as const;
 export type CorpusName = (typeof CORPORA)[number];
 
 /** A page with its whole main text as ground truth (scored with token shingles). */
@@ -39,7 +40,8 @@ export interface SnippetPage {
 
 export type Corpus =
   | { name: 'readability'; kind: 'text'; dir: string; pages: TextPage[] }
-  | { name: 'trafilatura'; kind: 'snippets'; dir: string; pages: SnippetPage[] };
+  | { name: 'trafilatura'; kind: 'snippets'; dir: string; pages: SnippetPage[] }
+  | { name: 'fundus'; kind: 'text'; dir: string; pages: TextPage[] };
 
 const LOCAL = path.join(ROOT, 'bench/data/extract');
 const SHARED = path.join(ROOT, '..', 'shared', 'bench-data', 'extract');
@@ -92,6 +94,13 @@ export function loadCorpus(name: CorpusName, textOf: (html: string) => string): 
       // The test suite's pages were all saved as this URL (Readability resolves links against it).
       pages.push({ id: page, url: 'http://fakehost/test/page.html', file: path.join(folder, 'source.html'), truth: textOf(readFileSync(expected, 'utf8')) });
     }
+    return { name, kind: 'text', dir, pages };
+  }
+  if (name === 'fundus') {
+    const truth = JSON.parse(readFileSync(path.join(dir, 'truth.json'), 'utf8')) as Record<string, { url: string; truth: string }>;
+    const pages: TextPage[] = Object.entries(truth)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([id, t]) => ({ id, url: t.url, file: path.join(dir, 'pages', id), truth: t.truth }));
     return { name, kind: 'text', dir, pages };
   }
   const evaldata = JSON.parse(readFileSync(path.join(dir, 'evaldata.json'), 'utf8')) as Record<string, { file: string; with: string[]; without: string[] }>;
@@ -185,6 +194,66 @@ function prepareTrafilatura(dir: string): number {
   return pages;
 }
 
+/** fundus's expected article: its summary (lead), then each section's headline and paragraphs. */
+interface FundusArticle {
+  body?: { summary?: string[]; sections?: { headline?: string[]; paragraphs?: string[] }[] } | null;
+}
+
+function fundusText(article: FundusArticle): string {
+  const body = article.body;
+  if (!body) return '';
+  const parts = [...(body.summary ?? [])];
+  for (const section of body.sections ?? []) parts.push(...(section.headline ?? []), ...(section.paragraphs ?? []));
+  return parts.join('\n\n');
+}
+
+/**
+ * flairNLP/fundus's parser test data: per publisher, pages saved as
+ * `<country>/<Publisher>_<yyyy_mm_dd>.html.gz` (URL in `<country>/meta.info`) and one
+ * `<Publisher>.json` holding what each version of that publisher's hand-written parser must extract,
+ * versions in the order of their validity (`V1`, `V1_1`, ...). Each version has exactly one page, the
+ * one whose crawl date falls in its validity, so the pages in date order pair with the versions in
+ * order. A publisher whose page and version counts differ is left out rather than guessed at.
+ */
+function prepareFundus(dir: string): number {
+  const out = path.join(LOCAL, 'fundus');
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(path.join(out, 'pages'), { recursive: true });
+  const base = 'tests/resources/parser/test_data';
+  const tmp = extract(dir, [base]);
+  const truth: Record<string, { url: string; truth: string }> = {};
+  let skipped = 0;
+  for (const country of readdirSync(path.join(tmp, base)).sort()) {
+    const cdir = path.join(tmp, base, country);
+    if (!statSync(cdir).isDirectory() || !existsSync(path.join(cdir, 'meta.info'))) continue;
+    const meta = JSON.parse(readFileSync(path.join(cdir, 'meta.info'), 'utf8')) as Record<string, { url: string }>;
+    const files = readdirSync(cdir);
+    for (const json of files.filter((f) => f.endsWith('.json')).sort()) {
+      const publisher = json.slice(0, -'.json'.length);
+      const versions = Object.values(JSON.parse(readFileSync(path.join(cdir, json), 'utf8')) as Record<string, FundusArticle>);
+      const dated = files.filter((f) => new RegExp(`^${publisher}_\\d{4}_\\d{2}_\\d{2}\\.html\\.gz$`).test(f) && meta[f]).sort();
+      if (dated.length !== versions.length) {
+        skipped++;
+        continue;
+      }
+      dated.forEach((file, i) => {
+        const text = fundusText(versions[i] as FundusArticle);
+        if (!text.trim()) return;
+        const id = `${country}/${file.slice(0, -'.gz'.length)}`;
+        mkdirSync(path.join(out, 'pages', country), { recursive: true });
+        writeFileSync(path.join(out, 'pages', id), gunzipSync(readFileSync(path.join(cdir, file))));
+        truth[id] = { url: (meta[file] as { url: string }).url, truth: text };
+      });
+    }
+  }
+  rmSync(tmp, { recursive: true, force: true });
+  writeFileSync(path.join(out, 'truth.json'), `${JSON.stringify(truth, null, 1)}\n`);
+  const pages = Object.keys(truth).length;
+  writeManifest(out, { repository: 'https://github.com/flairNLP/fundus', commit: git(dir, ['log', '-1', '--format=%H']).trim(), license: 'MIT' }, pages);
+  if (skipped) console.log(`fundus: ${skipped} publisher(s) left out (their page and parser-version counts differ)`);
+  return pages;
+}
+
 function main(): void {
   const argv = process.argv.slice(2);
   const opt = (name: string) => {
@@ -195,13 +264,15 @@ function main(): void {
   const dirs: Record<CorpusName, string | undefined> = {
     readability: opt('readability') ?? (mirror && path.join(mirror, 'mozilla+readability/repo')),
     trafilatura: opt('trafilatura') ?? (mirror && path.join(mirror, 'adbar+trafilatura/repo')),
+    fundus: opt('fundus') ?? (mirror && path.join(mirror, 'flairNLP+fundus/repo')),
   };
-  if (!dirs.readability && !dirs.trafilatura) {
-    console.error('usage: tsx bench/extract-corpora.ts --mirror DIR | --readability GITDIR --trafilatura GITDIR');
+  if (!dirs.readability && !dirs.trafilatura && !dirs.fundus) {
+    console.error('usage: tsx bench/extract-corpora.ts --mirror DIR | --readability GITDIR --trafilatura GITDIR --fundus GITDIR');
     process.exit(2);
   }
   if (dirs.readability) console.log(`readability: ${prepareReadability(dirs.readability)} pages -> ${path.join(LOCAL, 'readability')}`);
   if (dirs.trafilatura) console.log(`trafilatura: ${prepareTrafilatura(dirs.trafilatura)} pages -> ${path.join(LOCAL, 'trafilatura')}`);
+  if (dirs.fundus) console.log(`fundus: ${prepareFundus(dirs.fundus)} pages -> ${path.join(LOCAL, 'fundus')}`);
 }
 
 if (require.main === module) main();

@@ -28,7 +28,8 @@ const toMarkdown = htmlToMarkdownConverter({
 
 /** One page's Markdown blocks, at the given cleanup level. Mutates the document (call it last). */
 export function pageMarkdown($: CheerioAPI, level: CleanupLevel, pageUrl?: string): string[] {
-  $('script, style, noscript, template').remove();
+  // fit reads the page's JSON-LD and React's streamed parts first, and drops them itself.
+  if (level !== 'fit') $('script, style, noscript, template').remove();
   // A script link is no link for a reader (nor one to hand anyone): its text stays, as text.
   $('a[href]').each((_, el) => {
     if (/^\s*(javascript|vbscript|data):/i.test(el.attribs.href ?? '')) delete el.attribs.href;
@@ -41,6 +42,7 @@ export function pageMarkdown($: CheerioAPI, level: CleanupLevel, pageUrl?: strin
   } catch (err) {
     if (!(err instanceof HtmlTooDeepError)) throw err;
     // Nested too deep to convert: the page's text, a block per line, is what it says.
+    $('script, style, noscript, template').remove();
     return linesOf($.root().text());
   }
   return splitBlocks(markdown);

@@ -1,5 +1,6 @@
 import type { CheerioAPI } from 'cheerio';
 import type { AnyNode, Element, ParentNode } from 'domhandler';
+import { jsonLdNodes } from './dom';
 
 /**
  * The main content of a page (the `fit` cleanup level): which elements hold the article or the
@@ -54,6 +55,8 @@ const SHARE = /(\b|_)(share|sharedaddy|sharing|social|addthis|shariff)(\b|_)/i;
 const POST_FURNITURE = /(^|[\s_-])(entry-meta|post-meta|postmeta|postmetadata|post-info|entry-footer|entry-utility|post-footer|article-footer|post-tags|entry-tags|tags-links|cat-links|categories|tag-list|taglist|author-info|author-box|authorbox|about-author|author-bio|read-more|readmore|also-read|see-also|more-stories|more-articles|recommended|recirculation|article-tools|print-tools|post-navigation|nav-links|navigation|pagination|wp-block-buttons|sd-block|jp-relatedposts|yarpp|crp_related)($|[\s_-])/i;
 /** Comment threads: dropped inside the content whatever their length (they are not the page's text). */
 const COMMENTS = /(^|[\s_-])(comments?|comment-?list|commentlist|comments-area|comment-respond|respond|disqus_thread|disqus|replies)($|[\s_-])/i;
+/** Consent banners and modal dialogs: unlikely even where `content` is in the class (`modal-content cmp-content`). */
+const OVERLAY = /(^|[\s_-])(modal(-(content|dialog|body|wrapper|container|inner|overlay|backdrop))?|cmp(-(content|container|banner|wrapper|root|modal|dialog|layer|overlay|popup))?|consent[\w-]*|cookie-?(law|notice|banner|bar|consent|policy|wall)|gdpr[\w-]*|onetrust[\w-]*|ot-sdk[\w-]*|cookiebot[\w-]*|usercentrics[\w-]*|didomi[\w-]*|qc-cmp2[\w-]*|sp_message[\w-]*|privacy-(banner|manager|center|notice))($|[\s_])/i;
 const UNLIKELY_ROLES = new Set(['menu', 'menubar', 'complementary', 'navigation', 'alert', 'alertdialog', 'dialog', 'banner', 'contentinfo', 'search']);
 /** Landmarks of a page's chrome, for the fallback. */
 const PROSE_BOXES = new Set(['div', 'section', 'article', 'main']);
@@ -114,8 +117,8 @@ function commasIn(text: string): number {
   let n = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    // , ، ﹐ ︐ ︑ ⹁ ⸴ ⸲ ，
-    if (c === 44 || c === 0x60c || c === 0xfe50 || c === 0xfe10 || c === 0xfe11 || c === 0x2e41 || c === 0x2e34 || c === 0x2e32 || c === 0xff0c) n++;
+    // , ، ﹐ ︐ ︑ ⹁ ⸴ ⸲ ， 、
+    if (c === 44 || c === 0x3001 || c === 0x60c || c === 0xfe50 || c === 0xfe10 || c === 0xfe11 || c === 0x2e41 || c === 0x2e34 || c === 0x2e32 || c === 0xff0c) n++;
   }
   return n;
 }
@@ -150,6 +153,23 @@ function isHidden(el: Element): boolean {
   if (attr(el, 'aria-hidden') === 'true' && !/fallback-image/.test(attr(el, 'class'))) return true;
   const style = attr(el, 'style');
   return style !== '' && /(^|;)\s*(display\s*:\s*none|visibility\s*:\s*hidden)/i.test(style);
+}
+
+/**
+ * React's streaming server rendering sends a page's late parts as `<div hidden id="S:n">` at the end
+ * of the body, with a `<template id="B:n">` where each belongs and a script that moves it there. No
+ * script runs here, so the move is made here: else the article, hidden, is dropped with the hidden
+ * elements (a news site whose every article came back empty).
+ */
+function revealStreamedBoundaries($: CheerioAPI): void {
+  $('div[hidden][id^="S:"]').each((_, el) => {
+    const part = $(el);
+    const slot = $(`template[id="B:${part.attr('id')?.slice(2) ?? ''}"]`).first();
+    if (slot.length) {
+      slot.replaceWith(part.contents());
+      part.remove();
+    } else part.removeAttr('hidden');
+  });
 }
 
 /** Drops what is never content: scripts, media, form controls, hidden elements, comments. */
@@ -228,9 +248,18 @@ class Page {
   readonly counts: Map<Element, Counts>;
   readonly bodyChars: number;
 
+  /**
+   * A page's worth of text in its script: Chinese, Japanese and Korean say in one character what
+   * takes a word elsewhere, so a whole news article can be 400 characters long.
+   */
+  readonly worth: number;
+
   constructor(readonly body: Element) {
     this.counts = countAll(body);
     this.bodyChars = this.count(body).chars;
+    const text = textOf(body);
+    const wide = text.match(/[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/g)?.length ?? 0;
+    this.worth = wide > 0.3 * collapsedLength(text) ? PAGE_WORTH / 3 : PAGE_WORTH;
   }
 
   count(el: Element): Counts {
@@ -247,7 +276,10 @@ class Page {
     if (el === this.body || el.name === 'a' || el.name === 'body' || el.name === 'html') return false;
     const role = attr(el, 'role');
     const match = `${attr(el, 'class')} ${attr(el, 'id')}`;
-    const hinted = (UNLIKELY.test(match) && !OK_MAYBE.test(match)) || UNLIKELY_ROLES.has(role) || CHROME_TAGS.has(el.name) && el.name !== 'form';
+    // A comment thread is one even in a grid column (`comments-list columns`: Bulma's `column` is
+    // on every box of such a page, so it says nothing about content).
+    const overlay = OVERLAY.test(match);
+    const hinted = (UNLIKELY.test(match) && (!OK_MAYBE.test(match) || COMMENTS.test(match))) || overlay || UNLIKELY_ROLES.has(role) || CHROME_TAGS.has(el.name) && el.name !== 'form';
     if (!hinted) return false;
     // A hint on an element that holds the article (its h1, its articleBody) or most of the page's
     // text is about the layout around it (`no-sidebar`, `has-header`), not about what it holds.
@@ -257,7 +289,8 @@ class Page {
     if (el.name === 'header' && this.insideArticle(el)) return false;
     // Long prose with few links is what it reads as, whatever an id generated from a heading says
     // (`id="sharing-with-a-single-developer"`).
-    if (c.chars >= 1000 && this.linkDensity(el) < 0.15 && c.commas >= 5 && c.paragraphs >= 2 && PROSE_BOXES.has(el.name)) return false;
+    // A consent dialog is long prose too.
+    if (!overlay && c.chars >= 1000 && this.linkDensity(el) < 0.15 && c.commas >= 5 && c.paragraphs >= 2 && PROSE_BOXES.has(el.name)) return false;
     return !this.insideTableOrCode(el);
   }
 
@@ -616,6 +649,8 @@ const PASSES: Flags[] = [
 export function mainContentHtml($: CheerioAPI): string {
   const body = ($('body').get(0) ?? $.root().children().get(0)) as Element | undefined;
   if (!body) return '';
+  revealStreamedBoundaries($);
+  const declared = declaredArticleBody($);
   prune(body);
   const page = new Page(body);
   let best: Attempt | null = null;
@@ -623,15 +658,34 @@ export function mainContentHtml($: CheerioAPI): string {
     const attempt = grab(page, flags);
     if (!attempt) continue;
     if (!best || attempt.chars > best.chars) best = attempt;
-    if (attempt.chars >= PAGE_WORTH) break;
+    if (attempt.chars >= page.worth) break;
   }
-  if (!best || best.chars < PAGE_WORTH) {
+  if (!best || best.chars < page.worth) {
     // Short of a page's worth of scored text, the page's own content without its chrome is the
     // better reading (a team page of cards is not an article), even where a pass with less
     // evidence found a longer paragraph in the footer.
     const fallback = landmark(page);
     if (!best || fallback.chars > 0) best = fallback;
   }
+  if (declared && collapsedLength(declared) > 1.5 * best.chars + 200) {
+    // The page shows less than it declares (a paywall's teaser, a body rendered by script): the
+    // article as its JSON-LD gives it, under the page's own heading.
+    const heading = [...elementsOf(body)].find((el) => el.name === 'h1');
+    const paragraphs = declared.split(/\n\s*\n|\n/).map((p) => p.trim()).filter(Boolean);
+    return [heading ? $.html(heading) : '', ...paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`)].join('\n');
+  }
   for (const el of best.removed) detach(el);
   return best.nodes.map((n) => (n === body ? $(n).html() : $.html(n)) ?? '').join('\n');
 }
+
+/** The longest `articleBody` the page's JSON-LD declares (schema.org Article and its kinds). */
+function declaredArticleBody($: CheerioAPI): string | undefined {
+  let longest: string | undefined;
+  for (const node of jsonLdNodes($)) {
+    const text = node.articleBody;
+    if (typeof text === 'string' && text.length > (longest?.length ?? 0)) longest = text;
+  }
+  return longest;
+}
+
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
