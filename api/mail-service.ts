@@ -5,7 +5,7 @@ import type { Config } from '../lib/config';
 import { AppError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { Temporal } from '../lib/temporal';
-import { sendMailMessage, snoozeMailMessage, syncMailbox } from '../workflows/mail';
+import { mailSyncScheduleId, sendMailMessage, snoozeMailMessage, syncMailbox } from '../workflows/mail';
 import { ClientIdKey } from '../workflows/search-attributes';
 import { QUEUE_UNAVAILABLE } from './job-service';
 import { TemporalCalls } from './temporal-calls';
@@ -59,7 +59,7 @@ export class MailWorkflows {
     );
   }
 
-  private scheduleId = (mb: Pick<MailboxRow, 'client_id' | 'id'>) => `mail-sync/${mb.client_id}/${mb.id}`;
+  private scheduleId = (mb: Pick<MailboxRow, 'client_id' | 'id'>) => mailSyncScheduleId(mb.client_id, mb.id);
 
   /** Creates the mailbox's sync schedule when it has IMAP, removes it when not. */
   async ensureSync(mb: MailboxRow): Promise<void> {

@@ -1,6 +1,8 @@
 import { Client } from 'pg';
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
+import { clientsChannel } from './client-cache';
+import { ClientRepository } from './repositories/clients';
 import { eventsChannel, eventsInRanges, findEvent, type StoredEvent } from './repositories/events';
 
 export interface EventSubscriber {
@@ -8,6 +10,8 @@ export interface EventSubscriber {
   onEvent(event: StoredEvent): void;
   /** After a reconnect: notifications may have been missed, read them from the table. */
   onResync(): void;
+  /** The client was deactivated (or removed): the stream ends; its credential opens no new one. */
+  onInactive?(): void;
 }
 
 export interface EventListenerOptions {
@@ -159,7 +163,12 @@ export class EventListener {
     // Named, so that an operator (or a test) can tell this process's listener in pg_stat_activity.
     // A connect timeout as the pool's (db/index.ts): pg sets none, and a subscriber waits for this connect.
     const client = new Client({ connectionString: this.connectionString, application_name: `leadjobs-events/${process.pid}`, connectionTimeoutMillis: 10_000 });
+    const clients = clientsChannel(this.schema);
     client.on('notification', (msg) => {
+      if (msg.channel === clients) {
+        if (msg.payload) this.endInactive([msg.payload]).catch((err: Error) => this.log.warn({ err: err.message }, 'event listener could not end a deactivated client\'s streams'));
+        return;
+      }
       this.incoming = this.incoming.then(() => this.receive(msg.payload)).catch((err: Error) => this.log.warn({ err: err.message }, 'event listener dropped an announcement'));
     });
     client.on('error', (err) => this.lost(client, err));
@@ -168,6 +177,8 @@ export class EventListener {
     try {
       await client.connect();
       await client.query(`LISTEN "${eventsChannel(this.schema)}"`);
+      // A client row's changes too (migration 20261125000500): a deactivated client's streams end.
+      await client.query(`LISTEN "${clients}"`);
       // Listening first, then the watermark: whatever is announced from here on is heard. Events at or
       // below it whose writers are still in progress now are delivered late, when announced.
       const { rows } = await client.query<{ top: string | null }>(`select max(id) as top from "${this.schema}".events`);
@@ -205,6 +216,29 @@ export class EventListener {
     this.resyncing = undefined;
     for (const s of resync) if (this.subscribers.get(s.clientId)?.has(s)) s.onResync();
     for (const event of [...before, ...this.early.splice(0)]) this.accept(event);
+    // A deactivation announced while nobody listened is caught here.
+    if (resync.length > 0) this.endInactive([...this.subscribers.keys()]).catch((err: Error) => this.log.warn({ err: err.message }, 'event listener could not check its clients after a reconnect'));
+  }
+
+  /**
+   * Ends the subscriptions of those of `clientIds` that are no longer active (announced on the
+   * clients channel: any change of the row, so it is read). A read that fails ends them too: the
+   * stream's client reconnects (with Last-Event-ID) and is authenticated again.
+   */
+  private async endInactive(clientIds: string[]): Promise<void> {
+    const subscribed = clientIds.filter((id) => this.subscribers.has(id));
+    if (subscribed.length === 0) return;
+    const repo = new ClientRepository(this.db);
+    await Promise.all(
+      subscribed.map(async (id) => {
+        const row = await repo.findById(id).catch((err: Error) => {
+          this.log.warn({ err: err.message }, 'event listener could not read a changed client; ending its streams');
+          return undefined;
+        });
+        if (row?.is_active) return;
+        for (const s of [...(this.subscribers.get(id) ?? [])]) s.onInactive?.();
+      }),
+    );
   }
 
   private lost(client: Client, err: Error): void {

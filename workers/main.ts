@@ -17,6 +17,7 @@ import { createSearchClient, pingSearch } from '../search/client';
 import { ALL_JOB_SPECS } from '../jobs';
 import { OUTAGE_WAIT } from '../jobs/limits';
 import { taskQueue, workflowTaskQueues } from '../jobs/queues';
+import { startWorkerClientWatch } from './client-watch';
 import { startWorkerWebhookDispatcher } from './webhook-dispatch';
 import { createRateLimitedWorkers, createWorkers } from './worker';
 import { outageWait } from './outage-wait';
@@ -79,9 +80,11 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   if (!config.COMPANIES_HOUSE_API_KEY) logger.warn('COMPANIES_HOUSE_API_KEY is not set: GB crawlCompanyData jobs will fail');
   if (!config.GOOGLE_PLACES_API_KEY) logger.info('GOOGLE_PLACES_API_KEY is not set: crawlMaps jobs use OpenStreetMap unless they ask for google_places (which then fail)');
   const dispatcher = await startWorkerWebhookDispatcher(config, db, logger);
+  // A deactivated client's campaigns, mail sync and webhook deliveries stop (workers/client-watch.ts).
+  const clientWatch = await startWorkerClientWatch(config, db, logger);
   logger.info({ identity, taskQueues: workers.map((w) => w.options.taskQueue), workflow_bundle: options.bundle ? 'given' : bundle ? 'prebuilt' : 'bundled at start' }, 'worker running');
   const run = Promise.all(workers.map((w) => w.run())).then(async () => {
-    await dispatcher.stop();
+    await Promise.all([dispatcher.stop(), clientWatch.stop()]);
     await held.close();
     await Promise.allSettled([db.destroy(), connection.close(), search.close(), http.close(), endpointHttp.close(), proxiedHttp?.close()]);
     logger.info('worker stopped');

@@ -42,6 +42,12 @@ export async function sendMailMessage(input: SendMailInput): Promise<{ status: '
   }
 }
 
+/** The sync schedule of a mailbox with IMAP (and its workflows' id): `mail-sync/<clientId>/<mailbox id>`. */
+export const mailSyncScheduleId = (clientId: string, mailboxId: number) => `mail-sync/${clientId}/${mailboxId}`;
+
+/** The note on a schedule paused because its client was deactivated: re-activation resumes only those. */
+export const CLIENT_DEACTIVATED_NOTE = 'client deactivated';
+
 /**
  * One IMAP sync of a mailbox's INBOX; started every MAIL_SYNC_INTERVAL_SECONDS by the schedule
  * `mail-sync/<clientId>/<mailbox id>` (overlap: skip) and at once by POST .../sync. Idempotent by

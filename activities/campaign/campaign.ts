@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { CampaignRepository } from '../../db/repositories/campaigns';
+import { ClientRepository } from '../../db/repositories/clients';
 import { CATALOG, priorityKeyFor } from '../../jobs';
 import { jobTaskQueue } from '../../jobs/queues';
 import { runJobInput, type RunJobInput } from '../../jobs/run-input';
@@ -32,6 +33,7 @@ export interface ClaimResult {
 /** The activities of the `campaign/<id>` workflow (workflows/campaign.ts). */
 export function createCampaignActivities(deps: ActivityDeps) {
   const campaigns = new CampaignRepository(deps.db, deps.config.DATABASE_SCHEMA);
+  const clients = new ClientRepository(deps.db);
   const maps = CATALOG.crawlMaps;
 
   return {
@@ -39,10 +41,17 @@ export function createCampaignActivities(deps: ActivityDeps) {
      * Claims up to `limit` pending locations of a running campaign and creates each one's queued
      * crawlMaps job (campaign_id set, `job.queued`), all in one transaction. Idempotent by claimKey
      * (deterministic in the workflow): a retry returns the same jobs and claims nothing new. Claims
-     * nothing once the campaign is cancelled. Campaign jobs skip the 24-hour submission cache: each
+     * nothing once the campaign is cancelled, or its client deactivated (it is cancelled then). Campaign jobs skip the 24-hour submission cache: each
      * location is its own job even when two campaigns ask the same.
      */
     async claimCampaignLocations(input: { campaignId: string; claimKey: string; limit: number }): Promise<ClaimResult> {
+      // A deactivated client's campaign claims nothing more: it is cancelled here (as the workers'
+      // client watch does at the deactivation), and the workflow ends it with campaign.terminal.
+      const current = await campaigns.findById(input.campaignId);
+      if (current?.status === 'running' && !(await clients.findById(current.client_id))?.is_active) {
+        await campaigns.cancel(current.client_id, current.id);
+        return { jobs: [], pendingRemaining: 0, releasable: 0, status: 'cancelled' };
+      }
       const outcome = await campaigns.claim(input.campaignId, input.claimKey, input.limit, (c, location, countryCode) => {
         // Parsed with the catalog schema, so the stored payload has its defaults as a submitted one does.
         const payload = maps.payload.parse({

@@ -1,5 +1,6 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { ImapFlow } from 'imapflow';
+import { ClientRepository } from '../../db/repositories/clients';
 import { INBOX } from '../../db/repositories/mail';
 import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { IMAP_TOO_LARGE, imapClient, resolveMailHost } from '../../lib/mail/connect';
@@ -18,6 +19,8 @@ export interface SyncMailboxResult {
   skipped: number;
   /** The mailbox has no IMAP settings: nothing to do. */
   noImap?: boolean;
+  /** The mailbox's client is deactivated: nothing is read. */
+  clientInactive?: boolean;
 }
 
 /** Where a sync stands in the INBOX: its UIDVALIDITY and the last UID done (stored or skipped). */
@@ -34,6 +37,7 @@ interface SyncProgress {
 
 export function createSyncActivities(deps: ActivityDeps) {
   const repo = mailRepository(deps);
+  const clients = new ClientRepository(deps.db);
   const allow = new AllowList(deps.config.USER_URL_ALLOW_HOSTS);
 
   /**
@@ -58,6 +62,8 @@ export function createSyncActivities(deps: ActivityDeps) {
   async function syncInbox(input: { clientId: string; mailboxId: number }, ctx: Context, progress: SyncProgress): Promise<SyncMailboxResult> {
     const mailbox = await repo().mailboxById(input.mailboxId);
     if (!mailbox || mailbox.client_id !== input.clientId) return { stored: 0, known: 0, skipped: 0, noImap: true };
+    // A deactivated client's mailbox is not read (its schedule is paused too: workers/client-watch.ts).
+    if (!(await clients.findById(input.clientId))?.is_active) return { stored: 0, known: 0, skipped: 0, clientInactive: true };
     const { imap } = repo().servers(mailbox);
     if (!imap) return { stored: 0, known: 0, skipped: 0, noImap: true };
     const result: SyncMailboxResult = { stored: 0, known: 0, skipped: 0 };

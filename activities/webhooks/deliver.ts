@@ -38,7 +38,8 @@ export function createWebhookActivities(deps: ActivityDeps) {
      * carries the same `id`.
      * A non-2xx answer or a network error throws a retryable failure whose delay doubles from
      * WEBHOOK_RETRY_INITIAL_SECONDS (this worker's config decides, not the workflow's history);
-     * the workflow's retry policy bounds the whole at 24 h. A deleted or disabled webhook ends it.
+     * the workflow's retry policy bounds the whole at 24 h. A deleted or disabled webhook, or a
+     * deactivated client, ends it (cancelled).
      */
     async deliverWebhook(input: DeliverWebhookInput): Promise<DeliverWebhookOutput> {
       const found = await repo.delivery(input.deliveryId);
@@ -46,7 +47,8 @@ export function createWebhookActivities(deps: ActivityDeps) {
       const { delivery, webhook } = found;
       if (delivery.status === 'delivered') return { status: 'delivered' };
       if (delivery.status !== 'pending') return { status: 'cancelled' };
-      if (!webhook?.active) {
+      // A deactivated client's events are not sent (issue 38 item 12), nor later on re-activation.
+      if (!webhook?.active || !found.clientActive) {
         await repo.setStatus(delivery.id, 'cancelled');
         return { status: 'cancelled' };
       }

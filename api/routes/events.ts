@@ -2,10 +2,12 @@ import { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import type { Db } from '../../db';
 import { StreamLimitError, type EventListener, type EventSubscriber } from '../../db/event-listener';
+import { ClientRepository } from '../../db/repositories/clients';
 import { eventsSince, type StoredEvent } from '../../db/repositories/events';
 import type { StreamTickets } from '../../db/repositories/stream-tickets';
 import { AppError, badRequest } from '../../lib/errors';
 import { clientIdOf } from '../context';
+import { AUTH_INACTIVE } from '../middleware/auth';
 import type { ApiRouter } from '../routing';
 
 const streamQuery = z.object({
@@ -76,6 +78,7 @@ export interface EventRouteOptions {
 
 export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, options: EventRouteOptions): void {
   const { heartbeatSeconds, maxStreamsPerClient, tickets } = options;
+  const clients = new ClientRepository(db);
   api.add({
     method: 'post',
     path: '/api/v1/events/tickets',
@@ -213,6 +216,8 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, opt
           replaying = true;
           replay().catch(() => undefined).finally(flushHeld);
         },
+        // Deactivated (client:deactivate, on any API process's listener): the stream ends.
+        onInactive: stop,
       };
 
       ctx.res.once('close', stop);
@@ -227,6 +232,12 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, opt
         throw err;
       }
       if (stopped || ctx.req.socket.destroyed) return stop();
+      // Subscribed, so a deactivation from now on is heard; one committed since the credential was
+      // checked (a cached row, or a read just before it) is seen here.
+      if (!(await clients.findById(clientId))?.is_active) {
+        stop();
+        throw new AppError(403, AUTH_INACTIVE, 'forbidden');
+      }
 
       ctx.req.socket.setTimeout(0);
       ctx.req.socket.setNoDelay(true);

@@ -313,6 +313,20 @@ export class CampaignRepository {
   }
 
   /**
+   * Cancels every running campaign of the client as `cancel` does each (a deactivated client's:
+   * workers/client-watch.ts); returns those it changed, whose workflows the caller then cancels.
+   */
+  async cancelRunning(clientId: string): Promise<CampaignRow[]> {
+    const running = (await this.db('campaigns').select('id').where({ client_id: clientId, status: 'running' })) as Pick<CampaignRow, 'id'>[];
+    const changed: CampaignRow[] = [];
+    for (const { id } of running) {
+      const outcome = await this.cancel(clientId, id);
+      if (outcome?.changed) changed.push(outcome.campaign);
+    }
+    return changed;
+  }
+
+  /**
    * Claims the next pending locations of a running campaign (sequence order; only released ones
    * without auto_submit) and creates each one's queued job in the same transaction. Idempotent by
    * `claimKey`: a retried claim returns the jobs it created the first time and claims nothing new.

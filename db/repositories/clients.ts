@@ -45,6 +45,11 @@ export class ClientRepository {
     return { client_id: id, api_key, api_secret, previous_valid_until: validUntil.toISOString() };
   }
 
+  /** The ids of every deactivated client (the workers' sweep after they missed announcements). */
+  async inactiveIds(): Promise<string[]> {
+    return (await ClientModel.query(this.db).select('id').where({ is_active: false })).map((c) => c.id);
+  }
+
   /** Returns false when no such client exists. */
   async setActive(id: string, active: boolean): Promise<boolean> {
     const n = await ClientModel.query(this.db)

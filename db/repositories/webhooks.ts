@@ -177,11 +177,20 @@ export class WebhookRepository {
     });
   }
 
-  async delivery(id: string): Promise<{ delivery: DeliveryRow; webhook: WebhookRow | undefined } | undefined> {
+  /** The delivery, its webhook, and whether its client is active (a deactivated client's deliveries are not sent). */
+  async delivery(id: string): Promise<{ delivery: DeliveryRow; webhook: WebhookRow | undefined; clientActive: boolean } | undefined> {
     const delivery = (await this.db('webhook_deliveries').where({ id }).first()) as DeliveryRow | undefined;
     if (!delivery) return undefined;
-    const webhook = (await this.db('webhooks').where({ id: delivery.webhook_id }).first()) as WebhookRow | undefined;
-    return { delivery, webhook };
+    const [webhook, client] = await Promise.all([
+      this.db('webhooks').where({ id: delivery.webhook_id }).first() as Promise<WebhookRow | undefined>,
+      this.db('clients').select('is_active').where({ id: delivery.client_id }).first() as Promise<{ is_active: boolean } | undefined>,
+    ]);
+    return { delivery, webhook, clientActive: client?.is_active === true };
+  }
+
+  /** A deactivated client's deliveries still pending -> cancelled (not sent on re-activation either); how many. */
+  async cancelPending(clientId: string): Promise<number> {
+    return this.db('webhook_deliveries').where({ client_id: clientId, status: 'pending' }).update({ status: 'cancelled' });
   }
 
   async setStatus(id: string, status: DeliveryRow['status']): Promise<void> {

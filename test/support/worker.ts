@@ -8,6 +8,7 @@ import { createLogger } from '../../lib/logger';
 import { OutboundClient } from '../../lib/outbound';
 import { Storage } from '../../lib/storage';
 import { createSearchClient } from '../../search/client';
+import { startWorkerClientWatch } from '../../workers/client-watch';
 import { startWorkerWebhookDispatcher } from '../../workers/webhook-dispatch';
 import { createWorkers } from '../../workers/worker';
 import { testConfig } from './api';
@@ -27,7 +28,7 @@ export interface TestWorker {
 /**
  * A real worker on the stack's Temporal with the production activities (job lifecycle, the job
  * types' own, lead publishing) on this run's schema, polling the queues of `types` and the
- * lead-indexing and webhooks queues, with the webhook dispatcher. Outbound requests may reach 127.0.0.0/8 (the stand-ins) unless `overrides`
+ * lead-indexing and webhooks queues, with the webhook dispatcher and the client watch. Outbound requests may reach 127.0.0.0/8 (the stand-ins) unless `overrides`
  * say otherwise, and crawlSite makes no politeness pause.
  */
 export async function startTestWorker(options: { types: JobType[]; identity: string; overrides?: Record<string, string>; maxConcurrentActivities?: number; maxConcurrentWorkflowTasks?: number }): Promise<TestWorker> {
@@ -60,6 +61,7 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
     maxConcurrentWorkflowTasks: options.maxConcurrentWorkflowTasks,
   });
   const dispatcher = await startWorkerWebhookDispatcher(config, db, logger);
+  const clientWatch = await startWorkerClientWatch(config, db, logger);
   const running = Promise.all(workers.map((w) => w.run()));
   let stopped: Promise<void> | undefined;
   return {
@@ -67,7 +69,7 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
     // Idempotent: a test that stops the worker itself leaves its afterAll's stop nothing to do.
     stop: () =>
       (stopped ??= (async () => {
-        await dispatcher.stop();
+        await Promise.all([dispatcher.stop(), clientWatch.stop()]);
         workers.forEach((w) => w.shutdown());
         await running;
         await held.close();
