@@ -35,6 +35,7 @@ import { requestContext } from './middleware/request-id';
 import { buildOpenApi } from './openapi';
 import { ApiRouter } from './routing';
 import { campaignRoutes } from './routes/campaigns';
+import { captureRoutes } from './routes/captures';
 import { contentRoutes } from './routes/content';
 import { dedupeRoutes } from './routes/dedupe';
 import { docsRoutes } from './routes/docs';
@@ -144,6 +145,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
     allowHosts: config.USER_URL_ALLOW_HOSTS,
     http: outbound,
   });
+  captureRoutes(api, deps.storage);
   idapRoutes(api, db, leadIndex);
   searchRoutes(api, { db, search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, trigger: leadIndex, logger: deps.logger });
   locationRoutes(api, db);

@@ -159,7 +159,7 @@ async function main(): Promise<void> {
   const http = OutboundClient.fromConfig(config);
   const noLlm: LlmExtractor = { extractJson: () => Promise.resolve({ ok: false, reason: 'not used' }) };
   const browser = new LandingBrowser(http, config.CHROMIUM_PATH, 60_000);
-  const deps: CaptureDeps = { browser, http, storage: Storage.fromConfig(config), llm: noLlm, userAgent: config.SITE_USER_AGENT, maxResourceBytes: config.LANDING_MAX_RESOURCE_BYTES, maxBundleBytes: config.LANDING_MAX_BUNDLE_BYTES };
+  const deps: CaptureDeps = { browser, http, storage: Storage.fromConfig(config), llm: noLlm, userAgent: config.SITE_USER_AGENT, maxResourceBytes: config.LANDING_MAX_RESOURCE_BYTES, maxBundleBytes: config.LANDING_MAX_BUNDLE_BYTES, maxConcurrentSubresources: config.LANDING_MAX_CONCURRENT_SUBRESOURCES, maxCaptureBytes: config.LANDING_MAX_CAPTURE_BYTES, apiBaseUrl: `http://${config.HOST}:${config.PORT}` };
   const payload = crawlLandingPayload.parse({ url });
   const { chromium } = await import('playwright-core');
   let bare: Browser | undefined;

@@ -30,6 +30,17 @@ export const LANDING_ERROR_STAGES = ['navigation', 'popups', 'scroll', 'screensh
 const landingError = z.object({ stage: z.enum(LANDING_ERROR_STAGES), error: z.string() });
 export type LandingError = z.infer<typeof landingError>;
 
+/**
+ * The policy of every stored capture document (issue 38 item 5): no script, plugin, frame, form
+ * submission or base URL; its own styles and images, and images, fonts and media left as links.
+ * Written into the document as its first element (a meta policy holds wherever the file is opened,
+ * the media bucket included) and sent by the API's capture route with `sandbox` added.
+ */
+export const CAPTURE_POLICY = "default-src 'none'; img-src data: http: https:; style-src 'unsafe-inline' data: http: https:; font-src data: http: https:; media-src data: http: https:; form-action 'none'; base-uri 'none'";
+
+/** The API path that renders a capture's page.html sandboxed (api/routes/captures.ts); html_bundle_url is this under the API's public address. */
+export const captureViewPath = (clientId: string, jobId: string): string => `/api/v1/captures/${encodeURIComponent(clientId)}/landings/${encodeURIComponent(jobId)}/page.html`;
+
 const hosted = (what: string) => z.string().nullable().describe(`${what}: {MEDIA_PUBLIC_URL}/{bucket}/landings/{job_id}/...; null when not asked for or not captured (see errors)`);
 
 export const crawlLandingResult = z.object({
@@ -39,7 +50,13 @@ export const crawlLandingResult = z.object({
     redirect_chain: z.array(z.string()).describe('every main-frame navigation from initial_url to final_url: HTTP 30x hops, meta refreshes, script redirects'),
     screenshot_fold_url: hosted('fold.png, the first viewport'),
     screenshot_full_url: hosted('full.png, the whole page'),
-    html_bundle_url: hosted('page.html, self-contained (CSS inlined, images as data URIs, no scripts)'),
+    html_bundle_url: z
+      .string()
+      .nullable()
+      .describe(
+        'page.html, self-contained (CSS inlined, images as data URIs, no scripts), rendered sandboxed: {PUBLIC_BASE_URL}/api/v1/captures/{client_id}/landings/{job_id}/page.html, which the API serves with Content-Security-Policy: sandbox (no script runs, in an origin of its own). ' +
+          'The copy in the media bucket ({MEDIA_PUBLIC_URL}/{bucket}/landings/{job_id}/page.html) is a download (Content-Disposition: attachment) and forbids script itself (docs/security.md). Null when not asked for or not captured (see errors)',
+      ),
     captured_at: isoTime,
   }),
   ad_id: z.string().nullable(),

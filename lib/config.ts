@@ -148,6 +148,17 @@ export const configSchema = dbConfigSchema.extend({
   LANDING_MAX_RESOURCE_BYTES: int(10 * 1024 * 1024, 1024, 64 * 1024 * 1024),
   /** Largest self-contained HTML bundle; past it, images stay links and the error is listed. */
   LANDING_MAX_BUNDLE_BYTES: int(20 * 1024 * 1024, 64 * 1024, 128 * 1024 * 1024),
+  /**
+   * Sub-resources (images, stylesheets, fonts, scripts) one capture reads at once; the page's further
+   * requests wait their turn. With LANDING_MAX_RESOURCE_BYTES it bounds what one capture holds in
+   * memory (a hostile page asked for 40 large images at once: issue 38 item 10).
+   */
+  LANDING_MAX_CONCURRENT_SUBRESOURCES: int(16, 1, 256),
+  /**
+   * Bytes one capture reads over the network in all: the page, its sub-resources and the bundle's own
+   * fetches. Past it the page's further requests fail and the result's errors say so.
+   */
+  LANDING_MAX_CAPTURE_BYTES: int(64 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
 
   RATE_LIMIT_PER_MINUTE: int(100, 1),
   RATE_LIMIT_BURST: int(20, 1),

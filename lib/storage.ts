@@ -86,9 +86,14 @@ export class Storage {
     this.ensured.add(bucket);
   }
 
-  /** Stores a public media object in the client's bucket. */
-  put(clientId: string, key: string, body: Buffer | string, contentType: string): Promise<StoredObject> {
-    return this.putIn(this.bucketFor(clientId), key, body, contentType, true);
+  /**
+   * Stores a public media object in the client's bucket. `headers` are those MinIO stores with the
+   * object and sends back on every GET (Content-Disposition, Cache-Control, Content-Language,
+   * Expires); any other name is kept as x-amz-meta-* metadata, which no browser reads (measured on
+   * the MinIO of dev/: a Content-Security-Policy set here comes back as x-amz-meta-content-security-policy).
+   */
+  put(clientId: string, key: string, body: Buffer | string, contentType: string, headers: Record<string, string> = {}): Promise<StoredObject> {
+    return this.putIn(this.bucketFor(clientId), key, body, contentType, true, headers);
   }
 
   /** Stores a private object (job results) in the results bucket. */
@@ -96,10 +101,10 @@ export class Storage {
     return this.putIn(this.resultsBucket, key, body, contentType, false);
   }
 
-  private async putIn(bucket: string, key: string, body: Buffer | string, contentType: string, publicRead: boolean): Promise<StoredObject> {
+  private async putIn(bucket: string, key: string, body: Buffer | string, contentType: string, publicRead: boolean, headers: Record<string, string> = {}): Promise<StoredObject> {
     await this.ensureBucket(bucket, publicRead);
     const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-    await s3(() => this.minio.putObject(bucket, key, bytes, bytes.length, { 'Content-Type': contentType }));
+    await s3(() => this.minio.putObject(bucket, key, bytes, bytes.length, { ...headers, 'Content-Type': contentType }));
     return {
       bucket,
       key,
@@ -193,6 +198,17 @@ export class Storage {
   /** The object's bytes from `offset`, `length` of them (all the rest when omitted), as a stream. */
   async stream(bucket: string, key: string, offset = 0, length?: number): Promise<Readable> {
     return s3(() => (offset === 0 && length === undefined ? this.minio.getObject(bucket, key) : this.minio.getPartialObject(bucket, key, offset, length)));
+  }
+
+  /** The whole object as a stream, or null when it (or its bucket) does not exist. */
+  async streamIfExists(bucket: string, key: string): Promise<Readable | null> {
+    return s3(() =>
+      this.minio.getObject(bucket, key).catch((err: unknown) => {
+        const code = (err as { code?: string }).code;
+        if (code === 'NoSuchKey' || code === 'NoSuchBucket') return null;
+        throw err;
+      }),
+    );
   }
 
   /** Health probe: any authenticated call proves the server and the keys work. */

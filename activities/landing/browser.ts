@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { launchOptions } from '../../lib/browser';
-import { OutboundError, type OutboundClient } from '../../lib/outbound';
+import { OutboundError, ResponseTooLargeError, type OutboundClient } from '../../lib/outbound';
 import { TIMER_WATCH } from './in-page';
 
 // Hop-by-hop and body-framing headers: the OutboundClient has already decoded and de-chunked the body.
@@ -28,6 +28,11 @@ export interface CaptureSession {
   responses: Map<string, CachedResponse>;
   /** Requests the SSRF guard refused. */
   blocked: string[];
+  /** The first request refused because the capture had read LANDING_MAX_CAPTURE_BYTES (`captureBytes`) in all. */
+  byteLimitHit: string | undefined;
+  /** What the capture may still read over the network (of `captureBytes`), and the count of what it read. */
+  bytesLeft(): number;
+  spend(bytes: number): void;
   /** Why the main document's request failed, when it did (the guard's message beats net::ERR_*). */
   navigationError: Error | undefined;
   /** URLs whose 30x was handed to Chromium as a redirecting stub page (no content of their own). */
@@ -86,6 +91,10 @@ export interface SessionOptions {
   maxResourceBytes: number;
   /** Total bytes of response bodies kept for the bundle. */
   cacheBytes: number;
+  /** Sub-resource requests fetched at once; the others wait (LANDING_MAX_CONCURRENT_SUBRESOURCES). */
+  maxConcurrent: number;
+  /** Bytes the capture reads over the network in all (LANDING_MAX_CAPTURE_BYTES); past them requests fail. */
+  captureBytes: number;
   signal: AbortSignal;
 }
 
@@ -228,6 +237,21 @@ export class LandingBrowser {
     // Each request the page has in flight listens on it until answered (a gallery has dozens at once).
     setMaxListeners(0, fetchSignal);
     let cached = 0;
+    let read = 0;
+    // Sub-resource fetches running, and those waiting for one of them to end (issue 38 item 10: a page
+    // of 40 large images had them all read at once, each buffered up to LANDING_MAX_RESOURCE_BYTES).
+    let fetching = 0;
+    const queue: (() => void)[] = [];
+    const slot = async (): Promise<void> => {
+      while (fetching >= options.maxConcurrent && !fetchSignal.aborted) await new Promise<void>((resolve) => queue.push(resolve));
+      fetching += 1;
+    };
+    const freeSlot = () => {
+      fetching -= 1;
+      queue.shift()?.();
+    };
+    // A closed session lets the waiting ones go: each fails at once on the aborted signal.
+    fetchSignal.addEventListener('abort', () => queue.splice(0).forEach((go) => go()), { once: true });
     let activity: { promise: Promise<void>; resolve: () => void } | undefined;
     const active = () => {
       session.lastActivity = Date.now();
@@ -241,6 +265,11 @@ export class LandingBrowser {
       redirectLimitHit: undefined,
       responses: new Map(),
       blocked: [],
+      byteLimitHit: undefined,
+      bytesLeft: () => options.captureBytes - read,
+      spend: (bytes) => {
+        read += bytes;
+      },
       navigationError: undefined,
       stubs: new Set(),
       inflight: 0,
@@ -288,16 +317,28 @@ export class LandingBrowser {
       }
       session.inflight += 1;
       active();
+      // The page's own document does not wait behind its sub-resources.
+      if (!isMainNavigation) await slot();
       try {
         await fetchAndFulfill(route, isMainNavigation);
       } finally {
+        if (!isMainNavigation) freeSlot();
         session.inflight -= 1;
         active();
       }
     };
     const fetchAndFulfill = async (route: Route, isMainNavigation: boolean): Promise<void> => {
       const request = route.request();
+      const left = session.bytesLeft();
+      if (left <= 0) {
+        session.byteLimitHit ??= request.url();
+        await route.abort('failed').catch(() => undefined);
+        return;
+      }
       const headers = Object.fromEntries(Object.entries(await request.allHeaders()).filter(([k]) => !DROP_REQUEST_HEADERS.has(k.toLowerCase()) && !k.startsWith(':')));
+      // What is left of the capture's bytes bounds this read too (several running at once may each
+      // read up to it: the overshoot is at most maxConcurrent - 1 times what was left).
+      const maxBytes = Math.min(options.maxResourceBytes, left);
       try {
         const res = await this.outbound.fetch(request.url(), {
           method: request.method(),
@@ -306,9 +347,10 @@ export class LandingBrowser {
           // Chromium would follow a fulfilled 30x itself, past this route, straight to the dead proxy:
           // the guard follows a resource's hops, and a page's hops are handed back as navigations (below).
           redirect: isMainNavigation ? 'manual' : 'follow',
-          maxBytes: options.maxResourceBytes,
+          maxBytes,
           signal: fetchSignal,
         });
+        read += res.body.length;
         const location = REDIRECT_STATUSES.has(res.status) ? res.headers.location : undefined;
         if (isMainNavigation && location) {
           // The hop becomes a navigation of its own, so it comes back through this route (and the guard).
@@ -323,6 +365,11 @@ export class LandingBrowser {
         }
         await route.fulfill({ status: res.status, headers: Object.fromEntries(Object.entries(res.headers).filter(([k]) => !DROP_RESPONSE_HEADERS.has(k))), body: res.body });
       } catch (err) {
+        // Cut off at what was left of the capture's bytes, not at the resource limit: the capture's limit.
+        if (err instanceof ResponseTooLargeError && maxBytes < options.maxResourceBytes) {
+          read = options.captureBytes;
+          session.byteLimitHit ??= request.url();
+        }
         const blocked = err instanceof OutboundError && err.kind === 'blocked';
         if (blocked) session.blocked.push(request.url());
         if (isMainNavigation && err instanceof Error) session.navigationError = err;

@@ -1,5 +1,15 @@
-import { load } from 'cheerio';
+import { load, type CheerioAPI } from 'cheerio';
+import type { AnyNode } from 'domhandler';
+import { CAPTURE_POLICY } from '../../jobs/crawl-landing';
 import type { CachedResponse } from './browser';
+
+/**
+ * htmlparser2, as crawlSite parses (activities/site/extract/dom.ts): linear in one element's
+ * attributes, where parse5 is quadratic (a hostile page's 40,000 attributes held the worker's event
+ * loop 4.6 s, heartbeats and cancel included: issue 38 item 10). It reads some markup otherwise than
+ * a browser does; `inert` takes away what a browser would read as more than htmlparser2 saw.
+ */
+const parseHtml = (html: string): CheerioAPI => load(html, { xml: { xmlMode: false, decodeEntities: true } });
 
 /** Fetches a resource the page did not load itself (through the SSRF guard); null when it cannot. */
 export type ResourceLoader = (url: string) => Promise<CachedResponse | null>;
@@ -31,7 +41,7 @@ function scriptAttribute(name: string, value: string): boolean {
 }
 
 /** Removes event handlers and script URLs from every element (the bundle's and the plain snapshot's). */
-function stripScriptAttributes($: ReturnType<typeof load>): void {
+function stripScriptAttributes($: CheerioAPI): void {
   for (const el of $('*').toArray()) {
     const attribs = 'attribs' in el ? el.attribs : {};
     for (const [name, value] of Object.entries(attribs)) {
@@ -47,7 +57,45 @@ const CSS_IMPORT = /@import\s+(?:url\(\s*)?(['"]?)([^'")\s;]+)\1[^;@]*;/g;
  * What no stored capture keeps, bundled or not: scripts and what embeds or loads other documents
  * (iframe srcdoc runs script of its own), resource hints to other hosts, meta refresh and base.
  */
-const REMOVED = 'script, noscript, iframe, frame, frameset, object, embed, link[rel~="preload"], link[rel~="modulepreload"], link[rel~="prefetch"], link[rel~="preconnect"], link[rel~="dns-prefetch"], meta[http-equiv="refresh" i], base';
+const REMOVED = 'script, noscript, iframe, frame, frameset, object, embed, noembed, noframes, xmp, plaintext, link[rel~="preload"], link[rel~="modulepreload"], link[rel~="prefetch"], link[rel~="preconnect"], link[rel~="dns-prefetch"], meta[http-equiv="refresh" i], base';
+
+/**
+ * What is taken away before a stored document is written, for every stored document: REMOVED,
+ * handlers and script URLs, and what a browser re-parsing the file would read as markup where the
+ * sanitiser's parser read text. Comments go (a browser ends one at `--!>`, htmlparser2 does not: the
+ * markup after it was inside the comment here and live there), as do noembed, noframes, xmp and
+ * plaintext (raw text in one parser, markup in the other, inside SVG or MathML). A `<` in a style
+ * sheet is written as the CSS escape `\3c ` (the same character to CSS): a style that a browser puts
+ * in MathML or SVG (`<math><mtext><table><mglyph><style>`) is parsed as markup there, and an
+ * `<img onerror>` in it came alive; parse5 let that one through too.
+ */
+function inert($: CheerioAPI): void {
+  $(REMOVED).remove();
+  stripScriptAttributes($);
+  const comments: AnyNode[] = [];
+  const walk = (node: AnyNode) => {
+    if (node.type === 'comment') comments.push(node);
+    else if ('children' in node) for (const child of node.children) walk(child);
+  };
+  for (const node of $.root().toArray()) walk(node);
+  $(comments).remove();
+  for (const el of $('style').toArray()) {
+    const css = $(el).text();
+    if (css.includes('<')) $(el).text(css.replace(/</g, '\\3c '));
+  }
+}
+
+/**
+ * The document as stored: CAPTURE_POLICY as its first element (after the doctype), so that it
+ * holds before anything a browser parses, wherever the file is opened (a meta policy cannot
+ * sandbox; the API's capture route adds that), and no referrer to the hosts of images left as links.
+ */
+function serialize($: CheerioAPI): string {
+  const policy = `<meta http-equiv="Content-Security-Policy" content="${CAPTURE_POLICY}"><meta name="referrer" content="no-referrer">`;
+  const html = $.html();
+  const doctype = /^\s*<!doctype[^>]*>/i.exec(html);
+  return doctype ? `${doctype[0]}${policy}${html.slice(doctype[0].length)}` : `${policy}${html}`;
+}
 
 /**
  * A self-contained copy of the rendered page: stylesheets inlined as <style> (their url()s and
@@ -56,9 +104,13 @@ const REMOVED = 'script, noscript, iframe, frame, frameset, object, embed, link[
  * from `load`. Past `maxBytes` of inlined data the remaining resources stay absolute links.
  */
 export async function bundleHtml(html: string, baseUrl: string, cached: Map<string, CachedResponse>, load_: ResourceLoader, maxBytes: number): Promise<BundleOutcome> {
-  const $ = load(html);
+  // A page over the limit on its own is not parsed at all.
+  if (Buffer.byteLength(html) > maxBytes) throw new BundleTooLargeError(maxBytes);
+  const $ = parseHtml(html);
   const missing: string[] = [];
-  let budget = maxBytes - html.length;
+  // Everything the bundle adds counts: data URIs, stylesheets and their @imports (these did not, and
+  // a page of large stylesheets was stored past LANDING_MAX_BUNDLE_BYTES).
+  let budget = maxBytes - Buffer.byteLength(html) - 512;
   const abs = (u: string | undefined, base = baseUrl): string | null => {
     if (!u || u.startsWith('data:') || u.startsWith('#')) return null;
     try {
@@ -93,7 +145,10 @@ export async function bundleHtml(html: string, baseUrl: string, cached: Map<stri
       for (const m of [...css.matchAll(CSS_IMPORT)]) {
         const url = abs(m[2], cssUrl);
         const res = url ? await get(url) : null;
-        out = out.replace(m[0], res && url ? await inlineCss(res.body.toString('utf8'), url, depth + 1) : '');
+        if (res && res.body.length > budget) missing.push(url as string);
+        const fits = res && url && res.body.length <= budget;
+        if (fits) budget -= res.body.length;
+        out = out.replace(m[0], fits ? await inlineCss(res.body.toString('utf8'), url, depth + 1) : '');
       }
     }
     const replacements = new Map<string, string>();
@@ -117,6 +172,13 @@ export async function bundleHtml(html: string, baseUrl: string, cached: Map<stri
       $(el).remove();
       continue;
     }
+    if (res.body.length > budget) {
+      // Over the size budget: linked from where it lives.
+      missing.push(url);
+      $(el).attr('href', url);
+      continue;
+    }
+    budget -= res.body.length;
     const media = $(el).attr('media');
     const style = $('<style></style>').text(await inlineCss(res.body.toString('utf8'), url, 0));
     if (media) style.attr('media', media);
@@ -151,7 +213,19 @@ export async function bundleHtml(html: string, baseUrl: string, cached: Map<stri
   }
   const head = $('head');
   if (head.length) head.prepend(`<meta name="leadjobs-captured-from" content="${$('<i></i>').text(baseUrl).html() ?? ''}">`);
-  return { html: $.html(), missing: [...new Set(missing)] };
+  inert($);
+  const out = serialize($);
+  // The budget is counted as the bundle grows; this is the guarantee.
+  if (Buffer.byteLength(out) > maxBytes) throw new BundleTooLargeError(maxBytes);
+  return { html: out, missing: [...new Set(missing)] };
+}
+
+/** The bundle would be larger than LANDING_MAX_BUNDLE_BYTES. */
+export class BundleTooLargeError extends Error {
+  override readonly name = 'BundleTooLargeError';
+  constructor(readonly maxBytes: number) {
+    super(`the page is larger than LANDING_MAX_BUNDLE_BYTES (${maxBytes} bytes)`);
+  }
 }
 
 /**
@@ -161,8 +235,7 @@ export async function bundleHtml(html: string, baseUrl: string, cached: Map<stri
  * object/embed and base all survived here before (issue 38 item 5).
  */
 export function plainSnapshot(html: string): string {
-  const $ = load(html);
-  $(REMOVED).remove();
-  stripScriptAttributes($);
-  return $.html();
+  const $ = parseHtml(html);
+  inert($);
+  return serialize($);
 }

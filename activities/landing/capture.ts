@@ -1,12 +1,12 @@
 import type { Page } from 'playwright-core';
 import { z } from 'zod';
-import type { CrawlLandingPayload, CrawlLandingResult, LandingError } from '../../jobs/crawl-landing';
+import { captureViewPath, type CrawlLandingPayload, type CrawlLandingResult, type LandingError } from '../../jobs/crawl-landing';
 import type { OutboundClient } from '../../lib/outbound';
 import type { Storage } from '../../lib/storage';
 import { withTimeout } from '../../lib/timeout';
 import type { LlmExtractor } from '../llm/types';
 import { networkQuiet, wakeAt, type CachedResponse, type CaptureSession, type LandingBrowser } from './browser';
-import { bundleHtml, plainSnapshot } from './bundle';
+import { BundleTooLargeError, bundleHtml, plainSnapshot } from './bundle';
 import { foldOf } from './fold';
 import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, HOP_HINTS, MAIN_THREAD_IDLE, READ_PAGE, SCROLL_FOR_LAZY, SNAPSHOT_HTML, TIMERS_DUE, type PageReading } from './in-page';
 
@@ -50,6 +50,12 @@ export interface CaptureDeps {
   userAgent: string;
   maxResourceBytes: number;
   maxBundleBytes: number;
+  /** LANDING_MAX_CONCURRENT_SUBRESOURCES: a capture's sub-resource reads at once. */
+  maxConcurrentSubresources: number;
+  /** LANDING_MAX_CAPTURE_BYTES: what one capture reads over the network in all. */
+  maxCaptureBytes: number;
+  /** Where html_bundle_url points: the API's public address (PUBLIC_BASE_URL, else its HOST:PORT). */
+  apiBaseUrl: string;
 }
 
 export interface CaptureInput {
@@ -128,6 +134,8 @@ async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSig
       maxRedirects: opts.max_redirects,
       maxResourceBytes: deps.maxResourceBytes,
       cacheBytes: deps.maxBundleBytes,
+      maxConcurrent: deps.maxConcurrentSubresources,
+      captureBytes: deps.maxCaptureBytes,
       signal,
     }),
     signal,
@@ -138,11 +146,11 @@ async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSig
   // Each file goes up as soon as it is ready, while the capture goes on; a failure is kept per file
   // and listed in the files' order at the end. The keys are the job's, so a retry overwrites them.
   const storageErrors = new Map<string, string>();
-  const store = async (file: string, body: Buffer | string | null, type: string): Promise<string | null> => {
+  const store = async (file: string, body: Buffer | string | null, type: string, headers?: Record<string, string>): Promise<string | null> => {
     // Nothing goes up once the capture is stopped: a cancel's bundle, cut short, still resolves.
     if (body === null || signal.aborted) return null;
     try {
-      return (await deps.storage.put(input.clientId, `landings/${input.jobId}/${file}`, body, type)).url;
+      return (await deps.storage.put(input.clientId, `landings/${input.jobId}/${file}`, body, type, headers)).url;
     } catch (e) {
       storageErrors.set(file, `storing ${file} failed: ${message(e)}`);
       return null;
@@ -226,7 +234,11 @@ async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSig
         if (opts.capture_html_bundle) {
           step('bundling html');
           const rendered = await withTimeout(page.evaluate<string>(`${SNAPSHOT_HTML}()`), STEP_TIMEOUT_MS, 'reading the HTML').catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
-          htmlStored = buildBundle(rendered, session, deps, finalUrl, signal, err).then((html) => store('page.html', html, 'text/html; charset=utf-8'));
+          // The media origin never renders it (issue 38 item 5): the bucket's copy is a download, and
+          // html_bundle_url is the API's sandboxed rendering of it (api/routes/captures.ts).
+          htmlStored = buildBundle(rendered, session, deps, finalUrl, signal, err)
+            .then((html) => store('page.html', html, 'text/html; charset=utf-8', { 'Content-Disposition': 'attachment; filename="page.html"' }))
+            .then((url) => (url ? `${deps.apiBaseUrl}${captureViewPath(input.clientId, input.jobId)}` : null));
           // Awaited below; on a cancel nobody awaits it.
           htmlStored.catch(() => undefined);
         }
@@ -269,6 +281,9 @@ async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSig
     throw e;
   }
   const [foldUrl, fullUrl, htmlUrl, extracted] = stored;
+  if (session.byteLimitHit) {
+    err('navigation', `the page asked for more than LANDING_MAX_CAPTURE_BYTES (${deps.maxCaptureBytes} bytes) in all; later resources were not loaded (from ${session.byteLimitHit})`);
+  }
   for (const file of FILES) {
     const failed = storageErrors.get(file);
     if (failed) err('storage', failed);
@@ -456,8 +471,15 @@ async function buildBundle(rendered: string | Error, session: CaptureSession, de
     // one budget for the whole bundle: a resource that never answers is left as a link, not waited
     // for once more per resource.
     const budget = AbortSignal.any([signal, AbortSignal.timeout(BUNDLE_FETCH_BUDGET_MS)]);
+    // These reads count against the capture's LANDING_MAX_CAPTURE_BYTES too.
     const load = async (url: string): Promise<CachedResponse | null> => {
-      const res = await deps.http.fetch(url, { signal: budget, maxBytes: deps.maxResourceBytes, headers: { 'user-agent': deps.userAgent } }).catch(() => null);
+      const left = session.bytesLeft();
+      if (left <= 0) {
+        session.byteLimitHit ??= url;
+        return null;
+      }
+      const res = await deps.http.fetch(url, { signal: budget, maxBytes: Math.min(deps.maxResourceBytes, left), headers: { 'user-agent': deps.userAgent } }).catch(() => null);
+      if (res) session.spend(res.body.length);
       return res ? { status: res.status, contentType: res.headers['content-type'] ?? '', body: res.body } : null;
     };
     const bundle = await bundleHtml(rendered, finalUrl, session.responses, load, deps.maxBundleBytes);
@@ -465,10 +487,17 @@ async function buildBundle(rendered: string | Error, session: CaptureSession, de
     return bundle.html;
   } catch (e) {
     signal.throwIfAborted();
+    // Nothing of a page over the limit is stored (its plain snapshot would be as large).
+    if (e instanceof BundleTooLargeError) {
+      err('html_bundle', `html bundle not stored: ${e.message}`);
+      return null;
+    }
     // The page's own HTML as the server sent it, when the rendered one is not readable (a crashed renderer).
     const source = typeof rendered === 'string' ? rendered : lastDocument(session, finalUrl);
-    err('html_bundle', `html bundle failed (${message(e)}); ${source ? 'stored a plain HTML snapshot' : 'no HTML to store'}`);
-    return source ? plainSnapshot(source) : null;
+    const plain = source && Buffer.byteLength(source) <= deps.maxBundleBytes ? plainSnapshot(source) : null;
+    const stored = plain && Buffer.byteLength(plain) <= deps.maxBundleBytes ? plain : null;
+    err('html_bundle', `html bundle failed (${message(e)}); ${stored ? 'stored a plain HTML snapshot' : source ? `no HTML stored: the page is larger than LANDING_MAX_BUNDLE_BYTES (${deps.maxBundleBytes} bytes)` : 'no HTML to store'}`);
+    return stored;
   }
 }
 

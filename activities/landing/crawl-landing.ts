@@ -26,6 +26,10 @@ export function createLandingActivities(deps: ActivityDeps) {
       userAgent: config.SITE_USER_AGENT,
       maxResourceBytes: config.LANDING_MAX_RESOURCE_BYTES,
       maxBundleBytes: config.LANDING_MAX_BUNDLE_BYTES,
+      maxConcurrentSubresources: config.LANDING_MAX_CONCURRENT_SUBRESOURCES,
+      maxCaptureBytes: config.LANDING_MAX_CAPTURE_BYTES,
+      // As the mail worker's unsubscribe links: the API's public address, else its own HOST:PORT.
+      apiBaseUrl: (config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`).replace(/\/+$/, ''),
     };
     return captureDeps;
   };

@@ -60,7 +60,7 @@ afterAll(async () => {
 });
 
 function deps(overrides: Partial<CaptureDeps> = {}): CaptureDeps {
-  return { browser, http, storage: Storage.fromConfig(config), llm: answering, userAgent: UA, maxResourceBytes: 1 << 22, maxBundleBytes: 1 << 24, ...overrides };
+  return { browser, http, storage: Storage.fromConfig(config), llm: answering, userAgent: UA, maxResourceBytes: 1 << 22, maxBundleBytes: 1 << 24, maxConcurrentSubresources: 16, maxCaptureBytes: 1 << 26, apiBaseUrl: 'http://127.0.0.1:3000', ...overrides };
 }
 
 test('extract_content: meta, headings, the prominent button, colours, fonts, video, chat and form from the page; the rest from the model', async () => {
