@@ -169,3 +169,39 @@ describe('SVG attribute bombs (issue 38 item 1)', () => {
     figures.svg_attribute_bomb = { attributes: 10_000, status: res.status };
   });
 });
+
+describe('the public capture route (issue 38 item 5)', () => {
+  test('hostile spellings of a capture address are a 404 in the error shape, and never reach another bucket', async () => {
+    const { Storage } = await import('../../lib/storage');
+    const config = testConfig({ ...ownQueues('abuse') });
+    const storage = Storage.fromConfig(config);
+    // A private object at a landing key of the results bucket: no address may serve it.
+    const jobId = '5e1ec7ed-0000-4000-8000-00000000abcd';
+    await storage.putPrivate(`landings/${jobId}/page.html`, '<p>private</p>', 'text/html');
+    const bucket = storage.resultsBucket;
+    const spellings = [
+      `results/landings/${jobId}/page.html`,
+      `cli_results/landings/${jobId}/page.html`,
+      `..%2F${bucket}/landings/${jobId}/page.html`,
+      `cli_x%2F..%2F..%2F${bucket}/landings/${jobId}/page.html`,
+      `cli_x/landings/${jobId}%2F..%2F..%2Fpage.html/page.html`,
+      `cli_x/landings/..%2F..%2F${bucket}%2Flandings%2F${jobId}/page.html`,
+      `cli_x/landings/not-a-uuid/page.html`,
+      `${'a'.repeat(5000)}/landings/${jobId}/page.html`,
+    ];
+    const statuses: number[] = [];
+    try {
+      for (const spelling of spellings) {
+        const res = await fetch(`${base}/api/v1/captures/${spelling}`);
+        statuses.push(res.status);
+        const text = await res.text();
+        expect([spelling, res.status]).toEqual([spelling, 404]);
+        expect(text).not.toContain('private');
+        expect(JSON.parse(text)).toEqual({ detail: expect.any(String) });
+      }
+    } finally {
+      await storage.remove(bucket, `landings/${jobId}/page.html`);
+    }
+    figures.capture_route_spellings = { tried: spellings.length, statuses };
+  });
+});
