@@ -55,6 +55,7 @@ const SHARE = /(\b|_)(share|sharedaddy|sharing|social|addthis|shariff)(\b|_)/i;
 const POST_FURNITURE = /(^|[\s_-])(entry-meta|post-meta|postmeta|postmetadata|post-info|entry-footer|entry-utility|post-footer|article-footer|post-tags|entry-tags|tags-links|cat-links|categories|tag-list|taglist|author-info|author-box|authorbox|about-author|author-bio|read-more|readmore|also-read|see-also|more-stories|more-articles|recommended|recirculation|article-tools|print-tools|post-navigation|nav-links|navigation|pagination|wp-block-buttons|sd-block|jp-relatedposts|yarpp|crp_related)($|[\s_-])/i;
 /** Comment threads: dropped inside the content whatever their length (they are not the page's text). */
 const COMMENTS = /(^|[\s_-])(comments?|comment-?list|commentlist|comments-area|comment-respond|respond|disqus_thread|disqus|replies)($|[\s_-])/i;
+const CAPTION = /(^|[\s_-])(caption|image-caption|img-caption|photo-credit|credit|credits|wp-caption-text)($|[\s_-])/i;
 /** Consent banners and modal dialogs: unlikely even where `content` is in the class (`modal-content cmp-content`). */
 const OVERLAY = /(^|[\s_-])(modal(-(content|dialog|body|wrapper|container|inner|overlay|backdrop))?|cmp(-(content|container|banner|wrapper|root|modal|dialog|layer|overlay|popup))?|consent[\w-]*|cookie-?(law|notice|banner|bar|consent|policy|wall)|gdpr[\w-]*|onetrust[\w-]*|ot-sdk[\w-]*|cookiebot[\w-]*|usercentrics[\w-]*|didomi[\w-]*|qc-cmp2[\w-]*|sp_message[\w-]*|privacy-(banner|manager|center|notice))($|[\s_])/i;
 const UNLIKELY_ROLES = new Set(['menu', 'menubar', 'complementary', 'navigation', 'alert', 'alertdialog', 'dialog', 'banner', 'contentinfo', 'search']);
@@ -294,6 +295,17 @@ class Page {
     return !this.insideTableOrCode(el);
   }
 
+  /** The <article> holding the page's first h1, when it is in one: the page's own article. */
+  get firstArticle(): Element | undefined {
+    if (this.first === undefined) {
+      const h1 = [...elementsOf(this.body)].find((el) => el.name === 'h1');
+      this.first = (h1 && enclosing(h1, 'article')) ?? null;
+    }
+    return this.first ?? undefined;
+  }
+
+  private first?: Element | null;
+
   private insideArticle(el: Element): boolean {
     for (let p = el.parent; p && isElement(p); p = p.parent) if (p.name === 'article' || p.name === 'main') return true;
     return false;
@@ -408,10 +420,27 @@ function grab(page: Page, flags: Flags): Attempt | null {
   if (ranked.length === 0) return null;
   let [top, topScore] = ranked[0] as [Element, number];
 
+  // A page that appends the next articles as the reader scrolls holds several <article>s: the page's
+  // own is the one with its first heading, even when a later one is longer.
+  // Nothing then climbs out of it.
+  let pool = ranked;
+  let ceiling: Element = page.body;
+  {
+    const own = page.firstArticle;
+    const mine = enclosing(top, 'article');
+    if (own && mine && mine !== own && !contains(mine, own) && !contains(own, mine)) {
+      const inOwn = ranked.find(([el, sc]) => contains(own, el) && sc >= 0.3 * topScore);
+      if (inOwn) {
+        [top, topScore] = inOwn;
+        pool = ranked.filter(([el]) => contains(own, el));
+        ceiling = own.parent && isElement(own.parent) ? own.parent : page.body;
+      }
+    }
+  }
   // Several nearly as good candidates under one ancestor: the article is that ancestor.
-  const alternatives = ranked.slice(1, 5).filter(([, s]) => s / topScore >= 0.75).map(([el]) => el);
+  const alternatives = pool.filter(([el]) => el !== top).slice(0, 4).filter(([, s]) => s / topScore >= 0.75).map(([el]) => el);
   if (alternatives.length >= 3) {
-    for (let a = top.parent; a && isElement(a) && a !== page.body; a = a.parent) {
+    for (let a = top.parent; a && isElement(a) && a !== ceiling; a = a.parent) {
       const contained = alternatives.filter((alt) => contains(a as Element, alt)).length;
       if (contained >= 3) {
         top = a;
@@ -423,7 +452,7 @@ function grab(page: Page, flags: Flags): Attempt | null {
   {
     let last = final.get(top) ?? topScore;
     const floor = last / 3;
-    for (let p = top.parent; p && isElement(p) && p !== page.body; p = p.parent) {
+    for (let p = top.parent; p && isElement(p) && p !== ceiling; p = p.parent) {
       const ps = final.get(p);
       if (ps === undefined) continue;
       if (ps < floor) break;
@@ -436,7 +465,7 @@ function grab(page: Page, flags: Flags): Attempt | null {
   }
   // Up while what the parent adds is prose too (page builders put one article's sections in
   // separate boxes): few links, most of it in paragraphs, none of it looking like chrome.
-  for (let p = top.parent; p && isElement(p) && p !== page.body; p = p.parent) {
+  for (let p = top.parent; p && isElement(p) && p !== ceiling; p = p.parent) {
     const whole = page.count(p);
     const mine = page.count(top);
     let chars = whole.chars - mine.chars;
@@ -474,7 +503,7 @@ function grab(page: Page, flags: Flags): Attempt | null {
     }
   }
   // An only child stands for its parent.
-  while (top.parent && isElement(top.parent) && top.parent !== page.body && childElements(top.parent).length === 1) top = top.parent;
+  while (top.parent && isElement(top.parent) && top.parent !== ceiling && childElements(top.parent).length === 1) top = top.parent;
   topScore = final.get(top) ?? topScore;
 
   // Siblings that score well, share the candidate's class, or read as paragraphs join it.
@@ -483,12 +512,15 @@ function grab(page: Page, flags: Flags): Attempt | null {
   const siblings = parent && isElement(parent) ? childElements(parent) : [top];
   const threshold = Math.max(10, topScore * 0.2);
   const topClass = attr(top, 'class');
+  const topTitled = top.name === 'article' && hasH1(top);
   for (const sib of siblings) {
     if (sib === top) {
       nodes.push(sib);
       continue;
     }
     if (flags.stripUnlikely && !liveSet.has(sib)) continue;
+    // Two titled articles side by side are two articles (the next one appended as the reader scrolls).
+    if (topTitled && holdsTitledArticle(sib)) continue;
     let bonus = 0;
     if (topClass && attr(sib, 'class') === topClass) bonus += topScore * 0.2;
     const s = final.get(sib);
@@ -508,6 +540,23 @@ function grab(page: Page, flags: Flags): Attempt | null {
   let chars = 0;
   for (const n of nodes) chars += charsWithout(page, n, removed);
   return { nodes, chars, removed };
+}
+
+function hasH1(el: Element): boolean {
+  for (const e of elementsOf(el)) if (e.name === 'h1') return true;
+  return false;
+}
+
+/** Whether the element is, or holds, an <article> with its own h1. */
+function holdsTitledArticle(el: Element): boolean {
+  for (const e of elementsOf(el)) if (e.name === 'article' && hasH1(e)) return true;
+  return false;
+}
+
+/** The nearest ancestor (or the element itself) with this tag name. */
+function enclosing(el: Element, name: string): Element | undefined {
+  for (let p: ParentNode | null = el; p && isElement(p); p = p.parent) if (p.name === name) return p;
+  return undefined;
 }
 
 function contains(ancestor: Element, el: Element): boolean {
@@ -559,6 +608,13 @@ function clean(page: Page, nodes: Element[], flags: Flags): Set<Element> {
         continue;
       }
       if ((SHARE.test(match) || POST_FURNITURE.test(match)) && c.chars < PAGE_WORTH && !c.anchorsContent) {
+        removed.add(el);
+        continue;
+      }
+      // Captions and photo credits describe the pictures, which the text does not carry (as
+      // trafilatura; Readability keeps them): on news pages they were the most kept text no
+      // reader of the article's text counts as the article.
+      if (name === 'figcaption' || CAPTION.test(match) && c.chars < 400 && !c.anchorsContent) {
         removed.add(el);
         continue;
       }
