@@ -114,6 +114,7 @@ const SKIPPED: Record<string, string> = {
   'GET /u/{token}': 'public by design: the signed token is the credential (no client authentication); covered by unsubscribe.test.ts',
   'POST /u/{token}': 'public by design: the signed token is the credential (no client authentication); covered by unsubscribe.test.ts',
   'GET /api/v1/content/posts/{slug}': 'public by design: addressed by X-Content-Domain, never by client; A\'s post is a draft, which is never served',
+  'GET /api/v1/captures/{client_id}/landings/{job_id}/page.html': "public by design, as the media bucket's URL of the same object: the address (the client's bucket and the job's random UUID) is the capability; reads one object, no row; covered by landing-hostile.test.ts and input-abuse.test.ts",
   'POST /api/v1/idap/{resource_type}/import': 'creates in the caller\'s own scope; swept separately: B importing A\'s natural key makes its own resource',
 };
 
