@@ -55,6 +55,9 @@ const SHARE = /(\b|_)(share|sharedaddy|sharing|social|addthis|shariff)(\b|_)/i;
 const POST_FURNITURE = /(^|[\s_-])(entry-meta|post-meta|postmeta|postmetadata|post-info|entry-footer|entry-utility|post-footer|article-footer|post-tags|entry-tags|tags-links|cat-links|categories|tag-list|taglist|author-info|author-box|authorbox|about-author|author-bio|read-more|readmore|also-read|see-also|more-stories|more-articles|recommended|recirculation|article-tools|print-tools|post-navigation|nav-links|navigation|pagination|wp-block-buttons|sd-block|jp-relatedposts|yarpp|crp_related)($|[\s_-])/i;
 /** Comment threads: dropped inside the content whatever their length (they are not the page's text). */
 const COMMENTS = /(^|[\s_-])(comments?|comment-?list|commentlist|comments-area|comment-respond|respond|disqus_thread|disqus|replies)($|[\s_-])/i;
+/** A label and a colon before a link to another story: "Read more:", "Lea también:", "LE PUEDE INTERESAR:". */
+const READ_ALSO = /^\s*(\p{Lu}{3,}(\s+\p{Lu}+){0,3}\s*:|(read|see|watch|listen|also|more|related|recommended|lea|lee|léase|mira|mire|vea|ver|más|también|le puede interesar|te puede interesar|siehe|lesen sie|lies|auch|mehr|weiterlesen|lire|à lire|voir|leggi|guarda|anche|czytaj|zobacz|leia|veja)\b[^:\n]{0,30}:)\s*\S/iu;
+const READ_ALSO_TAGS = new Set(['p', 'div', 'h2', 'h3', 'h4', 'h5', 'h6', 'li', 'strong', 'b', 'span']);
 const CAPTION = /(^|[\s_-])(caption|image-caption|img-caption|photo-credit|credit|credits|wp-caption-text)($|[\s_-])/i;
 /** Consent banners and modal dialogs: unlikely even where `content` is in the class (`modal-content cmp-content`). */
 const OVERLAY = /(^|[\s_-])(modal(-(content|dialog|body|wrapper|container|inner|overlay|backdrop))?|cmp(-(content|container|banner|wrapper|root|modal|dialog|layer|overlay|popup))?|consent[\w-]*|cookie-?(law|notice|banner|bar|consent|policy|wall)|gdpr[\w-]*|onetrust[\w-]*|ot-sdk[\w-]*|cookiebot[\w-]*|usercentrics[\w-]*|didomi[\w-]*|qc-cmp2[\w-]*|sp_message[\w-]*|privacy-(banner|manager|center|notice))($|[\s_])/i;
@@ -537,6 +540,7 @@ function grab(page: Page, flags: Flags): Attempt | null {
   }
 
   const removed = clean(page, nodes, flags);
+  trimTail(page, nodes, removed);
   let chars = 0;
   for (const n of nodes) chars += charsWithout(page, n, removed);
   return { nodes, chars, removed };
@@ -611,6 +615,11 @@ function clean(page: Page, nodes: Element[], flags: Flags): Set<Element> {
         removed.add(el);
         continue;
       }
+      // "Read more: <another story>" between the paragraphs, in the page's language.
+      if (READ_ALSO_TAGS.has(name) && c.chars < 300 && !c.anchorsContent && READ_ALSO.test(textOf(el)) && page.linkDensity(el) > 0.3) {
+        removed.add(el);
+        continue;
+      }
       // Captions and photo credits describe the pictures, which the text does not carry (as
       // trafilatura; Readability keeps them): on news pages they were the most kept text no
       // reader of the article's text counts as the article.
@@ -629,6 +638,31 @@ function clean(page: Page, nodes: Element[], flags: Flags): Set<Element> {
   }
   return removed;
 }
+
+/**
+ * What follows an article on news sites: subscribe, follow us, get our app, copyright and reprint
+ * notices, "advertise with us". Trailing blocks that say so are dropped, from the end up to the
+ * first block that does not (so a sentence of the article that mentions a newsletter stays).
+ */
+function trimTail(page: Page, nodes: Element[], removed: Set<Element>): void {
+  const leaves: Element[] = [];
+  for (const root of nodes) {
+    for (const el of elementsOf(root, (e) => removed.has(e))) {
+      if (!TAIL_BLOCKS.has(el.name) || page.count(el).chars === 0) continue;
+      // Leaf blocks only: a block with blocks inside is represented by them.
+      if (el.children.some((ch) => isElement(ch) && BLOCKS.has(ch.name) && page.count(ch).chars > 0)) continue;
+      leaves.push(el);
+    }
+  }
+  for (let i = leaves.length - 1; i > 0; i--) {
+    const el = leaves[i] as Element;
+    if (page.count(el).chars > 400 || !TAIL_PROMO.test(textOf(el))) break;
+    removed.add(el);
+  }
+}
+
+const TAIL_BLOCKS = new Set(['p', 'div', 'li', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'section', 'span', 'em', 'strong']);
+const TAIL_PROMO = /subscri(be|ption)|suscr[ií]b|abonn|newsletter|sign up|regístrate|follow (us|the|@)|s[ií]guenos|folgen sie|download (our|the)|descarga (nuestra|la app)|copyright|©|all rights reserved|derechos reservados|alle rechte|tous droits|reprint|reproducci[oó]n|telegram|whatsapp|canal de youtube|youtube channel|advertise with|is not responsible for|no se hace responsable/i;
 
 /** Conditional cleaning: a container whose text is links, images, fields or headings rather than prose. */
 function fishy(page: Page, el: Element, flags: Flags): boolean {
@@ -707,6 +741,7 @@ export function mainContentHtml($: CheerioAPI): string {
   if (!body) return '';
   revealStreamedBoundaries($);
   const declared = declaredArticleBody($);
+  const summary = ($('meta[property="og:description"]').attr('content') ?? $('meta[name="description"]').attr('content') ?? '').trim();
   prune(body);
   const page = new Page(body);
   let best: Attempt | null = null;
@@ -723,11 +758,13 @@ export function mainContentHtml($: CheerioAPI): string {
     const fallback = landmark(page);
     if (!best || fallback.chars > 0) best = fallback;
   }
-  if (declared && collapsedLength(declared) > 1.5 * best.chars + 200) {
-    // The page shows less than it declares (a paywall's teaser, a body rendered by script): the
-    // article as its JSON-LD gives it, under the page's own heading.
+  // The page shows less than it declares (a paywall's teaser, a body rendered by script): the
+  // article as its JSON-LD gives it, or, when the page shows nothing at all, its own summary, under
+  // the page's heading.
+  const stated = declared && collapsedLength(declared) > 1.5 * best.chars + 200 ? declared : best.chars < MIN_PARAGRAPH && collapsedLength(summary) > best.chars ? summary : undefined;
+  if (stated) {
     const heading = [...elementsOf(body)].find((el) => el.name === 'h1');
-    const paragraphs = declared.split(/\n\s*\n|\n/).map((p) => p.trim()).filter(Boolean);
+    const paragraphs = stated.split(/\\n|\n/).map((p) => p.trim()).filter(Boolean);
     return [heading ? $.html(heading) : '', ...paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`)].join('\n');
   }
   for (const el of best.removed) detach(el);
