@@ -6,7 +6,8 @@ import type { Storage } from '../../lib/storage';
 import { withTimeout } from '../../lib/timeout';
 import type { LlmExtractor } from '../llm/types';
 import { networkQuiet, wakeAt, type CachedResponse, type CaptureSession, type LandingBrowser } from './browser';
-import { BundleTooLargeError, bundleHtml, plainSnapshot } from './bundle';
+import { BundleTooLargeError } from './bundle';
+import { bundleOffLoop, plainSnapshotOffLoop } from './bundle-worker';
 import { foldOf } from './fold';
 import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, HOP_HINTS, MAIN_THREAD_IDLE, READ_PAGE, SCROLL_FOR_LAZY, SNAPSHOT_HTML, TIMERS_DUE, type PageReading } from './in-page';
 
@@ -482,7 +483,7 @@ async function buildBundle(rendered: string | Error, session: CaptureSession, de
       if (res) session.spend(res.body.length);
       return res ? { status: res.status, contentType: res.headers['content-type'] ?? '', body: res.body } : null;
     };
-    const bundle = await bundleHtml(rendered, finalUrl, session.responses, load, deps.maxBundleBytes);
+    const bundle = await bundleOffLoop(rendered, finalUrl, session.responses, load, deps.maxBundleBytes, signal);
     if (bundle.missing.length) err('html_bundle', `html bundle: ${bundle.missing.length} resource(s) left as links: ${bundle.missing.slice(0, 5).join(', ')}`);
     return bundle.html;
   } catch (e) {
@@ -494,7 +495,7 @@ async function buildBundle(rendered: string | Error, session: CaptureSession, de
     }
     // The page's own HTML as the server sent it, when the rendered one is not readable (a crashed renderer).
     const source = typeof rendered === 'string' ? rendered : lastDocument(session, finalUrl);
-    const plain = source && Buffer.byteLength(source) <= deps.maxBundleBytes ? plainSnapshot(source) : null;
+    const plain = source && Buffer.byteLength(source) <= deps.maxBundleBytes ? await plainSnapshotOffLoop(source, signal) : null;
     const stored = plain && Buffer.byteLength(plain) <= deps.maxBundleBytes ? plain : null;
     err('html_bundle', `html bundle failed (${message(e)}); ${stored ? 'stored a plain HTML snapshot' : source ? `no HTML stored: the page is larger than LANDING_MAX_BUNDLE_BYTES (${deps.maxBundleBytes} bytes)` : 'no HTML to store'}`);
     return stored;

@@ -1,5 +1,6 @@
 import { load } from 'cheerio';
 import { bundleHtml, plainSnapshot } from '../../activities/landing/bundle';
+import { bundleOffLoop, plainSnapshotOffLoop } from '../../activities/landing/bundle-worker';
 
 // page.html is served as text/html from the public media bucket: no link in it may run script.
 // A tab inside the scheme (java&#x09;script:) passed the check, and making links absolute then
@@ -146,3 +147,34 @@ test('what the sanitiser\'s parser reads differently from a browser carries no s
     expect([vector, scripts(plainSnapshot(page))]).toEqual([vector, []]);
   }
 });
+
+// Issue 38 item 10, the heartbeats: htmlparser2 is linear, but a page near LANDING_MAX_BUNDLE_BYTES
+// still took 5-12 s to parse, sanitise and write here, all on the activity's event loop (heartbeats
+// every 500 ms, a cancel within 3 s). Large pages are bundled in a worker thread.
+test('a page near LANDING_MAX_BUNDLE_BYTES is bundled without holding the event loop 3 s, and a cancel ends its bundling within 3 s', async () => {
+  const page = `<!doctype html><html><head></head><body>${'<p class="c" style="color:red">text <b>bold</b></p>'.repeat(300_000)}<p id="end">end</p></body></html>`;
+  let last = Date.now();
+  let longest = 0;
+  const tick = setInterval(() => {
+    longest = Math.max(longest, Date.now() - last);
+    last = Date.now();
+  }, 10);
+  try {
+    const { html } = await bundleOffLoop(page, 'https://acme.test/lp', new Map(), async () => null, 20 * 1024 * 1024, new AbortController().signal);
+    expect(html).toContain('<p id="end">end</p>');
+    expect(await plainSnapshotOffLoop(page, new AbortController().signal)).toContain('<p id="end">end</p>');
+    await new Promise((r) => setTimeout(r, 30));
+  } finally {
+    clearInterval(tick);
+  }
+  longest = Math.max(longest, Date.now() - last);
+  expect(longest).toBeLessThan(3000);
+
+  const cancel = new AbortController();
+  const bundling = bundleOffLoop(page, 'https://acme.test/lp', new Map(), async () => null, 20 * 1024 * 1024, cancel.signal);
+  await new Promise((r) => setTimeout(r, 300));
+  const cancelled = Date.now();
+  cancel.abort(new Error('cancelled'));
+  await expect(bundling).rejects.toThrow('cancelled');
+  expect(Date.now() - cancelled).toBeLessThan(3000);
+}, 120_000);
