@@ -42,7 +42,8 @@ export function createCampaignActivities(deps: ActivityDeps) {
      * crawlMaps job (campaign_id set, `job.queued`), all in one transaction. Idempotent by claimKey
      * (deterministic in the workflow): a retry returns the same jobs and claims nothing new. Claims
      * nothing once the campaign is cancelled, or its client deactivated (it is cancelled then). Campaign jobs skip the 24-hour submission cache: each
-     * location is its own job even when two campaigns ask the same.
+     * location is its own job even when two campaigns ask the same. A campaign row not committed yet
+     * (the API starts the workflow before its commit) is waited for, not failed on.
      */
     async claimCampaignLocations(input: { campaignId: string; claimKey: string; limit: number }): Promise<ClaimResult> {
       // A deactivated client's campaign claims nothing more: it is cancelled here (as the workers'
@@ -74,7 +75,8 @@ export function createCampaignActivities(deps: ActivityDeps) {
           taskQueue: jobTaskQueue(deps.config.TASK_QUEUE_PREFIX, maps),
         };
       });
-      if (!outcome) throw ApplicationFailure.nonRetryable(`campaign ${input.campaignId} does not exist`, 'NotFound');
+      // Waited for on its submission lock first (db/repositories/campaigns.ts lockedCampaign): missing now, it was never committed.
+      if (!outcome) throw ApplicationFailure.nonRetryable(`campaign ${input.campaignId} not found: its creation was never committed`, 'NotFound');
       return {
         jobs: outcome.claimed.map(({ location, job }) => ({
           jobId: job.id,

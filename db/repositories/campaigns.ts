@@ -134,6 +134,23 @@ const EMAILS_FOUND = `case when jsonb_typeof(site->'emails_found') = 'array' the
 // Rows per insert statement: far below Postgres' 65,535 bind parameters (8 columns each).
 const INSERT_CHUNK = 1000;
 
+/** The advisory lock a campaign's inserting transaction holds until it ends (lockedCampaign waits on it), as a job's. */
+const submissionLockKey = (campaignId: string) => `campaign-submission/${campaignId}`;
+
+/**
+ * The campaign row, locked. The API starts the workflow inside the transaction that inserts the
+ * row, so its first claim can come before that commit: a row not visible yet is waited for on its
+ * submission lock, then read again. Still missing then, it was never committed (the start's caller
+ * rolled back or died) and never will be.
+ */
+async function lockedCampaign(trx: Knex.Transaction, id: string): Promise<CampaignRow | undefined> {
+  const row = (await trx('campaigns').where({ id }).forUpdate().first()) as CampaignRow | undefined;
+  if (row) return row;
+  // A statement of its own: the read after it takes a snapshot that includes the commit waited for.
+  await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [submissionLockKey(id)]);
+  return (await trx('campaigns').where({ id }).forUpdate().first()) as CampaignRow | undefined;
+}
+
 /** A client already has as many running campaigns as it may (CAMPAIGN_MAX_RUNNING_PER_CLIENT). */
 export class CampaignLimitError extends Error {
   override readonly name = 'CampaignLimitError';
@@ -155,13 +172,17 @@ export class CampaignRepository {
 
   /**
    * The campaign row and its locations in one transaction, then `start` (the `campaign/<id>` workflow
-   * start). If `start` throws, nothing is committed: no campaign without a workflow behind it.
+   * start). If `start` throws, nothing is committed: no campaign without a workflow behind it. The
+   * campaign's submission lock is held until the commit, so that a workflow that claims sooner waits
+   * for the row instead of failing (lockedCampaign), as a job's first step does.
    * With `maxRunning`, a client that has that many running campaigns gets CampaignLimitError; the
    * client's creations take turns (a transaction-scoped advisory lock), so concurrent ones cannot
    * pass the count together.
    */
   async create(c: NewCampaign, locations: NewCampaignLocation[], start: (row: CampaignRow) => Promise<void>, maxRunning = Number.POSITIVE_INFINITY): Promise<CampaignRow> {
     return this.db.transaction(async (trx) => {
+      // Held until the commit: the workflow's first claim, if it comes sooner, waits for the row (lockedCampaign).
+      await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [submissionLockKey(c.id)]);
       if (Number.isFinite(maxRunning)) {
         await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`campaigns/${c.clientId}`]);
         const [running] = (await trx('campaigns').where({ client_id: c.clientId, status: 'running' }).count<{ count: string }[]>('* as count')) as { count: string }[];
@@ -338,7 +359,7 @@ export class CampaignRepository {
     newJob: (campaign: CampaignRow, location: CampaignLocationRow, countryCode: string | undefined) => NewJob,
   ): Promise<ClaimOutcome | undefined> {
     return transactionWithEvents(this.db, this.schema, async (trx) => {
-      const c = (await trx('campaigns').where({ id: campaignId }).forUpdate().first()) as CampaignRow | undefined;
+      const c = await lockedCampaign(trx, campaignId);
       if (!c) return undefined;
       const claimed: ClaimedLocation[] = [];
       const earlier = (await trx('campaign_locations').where({ campaign_id: campaignId, claim_key: claimKey }).orderBy('sequence_order')) as CampaignLocationRow[];
@@ -392,7 +413,7 @@ export class CampaignRepository {
    */
   async finish(campaignId: string, outcome: 'ended' | 'cancelled' | 'expired'): Promise<{ status: CampaignStatus; eventId: string } | undefined> {
     return transactionWithEvents(this.db, this.schema, async (trx) => {
-      let c = (await trx('campaigns').where({ id: campaignId }).forUpdate().first()) as CampaignRow | undefined;
+      let c = await lockedCampaign(trx, campaignId);
       if (!c) return undefined;
       if (c.terminal_event_id !== null) return { status: c.status, eventId: String(c.terminal_event_id) };
       if (c.status === 'running') {
