@@ -58,7 +58,11 @@ export const configSchema = dbConfigSchema.extend({
   METRICS_TOKEN: z.string().min(16, 'at least 16 characters (openssl rand -hex 16)').optional(),
   /** The worker's Prometheus exporter (Temporal SDK metrics plus the service's own), host:port; unset: none. */
   WORKER_METRICS_ADDRESS: z.string().regex(/^[^:\s]+:\d{1,5}$/, 'host:port, e.g. 127.0.0.1:9464').optional(),
-  /** Public base URL of the API, used in links it prints and documents. */
+  /**
+   * Public base URL of the API, used in links it prints and documents, and by workers in the links
+   * they store: unsubscribe links and crawlLanding's html_bundle_url (set it on workers too; unset,
+   * they use http://HOST:PORT).
+   */
   PUBLIC_BASE_URL: z.string().url().optional(),
 
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
