@@ -557,6 +557,13 @@ function holdsTitledArticle(el: Element): boolean {
   return false;
 }
 
+/** The element with the most text (the first of equals); undefined for none. */
+function largest(els: Element[], page: Page): Element | undefined {
+  let best: Element | undefined;
+  for (const el of els) if (!best || page.count(el).chars > page.count(best).chars) best = el;
+  return best;
+}
+
 /** The nearest ancestor (or the element itself) with this tag name. */
 function enclosing(el: Element, name: string): Element | undefined {
   for (let p: ParentNode | null = el; p && isElement(p); p = p.parent) if (p.name === name) return p;
@@ -641,7 +648,7 @@ function clean(page: Page, nodes: Element[], flags: Flags): Set<Element> {
 
 /**
  * What follows an article on news sites: subscribe, follow us, get our app, copyright and reprint
- * notices, "advertise with us". Trailing blocks that say so are dropped, from the end up to the
+ * notices, "advertise with us", dates and bylines. Trailing blocks that say so are dropped, from the end up to the
  * first block that does not (so a sentence of the article that mentions a newsletter stays).
  */
 function trimTail(page: Page, nodes: Element[], removed: Set<Element>): void {
@@ -654,14 +661,28 @@ function trimTail(page: Page, nodes: Element[], removed: Set<Element>): void {
       leaves.push(el);
     }
   }
+  // Before the first heading, the same stubs are a category, a date, a breadcrumb.
+  {
+    for (let i = 0; i < leaves.length - 1; i++) {
+      const el = leaves[i] as Element;
+      if (HEADINGS.has(el.name)) break;
+      const text = textOf(el);
+      if (text.length >= 45 || /[.!?…"»”)]$/.test(text) || page.count(el).images > 0) break;
+      removed.add(el);
+    }
+  }
   for (let i = leaves.length - 1; i > 0; i--) {
     const el = leaves[i] as Element;
-    if (page.count(el).chars > 400 || !TAIL_PROMO.test(textOf(el))) break;
+    const text = textOf(el);
+    // A short line that is no sentence (a date, a name, "Impressum", "Last modified:") ends an
+    // article's text only as its page's furniture.
+    const stub = text.length < 45 && !/[.!?…"»”)]$/.test(text) && page.count(el).images === 0;
+    if (!stub && (page.count(el).chars > 400 || !TAIL_PROMO.test(text))) break;
     removed.add(el);
   }
 }
 
-const TAIL_BLOCKS = new Set(['p', 'div', 'li', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'section', 'span', 'em', 'strong']);
+const TAIL_BLOCKS = new Set(['p', 'div', 'li', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'section', 'dd', 'dt', 'address']);
 const TAIL_PROMO = /subscri(be|ption)|suscr[ií]b|abonn|newsletter|sign up|regístrate|follow (us|the|@)|s[ií]guenos|folgen sie|download (our|the)|descarga (nuestra|la app)|copyright|©|all rights reserved|derechos reservados|alle rechte|tous droits|reprint|reproducci[oó]n|telegram|whatsapp|canal de youtube|youtube channel|advertise with|is not responsible for|no se hace responsable/i;
 
 /** Conditional cleaning: a container whose text is links, images, fields or headings rather than prose. */
@@ -705,7 +726,7 @@ function isDataTable(table: Element): boolean {
 /** The fallback: the page's landmark, or its body, without its chrome. */
 function landmark(page: Page): Attempt {
   const main = [...elementsOf(page.body)].find((el) => el.name === 'main' || attr(el, 'role') === 'main' || attr(el, 'itemprop') === 'articleBody')
-    ?? [...elementsOf(page.body)].find((el) => el.name === 'article' && page.count(el).chars > 0);
+    ?? largest([...elementsOf(page.body)].filter((el) => el.name === 'article' && page.count(el).chars > 0), page);
   const root = main && page.count(main).chars > 0 ? main : page.body;
   const removed = new Set<Element>();
   for (const el of elementsOf(root, (e) => removed.has(e))) {
