@@ -64,7 +64,7 @@ const OVERLAY = /(^|[\s_-])(modal(-(content|dialog|body|wrapper|container|inner|
 const UNLIKELY_ROLES = new Set(['menu', 'menubar', 'complementary', 'navigation', 'alert', 'alertdialog', 'dialog', 'banner', 'contentinfo', 'search']);
 /** Landmarks of a page's chrome, for the fallback. */
 const PROSE_BOXES = new Set(['div', 'section', 'article', 'main']);
-const CHROME_TAGS = new Set(['nav', 'header', 'footer', 'aside', 'form']);
+const CHROME_TAGS = new Set(['nav', 'header', 'footer', 'aside', 'form', 'amp-lightbox', 'amp-sidebar']);
 
 /** Readability's threshold: a pass that finds fewer characters than this is tried again with less evidence. */
 const PAGE_WORTH = 500;
