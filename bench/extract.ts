@@ -2,7 +2,7 @@
  * bench:extract: how well the compendium's `fit` (and `raw`) conversion finds a page's main content,
  * side by side in one run with Mozilla Readability.js 0.6 (on jsdom) and trafilatura 2.0 (Python).
  *
- *   npm run bench:extract -- [--corpus readability|trafilatura]... [--extractor fit|raw|readability|trafilatura]...
+ *   npm run bench:extract -- [--corpus readability|trafilatura|fundus]... [--extractor fit|raw|readability|trafilatura]...
  *                            [--limit N] [--out FILE]
  *
  * Corpora (bench/data/SOURCES.md; lay them out first with bench/extract-corpora.ts):
@@ -11,6 +11,8 @@
  *     page), averaged over pages, F1 the harmonic mean of the two averages.
  *   trafilatura: snippets per page that must be in the output and snippets that must not, scored as
  *     trafilatura's evaluation does: counts summed over all pages, then precision, recall and F1.
+ *   fundus: news articles of 42 countries with the body fundus's per-publisher parsers extract,
+ *     scored with token shingles as readability is.
  * Readability.js and trafilatura are installed by the bench into .stack/bench-extract/ (npm --prefix
  * and a virtualenv), not into the project.
  */
