@@ -146,6 +146,26 @@ export class MailRepository {
     return (await this.db('mail_mailboxes').where({ client_id: clientId }).orderBy('id')) as MailboxRow[];
   }
 
+  /**
+   * The workers' reconciler (workers/mail-reconcile.ts), all clients: outbound messages still
+   * queued that were stored between `after` and `before`, oldest first.
+   */
+  async queuedSends(after: Date, before: Date, limit: number): Promise<MessageRow[]> {
+    return (await this.db('mail_messages')
+      .where({ direction: 'outbound', send_status: 'queued' })
+      .andWhere('created_at', '>', after)
+      .andWhere('created_at', '<', before)
+      .orderBy('created_at')
+      .limit(limit)) as MessageRow[];
+  }
+
+  /** The reconciler's too, all clients: mailboxes with IMAP settings changed between `after` (or ever) and `before`. */
+  async syncedMailboxes(after: Date | undefined, before: Date): Promise<MailboxRow[]> {
+    const q = this.db('mail_mailboxes').whereNotNull('imap_host').andWhere('updated_at', '<', before);
+    if (after) void q.andWhere('updated_at', '>', after);
+    return (await q.orderBy('id')) as MailboxRow[];
+  }
+
   async findMailbox(clientId: string, id: number): Promise<MailboxRow | undefined> {
     return (await this.db('mail_mailboxes').where({ client_id: clientId, id }).first()) as MailboxRow | undefined;
   }
