@@ -9,8 +9,9 @@ import type { AppState } from './context';
 /**
  * The API process's Prometheus metrics (prom-client): request latency by route template and status,
  * jobs submitted by type, and, read from Postgres at each scrape, the jobs waiting or running per
- * type and the lag of the two outboxes (lead index, webhook deliveries). Labels never carry a client
- * id or a raw path, so the series stay few and tenant-free.
+ * type, the lag of the outboxes (lead index, webhook deliveries, IDAP projection of completed jobs)
+ * and the projections given up. Labels never carry a client id or a raw path, so the series stay
+ * few and tenant-free.
  */
 export class ApiMetrics {
   readonly registry = new Registry();
@@ -45,24 +46,34 @@ export class ApiMetrics {
     });
     new Gauge({
       name: 'leadjobs_outbox_pending',
-      help: 'Rows waiting in an outbox: lead index (search) and webhook deliveries not yet dispatched (webhooks)',
+      help: 'Rows waiting in an outbox: lead index (search), webhook deliveries not yet dispatched (webhooks), completed jobs whose leads have not reached IDAP yet (projection)',
       labelNames: ['outbox'],
       registers: [this.registry],
       async collect() {
         const lag = await repo.outboxLag();
         this.set({ outbox: 'search' }, lag.search.pending);
         this.set({ outbox: 'webhooks' }, lag.webhooks.pending);
+        this.set({ outbox: 'projection' }, lag.projection.pending);
       },
     });
     new Gauge({
       name: 'leadjobs_outbox_oldest_seconds',
-      help: 'Age of the oldest row waiting in an outbox (0 when empty): how far the lead index or webhook dispatch lags',
+      help: 'Age of the oldest row waiting in an outbox (0 when empty): how far the lead index, webhook dispatch or IDAP projection lags',
       labelNames: ['outbox'],
       registers: [this.registry],
       async collect() {
         const lag = await repo.outboxLag();
         this.set({ outbox: 'search' }, lag.search.oldestSeconds);
         this.set({ outbox: 'webhooks' }, lag.webhooks.oldestSeconds);
+        this.set({ outbox: 'projection' }, lag.projection.oldestSeconds);
+      },
+    });
+    new Gauge({
+      name: 'leadjobs_projection_given_up',
+      help: 'Completed jobs whose leads never reached IDAP: their projection failed for PROJECTION_RETRY_HOURS and is no longer retried (docs/security.md)',
+      registers: [this.registry],
+      async collect() {
+        this.set((await repo.outboxLag()).projectionGivenUp);
       },
     });
   }

@@ -1,6 +1,7 @@
 import { temporal as proto } from '@temporalio/proto';
 import type { Db } from '../db';
 import { JobRepository } from '../db/repositories/jobs';
+import { ProjectionOutbox } from '../db/repositories/projection-outbox';
 import { ALL_JOB_SPECS, JOB_STATUSES, type JobStatus, type JobType } from '../jobs';
 import { activityTaskQueues, campaignsTaskQueue, jobTaskQueue, leadsTaskQueue, mailTaskQueue, webhooksTaskQueue } from '../jobs/queues';
 import type { Config } from '../lib/config';
@@ -70,7 +71,8 @@ const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(
 /**
  * Queue statistics for operators and clients: Temporal's own description of each task queue
  * (backlog, its age, add and dispatch rates, pollers, the queue's rate limit), next to the caller's
- * jobs by status per type from Postgres. Queue figures are the deployment's (no client data in them).
+ * jobs by status per type and its completed jobs still owed their IDAP projection, from Postgres.
+ * Queue figures are the deployment's (no client data in them).
  */
 export class QueueStatsService {
   constructor(
@@ -109,6 +111,12 @@ export class QueueStatsService {
       if (byStatus) byStatus[row.status] = row.count;
     }
     return out;
+  }
+
+  /** The client's completed jobs whose leads have not reached IDAP yet, and those given up. */
+  async projection(clientId: string): Promise<{ pending: number; oldest_seconds: number; given_up: number }> {
+    const b = await new ProjectionOutbox(this.db).backlogOf(clientId);
+    return { pending: b.pending, oldest_seconds: b.oldestSeconds, given_up: b.givenUp };
   }
 
   private async describe(name: string, type: proto.api.enums.v1.TaskQueueType): Promise<QueueSide> {

@@ -26,6 +26,11 @@ export interface RunJobInput {
    * with `workflow`): after the job completed, runLeadPipeline runs as a child and runJob ends after it.
    */
   pipeline?: boolean;
+  /**
+   * Attempts of the workflow's own projection of the completed job into IDAP (PROJECTION_ATTEMPTS;
+   * 10 when absent, as before the setting). Past them the workers' sweepers retry it.
+   */
+  projectionAttempts?: number;
 }
 
 /**
@@ -43,5 +48,6 @@ export function runJobInput(job: { id: string; client_id: string; type: JobType;
     queues: activityTaskQueues(config.TASK_QUEUE_PREFIX, spec.activityQueues?.(config) ?? []),
     ...(spec.steps ? { steps: spec.steps } : {}),
     ...(pipeline ? { pipeline } : {}),
+    projectionAttempts: config.PROJECTION_ATTEMPTS,
   };
 }

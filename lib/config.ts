@@ -271,6 +271,21 @@ export const configSchema = dbConfigSchema.extend({
   /** Record de-duplication (spec §4.6); false: checks answer skipped with reason dedupe_not_configured. */
   DEDUPE_ENABLED: bool.default(true),
 
+  // A completed job's projection into IDAP and the lead index (issue 38 item 8; workers/projection-sweep.ts,
+  // docs/security.md): runJob's own attempts first, then each worker's sweeper until the job is too old.
+  /** Attempts runJob makes at projecting a completed job (1 s doubling, at most 30 s apart: 10 is about 3 minutes). */
+  PROJECTION_ATTEMPTS: int(10, 1, 100),
+  /** Seconds after a job completes before the sweepers may retry its projection: past runJob's own attempts, so the two rarely overlap (both are idempotent). */
+  PROJECTION_SWEEP_AFTER_SECONDS: int(300, 0, 86400),
+  /** How often each worker retries the projections due; also the first retry's backoff, doubling per failure up to an hour. */
+  PROJECTION_SWEEP_INTERVAL_MS: int(30000, 100, 3600000),
+  /**
+   * How long after a job completed its projection is retried (jobs are kept indefinitely; this is
+   * how long a completed job's leads are owed to IDAP). Past it the projection is given up: logged,
+   * counted (leadjobs_projection_given_up, the queue statistics' `projection.given_up`), kept in the outbox.
+   */
+  PROJECTION_RETRY_HOURS: int(168, 1, 24 * 365),
+
   /** Webhooks: failed attempts in a row after which a webhook is disabled (and `webhook.disabled` stored). */
   WEBHOOK_DISABLE_AFTER_FAILURES: int(20, 1, 10000),
   /** Webhooks: the first retry's delay; each further one doubles, up to an hour, for 24 h. */

@@ -55,10 +55,14 @@ const finishing = proxyActivities<JobLifecycleActivities>({
   retry: { initialInterval: '500ms', maximumInterval: '30s' },
 });
 
-const projecting = proxyActivities<LeadActivities>({
-  startToCloseTimeout: PROJECTION_STEP.ms, // a 100-page site's resources in one transaction
-  retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 },
-});
+// The fast path of a completed job's projection: about 3 minutes at the default 10 attempts. The job
+// owes it in Postgres from its completing commit (the projection outbox), so a longer outage is the
+// workers' sweepers' to retry (workers/projection-sweep.ts).
+const projecting = (attempts: number) =>
+  proxyActivities<LeadActivities>({
+    startToCloseTimeout: PROJECTION_STEP.ms, // a 100-page site's resources in one transaction
+    retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: attempts },
+  });
 
 /** The job type's own activity (named after the type), with the limits of its catalog entry. */
 function typeActivity(input: RunJobInput): (input: { jobId: string; clientId: string; payload: Record<string, unknown> }) => Promise<JobActivityOutput> {
@@ -124,14 +128,15 @@ async function withDeadline<T>(input: RunJobInput, work: () => Promise<T>): Prom
 /**
  * After a job completed: its result as IDAP resources, then its businesses in the lead index (by the
  * client's indexLeads workflow, which retries through an Elasticsearch outage; nothing queued is lost
- * meanwhile). The job is already complete, so a failure here is logged, never a failed job.
+ * meanwhile). The job is already complete, so a failure here is logged, never a failed job: the
+ * projection stays owed in the projection outbox, and the workers' sweepers retry it.
  */
 async function publishLeads(input: RunJobInput): Promise<void> {
   try {
-    const projected = await projecting.projectJobResult({ jobId: input.jobId, clientId: input.clientId, type: input.type });
+    const projected = await projecting(input.projectionAttempts ?? 10).projectJobResult({ jobId: input.jobId, clientId: input.clientId, type: input.type });
     if (projected.businesses > 0) await requestLeadIndexing(input.clientId);
   } catch (err) {
-    log.error('publishing the job\'s leads failed', { jobId: input.jobId, error: err instanceof Error ? err.message : String(err) });
+    log.error('publishing the job\'s leads failed; the projection sweepers retry it', { jobId: input.jobId, error: err instanceof Error ? err.message : String(err) });
   }
 }
 

@@ -1,7 +1,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { JobRepository } from '../../db/repositories/jobs';
-import type { JobStatus, JobType } from '../../jobs';
+import { ProjectionOutbox } from '../../db/repositories/projection-outbox';
+import { CATALOG, type JobStatus, type JobType } from '../../jobs';
 import type { ActivityDeps } from '../deps';
 
 export interface StartJobResult {
@@ -17,6 +18,7 @@ export interface StartJobResult {
 export function createJobLifecycleActivities(deps: ActivityDeps) {
   const jobs = new JobRepository(deps.db, deps.config.DATABASE_SCHEMA);
   const results = new JobResultStore(deps.db, deps.storage);
+  const projections = new ProjectionOutbox(deps.db);
   /**
    * A job that ended without completing keeps no result: its row went in the transaction, its
    * storage object (a result over 256 KB) goes after the commit. A retry removes it again, harmlessly.
@@ -48,7 +50,8 @@ export function createJobLifecycleActivities(deps: ActivityDeps) {
      * processing -> completed with results_count and `job.completed`. Idempotent: a retry after the
      * commit (the worker died before reporting it) finds the job completed and keeps its result. A job
      * that was cancelled or failed meanwhile (the client's cancel, the deadline) gets its partial
-     * result discarded.
+     * result discarded. A type whose results project into IDAP owes its projection from the same
+     * commit (the projection outbox): runJob projects next, and the sweepers retry past its attempts.
      */
     async completeJob(input: { jobId: string; resultsCount: number }): Promise<{ status: JobStatus }> {
       let changed: JobType | undefined;
@@ -59,7 +62,9 @@ export function createJobLifecycleActivities(deps: ActivityDeps) {
           return job.status;
         }
         changed = job.type;
-        return (await jobs.finish(trx, job, 'completed', { resultsCount: input.resultsCount, workerId: deps.workerId })).status;
+        const finished = await jobs.finish(trx, job, 'completed', { resultsCount: input.resultsCount, workerId: deps.workerId });
+        if (CATALOG[job.type].project) await projections.enqueue(trx, job, deps.config.PROJECTION_SWEEP_AFTER_SECONDS);
+        return finished.status;
       });
       await discardObject(input.jobId, status);
       if (changed && status) countFinished(changed, status);

@@ -4,10 +4,12 @@ import { JobResultStore } from '../../db/repositories/job-results';
 import { IcpProfiles } from '../../db/repositories/icp-profiles';
 import { LeadSources, type BusinessRow } from '../../db/repositories/lead-sources';
 import { SearchOutbox, type OutboxRow } from '../../db/repositories/search-outbox';
+import { ProjectionOutbox } from '../../db/repositories/projection-outbox';
 import { businessesOfEmails, findBusinessByKey, lockClient, relate, relatedOf, relateNamedEmails, upsertResources, type UpsertedResource } from '../../db/repositories/resources';
 import { idapRef, type ResourceType } from '../../lib/idap';
 import { buildLeadDocument, ensureLeadIndex, writeLeadDocuments, type LeadSource } from '../../search/leads';
 import type { ActivityDeps } from '../deps';
+import type { Storage } from '../../lib/storage';
 import { ALL_JOB_SPECS, CATALOG, projectResult, type JobType } from '../../jobs';
 import { isObj, type Projection, type ProjectionNode } from '../../jobs/projection';
 
@@ -95,9 +97,39 @@ function storedIsNewer(stored: Record<string, unknown>, node: ProjectionNode): b
   return storedAt !== null && incomingAt !== null && storedAt > incomingAt;
 }
 
+/**
+ * Projects a completed job's stored result into IDAP resources: idempotent upserts on natural keys,
+ * relations, the job's businesses queued for the lead index, and the end of the job's projection
+ * debt (its projection outbox row), in one transaction: `trx` when the caller holds one (a sweep,
+ * which claimed the row in it), else one of its own. Re-running it changes nothing.
+ */
+export function jobProjector(db: Knex, storage: Storage) {
+  const results = new JobResultStore(db, storage);
+  const outbox = new SearchOutbox(db);
+  const projections = new ProjectionOutbox(db);
+  const sources = new LeadSources(db);
+  return async (input: ProjectJobInput, trx?: Knex.Transaction): Promise<{ resources: number; businesses: number }> => {
+    const result = await results.load(input.jobId);
+    const plan = projectResult(input.type, result, { jobId: input.jobId });
+    if (plan.nodes.length === 0) {
+      await projections.settle(trx ?? db, input.jobId);
+      return { resources: 0, businesses: 0 };
+    }
+    const campaignId = await sources.campaignOfJob(input.jobId);
+    const write = async (t: Knex.Transaction) => {
+      const written = await writeProjection(t, input.clientId, plan, campaignId);
+      await outbox.enqueue(t, input.clientId, written.businessIds, input.jobId);
+      await projections.settle(t, input.jobId);
+      return { resources: written.resources, businesses: written.businessIds.length };
+    };
+    return trx ? write(trx) : db.transaction(write);
+  };
+}
+
 export function createLeadActivities(deps: ActivityDeps) {
   const results = new JobResultStore(deps.db, deps.storage);
   const outbox = new SearchOutbox(deps.db);
+  const project = jobProjector(deps.db, deps.storage);
   const icp = new IcpProfiles(deps.db);
   const sources = new LeadSources(deps.db);
   const prefix = deps.config.ES_INDEX_PREFIX;
@@ -178,20 +210,14 @@ export function createLeadActivities(deps: ActivityDeps) {
 
   return {
     /**
-     * Projects a finished job's stored result into IDAP resources: idempotent upserts on natural
-     * keys, relations, and the job's businesses queued for the lead index, in one transaction.
-     * Re-running it (a retry) changes nothing. Types without resources return at once.
+     * Projects a finished job's stored result into IDAP resources (jobProjector): idempotent upserts
+     * on natural keys, relations, the job's businesses queued for the lead index and its projection
+     * outbox row settled, in one transaction. Re-running it (a retry, a sweep) changes nothing.
+     * runJob's attempts are the fast path; past them the workers' sweepers retry
+     * (workers/projection-sweep.ts).
      */
     async projectJobResult(input: ProjectJobInput): Promise<{ resources: number; businesses: number }> {
-      const result = await results.load(input.jobId);
-      const plan = projectResult(input.type, result, { jobId: input.jobId });
-      if (plan.nodes.length === 0) return { resources: 0, businesses: 0 };
-      const campaignId = await sources.campaignOfJob(input.jobId);
-      return deps.db.transaction(async (trx) => {
-        const written = await writeProjection(trx, input.clientId, plan, campaignId);
-        await outbox.enqueue(trx, input.clientId, written.businessIds, input.jobId);
-        return { resources: written.resources, businesses: written.businessIds.length };
-      });
+      return project(input);
     },
 
     /**

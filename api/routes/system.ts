@@ -50,7 +50,8 @@ export function systemRoutes(api: ApiRouter, probes: HealthProbes, timeoutMs: nu
     summary: 'System queue statistics: task-queue backlog, pollers and rates; your jobs by status per type',
     description:
       "Temporal's description of every task queue of the deployment (backlog and its age, add and dispatch rates, pollers, the queue's rate limit) " +
-      'and, from Postgres, the calling client\'s jobs per type and status. 503 when Temporal does not answer.',
+      'and, from Postgres, the calling client\'s jobs per type and status and its completed jobs whose leads have not reached IDAP and search yet ' +
+      '(`projection`: still retried, and given up). 503 when Temporal does not answer.',
     tags: ['system'],
     security: 'client',
     responses: {
@@ -58,8 +59,8 @@ export function systemRoutes(api: ApiRouter, probes: HealthProbes, timeoutMs: nu
       503: { description: 'queue service unavailable' },
     },
     handler: async (ctx) => {
-      const [queues, jobs] = await Promise.all([queueStats.queues(), queueStats.jobsByStatus(clientIdOf(ctx))]);
-      ctx.body = { success: true, queues, jobs, timestamp: new Date().toISOString() };
+      const [queues, jobs, projection] = await Promise.all([queueStats.queues(), queueStats.jobsByStatus(clientIdOf(ctx)), queueStats.projection(clientIdOf(ctx))]);
+      ctx.body = { success: true, queues, jobs, projection, timestamp: new Date().toISOString() };
     },
   });
 }

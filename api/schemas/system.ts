@@ -35,6 +35,13 @@ export const queueStatsResponse = z
       }),
     ).describe("the deployment's task queues (shared by all clients: no client data)"),
     jobs: z.record(z.string(), z.record(z.enum(['queued', 'processing', 'completed', 'failed', 'cancelled']), z.number().int())).describe("the caller's jobs per type and status"),
+    projection: z
+      .object({
+        pending: z.number().int().describe('completed jobs whose leads have not reached IDAP and search yet; retried until PROJECTION_RETRY_HOURS after completion'),
+        oldest_seconds: z.number().describe('how long ago the oldest of them completed (0 when none)'),
+        given_up: z.number().int().describe('completed jobs whose leads never reached IDAP: retried for PROJECTION_RETRY_HOURS, then given up'),
+      })
+      .describe("the caller's completed jobs still owed their projection into IDAP and the lead index"),
     timestamp: z.string().describe('ISO 8601'),
   })
   .meta({ id: 'QueueStatsResponse' });

@@ -26,6 +26,7 @@ import * as businessNameKeyIcu from './20261127000300_business_name_key_icu';
 import * as contentTagNameUnique from './20261127000400_content_tag_name_unique';
 import * as clientPreviousCredentials from './20261201000100_client_previous_credentials';
 import * as streamTickets from './20261201000200_stream_tickets';
+import * as projectionOutbox from './20261202000100_projection_outbox';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -59,6 +60,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261127000400_content_tag_name_unique': contentTagNameUnique,
   '20261201000100_client_previous_credentials': clientPreviousCredentials,
   '20261201000200_stream_tickets': streamTickets,
+  '20261202000100_projection_outbox': projectionOutbox,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,18 +1,29 @@
 import type { Knex } from 'knex';
+import { ProjectionOutbox } from './projection-outbox';
 
 export interface OutboxLag {
   pending: number;
   oldestSeconds: number;
 }
 
+export interface OutboxLags {
+  search: OutboxLag;
+  webhooks: OutboxLag;
+  /** Completed jobs whose leads have not reached IDAP yet (still retried). */
+  projection: OutboxLag;
+  /** Completed jobs whose projection was given up (PROJECTION_RETRY_HOURS passed). */
+  projectionGivenUp: number;
+}
+
 /**
  * The deployment-wide figures the metrics endpoint reads at each scrape. Queued jobs by type and
  * undispatched deliveries are partial-index scans and the search outbox drains continuously; the
  * processing count reads the jobs table (cheap while jobs are few; a partial index on processing
- * jobs would serve a large history). A scrape shares one outbox reading between its two gauges.
+ * jobs would serve a large history). The projection outbox holds only owed projections (a
+ * backlog, or a few just-completed jobs). A scrape shares one outbox reading between its two gauges.
  */
 export class ApiMetricsRepository {
-  private lag: Promise<{ search: OutboxLag; webhooks: OutboxLag }> | undefined;
+  private lag: Promise<OutboxLags> | undefined;
 
   constructor(private readonly db: Knex) {}
 
@@ -23,15 +34,18 @@ export class ApiMetricsRepository {
     return rows;
   }
 
-  /** Both outboxes' lag; concurrent callers (the two gauges of one scrape) share one reading. */
-  outboxLag(): Promise<{ search: OutboxLag; webhooks: OutboxLag }> {
+  /**
+   * The outboxes' lag (the projection outbox's given-up rows apart: they are no longer retried);
+   * concurrent callers (the gauges of one scrape) share one reading.
+   */
+  outboxLag(): Promise<OutboxLags> {
     this.lag ??= this.readLag().finally(() => {
       this.lag = undefined;
     });
     return this.lag;
   }
 
-  private async readLag(): Promise<{ search: OutboxLag; webhooks: OutboxLag }> {
+  private async readLag(): Promise<OutboxLags> {
     const { rows } = (await this.db.raw(
       `SELECT 'search' AS outbox, count(*)::int AS pending, coalesce(extract(epoch FROM now() - min(enqueued_at)), 0)::float AS oldest FROM search_outbox
        UNION ALL
@@ -41,6 +55,7 @@ export class ApiMetricsRepository {
       const r = rows.find((x) => x.outbox === name);
       return { pending: r?.pending ?? 0, oldestSeconds: r?.oldest ?? 0 };
     };
-    return { search: of('search'), webhooks: of('webhooks') };
+    const projection = await new ProjectionOutbox(this.db).backlog();
+    return { search: of('search'), webhooks: of('webhooks'), projection: { pending: projection.pending, oldestSeconds: projection.oldestSeconds }, projectionGivenUp: projection.givenUp };
   }
 }
