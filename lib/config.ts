@@ -327,6 +327,12 @@ export const configSchema = dbConfigSchema.extend({
   MAIL_MAX_MESSAGE_BYTES: int(10 * 1024 * 1024, 1024, 50 * 1024 * 1024),
   /** Attempts to hand a message to the mailbox's SMTP server before it is marked failed (backoff 5 s doubling, at most 10 min). */
   MAIL_SEND_MAX_ATTEMPTS: int(8, 1, 50),
+  /**
+   * How often each worker starts the send workflow of an outbound message left queued without one,
+   * and the sync schedule of a mailbox with IMAP left without one (the API stores the row, then
+   * starts the workflow: an API that dies in between leaves them so; workers/mail-reconcile.ts).
+   */
+  MAIL_RECONCILE_INTERVAL_MS: int(30000, 100, 3600000),
 
   /** How long a health probe waits for one dependency before calling it down. */
   HEALTH_TIMEOUT_MS: int(2000, 100, 60000),

@@ -18,6 +18,7 @@ import { ALL_JOB_SPECS } from '../jobs';
 import { OUTAGE_WAIT } from '../jobs/limits';
 import { taskQueue, workflowTaskQueues } from '../jobs/queues';
 import { startWorkerClientWatch } from './client-watch';
+import { startWorkerMailReconciler } from './mail-reconcile';
 import { startWorkerProjectionSweeper } from './projection-sweep';
 import { startWorkerWebhookDispatcher } from './webhook-dispatch';
 import { createRateLimitedWorkers, createWorkers } from './worker';
@@ -83,11 +84,13 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   const dispatcher = await startWorkerWebhookDispatcher(config, db, logger);
   // A deactivated client's campaigns, mail sync and webhook deliveries stop (workers/client-watch.ts).
   const clientWatch = await startWorkerClientWatch(config, db, logger);
+  // Sends and sync schedules an API left unstarted (it died between its commit and the start) are started (workers/mail-reconcile.ts).
+  const mailReconciler = await startWorkerMailReconciler(config, db, logger, config.MAIL_RECONCILE_INTERVAL_MS);
   // Completed jobs whose leads have not reached IDAP past runJob's attempts are projected again (workers/projection-sweep.ts).
   const projectionSweeper = await startWorkerProjectionSweeper(config, db, storage, logger);
   logger.info({ identity, taskQueues: workers.map((w) => w.options.taskQueue), workflow_bundle: options.bundle ? 'given' : bundle ? 'prebuilt' : 'bundled at start' }, 'worker running');
   const run = Promise.all(workers.map((w) => w.run())).then(async () => {
-    await Promise.all([dispatcher.stop(), clientWatch.stop(), projectionSweeper.stop()]);
+    await Promise.all([dispatcher.stop(), clientWatch.stop(), mailReconciler.stop(), projectionSweeper.stop()]);
     await held.close();
     await Promise.allSettled([db.destroy(), connection.close(), search.close(), http.close(), endpointHttp.close(), proxiedHttp?.close()]);
     logger.info('worker stopped');

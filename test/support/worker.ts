@@ -9,6 +9,7 @@ import { OutboundClient } from '../../lib/outbound';
 import { Storage } from '../../lib/storage';
 import { createSearchClient } from '../../search/client';
 import { startWorkerClientWatch } from '../../workers/client-watch';
+import { startWorkerMailReconciler } from '../../workers/mail-reconcile';
 import { startWorkerProjectionSweeper } from '../../workers/projection-sweep';
 import { startWorkerWebhookDispatcher } from '../../workers/webhook-dispatch';
 import { createWorkers } from '../../workers/worker';
@@ -29,7 +30,7 @@ export interface TestWorker {
 /**
  * A real worker on the stack's Temporal with the production activities (job lifecycle, the job
  * types' own, lead publishing) on this run's schema, polling the queues of `types` and the
- * lead-indexing and webhooks queues, with the webhook dispatcher, the client watch and the projection sweeper. Outbound requests may reach 127.0.0.0/8 (the stand-ins) unless `overrides`
+ * lead-indexing and webhooks queues, with the webhook dispatcher, the client watch, the mail reconciler and the projection sweeper. Outbound requests may reach 127.0.0.0/8 (the stand-ins) unless `overrides`
  * say otherwise, and crawlSite makes no politeness pause.
  */
 export async function startTestWorker(options: { types: JobType[]; identity: string; overrides?: Record<string, string>; maxConcurrentActivities?: number; maxConcurrentWorkflowTasks?: number }): Promise<TestWorker> {
@@ -63,6 +64,7 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
   });
   const dispatcher = await startWorkerWebhookDispatcher(config, db, logger);
   const clientWatch = await startWorkerClientWatch(config, db, logger);
+  const mailReconciler = await startWorkerMailReconciler(config, db, logger, config.MAIL_RECONCILE_INTERVAL_MS);
   const projectionSweeper = await startWorkerProjectionSweeper(config, db, storage, logger);
   const running = Promise.all(workers.map((w) => w.run()));
   let stopped: Promise<void> | undefined;
@@ -71,7 +73,7 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
     // Idempotent: a test that stops the worker itself leaves its afterAll's stop nothing to do.
     stop: () =>
       (stopped ??= (async () => {
-        await Promise.all([dispatcher.stop(), clientWatch.stop(), projectionSweeper.stop()]);
+        await Promise.all([dispatcher.stop(), clientWatch.stop(), mailReconciler.stop(), projectionSweeper.stop()]);
         workers.forEach((w) => w.shutdown());
         await running;
         await held.close();
