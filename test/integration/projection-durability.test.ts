@@ -101,3 +101,22 @@ test('leads of a job whose projection failed past the workflow\'s attempts reach
   // Projected once: the retries changed nothing more (one business, as the job found it).
   expect(await businessNames()).toEqual([name]);
 });
+
+test('a projection still failing PROJECTION_RETRY_HOURS after its job completed is given up, and counted where operator and client look', async () => {
+  const failure = await breakIdapWrites();
+  try {
+    const url = await sites.ownHost();
+    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url } }));
+    expect(await waitForStatus(c, job_id, ['completed', 'failed'])).toMatchObject({ status: 'completed' });
+    await api.deps.temporal.client.workflow.getHandle(`job/${job_id}`).result();
+    await waitFor(async () => (await queueStatsProjection())?.pending === 1, 30_000, 'the job owed its projection');
+    // A week and an hour pass (the default PROJECTION_RETRY_HOURS is 168) with the writes still failing.
+    await api.deps.db('projection_outbox').where({ job_id }).update({ enqueued_at: api.deps.db.raw("now() - interval '169 hours'") });
+    await waitFor(async () => (await queueStatsProjection())?.given_up === 1, 60_000, 'the projection given up');
+    expect(await queueStatsProjection()).toEqual({ pending: 0, oldest_seconds: 0, given_up: 1 });
+    const text = await (await fetch(`${api.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    expect(Number(/^leadjobs_projection_given_up (\S+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);
+  } finally {
+    await failure.heal();
+  }
+});
