@@ -30,8 +30,11 @@ import { jsonLdNodes } from './dom';
  * computed once, bottom-up, so a pass is linear in the page.
  */
 
-/** Elements that never carry content a reader sees, removed with everything in them. */
-const NEVER_CONTENT = new Set(['script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed', 'svg', 'canvas', 'button', 'select', 'input', 'textarea', 'link', 'meta', 'head', 'title', 'dialog', 'map', 'audio', 'video', 'source', 'track']);
+/**
+ * Elements that never carry content a reader sees, removed with everything in them; and ruby
+ * readings (`<rt>`, `<rp>`), which a reader sees above the word but which split it as text.
+ */
+const NEVER_CONTENT = new Set(['script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed', 'svg', 'canvas', 'button', 'select', 'input', 'textarea', 'link', 'meta', 'head', 'title', 'dialog', 'map', 'audio', 'video', 'source', 'track', 'rt', 'rp']);
 
 /** Block-level elements: a div holding one of these is a container, not a paragraph. */
 const BLOCKS = new Set(['address', 'article', 'aside', 'blockquote', 'dd', 'details', 'div', 'dl', 'dt', 'fieldset', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'table', 'ul', 'img', 'picture', 'figcaption', 'tbody', 'thead', 'tr', 'td', 'th']);
