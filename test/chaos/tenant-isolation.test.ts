@@ -459,6 +459,27 @@ describe('every operation of the OpenAPI document, called by another client', ()
     expect(body).toMatchObject({ is_duplicate: false, matched_record_id: null });
   });
 
+  // Issue 38 item 16: a sealed credential is bound to its row and client. Copied (by a bug or an
+  // attacker with write access to one column) into another client's row, it does not open there.
+  test("A's sealed credential copied into B's integration does not open for B: B's check fails saying so, and A's key is nowhere in the answer", async () => {
+    const mine = await created<{ integration: { id: number } }>(
+      await b.post('/api/v1/integrations', { provider_name: 'openai', credentials: { api_key: 'sk-proj-intruder00000000000000' }, key_label: 'intruder' }),
+      'integration',
+    );
+    const [aRow] = (await api.deps.db('llm_integrations').where({ id: Number(owned.integration) }).select('credentials_sealed')) as { credentials_sealed: string }[];
+    expect(aRow?.credentials_sealed).toMatch(/^v2\./);
+    await api.deps.db('llm_integrations').where({ id: mine.integration.id }).update({ credentials_sealed: aRow?.credentials_sealed });
+
+    const res = await b.post(`/api/v1/integrations/${mine.integration.id}/test`, {});
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    const body = JSON.parse(text) as { test: { ok: boolean; error: string | null } };
+    expect(body.test.ok).toBe(false);
+    expect(body.test.error).toMatch(/does not open: damaged, or sealed for another row or client/);
+    expect(text).not.toContain('sk-proj-9f8e7d6c5b4a3210a1B2');
+    expect(leaked(text, '')).toEqual([]);
+  });
+
   test("afterwards every one of A's resources reads back unchanged for A", async () => {
     const after = await ownerView();
     expect(Object.entries(after).filter(([, v]) => (v as { status: number }).status !== 200)).toEqual([]);
