@@ -100,6 +100,49 @@ describe('fit: the main content of real-shaped pages', () => {
     expect(md).not.toContain('registered in England');
   });
 
+  // Found on fundus's news pages (bench:extract's third corpus); each came back empty or wrong before.
+  test('an article React streamed into <div hidden id="S:n"> is moved where its <template id="B:n"> stands, and kept (it came back empty)', () => {
+    const md = fit(`<html><body>${menu}<main><h1>A hundred years of bread</h1><template id="B:1"></template></main>${footer}<div hidden id="S:1">${ARTICLE.map((p) => `<p>${p}</p>`).join('')}</div><script>$RC("B:1","S:1")</script></body></html>`);
+    expectArticle(md);
+    expect(md.indexOf('A hundred years')).toBeLessThan(md.indexOf(ARTICLE[0] as string));
+  });
+
+  test('a consent dialog of long prose ("modal-content cmp-content", OneTrust) is not the article', () => {
+    const consent = (cls: string) => `<div class="${cls}"><h2>We value your privacy</h2>${['We and our partners store and access information on your device, such as cookies, and process personal data, such as unique identifiers and browsing data, for personalised advertising and content, measurement and audience research.', 'You can accept, refuse or change your choices at any time, including your right to object where legitimate interest is used, by clicking the privacy settings link at the bottom of every page, where the list of our partners is also given.', 'Some partners do not ask for your consent to process your data and rely on their legitimate business interest instead, which you may object to, in the vendor list, where each purpose is described in full detail for you.', 'Your choices apply to this site only, are kept for thirteen months, and are stored in a cookie, so clearing your cookies, or visiting from another browser or device, will show this notice again, as the law requires of us.', 'Accepting also lets us measure how our articles are read, which sections are visited, and how long readers stay, so that our newsroom, editors and reporters can learn which stories matter, and to whom, and why.'].map((p) => `<p>${p}</p>`).join('')}</div>`;
+    for (const cls of ['modal-content cmp-content', 'ot-main-content ot-content']) {
+      const md = fit(`<html><body>${menu}<div class="article-content">${articleHtml()}</div><div id="onetrust-consent-sdk">${consent(cls)}</div>${footer}</body></html>`);
+      expectArticle(md);
+      expect(md).not.toContain('We value your privacy');
+    }
+  });
+
+  test('a page that appends the next article for scrolling keeps its own (the <article> with the first h1), not the longer next one', () => {
+    const next = ['The council met on Tuesday to discuss, once again, the bus lane on the ring road, which has divided residents, traders and cyclists since it was first proposed.', 'Traders said the lane would cut their trade, cyclists said it would save lives, and the council, after four hours, voted to ask for a further report by the spring.', 'The report will cost the city twelve thousand pounds, the chair said, and it will look at the traffic counts, the accidents, the shops and the buses, in that order.', 'Residents who spoke at the meeting were divided too, though most agreed that the road, as it is, is neither safe for bikes nor quick for buses, nor kind to anyone.', 'A decision is now expected in May, after the elections, which several councillors said was no accident, and which the leader of the council denied, at length.', 'The lane, if it is built, would open in the autumn of next year.'];
+    const md = fit(`<html><body>${menu}<main><article class="article-entity">${articleHtml('div', ' class="bodytext"')}</article><article class="article-entity second-article"><h1>Bus lane: a decision in May</h1><div class="bodytext">${next.map((p) => `<p>${p}</p>`).join('')}</div></article></main>${footer}</body></html>`);
+    expectArticle(md);
+    expect(md).not.toContain('Bus lane: a decision');
+    expect(md).not.toContain('twelve thousand pounds');
+  });
+
+  test("a page that shows a paywall's teaser gives the article its JSON-LD declares; a page that shows nothing gives its summary", () => {
+    const ld = JSON.stringify({ '@context': 'https://schema.org', '@type': 'NewsArticle', headline: 'A hundred years of bread', articleBody: ARTICLE.join('\n') });
+    const teaser = fit(`<html><head><script type="application/ld+json">${ld}</script></head><body>${menu}<article><h1>A hundred years of bread</h1><p>${ARTICLE[0]}</p><div class="paywall">Subscribe to read on.</div></article>${footer}</body></html>`);
+    expectArticle(teaser);
+    expect(teaser).toContain('# A hundred years of bread');
+    const summary = 'The bakery on Northgate, open since 1921, is run by the third generation of one family.';
+    const bare = fit(`<html><head><meta property="og:description" content="${summary}"></head><body><div id="app"></div></body></html>`);
+    expect(bare).toContain(summary);
+  });
+
+  test('captions, photo credits, "Read more:" lines and trailing subscribe and date lines are left out; ruby readings do not split words', () => {
+    const md = fit(`<html><body>${menu}<article><h1>A hundred years of bread</h1><figure><img src="/shop.jpg" alt="the shop"><figcaption>The shop front in 1930. (Photo: York Archive)</figcaption></figure>${ARTICLE.slice(0, 2).map((p) => `<p>${p}</p>`).join('')}<p>Read more: <a href="/sourdough">Ten sourdoughs to try this winter</a></p>${ARTICLE.slice(2).map((p) => `<p>${p}</p>`).join('')}<p>Subscribe to our newsletter for the latest stories from York.</p><p>12.03.2026</p></article>${footer}</body></html>`);
+    expectArticle(md);
+    for (const gone of ['The shop front in 1930', 'Ten sourdoughs', 'Subscribe to our newsletter', '12.03.2026']) expect(md).not.toContain(gone);
+    const ruby = fit(`<html><body><article><h1>パン</h1><p>${'<ruby>子<rt>こ</rt></ruby>どもたちは毎朝パン屋の前に並び、焼きたてのパンを買って学校へ行きます。'.repeat(12)}</p></article></body></html>`);
+    expect(ruby).toContain('子どもたちは毎朝');
+    expect(ruby).not.toContain('子こ');
+  });
+
   test('raw keeps the whole body, chrome included', () => {
     const md = htmlToMarkdown(`<html><body>${menu}${articleHtml()}${sidebar}${footer}</body></html>`, 'raw');
     expectArticle(md);
