@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { JobStatus } from '../../jobs';
 import { CAMPAIGN_DAYS, LOCATION_STATUSES, type CampaignStatus, type LocationStatus, type WorkflowOptions, type WorkflowStatus } from '../../jobs/workflow';
+import { CampaignModel } from '../models/campaign';
 import { JobModel } from '../models/job';
 import { appendEvent, transactionWithEvents } from './events';
 import { JobRepository, type NewJob } from './jobs';
@@ -338,7 +339,7 @@ export class CampaignRepository {
    * workers/client-watch.ts); returns those it changed, whose workflows the caller then cancels.
    */
   async cancelRunning(clientId: string): Promise<CampaignRow[]> {
-    const running = (await this.db('campaigns').select('id').where({ client_id: clientId, status: 'running' })) as Pick<CampaignRow, 'id'>[];
+    const running = await CampaignModel.query(this.db).modify('forClient', clientId).select('id').where('status', 'running');
     const changed: CampaignRow[] = [];
     for (const { id } of running) {
       const outcome = await this.cancel(clientId, id);

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { EventName } from '../../jobs';
 import type { CredentialCipher, SealContext } from '../../lib/cipher';
+import { WebhookDeliveryModel } from '../models/webhook-delivery';
 import { appendEvent } from './events';
 
 export interface WebhookRow {
@@ -190,7 +191,7 @@ export class WebhookRepository {
 
   /** A deactivated client's deliveries still pending -> cancelled (not sent on re-activation either); how many. */
   async cancelPending(clientId: string): Promise<number> {
-    return this.db('webhook_deliveries').where({ client_id: clientId, status: 'pending' }).update({ status: 'cancelled' });
+    return WebhookDeliveryModel.query(this.db).modify('forClient', clientId).where('status', 'pending').patch({ status: 'cancelled' });
   }
 
   async setStatus(id: string, status: DeliveryRow['status']): Promise<void> {
