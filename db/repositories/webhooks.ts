@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { EventName } from '../../jobs';
 import type { CredentialCipher, SealContext } from '../../lib/cipher';
+import { ClientModel } from '../models/client';
 import { WebhookDeliveryModel } from '../models/webhook-delivery';
 import { appendEvent } from './events';
 
@@ -184,7 +185,7 @@ export class WebhookRepository {
     if (!delivery) return undefined;
     const [webhook, client] = await Promise.all([
       this.db('webhooks').where({ id: delivery.webhook_id }).first() as Promise<WebhookRow | undefined>,
-      this.db('clients').select('is_active').where({ id: delivery.client_id }).first() as Promise<{ is_active: boolean } | undefined>,
+      ClientModel.query(this.db).findById(delivery.client_id).select('is_active'),
     ]);
     return { delivery, webhook, clientActive: client?.is_active === true };
   }
