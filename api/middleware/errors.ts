@@ -1,13 +1,14 @@
 import type { Middleware } from 'koa';
 import { ZodError } from 'zod';
 import { isUniqueViolation } from '../../db';
-import { AppError, ValidationError } from '../../lib/errors';
+import { AppError, DOMAIN_STATUS, DomainError, ValidationError } from '../../lib/errors';
 import { UNAVAILABLE_DETAIL, unavailableDependency } from '../../lib/outages';
 import { issuesFromZod } from '../validation';
 import type { AppContext, AppState } from '../context';
 
 /**
  * The one place errors become responses (spec §7): typed AppError -> its status and {detail};
+ * a DomainError from db/ or a service -> its kind's status (409, 400, 404);
  * validation -> 422 with detail [{type, loc, msg}]; unique violation -> 409; a backing service
  * that does not answer (lib/outages.ts) -> 503 with Retry-After; anything else ->
  * 500 with the request id and no internals. Handlers have no try/catch.
@@ -25,6 +26,8 @@ export function errorHandler(): Middleware<AppState> {
         // Every 503 says when to retry (queue service unavailable included), as the outage answers below do.
         if (err.status === 503 && !ctx.response.get('Retry-After')) ctx.set('Retry-After', '5');
         send(ctx, err.status, err.detail, err.error);
+      } else if (err instanceof DomainError) {
+        send(ctx, DOMAIN_STATUS[err.kind], err.detail, err.error ?? err.kind);
       } else if (err instanceof ValidationError) {
         send(ctx, 422, err.issues, 'validation_error');
       } else if (err instanceof ZodError) {
