@@ -143,6 +143,18 @@ describe('fit: the main content of real-shaped pages', () => {
     expect(ruby).not.toContain('子こ');
   });
 
+  test('markup the converter cannot use goes (a span per highlighted token, styles, data attributes) and the Markdown reads the same', () => {
+    const code = 'const total = items.reduce((sum, item) => sum + item.price, 0);';
+    const highlighted = code.split(/(\W)/).filter(Boolean).map((t, i) => `<span class="tok-${i % 5}" style="color:#${i}${i}${i}" data-line="1">${t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</span>`).join('');
+    const page = (body: string) => `<html><body>${menu}<article><h1>A hundred years of bread</h1>${ARTICLE.map((p) => `<p>${p}</p>`).join('')}${body}<!-- tracking: 1234 --></article>${footer}</body></html>`;
+    const plain = fit(page(`<pre><code class="language-js">${code.replace(/>/g, '&gt;')}</code></pre><p>Prices in <span class="currency" data-x="1">pounds</span>, <a href="/prices" data-track="p" title="the list">see the list</a>.</p>`));
+    const rich = fit(page(`<pre><code class="language-js hljs" data-lang="js">${highlighted}</code></pre><p>Prices in <span class="currency" data-x="1"><font color="red">pounds</font></span>, <a href="/prices" data-track="p" title="the list" onclick="track()">see the list</a>.</p>`));
+    expect(rich).toBe(plain);
+    expect(rich).toContain('```js\n' + code + '\n```');
+    expect(rich).toContain('[see the list](https://news.test/prices "the list")');
+    expect(rich).not.toContain('tracking');
+  });
+
   test('raw keeps the whole body, chrome included', () => {
     const md = htmlToMarkdown(`<html><body>${menu}${articleHtml()}${sidebar}${footer}</body></html>`, 'raw');
     expectArticle(md);

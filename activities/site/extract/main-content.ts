@@ -792,7 +792,52 @@ export function mainContentHtml($: CheerioAPI): string {
     return [heading ? $.html(heading) : '', ...paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`)].join('\n');
   }
   for (const el of best.removed) detach(el);
+  for (const n of best.nodes) bareMarkup(n);
   return best.nodes.map((n) => (n === body ? $(n).html() : $.html(n)) ?? '').join('\n');
+}
+
+/** What the Markdown converter reads of an element: where a link or an image points, its words, a list's start, a code block's language. */
+const MARKDOWN_ATTRIBUTES = new Set(['href', 'src', 'alt', 'title', 'start', 'class']);
+
+/**
+ * The chosen content without what the converter never reads (style, data-*, event handlers,
+ * ids, microdata), without comments, and without the spans and fonts that only carried them
+ * (syntax highlighting puts one around every token): the converter parses this markup a second
+ * time and walks every node of it, so what it cannot use only costs.
+ */
+function bareMarkup(root: Element): void {
+  const elements = [...elementsOf(root)];
+  for (const el of elements) {
+    for (const name of Object.keys(el.attribs)) {
+      if (!MARKDOWN_ATTRIBUTES.has(name) || name === 'class' && !(el.name === 'code' && /language-/.test(el.attribs.class ?? ''))) delete el.attribs[name];
+    }
+    for (const child of [...el.children]) if (child.type === 'comment') detach(child);
+  }
+  for (const el of elements) if (el !== root && (el.name === 'span' || el.name === 'font') && Object.keys(el.attribs).length === 0) unwrap(el);
+}
+
+/** Puts the element's children where it is. */
+function unwrap(el: Element): void {
+  const parent = el.parent;
+  if (!parent) return;
+  const i = parent.children.indexOf(el);
+  if (i < 0) return;
+  const kids = el.children;
+  for (const k of kids) k.parent = parent;
+  parent.children.splice(i, 1, ...kids);
+  const first = kids[0];
+  const last = kids[kids.length - 1];
+  if (first && last) {
+    first.prev = el.prev;
+    last.next = el.next;
+    if (el.prev) el.prev.next = first;
+    if (el.next) el.next.prev = last;
+  } else {
+    if (el.prev) el.prev.next = el.next;
+    if (el.next) el.next.prev = el.prev;
+  }
+  el.children = [];
+  el.parent = el.prev = el.next = null;
 }
 
 /** The longest `articleBody` the page's JSON-LD declares (schema.org Article and its kinds). */
