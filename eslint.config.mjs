@@ -67,6 +67,9 @@ export default tseslint.config(
   {
     // The ground floor: shared by all, owns nothing above it.
     files: ['lib/**/*.ts'],
-    rules: importRules([], [ban(['api', 'activities', 'workflows', 'workers', 'db', 'search'], 'lib/ is the ground floor: it imports only jobs/ types and packages', {})]),
+    rules: importRules([], [
+      ban(['api', 'activities', 'workflows', 'workers', 'db', 'search'], 'lib/ is the ground floor: it imports only jobs/ types and packages'),
+      ban(['jobs'], 'lib/ may import only types from jobs/ (the catalog builds on lib/, not the other way round)', { allowTypeImports: true }),
+    ]),
   },
 );

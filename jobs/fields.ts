@@ -1,26 +1,9 @@
 import { z } from 'zod';
+import { hasCredentials, isHttpUrl } from '../lib/urls';
+
+export { hasCredentials, isHttpUrl };
 
 /** Zod fields several job payloads share. */
-
-/** Whether `v` is an absolute http:// or https:// URL with a host (as the WHATWG URL parser reads it). */
-export function isHttpUrl(v: string): boolean {
-  try {
-    const u = new URL(v);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0;
-  } catch {
-    return false;
-  }
-}
-
-/** Whether the URL carries `user:password@` before its host (false for what is no URL at all). */
-export function hasCredentials(v: string): boolean {
-  try {
-    const u = new URL(v);
-    return u.username !== '' || u.password !== '';
-  } catch {
-    return false;
-  }
-}
 
 // What String.prototype.trim removes and \s matches (ECMAScript WhiteSpace and LineTerminator), as
 // the inside of a regular expression class for JSON Schema patterns (which Python's re and JavaScript

@@ -3,7 +3,7 @@
  * carry, where their APIs live and which model a call uses unless the integration names one.
  * Pure data and checks: the API validates with it, the adapters (lib/llm/call.ts) call with it.
  */
-import { hasCredentials, isHttpUrl } from '../../jobs/fields';
+import { hasCredentials, isHttpUrl } from '../urls';
 
 export const PROVIDER_NAMES = [
   'openai', 'anthropic', 'google_gemini', 'mistral', 'groq', 'cohere', 'deepseek', 'xai', 'together',
