@@ -16,6 +16,7 @@ import { QUEUE_UNAVAILABLE } from './job-service';
 import type { CampaignCreateBody } from './schemas/campaigns';
 import { TemporalCalls } from './temporal-calls';
 import { UUID } from '../lib/ids';
+import { iso } from '../lib/dates';
 
 /**
  * Every workflow has a deadline: a campaign of 20,000 locations at concurrency 1 and a few minutes
@@ -26,7 +27,6 @@ import { UUID } from '../lib/ids';
  */
 const CAMPAIGN_EXECUTION_TIMEOUT = `${CAMPAIGN_DAYS + 1} days`;
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 type City = Pick<LocationRow, 'id' | 'name' | 'country_code' | 'country'>;
 

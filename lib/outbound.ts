@@ -129,7 +129,8 @@ export interface OutboundResponse {
   json<T = unknown>(): T;
 }
 
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** The statuses that send a client elsewhere with a Location header. */
+export const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 const DEFAULT_TIMEOUT_MS = 20_000;
 const DEFAULT_MAX_REDIRECTS = 10;
 const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;

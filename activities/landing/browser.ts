@@ -1,12 +1,11 @@
 import { setMaxListeners } from 'node:events';
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { launchOptions } from '../../lib/browser';
-import { OutboundError, ResponseTooLargeError, type OutboundClient } from '../../lib/outbound';
+import { OutboundError, ResponseTooLargeError, type OutboundClient, REDIRECT_STATUSES } from '../../lib/outbound';
 import { TIMER_WATCH } from './in-page';
 
 // Hop-by-hop and body-framing headers: the OutboundClient has already decoded and de-chunked the body.
 const DROP_RESPONSE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const DROP_REQUEST_HEADERS = new Set(['host', 'content-length', 'connection', 'accept-encoding']);
 
 export interface CachedResponse {

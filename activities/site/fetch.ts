@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { launchOptions } from '../../lib/browser';
-import { OutboundError, type OutboundClient } from '../../lib/outbound';
+import { OutboundError, type OutboundClient, REDIRECT_STATUSES } from '../../lib/outbound';
 
 /**
  * Where pages come from. Both sources fetch through the SSRF-guarded OutboundClient, so every
@@ -61,7 +61,6 @@ export interface SourceOptions {
   maxPageBytes: number;
 }
 
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 10;
 const HTML_TYPE = /^(text\/html|application\/xhtml\+xml)\b/i;
 

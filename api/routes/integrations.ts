@@ -16,6 +16,7 @@ import {
   integrationResponse,
   integrationTestResponse,
 } from '../schemas/integrations';
+import { iso } from '../../lib/dates';
 
 export interface IntegrationRouteDeps {
   /** Undefined when INTEGRATIONS_ENCRYPTION_KEY is not set: every route answers 503 saying so. */
@@ -27,7 +28,6 @@ export interface IntegrationRouteDeps {
   prices: Record<string, Price>;
 }
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 const num = (v: string | number | null) => (v === null ? null : Number(v));
 
 /** Spec §2.12: the integration as clients see it (never the credentials, only key_preview). */

@@ -19,8 +19,8 @@ import {
   unifiedJobResponse,
 } from '../schemas/jobs';
 import { validate } from '../validation';
+import { iso } from '../../lib/dates';
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 const STATUS_MESSAGE: Record<JobModel['status'], string> = {
   queued: 'job is queued',

@@ -4,7 +4,7 @@ import rangeParser from 'range-parser';
 import type { MediaRepository } from '../../db/repositories/media';
 import { AppError, notFound } from '../../lib/errors';
 import { MEDIA_PROXY_PATH } from '../../lib/idap';
-import { AllowList, OutboundError, type OutboundClient } from '../../lib/outbound';
+import { AllowList, OutboundError, type OutboundClient, REDIRECT_STATUSES } from '../../lib/outbound';
 import { PeerTubeError, videoStateOf, type PeerTubeClient, type PeerTubeVideo } from '../../lib/peertube';
 import type { Storage } from '../../lib/storage';
 import { clientIdOf, type AppContext } from '../context';
@@ -33,7 +33,6 @@ const RESOURCE_NOT_FOUND = 'resource_not_found';
 const URL_CHECK_TIMEOUT_MS = 5000;
 /** Redirects followed when checking an import URL, as the outbound client's default. */
 const URL_CHECK_MAX_REDIRECTS = 10;
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /** Stored files never change under their id: cached for a year, privately (the proxy needs a credential). */
 const CACHE_CONTROL = 'private, max-age=31536000, immutable';

@@ -13,8 +13,8 @@ import {
 } from '../schemas/webhooks';
 import { UUID } from '../../lib/ids';
 import type { Logger } from '../../lib/logger';
+import { iso } from '../../lib/dates';
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 /** Never the secret: it is shown once, in the create response. */
 function webhookView(w: WebhookRow) {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { FLAGS, MEDIA_TYPES, RESOURCE_TYPES, SOURCES } from '../../lib/idap';
 import { uuidParam } from './params';
+import { UUID } from '../../lib/ids';
 
 // ---- parameters (spec §4.5) -----------------------------------------------------------------
 
@@ -73,7 +74,7 @@ export const patchBody = z
   });
 
 const BUSINESS_KEYS = ['place_id', 'website', 'domain', 'name', 'address'] as const;
-const BUSINESS_REF = /^idap:\/\/businesses\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const BUSINESS_REF = new RegExp(`^idap://businesses/${UUID.source.slice(1)}`);
 
 /** A pin's parent business (resolve: pin to parent business): its idap_ref, or its keys. */
 export const pinParent = z

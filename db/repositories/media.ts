@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { MediaFileModel, VideoImportModel } from '../models/media';
+import { UUID } from '../../lib/ids';
 
 export type MediaFileRow = Pick<
   MediaFileModel,
@@ -39,7 +40,7 @@ export class MediaRepository {
 
   /** The client's file; another client's id (or a malformed one) is simply not there. */
   async getFile(clientId: string, id: string): Promise<MediaFileRow | undefined> {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return undefined;
+    if (!UUID.test(id)) return undefined;
     return MediaFileModel.query(this.db).modify('forClient', clientId).findById(id);
   }
 
