@@ -40,7 +40,10 @@ export async function migrateLatest(db: Db, schema: string): Promise<string[]> {
 
 /** Postgres' unique_violation: mapped to 409 by the API's error middleware. */
 export function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: string }).code === '23505';
+  if (typeof err !== 'object' || err === null) return false;
+  // Objection wraps the driver's error (db-errors UniqueViolationError) and keeps it as nativeError.
+  const e = err as { code?: string; nativeError?: { code?: string } };
+  return e.code === '23505' || e.nativeError?.code === '23505';
 }
 
 /** Readiness: the database answers a query (the API's health check and the worker's outage wait). */
