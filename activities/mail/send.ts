@@ -28,15 +28,15 @@ export function createDeliverActivities(deps: ActivityDeps) {
    */
   async function deliverMailMessage(input: MessageRef): Promise<{ sent: number }> {
     const ctx = Context.current();
-    const message = await repo().messageById(input.messageId);
-    if (!message || message.client_id !== input.clientId) throw ApplicationFailure.nonRetryable(`message ${input.messageId} no longer exists`, 'MessageGone');
+    const message = await repo().findMessage(input.clientId, input.messageId);
+    if (!message) throw ApplicationFailure.nonRetryable(`message ${input.messageId} no longer exists`, 'MessageGone');
     if (message.send_status === 'sent') return { sent: 0 };
-    const mailbox = await repo().mailboxById(message.mailbox_id);
+    const mailbox = await repo().findMailbox(input.clientId, message.mailbox_id);
     if (!mailbox) throw ApplicationFailure.nonRetryable(`mailbox ${message.mailbox_id} no longer exists`, 'MessageGone');
     const { smtp } = repo().servers(mailbox);
     let pending = recipientsOf(message).filter((r) => !message.delivery[r]);
     const unsubscribed = new Set(await unsubscribedOf(preferences, message.client_id, pending, message.list));
-    for (const r of unsubscribed) await repo().recordSkipped(message.id, r, 'unsubscribed');
+    for (const r of unsubscribed) await repo().recordSkipped(input.clientId, message.id, r, 'unsubscribed');
     pending = pending.filter((r) => !unsubscribed.has(r));
     if (recipientsOf(message).every((r) => unsubscribed.has(r) || 'skipped_at' in (message.delivery[r] ?? {}))) {
       throw ApplicationFailure.nonRetryable('every recipient has unsubscribed: nothing sent', 'MailRejected');
@@ -81,29 +81,29 @@ export function createDeliverActivities(deps: ActivityDeps) {
           } catch (err) {
             throw asFailure(err, `SMTP to ${recipient}`);
           }
-          await repo().recordAccepted(message.id, recipient, info.response);
+          await repo().recordAccepted(input.clientId, message.id, recipient, info.response);
           sent += 1;
         }
       } catch (err) {
         if (ctx.cancellationSignal.aborted) throw new CancelledFailure('delivery cancelled');
-        if (err instanceof ApplicationFailure) await repo().recordSendError(message.id, err.message);
+        if (err instanceof ApplicationFailure) await repo().recordSendError(input.clientId, message.id, err.message);
         throw err;
       } finally {
         transport.close();
       }
     }
-    await repo().markSent(message.id);
+    await repo().markSent(input.clientId, message.id);
     return { sent };
   }
 
   /** The workflow gave up: the message is marked failed with the last error (never a sent one). */
   async function failMailMessage(input: MessageRef & { error: string }): Promise<void> {
-    await repo().markFailed(input.messageId, input.error);
+    await repo().markFailed(input.clientId, input.messageId, input.error);
   }
 
   /** The snooze timer's end (idempotent: only if still snoozed until that moment). */
   async function returnSnoozedMessage(input: MessageRef & { until: string }): Promise<boolean> {
-    return repo().returnSnoozed(input.messageId, new Date(input.until));
+    return repo().returnSnoozed(input.clientId, input.messageId, new Date(input.until));
   }
 
   return { deliverMailMessage, failMailMessage, returnSnoozedMessage };

@@ -60,8 +60,8 @@ export function createSyncActivities(deps: ActivityDeps) {
   }
 
   async function syncInbox(input: { clientId: string; mailboxId: number }, ctx: Context, progress: SyncProgress): Promise<SyncMailboxResult> {
-    const mailbox = await repo().mailboxById(input.mailboxId);
-    if (!mailbox || mailbox.client_id !== input.clientId) return { stored: 0, known: 0, skipped: 0, noImap: true };
+    const mailbox = await repo().findMailbox(input.clientId, input.mailboxId);
+    if (!mailbox) return { stored: 0, known: 0, skipped: 0, noImap: true };
     // A deactivated client's mailbox is not read (its schedule is paused too: workers/client-watch.ts).
     if (!(await clients.findById(input.clientId))?.is_active) return { stored: 0, known: 0, skipped: 0, clientInactive: true };
     const { imap } = repo().servers(mailbox);
@@ -72,7 +72,7 @@ export function createSyncActivities(deps: ActivityDeps) {
       address = await resolveMailHost(imap.host, allow);
     } catch (err) {
       const failure = asFailure(err, 'IMAP');
-      await repo().recordSync(mailbox.id, { error: failure.message });
+      await repo().recordSync(mailbox.client_id, mailbox.id, { error: failure.message });
       throw failure;
     }
     const position: InboxPosition = { uidValidity: mailbox.imap_uidvalidity, lastUid: mailbox.imap_uidvalidity !== null ? Number(mailbox.imap_last_uid) : 0 };
@@ -93,12 +93,12 @@ export function createSyncActivities(deps: ActivityDeps) {
           session.close();
         }
       }
-      await repo().recordSync(mailbox.id, { error: null });
+      await repo().recordSync(mailbox.client_id, mailbox.id, { error: null });
       return result;
     } catch (err) {
       if (ctx.cancellationSignal.aborted) throw new CancelledFailure('sync cancelled');
       const failure = err instanceof ApplicationFailure ? err : asFailure(err, 'IMAP');
-      await repo().recordSync(mailbox.id, { error: failure.message });
+      await repo().recordSync(mailbox.client_id, mailbox.id, { error: failure.message });
       throw failure;
     } finally {
       ctx.cancellationSignal.removeEventListener('abort', onCancel);
@@ -122,7 +122,7 @@ export function createSyncActivities(deps: ActivityDeps) {
       const opened = client.mailbox;
       const uidValidity = opened ? String(opened.uidValidity) : null;
       if (uidValidity !== position.uidValidity) {
-        await repo().recordSync(mailboxId, { uidvalidity: uidValidity ?? undefined, lastUid: 0, error: null });
+        await repo().recordSync(clientId, mailboxId, { uidvalidity: uidValidity ?? undefined, lastUid: 0, error: null });
         Object.assign(position, { uidValidity, lastUid: 0 });
       }
       progress.step = 'listing';
@@ -143,7 +143,7 @@ export function createSyncActivities(deps: ActivityDeps) {
             // The server sent more than MAIL_MAX_MESSAGE_BYTES whatever size it had listed: oversized.
             deps.logger.warn({ mailboxId, uid: item.uid, listedSize: item.size }, 'IMAP message larger than listed, left on the server');
             result.skipped += 1;
-            await advance(mailboxId, position, item.uid);
+            await advance(clientId, mailboxId, position, item.uid);
             return true;
           }
           if (full && full.source) {
@@ -158,7 +158,7 @@ export function createSyncActivities(deps: ActivityDeps) {
             }
           }
         }
-        await advance(mailboxId, position, item.uid);
+        await advance(clientId, mailboxId, position, item.uid);
       }
     } finally {
       lock.release();
@@ -168,9 +168,9 @@ export function createSyncActivities(deps: ActivityDeps) {
   }
 
   /** Saves the UID position past `uid`, so a retry or the next run goes on from there. */
-  async function advance(mailboxId: number, position: InboxPosition, uid: number): Promise<void> {
+  async function advance(clientId: string, mailboxId: number, position: InboxPosition, uid: number): Promise<void> {
     position.lastUid = uid;
-    await repo().recordSync(mailboxId, { lastUid: uid, error: null });
+    await repo().recordSync(clientId, mailboxId, { lastUid: uid, error: null });
   }
 
   return { syncMailboxInbox };

@@ -4,65 +4,12 @@ import { nextId } from './integrations';
 import type { MailServer } from '../../lib/mail/connect';
 import { threadIdOf } from '../../lib/mail/message-id';
 import type { ParsedMessage } from '../../lib/mail/parse';
+import { MailboxModel, MailMessageModel, MailTemplateModel } from '../models/mail';
 
-export interface MailboxRow {
-  id: number;
-  client_id: string;
-  address: string;
-  display_name: string | null;
-  smtp_host: string;
-  smtp_port: number;
-  smtp_secure: boolean;
-  smtp_username: string;
-  smtp_password_sealed: string;
-  imap_host: string | null;
-  imap_port: number | null;
-  imap_secure: boolean | null;
-  imap_username: string | null;
-  imap_password_sealed: string | null;
-  imap_uidvalidity: string | null;
-  imap_last_uid: string;
-  last_synced_at: Date | null;
-  last_sync_error: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/** A stored message: the parsed headers and bodies, and where it stands in the mailbox. */
-export interface MessageRow extends ParsedMessage {
-  id: number;
-  client_id: string;
-  mailbox_id: number;
-  thread_id: string;
-  direction: 'inbound' | 'outbound';
-  folder: string;
-  is_read: boolean;
-  is_starred: boolean;
-  labels: string[];
-  snoozed_until: Date | null;
-  snooze_original_folder: string | null;
-  list: string | null;
-  template_id: number | null;
-  send_status: 'queued' | 'sent' | 'failed' | null;
-  send_error: string | null;
-  delivery: Record<string, { accepted_at: string; response: string } | { skipped_at: string; reason: string }>;
-  sent_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface TemplateRow {
-  id: number;
-  client_id: string;
-  name: string;
-  description: string | null;
-  template_type: 'signature' | 'header' | 'layout' | 'full';
-  html_source: string;
-  variables: string[];
-  is_active: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
+/** The row types other modules import: the models themselves (db/models/mail.ts). */
+export type MailboxRow = MailboxModel;
+export type MessageRow = MailMessageModel;
+export type TemplateRow = MailTemplateModel;
 
 export interface ServerInput {
   host: string;
@@ -104,15 +51,20 @@ export const SNOOZED = 'Snoozed';
 export const passwordSealedAt = (server: 'smtp' | 'imap', clientId: string, id: number): SealContext => ({ table: 'mail_mailboxes', column: `${server}_password_sealed`, clientId, rowId: id });
 
 /**
- * Mailboxes, messages and templates of one client (every query scoped by client id, except the
- * worker-side calls that take a row id a workflow was started for). Passwords go in sealed and
- * come out only through `servers()`.
+ * Mailboxes, messages and templates of one client: every query starts from the models' `forClient`
+ * (db/models/tenant.ts), the worker-side ones too (a workflow carries the client id with the row
+ * id). Only the reconciler's sweeps and `messageById`/`mailboxById` cross clients, each saying so.
+ * Passwords go in sealed and come out only through `servers()`.
  */
 export class MailRepository {
   constructor(
     private readonly db: Knex,
     private readonly cipher: CredentialCipher,
   ) {}
+
+  private mailboxes = (clientId: string) => MailboxModel.forClient<MailboxModel>(this.db, clientId);
+  private messages = (clientId: string) => MailMessageModel.forClient<MailMessageModel>(this.db, clientId);
+  private templates = (clientId: string) => MailTemplateModel.forClient<MailTemplateModel>(this.db, clientId);
 
   // ---- mailboxes -----------------------------------------------------------------------------
 
@@ -129,7 +81,7 @@ export class MailRepository {
   async createMailbox(clientId: string, input: Required<Pick<MailboxInput, 'address' | 'smtp'>> & MailboxInput): Promise<MailboxRow> {
     // The id first: the sealed passwords are bound to their row (lib/cipher.ts).
     const id = await nextId(this.db, 'mail_mailboxes');
-    const [row] = (await this.db('mail_mailboxes')
+    return MailboxModel.query(this.db)
       .insert({
         id,
         client_id: clientId,
@@ -138,12 +90,11 @@ export class MailRepository {
         ...this.serverColumns('smtp', input.smtp, clientId, id),
         ...this.serverColumns('imap', input.imap ?? null, clientId, id),
       })
-      .returning('*')) as MailboxRow[];
-    return row as MailboxRow;
+      .returning('*');
   }
 
   async listMailboxes(clientId: string): Promise<MailboxRow[]> {
-    return (await this.db('mail_mailboxes').where({ client_id: clientId }).orderBy('id')) as MailboxRow[];
+    return this.mailboxes(clientId).orderBy('id');
   }
 
   /**
@@ -151,27 +102,28 @@ export class MailRepository {
    * queued that were stored between `after` and `before`, oldest first.
    */
   async queuedSends(after: Date, before: Date, limit: number): Promise<MessageRow[]> {
-    return (await this.db('mail_messages')
+    // Across clients on purpose: each row carries its client_id, which its workflow is started with.
+    return MailMessageModel.query(this.db)
       .where({ direction: 'outbound', send_status: 'queued' })
       .andWhere('created_at', '>', after)
       .andWhere('created_at', '<', before)
       .orderBy('created_at')
-      .limit(limit)) as MessageRow[];
+      .limit(limit);
   }
 
   /** The reconciler's too, all clients: mailboxes with IMAP settings changed between `after` (or ever) and `before`. */
   async syncedMailboxes(after: Date | undefined, before: Date): Promise<MailboxRow[]> {
-    const q = this.db('mail_mailboxes').whereNotNull('imap_host').andWhere('updated_at', '<', before);
+    const q = MailboxModel.query(this.db).whereNotNull('imap_host').andWhere('updated_at', '<', before);
     if (after) void q.andWhere('updated_at', '>', after);
-    return (await q.orderBy('id')) as MailboxRow[];
+    return q.orderBy('id');
   }
 
   async findMailbox(clientId: string, id: number): Promise<MailboxRow | undefined> {
-    return (await this.db('mail_mailboxes').where({ client_id: clientId, id }).first()) as MailboxRow | undefined;
+    return this.mailboxes(clientId).findById(id);
   }
 
   async findMailboxByAddress(clientId: string, address: string): Promise<MailboxRow | undefined> {
-    return (await this.db('mail_mailboxes').where({ client_id: clientId }).whereRaw('lower(address) = lower(?)', [address]).first()) as MailboxRow | undefined;
+    return this.mailboxes(clientId).whereRaw('lower(address) = lower(?)', [address]).first();
   }
 
   /** Changes only what is given; a new server replaces the old one whole (password included); `imap: null` removes IMAP. */
@@ -181,12 +133,12 @@ export class MailRepository {
     if (patch.display_name !== undefined) changes.display_name = patch.display_name;
     if (patch.smtp !== undefined) Object.assign(changes, this.serverColumns('smtp', patch.smtp, clientId, id));
     if (patch.imap !== undefined) Object.assign(changes, this.serverColumns('imap', patch.imap, clientId, id), { imap_uidvalidity: null, imap_last_uid: 0 });
-    const [row] = (await this.db('mail_mailboxes').where({ client_id: clientId, id }).update(changes).returning('*')) as MailboxRow[];
+    const [row] = await this.mailboxes(clientId).where({ id }).patch(changes).returning('*');
     return row;
   }
 
   async deleteMailbox(clientId: string, id: number): Promise<boolean> {
-    return (await this.db('mail_mailboxes').where({ client_id: clientId, id }).delete()) > 0;
+    return (await this.mailboxes(clientId).deleteById(id)) > 0;
   }
 
   /** The mailbox's servers with their passwords opened (for the worker and the login check only). */
@@ -199,17 +151,18 @@ export class MailRepository {
     return { smtp, imap };
   }
 
+  /** A mailbox by row id whatever its client: for tests and operators only (the code paths use findMailbox). */
   async mailboxById(id: number): Promise<MailboxRow | undefined> {
-    return (await this.db('mail_mailboxes').where({ id }).first()) as MailboxRow | undefined;
+    return MailboxModel.query(this.db).findById(id);
   }
 
-  async recordSync(id: number, state: { uidvalidity?: string; lastUid?: number; error: string | null }): Promise<void> {
-    await this.db('mail_mailboxes')
-      .where({ id })
-      .update({
+  async recordSync(clientId: string, id: number, state: { uidvalidity?: string; lastUid?: number; error: string | null }): Promise<void> {
+    await this.mailboxes(clientId)
+      .findById(id)
+      .patch({
         ...(state.uidvalidity !== undefined ? { imap_uidvalidity: state.uidvalidity } : {}),
-        ...(state.lastUid !== undefined ? { imap_last_uid: state.lastUid } : {}),
-        last_synced_at: this.db.fn.now(),
+        ...(state.lastUid !== undefined ? { imap_last_uid: String(state.lastUid) } : {}),
+        last_synced_at: this.db.fn.now() as unknown as Date,
         last_sync_error: state.error,
       });
   }
@@ -218,12 +171,11 @@ export class MailRepository {
    * Re-seals every mailbox password not sealed with the current key (rotation, `integrations:reseal`).
    * `resealed`: the passwords updated; `unopenable`: those no key of the cipher opens (or damaged),
    * left as they are. Each password is updated only if it still holds what was read: a PATCH in
-   * between sealed it with the current key already.
+   * between sealed it with the current key already. Without `clientId`, every client's (the CLI).
    */
   async reseal(clientId?: string): Promise<{ resealed: number; unopenable: string[] }> {
-    const query = this.db('mail_mailboxes').select('id', 'client_id', 'smtp_password_sealed', 'imap_password_sealed');
-    if (clientId !== undefined) void query.where({ client_id: clientId });
-    const rows = (await query) as Pick<MailboxRow, 'id' | 'client_id' | 'smtp_password_sealed' | 'imap_password_sealed'>[];
+    const scope = () => (clientId !== undefined ? this.mailboxes(clientId) : MailboxModel.query(this.db));
+    const rows = await scope().select('id', 'client_id', 'smtp_password_sealed', 'imap_password_sealed');
     const outcome = { resealed: 0, unopenable: [] as string[] };
     for (const r of rows) {
       // One update per password: a PATCH replaces SMTP and IMAP separately.
@@ -236,7 +188,9 @@ export class MailRepository {
           outcome.unopenable.push(`mail_mailboxes ${r.id} (${name} password)`);
           continue;
         }
-        outcome.resealed += await this.db('mail_mailboxes').where({ id: r.id, [column]: sealed }).update({ [column]: this.cipher.seal(password, passwordSealedAt(name, r.client_id, r.id)) });
+        outcome.resealed += await MailboxModel.forClient<MailboxModel>(this.db, r.client_id)
+          .where({ id: r.id, [column]: sealed })
+          .patch({ [column]: this.cipher.seal(password, passwordSealedAt(name, r.client_id, r.id)) });
       }
     }
     return outcome;
@@ -257,17 +211,16 @@ export class MailRepository {
     message: ParsedMessage,
     extra: { direction: 'inbound' | 'outbound'; folder: string; is_read?: boolean; list?: string | null; template_id?: number | null; send_status?: 'queued' | null },
   ): Promise<{ row: MessageRow; created: boolean }> {
-    const existing = await this.byMessageId(mailboxId, message.message_id);
+    const existing = await this.byMessageId(clientId, mailboxId, message.message_id);
     if (existing) return { row: existing, created: false };
     return this.db.transaction(async (trx) => {
       // One message of the client threaded at a time: a reply and its ancestor stored at once would each miss the other.
       await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`mail-thread/${clientId}`]);
       const ancestors = [...message.references, ...(message.in_reply_to ? [message.in_reply_to] : [])];
-      const known = ancestors.length
-        ? ((await trx('mail_messages').where({ client_id: clientId }).whereIn('message_id', ancestors).select('message_id', 'thread_id')) as { message_id: string; thread_id: string }[])
-        : [];
+      const known = ancestors.length ? await MailMessageModel.forClient<MailMessageModel>(trx, clientId).whereIn('message_id', ancestors).select('message_id', 'thread_id') : [];
       const threadId = threadIdOf({ messageId: message.message_id, inReplyTo: message.in_reply_to, references: message.references }, (id) => known.find((k) => k.message_id === id)?.thread_id);
-      const [row] = (await trx('mail_messages')
+      // knex, not the model: an insert the conflict clause ignored returns no row, and the model would answer with its input.
+      const [inserted] = (await trx('mail_messages')
         .insert({
           client_id: clientId,
           mailbox_id: mailboxId,
@@ -291,43 +244,43 @@ export class MailRepository {
         })
         .onConflict(['mailbox_id', 'message_id'])
         .ignore()
-        .returning('*')) as MessageRow[];
-      if (!row) {
+        .returning('*')) as Record<string, unknown>[];
+      if (!inserted) {
         // A concurrent import of the same message won the race: answer with its copy.
-        const raced = (await trx('mail_messages').where({ mailbox_id: mailboxId, message_id: message.message_id }).first()) as MessageRow | undefined;
+        const raced = await MailMessageModel.forClient<MailMessageModel>(trx, clientId).findOne({ mailbox_id: mailboxId, message_id: message.message_id });
         if (!raced) throw new Error(`message ${message.message_id} neither inserted nor found`);
         return { row: raced, created: false };
       }
       // Descendants stored while this message was unknown have its Message-ID as their thread (threadIdOf's fallback).
       if (threadId !== message.message_id) {
-        await trx('mail_messages').where({ client_id: clientId, thread_id: message.message_id }).update({ thread_id: threadId, updated_at: trx.fn.now() });
+        await MailMessageModel.forClient<MailMessageModel>(trx, clientId).where({ thread_id: message.message_id }).patch({ thread_id: threadId, updated_at: trx.fn.now() as unknown as Date });
       }
-      return { row, created: true };
+      return { row: MailMessageModel.fromDatabaseJson(inserted), created: true };
     });
   }
 
-  private async byMessageId(mailboxId: number, messageId: string): Promise<MessageRow | undefined> {
-    return (await this.db('mail_messages').where({ mailbox_id: mailboxId, message_id: messageId }).first()) as MessageRow | undefined;
+  private async byMessageId(clientId: string, mailboxId: number, messageId: string): Promise<MessageRow | undefined> {
+    return this.messages(clientId).findOne({ mailbox_id: mailboxId, message_id: messageId });
   }
 
   async listMessages(clientId: string, f: MessageFilter): Promise<{ messages: MessageRow[]; total: number }> {
-    const q = this.db('mail_messages').where({ client_id: clientId });
+    const q = this.messages(clientId);
     if (f.mailbox_id !== undefined) void q.andWhere({ mailbox_id: f.mailbox_id });
     if (f.folder !== undefined) void q.andWhere({ folder: f.folder });
     if (f.label !== undefined) void q.andWhereRaw('? = ANY(labels)', [f.label]);
     if (f.is_read !== undefined) void q.andWhere({ is_read: f.is_read });
-    const [{ total }] = (await q.clone().count({ total: '*' })) as [{ total: string }];
-    const messages = (await q.orderBy([{ column: 'date', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(f.page_size).offset((f.page - 1) * f.page_size)) as MessageRow[];
-    return { messages, total: Number(total) };
+    const total = await q.clone().resultSize();
+    const messages = await q.orderBy([{ column: 'date', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(f.page_size).offset((f.page - 1) * f.page_size);
+    return { messages, total };
   }
 
   async findMessage(clientId: string, id: number): Promise<MessageRow | undefined> {
-    return (await this.db('mail_messages').where({ client_id: clientId, id }).first()) as MessageRow | undefined;
+    return this.messages(clientId).findById(id);
   }
 
   /** The full message, marked read (spec §4.10). */
   async readMessage(clientId: string, id: number): Promise<MessageRow | undefined> {
-    const [row] = (await this.db('mail_messages').where({ client_id: clientId, id }).update({ is_read: true, updated_at: this.db.fn.now() }).returning('*')) as MessageRow[];
+    const [row] = await this.messages(clientId).where({ id }).patch({ is_read: true, updated_at: this.db.fn.now() as unknown as Date }).returning('*');
     return row;
   }
 
@@ -337,23 +290,23 @@ export class MailRepository {
     if (flags.is_starred !== undefined) changes.is_starred = flags.is_starred;
     if (flags.labels !== undefined) changes.labels = flags.labels;
     if (flags.folder !== undefined) Object.assign(changes, { folder: flags.folder, snoozed_until: null, snooze_original_folder: null });
-    const [row] = (await this.db('mail_messages').where({ client_id: clientId, id }).update(changes).returning('*')) as MessageRow[];
+    const [row] = await this.messages(clientId).where({ id }).patch(changes).returning('*');
     return row;
   }
 
   async deleteMessage(clientId: string, id: number): Promise<boolean> {
-    return (await this.db('mail_messages').where({ client_id: clientId, id }).delete()) > 0;
+    return (await this.messages(clientId).deleteById(id)) > 0;
   }
 
   /** Folders of a mailbox with their message and unread counts. */
   async folders(clientId: string, mailboxId: number): Promise<{ name: string; total: number; unread: number }[]> {
-    const rows = (await this.db('mail_messages')
-      .where({ client_id: clientId, mailbox_id: mailboxId })
+    const rows = (await this.messages(clientId)
+      .where({ mailbox_id: mailboxId })
       .groupBy('folder')
       .select('folder as name')
       .count({ total: '*' })
       .select(this.db.raw('count(*) FILTER (WHERE NOT is_read) AS unread'))
-      .orderBy('folder')) as { name: string; total: string; unread: string }[];
+      .orderBy('folder')) as unknown as { name: string; total: string; unread: string }[];
     const byName = new Map(rows.map((r) => [r.name, { name: r.name, total: Number(r.total), unread: Number(r.unread) }]));
     for (const name of [INBOX, SENT, SNOOZED]) if (!byName.has(name)) byName.set(name, { name, total: 0, unread: 0 });
     return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
@@ -361,35 +314,36 @@ export class MailRepository {
 
   /** Labels in use in a mailbox with their message counts. */
   async labels(clientId: string, mailboxId: number): Promise<{ name: string; total: number }[]> {
-    const rows = (await this.db('mail_messages')
-      .where({ client_id: clientId, mailbox_id: mailboxId })
+    const rows = (await this.messages(clientId)
+      .where({ mailbox_id: mailboxId })
       .select(this.db.raw('unnest(labels) AS name'))
       .count({ total: '*' })
       .groupByRaw('1')
-      .orderBy('name')) as { name: string; total: string }[];
+      .orderBy('name')) as unknown as { name: string; total: string }[];
     return rows.map((r) => ({ name: r.name, total: Number(r.total) }));
   }
 
   /** Moves the message to Snoozed (remembering the folder it was in, unless it is already snoozed). */
   async snooze(clientId: string, id: number, until: Date): Promise<MessageRow | undefined> {
-    const [row] = (await this.db('mail_messages')
-      .where({ client_id: clientId, id })
-      .update({
+    const [row] = await this.messages(clientId)
+      .where({ id })
+      .patch({
         snoozed_until: until,
-        snooze_original_folder: this.db.raw('CASE WHEN folder = ? THEN coalesce(snooze_original_folder, ?) ELSE folder END', [SNOOZED, INBOX]),
+        snooze_original_folder: this.db.raw('CASE WHEN folder = ? THEN coalesce(snooze_original_folder, ?) ELSE folder END', [SNOOZED, INBOX]) as unknown as string,
         folder: SNOOZED,
-        updated_at: this.db.fn.now(),
+        updated_at: this.db.fn.now() as unknown as Date,
       })
-      .returning('*')) as MessageRow[];
+      .returning('*');
     return row;
+  }
+
+  private unsnoozed() {
+    return { folder: this.db.raw('coalesce(snooze_original_folder, ?)', [INBOX]) as unknown as string, snoozed_until: null, snooze_original_folder: null, updated_at: this.db.fn.now() as unknown as Date };
   }
 
   /** Back to the remembered folder now; undefined when the message is not snoozed. */
   async unsnooze(clientId: string, id: number): Promise<MessageRow | undefined> {
-    const [row] = (await this.db('mail_messages')
-      .where({ client_id: clientId, id, folder: SNOOZED })
-      .update({ folder: this.db.raw('coalesce(snooze_original_folder, ?)', [INBOX]), snoozed_until: null, snooze_original_folder: null, updated_at: this.db.fn.now() })
-      .returning('*')) as MessageRow[];
+    const [row] = await this.messages(clientId).where({ id }).where({ folder: SNOOZED }).patch(this.unsnoozed()).returning('*');
     return row;
   }
 
@@ -397,87 +351,92 @@ export class MailRepository {
    * The snooze timer's end: back to the remembered folder, but only if the message is still
    * snoozed until that moment (a later snooze or an unsnooze has its own timer, or none). Idempotent.
    */
-  async returnSnoozed(id: number, until: Date): Promise<boolean> {
-    const n = await this.db('mail_messages')
-      .where({ id, folder: SNOOZED, snoozed_until: until })
-      .update({ folder: this.db.raw('coalesce(snooze_original_folder, ?)', [INBOX]), snoozed_until: null, snooze_original_folder: null, is_read: false, updated_at: this.db.fn.now() });
+  async returnSnoozed(clientId: string, id: number, until: Date): Promise<boolean> {
+    const n = await this.messages(clientId)
+      .findById(id)
+      .where({ folder: SNOOZED, snoozed_until: until })
+      .patch({ ...this.unsnoozed(), is_read: false });
     return n > 0;
   }
 
   async snoozed(clientId: string, mailboxId: number): Promise<MessageRow[]> {
-    return (await this.db('mail_messages').where({ client_id: clientId, mailbox_id: mailboxId, folder: SNOOZED }).orderBy([{ column: 'snoozed_until' }, { column: 'id' }])) as MessageRow[];
+    return this.messages(clientId).where({ mailbox_id: mailboxId, folder: SNOOZED }).orderBy([{ column: 'snoozed_until' }, { column: 'id' }]);
   }
 
   /** Every message of the client's thread, oldest first. */
   async thread(clientId: string, threadId: string): Promise<MessageRow[]> {
-    return (await this.db('mail_messages').where({ client_id: clientId, thread_id: threadId }).orderBy([{ column: 'date' }, { column: 'id' }])) as MessageRow[];
+    return this.messages(clientId).where({ thread_id: threadId }).orderBy([{ column: 'date' }, { column: 'id' }]);
   }
 
   /** Full-text search in one mailbox (websearch syntax), most relevant first. */
   async search(clientId: string, mailboxId: number, query: string, limit: number): Promise<{ total: number; messages: (MessageRow & { rank: number })[] }> {
-    const rows = (await this.db
-      .select('m.*', this.db.raw('ts_rank(m.search, q) AS rank'), this.db.raw('count(*) OVER () AS total_hits'))
-      .from(this.db.raw('mail_messages m, websearch_to_tsquery(?, ?) q', ['english', query]))
-      .where({ 'm.client_id': clientId, 'm.mailbox_id': mailboxId })
-      .whereRaw('m.search @@ q')
-      .orderBy([{ column: 'rank', order: 'desc' }, { column: 'm.date', order: 'desc' }, { column: 'm.id', order: 'desc' }])
-      .limit(limit)) as (MessageRow & { rank: number; total_hits: string; search?: unknown })[];
+    const q = this.db.raw('websearch_to_tsquery(?, ?)', ['english', query]);
+    const rows = (await this.messages(clientId)
+      .select('mail_messages.*', this.db.raw('ts_rank(search, ?) AS rank', [q]), this.db.raw('count(*) OVER () AS total_hits'))
+      .where({ mailbox_id: mailboxId })
+      .whereRaw('search @@ ?', [q])
+      .orderBy([{ column: 'rank', order: 'desc' }, { column: 'date', order: 'desc' }, { column: 'id', order: 'desc' }])
+      .limit(limit)) as (MessageRow & { rank: number | string; total_hits: string; search?: unknown })[];
     const total = rows[0] ? Number(rows[0].total_hits) : 0;
-    return { total, messages: rows.map(({ total_hits: _t, search: _s, ...m }) => ({ ...m, rank: Number(m.rank) })) };
+    const messages = rows.map((m) => {
+      const { total_hits: _t, search: _s, ...rest } = m;
+      return Object.assign(MailMessageModel.fromJson(rest, { skipValidation: true }), { rank: Number(m.rank) });
+    });
+    return { total, messages };
   }
 
   // ---- outbound delivery (worker) --------------------------------------------------------------
 
+  /** A message by row id whatever its client: for tests and operators only (the code paths use findMessage). */
   async messageById(id: number): Promise<MessageRow | undefined> {
-    return (await this.db('mail_messages').where({ id }).first()) as MessageRow | undefined;
+    return MailMessageModel.query(this.db).findById(id);
   }
 
   /** Records that the SMTP server accepted the message for `recipient`, at once, so that a retry never sends it again. */
-  async recordAccepted(id: number, recipient: string, response: string): Promise<void> {
-    await this.db('mail_messages')
-      .where({ id })
-      .update({ delivery: this.db.raw("delivery || jsonb_build_object(?::text, jsonb_build_object('accepted_at', now(), 'response', ?::text))", [recipient, response]), updated_at: this.db.fn.now() });
+  async recordAccepted(clientId: string, id: number, recipient: string, response: string): Promise<void> {
+    await this.messages(clientId)
+      .findById(id)
+      .patch({ delivery: this.db.raw("delivery || jsonb_build_object(?::text, jsonb_build_object('accepted_at', now(), 'response', ?::text))", [recipient, response]) as unknown as MessageRow['delivery'], updated_at: this.db.fn.now() as unknown as Date });
   }
 
   /** Records that `recipient` gets no copy (e.g. unsubscribed after the message was accepted for delivery). */
-  async recordSkipped(id: number, recipient: string, reason: string): Promise<void> {
-    await this.db('mail_messages')
-      .where({ id })
-      .update({ delivery: this.db.raw("delivery || jsonb_build_object(?::text, jsonb_build_object('skipped_at', now(), 'reason', ?::text))", [recipient, reason]), updated_at: this.db.fn.now() });
+  async recordSkipped(clientId: string, id: number, recipient: string, reason: string): Promise<void> {
+    await this.messages(clientId)
+      .findById(id)
+      .patch({ delivery: this.db.raw("delivery || jsonb_build_object(?::text, jsonb_build_object('skipped_at', now(), 'reason', ?::text))", [recipient, reason]) as unknown as MessageRow['delivery'], updated_at: this.db.fn.now() as unknown as Date });
   }
 
-  async markSent(id: number): Promise<void> {
-    await this.db('mail_messages').where({ id }).update({ send_status: 'sent', send_error: null, sent_at: this.db.fn.now(), updated_at: this.db.fn.now() });
+  async markSent(clientId: string, id: number): Promise<void> {
+    await this.messages(clientId).findById(id).patch({ send_status: 'sent', send_error: null, sent_at: this.db.fn.now() as unknown as Date, updated_at: this.db.fn.now() as unknown as Date });
   }
 
-  async markFailed(id: number, error: string): Promise<void> {
-    await this.db('mail_messages').where({ id }).whereNot({ send_status: 'sent' }).update({ send_status: 'failed', send_error: error, updated_at: this.db.fn.now() });
+  async markFailed(clientId: string, id: number, error: string): Promise<void> {
+    await this.messages(clientId).findById(id).whereNot({ send_status: 'sent' }).patch({ send_status: 'failed', send_error: error, updated_at: this.db.fn.now() as unknown as Date });
   }
 
-  async recordSendError(id: number, error: string): Promise<void> {
-    await this.db('mail_messages').where({ id }).update({ send_error: error, updated_at: this.db.fn.now() });
+  async recordSendError(clientId: string, id: number, error: string): Promise<void> {
+    await this.messages(clientId).findById(id).patch({ send_error: error, updated_at: this.db.fn.now() as unknown as Date });
   }
 
   // ---- templates -----------------------------------------------------------------------------
 
   async listTemplates(clientId: string, type: string | undefined, includeInactive: boolean): Promise<TemplateRow[]> {
-    const q = this.db('mail_templates').where({ client_id: clientId });
+    const q = this.templates(clientId);
     if (!includeInactive) void q.andWhere({ is_active: true });
     if (type) void q.andWhere({ template_type: type });
-    return (await q.orderBy('id')) as TemplateRow[];
+    return q.orderBy('id');
   }
 
   async findTemplate(clientId: string, id: number): Promise<TemplateRow | undefined> {
-    return (await this.db('mail_templates').where({ client_id: clientId, id }).first()) as TemplateRow | undefined;
+    return this.templates(clientId).findById(id);
   }
 
   async createTemplate(clientId: string, t: Pick<TemplateRow, 'name' | 'description' | 'template_type' | 'html_source' | 'variables'>): Promise<TemplateRow> {
-    const [row] = (await this.db('mail_templates').insert({ client_id: clientId, ...t }).returning('*')) as TemplateRow[];
-    return row as TemplateRow;
+    return MailTemplateModel.query(this.db).insert({ client_id: clientId, ...t }).returning('*');
   }
 
   async updateTemplate(clientId: string, id: number, patch: Partial<Pick<TemplateRow, 'name' | 'description' | 'template_type' | 'html_source' | 'variables' | 'is_active'>>): Promise<TemplateRow | undefined> {
-    const [row] = (await this.db('mail_templates').where({ client_id: clientId, id }).update({ ...patch, updated_at: this.db.fn.now() }).returning('*')) as TemplateRow[];
+    const [row] = await this.templates(clientId).where({ id }).patch({ ...patch, updated_at: this.db.fn.now() as unknown as Date }).returning('*');
     return row;
   }
 }
