@@ -1,12 +1,12 @@
-import { Model, type QueryBuilder } from 'objection';
+import type { QueryBuilder, Model } from 'objection';
 import type { RecordType } from '../../lib/dedupe';
+import { TenantModel } from './tenant';
 
 /** A canonical record of the de-duplication store (spec §2.7); ids are integers (bigserial). */
-export class CanonicalRecordModel extends Model {
+export class CanonicalRecordModel extends TenantModel {
   static override tableName = 'canonical_records';
 
   id!: string;
-  client_id!: string;
   record_type!: RecordType;
   campaign_id!: string | null;
   record_hash!: string;
@@ -24,10 +24,9 @@ export class CanonicalRecordModel extends Model {
   created_at!: Date;
   deleted_at!: Date | null;
 
-  /** Every tenant-scoped query goes through forClient; soft-deleted records are not there either. */
-  static override modifiers = {
-    forClient(query: QueryBuilder<CanonicalRecordModel>, clientId: string) {
-      query.where('canonical_records.client_id', clientId).whereNull('canonical_records.deleted_at');
-    },
-  };
+  /** A client's records are its live ones: soft-deleted records are not there either. */
+  static override tenantScope<M extends Model>(query: QueryBuilder<M>, clientId: string): void {
+    super.tenantScope(query, clientId);
+    query.whereNull(query.tableRefFor(query.modelClass()) + '.deleted_at');
+  }
 }

@@ -1,12 +1,11 @@
-import type { QueryBuilder } from 'objection';
 import type { JobStatus, JobType } from '../../jobs';
-import { BaseModel } from './base';
+import { TenantModel } from './tenant';
 
-export class JobModel extends BaseModel {
+/** A job (spec §2.1); timestamps kept as BaseModel keeps them. */
+export class JobModel extends TenantModel {
   static override tableName = 'jobs';
 
   id!: string;
-  client_id!: string;
   type!: JobType;
   status!: JobStatus;
   priority!: number;
@@ -22,10 +21,10 @@ export class JobModel extends BaseModel {
   completed_at!: Date | null;
   processing_time_seconds!: number | null;
 
-  /** Every tenant-scoped query goes through forClient: another client's job is simply not there. */
-  static override modifiers = {
-    forClient(query: QueryBuilder<JobModel>, clientId: string) {
-      query.where('jobs.client_id', clientId);
-    },
-  };
+  created_at!: Date;
+  updated_at!: Date;
+
+  override $beforeUpdate(): void {
+    this.updated_at = new Date();
+  }
 }

@@ -1,11 +1,10 @@
-import { Model, type QueryBuilder } from 'objection';
+import { TenantModel } from './tenant';
 
 /** An uploaded file (spec §4.8), the IDAP media resource `idap://media/{id}`. */
-export class MediaFileModel extends Model {
+export class MediaFileModel extends TenantModel {
   static override tableName = 'media_files';
 
   id!: string;
-  client_id!: string;
   kind!: 'image' | 'file';
   bucket!: string;
   key!: string;
@@ -19,19 +18,13 @@ export class MediaFileModel extends Model {
   sha256!: string;
   created_at!: Date;
 
-  static override modifiers = {
-    forClient(query: QueryBuilder<MediaFileModel>, clientId: string) {
-      query.where('media_files.client_id', clientId);
-    },
-  };
 }
 
 /** A video a client imported into PeerTube (spec §2.14); `video_id` is PeerTube's. */
-export class VideoImportModel extends Model {
+export class VideoImportModel extends TenantModel {
   static override tableName = 'media_videos';
 
   id!: string;
-  client_id!: string;
   video_id!: string | number;
   import_id!: string | number | null;
   uuid!: string;
@@ -42,9 +35,4 @@ export class VideoImportModel extends Model {
   privacy!: number;
   created_at!: Date;
 
-  static override modifiers = {
-    forClient(query: QueryBuilder<VideoImportModel>, clientId: string) {
-      query.where('media_videos.client_id', clientId);
-    },
-  };
 }

@@ -1,12 +1,11 @@
-import { Model, type QueryBuilder } from 'objection';
+import { TenantModel } from './tenant';
 import type { ResourceType } from '../../lib/idap';
 
 /** An IDAP resource (spec §2.9). Written only through db/repositories/resources.ts. */
-export class ResourceModel extends Model {
+export class ResourceModel extends TenantModel {
   static override tableName = 'idap_resources';
 
   id!: string;
-  client_id!: string;
   resource_type!: ResourceType;
   natural_key!: string;
   data!: Record<string, unknown>;
@@ -20,10 +19,4 @@ export class ResourceModel extends Model {
   created_iso?: string;
   modified_iso?: string;
 
-  /** Every tenant-scoped query goes through forClient: another client's resource is simply not there. */
-  static override modifiers = {
-    forClient(query: QueryBuilder<ResourceModel>, clientId: string) {
-      query.where('idap_resources.client_id', clientId);
-    },
-  };
 }

@@ -1,17 +1,10 @@
-import { Model, type QueryBuilder } from 'objection';
+import { TenantModel } from './tenant';
 
 /** A webhook delivery row, for tenant-scoped queries (the repository's row type is DeliveryRow). */
-export class WebhookDeliveryModel extends Model {
+export class WebhookDeliveryModel extends TenantModel {
   static override tableName = 'webhook_deliveries';
 
   id!: string;
-  client_id!: string;
   status!: string;
 
-  /** Every tenant-scoped query goes through forClient: another client's delivery is simply not there. */
-  static override modifiers = {
-    forClient(query: QueryBuilder<WebhookDeliveryModel>, clientId: string) {
-      query.where('webhook_deliveries.client_id', clientId);
-    },
-  };
 }

@@ -186,7 +186,7 @@ export class CampaignRepository {
       await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [submissionLockKey(c.id)]);
       if (Number.isFinite(maxRunning)) {
         await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`campaigns/${c.clientId}`]);
-        const [running] = (await trx('campaigns').where({ client_id: c.clientId, status: 'running' }).count<{ count: string }[]>('* as count')) as { count: string }[];
+        const [running] = (await CampaignModel.forClient(trx, c.clientId).where({ status: 'running' }).count('* as count')) as unknown as { count: string }[];
         if (Number(running?.count ?? 0) >= maxRunning) throw new CampaignLimitError(maxRunning);
       }
       const [row] = (await trx('campaigns')
@@ -225,7 +225,7 @@ export class CampaignRepository {
   }
 
   async find(clientId: string, id: string): Promise<CampaignRow | undefined> {
-    return (await this.db('campaigns').where({ id, client_id: clientId }).first()) as CampaignRow | undefined;
+    return (await CampaignModel.forClient(this.db, clientId).findById(id)) as unknown as CampaignRow | undefined;
   }
 
   async findById(id: string): Promise<CampaignRow | undefined> {
@@ -234,14 +234,13 @@ export class CampaignRepository {
 
   async list(clientId: string, page: number, pageSize: number): Promise<{ total: number; campaigns: CampaignRow[] }> {
     const [counted, rows] = await Promise.all([
-      this.db('campaigns').where({ client_id: clientId }).count<{ count: string }[]>('* as count'),
-      this.db('campaigns')
-        .where({ client_id: clientId })
+      CampaignModel.forClient(this.db, clientId).count('* as count') as unknown as Promise<{ count: string }[]>,
+      CampaignModel.forClient(this.db, clientId)
         .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
         .limit(pageSize)
         .offset((page - 1) * pageSize),
     ]);
-    return { total: Number(counted[0]?.count ?? 0), campaigns: rows as CampaignRow[] };
+    return { total: Number(counted[0]?.count ?? 0), campaigns: rows as unknown as CampaignRow[] };
   }
 
   /** Location counts and businesses found, per campaign, in one grouped query. */
@@ -293,7 +292,7 @@ export class CampaignRepository {
    */
   async release(clientId: string, id: string, count: number, notify: (c: CampaignRow) => Promise<void>): Promise<ReleaseOutcome | undefined> {
     return this.db.transaction(async (trx) => {
-      const c = (await trx('campaigns').where({ id, client_id: clientId }).forUpdate().first()) as CampaignRow | undefined;
+      const c = (await CampaignModel.forClient(trx, clientId).findById(id).forUpdate()) as unknown as CampaignRow | undefined;
       if (!c) return undefined;
       if (c.status !== 'running') return { kind: 'terminal', status: c.status } as const;
       if (c.auto_submit) return { kind: 'auto_submit' } as const;
@@ -323,7 +322,7 @@ export class CampaignRepository {
    */
   async cancel(clientId: string, id: string): Promise<{ campaign: CampaignRow; changed: boolean } | undefined> {
     return transactionWithEvents(this.db, this.schema, async (trx) => {
-      const c = (await trx('campaigns').where({ id, client_id: clientId }).forUpdate().first()) as CampaignRow | undefined;
+      const c = (await CampaignModel.forClient(trx, clientId).findById(id).forUpdate()) as unknown as CampaignRow | undefined;
       if (!c) return undefined;
       if (c.status !== 'running') return { campaign: c, changed: false };
       const [updated] = (await trx('campaigns').where({ id }).update({ status: 'cancelled', completed_at: trx.fn.now(), updated_at: trx.fn.now() }).returning('*')) as CampaignRow[];
