@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { EventName } from '../../jobs';
 import type { CredentialCipher, SealContext } from '../../lib/cipher';
 import { ClientModel } from '../models/client';
+import { WebhookModel } from '../models/webhook';
 import { WebhookDeliveryModel } from '../models/webhook-delivery';
 import { appendEvent } from './events';
 
@@ -101,9 +102,8 @@ export class WebhookRepository {
   async reseal(clientId?: string): Promise<{ resealed: number; unopenable: string[] }> {
     const cipher = this.cipher;
     if (!cipher) throw new Error('webhook secrets cannot be sealed without INTEGRATIONS_ENCRYPTION_KEY');
-    const query = this.db('webhooks').select('id', 'client_id', 'secret');
-    if (clientId !== undefined) void query.where({ client_id: clientId });
-    const rows = (await query) as Pick<WebhookRow, 'id' | 'client_id' | 'secret'>[];
+    const query = clientId === undefined ? WebhookModel.query(this.db) : WebhookModel.forClient<WebhookModel>(this.db, clientId);
+    const rows = (await query.select('id', 'client_id', 'secret')) as unknown as Pick<WebhookRow, 'id' | 'client_id' | 'secret'>[];
     const outcome = { resealed: 0, unopenable: [] as string[] };
     for (const r of rows) {
       if (cipher.isCurrent(r.secret)) continue;
@@ -120,21 +120,21 @@ export class WebhookRepository {
   }
 
   async list(clientId: string, page: number, pageSize: number): Promise<{ total: number; webhooks: WebhookRow[] }> {
-    const base = this.db('webhooks').where({ client_id: clientId });
+    const base = WebhookModel.forClient<WebhookModel>(this.db, clientId);
     const [count, rows] = await Promise.all([
-      base.clone().count<{ count: string }[]>('* as count'),
+      base.clone().count('* as count') as unknown as Promise<{ count: string }[]>,
       base.clone().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(pageSize).offset((page - 1) * pageSize),
     ]);
-    return { total: Number(count[0]?.count ?? 0), webhooks: rows as WebhookRow[] };
+    return { total: Number(count[0]?.count ?? 0), webhooks: rows as unknown as WebhookRow[] };
   }
 
   async find(clientId: string, id: string): Promise<WebhookRow | undefined> {
-    return (await this.db('webhooks').where({ client_id: clientId, id }).first()) as WebhookRow | undefined;
+    return (await WebhookModel.forClient(this.db, clientId).findById(id)) as unknown as WebhookRow | undefined;
   }
 
   /** Deletes the webhook and its log; deliveries in flight find it gone and stop. */
   async delete(clientId: string, id: string): Promise<boolean> {
-    return (await this.db('webhooks').where({ client_id: clientId, id }).delete()) > 0;
+    return (await WebhookModel.forClient(this.db, clientId).deleteById(id)) > 0;
   }
 
   /**
@@ -145,9 +145,9 @@ export class WebhookRepository {
   async deliveries(clientId: string, webhookId: string, page: number, pageSize: number): Promise<{ total: number; deliveries: (DeliveryRow & { attempt_log: AttemptRow[] })[] }> {
     return this.db.transaction(
       async (trx) => {
-        const base = trx('webhook_deliveries').where({ client_id: clientId, webhook_id: webhookId });
-        const count = await base.clone().count<{ count: string }[]>('* as count');
-        const deliveries = (await base.clone().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'event_id', order: 'desc' }]).limit(pageSize).offset((page - 1) * pageSize)) as DeliveryRow[];
+        const base = WebhookDeliveryModel.forClient(trx, clientId).where({ webhook_id: webhookId });
+        const count = (await base.clone().count('* as count')) as unknown as { count: string }[];
+        const deliveries = (await base.clone().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'event_id', order: 'desc' }]).limit(pageSize).offset((page - 1) * pageSize)) as unknown as DeliveryRow[];
         const attempts = deliveries.length === 0 ? [] : ((await trx('webhook_attempts').whereIn('delivery_id', deliveries.map((d) => d.id)).orderBy('id')) as AttemptRow[]);
         return { total: Number(count[0]?.count ?? 0), deliveries: deliveries.map((d) => ({ ...d, attempt_log: attempts.filter((a) => a.delivery_id === d.id) })) };
       },
