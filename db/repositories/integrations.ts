@@ -3,6 +3,7 @@ import { AppError } from '../../lib/errors';
 import type { CredentialCipher, SealContext } from '../../lib/llm/cipher';
 import { credentialIdentity, keyPreview, modelOf, PROVIDERS, type Credentials, type ProviderName } from '../../lib/llm/providers';
 import type { Price } from '../../lib/llm/prices';
+import { IntegrationModel } from '../models/integration';
 import { appendEvent } from './events';
 
 export interface IntegrationRow {
@@ -98,8 +99,9 @@ export class IntegrationRepository {
     private readonly schema: string,
   ) {}
 
-  private state() {
-    return this.db('llm_integrations as i').select(
+  /** The client's integrations (aliased `i`) with their counters as of now. */
+  private state(clientId: string) {
+    return IntegrationModel.query(this.db).alias('i').modify('forClient', clientId).select(
       'i.*',
       this.db.raw(`CASE WHEN i.daily_window = ${UTC_TODAY} THEN i.daily_count ELSE 0 END AS daily_count_now`),
       this.db.raw(`CASE WHEN i.minute_window = ${THIS_MINUTE} THEN i.minute_count ELSE 0 END AS minute_count_now`),
@@ -134,11 +136,11 @@ export class IntegrationRepository {
   }
 
   async list(clientId: string): Promise<IntegrationState[]> {
-    return (await this.state().where('i.client_id', clientId).orderBy([{ column: 'i.is_primary', order: 'desc' }, { column: 'i.priority', order: 'desc' }, { column: 'i.id', order: 'asc' }])) as IntegrationState[];
+    return (await this.state(clientId).orderBy([{ column: 'i.is_primary', order: 'desc' }, { column: 'i.priority', order: 'desc' }, { column: 'i.id', order: 'asc' }])) as unknown as IntegrationState[];
   }
 
   async find(clientId: string, id: number): Promise<IntegrationState | undefined> {
-    return (await this.state().where({ 'i.client_id': clientId, 'i.id': id }).first()) as IntegrationState | undefined;
+    return (await this.state(clientId).where({ 'i.id': id }).first()) as unknown as IntegrationState | undefined;
   }
 
   /** Settings, and new credentials (re-sealed, new preview and fingerprint) when given. */
@@ -165,7 +167,7 @@ export class IntegrationRepository {
       });
     }
     try {
-      await this.db('llm_integrations').where({ client_id: clientId, id }).update(patch);
+      await IntegrationModel.forClient(this.db, clientId).findById(id).patch(patch);
     } catch (err) {
       if ((err as { code?: string }).code === '23505') throw duplicate(current.provider_name);
       throw err;
@@ -174,7 +176,7 @@ export class IntegrationRepository {
   }
 
   async delete(clientId: string, id: number): Promise<boolean> {
-    return (await this.db('llm_integrations').where({ client_id: clientId, id }).delete()) > 0;
+    return (await IntegrationModel.forClient(this.db, clientId).deleteById(id)) > 0;
   }
 
   credentials(row: IntegrationRow): Credentials {
@@ -186,11 +188,11 @@ export class IntegrationRepository {
    * cool-down is over are included (the breaker's re-test); keys in a 429 pause are not.
    */
   async candidates(clientId: string): Promise<IntegrationState[]> {
-    return (await this.state()
-      .where({ 'i.client_id': clientId, 'i.is_active': true })
+    return (await this.state(clientId)
+      .where({ 'i.is_active': true })
       .andWhere((q) => q.where('i.health_status', 'healthy').orWhere('i.retry_at', '<=', this.db.fn.now()))
       .andWhere((q) => q.whereNull('i.rate_limited_until').orWhere('i.rate_limited_until', '<=', this.db.fn.now()))
-      .orderBy([{ column: 'i.is_primary', order: 'desc' }, { column: 'i.priority', order: 'desc' }, { column: 'i.id', order: 'asc' }])) as IntegrationState[];
+      .orderBy([{ column: 'i.is_primary', order: 'desc' }, { column: 'i.priority', order: 'desc' }, { column: 'i.id', order: 'asc' }])) as unknown as IntegrationState[];
   }
 
   /**
@@ -294,9 +296,8 @@ export class IntegrationRepository {
    * it with the current key already.
    */
   async reseal(clientId?: string): Promise<{ resealed: number; unopenable: string[] }> {
-    const query = this.db('llm_integrations').select('id', 'client_id', 'provider_name', 'credentials_sealed');
-    if (clientId !== undefined) void query.where({ client_id: clientId });
-    const rows = (await query) as Pick<IntegrationRow, 'id' | 'client_id' | 'provider_name' | 'credentials_sealed'>[];
+    const query = clientId === undefined ? IntegrationModel.query(this.db) : IntegrationModel.forClient<IntegrationModel>(this.db, clientId);
+    const rows = (await query.select('id', 'client_id', 'provider_name', 'credentials_sealed')) as unknown as Pick<IntegrationRow, 'id' | 'client_id' | 'provider_name' | 'credentials_sealed'>[];
     const outcome = { resealed: 0, unopenable: [] as string[] };
     for (const r of rows) {
       if (this.cipher.isCurrent(r.credentials_sealed)) continue;
