@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { EventModel } from '../models/event';
 import type { EventName } from '../../jobs';
 import { inline } from '../batched';
 import { queueDeliveries } from './webhook-outbox';
@@ -111,7 +112,7 @@ export async function findEvent(db: Knex, id: number): Promise<StoredEvent | und
  * would never get that one.
  */
 export async function eventsSince(db: Knex, clientId: string, afterId: number, upTo: number, limit = 1000): Promise<StoredEvent[]> {
-  const rows = (await db('events').where('client_id', clientId).andWhere('id', '>', afterId).andWhere('id', '<=', upTo).orderBy('id').limit(limit)) as StoredEvent[];
+  const rows = (await EventModel.forClient(db, clientId).where('id', '>', afterId).andWhere('id', '<=', upTo).orderBy('id').limit(limit)) as unknown as StoredEvent[];
   return rows.map(normalize);
 }
 

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import { CampaignLocationModel } from '../models/campaign-location';
+import { WorkflowBusinessModel } from '../models/workflow-business';
 
 /** A workflow_businesses row with its campaign location's display name (null outside a campaign). */
 export interface WorkflowBusinessRow {
@@ -47,14 +49,16 @@ export class ExportRepository {
   async *campaignJobs(clientId: string, campaignId: string): AsyncGenerator<CampaignJob> {
     let after = -1;
     for (;;) {
-      const page = (await this.db('campaign_locations as cl')
+      const page = (await CampaignLocationModel.query(this.db)
+        .alias('cl')
+        .modify('forClient', clientId)
         .leftJoin('jobs as j', 'j.id', 'cl.job_id')
         .select('cl.job_id', 'cl.display_name', 'cl.sequence_order', 'j.status as job_status')
-        .where({ 'cl.campaign_id': campaignId, 'cl.client_id': clientId })
+        .where({ 'cl.campaign_id': campaignId })
         .whereNotNull('cl.job_id')
         .where('cl.sequence_order', '>', after)
         .orderBy('cl.sequence_order')
-        .limit(PAGE)) as CampaignJob[];
+        .limit(PAGE)) as unknown as CampaignJob[];
       yield* page;
       const last = page.at(-1);
       if (page.length < PAGE || !last) return;
@@ -66,13 +70,13 @@ export class ExportRepository {
   async *workflowBusinesses(clientId: string, jobId: string, location: string | null): AsyncGenerator<WorkflowBusinessRow> {
     let after: [number, string] | null = null;
     for (;;) {
-      const q = this.db('workflow_businesses')
+      const q = WorkflowBusinessModel.forClient(this.db, clientId)
         .select('job_id', 'place_id', 'campaign_id', 'position', 'business', 'domain_filtered', 'filter_reason', 'site_status', 'site', 'verify_status', 'emails_verified', 'valid_emails_count')
-        .where({ job_id: jobId, client_id: clientId })
+        .where({ job_id: jobId })
         .orderBy([{ column: 'position' }, { column: 'place_id' }])
         .limit(PAGE);
-      if (after) q.whereRaw('(position, place_id) > (?, ?)', after);
-      const page = (await q) as Omit<WorkflowBusinessRow, 'location'>[];
+      if (after) void q.whereRaw('(position, place_id) > (?, ?)', after);
+      const page = (await q) as unknown as Omit<WorkflowBusinessRow, 'location'>[];
       for (const row of page) yield { ...row, location };
       const last = page.at(-1);
       if (page.length < PAGE || !last) return;

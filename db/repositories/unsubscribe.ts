@@ -1,4 +1,5 @@
 import type { Db } from '..';
+import { UnsubscribeAuditModel, UnsubscribePreferenceModel } from '../models/unsubscribe';
 import { ALL_LISTS, normaliseEmail } from '../../lib/unsubscribe';
 
 export type UnsubscribeScope = 'list' | 'all';
@@ -61,11 +62,11 @@ export class UnsubscribeRepository {
   async suppressed(clientId: string, emails: string[], list: string | null): Promise<string[]> {
     if (emails.length === 0) return [];
     const lists = list === null ? [ALL_LISTS] : [ALL_LISTS, list.trim().toLowerCase()];
-    const rows = (await this.db('unsubscribe_preferences')
+    const rows = (await UnsubscribePreferenceModel.forClient(this.db, clientId)
       .distinct('email')
-      .where({ client_id: clientId, status: 'unsubscribed' })
+      .where({ status: 'unsubscribed' })
       .whereIn('list', lists)
-      .whereIn('email', [...new Set(emails.map(normaliseEmail))])) as { email: string }[];
+      .whereIn('email', [...new Set(emails.map(normaliseEmail))])) as unknown as { email: string }[];
     const out = new Set(rows.map((r) => r.email));
     return emails.filter((e) => out.has(normaliseEmail(e)));
   }
@@ -113,8 +114,8 @@ export class UnsubscribeRepository {
   async preferences(clientId: string, email: string): Promise<Preferences> {
     const addr = normaliseEmail(email);
     const [rows, audit] = await Promise.all([
-      this.db('unsubscribe_preferences').where({ client_id: clientId, email: addr }).orderBy('list') as Promise<PreferenceRow[]>,
-      this.db('unsubscribe_audit').where({ client_id: clientId, email: addr }).orderBy('id', 'desc').limit(AUDIT_LIMIT) as Promise<UnsubscribeAuditRow[]>,
+      UnsubscribePreferenceModel.forClient(this.db, clientId).where({ email: addr }).orderBy('list') as unknown as Promise<PreferenceRow[]>,
+      UnsubscribeAuditModel.forClient(this.db, clientId).where({ email: addr }).orderBy('id', 'desc').limit(AUDIT_LIMIT) as unknown as Promise<UnsubscribeAuditRow[]>,
     ]);
     const all = rows.find((r) => r.list === ALL_LISTS);
     const lists: Preferences['lists'] = {};
