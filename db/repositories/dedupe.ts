@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { DedupeIdempotencyModel } from '../models/dedupe-idempotency';
 import { MATCH_CONFIDENCE, MATCH_TYPES, matchKeys, type DedupeRecord, type MatchKeys, type MatchType, type RecordType } from '../../lib/dedupe';
 import { CanonicalRecordModel } from '../models/canonical-record';
 
@@ -149,10 +150,11 @@ export class DedupeRepository {
     if (key === undefined) return compute(this.db);
     return this.db.transaction(async (trx) => {
       await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`dedupe/${clientId}/${key}`]);
-      const cached = (await trx('dedupe_idempotency')
-        .where({ client_id: clientId, idempotency_key: key })
+      const cached = await DedupeIdempotencyModel.forClient<DedupeIdempotencyModel>(trx, clientId)
+        .where({ idempotency_key: key })
         .where('created_at', '>', trx.raw(`now() - ${IDEMPOTENCY_WINDOW}`))
-        .first('response')) as { response: string } | undefined;
+        .select('response')
+        .first();
       if (cached) return JSON.parse(cached.response) as T;
       const response = await compute(trx);
       await trx.raw(
@@ -160,7 +162,7 @@ export class DedupeRepository {
          on conflict (client_id, idempotency_key) do update set response = excluded.response, created_at = excluded.created_at`,
         [clientId, key, JSON.stringify(response)],
       );
-      await trx.raw(`delete from dedupe_idempotency where client_id = ? and created_at < now() - ${IDEMPOTENCY_WINDOW}`, [clientId]);
+      await DedupeIdempotencyModel.forClient(trx, clientId).where('created_at', '<', trx.raw(`now() - ${IDEMPOTENCY_WINDOW}`)).delete();
       return response;
     });
   }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { IcpProfileModel } from '../models/icp-profile';
 
 export interface IcpRow {
   industries: string[];
@@ -11,7 +12,7 @@ export class IcpProfiles {
   constructor(private readonly db: Knex) {}
 
   async get(clientId: string): Promise<IcpRow> {
-    const row = (await this.db('icp_profiles').where({ client_id: clientId }).first('industries', 'countries', 'updated_at')) as IcpRow | undefined;
+    const row = (await IcpProfileModel.forClient(this.db, clientId).select('industries', 'countries', 'updated_at').first()) as unknown as IcpRow | undefined;
     return row ?? { industries: [], countries: [], updated_at: null };
   }
 

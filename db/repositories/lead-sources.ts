@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import { JobModel } from '../models/job';
+import { ResourceModel } from '../models/resource';
 import type { JobType } from '../../jobs';
 import { UUID } from '../../lib/ids';
 
@@ -29,10 +31,10 @@ export class LeadSources {
   /** The client's businesses among `ids`; ids not returned are deleted (or not the client's). */
   async businesses(clientId: string, ids: string[]): Promise<BusinessRow[]> {
     if (ids.length === 0) return [];
-    return (await this.db('idap_resources')
-      .where({ client_id: clientId, resource_type: 'businesses' })
+    return (await ResourceModel.forClient(this.db, clientId)
+      .where({ resource_type: 'businesses' })
       .whereIn('id', ids)
-      .select('id', 'data', 'sources', 'campaign_ids', 'flags', 'created_at')) as BusinessRow[];
+      .select('id', 'data', 'sources', 'campaign_ids', 'flags', 'created_at')) as unknown as BusinessRow[];
   }
 
   /**
@@ -44,7 +46,7 @@ export class LeadSources {
   async completedJobsOfTypes(clientId: string, jobIds: string[], types: readonly JobType[]): Promise<Map<string, JobType>> {
     const ids = [...new Set(jobIds)].filter((id) => UUID.test(id));
     if (ids.length === 0 || types.length === 0) return new Map();
-    const rows = (await this.db('jobs').where({ client_id: clientId, status: 'completed' }).whereIn('type', types).whereIn('id', ids).select('id', 'type')) as { id: string; type: JobType }[];
+    const rows = (await JobModel.forClient(this.db, clientId).where({ status: 'completed' }).whereIn('type', types).whereIn('id', ids).select('id', 'type')) as unknown as { id: string; type: JobType }[];
     return new Map(rows.map((r) => [r.id, r.type]));
   }
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { SearchOutboxModel } from '../models/search-outbox';
 
 export interface OutboxRow {
   client_id: string;
@@ -26,6 +27,7 @@ export class SearchOutbox {
 
   /** Queues every business of the client (after its ICP changed, all scores change). */
   async enqueueAll(trx: Knex, clientId: string): Promise<number> {
+    // tenancy: one insert ... select (every business of the client) needs no round trip per row
     const { rowCount } = (await trx.raw(
       `insert into search_outbox (client_id, resource_id)
        select client_id, id from idap_resources where client_id = ? and resource_type = 'businesses'
@@ -43,8 +45,8 @@ export class SearchOutbox {
     let claimed: OutboxRow[] = [];
     try {
       return await this.db.transaction(async (trx) => {
-        const q = trx('search_outbox').select('client_id', 'resource_id', 'job_id').orderBy('enqueued_at').limit(limit).forUpdate().skipLocked();
-        claimed = (await (clientId ? q.where({ client_id: clientId }) : q)) as OutboxRow[];
+        const q = clientId ? SearchOutboxModel.forClient<SearchOutboxModel>(trx, clientId) : SearchOutboxModel.query(trx);
+        claimed = (await q.select('client_id', 'resource_id', 'job_id').orderBy('enqueued_at').limit(limit).forUpdate().skipLocked()) as unknown as OutboxRow[];
         if (claimed.length === 0) return 0;
         await work(claimed, trx);
         await trx('search_outbox').whereIn(['client_id', 'resource_id'], claimed.map((r) => [r.client_id, r.resource_id])).delete();
