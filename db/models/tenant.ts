@@ -26,7 +26,8 @@ export abstract class TenantModel extends Model {
   };
 
   /** The client's rows of this table: the only way a repository reads or changes them. */
-  static forClient<M extends TenantModel>(this: ModelClass<M>, db: TransactionOrKnex, clientId: string): QueryBuilderType<M> {
-    return this.query(db).modify('forClient', clientId);
+  static forClient<M extends TenantModel>(this: new () => M, db: TransactionOrKnex, clientId: string): QueryBuilderType<M> {
+    // `this: new () => M` (as Objection types Model.query) lets TypeScript infer the subclass.
+    return (this as unknown as ModelClass<M>).query(db).modify('forClient', clientId);
   }
 }
