@@ -801,7 +801,7 @@ const MARKDOWN_ATTRIBUTES = new Set(['href', 'src', 'alt', 'title', 'start', 'cl
 
 /**
  * The chosen content without what the converter never reads (style, data-*, event handlers,
- * ids, microdata), without comments, and without the spans and fonts that only carried them
+ * ids, microdata), without comments and a table's column widths (colgroup), and without the spans and fonts that only carried them
  * (syntax highlighting puts one around every token): the converter parses this markup a second
  * time and walks every node of it, so what it cannot use only costs.
  */
@@ -811,7 +811,7 @@ function bareMarkup(root: Element): void {
     for (const name of Object.keys(el.attribs)) {
       if (!MARKDOWN_ATTRIBUTES.has(name) || name === 'class' && !(el.name === 'code' && /language-/.test(el.attribs.class ?? ''))) delete el.attribs[name];
     }
-    for (const child of [...el.children]) if (child.type === 'comment') detach(child);
+    for (const child of [...el.children]) if (child.type === 'comment' || child.type === 'tag' && (child.name === 'colgroup' || child.name === 'col')) detach(child);
   }
   for (const el of elements) if (el !== root && (el.name === 'span' || el.name === 'font') && Object.keys(el.attribs).length === 0) unwrap(el);
 }
