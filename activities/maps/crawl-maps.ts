@@ -1,8 +1,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { DedupeRepository } from '../../db/repositories/dedupe';
 import { JobResultStore } from '../../db/repositories/job-results';
+import { jobOfActivity } from '../../db/repositories/jobs';
 import { CanonicalRecordModel } from '../../db/models/canonical-record';
-import { JobModel } from '../../db/models/job';
 import { crawlMapsPayload, urlProvider, type CrawlMapsPayload, type CrawlMapsResult, type MapsBusiness, type MapsProvider } from '../../jobs/crawl-maps';
 import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { hostImage } from '../../lib/hosted-image';
@@ -101,7 +101,7 @@ export function createMapsActivities(deps: ActivityDeps) {
    */
   async function finish(input: { jobId: string; payload: CrawlMapsPayload; provider: MapsProvider; query: string; businesses: MapsBusiness[]; photoSources: string[][]; tilesSearched?: number }, signal: AbortSignal): Promise<JobActivityOutput> {
     const ctx = Context.current();
-    const job = await JobModel.query(deps.db).findById(input.jobId);
+    const job = await jobOfActivity(deps.db, input.jobId);
     if (!job) throw ApplicationFailure.nonRetryable(`job ${input.jobId} does not exist`, 'InvalidInput');
     await pool(input.businesses, PER_JOB_CONCURRENCY, async (b, i) => {
       const sources = input.photoSources[i] ?? [];
@@ -129,7 +129,7 @@ export function createMapsActivities(deps: ActivityDeps) {
       const ownPlace = new Map(
         matched.length === 0
           ? []
-          : (await CanonicalRecordModel.query(deps.db).whereIn('id', matched).where('source_worker', sourceWorker).select('id', 'maps_place_id')).map((r) => [Number(r.id), r.maps_place_id]),
+          : (await CanonicalRecordModel.forClient<CanonicalRecordModel>(deps.db, job.client_id).whereIn('id', matched).where('source_worker', sourceWorker).select('id', 'maps_place_id')).map((r) => [Number(r.id), r.maps_place_id]),
       );
       businesses.forEach((b, i) => {
         const c = checked[i];

@@ -3,6 +3,7 @@ import { CanonicalRecordModel } from '../../db/models/canonical-record';
 import { JobModel } from '../../db/models/job';
 import { DedupeRepository } from '../../db/repositories/dedupe';
 import { JobResultStore } from '../../db/repositories/job-results';
+import { jobOfActivity } from '../../db/repositories/jobs';
 import { findBusinessByKey, findByNameWords, findByNaturalKey } from '../../db/repositories/resources';
 import { crawlPeoplePayload, type CrawlPeopleResult } from '../../jobs/crawl-people';
 import { naturalKeyOf } from '../../lib/idap';
@@ -49,7 +50,7 @@ export function createPeopleActivities(deps: ActivityDeps) {
   const dedupe = new DedupeRepository(db);
 
   async function clientOf(jobId: string): Promise<JobModel> {
-    const job = await JobModel.query(db).findById(jobId);
+    const job = await jobOfActivity(db, jobId);
     if (!job) throw ApplicationFailure.nonRetryable(`job ${jobId} does not exist`, 'InvalidInput');
     return job;
   }
@@ -235,7 +236,7 @@ export function createPeopleActivities(deps: ActivityDeps) {
       sourceWorker,
     });
     const matched = checked.flatMap((c) => (c.isDuplicate ? [c.matchedId] : []));
-    const ownIds = new Set(matched.length === 0 ? [] : (await CanonicalRecordModel.query(db).whereIn('id', matched).where('source_worker', sourceWorker).select('id')).map((r) => Number(r.id)));
+    const ownIds = new Set(matched.length === 0 ? [] : (await CanonicalRecordModel.forClient<CanonicalRecordModel>(db, job.client_id).whereIn('id', matched).where('source_worker', sourceWorker).select('id')).map((r) => Number(r.id)));
     const out: (Person & { canonical_id: number | null; dedupe_unique: boolean })[] = [];
     const byCanonical = new Map<number, Person & { canonical_id: number | null; dedupe_unique: boolean }>();
     people.forEach((p, i) => {

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { JobModel } from '../../db/models/job';
 import { JobResultStore } from '../../db/repositories/job-results';
+import { jobOfActivity } from '../../db/repositories/jobs';
 import { crawlPublicSocialPayload } from '../../jobs/crawl-public-social';
 import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { hostImage, type HostedImage } from '../../lib/hosted-image';
@@ -90,7 +90,7 @@ export function createSocialActivities(deps: ActivityDeps) {
     async saveSocialProfile(input: { jobId: string; user: WireUser }): Promise<JobActivityOutput> {
       const ctx = Context.current();
       const signal = ctx.cancellationSignal;
-      const job = await JobModel.query(deps.db).findById(input.jobId);
+      const job = await jobOfActivity(deps.db, input.jobId);
       if (!job) throw ApplicationFailure.nonRetryable(`job ${input.jobId} does not exist`, 'InvalidInput');
       const source = input.user.profile_pic_url_hd ?? input.user.profile_pic_url;
       let hosted: HostedImage | undefined;

@@ -270,3 +270,11 @@ export class JobRepository {
     return updated;
   }
 }
+
+/**
+ * System read: a job's row by its id alone. A job's activity gets the job id from its workflow, not
+ * the client; this read is how it learns the client, and everything after it is scoped to that client.
+ */
+export async function jobOfActivity(db: Knex, id: string): Promise<JobModel | undefined> {
+  return JobModel.query(db).findById(id);
+}
