@@ -10,10 +10,10 @@ export async function queueDeliveries(trx: Knex | Knex.Transaction, event: Store
   const createdAt = new Date(event.created_at).toISOString();
   // `data` as on the event stream (api/routes/events.ts): the event's fields with its id and time.
   const body = { event: event.name, created_at: createdAt, data: { ...event.data, event_id: event.id, created_at: createdAt } };
-  // tenancy: one insert ... select inside every event's own transaction (the event append path)
   await trx.raw(
     `insert into webhook_deliveries (id, webhook_id, client_id, event_id, event, task_queue, body)
      select gen_random_uuid(), w.id, w.client_id, ?, ?, w.task_queue, ?::jsonb from webhooks w
+     -- tenancy: one insert ... select inside every event's own transaction (the event append path)
      where w.client_id = ? and w.active and ? = any(w.events)
      on conflict (webhook_id, event_id) do nothing`,
     [event.id, event.name, JSON.stringify(body), event.client_id, event.name],
