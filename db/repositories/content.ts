@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import slugify from 'slugify';
 import { isUniqueViolation, type Db } from '..';
-import { AppError } from '../../lib/errors';
+import { conflict, invalid } from '../../lib/errors';
 
 export interface SiteRow {
   id: string;
@@ -152,7 +152,6 @@ const SLUG_ATTEMPTS = 50;
 const SLUG_BATCH = 20;
 
 const isUuid = (v: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
-const invalid = (detail: string) => new AppError(400, detail, 'bad_request');
 
 /**
  * Blog content of one client (every query scoped by the client id); the public side first finds
@@ -179,7 +178,7 @@ export class ContentRepository {
       if (!row) throw new Error('site insert returned nothing');
       return row;
     } catch (err) {
-      if (isUniqueViolation(err)) throw new AppError(409, `the domain ${domain} is already registered for this client`, 'conflict');
+      if (isUniqueViolation(err)) throw conflict(`the domain ${domain} is already registered for this client`);
       throw err;
     }
   }
@@ -216,7 +215,7 @@ export class ContentRepository {
       if (err instanceof SiteGone) return undefined;
       if (isUniqueViolation(err)) {
         const site = await this.getSite(clientId, id);
-        throw new AppError(409, `the domain ${site?.domain ?? ''} is already verified by another client`, 'conflict');
+        throw conflict(`the domain ${site?.domain ?? ''} is already verified by another client`);
       }
       throw err;
     }
@@ -622,7 +621,7 @@ async function conflictAs409<T>(detail: string, run: () => Promise<T>): Promise<
   try {
     return await run();
   } catch (err) {
-    if (isUniqueViolation(err)) throw new AppError(409, detail, 'conflict');
+    if (isUniqueViolation(err)) throw conflict(detail);
     throw err;
   }
 }
