@@ -5,8 +5,8 @@
  *   client:deactivate --client-id <id> | client:activate --client-id <id>
  *   client:rotate --client-id <id> [--grace-hours <h>]
  *                                       prints {client_id, api_key, api_secret, previous_valid_until}: a new key and secret; the
- *                                       old pair stays valid for the grace period (default 24 h, 0 ends it at once; README "Credential rotation")
- *   integrations:reseal                 re-seals LLM credentials, mailbox passwords and webhook secrets (sealing those stored in plaintext) with the current INTEGRATIONS_ENCRYPTION_KEY (README "Key rotation");
+ *                                       old pair stays valid for the grace period (default 24 h, 0 ends it at once; docs/operations.md, Clients)
+ *   integrations:reseal                 re-seals LLM credentials, mailbox passwords and webhook secrets (sealing those stored in plaintext) with the current INTEGRATIONS_ENCRYPTION_KEY (docs/api.md "Key rotation");
  *                                       lists the values it cannot open by table and row id and then exits 1
  * Run through npm: `npm run --silent client:create -- --name acme`.
  */

@@ -39,7 +39,7 @@ export type CrawlVerifyPayload = z.infer<typeof crawlVerifyPayload>;
 export const VERIFY_STATUSES = ['valid', 'risky', 'invalid', 'unknown'] as const;
 export type VerifyStatus = (typeof VERIFY_STATUSES)[number];
 
-/** How `score` is computed; the same text is in the README (Jobs, crawlVerify). */
+/** How `score` is computed; the same text is in docs/api.md (Jobs, crawlVerify). */
 export const SCORE_RULES =
   'invalid: 0. Otherwise a base of 100 when the mail server accepted the mailbox (RCPT TO), 40 when it could not be asked ' +
   '(unknown, or smtp_check false), then minus 30 for a catch-all domain, 40 for a disposable provider, 50 for a full mailbox, ' +

@@ -296,7 +296,7 @@ export const configSchema = dbConfigSchema.extend({
   // LLM provider integrations (spec §2.12/§4.9; activities/llm, lib/llm): the LLM_* and INTEGRATIONS_* settings.
   /** AES-256-GCM key for the clients' provider keys, 32 bytes base64. A secret: no default; required in production. */
   INTEGRATIONS_ENCRYPTION_KEY: base64Key.optional(),
-  /** Former keys (comma-separated, base64), still accepted for decryption during a rotation (README "Key rotation"). */
+  /** Former keys (comma-separated, base64), still accepted for decryption during a rotation (docs/api.md "Key rotation"). */
   INTEGRATIONS_PREVIOUS_KEYS: csv.pipe(z.array(base64Key)),
   /** Failed calls in a row after which a key is unhealthy (skipped) until its cool-down is over. */
   LLM_BREAKER_FAILURES: int(3, 1, 100),

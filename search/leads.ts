@@ -120,7 +120,7 @@ export async function writeLeadDocuments(es: SearchClient, prefix: string, docs:
 // ---- icp_score ------------------------------------------------------------------------------
 
 /**
- * icp_score, 0-100, from the lead's own data and the client's ICP (README "Lead search" explains it):
+ * icp_score, 0-100, from the lead's own data and the client's ICP (docs/api.md "Lead search" explains it):
  * completeness 40 (name 5, website 5, e-mail 10, phone 10, country 5, description 5), a verified
  * e-mail 20, reputation 20 (rating/5 x 12, plus up to 8 for the review count on a log scale) and
  * ICP fit 20 (industry 15: the category or description names one of the ICP industries; country 5).

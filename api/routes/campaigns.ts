@@ -21,7 +21,7 @@ const idErrors = {
   404: { description: 'campaign not found (or another client\'s)' },
 };
 
-/** Campaigns: multi-location crawlMaps runs driven by the `campaign/<id>` workflow (README "Campaigns"). */
+/** Campaigns: multi-location crawlMaps runs driven by the `campaign/<id>` workflow (docs/api.md "Campaigns"). */
 export function campaignRoutes(api: ApiRouter, service: CampaignService): void {
   api.add({
     method: 'post',

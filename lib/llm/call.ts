@@ -117,7 +117,7 @@ async function callOpenAi(http: OutboundClient, call: LlmCall, model: string): P
 }
 
 async function callAnthropic(http: OutboundClient, call: LlmCall, model: string): Promise<LlmAnswer> {
-  // The SDK appends /v1/messages itself; our base URLs carry the version prefix (README).
+  // The SDK appends /v1/messages itself; our base URLs carry the version prefix (docs/api.md, LLM integrations).
   const baseURL = baseUrlOf(call.provider, call.credentials).replace(ANTHROPIC_VERSION_PREFIX, '');
   const apiKey = call.credentials.api_key ?? '';
   // SDK 1.x defaults to API version 2026-10-21 with Bearer auth; we speak the documented 2023-06-01

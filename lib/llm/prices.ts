@@ -2,7 +2,7 @@
  * USD per million tokens (input, output) of the providers' default models and a few common others,
  * from the providers' public price pages (November 2026). Config LLM_PRICES overrides or adds models;
  * an integration's own `prices` override both. A model in none of them costs 0 (local models, or an
- * unknown one): its usage is still counted, and README says to add its price.
+ * unknown one): its usage is still counted, and docs/api.md says to add its price.
  */
 export interface Price {
   input: number;
