@@ -1,8 +1,8 @@
 import type { MailboxRow, MessageRow, TemplateRow } from '../../db/repositories/mail';
+import { iso } from '../../lib/dates';
 
 /** The API's views of mail rows (spec §2.13): what a response shows of a mailbox, a message and a template. */
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 export function mailboxView(r: MailboxRow) {
   return {

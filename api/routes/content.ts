@@ -38,8 +38,8 @@ import {
   tagResponse,
 } from '../schemas/content';
 import { validate } from '../validation';
+import { iso } from '../../lib/dates';
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 const siteView = (s: SiteRow) => ({
   id: s.id,
