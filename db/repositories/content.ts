@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import slugify from 'slugify';
 import { isUniqueViolation, type Db } from '..';
 import { conflict, invalid } from '../../lib/errors';
+import { UUID } from '../../lib/ids';
 
 export interface SiteRow {
   id: string;
@@ -151,7 +152,7 @@ const SLUG_ATTEMPTS = 50;
 /** Slugs freeSlug looks up at once. */
 const SLUG_BATCH = 20;
 
-const isUuid = (v: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
+const isUuid = (v: string) => UUID.test(v);
 
 /**
  * Blog content of one client (every query scoped by the client id); the public side first finds
