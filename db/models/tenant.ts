@@ -14,7 +14,11 @@ import { Model, type ModelClass, type QueryBuilder, type QueryBuilderType, type 
 export abstract class TenantModel extends Model {
   client_id!: string;
 
-  /** What "belongs to this client" means for the table; subclasses may narrow it further. */
+  /**
+   * What "belongs to this client" means for the table; subclasses may narrow it further. The filter
+   * names the table as the query refers to it (`tableRefFor`), so on an aliased query apply it after
+   * `.alias(...)`: applied before, it names the bare table and the SQL fails.
+   */
   static tenantScope<M extends Model>(query: QueryBuilder<M>, clientId: string): void {
     query.where(query.tableRefFor(query.modelClass()) + '.client_id', clientId);
   }
