@@ -183,10 +183,15 @@ class SiteCrawl {
   private readonly pages: PageEntry[] = [];
   /** The start page's region (guessed from it) is the whole crawl's. */
   private region: CountryCode | undefined;
-  /** Pages with content, fetches started, fetches running (the start page included). */
+  /** Pages with content, fetches started, pages fetching or fetched and not read yet (the start page included). */
   private succeeded = 0;
   private attempts = 0;
   private inFlight = 0;
+  /** Fetched pages waiting for their turn to be read (at most `concurrency`), and the reads in turn. */
+  private unread = 0;
+  private reading: Promise<void> = Promise.resolve();
+  /** What a read threw, if one did: the crawl fails with it, as with a failed loop. */
+  private readFailure: { reason: unknown } | undefined;
   /** Resolves whenever a fetch ends, so that idle loops look at the frontier again. */
   private wake: () => void = () => undefined;
   private changed = new Promise<void>((r) => (this.wake = r));
@@ -267,10 +272,12 @@ class SiteCrawl {
 
   // ---- the frontier --------------------------------------------------------------------------
 
-  /** `concurrency` loops work the frontier; every one has ended (on abort too) when this resolves. */
-  private workFrontier(): Promise<PromiseSettledResult<void>[]> {
+  /** `concurrency` loops work the frontier; every one has ended (on abort too), and every fetched page is read, when this resolves. */
+  private async workFrontier(): Promise<PromiseSettledResult<void>[]> {
     const aborted = new Promise<void>((r) => this.signal.addEventListener('abort', () => r(), { once: true }));
-    return Promise.allSettled(Array.from({ length: this.settings.concurrency }, () => this.worker(aborted)));
+    const ended = await Promise.allSettled(Array.from({ length: this.settings.concurrency }, () => this.worker(aborted)));
+    await this.reading;
+    return this.readFailure ? [...ended, { status: 'rejected', reason: this.readFailure.reason }] : ended;
   }
 
   private async worker(aborted: Promise<void>): Promise<void> {
@@ -287,14 +294,43 @@ class SiteCrawl {
       }
       this.inFlight++;
       this.attempts++;
+      let handedOn = false;
       try {
         const page = await this.fetchPage(next.url);
-        if (page) await this.handlePage(next.url, next.depth, page);
+        if (page) handedOn = this.readLater(next.url, next.depth, page);
       } finally {
+        if (!handedOn) {
+          this.inFlight--;
+          this.notify();
+        }
+      }
+      // Fetching runs ahead of reading by at most `concurrency` pages.
+      while (this.unread >= this.settings.concurrency && !this.signal.aborted) await Promise.race([this.changed, aborted]);
+    }
+  }
+
+  /**
+   * A fetched page is read in its turn, and its loop fetches the next one meanwhile: reading (the
+   * parse and every extractor, milliseconds of CPU a page) is not on the critical path of any
+   * fetch, so `concurrency` requests stay on the wire while pages are read. Pages are read one at a
+   * time in the order they arrived, each after a turn of the event loop (answers that came in and
+   * requests that are due go first). Its fetch counts as in flight until the page is read.
+   */
+  private readLater(url: string, depth: number, page: FetchedPage): true {
+    this.unread++;
+    this.reading = this.reading.then(async () => {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      try {
+        if (!this.readFailure) await this.handlePage(url, depth, page);
+      } catch (reason) {
+        this.readFailure = { reason };
+      } finally {
+        this.unread--;
         this.inFlight--;
         this.notify();
       }
-    }
+    });
+    return true;
   }
 
   private notify(): void {
