@@ -111,7 +111,7 @@ const SANITIZE: sanitizeHtml.IOptions = {
 
 /** The document as sanitised HTML: only the schema's elements, links and images over http(s) (and mailto:). */
 export function renderDocument(doc: PmNode): string {
-  // A server-side DOM (domino, as turndown uses) for ProseMirror's serializer: elements, text nodes, attributes.
+  // A server-side DOM (domino) for ProseMirror's serializer: elements, text nodes, attributes.
   const document = createDocument('<!doctype html><html><body></body></html>');
   const fragment = serializer.serializeFragment(doc.content, { document: document as unknown as NonNullable<Parameters<typeof serializer.serializeFragment>[1]>['document'] });
   const container = document.createElement('div');

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { CheerioAPI } from 'cheerio';
-import { HtmlTooDeepError, htmlToMarkdownConverter } from '../../lib/markdown';
+import { domToMarkdown, HtmlTooDeepError, type DomMarkdownOptions } from '../../lib/dom-markdown';
 import { absoluteUrl, linesOf, loadHtml } from './extract/dom';
-import { mainContentHtml } from './extract/main-content';
+import { mainContent } from './extract/main-content';
 
 /**
  * The markdown compendium of a crawl (spec §2.3): every crawled page as one Markdown document.
@@ -21,10 +21,7 @@ export interface CompendiumPage {
   blocks: string[];
 }
 
-const toMarkdown = htmlToMarkdownConverter({
-  headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '*',
-  remove: ['script', 'style', 'noscript', 'template', 'iframe', 'object', 'canvas', 'svg'],
-});
+const MARKDOWN: DomMarkdownOptions = { codeBlockStyle: 'fenced', emDelimiter: '*', remove: ['script', 'style', 'noscript', 'template', 'iframe', 'object', 'canvas', 'svg'] };
 
 /** One page's Markdown blocks, at the given cleanup level. Mutates the document (call it last). */
 export function pageMarkdown($: CheerioAPI, level: CleanupLevel, pageUrl?: string): string[] {
@@ -35,10 +32,11 @@ export function pageMarkdown($: CheerioAPI, level: CleanupLevel, pageUrl?: strin
     if (/^\s*(javascript|vbscript|data):/i.test(el.attribs.href ?? '')) delete el.attribs.href;
   });
   if (pageUrl) absolutizeLinks($, pageUrl);
-  const html = level === 'fit' ? mainContentHtml($) : $('body').html() ?? $.root().html() ?? '';
+  // The converter reads the parsed page itself: no second parse.
+  const nodes = level === 'fit' ? mainContent($) : ($('body').get(0) ?? $.root().get(0))?.children ?? [];
   let markdown: string;
   try {
-    markdown = toMarkdown(html || '<p></p>');
+    markdown = domToMarkdown(nodes, MARKDOWN);
   } catch (err) {
     if (!(err instanceof HtmlTooDeepError)) throw err;
     // Nested too deep to convert: the page's text, a block per line, is what it says.

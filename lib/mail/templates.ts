@@ -1,4 +1,5 @@
-import { htmlToMarkdownConverter } from '../markdown';
+import { parseDocument } from 'htmlparser2';
+import { domToMarkdown } from '../dom-markdown';
 
 /**
  * Mail templates (spec §2.13): `{{variable}}` placeholders in html_source. Pure helpers shared by
@@ -36,9 +37,10 @@ export function render(source: string, values: Record<string, string>, options: 
   return { text, missing: [] };
 }
 
-const toMarkdown = htmlToMarkdownConverter({ headingStyle: 'atx', bulletListMarker: '-' });
-
-/** The plain-text part of a message whose sender gave only HTML: the HTML as Markdown-like text. */
+/**
+ * The plain-text part of a message whose sender gave only HTML: the HTML as Markdown-like text.
+ * Throws HtmlTooDeepError (lib/dom-markdown.ts) for HTML nested beyond MAX_HTML_DEPTH.
+ */
 export function htmlToText(html: string): string {
-  return toMarkdown(html).trim();
+  return domToMarkdown(parseDocument(html).children, { remove: ['script', 'style', 'noscript', 'template', 'head'] }).trim();
 }

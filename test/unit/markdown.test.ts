@@ -1,6 +1,7 @@
 import { loadHtml } from '../../activities/site/extract/dom';
 import { pageMarkdown, splitBlocks } from '../../activities/site/compendium';
-import { HtmlTooDeepError, nestingDepth, toMarkdown } from '../../lib/markdown';
+import { HtmlTooDeepError } from '../../lib/dom-markdown';
+import { toMarkdown } from '../../lib/markdown';
 import { htmlToText } from '../../lib/mail/templates';
 
 describe('Markdown rendering', () => {
@@ -73,8 +74,7 @@ describe('HTML to Markdown', () => {
   });
 
   test('HTML nested deeper than MAX_HTML_DEPTH is refused at once (a mail) or read as text (a page); unclosed <p> and <li> nest nothing', () => {
-    expect(nestingDepth('<div><p>a<p>b<ul><li>c<li>d</ul><br><img src=x><span/></div>')).toBe(2);
-    expect(nestingDepth(`<script>${'<div>'.repeat(5000)}</script><style>${'<b>'.repeat(5000)}</style><i>x</i>`)).toBe(1);
+    expect(htmlToText(`<script>${'<div>'.repeat(5000)}</script><style>${'<b>'.repeat(5000)}</style><i>x</i>`)).toBe('_x_');
     expect(htmlToText(`${'<p>'.repeat(5000)}x`)).toBe('x');
     expect(htmlToText(`${'<div>'.repeat(900)}x${'</div>'.repeat(900)}`)).toBe('x');
     const deep = `${'<div>'.repeat(30_000)}deep text${'</div>'.repeat(30_000)}`;
@@ -92,6 +92,19 @@ describe('HTML to Markdown', () => {
     // A page deeper than that (but not so deep that the crawler cannot read it at all) keeps its text.
     const page = `${'<div>'.repeat(1500)}deep text${'</div>'.repeat(1500)}`;
     expect(pageMarkdown(loadHtml(`<html><body><main>${page}</main></body></html>`), 'fit')).toEqual(['deep text']);
+  });
+
+  test("a mail body's head, styles and scripts are not its text", () => {
+    // The text part once began with the page title and the CSS, and ended with the script.
+    const html = '<html><head><title>Offer</title><style>p{color:red}</style></head><body><p>Hi <b>Ann</b></p><script>var x = 1</script><noscript>Enable JS</noscript></body></html>';
+    expect(htmlToText(html)).toBe('Hi **Ann**');
+  });
+
+  test('text the HTML parser reads differently from the source is read as a browser does: CRLF, a heading inside a heading, a comment between texts', () => {
+    expect(htmlToText('<p>x</p><pre><code>a\r\nb\rc</code></pre>')).toBe('x\n\n    a\n    b\n    c');
+    expect(htmlToText('<h1><h2>Title</h2>Rest</h1>')).toBe('## Title\n\nRest');
+    // Two text nodes: the second starts a line with '#', which must not read as a heading.
+    expect(htmlToText('<p>a<br>x<!-- c --># b</p>')).toBe('a  \nx\\# b');
   });
 
   test('ordinary documents convert as before', () => {

@@ -1,5 +1,6 @@
 import type { CheerioAPI } from 'cheerio';
 import type { AnyNode, Element, ParentNode } from 'domhandler';
+import { parseDocument } from 'htmlparser2';
 import { jsonLdNodes } from './dom';
 
 /**
@@ -756,13 +757,19 @@ const PASSES: Flags[] = [
   { stripUnlikely: false, weightClasses: false, cleanConditionally: false },
 ];
 
-/**
- * The page's main content as HTML, for the Markdown converter. Mutates the document: call it last
- * (after every other extractor has read the page).
- */
+/** The page's main content as HTML (what mainContent chose, serialized). Mutates the document, as mainContent does. */
 export function mainContentHtml($: CheerioAPI): string {
+  return mainContent($).map((n) => (typeof n === 'string' ? n : $.html(n))).join('');
+}
+
+/**
+ * The page's main content, in order, for the Markdown converter: nodes of the document (a string
+ * between them is text). Mutates the document: call it last (after every other extractor has
+ * read the page).
+ */
+export function mainContent($: CheerioAPI): (AnyNode | string)[] {
   const body = ($('body').get(0) ?? $.root().children().get(0)) as Element | undefined;
-  if (!body) return '';
+  if (!body) return [];
   revealStreamedBoundaries($);
   const declared = declaredArticleBody($);
   const summary = ($('meta[property="og:description"]').attr('content') ?? $('meta[name="description"]').attr('content') ?? '').trim();
@@ -789,11 +796,11 @@ export function mainContentHtml($: CheerioAPI): string {
   if (stated) {
     const heading = [...elementsOf(body)].find((el) => el.name === 'h1');
     const paragraphs = stated.split(/\\n|\n/).map((p) => p.trim()).filter(Boolean);
-    return [heading ? $.html(heading) : '', ...paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`)].join('\n');
+    return parseDocument([heading ? $.html(heading) : '', ...paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`)].join('\n')).children;
   }
   for (const el of best.removed) detach(el);
   for (const n of best.nodes) bareMarkup(n);
-  return best.nodes.map((n) => (n === body ? $(n).html() : $.html(n)) ?? '').join('\n');
+  return best.nodes.flatMap((n, i) => [...(i > 0 ? ['\n'] : []), ...(n === body ? n.children : [n])]);
 }
 
 /** What the Markdown converter reads of an element: where a link or an image points, its words, a list's start, a code block's language. */

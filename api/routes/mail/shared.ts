@@ -3,7 +3,7 @@ import type { MailRepository } from '../../../db/repositories/mail';
 import { AppError, notFound, ValidationError } from '../../../lib/errors';
 import type { Suppressions } from '../../../lib/mail/list-unsubscribe';
 import { htmlToText, variableMismatch } from '../../../lib/mail/templates';
-import { HtmlTooDeepError, MAX_HTML_DEPTH } from '../../../lib/markdown';
+import { HtmlTooDeepError, MAX_HTML_DEPTH } from '../../../lib/dom-markdown';
 import type { AllowList } from '../../../lib/outbound';
 import type { AppState } from '../../context';
 import type { MailWorkflows } from '../../mail-service';
