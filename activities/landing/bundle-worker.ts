@@ -1,5 +1,4 @@
-import { extname, join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { startThread } from '../../lib/threads';
 import type { CachedResponse } from './browser';
 import { BundleTooLargeError, bundleHtml, plainSnapshot, type BundleOutcome, type ResourceLoader } from './bundle';
 import type { BundleJob, BundleMessage, LoadAnswer } from './bundle-thread';
@@ -29,12 +28,7 @@ export async function plainSnapshotOffLoop(html: string, signal: AbortSignal): P
 
 function inThread(job: BundleJob, load: ResourceLoader, signal: AbortSignal): Promise<BundleOutcome> {
   signal.throwIfAborted();
-  // Under tsx and Jest the sources are TypeScript: the thread registers tsx's require hook first
-  // (as lib/media/svg-worker.ts does); the compiled build runs the .js file as it is.
-  const file = join(__dirname, `bundle-thread${extname(__filename)}`);
-  const worker = file.endsWith('.ts')
-    ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(file)});`, { eval: true, workerData: job })
-    : new Worker(file, { workerData: job });
+  const worker = startThread(__dirname, 'bundle-thread', __filename, { workerData: job });
   return new Promise<BundleOutcome>((resolve, reject) => {
     let settled = false;
     const finish = (outcome: () => void) => {

@@ -1,5 +1,5 @@
-import { extname, join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startThread } from '../threads';
 import { InvalidSvgError, type SanitizedSvg } from './svg';
 import type { SvgReply, SvgRequest } from './svg-thread';
 
@@ -42,12 +42,7 @@ export class SvgSanitizer {
   private thread(): { worker: Worker; ready: Promise<void> } {
     clearTimeout(this.idleTimer);
     if (this.worker && this.ready) return { worker: this.worker, ready: this.ready };
-    // Under tsx (npm run api) and Jest the sources are TypeScript: the thread registers tsx's
-    // require hook before loading its file; the compiled build runs the .js file as it is.
-    const file = join(__dirname, `svg-thread${extname(__filename)}`);
-    const worker = file.endsWith('.ts')
-      ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(file)});`, { eval: true })
-      : new Worker(file);
+    const worker = startThread(__dirname, 'svg-thread', __filename);
     worker.unref();
     const ready = new Promise<void>((resolve, reject) => {
       const onReady = (m: unknown) => {
