@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CheerioAPI } from 'cheerio';
 import { domToMarkdown, HtmlTooDeepError, type DomMarkdownOptions } from '../../lib/dom-markdown';
-import { absoluteUrl, linesOf, loadHtml } from './extract/dom';
+import { absoluteUrl, anchors, linesOf, loadHtml, pageElements } from './extract/dom';
 import { mainContent } from './extract/main-content';
 
 /**
@@ -28,9 +28,7 @@ export function pageMarkdown($: CheerioAPI, level: CleanupLevel, pageUrl?: strin
   // fit reads the page's JSON-LD and React's streamed parts first, and drops them itself.
   if (level !== 'fit') $('script, style, noscript, template').remove();
   // A script link is no link for a reader (nor one to hand anyone): its text stays, as text.
-  $('a[href]').each((_, el) => {
-    if (/^\s*(javascript|vbscript|data):/i.test(el.attribs.href ?? '')) delete el.attribs.href;
-  });
+  for (const { el, href } of anchors($)) if (/^\s*(javascript|vbscript|data):/i.test(href)) delete el.attribs.href;
   if (pageUrl) absolutizeLinks($, pageUrl);
   // The converter reads the parsed page itself: no second parse.
   const nodes = level === 'fit' ? mainContent($) : ($('body').get(0) ?? $.root().get(0))?.children ?? [];
@@ -53,15 +51,16 @@ export function htmlToMarkdown(html: string, level: CleanupLevel, pageUrl?: stri
 
 /** Links and images point where they point on the site: a compendium is read away from it. */
 function absolutizeLinks($: CheerioAPI, pageUrl: string): void {
-  const baseHref = $('base[href]').first().attr('href');
+  const elements = pageElements($);
+  const baseHref = elements.named('base').find((el) => el.attribs.href !== undefined)?.attribs.href;
   const base = (baseHref && absoluteUrl(baseHref, pageUrl)) || pageUrl;
-  for (const [selector, name] of [['a[href]', 'href'], ['img[src]', 'src']] as const) {
-    $(selector).each((_, el) => {
+  for (const [tag, name] of [['a', 'href'], ['img', 'src']] as const) {
+    for (const el of elements.named(tag)) {
       const value = el.attribs[name];
-      if (!value || value.startsWith('#')) return;
+      if (!value || value.startsWith('#')) continue;
       const url = absoluteUrl(value, base);
       if (url) el.attribs[name] = url;
-    });
+    }
   }
 }
 

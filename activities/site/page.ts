@@ -4,7 +4,7 @@ import { guessRegion, parsePhone, type PhoneRecord } from '../../lib/phones';
 import { pageMarkdown, type CleanupLevel } from './compendium';
 import { addressCountry, isOrganization, pageCompanyInfo, type CompanyInfo } from './extract/company';
 import { pageEmails, pagePhones } from './extract/contacts';
-import { clean, jsonLdNodes, ldList, loadHtml, visibleText } from './extract/dom';
+import { clean, jsonLdNodes, ldList, loadHtml, pageElements, visibleText } from './extract/dom';
 import { pageSocialLinks } from './extract/social';
 import { ldTeamMembers, structuredTeamMembers, type TeamMember } from './extract/team';
 import { normalizeUrl } from './urls';
@@ -45,21 +45,22 @@ export interface PageOptions {
 /** Parses the page once and runs every extractor on the same document. */
 export function processPage(html: string, pageUrl: string, options: PageOptions): PageFacts {
   const $ = loadHtml(html);
-  const baseHref = $('base[href]').first().attr('href');
+  const elements = pageElements($);
+  const baseHref = elements.named('base').find((el) => el.attribs.href !== undefined)?.attribs.href;
   const base = (baseHref && normalizeUrl(baseHref, pageUrl)) || pageUrl;
   const ld = jsonLdNodes($);
   const hostname = new URL(pageUrl).hostname;
-  const region = options.region ?? guessRegion({ addressCountry: addressCountry(ld), lang: $('html').attr('lang'), hostname });
+  const region = options.region ?? guessRegion({ addressCountry: addressCountry(ld), lang: elements.named('html')[0]?.attribs.lang, hostname });
   const text = visibleText($.root().children().toArray());
 
   const links: string[] = [];
-  $('a[href], area[href]').each((_, el) => {
-    const href = $(el).attr('href');
+  for (const el of elements.all) {
+    const href = el.name === 'a' || el.name === 'area' ? el.attribs.href : undefined;
     // Cloudflare's /cdn-cgi/ paths (email protection, challenge pages) are no pages of the site.
     const url = href && !/^(mailto|tel|javascript|data|callto):/i.test(href.trim()) && !href.includes('/cdn-cgi/') ? normalizeUrl(href, base) : undefined;
     if (url) links.push(url);
-  });
-  const robotsMeta = ($('meta[name="robots" i]').attr('content') ?? '').toLowerCase();
+  }
+  const robotsMeta = (elements.named('meta').find((el) => el.attribs.name?.toLowerCase() === 'robots')?.attribs.content ?? '').toLowerCase();
 
   // Structured data states contacts explicitly: the emails of the organization and its people join
   // the page's; so does the organization's telephone (a person's is a direct line, not the company's).

@@ -2,6 +2,7 @@ import type { CheerioAPI } from 'cheerio';
 import type { CountryCode } from 'libphonenumber-js';
 import { decodeCfEmail, emailsFromMailto, findEmailsInText, uniqueEmails } from '../../../lib/emails';
 import { findPhonesInText, parsePhone, uniquePhones, type PhoneRecord } from '../../../lib/phones';
+import { anchors, pageElements } from './dom';
 
 /**
  * Emails of one page: mailto: links, Cloudflare-protected addresses (`data-cfemail` and
@@ -10,17 +11,17 @@ import { findPhonesInText, parsePhone, uniquePhones, type PhoneRecord } from '..
  */
 export function pageEmails($: CheerioAPI, text: string): string[] {
   const found: string[] = [];
-  $('a[href]').each((_, el) => {
-    const href = $(el).attr('href') ?? '';
+  for (const { href } of anchors($)) {
     if (/^mailto:/i.test(href)) found.push(...emailsFromMailto(href));
     const cf = /\/cdn-cgi\/l\/email-protection#([0-9a-f]+)/i.exec(href);
     const decoded = cf?.[1] ? decodeCfEmail(cf[1]) : undefined;
     if (decoded) found.push(decoded);
-  });
-  $('[data-cfemail]').each((_, el) => {
-    const decoded = decodeCfEmail($(el).attr('data-cfemail') ?? '');
+  }
+  for (const el of pageElements($).all) {
+    const cf = el.attribs['data-cfemail'];
+    const decoded = cf === undefined ? undefined : decodeCfEmail(cf);
     if (decoded) found.push(decoded);
-  });
+  }
   // The visible text of a Cloudflare-protected page says "[email protected]": nothing to find there.
   found.push(...findEmailsInText(text));
   return uniqueEmails(found);
@@ -33,16 +34,17 @@ export function pageEmails($: CheerioAPI, text: string): string[] {
  */
 export function pagePhones($: CheerioAPI, text: string, region: CountryCode | undefined): PhoneRecord[] {
   const raws = new Set<string>();
-  $('a[href^="tel:"], a[href^="TEL:"], a[href^="callto:"]').each((_, el) => {
-    let raw = ($(el).attr('href') ?? '').replace(/^(tel|callto):/i, '');
+  for (const { href } of anchors($)) {
+    if (!(href.startsWith('tel:') || href.startsWith('TEL:') || href.startsWith('callto:'))) continue;
+    let raw = href.replace(/^(tel|callto):/i, '');
     try {
       raw = decodeURIComponent(raw);
     } catch {
       // keep as written
     }
     if (raw.replace(/\D/g, '').length >= 5) raws.add(raw);
-    return raws.size < MAX_TEL_LINKS;
-  });
+    if (raws.size >= MAX_TEL_LINKS) break;
+  }
   const found = [...raws].map((raw) => parsePhone(raw, region));
   found.push(...findPhonesInText(text, region));
   return uniquePhones(found);

@@ -10,6 +10,48 @@ export function loadHtml(html: string): cheerio.CheerioAPI {
   return cheerio.load(html, { xml: { xmlMode: false, decodeEntities: true } });
 }
 
+/** The document's elements in document order, and by tag name. */
+export interface PageElements {
+  all: readonly Element[];
+  named(name: string): readonly Element[];
+}
+
+const ELEMENTS = new WeakMap<cheerio.CheerioAPI, PageElements>();
+
+/**
+ * One walk of the document serves every extractor's "each <a href>", "the first <title>": a CSS
+ * selector walks the whole document again each time (a dozen walks a page were a fifth of
+ * processPage). Built on first use and kept with the document; it is valid while the document
+ * keeps its elements (the compendium, which changes it, comes last and only edits attributes
+ * before it reads the index).
+ */
+export function pageElements($: cheerio.CheerioAPI): PageElements {
+  let index = ELEMENTS.get($);
+  if (!index) {
+    const all: Element[] = [];
+    const byName = new Map<string, Element[]>();
+    const stack: AnyNode[] = [...($.root().get(0)?.children ?? [])].reverse();
+    for (let node = stack.pop(); node; node = stack.pop()) {
+      if (node.type !== 'tag' && node.type !== 'script' && node.type !== 'style') continue;
+      all.push(node);
+      const named = byName.get(node.name);
+      if (named) named.push(node);
+      else byName.set(node.name, [node]);
+      for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i] as AnyNode);
+    }
+    index = { all, named: (name) => byName.get(name) ?? [] };
+    ELEMENTS.set($, index);
+  }
+  return index;
+}
+
+/** The `<a href>` elements (with their href), in document order. */
+export function anchors($: cheerio.CheerioAPI): { el: Element; href: string }[] {
+  return pageElements($)
+    .named('a')
+    .flatMap((el) => (el.attribs.href === undefined ? [] : [{ el, href: el.attribs.href }]));
+}
+
 const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'svg', 'head', 'iframe', 'object', 'canvas']);
 const BLOCK = new Set(['p', 'div', 'section', 'article', 'li', 'ul', 'ol', 'tr', 'td', 'th', 'br', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'address', 'header', 'footer', 'nav', 'aside', 'main', 'table', 'dd', 'dt', 'blockquote', 'form', 'label']);
 
@@ -78,15 +120,16 @@ export function jsonLdNodes($: cheerio.CheerioAPI): JsonLdNode[] {
       if (node['@type'] !== undefined) out.push(node);
     }
   };
-  $('script[type="application/ld+json"]').each((_, el) => {
-    const raw = $(el).text().trim();
-    if (!raw) return;
+  for (const el of pageElements($).named('script')) {
+    if (el.attribs.type?.trim().toLowerCase() !== 'application/ld+json') continue;
+    const raw = el.children.map((c) => (c.type === 'text' ? c.data : '')).join('').trim();
+    if (!raw) continue;
     try {
       push(JSON.parse(raw));
     } catch {
       // Some sites put trailing commas or several objects in one block: skip rather than guess.
     }
-  });
+  }
   return out;
 }
 

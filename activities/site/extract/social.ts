@@ -1,5 +1,5 @@
 import type { CheerioAPI } from 'cheerio';
-import { ldList, typesOf, type JsonLdNode } from './dom';
+import { anchors, ldList, typesOf, type JsonLdNode } from './dom';
 
 /**
  * Social profile links, under the spec's keys (§2.1: proflink = LinkedIn, microblog = X/Twitter,
@@ -95,10 +95,7 @@ export function pageSocialLinks($: CheerioAPI, ld: JsonLdNode[]): string[] {
       for (const s of ldList(node.sameAs)) if (typeof s === 'string') links.push(s);
     }
   }
-  $('a[href]').each((_, el) => {
-    const href = $(el).attr('href');
-    if (href && /^https?:/i.test(href)) links.push(href);
-  });
+  for (const { href } of anchors($)) if (/^https?:/i.test(href)) links.push(href);
   return links;
 }
 
