@@ -88,15 +88,16 @@ const normalizeBlock = (b: string) => b.toLowerCase().replace(/\s+/g, ' ').trim(
  * section, and a page left with no text of its own keeps its blocks.
  */
 export function buildCompendium(site: string, pages: CompendiumPage[], level: CleanupLevel): string {
+  const sitePass = level === 'fit' && pages.length >= 2;
+  // Each block is normalised once (a 1,000-page crawl has tens of thousands).
+  const normalized = sitePass ? pages.map((page) => page.blocks.map(normalizeBlock)) : [];
   const seenOn = new Map<string, number>();
-  if (level === 'fit' && pages.length >= 2) {
-    for (const page of pages) for (const b of new Set(page.blocks.map(normalizeBlock))) seenOn.set(b, (seenOn.get(b) ?? 0) + 1);
-  }
+  for (const blocks of normalized) for (const b of new Set(blocks)) seenOn.set(b, (seenOn.get(b) ?? 0) + 1);
   const threshold = Math.max(2, Math.floor(pages.length / 2) + 1);
-  const repeated = (b: string) => level === 'fit' && pages.length >= 2 && !b.startsWith('#') && (seenOn.get(normalizeBlock(b)) ?? 0) >= threshold;
+  const repeated = (b: string, p: number, i: number) => sitePass && !b.startsWith('#') && (seenOn.get(normalized[p]?.[i] ?? '') ?? 0) >= threshold;
 
-  const sections = pages.map((page) => {
-    const kept = page.blocks.filter((b) => !repeated(b));
+  const sections = pages.map((page, p) => {
+    const kept = page.blocks.filter((b, i) => !repeated(b, p, i));
     // The site-level pass drops a page's chrome, never its text: a page whose every text block
     // repeats elsewhere (a near-copy of another page) keeps them all.
     const body = (kept.some((b) => !b.startsWith('#')) ? kept : page.blocks).join('\n\n');

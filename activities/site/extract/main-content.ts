@@ -1,7 +1,7 @@
 import type { CheerioAPI } from 'cheerio';
 import type { AnyNode, Element, ParentNode } from 'domhandler';
 import { parseDocument } from 'htmlparser2';
-import { jsonLdNodes } from './dom';
+import { jsonLdNodes, pageElements } from './dom';
 
 /**
  * The main content of a page (the `fit` cleanup level): which elements hold the article or the
@@ -170,14 +170,15 @@ function isHidden(el: Element): boolean {
  * elements (a news site whose every article came back empty).
  */
 function revealStreamedBoundaries($: CheerioAPI): void {
-  $('div[hidden][id^="S:"]').each((_, el) => {
+  const parts = pageElements($).named('div').filter((el) => 'hidden' in el.attribs && el.attribs.id?.startsWith('S:'));
+  for (const el of parts) {
     const part = $(el);
     const slot = $(`template[id="B:${part.attr('id')?.slice(2) ?? ''}"]`).first();
     if (slot.length) {
       slot.replaceWith(part.contents());
       part.remove();
     } else part.removeAttr('hidden');
-  });
+  }
 }
 
 /** Drops what is never content: scripts, media, form controls, hidden elements, comments. */
@@ -768,11 +769,14 @@ export function mainContentHtml($: CheerioAPI): string {
  * read the page).
  */
 export function mainContent($: CheerioAPI): (AnyNode | string)[] {
-  const body = ($('body').get(0) ?? $.root().children().get(0)) as Element | undefined;
+  const elements = pageElements($);
+  const body = elements.named('body')[0] ?? elements.all[0];
   if (!body) return [];
-  revealStreamedBoundaries($);
+  const metas = elements.named('meta');
+  const summary = (metas.find((m) => m.attribs.property === 'og:description')?.attribs.content ?? metas.find((m) => m.attribs.name?.toLowerCase() === 'description')?.attribs.content ?? '').trim();
   const declared = declaredArticleBody($);
-  const summary = ($('meta[property="og:description"]').attr('content') ?? $('meta[name="description"]').attr('content') ?? '').trim();
+  // Last of the reads of the page's index: this moves elements.
+  revealStreamedBoundaries($);
   prune(body);
   const page = new Page(body);
   let best: Attempt | null = null;
