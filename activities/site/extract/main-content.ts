@@ -811,10 +811,10 @@ export function mainContent($: CheerioAPI): (AnyNode | string)[] {
 const MARKDOWN_ATTRIBUTES = new Set(['href', 'src', 'alt', 'title', 'start', 'class']);
 
 /**
- * The chosen content without what the converter never reads (style, data-*, event handlers,
- * ids, microdata), without comments and a table's column widths (colgroup), and without the spans and fonts that only carried them
- * (syntax highlighting puts one around every token): the converter parses this markup a second
- * time and walks every node of it, so what it cannot use only costs.
+ * The chosen content without what the Markdown converter never reads (style, data-*, event
+ * handlers, ids, microdata), without comments and a table's column widths (colgroup), and without
+ * the spans and fonts that only carried them (syntax highlighting puts one around every token):
+ * highlighted code then reads exactly as plain code, and mainContentHtml's HTML is only what counts.
  */
 function bareMarkup(root: Element): void {
   const elements = [...elementsOf(root)];
