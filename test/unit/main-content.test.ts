@@ -51,6 +51,25 @@ describe('fit: the main content of real-shaped pages', () => {
     expectArticle(md);
   });
 
+  test('the subscribe and sign-in boxes a paywall hides with the "hidden" class, and ad labels, are no part of the article (Postmedia)', () => {
+    const paywall = '<div class="article-block article-content__sign-in-group hidden"><div class="h2">THIS CONTENT IS RESERVED FOR SUBSCRIBERS ONLY</div><p>Subscribe now to read the latest news in your city and across Canada.</p><ul><li>Exclusive articles by our columnists.</li><li>Unlimited online access to every story.</li></ul></div>';
+    const ad = '<section class="ad"><div class="ad__label">Story continues below</div></section>';
+    const md = fit(`<html><body>${menu}<article class="article-content"><h1>A hundred years of bread</h1><p>${ARTICLE[0]}</p><p>${ARTICLE[1]}</p>${ad}${paywall}<p>${ARTICLE[2]}</p><p>${ARTICLE[3]}</p></article>${footer}</body></html>`);
+    expectArticle(md);
+    expect(md).not.toContain('RESERVED FOR SUBSCRIBERS');
+    expect(md).not.toContain('Subscribe now');
+    expect(md).not.toContain('Story continues below');
+  });
+
+  test('a short post without <main> or <article> (a WordPress theme: div.post.hentry) is the post, without the blog menu, share buttons and post navigation', () => {
+    const blogMenu = '<ul class="pages"><li><a href="/">Startseite</a></li><li><a href="/impressum/">Impressum</a></li><li><a href="/about/">Über mich</a></li></ul>';
+    const post = '<div class="post-1431 post type-post status-publish hentry" id="post-1431"><h2><a href="/2009/12/23/monster/">Monstergespräche #1</a></h2><div class="post-content"><p>M: Wer rutscht als nächstes aus auf dem Glatteis? Ich: Ich wette, dass du als nächstes ausrutschst. Gewonnen!</p></div><div class="sharedaddy sd-sharing-enabled"><h3>Teilen Sie dies mit:</h3><ul><li><a href="?share=twitter">Twitter</a></li><li><a href="?share=facebook">Facebook</a></li></ul></div><div class="post-navigation"><a href="/2009/12/22/logbuch/">« Logbuch</a></div></div>';
+    const md = fit(`<html><body><div id="wrap">${blogMenu}<div id="content">${post}</div><div id="sidebar-widgets"><p>Aus dem Leben eines Talentfreien</p></div></div></body></html>`);
+    expect(md).toContain('Wer rutscht als nächstes aus auf dem Glatteis?');
+    expect(md).toContain('Monstergespräche #1');
+    for (const chrome of ['Startseite', 'Impressum', 'Teilen Sie dies mit', 'Twitter', 'Logbuch']) expect(md).not.toContain(chrome);
+  });
+
   test('a first <article> holding only microdata <meta> tags does not hide the real article', () => {
     const microdata = '<article itemscope itemtype="https://schema.org/NewsArticle"><meta itemprop="datePublished" content="2026-11-01"><meta itemprop="author" content="Ann Smith"></article>';
     const md = fit(`<html><body>${menu}${microdata}<div class="article-text">${ARTICLE.map((p) => `<p>${p}</p>`).join('')}</div>${sidebar}${footer}</body></html>`);

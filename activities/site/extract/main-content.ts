@@ -46,7 +46,7 @@ const PARAGRAPHS = new Set(['p', 'pre', 'td', 'blockquote', 'dd', 'h2', 'h3', 'h
 const HEADINGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
 
 /** A class or id that says "not the content": tested only with the OK pattern below, never on <body>. */
-const UNLIKELY = /-ad-|\bad-|\bads\b|adsense|advert|agegate|banner|breadcrumbs?|combx|comment|community|consent|cookie|cover-wrap|disqus|extra|footer|gdpr|header|legends|menu|newsletter|popup|related|remark|replies|rss|(^|[^a-z])shar(e|ing)([^a-z]|$)|shoutbox|sidebar|skyscraper|social|sponsor|subscribe|supplemental|pagination|pager|promo|outbrain|taboola|yom-remote/i;
+const UNLIKELY = /(^|\s)ad(\s|$)|-ad-|\bad-|\bads\b|adsense|advert|agegate|banner|breadcrumbs?|combx|comment|community|consent|cookie|cover-wrap|disqus|extra|footer|gdpr|header|legends|menu|newsletter|popup|related|remark|replies|rss|(^|[^a-z])shar(e|ing)([^a-z]|$)|shoutbox|sidebar|skyscraper|social|sponsor|subscribe|supplemental|pagination|pager|promo|outbrain|taboola|yom-remote/i;
 /** ... unless it also says it is (part of) the content. */
 const OK_MAYBE = /and|article|body|column|content|main|mathjax|shadow|story|entry|post-?text/i;
 /** Class or id words that count against a candidate (weight -25). */
@@ -68,6 +68,7 @@ const OVERLAY = /(^|[\s_-])(modal(-(content|dialog|body|wrapper|container|inner|
 const UNLIKELY_ROLES = new Set(['menu', 'menubar', 'complementary', 'navigation', 'alert', 'alertdialog', 'dialog', 'banner', 'contentinfo', 'search']);
 /** Landmarks of a page's chrome, for the fallback. */
 const PROSE_BOXES = new Set(['div', 'section', 'article', 'main']);
+const ENTRY = /(^|\s)(hentry|h-entry)(\s|$)/;
 const CHROME_TAGS = new Set(['nav', 'header', 'footer', 'aside', 'form', 'amp-lightbox', 'amp-sidebar']);
 
 /** Readability's threshold: a pass that finds fewer characters than this is tried again with less evidence. */
@@ -158,6 +159,9 @@ function* elementsOf(root: Element, skip?: (el: Element) => boolean): Generator<
 
 function isHidden(el: Element): boolean {
   if ('hidden' in el.attribs) return true;
+  // The `hidden` class of every CSS framework (Bootstrap, Tailwind, Foundation: display none): a
+  // paywall's or a sign-in box's alternatives wait there for a script to show one.
+  if (/(^|\s)hidden(\s|$)/.test(attr(el, 'class'))) return true;
   if (attr(el, 'aria-hidden') === 'true' && !/fallback-image/.test(attr(el, 'class'))) return true;
   const style = attr(el, 'style');
   return style !== '' && /(^|;)\s*(display\s*:\s*none|visibility\s*:\s*hidden)/i.test(style);
@@ -730,8 +734,11 @@ function isDataTable(table: Element): boolean {
 
 /** The fallback: the page's landmark, or its body, without its chrome. */
 function landmark(page: Page): Attempt {
-  const main = [...elementsOf(page.body)].find((el) => el.name === 'main' || attr(el, 'role') === 'main' || attr(el, 'itemprop') === 'articleBody')
-    ?? largest([...elementsOf(page.body)].filter((el) => el.name === 'article' && page.count(el).chars > 0), page);
+  const all = [...elementsOf(page.body)];
+  const main = all.find((el) => el.name === 'main' || attr(el, 'role') === 'main' || attr(el, 'itemprop') === 'articleBody')
+    ?? largest(all.filter((el) => el.name === 'article' && page.count(el).chars > 0), page)
+    // A post marked up as one (the hAtom/h-entry microformat of WordPress themes, schema.org microdata) is its page's content too.
+    ?? largest(all.filter((el) => (ENTRY.test(attr(el, 'class')) || /schema\.org\/(\w*Article|BlogPosting|Report)\b/.test(attr(el, 'itemtype'))) && page.count(el).chars > 0), page);
   const root = main && page.count(main).chars > 0 ? main : page.body;
   const removed = new Set<Element>();
   for (const el of elementsOf(root, (e) => removed.has(e))) {
@@ -740,7 +747,7 @@ function landmark(page: Page): Attempt {
     if (c.anchorsContent && el.name !== 'nav') continue;
     const role = attr(el, 'role');
     const match = `${attr(el, 'class')} ${attr(el, 'id')}`;
-    const chrome = ['nav', 'header', 'footer', 'aside'].includes(el.name) || UNLIKELY_ROLES.has(role) || /cookie|consent|gdpr|newsletter|popup|modal|breadcrumb/i.test(match) && !OK_MAYBE.test(match) || COMMENTS.test(match);
+    const chrome = ['nav', 'header', 'footer', 'aside'].includes(el.name) || UNLIKELY_ROLES.has(role) || /cookie|consent|gdpr|newsletter|popup|modal|breadcrumb/i.test(match) && !OK_MAYBE.test(match) || COMMENTS.test(match) || SHARE.test(match) || POST_FURNITURE.test(match);
     if (chrome && c.chars < 0.5 * page.count(root).chars) removed.add(el);
   }
   const nodes = root === page.body ? childElements(root) : [root];
