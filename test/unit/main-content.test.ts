@@ -61,6 +61,13 @@ describe('fit: the main content of real-shaped pages', () => {
     expect(md).not.toContain('Story continues below');
   });
 
+  test("the author's box after an article (author-container, author-card, author-description) is no part of it", () => {
+    const bio = '<div class="author-container column"><figure title="Nicole Opitz"><img src="/nicole.png" alt=""></figure><div class="author-description">Seit 2019 bei der Zeitung. Interessiert sich vor allem für Feminismus, Gesundheit und soziale Ungleichheit, schreibt über Medizin und Politik.</div></div>';
+    const md = fit(`<html><body>${menu}<article>${ARTICLE.map((p) => `<p>${p}</p>`).join('')}${bio}</article>${footer}</body></html>`);
+    expectArticle(md);
+    expect(md).not.toContain('Seit 2019');
+  });
+
   test('a short post without <main> or <article> (a WordPress theme: div.post.hentry) is the post, without the blog menu, share buttons and post navigation', () => {
     const blogMenu = '<ul class="pages"><li><a href="/">Startseite</a></li><li><a href="/impressum/">Impressum</a></li><li><a href="/about/">Über mich</a></li></ul>';
     const post = '<div class="post-1431 post type-post status-publish hentry" id="post-1431"><h2><a href="/2009/12/23/monster/">Monstergespräche #1</a></h2><div class="post-content"><p>M: Wer rutscht als nächstes aus auf dem Glatteis? Ich: Ich wette, dass du als nächstes ausrutschst. Gewonnen!</p></div><div class="sharedaddy sd-sharing-enabled"><h3>Teilen Sie dies mit:</h3><ul><li><a href="?share=twitter">Twitter</a></li><li><a href="?share=facebook">Facebook</a></li></ul></div><div class="post-navigation"><a href="/2009/12/22/logbuch/">« Logbuch</a></div></div>';
