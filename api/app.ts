@@ -103,7 +103,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
       formatCheck(),
       // Routes that read their bodies themselves: the unsubscribe pages (HTML form posts and RFC 8058
       // one-click bodies), the media uploads (multipart, streamed: api/media-upload.ts) and the raw
-      // mail import (message/rfc822: api/routes/mail.ts).
+      // mail import (message/rfc822: api/routes/mail/shared.ts readRawMessage).
       requestBody({ limit: '2mb', skip: (path) => isUnsubscribePagePath(path) || MEDIA_UPLOAD_PATHS.includes(path) || MAIL_IMPORT_PATH.test(path) }),
     ],
   );

@@ -165,7 +165,7 @@ export const messageListResponse = z.object({ success: z.literal(true), messages
 export const snoozedResponse = z.object({ success: z.literal(true), email: z.string(), total: z.number().int(), messages: z.array(messageSummaryView) });
 export const threadResponse = z.object({ success: z.literal(true), thread_id: z.string(), message_count: z.number().int(), messages: z.array(messageView) });
 export const searchResponse = z.object({ success: z.literal(true), email: z.string(), query: z.string(), total: z.number().int(), messages: z.array(messageSummaryView) });
-/** The raw message as read by the route's body reader (api/routes/mail.ts). */
+/** The raw message as read by the route's body reader (api/routes/mail/shared.ts readRawMessage). */
 export const rawMessageBody = z.custom<Buffer>((v) => Buffer.isBuffer(v), 'the body must be one RFC 5322 message');
 export const importDoc = z.string().meta({ format: 'binary', description: 'one RFC 5322 message' });
 

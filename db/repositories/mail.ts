@@ -53,7 +53,7 @@ export const passwordSealedAt = (server: 'smtp' | 'imap', clientId: string, id: 
 /**
  * Mailboxes, messages and templates of one client: every query starts from the models' `forClient`
  * (db/models/tenant.ts), the worker-side ones too (a workflow carries the client id with the row
- * id). Only the reconciler's sweeps and `messageById`/`mailboxById` cross clients, each saying so.
+ * id). Only the reconciler's sweeps cross clients, each saying so.
  * Passwords go in sealed and come out only through `servers()`.
  */
 export class MailRepository {
@@ -149,11 +149,6 @@ export class MailRepository {
         ? { host: row.imap_host, port: row.imap_port, secure: row.imap_secure ?? false, username: row.imap_username, password: this.cipher.open(row.imap_password_sealed, passwordSealedAt('imap', row.client_id, row.id)) }
         : null;
     return { smtp, imap };
-  }
-
-  /** A mailbox by row id whatever its client: for tests and operators only (the code paths use findMailbox). */
-  async mailboxById(id: number): Promise<MailboxRow | undefined> {
-    return MailboxModel.query(this.db).findById(id);
   }
 
   async recordSync(clientId: string, id: number, state: { uidvalidity?: string; lastUid?: number; error: string | null }): Promise<void> {
@@ -386,11 +381,6 @@ export class MailRepository {
   }
 
   // ---- outbound delivery (worker) --------------------------------------------------------------
-
-  /** A message by row id whatever its client: for tests and operators only (the code paths use findMessage). */
-  async messageById(id: number): Promise<MessageRow | undefined> {
-    return MailMessageModel.query(this.db).findById(id);
-  }
 
   /** Records that the SMTP server accepted the message for `recipient`, at once, so that a retry never sends it again. */
   async recordAccepted(clientId: string, id: number, recipient: string, response: string): Promise<void> {

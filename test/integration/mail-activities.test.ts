@@ -161,7 +161,7 @@ test('a cancel stops a delivery stuck on a silent SMTP server within 3 s', async
   env.cancel();
   expect(await failure(running)).toBeInstanceOf(CancelledFailure);
   expect(Date.now() - cancelledAt).toBeLessThan(3000);
-  expect((await repo.messageById(m.id))?.send_status).toBe('queued');
+  expect((await repo.findMessage(clientId, m.id))?.send_status).toBe('queued');
 });
 
 /** The one IMAP session opened since `earlier`: a cancel ends the activity within 3 s and closes it. */
@@ -209,7 +209,7 @@ test('a sync heartbeats through a listing that never ends, and a cancel closes i
   expect(beats.slice(listingFrom).filter((b) => b.step === 'listing').length).toBeGreaterThanOrEqual(2);
   await cancelClosesSession(env, running, earlier);
   // The mailbox is where it was: nothing listed, nothing skipped.
-  expect(Number((await repo.mailboxById(box.id))?.imap_last_uid)).toBe(0);
+  expect(Number((await repo.findMailbox(clientId, box.id))?.imap_last_uid)).toBe(0);
 });
 
 test('a message that arrives larger than MAIL_MAX_MESSAGE_BYTES despite its size claim is skipped as oversized, and the sync goes on past it', async () => {
@@ -223,7 +223,7 @@ test('a message that arrives larger than MAIL_MAX_MESSAGE_BYTES despite its size
   expect(hugeWrites[writes]?.sent).toBeLessThan(hugeWrites[writes]?.size ?? 0);
   const { messages } = await repo.listMessages(clientId, { mailbox_id: box.id, page: 1, page_size: 10 });
   expect(messages.map((m) => m.subject)).toEqual(['after the huge one']);
-  const synced = await repo.mailboxById(box.id);
+  const synced = await repo.findMailbox(clientId, box.id);
   expect(Number(synced?.imap_last_uid)).toBe(2);
   expect(synced?.last_sync_error).toBeNull();
   // The next run does not try it again.
@@ -250,7 +250,7 @@ test('a recipient who unsubscribed after the send was accepted gets no copy; the
   const { deliverMailMessage } = createDeliverActivities(deps);
   expect(await new MockActivityEnvironment().run(deliverMailMessage, { clientId, messageId: m.id })).toEqual({ sent: 1 });
   expect(relay.received.filter((r) => r.headerLines['message-id'] === m.message_id).map((r) => r.envelope.to)).toEqual([[keep]]);
-  expect((await repo.messageById(m.id))?.delivery[gone]).toMatchObject({ reason: 'unsubscribed' });
+  expect((await repo.findMessage(clientId, m.id))?.delivery[gone]).toMatchObject({ reason: 'unsubscribed' });
 
   // Only unsubscribed recipients left: the message fails instead of going nowhere.
   const alone = await outbound(box.id, box.address, [gone]);
@@ -268,7 +268,7 @@ test('a delivery run again after the server accepted sends nothing twice', async
   await db('mail_messages').where({ id: m.id }).update({ send_status: 'queued' });
   expect(await new MockActivityEnvironment().run(deliverMailMessage, { clientId, messageId: m.id })).toEqual({ sent: 0 });
   expect(relay.received.filter((r) => r.headerLines['message-id'] === m.message_id)).toHaveLength(2);
-  const row = await repo.messageById(m.id);
+  const row = await repo.findMessage(clientId, m.id);
   expect(row?.send_status).toBe('sent');
   expect(Object.keys(row?.delivery ?? {}).sort()).toEqual([...to].sort());
 });
