@@ -4,6 +4,7 @@ import slugify from 'slugify';
 import { isUniqueViolation, type Db } from '..';
 import { conflict, invalid } from '../../lib/errors';
 import { UUID } from '../../lib/ids';
+import { ContentAuthorModel, ContentCategoryModel, ContentPostModel, ContentSiteModel, ContentTagModel } from '../models/content';
 
 export interface SiteRow {
   id: string;
@@ -186,7 +187,7 @@ export class ContentRepository {
 
   async getSite(clientId: string, id: string): Promise<SiteRow | undefined> {
     if (!isUuid(id)) return undefined;
-    return (await this.db('content_sites').where({ client_id: clientId, id }).first()) as SiteRow | undefined;
+    return (await ContentSiteModel.forClient(this.db, clientId).where({ id }).first()) as SiteRow | undefined;
   }
 
   /** The other client's verified site of the domain, if any (the one that answers X-Content-Domain). */
@@ -223,11 +224,11 @@ export class ContentRepository {
   }
 
   async listSites(clientId: string): Promise<SiteRow[]> {
-    return (await this.db('content_sites').where({ client_id: clientId }).orderBy('domain')) as SiteRow[];
+    return (await ContentSiteModel.forClient(this.db, clientId).orderBy('domain')) as SiteRow[];
   }
 
   async deleteSite(clientId: string, id: string): Promise<boolean> {
-    return isUuid(id) && (await this.db('content_sites').where({ client_id: clientId, id }).delete()) > 0;
+    return isUuid(id) && (await ContentSiteModel.forClient(this.db, clientId).where({ id }).delete()) > 0;
   }
 
   /** The client whose verified site answers to this domain. */
@@ -281,20 +282,20 @@ export class ContentRepository {
 
   async findAuthor(clientId: string, id: string): Promise<AuthorRow | undefined> {
     if (!isUuid(id)) return undefined;
-    return (await this.db('content_authors').where({ client_id: clientId, id }).first()) as AuthorRow | undefined;
+    return (await ContentAuthorModel.forClient(this.db, clientId).where({ id }).first()) as AuthorRow | undefined;
   }
 
   async updateAuthor(clientId: string, id: string, input: AuthorInput): Promise<AuthorRow | undefined> {
     if (!isUuid(id)) return undefined;
     return conflictAs409(`an author with slug '${input.slug ?? ''}' already exists`, async () => {
-      const [row] = (await this.db('content_authors').where({ client_id: clientId, id }).update({ ...input, updated_at: this.db.fn.now() }).returning('*')) as AuthorRow[];
+      const [row] = (await ContentAuthorModel.forClient(this.db, clientId).where({ id }).update({ ...input, updated_at: this.db.fn.now() }).returning('*')) as AuthorRow[];
       return row;
     });
   }
 
   /** Deletes the author; their posts keep going without one. */
   async deleteAuthor(clientId: string, id: string): Promise<boolean> {
-    return isUuid(id) && (await this.db('content_authors').where({ client_id: clientId, id }).delete()) > 0;
+    return isUuid(id) && (await ContentAuthorModel.forClient(this.db, clientId).where({ id }).delete()) > 0;
   }
 
   // ---- categories and tags ----------------------------------------------------------------------
@@ -310,24 +311,24 @@ export class ContentRepository {
   }
 
   async listCategories(clientId: string): Promise<CategoryRow[]> {
-    return (await this.db('content_categories').where({ client_id: clientId }).orderBy('name')) as CategoryRow[];
+    return (await ContentCategoryModel.forClient(this.db, clientId).orderBy('name')) as CategoryRow[];
   }
 
   async findCategory(clientId: string, id: string): Promise<CategoryRow | undefined> {
     if (!isUuid(id)) return undefined;
-    return (await this.db('content_categories').where({ client_id: clientId, id }).first()) as CategoryRow | undefined;
+    return (await ContentCategoryModel.forClient(this.db, clientId).where({ id }).first()) as CategoryRow | undefined;
   }
 
   async updateCategory(clientId: string, id: string, input: CategoryInput): Promise<CategoryRow | undefined> {
     if (!isUuid(id)) return undefined;
     return conflictAs409(`a category with slug '${input.slug ?? ''}' already exists`, async () => {
-      const [row] = (await this.db('content_categories').where({ client_id: clientId, id }).update({ ...input, updated_at: this.db.fn.now() }).returning('*')) as CategoryRow[];
+      const [row] = (await ContentCategoryModel.forClient(this.db, clientId).where({ id }).update({ ...input, updated_at: this.db.fn.now() }).returning('*')) as CategoryRow[];
       return row;
     });
   }
 
   async deleteCategory(clientId: string, id: string): Promise<boolean> {
-    return isUuid(id) && (await this.db('content_categories').where({ client_id: clientId, id }).delete()) > 0;
+    return isUuid(id) && (await ContentCategoryModel.forClient(this.db, clientId).where({ id }).delete()) > 0;
   }
 
   /**
@@ -362,7 +363,7 @@ export class ContentRepository {
 
   async findTag(clientId: string, id: string): Promise<TagRow | undefined> {
     if (!isUuid(id)) return undefined;
-    return (await this.db('content_tags').where({ client_id: clientId, id }).first()) as TagRow | undefined;
+    return (await ContentTagModel.forClient(this.db, clientId).where({ id }).first()) as TagRow | undefined;
   }
 
   async updateTag(clientId: string, id: string, input: { name?: string; slug?: string }): Promise<TagRow | undefined> {
@@ -371,13 +372,13 @@ export class ContentRepository {
     if (input.name === undefined && input.slug === undefined) return this.findTag(clientId, id);
     const taken = [input.name !== undefined && `named '${input.name}'`, input.slug !== undefined && `with slug '${input.slug}'`].filter(Boolean).join(' or ');
     return conflictAs409(`a tag ${taken} already exists`, async () => {
-      const [row] = (await this.db('content_tags').where({ client_id: clientId, id }).update(input).returning('*')) as TagRow[];
+      const [row] = (await ContentTagModel.forClient(this.db, clientId).where({ id }).update(input).returning('*')) as TagRow[];
       return row;
     });
   }
 
   async deleteTag(clientId: string, id: string): Promise<boolean> {
-    return isUuid(id) && (await this.db('content_tags').where({ client_id: clientId, id }).delete()) > 0;
+    return isUuid(id) && (await ContentTagModel.forClient(this.db, clientId).where({ id }).delete()) > 0;
   }
 
   // ---- posts ------------------------------------------------------------------------------------
@@ -405,7 +406,7 @@ export class ContentRepository {
       const authorId = await this.resolveAuthor(trx, clientId, input);
       const columns: Record<string, unknown> = { ...postColumns(input), updated_at: trx.fn.now() };
       if (authorId !== undefined) columns.author_id = authorId;
-      await conflictAs409(`a post with slug '${input.slug ?? ''}' already exists`, () => trx('content_posts').where({ client_id: clientId, id }).update(columns));
+      await conflictAs409(`a post with slug '${input.slug ?? ''}' already exists`, async () => ContentPostModel.forClient(trx, clientId).where({ id }).update(columns));
       await this.writeLinks(trx, clientId, id, input, true);
       return true;
     });
@@ -422,12 +423,12 @@ export class ContentRepository {
   }
 
   async deletePost(clientId: string, id: string): Promise<boolean> {
-    return isUuid(id) && (await this.db('content_posts').where({ client_id: clientId, id }).delete()) > 0;
+    return isUuid(id) && (await ContentPostModel.forClient(this.db, clientId).where({ id }).delete()) > 0;
   }
 
   async findPost(clientId: string, id: string): Promise<PostState | undefined> {
     if (!isUuid(id)) return undefined;
-    const row = (await this.db('content_posts').where({ client_id: clientId, id }).first()) as PostRow | undefined;
+    const row = (await ContentPostModel.forClient(this.db, clientId).where({ id }).first()) as PostRow | undefined;
     if (!row) return undefined;
     const [post] = await this.withLinks(clientId, [row]);
     return post && { ...post, related: await this.chosenRelated(clientId, row.id, false) };
