@@ -251,7 +251,7 @@ export class ContentRepository {
     const base = input.slug ?? (slugOf(input.full_name) || 'author');
     if (autoSlug) {
       for (let attempt = 0; attempt < SLUG_ATTEMPTS; attempt += 1) {
-        const slug = await this.freeSlug(db, 'content_authors', clientId, base);
+        const slug = await this.freeSlug(db, ContentAuthorModel, clientId, base);
         const [row] = (await db('content_authors').insert({ ...input, id: randomUUID(), client_id: clientId, slug }).onConflict(['client_id', 'slug']).ignore().returning('*')) as AuthorRow[];
         if (row) return row;
       }
@@ -265,10 +265,12 @@ export class ContentRepository {
   }
 
   /** The first of base, base-2, base-3, ... (numberedSlug: within SLUG_MAX) that no row of the client's in `table` has. */
-  private async freeSlug(db: Knex, table: string, clientId: string, base: string): Promise<string> {
+  private async freeSlug(db: Knex, model: typeof ContentAuthorModel | typeof ContentTagModel, clientId: string, base: string): Promise<string> {
     for (let first = 1; ; first += SLUG_BATCH) {
       const candidates = Array.from({ length: SLUG_BATCH }, (_, i) => numberedSlug(base, first + i));
-      const taken = new Set((await db(table).where({ client_id: clientId }).whereIn('slug', candidates).pluck('slug')) as string[]);
+      // Both models have a slug column; the cast only picks one of the two forClient signatures.
+      const rows = await (model as typeof ContentTagModel).forClient(db, clientId).whereIn('slug', candidates).select('slug');
+      const taken = new Set(rows.map((r) => r.slug));
       const free = candidates.find((slug) => !taken.has(slug));
       if (free !== undefined) return free;
     }
@@ -344,7 +346,7 @@ export class ContentRepository {
       });
     if (slug !== undefined) return insert(slug);
     for (let attempt = 0; ; attempt += 1) {
-      const s = await this.freeSlug(this.db, 'content_tags', clientId, slugOf(name) || 'tag');
+      const s = await this.freeSlug(this.db, ContentTagModel, clientId, slugOf(name) || 'tag');
       // A clash on the slug alone is a race for a free slug: try the next one. A clash on the name is the 409.
       if (attempt === SLUG_ATTEMPTS - 1 || (await this.tagIdByName(this.db, clientId, name))) return insert(s);
       const [row] = (await this.db('content_tags').insert({ id: randomUUID(), client_id: clientId, name, slug: s }).onConflict(['client_id', 'slug']).ignore().returning('*')) as TagRow[];
@@ -488,31 +490,32 @@ export class ContentRepository {
   /** Replaces the post's tags, categories and related posts that the input names (all of them on create). */
   private async writeLinks(trx: Knex.Transaction, clientId: string, postId: string, input: PostInput, replace = false): Promise<void> {
     if (input.tags !== undefined || input.tag_ids !== undefined) {
-      const ids = new Set<string>(await this.ownIds(trx, 'content_tags', clientId, input.tag_ids ?? [], 'tag_ids'));
+      const ids = new Set<string>(await this.ownIds(trx, ContentTagModel, clientId, input.tag_ids ?? [], 'tag_ids'));
       for (const id of await this.tagsByName(trx, clientId, input.tags ?? [])) ids.add(id);
       if (replace) await trx('content_post_tags').where({ post_id: postId }).delete();
       if (ids.size > 0) await trx('content_post_tags').insert([...ids].map((tag_id) => ({ post_id: postId, tag_id })));
     }
     if (input.category_ids !== undefined) {
-      const ids = await this.ownIds(trx, 'content_categories', clientId, input.category_ids, 'category_ids');
+      const ids = await this.ownIds(trx, ContentCategoryModel, clientId, input.category_ids, 'category_ids');
       if (replace) await trx('content_post_categories').where({ post_id: postId }).delete();
       if (ids.length > 0) await trx('content_post_categories').insert(ids.map((category_id) => ({ post_id: postId, category_id })));
     }
     if (input.related_post_ids !== undefined) {
       if (input.related_post_ids.includes(postId)) throw invalid('related_post_ids: a post cannot be related to itself');
-      const ids = await this.ownIds(trx, 'content_posts', clientId, input.related_post_ids, 'related_post_ids');
+      const ids = await this.ownIds(trx, ContentPostModel, clientId, input.related_post_ids, 'related_post_ids');
       if (replace) await trx('content_post_related').where({ post_id: postId }).delete();
       if (ids.length > 0) await trx('content_post_related').insert(ids.map((related_post_id, position) => ({ post_id: postId, related_post_id, position })));
     }
   }
 
   /** The ids (deduplicated, in order), each checked to be the client's: otherwise a 400 naming the field. */
-  private async ownIds(trx: Knex.Transaction, table: string, clientId: string, ids: string[], field: string): Promise<string[]> {
+  private async ownIds(trx: Knex.Transaction, model: typeof ContentTagModel | typeof ContentCategoryModel | typeof ContentPostModel, clientId: string, ids: string[], field: string): Promise<string[]> {
     const unique = [...new Set(ids)];
     if (unique.length === 0) return [];
     const bad = unique.find((id) => !isUuid(id));
     if (bad) throw invalid(`${field}: ${bad} is not an id`);
-    const found = new Set((await trx(table).where({ client_id: clientId }).whereIn('id', unique).pluck('id')) as string[]);
+    // Each model has a uuid id; the cast only picks one of the forClient signatures.
+    const found = new Set((await (model as typeof ContentTagModel).forClient(trx, clientId).whereIn('id', unique).select('id')).map((r) => r.id));
     const missing = unique.filter((id) => !found.has(id));
     if (missing.length > 0) throw invalid(`${field}: not found: ${missing.join(', ')}`);
     return unique;
@@ -544,7 +547,7 @@ export class ContentRepository {
   }
 
   private async tagIdByName(db: Knex, clientId: string, name: string): Promise<string | undefined> {
-    const row = (await db('content_tags').where({ client_id: clientId }).whereRaw('lower(name) = lower(?)', [name]).first('id')) as { id: string } | undefined;
+    const row = await ContentTagModel.forClient(db, clientId).whereRaw('lower(name) = lower(?)', [name]).select('id').first();
     return row?.id;
   }
 
@@ -557,7 +560,7 @@ export class ContentRepository {
     for (let attempt = 0; attempt < SLUG_ATTEMPTS; attempt += 1) {
       const existing = await this.tagIdByName(trx, clientId, name);
       if (existing) return existing;
-      const slug = await this.freeSlug(trx, 'content_tags', clientId, slugOf(name) || 'tag');
+      const slug = await this.freeSlug(trx, ContentTagModel, clientId, slugOf(name) || 'tag');
       const [row] = (await trx('content_tags').insert({ id: randomUUID(), client_id: clientId, name, slug }).onConflict().ignore().returning('id')) as { id: string }[];
       if (row) return row.id;
     }
