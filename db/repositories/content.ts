@@ -192,6 +192,7 @@ export class ContentRepository {
 
   /** The other client's verified site of the domain, if any (the one that answers X-Content-Domain). */
   async verifiedElsewhere(clientId: string, domain: string): Promise<SiteRow | undefined> {
+    // tenancy: crosses tenants on purpose: another client's verified site of the domain (the domain alone picks the client).
     return (await this.db('content_sites').where({ domain }).whereNotNull('verified_at').whereNot({ client_id: clientId }).first()) as SiteRow | undefined;
   }
 
