@@ -113,16 +113,26 @@ interface CrawledPage {
   isStart: boolean;
 }
 
-/** The politeness gate of one site: at most one request start per `delayMs`. */
+/**
+ * The politeness gate of one site: at most one request start per `delayMs`. `request` is started
+ * in the same turn as its time is taken, and the pause runs from when the previous one actually
+ * started (a loop that woke late does not shorten the next pause), on the monotonic clock. Loops
+ * that wake together take turns: one goes, the others wait again.
+ */
 class Gate {
-  private next = 0;
+  private last = -Infinity;
   constructor(public delayMs: number) {}
 
-  async wait(signal: AbortSignal): Promise<void> {
-    const now = Date.now();
-    const at = Math.max(now, this.next);
-    this.next = at + this.delayMs;
-    if (at > now) await sleep(at - now, signal);
+  async start<T>(signal: AbortSignal, request: () => Promise<T>): Promise<T> {
+    for (;;) {
+      const now = performance.now();
+      const due = this.last + this.delayMs;
+      if (now >= due) {
+        this.last = now;
+        return request();
+      }
+      await sleep(due - now, signal);
+    }
   }
 }
 
@@ -230,9 +240,11 @@ class SiteCrawl {
     try {
       const refusal = await this.robotsRefusal(start);
       if (refusal) throw new CrawlFailedError(`${start} may not be crawled: ${refusal}`, 'RobotsDisallowed');
-      await (await this.gateFor(start)).wait(this.signal);
-      this.attempts++;
-      page = await this.source.fetchPage(start, this.signal, this.redirectCheck(true));
+      const gate = await this.gateFor(start);
+      page = await gate.start(this.signal, () => {
+        this.attempts++;
+        return this.source.fetchPage(start, this.signal, this.redirectCheck(true));
+      });
     } catch (err) {
       if (this.signal.aborted || err instanceof CrawlFailedError) throw err;
       throw new CrawlFailedError(`${start} could not be crawled: ${describe(err)}`, failureType(err));
@@ -346,8 +358,8 @@ class SiteCrawl {
         this.errors.push({ url, error: `not fetched: ${refusal}` });
         return undefined;
       }
-      await (await this.gateFor(url)).wait(this.signal);
-      return await this.source.fetchPage(url, this.signal, this.redirectCheck(false));
+      const gate = await this.gateFor(url);
+      return await gate.start(this.signal, () => this.source.fetchPage(url, this.signal, this.redirectCheck(false)));
     } catch (err) {
       if (this.signal.aborted) throw err;
       // A redirect to a page crawled already is no error: that page is in the result once.
