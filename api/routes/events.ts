@@ -5,6 +5,7 @@ import { StreamLimitError, type EventListener, type EventSubscriber } from '../.
 import { ClientRepository } from '../../db/repositories/clients';
 import { eventsSince, type StoredEvent } from '../../db/repositories/events';
 import type { StreamTickets } from '../../db/repositories/stream-tickets';
+import { eventData } from '../../jobs/event-body';
 import { AppError, badRequest } from '../../lib/errors';
 import { clientIdOf } from '../context';
 import { AUTH_INACTIVE } from '../middleware/auth';
@@ -48,7 +49,7 @@ const frames = new WeakMap<StoredEvent, string>();
 function eventFrame(e: StoredEvent): string {
   let text = frames.get(e);
   if (text === undefined) {
-    text = frame(e.name, { ...e.data, event_id: e.id, created_at: e.created_at }, e.id);
+    text = frame(e.name, eventData(e), e.id);
     frames.set(e, text);
   }
   return text;

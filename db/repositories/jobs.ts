@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { JobStatus, JobType } from '../../jobs';
+import { webhookBodySql } from '../../jobs/event-body';
 import { JobModel } from '../models/job';
 import { batchedTransaction, inline, prepared } from '../batched';
 import { announcementStatement, appendEvent, queueEvent, transactionWithEvents, type StoredEvent } from './events';
@@ -62,7 +63,7 @@ function queuedInsert(source: string): string {
        ), d as (
          insert into webhook_deliveries (id, webhook_id, client_id, event_id, event, task_queue, body)
          select gen_random_uuid(), w.id, w.client_id, e.id, e.name, w.task_queue,
-                jsonb_build_object('event', e.name, 'created_at', ${ISO_UTC('e.created_at')}, 'data', e.data::jsonb || jsonb_build_object('event_id', e.id, 'created_at', ${ISO_UTC('e.created_at')}))
+                ${webhookBodySql('e', ISO_UTC)}
          from e join webhooks w on w.client_id = e.client_id and w.active and e.name = any(w.events)
        )`;
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { webhookBody } from '../../jobs/event-body';
 import type { StoredEvent } from './events';
 
 /**
@@ -7,9 +8,8 @@ import type { StoredEvent } from './events';
  * delivered that was rolled back). One statement, and none at all for the common "no webhooks".
  */
 export async function queueDeliveries(trx: Knex | Knex.Transaction, event: StoredEvent): Promise<void> {
-  const createdAt = new Date(event.created_at).toISOString();
-  // `data` as on the event stream (api/routes/events.ts): the event's fields with its id and time.
-  const body = { event: event.name, created_at: createdAt, data: { ...event.data, event_id: event.id, created_at: createdAt } };
+  // `data` as on the event stream (api/routes/events.ts): jobs/event-body.ts owns the shape.
+  const body = webhookBody(event);
   await trx.raw(
     `insert into webhook_deliveries (id, webhook_id, client_id, event_id, event, task_queue, body)
      select gen_random_uuid(), w.id, w.client_id, ?, ?, w.task_queue, ?::jsonb from webhooks w
