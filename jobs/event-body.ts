@@ -13,16 +13,19 @@ export interface WireEvent {
   created_at: string;
 }
 
+/** The `data` of an event on the wire: the event's own fields, then its id and ISO time. */
+export type EventData = Record<string, unknown> & { event_id: number; created_at: string };
+
 /** An event's `data` as the stream and webhooks send it: its fields with its id and time. */
-export function eventData(event: WireEvent): Record<string, unknown> {
+export function eventData(event: WireEvent): EventData {
   const createdAt = new Date(event.created_at).toISOString();
   return { ...event.data, event_id: event.id, created_at: createdAt };
 }
 
 /** A webhook delivery's body: the event's name and time around eventData. */
-export function webhookBody(event: WireEvent): { event: string; created_at: string; data: Record<string, unknown> } {
+export function webhookBody(event: WireEvent): { event: string; created_at: string; data: EventData } {
   const data = eventData(event);
-  return { event: event.name, created_at: data.created_at as string, data };
+  return { event: event.name, created_at: data.created_at, data };
 }
 
 /**
