@@ -115,7 +115,10 @@ export const companySearchResult = z.object({
   sources_queried: z.array(z.string()),
   query_time_ms: z.number().int(),
   results: z.array(companyRecordSchema),
-  metadata: answerMetadata.extend({ dedupe_stats: z.object({ processed: z.boolean() }) }),
+  metadata: answerMetadata.extend({
+    skipped_items: z.number().int().describe('items of the registry answer left out because they cannot be a record (no company number or name); 0 when none'),
+    dedupe_stats: z.object({ processed: z.boolean() }),
+  }),
 }).meta({ id: 'CompanyDataSearchResult', description: 'crawlCompanyData, mode search' });
 
 export const companyLookupResult = z.object({

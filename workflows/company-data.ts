@@ -14,6 +14,8 @@ const localStore = proxyLocalActivities<CompanyDataActivities>(STORE_OPTIONS);
 // Jobs started before the change ran these steps as ordinary activities; their histories replay so.
 const queuedStore = proxyActivities<CompanyDataActivities>(STORE_OPTIONS);
 const LOCAL_STORE_PATCH = 'company-data-local-store';
+// Companies House searches count the items they leave out; earlier histories called searchCompaniesHouse.
+const CH_SKIPPED_PATCH = 'company-data-ch-skipped-items';
 
 /**
  * One registry request per activity, on the registry's queue, whose worker-side rate limit
@@ -65,7 +67,10 @@ async function askRegistry(query: CompanyQuery, input: JobStepsInput): Promise<R
     return { mode: 'lookup', record: await sec.lookupSec({ cik: query.identifier }) };
   }
   const ch = queue('companiesHouse');
-  if (query.mode === 'search') return { mode: 'search', records: await ch.searchCompaniesHouse({ name: query.name, limit: query.limit }) };
+  if (query.mode === 'search') {
+    if (!patched(CH_SKIPPED_PATCH)) return { mode: 'search', records: await ch.searchCompaniesHouse({ name: query.name, limit: query.limit }) };
+    return { mode: 'search', ...(await ch.searchCompaniesHouseItems({ name: query.name, limit: query.limit })) };
+  }
   const profile = await ch.fetchCompaniesHouseProfile({ companyNumber: query.identifier });
   const officers = await ch.fetchCompaniesHouseOfficers({ companyNumber: profile.source_id });
   return { mode: 'lookup', record: { ...profile, officers } };

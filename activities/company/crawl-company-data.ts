@@ -19,7 +19,7 @@ export type CompanyQuery =
 
 /** What the registry said, before the job's envelope is put around it. */
 export type RegistryAnswer =
-  | { mode: 'search'; records: CompanyRecord[] }
+  | { mode: 'search'; records: CompanyRecord[]; /** answered items that could not be a record (no number or title) */ skipped?: number }
   | { mode: 'lookup'; record: CompanyRecord }
   | { mode: 'vat'; vat: VatCheckResult };
 
@@ -98,9 +98,13 @@ export function createCompanyDataActivities(deps: ActivityDeps) {
     /** US lookup by CIK in SEC's submissions API. */
     lookupSec: (input: { cik: string }): Promise<CompanyRecord> => registryCall((signal) => secPaced(signal, () => secClient().lookup(input.cik, signal))),
 
-    /** GB search by name at Companies House. */
+    /** GB search by name at Companies House. Kept for jobs started before searchCompaniesHouseItems: their histories replay with it. */
     searchCompaniesHouse: (input: { name: string; limit: number }): Promise<CompanyRecord[]> =>
       registryCall((signal) => chClient().search(input.name, input.limit, signal)),
+
+    /** GB search by name at Companies House, with the number of answered items that could not be a record. */
+    searchCompaniesHouseItems: (input: { name: string; limit: number }): Promise<{ records: CompanyRecord[]; skipped: number }> =>
+      registryCall((signal) => chClient().searchItems(input.name, input.limit, signal)),
 
     /** GB company profile (the record without officers). */
     fetchCompaniesHouseProfile: (input: { companyNumber: string }): Promise<CompanyRecord> =>
@@ -150,7 +154,7 @@ export function companyDataResult(query: CompanyQuery, answer: RegistryAnswer, s
       query_time_ms,
       results: answer.records,
       // Registry results are not matched against the client's canonical records.
-      metadata: { ...metadata, dedupe_stats: { processed: false } },
+      metadata: { ...metadata, skipped_items: answer.skipped ?? 0, dedupe_stats: { processed: false } },
     };
   }
   if (answer.mode === 'lookup' && query.mode === 'lookup') return { success: true, country: query.country, query_time_ms, data: answer.record, metadata };
@@ -169,7 +173,7 @@ function stampAnswer(answer: RegistryAnswer, stamp: { cached: boolean; retrieved
       cache_expires_at: stamp.expiresAt,
     },
   });
-  if (answer.mode === 'search') return { mode: 'search', records: answer.records.map(mark) };
+  if (answer.mode === 'search') return { ...answer, records: answer.records.map(mark) };
   if (answer.mode === 'lookup') return { mode: 'lookup', record: mark(answer.record) };
   return answer;
 }

@@ -85,7 +85,7 @@ describe('crawlCompanyData: UK Companies House', () => {
       total_results: 3,
       sources_queried: ['uk_registry'],
       query_time_ms: expect.any(Number),
-      metadata: { dedupe_stats: { processed: false }, cached: false },
+      metadata: { skipped_items: 0, dedupe_stats: { processed: false }, cached: false },
     });
     const results = data.results as Record<string, unknown>[];
     expect(results.map((r) => r.registration_number).sort()).toEqual(['03323845', '04366849', 'SC123456']);
@@ -105,6 +105,15 @@ describe('crawlCompanyData: UK Companies House', () => {
     const meta = shell?.metadata as { retrieved_at: string; cache_expires_at: string };
     expect(hours(meta.retrieved_at, meta.cache_expires_at)).toBeCloseTo(24, 5);
     expect(results.find((r) => r.registration_number === 'SC123456')).toMatchObject({ status: 'liquidation' });
+    expect(() => companySearchResult.parse(data)).not.toThrow();
+  });
+
+  test('a search answer holding an item without a title completes with the other companies and counts the one left out', async () => {
+    ch.addUntitledSearchItem('Trading');
+    const { status, data } = await run(main.c, { mode: 'search', name: 'Shell Trading', country: 'GB', limit: 5 });
+    expect(status).toMatchObject({ status: 'completed', results_count: 1 });
+    expect(data).toMatchObject({ total_results: 1, metadata: { skipped_items: 1 } });
+    expect((data.results as Record<string, unknown>[]).map((r) => r.registration_number)).toEqual(['04366849']);
     expect(() => companySearchResult.parse(data)).not.toThrow();
   });
 

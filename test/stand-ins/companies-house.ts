@@ -23,6 +23,11 @@ export interface CompaniesHouseStandIn {
   totalRequests(): number;
   /** Answer the next `count` requests with `status` (e.g. 502 from the gateway in front of the API). */
   failNext(status: number, count?: number): void;
+  /**
+   * Searches whose q contains `query` also answer one item with a company number and no `title`
+   * (a malformed item, as a real search page may hold one), after the matching companies.
+   */
+  addUntitledSearchItem(query: string): void;
   close(): Promise<void>;
 }
 
@@ -143,6 +148,7 @@ export async function startCompaniesHouseStandIn(options: CompaniesHouseStandInO
   let windowStart = Math.floor(Date.now() / 1000);
   let used = 0;
   const failures: number[] = [];
+  const untitledFor: string[] = [];
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -174,13 +180,17 @@ export async function startCompaniesHouseStandIn(options: CompaniesHouseStandInO
       const perPage = Number(url.searchParams.get('items_per_page') ?? 20);
       const start = Number(url.searchParams.get('start_index') ?? 0);
       const matches = Object.values(PROFILES).filter((p) => String(p.company_name).toLowerCase().includes(q));
+      const items: Record<string, unknown>[] = matches.map(searchItem);
+      if (untitledFor.some((u) => q.includes(u.toLowerCase()))) {
+        items.push({ kind: 'searchresults#company', company_number: '00000001', company_status: 'active', company_type: 'ltd', address_snippet: '1 Nowhere Street, London' });
+      }
       return send(200, {
-        items: matches.slice(start, start + perPage).map(searchItem),
+        items: items.slice(start, start + perPage),
         items_per_page: perPage,
         kind: 'search#companies',
         start_index: start,
         page_number: Math.floor(start / perPage) + 1,
-        total_results: matches.length,
+        total_results: items.length,
       });
     }
     const company = /^\/company\/([A-Z0-9]+)(\/officers)?$/.exec(url.pathname);
@@ -206,6 +216,7 @@ export async function startCompaniesHouseStandIn(options: CompaniesHouseStandInO
     requests,
     totalRequests: () => [...requests.values()].reduce((a, b) => a + b, 0),
     failNext: (status, count = 1) => failures.push(...Array.from({ length: count }, () => status)),
+    addUntitledSearchItem: (query) => untitledFor.push(query),
     close,
   };
 }
