@@ -6,11 +6,11 @@
  * `job.completed` event arrives on the client's SSE stream, as a user would learn it. Runs the jobs
  * one at a time, then `--concurrency` at a time; prints p50/p95 and where the time went (from the
  * job row: queued -> started -> completed, then the event's delivery), writes JSON to bench/results/.
- *   npm run bench:engine -- [--jobs 40] [--concurrency 4]
+ *   npm run bench:engine -- [--jobs 40] [--concurrency 4] [--temporal dev|cluster]
  * Target: median <= 150 ms (issue 17).
  */
 import { startViesStandIn } from '../test/stand-ins/vies';
-import { args, load, percentile, stats, writeResult } from './support';
+import { args, load, percentile, stats, temporalTarget, writeResult } from './support';
 import { startBenchService } from './service';
 
 interface Timing {
@@ -22,12 +22,14 @@ interface Timing {
 
 async function main(): Promise<void> {
   const opts = args({ jobs: 40, concurrency: 4 });
+  const temporal = temporalTarget();
   const vies = await startViesStandIn();
   const tag = `e${Date.now().toString(36)}`;
   const service = await startBenchService(tag, 'engine', {
     RATE_LIMIT_ENABLED: 'false',
     USER_URL_ALLOW_HOSTS: '127.0.0.1',
     VIES_BASE_URL: vies.baseUrl,
+    ...temporal.env,
   });
   const { db, base, auth } = service;
 
@@ -120,6 +122,7 @@ async function main(): Promise<void> {
       at: new Date().toISOString(),
       machine: { cores: os.cpus().length, load_average: os.loadavg().map((l) => Math.round(l * 100) / 100) },
       options: opts,
+      temporal: temporal.name,
       job: 'crawlCompanyData (mode vat) against the VIES stand-in',
       sequential,
       concurrent,
@@ -130,12 +133,12 @@ async function main(): Promise<void> {
     const line = (name: string, r: typeof sequential) =>
       `${name.padEnd(16)} p50 ${String(r.submit_to_completed.p50_ms).padStart(7)} ms  p95 ${String(r.submit_to_completed.p95_ms).padStart(7)} ms  ` +
       `(queued->started p50 ${r.queued_to_started.p50_ms} ms, started->completed ${r.started_to_completed.p50_ms} ms, submit+event ${r.rest.p50_ms} ms)`;
-    console.log(`engine benchmark: ${opts.jobs} crawlCompanyData VAT checks against an instant stand-in, submit -> job.completed on SSE (load average ${result.machine.load_average.join(' ')})`);
+    console.log(`engine benchmark on the ${temporal.name === 'cluster' ? 'Temporal cluster (dev/cluster)' : 'Temporal dev server'}: ${opts.jobs} crawlCompanyData VAT checks against an instant stand-in, submit -> job.completed on SSE (load average ${result.machine.load_average.join(' ')})`);
     console.log(line('one at a time', sequential));
     console.log(line(`${opts.concurrency} at a time`, concurrent));
     if (stalled.length > 0) console.log(`${stalled.length} job(s) stalled over 120 s and are left out of the figures: ${stalled.join(', ')}`);
     console.log(`target median <= 150 ms: ${result.met ? 'met' : 'NOT met'}`);
-    console.log(`wrote ${writeResult('engine', result)}`);
+    console.log(`wrote ${writeResult(temporal.name === 'cluster' ? 'engine-cluster' : 'engine', result)}`);
   } finally {
     stream.abort();
     await reading;

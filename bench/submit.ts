@@ -2,7 +2,7 @@
  * bench/submit: job submission through the real API (its own process, real Postgres and Temporal)
  * next to a bare `client.workflow.start` loop with the same workflow options, both from 64
  * concurrent callers. Prints both, their ratios, and writes JSON to bench/results/.
- *   npm run bench:submit -- [--requests 2000] [--concurrency 64] [--warmup 1500] [--rounds 4]
+ *   npm run bench:submit -- [--requests 2000] [--concurrency 64] [--warmup 1500] [--rounds 4] [--temporal dev|cluster]
  * The measured requests run in `--rounds` alternating rounds (API, bare, floor, API, ...), so that
  * the arms see the same load on a shared machine; each round's figures are printed too. The third
  * arm (`--floor 0` leaves it out) is bench/submit-floor.ts: a plain node:http server that commits
@@ -23,12 +23,13 @@ import { priorityKeyFor } from '../jobs';
 import { runJobInput } from '../jobs/run-input';
 import { temporalConnectionOptions } from '../lib/temporal';
 import { runJob } from '../workflows';
-import { args, cpuSeconds, cpuSince, load, serveScript, stackEnv, stats, writeResult, type CpuGroup, type Stats } from './support';
+import { args, cpuSeconds, cpuSince, load, serveScript, stackEnv, stats, temporalTarget, writeResult, type CpuGroup, type Stats } from './support';
 
 async function main(): Promise<void> {
   const opts = args({ requests: 2000, concurrency: 64, warmup: 1500, rounds: 4, floor: 1 });
+  const temporal = temporalTarget();
   const tag = `b${Date.now().toString(36)}`;
-  const env = { ...stackEnv(), DATABASE_SCHEMA: `bench_${tag}`, TASK_QUEUE_PREFIX: `bench-${tag}`, LOG_LEVEL: 'warn' };
+  const env = { ...stackEnv(), ...temporal.env, DATABASE_SCHEMA: `bench_${tag}`, TASK_QUEUE_PREFIX: `bench-${tag}`, LOG_LEVEL: 'warn' };
   const config = parseConfig(env);
 
   const db = createDb(config);
@@ -115,7 +116,7 @@ async function main(): Promise<void> {
       { name: 'floor', match: (p) => p.pid === floor?.pid },
       { name: 'bench', match: (p) => p.pid === process.pid },
       { name: 'postgres', match: (p) => p.comm === 'postgres' },
-      { name: 'temporal', match: (p) => p.cmdline.includes('temporal') && p.cmdline.includes('start-dev') },
+      { name: 'temporal', match: temporal.isServer },
     ];
     // Each round's own figures too: whether a tail is the arm's or one round's (a burst of other work
     // on the machine) shows there, where the pooled percentiles cannot say.
@@ -156,6 +157,7 @@ async function main(): Promise<void> {
       at: new Date().toISOString(),
       machine: { cores: (await import('node:os')).cpus().length, load_average: (await import('node:os')).loadavg().map((l) => Math.round(l * 100) / 100) },
       options: opts,
+      temporal: temporal.name,
       api_submit: apiStats,
       bare_workflow_start: bareStats,
       floor_http_row_start: floorStats ?? null,
@@ -168,7 +170,7 @@ async function main(): Promise<void> {
     };
     const line = (name: string, s: typeof apiStats) =>
       `${name.padEnd(22)} ${String(s.per_second).padStart(8)}/s  p50 ${String(s.p50_ms).padStart(7)} ms  p95 ${String(s.p95_ms).padStart(7)} ms  p99 ${String(s.p99_ms).padStart(7)} ms`;
-    console.log(`submit benchmark: ${opts.requests} requests, ${opts.concurrency} concurrent, ${opts.rounds} alternating rounds (load average ${result.machine.load_average.join(' ')})`);
+    console.log(`submit benchmark on the ${temporal.name === 'cluster' ? 'Temporal cluster (dev/cluster)' : 'Temporal dev server'}: ${opts.requests} requests, ${opts.concurrency} concurrent, ${opts.rounds} alternating rounds (load average ${result.machine.load_average.join(' ')})`);
     console.log(line('API POST .../submit', apiStats));
     console.log(line('bare workflow.start', bareStats));
     const cpuLine = (name: string, c: Record<string, number>) => `${name.padEnd(22)} CPU ms/request: ${Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ')}`;
@@ -185,7 +187,7 @@ async function main(): Promise<void> {
     if (floor) console.log(roundsLine('floor (row + start)', floorRun));
     console.log(`ratio API/bare: p50 ${ratio.p50}x, p99 ${ratio.p99}x, throughput ${ratio.throughput}x`);
     if (floorRatio) console.log(`ratio floor/bare (the lowest an HTTP submission with a committed row gets): p50 ${floorRatio.p50}x, p99 ${floorRatio.p99}x, throughput ${floorRatio.throughput}x`);
-    console.log(`wrote ${writeResult('submit', result)}`);
+    console.log(`wrote ${writeResult(temporal.name === 'cluster' ? 'submit-cluster' : 'submit', result)}`);
   } finally {
     const floorIds = floor ? ((await db('floor_jobs').pluck('id')) as string[]).map((id) => `floor/${id}`) : [];
     const ids = [...started, ...(await db('jobs').pluck('workflow_id')), ...floorIds];

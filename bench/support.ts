@@ -118,6 +118,19 @@ export function writeResult(name: string, result: unknown): string {
   return file;
 }
 
+/**
+ * `--temporal dev|cluster`: the Temporal a bench runs on, the dev server of dev/stack (default) or
+ * the cluster of dev/cluster (`npm run cluster -- up temporal` first), with the environment that
+ * points the service at it and which processes are its server's (for CPU figures).
+ */
+export function temporalTarget(): { name: 'dev' | 'cluster'; env: Record<string, string>; isServer: CpuGroup['match'] } {
+  const argv = process.argv.slice(2);
+  const value = argv[argv.indexOf('--temporal') + 1];
+  if (argv.includes('--temporal') && value !== 'dev' && value !== 'cluster') throw new Error(`--temporal takes dev or cluster, not ${String(value)}`);
+  if (value === 'cluster') return { name: 'cluster', env: { TEMPORAL_ADDRESS: '127.0.0.1:7333' }, isServer: (p) => p.cmdline.includes('temporal-server') };
+  return { name: 'dev', env: {}, isServer: (p) => p.cmdline.includes('temporal') && p.cmdline.includes('start-dev') };
+}
+
 /** The processes whose CPU a bench attributes: a name and how to pick them from /proc. */
 export interface CpuGroup {
   name: string;
