@@ -210,21 +210,30 @@ test('submissions spread over both API processes while one is SIGKILLed and rest
 });
 
 test('the per-client rate limit holds across both API processes: a burst over both gets the burst size, not twice it', async () => {
-  const [a, b] = await newCallers('cluster rate limit');
   const config = testConfig();
   const burst = config.RATE_LIMIT_BURST;
-  const started = Date.now();
-  const answers = await Promise.all(Array.from({ length: burst * 2 }, (_, i) => (i % 2 === 0 ? a : b).get('/api/v1/jobs/list')));
-  const seconds = (Date.now() - started) / 1000;
-  const ok = answers.filter((r) => r.status === 200).length;
-  // Nothing but 200 and 429.
-  expect(answers.map((r) => r.status).filter((st) => st !== 200 && st !== 429)).toEqual([]);
-  const limited = answers.filter((r) => r.status === 429);
-  // The bucket holds `burst`, refilled at RATE_LIMIT_PER_MINUTE: what the burst's duration refilled may pass too.
-  expect(ok).toBeGreaterThanOrEqual(burst);
-  expect(ok).toBeLessThanOrEqual(burst + Math.ceil((seconds * config.RATE_LIMIT_PER_MINUTE) / 60));
-  expect(limited.length).toBe(burst * 2 - ok);
-  expect(limited.every((r) => r.headers.get('retry-after') !== null)).toBe(true);
+  // The burst window is one second from a client's first request. Connections are opened first (by
+  // another client, whose answers may be 429s too), so that the measured burst fits in one window.
+  const [wa, wb] = await newCallers('cluster rate limit warm-up');
+  await Promise.all(Array.from({ length: burst * 2 }, (_, i) => (i % 2 === 0 ? wa : wb).get('/api/v1/jobs/list').then((r) => r.arrayBuffer())));
+  const attempts: { ok: number; limited: number; ms: number }[] = [];
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const [a, b] = await newCallers(`cluster rate limit ${attempt}`);
+    const started = Date.now();
+    const answers = await Promise.all(Array.from({ length: burst * 2 }, (_, i) => (i % 2 === 0 ? a : b).get('/api/v1/jobs/list')));
+    const ms = Date.now() - started;
+    expect(answers.map((r) => r.status).filter((st) => st !== 200 && st !== 429)).toEqual([]);
+    const limited = answers.filter((r) => r.status === 429);
+    expect(limited.every((r) => r.headers.get('retry-after') !== null)).toBe(true);
+    const ok = answers.length - limited.length;
+    attempts.push({ ok, limited: limited.length, ms });
+    // Never more than one burst for each one-second window the requests can have touched.
+    expect(ok).toBeLessThanOrEqual(burst * (Math.floor(ms / 1000) + 1));
+    if (ms < 1000) break;
+  }
+  // One attempt fitted in one window: exactly the burst passed over the two processes together.
+  const clean = attempts.find((t) => t.ms < 1000);
+  expect({ clean, attempts }).toMatchObject({ clean: { ok: burst, limited: burst } });
 });
 
 test('a cancel reaches a running activity on either worker process within 3 s', async () => {
