@@ -315,23 +315,25 @@ describe('sending and receiving', () => {
     expect(String(failed.send_error)).toMatch(/authentication failed/);
   });
 
-  test('an HTML-only send with long whitespace runs is answered at once, and its text part keeps the words', async () => {
+  test('an HTML-only send with long whitespace runs is answered without the converter stalling, and its text part keeps the words', async () => {
     const box = await createMailbox(c);
     // The text part is converted from the HTML in the request; runs like these once took it ~30 s.
+    // The bound is one only that defect crosses (a loaded CI machine answers in 1-4 s); timings are in bench/.
     const html = `<pre>${' '.repeat(160_000)}x</pre><p>${'&nbsp;'.repeat(80_000)}y</p>`;
     const started = Date.now();
     const m = await sent({ mailbox_id: box.id, to: [newAddress('ws')], subject: 'Spaces', html });
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(Date.now() - started).toBeLessThan(15_000);
     expect((await getMessage(c, m.id)).body_text).toMatch(/^ *x\n\n\u00a0*y$/);
   });
 
-  test('an HTML-only send nested deeper than 1000 elements is a 422 on html at once; with a text part it is sent', async () => {
+  test('an HTML-only send nested deeper than 1000 elements is a 422 on html without parsing it all; with a text part it is sent', async () => {
     const box = await createMailbox(c);
-    // 30k nested divs took the HTML parser ~23 s, and the converter's stack ends near 2,000.
+    // 30k nested divs took the HTML parser ~23 s, and the converter's stack ends near 2,000; the
+    // bound is one only that defect crosses (a loaded CI machine answers in 1-4 s).
     const html = `${'<div>'.repeat(30_000)}deep${'</div>'.repeat(30_000)}`;
     const started = Date.now();
     const res = await send({ mailbox_id: box.id, to: [newAddress('deep')], subject: 'Deep', html });
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(Date.now() - started).toBeLessThan(15_000);
     expect([res.status, await res.json()]).toEqual([422, { detail: [{ type: 'value_error', loc: ['body', 'html'], msg: 'elements nested more than 1000 deep; send a text part (text) or simpler HTML' }] }]);
     const withText = await sent({ mailbox_id: box.id, to: [newAddress('deep')], subject: 'Deep', html, text: 'deep' });
     expect((await getMessage(c, withText.id)).body_text).toBe('deep');

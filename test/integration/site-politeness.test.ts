@@ -78,6 +78,12 @@ async function crawlWith(site: Site, env: Record<string, string>, maxPages: numb
 
 /** The pauses between consecutive page request starts, in ms. */
 const gaps = (starts: number[]) => starts.slice(1).map((t, i) => t - (starts[i] as number));
+/**
+ * The gate times a start a moment before the page source is called, where the test notes it, and
+ * that moment varies by a millisecond or so on a loaded machine; a missing pause shows as a gap of
+ * a few ms, so 2% below the pause still tells a defect.
+ */
+const atLeast = (pauseMs: number) => pauseMs * 0.98;
 
 let sites: Site[] = [];
 afterEach(async () => {
@@ -96,7 +102,7 @@ test('the crawl starts page requests to one site at least SITE_DELAY_MS apart', 
   expect(pagesCrawled).toBe(5);
   expect(s.pages).toBe(5);
   expect(handedOn).toHaveLength(5);
-  for (const gap of gaps(handedOn)) expect(gap).toBeGreaterThanOrEqual(400);
+  for (const gap of gaps(handedOn)) expect(gap).toBeGreaterThanOrEqual(atLeast(400));
 });
 
 test("robots.txt's Crawl-delay for our agent raises the pause above SITE_DELAY_MS", async () => {
@@ -105,7 +111,7 @@ test("robots.txt's Crawl-delay for our agent raises the pause above SITE_DELAY_M
   expect(pagesCrawled).toBe(4);
   expect(s.pages).toBe(4);
   expect(handedOn).toHaveLength(4);
-  for (const gap of gaps(handedOn)) expect(gap).toBeGreaterThanOrEqual(600);
+  for (const gap of gaps(handedOn)) expect(gap).toBeGreaterThanOrEqual(atLeast(600));
 });
 
 test(`a Crawl-delay of an hour is held to its cap of ${CRAWL_DELAY_CAP_MS / 1000} s: the crawl goes on at that pace`, async () => {
@@ -115,7 +121,7 @@ test(`a Crawl-delay of an hour is held to its cap of ${CRAWL_DELAY_CAP_MS / 1000
   expect(pagesCrawled).toBe(2);
   expect(s.pages).toBe(2);
   expect(handedOn).toHaveLength(2);
-  for (const gap of gaps(handedOn)) expect(gap).toBeGreaterThanOrEqual(CRAWL_DELAY_CAP_MS);
+  for (const gap of gaps(handedOn)) expect(gap).toBeGreaterThanOrEqual(atLeast(CRAWL_DELAY_CAP_MS));
 }, 30_000);
 
 test('at most SITE_CONCURRENCY_PER_HOST requests are open to one host at once', async () => {
