@@ -1,80 +1,18 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { Model, ModelObject, QueryBuilder } from 'objection';
 import slugify from 'slugify';
 import { isUniqueViolation, type Db } from '..';
 import { conflict, invalid } from '../../lib/errors';
 import { UUID } from '../../lib/ids';
 import { ContentAuthorModel, ContentCategoryModel, ContentPostModel, ContentSiteModel, ContentTagModel } from '../models/content';
 
-export interface SiteRow {
-  id: string;
-  client_id: string;
-  domain: string;
-  /** The value of the DNS TXT record that proves the client controls the domain. */
-  verification_token: string;
-  /** Set once proven; only a verified site answers X-Content-Domain. */
-  verified_at: Date | null;
-  created_at: Date;
-}
-
-export interface AuthorRow {
-  id: string;
-  client_id: string;
-  full_name: string;
-  slug: string;
-  avatar_url: string | null;
-  bio: string | null;
-  email: string | null;
-  role: string;
-  agent_type: string | null;
-  country: string | null;
-  city: string | null;
-  is_active: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface CategoryRow {
-  id: string;
-  client_id: string;
-  name: string;
-  slug: string;
-  description: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface TagRow {
-  id: string;
-  client_id: string;
-  name: string;
-  slug: string;
-  created_at: Date;
-}
-
-export interface PostRow {
-  id: string;
-  client_id: string;
-  slug: string;
-  title: string;
-  body: Record<string, unknown>;
-  body_html: string;
-  excerpt: string | null;
-  tldr_summary: string | null;
-  cover_image_url: string | null;
-  featured_image_alt: string | null;
-  status: 'draft' | 'published';
-  published_at: Date | null;
-  author_id: string | null;
-  reading_time: number;
-  view_count: string | number;
-  is_featured: boolean;
-  seo_title: string | null;
-  seo_description: string | null;
-  og_image_url: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** The rows as the models declare them (db/models/content.ts), without the loaded relations. */
+export type SiteRow = ModelObject<ContentSiteModel>;
+export type AuthorRow = ModelObject<ContentAuthorModel>;
+export type CategoryRow = ModelObject<ContentCategoryModel>;
+export type TagRow = ModelObject<ContentTagModel>;
+export type PostRow = Omit<ModelObject<ContentPostModel>, 'author' | 'tagModels' | 'categories' | 'relatedPosts'>;
 
 /** A post with what it refers to: its author, tag names, categories and related posts. */
 export interface PostState extends PostRow {
@@ -187,7 +125,7 @@ export class ContentRepository {
 
   async getSite(clientId: string, id: string): Promise<SiteRow | undefined> {
     if (!isUuid(id)) return undefined;
-    return (await ContentSiteModel.forClient(this.db, clientId).where({ id }).first()) as SiteRow | undefined;
+    return await ContentSiteModel.forClient(this.db, clientId).where({ id }).first();
   }
 
   /** The other client's verified site of the domain, if any (the one that answers X-Content-Domain). */
@@ -206,10 +144,10 @@ export class ContentRepository {
     try {
       return await this.db.transaction(async (trx) => {
         if (previous) await trx('content_sites').where({ id: previous.id }).whereNotNull('verified_at').update({ verified_at: null });
-        const [row] = (await trx('content_sites')
-          .where({ client_id: clientId, id })
-          .update({ verified_at: trx.raw('coalesce(verified_at, now())') })
-          .returning('*')) as SiteRow[];
+        const [row] = (await ContentSiteModel.forClient(trx, clientId)
+          .where({ id })
+          .patch({ verified_at: trx.raw('coalesce(verified_at, now())') as unknown as Date })
+          .returning('*')) as unknown as SiteRow[];
         // Deleted meanwhile: the previous site keeps the domain (the rollback undoes its unverifying).
         if (!row) throw new SiteGone();
         return row;
@@ -225,7 +163,7 @@ export class ContentRepository {
   }
 
   async listSites(clientId: string): Promise<SiteRow[]> {
-    return (await ContentSiteModel.forClient(this.db, clientId).orderBy('domain')) as SiteRow[];
+    return await ContentSiteModel.forClient(this.db, clientId).orderBy('domain');
   }
 
   async deleteSite(clientId: string, id: string): Promise<boolean> {
@@ -234,6 +172,7 @@ export class ContentRepository {
 
   /** The client whose verified site answers to this domain. */
   async clientOfDomain(domain: string): Promise<string | undefined> {
+    // tenancy: the public side has no client yet: the verified domain picks it.
     const row = (await this.db('content_sites').where({ domain }).whereNotNull('verified_at').first('client_id')) as { client_id: string } | undefined;
     return row?.client_id;
   }
@@ -278,14 +217,14 @@ export class ContentRepository {
   }
 
   async listAuthors(clientId: string, opts: { activeOnly: boolean; page: number; pageSize: number }): Promise<Page<AuthorRow>> {
-    const base = this.db('content_authors').where({ client_id: clientId });
+    const base = ContentAuthorModel.forClient(this.db, clientId);
     if (opts.activeOnly) void base.where({ is_active: true });
-    return paged(base, [{ column: 'full_name' }, { column: 'id' }], opts);
+    return paged<AuthorRow>(base.orderBy([{ column: 'full_name' }, { column: 'id' }]), opts);
   }
 
   async findAuthor(clientId: string, id: string): Promise<AuthorRow | undefined> {
     if (!isUuid(id)) return undefined;
-    return (await ContentAuthorModel.forClient(this.db, clientId).where({ id }).first()) as AuthorRow | undefined;
+    return await ContentAuthorModel.forClient(this.db, clientId).where({ id }).first();
   }
 
   async updateAuthor(clientId: string, id: string, input: AuthorInput): Promise<AuthorRow | undefined> {
@@ -314,12 +253,12 @@ export class ContentRepository {
   }
 
   async listCategories(clientId: string): Promise<CategoryRow[]> {
-    return (await ContentCategoryModel.forClient(this.db, clientId).orderBy('name')) as CategoryRow[];
+    return await ContentCategoryModel.forClient(this.db, clientId).orderBy('name');
   }
 
   async findCategory(clientId: string, id: string): Promise<CategoryRow | undefined> {
     if (!isUuid(id)) return undefined;
-    return (await ContentCategoryModel.forClient(this.db, clientId).where({ id }).first()) as CategoryRow | undefined;
+    return await ContentCategoryModel.forClient(this.db, clientId).where({ id }).first();
   }
 
   async updateCategory(clientId: string, id: string, input: CategoryInput): Promise<CategoryRow | undefined> {
@@ -357,16 +296,17 @@ export class ContentRepository {
 
   /** Every tag with the number of posts carrying it. */
   async listTags(clientId: string): Promise<(TagRow & { post_count: number })[]> {
-    const rows = (await this.db('content_tags as t')
-      .where('t.client_id', clientId)
+    const rows = await ContentTagModel.query(this.db)
+      .alias('t')
+      .modify('forClient', clientId)
       .select('t.*', this.db.raw('(SELECT count(*) FROM content_post_tags pt WHERE pt.tag_id = t.id)::int AS post_count'))
-      .orderBy('t.name')) as (TagRow & { post_count: number })[];
-    return rows;
+      .orderBy('t.name');
+    return rows as unknown as (TagRow & { post_count: number })[];
   }
 
   async findTag(clientId: string, id: string): Promise<TagRow | undefined> {
     if (!isUuid(id)) return undefined;
-    return (await ContentTagModel.forClient(this.db, clientId).where({ id }).first()) as TagRow | undefined;
+    return await ContentTagModel.forClient(this.db, clientId).where({ id }).first();
   }
 
   async updateTag(clientId: string, id: string, input: { name?: string; slug?: string }): Promise<TagRow | undefined> {
@@ -404,7 +344,7 @@ export class ContentRepository {
   async updatePost(clientId: string, id: string, input: PostInput): Promise<PostState | undefined> {
     if (!isUuid(id)) return undefined;
     const found = await this.db.transaction(async (trx) => {
-      const current = (await trx('content_posts').where({ client_id: clientId, id }).first('id').forUpdate()) as { id: string } | undefined;
+      const current = await ContentPostModel.forClient(trx, clientId).where({ id }).select('id').first().forUpdate();
       if (!current) return false;
       const authorId = await this.resolveAuthor(trx, clientId, input);
       const columns: Record<string, unknown> = { ...postColumns(input), updated_at: trx.fn.now() };
@@ -419,9 +359,10 @@ export class ContentRepository {
   /** publish: status published, published_at now; unpublish: back to draft, published_at null. */
   async setPublished(clientId: string, id: string, published: boolean): Promise<PostState | undefined> {
     if (!isUuid(id)) return undefined;
-    const n = await this.db('content_posts')
-      .where({ client_id: clientId, id })
-      .update(published ? { status: 'published', published_at: this.db.fn.now(), updated_at: this.db.fn.now() } : { status: 'draft', published_at: null, updated_at: this.db.fn.now() });
+    const now = this.db.fn.now() as unknown as Date;
+    const n = await ContentPostModel.forClient(this.db, clientId)
+      .where({ id })
+      .patch(published ? { status: 'published', published_at: now, updated_at: now } : { status: 'draft', published_at: null, updated_at: now });
     return n > 0 ? this.findPost(clientId, id) : undefined;
   }
 
@@ -431,7 +372,7 @@ export class ContentRepository {
 
   async findPost(clientId: string, id: string): Promise<PostState | undefined> {
     if (!isUuid(id)) return undefined;
-    const row = (await ContentPostModel.forClient(this.db, clientId).where({ id }).first()) as PostRow | undefined;
+    const row = await ContentPostModel.forClient(this.db, clientId).where({ id }).first();
     if (!row) return undefined;
     const [post] = await this.withLinks(clientId, [row]);
     return post && { ...post, related: await this.chosenRelated(clientId, row.id, false) };
@@ -443,10 +384,10 @@ export class ContentRepository {
    * posts sharing the most tags and categories, RELATED_LIMIT in all.
    */
   async readPublished(clientId: string, slug: string): Promise<PostState | undefined> {
-    const [row] = (await this.db('content_posts')
-      .where({ client_id: clientId, slug, status: 'published' })
+    const [row] = (await ContentPostModel.forClient(this.db, clientId)
+      .where({ slug, status: 'published' })
       .increment('view_count', 1)
-      .returning('*')) as PostRow[];
+      .returning('*')) as unknown as PostRow[];
     if (!row) return undefined;
     const [post] = await this.withLinks(clientId, [row]);
     if (!post) return undefined;
@@ -456,16 +397,17 @@ export class ContentRepository {
   }
 
   async listPosts(clientId: string, filter: PostFilter): Promise<Page<PostState>> {
-    const base = this.db('content_posts as p').where('p.client_id', clientId);
+    const base = ContentPostModel.query(this.db).alias('p').modify('forClient', clientId);
     if (filter.status) void base.where('p.status', filter.status);
     if (filter.featured !== undefined) void base.where('p.is_featured', filter.featured);
-    if (filter.tag) void base.whereExists((q) => q.select(1).from('content_post_tags as pt').join('content_tags as t', 't.id', 'pt.tag_id').whereRaw('pt.post_id = p.id').where('t.slug', filter.tag as string));
-    if (filter.category) void base.whereExists((q) => q.select(1).from('content_post_categories as pc').join('content_categories as c', 'c.id', 'pc.category_id').whereRaw('pc.post_id = p.id').where('c.slug', filter.category as string));
-    if (filter.author) void base.whereExists((q) => q.select(1).from('content_authors as a').whereRaw('a.id = p.author_id').where('a.slug', filter.author as string));
+    // The tag, category and author are the post's own (links only join a client's rows to its posts).
+    if (filter.tag) void base.whereExists(this.db('content_post_tags as pt').join('content_tags as t', 't.id', 'pt.tag_id').whereRaw('pt.post_id = p.id').where('t.slug', filter.tag).select(1));
+    if (filter.category) void base.whereExists(this.db('content_post_categories as pc').join('content_categories as c', 'c.id', 'pc.category_id').whereRaw('pc.post_id = p.id').where('c.slug', filter.category).select(1));
+    if (filter.author) void base.whereExists(this.db('content_authors as a').whereRaw('a.id = p.author_id').where('a.slug', filter.author).select(1));
     const order = filter.status === 'published'
       ? [{ column: 'p.published_at', order: 'desc' as const }, { column: 'p.id', order: 'desc' as const }]
       : [{ column: 'p.created_at', order: 'desc' as const }, { column: 'p.id', order: 'desc' as const }];
-    const page = await paged<PostRow>(base.select('p.*'), order, filter);
+    const page = await paged<PostRow>(base.select('p.*').orderBy(order), filter);
     return { total: page.total, items: (await this.withLinks(clientId, page.items)).map((p) => ({ ...p, related: [] })) };
   }
 
@@ -475,7 +417,7 @@ export class ContentRepository {
   private async resolveAuthor(trx: Knex.Transaction, clientId: string, input: PostInput): Promise<string | null | undefined> {
     if (input.author_id !== undefined) {
       if (input.author_id === null) return null;
-      const found = isUuid(input.author_id) && (await trx('content_authors').where({ client_id: clientId, id: input.author_id }).first('id'));
+      const found = isUuid(input.author_id) && (await ContentAuthorModel.forClient(trx, clientId).findById(input.author_id).select('id'));
       if (!found) throw invalid(`author_id: no author ${input.author_id}`);
       return input.author_id;
     }
@@ -483,7 +425,7 @@ export class ContentRepository {
     const name = input.author_name.trim();
     // Posts written at once by the same new author would each create them: one at a time per client and name's slug.
     await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`content-author:${clientId}:${slugOf(name) || name.toLowerCase()}`]);
-    const existing = (await trx('content_authors').where({ client_id: clientId }).whereRaw('lower(full_name) = lower(?)', [name]).orderBy('created_at').first('id')) as { id: string } | undefined;
+    const existing = await ContentAuthorModel.forClient(trx, clientId).whereRaw('lower(full_name) = lower(?)', [name]).orderBy('created_at').select('id').first();
     if (existing) return existing.id;
     return (await this.insertAuthor(trx, clientId, { full_name: name }, true)).id;
   }
@@ -493,19 +435,15 @@ export class ContentRepository {
     if (input.tags !== undefined || input.tag_ids !== undefined) {
       const ids = new Set<string>(await this.ownIds(trx, ContentTagModel, clientId, input.tag_ids ?? [], 'tag_ids'));
       for (const id of await this.tagsByName(trx, clientId, input.tags ?? [])) ids.add(id);
-      if (replace) await trx('content_post_tags').where({ post_id: postId }).delete();
-      if (ids.size > 0) await trx('content_post_tags').insert([...ids].map((tag_id) => ({ post_id: postId, tag_id })));
+      await relink(trx, postId, 'tagModels', [...ids], replace);
     }
     if (input.category_ids !== undefined) {
-      const ids = await this.ownIds(trx, ContentCategoryModel, clientId, input.category_ids, 'category_ids');
-      if (replace) await trx('content_post_categories').where({ post_id: postId }).delete();
-      if (ids.length > 0) await trx('content_post_categories').insert(ids.map((category_id) => ({ post_id: postId, category_id })));
+      await relink(trx, postId, 'categories', await this.ownIds(trx, ContentCategoryModel, clientId, input.category_ids, 'category_ids'), replace);
     }
     if (input.related_post_ids !== undefined) {
       if (input.related_post_ids.includes(postId)) throw invalid('related_post_ids: a post cannot be related to itself');
       const ids = await this.ownIds(trx, ContentPostModel, clientId, input.related_post_ids, 'related_post_ids');
-      if (replace) await trx('content_post_related').where({ post_id: postId }).delete();
-      if (ids.length > 0) await trx('content_post_related').insert(ids.map((related_post_id, position) => ({ post_id: postId, related_post_id, position })));
+      await relink(trx, postId, 'relatedPosts', ids.map((id, position) => ({ id, position })), replace);
     }
   }
 
@@ -568,32 +506,32 @@ export class ContentRepository {
     throw new Error(`tag ${JSON.stringify(name)}: no free slug after ${SLUG_ATTEMPTS} attempts`);
   }
 
+  /** The posts with their author, tag names and categories (by name), fetched through the model's relations. */
   private async withLinks(clientId: string, rows: PostRow[]): Promise<Omit<PostState, 'related'>[]> {
     if (rows.length === 0) return [];
-    const ids = rows.map((r) => r.id);
-    const authorIds = [...new Set(rows.map((r) => r.author_id).filter((a): a is string => a !== null))];
-    const [authors, tags, categories] = await Promise.all([
-      authorIds.length === 0 ? [] : (this.db('content_authors').where({ client_id: clientId }).whereIn('id', authorIds) as Promise<AuthorRow[]>),
-      this.db('content_post_tags as pt').join('content_tags as t', 't.id', 'pt.tag_id').whereIn('pt.post_id', ids).orderBy('t.name').select('pt.post_id', 't.name') as Promise<{ post_id: string; name: string }[]>,
-      this.db('content_post_categories as pc').join('content_categories as c', 'c.id', 'pc.category_id').whereIn('pc.post_id', ids).orderBy('c.name').select('pc.post_id', 'c.*') as Promise<(CategoryRow & { post_id: string })[]>,
-    ]);
-    return rows.map((r) => ({
-      ...r,
-      author: authors.find((a) => a.id === r.author_id) ?? null,
-      tags: tags.filter((t) => t.post_id === r.id).map((t) => t.name),
-      categories: categories.filter((c) => c.post_id === r.id).map(({ post_id: _p, ...c }) => c),
+    const posts = await ContentPostModel.fetchGraph(rows as ContentPostModel[], '[author(own), tagModels(own, byName), categories(own, byName)]', { transaction: this.db }).modifiers({
+      own: (q: QueryBuilder<Model>) => q.modify('forClient', clientId),
+      byName: (q: QueryBuilder<Model>) => q.orderBy('name'),
+    });
+    return posts.map(({ author, tagModels, categories, ...row }) => ({
+      ...row,
+      author: author ?? null,
+      tags: (tagModels ?? []).map((t) => t.name),
+      categories: categories ?? [],
     }));
   }
 
   private async chosenRelated(clientId: string, postId: string, publishedOnly: boolean): Promise<PostRow[]> {
-    const q = this.db('content_post_related as r').join('content_posts as p', 'p.id', 'r.related_post_id').where({ 'r.post_id': postId, 'p.client_id': clientId }).orderBy('r.position').select('p.*');
+    const q = ContentPostModel.query(this.db).alias('p').modify('forClient', clientId).join('content_post_related as r', 'r.related_post_id', 'p.id').where('r.post_id', postId).orderBy('r.position').select('p.*');
     if (publishedOnly) void q.where('p.status', 'published');
-    return (await q) as PostRow[];
+    return (await q) as unknown as PostRow[];
   }
 
   /** Published posts sharing tags or categories with the post, most shared first, then newest. */
   private async similar(clientId: string, postId: string, exclude: string[], limit: number): Promise<PostRow[]> {
-    return (await this.db('content_posts as p')
+    return (await ContentPostModel.query(this.db)
+      .alias('p')
+      .modify('forClient', clientId)
       .select('p.*')
       .select(
         this.db.raw(
@@ -602,12 +540,22 @@ export class ContentRepository {
           [postId, postId],
         ),
       )
-      .where({ 'p.client_id': clientId, 'p.status': 'published' })
+      .where('p.status', 'published')
       .whereNotIn('p.id', exclude)
       .orderBy([{ column: 'shared', order: 'desc' }, { column: 'p.published_at', order: 'desc' }])
       .limit(limit)
-      .then((rows: (PostRow & { shared: string })[]) => rows.filter((r) => Number(r.shared) > 0))) as PostRow[];
+      .then((rows) => (rows as unknown as (PostRow & { shared: string })[]).filter((r) => Number(r.shared) > 0))) as PostRow[];
   }
+}
+
+/**
+ * Links the post (already checked to be the client's, as are `targets`) to `targets` through the
+ * relation's join table, first dropping its links there when `replace`. The join tables have no
+ * client_id: a link is the client's when its post is.
+ */
+async function relink(trx: Knex.Transaction, postId: string, relation: 'tagModels' | 'categories' | 'relatedPosts', targets: (string | { id: string; position: number })[], replace: boolean): Promise<void> {
+  if (replace) await ContentPostModel.relatedQuery(relation, trx).for(postId).unrelate();
+  if (targets.length > 0) await ContentPostModel.relatedQuery(relation, trx).for(postId).relate(targets);
 }
 
 function postColumns(input: PostInput): Record<string, unknown> {
@@ -632,10 +580,8 @@ async function conflictAs409<T>(detail: string, run: () => Promise<T>): Promise<
   }
 }
 
-async function paged<T>(base: Knex.QueryBuilder, order: { column: string; order?: 'asc' | 'desc' }[], opts: { page: number; pageSize: number }): Promise<Page<T>> {
-  const [count, rows] = await Promise.all([
-    base.clone().clearSelect().count<{ count: string }[]>('* as count'),
-    base.clone().orderBy(order).limit(opts.pageSize).offset((opts.page - 1) * opts.pageSize),
-  ]);
-  return { total: Number(count[0]?.count ?? 0), items: rows as T[] };
+/** One page of an ordered query (Objection's page: the rows and the count of all, in two queries). */
+async function paged<T>(query: QueryBuilder<Model>, opts: { page: number; pageSize: number }): Promise<Page<T>> {
+  const { total, results } = await query.page(opts.page - 1, opts.pageSize);
+  return { total, items: results as unknown as T[] };
 }

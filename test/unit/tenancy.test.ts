@@ -55,7 +55,6 @@ export function handWrittenTenantFilters(): string[] {
 const NOT_YET_CONVERTED: Record<string, number> = {
   'db/repositories/resources.ts': 17, // IDAP resources and relations: raw SQL (JSONB keys, lateral joins)
   'db/repositories/dedupe.ts': 1, // the per-key lateral match query
-  'db/repositories/content.ts': 12, // blog sites, authors, taxonomy, posts: reads/updates/deletes on forClient; inserts-with-returning, paged lists, joins, raw similarity left
 };
 
 describe('tenancy: one mechanism', () => {
