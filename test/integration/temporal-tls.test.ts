@@ -1,18 +1,26 @@
 /**
- * The API's and the worker's Temporal connections speak TLS as configured: a stand-in frontend
- * (HTTP/2 over TLS, requiring a client certificate signed by its CA) answers the gRPC calls each
- * connection makes first and records what arrived: the client certificate, the SNI name and the
- * API key header.
+ * The API's and the worker's Temporal connections speak TLS as configured. First on the wire: a
+ * stand-in frontend (HTTP/2 over TLS, requiring a client certificate signed by its CA) answers the
+ * gRPC calls each connection makes first and records what arrived: the client certificate, the SNI
+ * name and the API key header. Then for real: a TLS-terminating proxy that requires the client
+ * certificate (as an operator's load balancer or Temporal Cloud's edge does) in front of the
+ * stack's Temporal, and a crawlSite job submitted to the API and run by a worker, both connected
+ * only through it.
  */
 import { execFileSync } from 'node:child_process';
+import { connect as tcpConnect } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createSecureServer, type Http2SecureServer, type ServerHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { TLSSocket } from 'node:tls';
+import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
 import { NativeConnection } from '@temporalio/worker';
 import { parseConfig } from '../../lib/config';
 import { connectTemporalLazy, pingTemporal, temporalConnectionOptions } from '../../lib/temporal';
+import { bearer, ownQueues, startTestApi } from '../support/api';
+import { caller, waitForStatus } from '../support/jobs';
+import { startTestWorker } from '../support/worker';
+import { startWebsite } from '../stand-ins/website';
 
 interface Seen { path: string; authorization?: string; servername?: string; clientCN?: string }
 
@@ -117,5 +125,76 @@ describe('Temporal over TLS', () => {
       await temporal.connection.close();
     }
     expect(seen).toEqual([]);
+  });
+});
+
+describe('a job through a TLS-terminating proxy in front of the real Temporal', () => {
+  interface Handshake { servername?: string; clientCN?: string }
+  const handshakes: Handshake[] = [];
+  let refused = 0;
+  let proxy: TlsServer;
+  let proxyPort: number;
+
+  beforeAll(async () => {
+    const read = (f: string) => readFileSync(path.join(dir, f));
+    const [host = '127.0.0.1', upstreamPort = '7233'] = (process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233').split(':');
+    // TLS ends here; the HTTP/2 (gRPC) bytes go on in the clear to the dev server, which takes HTTP/2 without TLS.
+    proxy = createTlsServer({ key: read('server.key'), cert: read('server.pem'), ca: read('ca.pem'), requestCert: true, rejectUnauthorized: true, ALPNProtocols: ['h2'] }, (socket) => {
+      handshakes.push({ servername: socket.servername || undefined, clientCN: socket.getPeerCertificate().subject?.CN as string | undefined });
+      const upstream = tcpConnect(Number(upstreamPort), host);
+      socket.pipe(upstream).pipe(socket);
+      const close = () => { socket.destroy(); upstream.destroy(); };
+      socket.on('error', close);
+      upstream.on('error', close);
+    });
+    proxy.on('tlsClientError', () => { refused += 1; });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    proxyPort = (proxy.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => proxy.close(resolve));
+  });
+
+  const viaProxy = () => ({
+    TEMPORAL_ADDRESS: `127.0.0.1:${proxyPort}`,
+    TEMPORAL_TLS_CERT_PATH: path.join(dir, 'client.pem'),
+    TEMPORAL_TLS_KEY_PATH: path.join(dir, 'client.key'),
+    TEMPORAL_TLS_CA_PATH: path.join(dir, 'ca.pem'),
+    TEMPORAL_TLS_SERVER_NAME: 'temporal.test',
+    ...ownQueues('temporal-tls'),
+  });
+
+  test('the API starts a crawlSite job and a worker runs it to completed, each connected only over TLS with its client certificate', async () => {
+    const site = await startWebsite();
+    const api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...viaProxy() });
+    const worker = await startTestWorker({ types: ['crawlSite'], identity: 'tls-worker', overrides: { ...viaProxy(), USER_URL_ALLOW_HOSTS: '127.0.0.1' } });
+    try {
+      const c = caller(api, bearer(await api.newClient()));
+      const res = await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: `${site.baseUrl}/`, max_pages: 2 } });
+      expect(res.status).toBe(201);
+      const { job_id } = await c.json<{ job_id: string }>(res);
+      expect(await waitForStatus(c, job_id, ['completed', 'failed', 'cancelled'], 60_000)).toMatchObject({ status: 'completed' });
+      const results = await c.json<{ data: { pages_crawled: number } }>(await c.get(`/api/v1/jobs/${job_id}/results`));
+      expect(results.data.pages_crawled).toBe(2);
+    } finally {
+      await worker.stop();
+      await api.close();
+      await site.close();
+    }
+    // The API's connection and the worker's: every one presented the client certificate and the name.
+    expect(handshakes.length).toBeGreaterThanOrEqual(2);
+    for (const h of handshakes) expect(h).toEqual({ servername: 'temporal.test', clientCN: 'leadjobs-client' });
+  }, 120_000);
+
+  test('the proxy refuses a connection without the client certificate: no job could start through it', async () => {
+    const { TEMPORAL_TLS_CERT_PATH: _c, TEMPORAL_TLS_KEY_PATH: _k, ...noCertificate } = viaProxy();
+    const before = refused;
+    const temporal = connectTemporalLazy(parseConfig({ ...noCertificate, MINIO_ACCESS_KEY: 'k', MINIO_SECRET_KEY: 's' }));
+    try {
+      await expect(pingTemporal(temporal, 3000)).rejects.toThrow();
+    } finally {
+      await temporal.connection.close();
+    }
+    expect(refused).toBeGreaterThan(before);
   });
 });

@@ -7,6 +7,7 @@ import { campaignsTaskQueue, jobTaskQueue, leadsTaskQueue, mailTaskQueue, webhoo
 import { createLogger } from '../../lib/logger';
 import { OutboundClient } from '../../lib/outbound';
 import { Storage } from '../../lib/storage';
+import { temporalConnectionOptions } from '../../lib/temporal';
 import { createSearchClient } from '../../search/client';
 import { startWorkerClientWatch } from '../../workers/client-watch';
 import { startWorkerMailReconciler } from '../../workers/mail-reconcile';
@@ -43,7 +44,8 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
   const endpointHttp = OutboundClient.forEndpoints(config);
   const held = new HeldResources();
   const activities = createActivities({ config, db, storage, search, logger, http, endpointHttp, workerId: options.identity, held });
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  // As workers/main.ts connects: TLS, client certificate and API key when the config has them.
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const workers: Worker[] = await createWorkers({
     bundle: await runWorkflowBundle(),
     connection,
