@@ -113,6 +113,31 @@ export interface OutboundRequestInit {
   timeoutMs?: number;
   /** The outside provider asked (`sec`, `google_places`, `openai`...): counted by the client's observer. */
   provider?: string;
+  /** Most redirects this fetch follows, instead of the client's. */
+  maxRedirects?: number;
+  /**
+   * Told of each redirect before it is followed (with `redirect: 'follow'`), after the guard parsed
+   * its target: the one place a caller judges hops (robots.txt and the crawl's site, an import URL's
+   * hosts, a share link's target). Throwing refuses the hop: the fetch rejects with that very error.
+   * `'stop'` ends the fetch with the 3xx response (its body not read) instead of following it.
+   */
+  onRedirect?: (hop: RedirectHop) => void | 'stop' | Promise<void | 'stop'>;
+}
+
+/** A redirect about to be followed. */
+export interface RedirectHop {
+  /** The URL that answered with the redirect. */
+  from: string;
+  /** Where it sends, resolved against `from`. */
+  to: string;
+  status: number;
+  /** 1 for the first redirect of the fetch. */
+  hop: number;
+}
+
+/** Carries an onRedirect hook's error past the fetch's own error mapping. */
+class RedirectHookError {
+  constructor(readonly error: unknown) {}
 }
 
 export interface OutboundResponse {
@@ -309,10 +334,20 @@ export class OutboundClient {
           return new BufferedResponse(current.href, res.status, headerRecord(res), redirectChain, await readBody(res, current.href, maxBytes));
         }
         await res.body?.cancel();
-        if (redirectChain.length > this.maxRedirects) {
-          throw new OutboundError('protocol', `too many redirects (more than ${this.maxRedirects}) starting at ${url}`, current.href);
+        const maxRedirects = init.maxRedirects ?? this.maxRedirects;
+        if (redirectChain.length > maxRedirects) {
+          throw new OutboundError('protocol', `too many redirects (more than ${maxRedirects}) starting at ${url}`, current.href);
         }
         const next = parseTarget(location, current);
+        if (init.onRedirect) {
+          let decision: void | 'stop';
+          try {
+            decision = await init.onRedirect({ from: current.href, to: next.href, status: res.status, hop: redirectChain.length });
+          } catch (err) {
+            throw new RedirectHookError(err);
+          }
+          if (decision === 'stop') return new BufferedResponse(current.href, res.status, headerRecord(res), redirectChain, Buffer.alloc(0));
+        }
         if (res.status === 303 ? method !== 'HEAD' : (res.status === 301 || res.status === 302) && method === 'POST') {
           method = 'GET';
           body = undefined;
@@ -323,6 +358,7 @@ export class OutboundClient {
       }
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
+      if (err instanceof RedirectHookError) throw err.error;
       if (controller.signal.reason === timedOut) {
         throw new OutboundError('timeout', `request to ${current.href} timed out after ${timeoutMs} ms`, current.href, { cause: err });
       }

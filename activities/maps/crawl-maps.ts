@@ -72,15 +72,23 @@ export function createMapsActivities(deps: ActivityDeps) {
    * URL, which is read from the Location header without fetching google.com itself.
    */
   async function placeRef(url: string, signal: AbortSignal): Promise<PlaceRef> {
-    let ref = parsePlaceRef(url);
-    for (let hop = 0; ref.kind === 'link'; hop++) {
-      if (hop === MAX_LINK_HOPS) return { kind: 'invalid', reason: `${url} did not lead to a place within ${MAX_LINK_HOPS} redirects` };
-      const res = await deps.http.fetch(ref.url, { signal, redirect: 'manual', maxBytes: 512 * 1024 });
-      const location = res.headers.location;
-      if (res.status < 300 || res.status >= 400 || !location) return { kind: 'invalid', reason: `${url} led to ${ref.url} (HTTP ${res.status}), not a place` };
-      ref = parsePlaceRef(new URL(location, ref.url).href);
-    }
-    return ref;
+    const ref = parsePlaceRef(url);
+    if (ref.kind !== 'link') return ref;
+    let target: PlaceRef = ref;
+    let hops = 0;
+    const res = await deps.http.fetch(ref.url, {
+      signal,
+      maxBytes: 512 * 1024,
+      // Share links hop through goo.gl and google.com until one names the place: stop there (google.com is not fetched), or when the hops run out.
+      onRedirect: ({ to, hop }) => {
+        target = parsePlaceRef(to);
+        hops = hop;
+        return target.kind !== 'link' || hop === MAX_LINK_HOPS ? 'stop' : undefined;
+      },
+    });
+    if (target.kind !== 'link') return target;
+    if (hops === MAX_LINK_HOPS) return { kind: 'invalid', reason: `${url} did not lead to a place within ${MAX_LINK_HOPS} redirects` };
+    return { kind: 'invalid', reason: `${url} led to ${res.url} (HTTP ${res.status}), not a place` };
   }
 
   /** Image bytes into the client's media bucket under their content hash; the source URL when that fails. */

@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { launchOptions } from '../../lib/browser';
-import { OutboundError, type OutboundClient, REDIRECT_STATUSES } from '../../lib/outbound';
+import { OutboundError, type OutboundClient } from '../../lib/outbound';
 
 /**
  * Where pages come from. Both sources fetch through the SSRF-guarded OutboundClient, so every
@@ -112,34 +112,20 @@ export class HttpPageSource implements PageSource {
 
   /** The page and its final response, redirects followed hop by hop (each checked before it is requested); no deadline of its own. */
   async fetchDocument(url: string, s: AbortSignal, checkRedirect?: RedirectCheck): Promise<{ page: FetchedPage; response: DocumentResponse }> {
-    const chain: string[] = [];
-    // Redirects are followed here, hop by hop, so that each target can be checked (site, robots.txt) before it is requested.
-    for (let current = url; ; ) {
-      chain.push(current);
-      const res = await this.http.fetch(current, {
-        signal: s,
-        redirect: 'manual',
-        maxBytes: this.options.maxPageBytes,
-        headers: { 'user-agent': this.options.userAgent, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5' },
-      });
-      const location = res.headers.location;
-      if (REDIRECT_STATUSES.has(res.status) && location) {
-        if (chain.length > MAX_REDIRECTS) throw new OutboundError('protocol', `too many redirects (more than ${MAX_REDIRECTS}) starting at ${url}`, current);
-        let next: string;
-        try {
-          next = new URL(location, current).href;
-        } catch {
-          throw new OutboundError('protocol', `invalid redirect location "${location}" from ${current}`, current);
-        }
-        const refusal = await checkRedirect?.(next);
-        if (refusal) throw new RedirectRefusedError(current, next, refusal);
-        current = next;
-        continue;
-      }
-      const contentType = res.headers['content-type'] ?? '';
-      const page = { url, finalUrl: res.url, status: res.status, redirectChain: chain, contentType, html: isHtml(contentType, res.body) ? res.text() : null };
-      return { page, response: { status: res.status, headers: res.headers, body: res.body } };
-    }
+    const res = await this.http.fetch(url, {
+      signal: s,
+      maxBytes: this.options.maxPageBytes,
+      maxRedirects: MAX_REDIRECTS,
+      headers: { 'user-agent': this.options.userAgent, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5' },
+      // Each hop's target is checked (the crawl's site, robots.txt) before it is requested.
+      onRedirect: async ({ from, to }) => {
+        const refusal = await checkRedirect?.(to);
+        if (refusal) throw new RedirectRefusedError(from, to, refusal);
+      },
+    });
+    const contentType = res.headers['content-type'] ?? '';
+    const page = { url, finalUrl: res.url, status: res.status, redirectChain: res.redirectChain, contentType, html: isHtml(contentType, res.body) ? res.text() : null };
+    return { page, response: { status: res.status, headers: res.headers, body: res.body } };
   }
 
   fetchFile(url: string, signal: AbortSignal, maxBytes: number): Promise<FetchedFile> {

@@ -4,7 +4,7 @@ import rangeParser from 'range-parser';
 import type { MediaRepository } from '../../db/repositories/media';
 import { AppError, notFound } from '../../lib/errors';
 import { MEDIA_PROXY_PATH } from '../../lib/idap';
-import { AllowList, OutboundError, type OutboundClient, REDIRECT_STATUSES } from '../../lib/outbound';
+import { AllowList, OutboundError, type OutboundClient } from '../../lib/outbound';
 import { PeerTubeError, videoStateOf, type PeerTubeClient, type PeerTubeVideo } from '../../lib/peertube';
 import type { Storage } from '../../lib/storage';
 import { clientIdOf, type AppContext } from '../context';
@@ -296,21 +296,23 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
  * server that redirects PeerTube elsewhere than here, must be refused by PeerTube's own settings.
  */
 async function finalTargetUrl(raw: string, allow: AllowList, http: OutboundClient): Promise<string> {
-  const end = Date.now() + URL_CHECK_TIMEOUT_MS;
-  let current = new URL(raw);
-  let from: URL | undefined;
+  const first = new URL(raw);
+  let current = first.href;
   try {
-    for (let hop = 0; ; hop++) {
-      await checkTargetUrl(current, allow, from);
-      const res = await http.fetch(current.href, { method: 'HEAD', redirect: 'manual', timeoutMs: Math.max(1, end - Date.now()) });
-      const location = REDIRECT_STATUSES.has(res.status) ? res.headers.location : undefined;
-      if (location === undefined) return current.href;
-      if (hop >= URL_CHECK_MAX_REDIRECTS) throw refused(`url redirects more than ${URL_CHECK_MAX_REDIRECTS} times (${raw})`);
-      from = current;
-      current = redirectTarget(location, current);
-    }
+    await checkTargetUrl(first, allow);
+    const res = await http.fetch(first.href, {
+      method: 'HEAD',
+      timeoutMs: URL_CHECK_TIMEOUT_MS,
+      maxRedirects: URL_CHECK_MAX_REDIRECTS,
+      onRedirect: async ({ from, to }) => {
+        current = to;
+        // The guard has refused a location that is not an http(s) URL; this judges the host as PeerTube would reach it.
+        await checkTargetUrl(new URL(to), allow, new URL(from));
+      },
+    });
+    return res.url;
   } catch (err) {
-    if (err instanceof OutboundError && err.kind === 'timeout') throw refused(`url could not be checked before the import: ${current.href} did not answer within ${URL_CHECK_TIMEOUT_MS} ms`);
+    if (err instanceof OutboundError && err.kind === 'timeout') throw refused(`url could not be checked before the import: ${current} did not answer within ${URL_CHECK_TIMEOUT_MS} ms`);
     if (err instanceof OutboundError) throw refused(`url could not be checked before the import: ${err.message}`);
     throw err;
   }
@@ -318,18 +320,6 @@ async function finalTargetUrl(raw: string, allow: AllowList, http: OutboundClien
 
 function refused(detail: string): AppError {
   return new AppError(400, detail, 'Video import refused');
-}
-
-/** A Location header as the next hop; PeerTube follows only http(s) too. */
-function redirectTarget(location: string, from: URL): URL {
-  let next: URL;
-  try {
-    next = new URL(location, from);
-  } catch {
-    throw refused(`url redirects (from ${from.href}) to an invalid location "${location}"`);
-  }
-  if (next.protocol !== 'http:' && next.protocol !== 'https:') throw refused(`url redirects (from ${from.href}) to ${next.href}, which is not http or https; only http and https URLs can be imported`);
-  return next;
 }
 
 /**

@@ -7,8 +7,10 @@ import { freePort } from '../support/processes';
 async function startSite() {
   let connections = 0;
   const hanging: Promise<void>[] = [];
+  const requested: string[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = req.url ?? '/';
+    requested.push(path);
     const loop = /^\/loop\/(\d+)$/.exec(path);
     if (path === '/hello') {
       res.writeHead(200, { 'content-type': 'text/plain', 'x-stand-in': 'yes' }).end('hello there');
@@ -57,6 +59,7 @@ async function startSite() {
     url: `http://127.0.0.1:${port()}`,
     port: port(),
     connections: () => connections,
+    requested,
     hanging,
     close: () =>
       new Promise<void>((resolve) => {
@@ -200,6 +203,29 @@ describe('OutboundClient with USER_URL_ALLOW_HOSTS=127.0.0.1', () => {
     const err = await failure(client.fetch(`${site.url}/loop/0`));
     expect(err.kind).toBe('protocol');
     expect(err.message).toBe(`too many redirects (more than 3) starting at ${site.url}/loop/0`);
+  });
+
+  test('onRedirect is told of each hop before it is requested; its error refuses the hop, stop ends at the 3xx, maxRedirects applies per fetch', async () => {
+    const hops: unknown[] = [];
+    const followed = await client.fetch(`${site.url}/r1`, { onRedirect: (hop) => void hops.push(hop) });
+    expect(followed.text()).toBe('arrived');
+    expect(hops).toEqual([
+      { from: `${site.url}/r1`, to: `${site.url}/r2`, status: 301, hop: 1 },
+      { from: `${site.url}/r2`, to: `${site.url}/final`, status: 302, hop: 2 },
+    ]);
+
+    const refusal = new Error('not on this crawl');
+    site.requested.length = 0;
+    await expect(client.fetch(`${site.url}/r1`, { onRedirect: ({ hop }) => { if (hop === 2) throw refusal; } })).rejects.toBe(refusal);
+    expect(site.requested).toEqual(['/r1', '/r2']);
+
+    site.requested.length = 0;
+    const stopped = await client.fetch(`${site.url}/r1`, { onRedirect: () => 'stop' });
+    expect([stopped.status, stopped.url, stopped.headers.location, stopped.redirectChain]).toEqual([301, `${site.url}/r1`, '/r2', [`${site.url}/r1`]]);
+    expect(site.requested).toEqual(['/r1']);
+
+    const err = await failure(client.fetch(`${site.url}/loop/0`, { maxRedirects: 1 }));
+    expect(err.message).toBe(`too many redirects (more than 1) starting at ${site.url}/loop/0`);
   });
 
   test('a body over maxBytes is refused, by Content-Length or by counting', async () => {
