@@ -1,9 +1,10 @@
-import knexFactory, { Knex } from 'knex';
+import knexFactory from 'knex';
 import type { DbConfig } from '../lib/config';
 import { migrationSource } from './migrations';
 import { seedLocations } from './seeds/locations';
+import type { Db } from './types';
 
-export type Db = Knex;
+export type { Db };
 
 /**
  * One pool per process. Every connection's search_path is the configured schema, so the same

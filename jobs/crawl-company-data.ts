@@ -156,7 +156,7 @@ export const crawlCompanyData: JobSpec<typeof crawlCompanyDataPayload> = {
   payload: crawlCompanyDataPayload,
   result: z.union([companySearchResult, companyLookupResult, companyVatResult]),
   defaultPriority: 5,
-  steps: 'companyData',
+  steps: 'crawlCompanyDataSteps',
   queue: 'crawl-company-data',
   testQueue: (payload) => payload.test,
   /**

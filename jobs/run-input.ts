@@ -19,7 +19,10 @@ export interface RunJobInput {
   limits: { activityMs: number; deadlineMs: number; heartbeatMs?: number };
   /** The type's activity-only queues by key (e.g. rate-limited provider queues; jobs/<type>.ts activityQueues). */
   queues?: Record<string, string>;
-  /** The type's step set (workflows/steps.ts) when it runs as several steps (jobs/<type>.ts `steps`). */
+  /**
+   * The type's step set (workflows/steps.ts) when it runs as several steps (jobs/<type>.ts `steps`).
+   * A string, not StepSetName: histories started before the rename of crawlCompanyData's set carry 'companyData'.
+   */
   steps?: string;
   /**
    * The job's payload asks for the maps -> site -> verify pipeline (jobs/<type>.ts `pipeline`; crawlMaps

@@ -3,6 +3,12 @@ import type { Config } from '../lib/config';
 import type { Source } from '../lib/idap';
 import type { Projection } from './projection';
 
+/**
+ * The step sets of workflows/steps.ts, each named after its job type (`<type>Steps`): a job type that
+ * runs as several workflow steps names one in its catalog entry (JobSpec.steps).
+ */
+export type StepSetName = 'crawlCompanyDataSteps' | 'crawlMapsSteps' | 'crawlPeopleSteps' | 'crawlPublicSocialSteps';
+
 /** The seven job types of spec §1.1. Each is also the name of the activity (or workflow step set) that does its work. */
 export const JOB_TYPES = ['crawlMaps', 'crawlSite', 'crawlVerify', 'crawlPeople', 'crawlCompanyData', 'crawlLanding', 'crawlPublicSocial'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
@@ -72,7 +78,7 @@ export interface JobSpec<P extends z.ZodType = z.ZodType> {
    * (e.g. one activity per provider request on a rate-limited queue); otherwise it runs as one
    * activity named after the type.
    */
-  steps?: string;
+  steps?: StepSetName;
   /**
    * True when a completed job of this payload runs the maps -> site -> verify pipeline after it
    * (crawlMaps with `workflow`): runJob gets it as RunJobInput.pipeline.

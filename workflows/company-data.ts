@@ -1,7 +1,7 @@
 import { ActivityCancellationType, ApplicationFailure, patched, type ActivityOptions, type LocalActivityOptions, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { CompanyDataActivities, CompanyQuery, RegistryAnswer } from '../activities/company/crawl-company-data';
 import type { JobActivityOutput } from '../activities/deps';
-import type { JobStepsInput } from './job';
+import type { JobStepsInput } from './step-input';
 
 // Cache reads and the result write are short Postgres work, run as local activities: in the
 // worker that runs the workflow, without a trip through the task queue each (about 25 ms a step on
@@ -40,7 +40,7 @@ const onRegistryQueue = (taskQueue: string, requestMs: number) =>
  * otherwise the registry's answer (SEC, Companies House or VIES), then the §2.4 result. Unknown
  * companies, rejected credentials and invalid input fail at once; outages after the retries.
  */
-export async function companyData(input: JobStepsInput): Promise<JobActivityOutput> {
+export async function crawlCompanyDataSteps(input: JobStepsInput): Promise<JobActivityOutput> {
   const store = patched(LOCAL_STORE_PATCH) ? localStore : queuedStore;
   const startedAt = Date.now();
   const { query, cached } = await store.readRegistryCache({ payload: input.payload });

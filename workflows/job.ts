@@ -17,7 +17,7 @@ import type { RunJobInput } from '../jobs/run-input';
 import { deadlineMessage, JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT, LIFECYCLE_STEP, PROJECTION_STEP } from '../jobs/limits';
 import { requestLeadIndexing } from './leads';
 import { PIPELINE_EXECUTION_TIMEOUT_MS, runLeadPipeline } from './lead-pipeline';
-import * as stepSets from './steps';
+import { stepSetOf } from './steps';
 import { proxyJobActivities } from './worker-loss';
 
 export type { RunJobInput };
@@ -28,16 +28,7 @@ export interface RunJobResult {
   resultsCount?: number;
 }
 
-/** What a job type that runs as several workflow steps gets (workflows/steps.ts). */
-export interface JobStepsInput {
-  jobId: string;
-  payload: Record<string, unknown>;
-  limits: RunJobInput['limits'];
-  queues: Record<string, string>;
-}
-
-/** The step sets by name, as catalog entries name them. */
-const STEP_SETS: Readonly<Record<string, ((input: JobStepsInput) => Promise<JobActivityOutput>) | undefined>> = stepSets;
+export type { JobStepsInput } from './step-input';
 
 // Lifecycle steps are short Postgres transactions, retried quickly through a database hiccup
 // (startJob waits for the API's commit itself: activities/store/jobs.ts). It is the gate into `processing`, so
@@ -174,7 +165,7 @@ async function runPipeline(input: RunJobInput): Promise<void> {
 
 function runType(input: RunJobInput, payload: Record<string, unknown>): Promise<JobActivityOutput> {
   if (input.steps) {
-    const steps = STEP_SETS[input.steps];
+    const steps = stepSetOf(input.steps);
     if (!steps) throw ApplicationFailure.nonRetryable(`${input.type} names the unknown step set ${input.steps}`, 'InvalidInput');
     return steps({ jobId: input.jobId, payload, limits: input.limits, queues: input.queues ?? {} });
   }

@@ -3,7 +3,7 @@ import type { JobActivityOutput } from '../activities/deps';
 import type { MapsActivities } from '../activities/maps/crawl-maps';
 import type { NominatimPlace } from '../activities/maps/nominatim';
 import { JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT } from '../jobs/limits';
-import type { JobStepsInput } from './job';
+import type { JobStepsInput } from './step-input';
 import { proxyJobActivities } from './worker-loss';
 
 // Nominatim answers at most 40 places per request (activities/maps/nominatim.ts NOMINATIM_PAGE).

@@ -4,7 +4,7 @@ import type { CompanyRecord } from '../activities/company/types';
 import type { JobActivityOutput } from '../activities/deps';
 import type { PeopleActivities } from '../activities/people/crawl-people';
 import { JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT } from '../jobs/limits';
-import type { JobStepsInput } from './job';
+import type { JobStepsInput } from './step-input';
 import { proxyJobActivities } from './worker-loss';
 
 /** Registry candidates asked for when a company name is searched. */

@@ -2,7 +2,7 @@ import { ActivityCancellationType, ApplicationFailure, proxyActivities, sleep } 
 import type { JobActivityOutput } from '../activities/deps';
 import type { SocialActivities } from '../activities/social/crawl-public-social';
 import { JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT } from '../jobs/limits';
-import type { JobStepsInput } from './job';
+import type { JobStepsInput } from './step-input';
 import { proxyJobActivities } from './worker-loss';
 
 /** The first wait after a throttled answer (without Retry-After); each further one doubles. */

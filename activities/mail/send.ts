@@ -5,8 +5,13 @@ import { AllowList } from '../../lib/outbound';
 import type { ActivityDeps } from '../deps';
 import { UnsubscribeRepository } from '../../db/repositories/unsubscribe';
 import { DEFAULT_LIST, listUnsubscribeHeaders, unsubscribeLinks, unsubscribedOf } from '../../lib/mail/list-unsubscribe';
-import type { MessageRef } from '.';
 import { mailRepository } from './repo';
+
+/** A stored message a workflow works on: the client it belongs to and its row id. */
+export interface MessageRef {
+  clientId: string;
+  messageId: number;
+}
 
 /** Every recipient once (To then Cc), lower-cased. */
 export const recipientsOf = (m: Pick<MessageRow, 'to_addresses' | 'cc_addresses'>): string[] => [...new Set([...m.to_addresses, ...(m.cc_addresses ?? [])].map((a) => a.toLowerCase()))];

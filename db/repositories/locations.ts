@@ -1,4 +1,4 @@
-import type { Db } from '..';
+import type { Db } from '../types';
 
 export interface LocationRow {
   id: number;

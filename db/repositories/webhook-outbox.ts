@@ -1,13 +1,12 @@
 import type { Knex } from 'knex';
-import { webhookBody } from '../../jobs/event-body';
-import type { StoredEvent } from './events';
+import { webhookBody, type WireEvent } from '../../jobs/event-body';
 
 /**
  * Writes one delivery per active webhook of the event's client subscribed to its name, in the
  * caller's transaction (the outbox: no event is committed without its deliveries, and none is
  * delivered that was rolled back). One statement, and none at all for the common "no webhooks".
  */
-export async function queueDeliveries(trx: Knex | Knex.Transaction, event: StoredEvent): Promise<void> {
+export async function queueDeliveries(trx: Knex | Knex.Transaction, event: WireEvent & { client_id: string }): Promise<void> {
   // `data` as on the event stream (api/routes/events.ts): jobs/event-body.ts owns the shape.
   const body = webhookBody(event);
   await trx.raw(

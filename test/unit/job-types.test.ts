@@ -4,7 +4,7 @@ import { MAX_JOB_DEADLINE } from '../../jobs/limits';
 import { jobTaskQueue, workflowTaskQueues } from '../../jobs/queues';
 import { parseConfig } from '../../lib/config';
 import { activityQueueLimits } from '../../workers/main';
-import * as stepSets from '../../workflows/steps';
+import { STEP_SETS, stepSetOf } from '../../workflows/steps';
 
 describe('job catalog', () => {
   test('every type has its spec under its own name', () => {
@@ -17,13 +17,22 @@ describe('job catalog', () => {
     for (const t of AVAILABLE_JOB_TYPES) {
       const steps = CATALOG[t].steps;
       // A type that runs as steps names its step set (workflows/steps.ts); the others have an activity named after them.
-      if (steps) expect(Object.keys(stepSets)).toContain(steps);
+      if (steps) expect(Object.keys(STEP_SETS)).toContain(steps);
       else expect(activities).toContain(t);
     }
     for (const t of JOB_TYPES.filter((x) => !AVAILABLE_JOB_TYPES.includes(x))) {
       expect(activities).not.toContain(t);
       expect(CATALOG[t].steps).toBeUndefined();
     }
+  });
+
+  test('a step set is named after its job type, and the name older histories carry still finds crawlCompanyData\'s', () => {
+    const named = JOB_TYPES.filter((t) => CATALOG[t].steps).map((t) => [CATALOG[t].steps, `${t}Steps`]);
+    expect(named.length).toBe(Object.keys(STEP_SETS).length);
+    for (const [steps, expected] of named) expect(steps).toBe(expected);
+    expect(stepSetOf('companyData')).toBe(STEP_SETS.crawlCompanyDataSteps);
+    expect(stepSetOf('crawlMapsSteps')).toBe(STEP_SETS.crawlMapsSteps);
+    expect(stepSetOf('toString')).toBeUndefined();
   });
 
   test('no job may run longer than the spec\'s overall 10 minutes, and every activity fits inside its job', () => {
