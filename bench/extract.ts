@@ -50,6 +50,14 @@ interface Extractor {
 // ---- markdown to the plain text that is scored ----------------------------------------------
 
 /**
+ * An inline link as the converter writes it: `[text](destination "title")`, where the text may hold
+ * escaped brackets (`[\\[4\\]](#cite_note-4)`: a footnote), the destination escaped parentheses
+ * (`/wiki/Groundhog_Day_\\(film\\)`) or spaces inside `<...>`, and the title parentheses of its
+ * own. Group 1 is the text.
+ */
+const LINK = String.raw`\[((?:\\.|[^\]\\])*)\]\((?:<[^>\n]*>|(?:\\.|[^)\\\s])*)(?:\s+"(?:\\.|[^"\\])*")?\)`;
+
+/**
  * The words a reader sees in a compendium page's Markdown: link and image syntax, emphasis,
  * heading, quote and list markers, code fences and table pipes removed. Line by line with simple
  * patterns (no nesting, no backtracking over a whole page).
@@ -64,8 +72,8 @@ export function markdownToText(markdown: string): string {
       .replace(/^\s{0,3}#{1,6}\s+/, '')
       .replace(/^\s*(>\s?)+/, '')
       .replace(/^\s*([-*+]|\d+[.)])\s+/, '')
-      .replace(/!\[([^\]]*)\]\([^)]*\)/g, '')
-      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .replace(new RegExp(`!${LINK}`, 'g'), '')
+      .replace(new RegExp(LINK, 'g'), '$1')
       .replace(/<(https?:[^>\s]+)>/g, '$1')
       .replace(/(\*\*|__)(?=\S)([^*_]*?\S)\1/g, '$2')
       .replace(/(\*|_)(?=\S)([^*_]*?\S)\1/g, '$2')

@@ -7,6 +7,12 @@ describe('bench:extract scoring', () => {
     expect(markdownToText(md).split(/\s+/).filter(Boolean)).toEqual(['The', 'title', 'the', 'link', 'text', 'and', 'bold', 'words', 'a', 'b', 'c', 'd']);
   });
 
+  it('reads a link as its text where the URL or title holds parentheses, a footnote link, and an image with an <...> destination', () => {
+    // What the converter writes for Wikipedia's film links and footnotes and for a lazy image's data: URL.
+    const md = 'Remake of *[The Time Travelers](https://en.wikipedia.org/wiki/The_Time_Travelers_\\(1964_film\\) "The Time Travelers (1964 film)")*[\\[4\\]](https://en.wikipedia.org/wiki/List#cite_note-4).\n\n![Zendaya at a "Dune" screening.](<data:image/svg+xml,%3Csvg xmlns=\'http://www.w3.org/2000/svg\'%3E%3C/svg%3E>) After.';
+    expect(markdownToText(md).split(/\s+/).filter(Boolean)).toEqual(['Remake', 'of', 'The', 'Time', 'Travelers[4].', 'After.']);
+  });
+
   it('averages precision over pages with output and recall over pages with ground truth (the article-extraction benchmark)', () => {
     const truth = 'one two three four five six seven eight';
     expect(shingleMatch(truth, truth)).toEqual([1, 0, 0]);

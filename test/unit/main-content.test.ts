@@ -169,6 +169,40 @@ describe('fit: the main content of real-shaped pages', () => {
     expect(ruby).not.toContain('子こ');
   });
 
+  test("an article whose first part sits deeper than the rest, in a box of the same class (Quanta: the lede's section inside a wrapper with a share bar), is read whole", () => {
+    const more = (n: number) => Array.from({ length: n }, (_, i) => `<p>In year ${1930 + i}, the shop sold bread, buns and cakes to the street, and the ledger, kept in the same hand, recorded every batch, every price and every delivery.</p>`).join('');
+    const share = '<aside class="post__sidebar"><h3>Share this article</h3><a href="/share/t">Twitter</a> <a href="/share/f">Facebook</a></aside>';
+    const first = `<div class="acf-content scale1"><div class="post__wrapper"><div class="mha"><div class="post__content">${share}<section class="outer"><div class="flex-auto"><div class="post__section"><div class="wysiwyg"><p>${ARTICLE[0]}</p><p>${ARTICLE[1]}</p></div></div></div></section></div></div></div></div>`;
+    const rest = `<div class="acf-content scale1"><section class="outer"><div class="wysiwyg"><p>${ARTICLE[2]}</p>${more(6)}</div></section></div><div class="acf-content scale1"><section class="outer"><div class="wysiwyg"><p>${ARTICLE[3]}</p>${more(5)}</div></section></div>`;
+    const next = `<div class="post__next"><h3>Read next</h3><ul>${['The mathematics of sourdough starters, explained', 'How a ledger from 1921 became a family archive', 'Why bakers get up at three in the morning', 'The chemistry of a good crust', 'Ten ovens that changed a city', 'A miller’s daughter and her recipes', 'What apprentices learn in their first year', 'The queue on Saturday mornings'].map((t, i) => `<li><a href="/r${i}">${t}</a></li>`).join('')}</ul></div>`;
+    const md = fit(`<html><body>${menu}<div class="post"><div class="post__title"><h1>A hundred years of bread</h1><div class="byline">By Ann Baker</div><div class="tags">Baking · History · York</div></div>${first}${rest}${next}</div>${sidebar}${footer}</body></html>`);
+    expectArticle(md);
+    expect(md.indexOf(ARTICLE[0] as string)).toBeLessThan(md.indexOf(ARTICLE[2] as string));
+    expect(md).not.toContain('Share this article');
+    expect(md).not.toContain('Ten ovens that changed a city');
+    expect(md).not.toContain('Ten walks');
+  });
+
+  test('an article body split over repeated wrappers with an inset between them (NYT: two story-body-supplemental boxes) is read whole, once', () => {
+    const inset = '<aside class="marginalia"><h3>Related coverage</h3><ul><li><a href="/r1">Verizon to buy Yahoo</a></li><li><a href="/r2">What Yahoo keeps</a></li></ul></aside>';
+    const later = Array.from({ length: 8 }, (_, i) => `<p class="story-body-text">The ovens were replaced in ${1950 + i * 8}, and each time, the family says, the bread came out a little different, although the recipes in the ledger stayed exactly the same.</p>`).join('');
+    const md = fit(`<html><body>${menu}<main><article class="story"><h1>A hundred years of bread</h1><div class="story-body-supplemental"><div class="story-body story-body-1"><p class="story-body-text">${ARTICLE[0]}</p><p class="story-body-text">${ARTICLE[1]}</p></div>${inset}</div><div class="story-body-supplemental"><div class="story-body story-body-2"><p class="story-body-text">${ARTICLE[2]}</p><p class="story-body-text">${ARTICLE[3]}</p>${later}</div><div class="supplemental"><div class="ad">Advertisement</div><a href="#story-continues-3">Continue reading the main story</a></div></div></article></main>${footer}</body></html>`);
+    expectArticle(md);
+    expect(md.split(ARTICLE[0] as string)).toHaveLength(2);
+    expect(md.indexOf(ARTICLE[1] as string)).toBeLessThan(md.indexOf(ARTICLE[2] as string));
+    expect(md).not.toContain('Verizon');
+  });
+
+  test("the headline that repeats the page's <title> is left out (the compendium heads each page with its title); a heading that does not is kept", () => {
+    const page = (title: string) => `<html><head><title>${title}</title></head><body>${menu}<article><h1>A hundred years of bread</h1>${ARTICLE.slice(0, 2).map((p) => `<p>${p}</p>`).join('')}<h2>The ledger</h2>${ARTICLE.slice(2).map((p) => `<p>${p}</p>`).join('')}</article>${footer}</body></html>`;
+    const titled = fit(page('A hundred years of bread | York Evening Press'));
+    expectArticle(titled);
+    expect(titled).not.toContain('A hundred years of bread');
+    expect(titled).toContain('## The ledger');
+    const other = fit(page('York Evening Press: local news'));
+    expect(other).toContain('# A hundred years of bread');
+  });
+
   test('markup the converter cannot use goes (a span per highlighted token, styles, data attributes) and the Markdown reads the same', () => {
     const code = 'const total = items.reduce((sum, item) => sum + item.price, 0);';
     const highlighted = code.split(/(\W)/).filter(Boolean).map((t, i) => `<span class="tok-${i % 5}" style="color:#${i}${i}${i}" data-line="1">${t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</span>`).join('');

@@ -478,23 +478,7 @@ function grab(page: Page, flags: Flags): Attempt | null {
   // Up while what the parent adds is prose too (page builders put one article's sections in
   // separate boxes): few links, most of it in paragraphs, none of it looking like chrome.
   for (let p = top.parent; p && isElement(p) && p !== ceiling; p = p.parent) {
-    const whole = page.count(p);
-    const mine = page.count(top);
-    let chars = whole.chars - mine.chars;
-    let links = whole.linkChars - mine.linkChars;
-    let prose = whole.proseChars - mine.proseChars;
-    if (flags.stripUnlikely) {
-      const uncount = (el: Element) => {
-        const u = page.count(el);
-        chars -= u.chars;
-        links -= u.linkChars;
-        prose -= u.proseChars;
-        return true;
-      };
-      // Walks the parent without the candidate, and without descending into what it discounts.
-      for (const el of elementsOf(p, (e) => e === top || e !== p && page.isUnlikely(e) && uncount(e))) void el;
-    }
-    if (chars < MIN_PARAGRAPH || links / chars > 0.15 || prose / chars < 0.6) break;
+    if (!readsAsProse(page, p, flags, top)) break;
     top = p;
   }
   // A row or body of a data table stands for the text around the table, not for itself.
@@ -540,6 +524,12 @@ function grab(page: Page, flags: Flags): Attempt | null {
       nodes.push(sib);
       continue;
     }
+    // A box of the same kind whose paragraphs sit too deep to have scored it (the article's first
+    // part in a wrapper of its own, the rest in sibling boxes) joins when it reads as prose.
+    if (topClass && attr(sib, 'class') === topClass && page.count(sib).chars >= PAGE_WORTH / 2 && readsAsProse(page, sib, flags)) {
+      nodes.push(sib);
+      continue;
+    }
     if (sib.name === 'p' || sib.name === 'div' && !sib.children.some((ch) => isElement(ch) && BLOCKS.has(ch.name))) {
       const c = page.count(sib);
       const ld = page.linkDensity(sib);
@@ -548,12 +538,60 @@ function grab(page: Page, flags: Flags): Attempt | null {
     }
   }
 
+  // The article's body split over repeated wrappers (`div.story-body-supplemental > div.story-body`
+  // twice, an inset between them): the same box in the parent's like-classed siblings joins too.
+  if (firstClass(top) && parent && isElement(parent) && parent !== ceiling && attr(parent, 'class')) {
+    const uncles = parent.parent && isElement(parent.parent) ? childElements(parent.parent) : [];
+    const before: Element[] = [];
+    const after: Element[] = [];
+    let seen = false;
+    for (const uncle of uncles) {
+      if (uncle === parent) seen = true;
+      else if (attr(uncle, 'class') === attr(parent, 'class') && !(flags.stripUnlikely && !liveSet.has(uncle))) {
+        const taken = new Set<Element>();
+        for (const el of elementsOf(uncle, (e) => e.parent !== null && taken.has(e.parent as Element))) {
+          if (el.name === top.name && firstClass(el) === firstClass(top) && page.count(el).chars >= MIN_PARAGRAPH && readsAsProse(page, el, flags)) {
+            taken.add(el);
+            (seen ? after : before).push(el);
+          }
+        }
+      }
+    }
+    nodes.unshift(...before);
+    nodes.push(...after);
+  }
   const removed = clean(page, nodes, flags);
   trimTail(page, nodes, removed);
   let chars = 0;
   for (const n of nodes) chars += charsWithout(page, n, removed);
   return { nodes, chars, removed };
 }
+
+/**
+ * Whether the element's text, less `without`'s (and, with the flags, less what looks unlikely), is
+ * prose: a paragraph's worth at least, few links, most of it in paragraphs.
+ */
+function readsAsProse(page: Page, el: Element, flags: Flags, without?: Element): boolean {
+  const whole = page.count(el);
+  const mine = without ? page.count(without) : ZERO;
+  let chars = whole.chars - mine.chars;
+  let links = whole.linkChars - mine.linkChars;
+  let prose = whole.proseChars - mine.proseChars;
+  if (flags.stripUnlikely) {
+    const uncount = (e: Element) => {
+      const u = page.count(e);
+      chars -= u.chars;
+      links -= u.linkChars;
+      prose -= u.proseChars;
+      return true;
+    };
+    // Walks the element without `without`, and without descending into what it discounts.
+    for (const e of elementsOf(el, (e) => e === without || e !== el && page.isUnlikely(e) && uncount(e))) void e;
+  }
+  return chars >= MIN_PARAGRAPH && links / chars <= 0.15 && prose / chars >= 0.6;
+}
+
+const firstClass = (el: Element) => attr(el, 'class').trim().split(/\s+/)[0] ?? '';
 
 function hasH1(el: Element): boolean {
   for (const e of elementsOf(el)) if (e.name === 'h1') return true;
@@ -804,14 +842,40 @@ export function mainContent($: CheerioAPI): (AnyNode | string)[] {
   // article as its JSON-LD gives it, or, when the page shows nothing at all, its own summary, under
   // the page's heading.
   const stated = declared && collapsedLength(declared) > 1.5 * best.chars + 200 ? declared : best.chars < MIN_PARAGRAPH && collapsedLength(summary) > best.chars ? summary : undefined;
+  const titles = new Set([elements.named('title')[0], metas.find((m) => m.attribs.property === 'og:title')].flatMap((el) => (el ? (el.name === 'title' ? textOf(el) : el.attribs.content ?? '').toLowerCase().match(WORDS) ?? [] : [])));
   if (stated) {
-    const heading = [...elementsOf(body)].find((el) => el.name === 'h1');
+    const h1 = [...elementsOf(body)].find((el) => el.name === 'h1');
+    const heading = h1 && !repeatsTitle(h1, titles) ? h1 : undefined;
     const paragraphs = stated.split(/\\n|\n/).map((p) => p.trim()).filter(Boolean);
     return parseDocument([heading ? $.html(heading) : '', ...paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`)].join('\n')).children;
   }
+  const headline = firstHeading(best);
+  if (headline && repeatsTitle(headline, titles)) best.removed.add(headline);
   for (const el of best.removed) detach(el);
   for (const n of best.nodes) bareMarkup(n);
   return best.nodes.flatMap((n, i) => [...(i > 0 ? ['\n'] : []), ...(n === body ? n.children : [n])]);
+}
+
+const WORDS = /[\p{L}\p{N}]+/gu;
+
+/** The first h1 or h2 of the chosen content. */
+function firstHeading(best: Attempt): Element | undefined {
+  for (const root of best.nodes) for (const el of elementsOf(root, (e) => best.removed.has(e))) if (el.name === 'h1' || el.name === 'h2') return el;
+  return undefined;
+}
+
+/**
+ * Whether a heading repeats the page's title (the words of its `<title>` and `og:title`, where
+ * sites add their name and a separator): most of the heading's characters are in those words. The
+ * compendium heads each page with its title, and a reader does not read the headline twice (nor
+ * do Readability, trafilatura or the corpora's annotators count it as the article's text).
+ */
+function repeatsTitle(heading: Element, titleWords: Set<string>): boolean {
+  if (titleWords.size === 0) return false;
+  const words = textOf(heading).toLowerCase().match(WORDS) ?? [];
+  const all = words.reduce((n, w) => n + w.length, 0);
+  const shared = words.filter((w) => titleWords.has(w)).reduce((n, w) => n + w.length, 0);
+  return all > 0 && shared / all >= 0.75;
 }
 
 /** What the Markdown converter reads of an element: where a link or an image points, its words, a list's start, a code block's language. */
