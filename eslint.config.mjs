@@ -51,7 +51,10 @@ export default tseslint.config(
   },
   {
     files: ['db/**/*.ts'],
-    rules: importRules([], [ban(['api', 'activities', 'workflows', 'workers', 'search'], 'db/ may import only lib/ and jobs/')]),
+    rules: importRules([], [
+      ban(['api', 'activities', 'workflows', 'workers', 'search'], 'db/ may import only lib/ and jobs/'),
+      { group: ['**/lib/errors'], importNames: ['AppError', 'badRequest', 'notFound'], message: 'db/ knows nothing of HTTP: throw a DomainError (conflict, invalid, not_found) and let the error middleware map it' },
+    ]),
   },
   {
     files: ['search/**/*.ts'],

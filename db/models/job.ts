@@ -1,8 +1,9 @@
 import type { JobStatus, JobType } from '../../jobs';
+import { Timestamped } from './base';
 import { TenantModel } from './tenant';
 
-/** A job (spec §2.1); timestamps kept as BaseModel keeps them. */
-export class JobModel extends TenantModel {
+/** A job (spec §2.1), its updated_at kept on every update. */
+export class JobModel extends Timestamped(TenantModel) {
   static override tableName = 'jobs';
 
   id!: string;
@@ -20,11 +21,4 @@ export class JobModel extends TenantModel {
   started_at!: Date | null;
   completed_at!: Date | null;
   processing_time_seconds!: number | null;
-
-  created_at!: Date;
-  updated_at!: Date;
-
-  override $beforeUpdate(): void {
-    this.updated_at = new Date();
-  }
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { AppError } from '../../lib/errors';
+import { conflict, type DomainError } from '../../lib/errors';
 import type { CredentialCipher, SealContext } from '../../lib/llm/cipher';
 import { credentialIdentity, keyPreview, modelOf, PROVIDERS, type Credentials, type ProviderName } from '../../lib/llm/providers';
 import type { Price } from '../../lib/llm/prices';
@@ -326,9 +326,9 @@ export async function nextId(db: Knex, table: string): Promise<number> {
   return Number(rows[0]?.id);
 }
 
-function duplicate(provider: ProviderName): AppError {
+function duplicate(provider: ProviderName): DomainError {
   const msg = `this credential already exists for ${provider} (${PROVIDERS[provider].label})`;
-  return new AppError(409, msg, msg);
+  return conflict(msg, msg);
 }
 
 function columns(s: IntegrationSettings): Record<string, unknown> {

@@ -296,7 +296,7 @@ test('key rotation: re-sealed with the new key, the credentials open without the
   const rotated = new IntegrationRepository(api.deps.db, new CredentialCipher(nextKey), schemaName);
   const row = await rotated.find(c.clientId, i.id);
   expect(row && rotated.credentials(row)).toEqual({ api_key: key, base_url: `${llm.baseUrl}/v1` });
-  await expect(rotated.create(c.clientId, 'openai', { api_key: key, base_url: `${llm.baseUrl}/v1` }, {})).rejects.toMatchObject({ status: 409 });
+  await expect(rotated.create(c.clientId, 'openai', { api_key: key, base_url: `${llm.baseUrl}/v1` }, {})).rejects.toMatchObject({ kind: 'conflict' });
   // The old key alone no longer opens it: a call says why instead of failing the job.
   const res = await c.json<{ test: { ok: boolean; error: string } }>(await c.post(`/api/v1/integrations/${i.id}/test`, {}));
   expect(res.test).toMatchObject({ ok: false, error: expect.stringContaining('INTEGRATIONS_PREVIOUS_KEYS') });
