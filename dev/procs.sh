@@ -1,5 +1,6 @@
 # Process helpers shared by dev/stack and dev/cluster. The caller sets SCRIPT (its name, for
-# messages), BIN, RUN (pid files) and LOGS before sourcing this file.
+# messages), BIN, RUN (pid files) and LOGS before sourcing this file, and PG_BIN (and PG_PORT,
+# 5432 when unset) before calling pg_sql.
 say() { printf '%s\n' "$*"; }
 fail() { printf '%s: %s\n' "$SCRIPT" "$*" >&2; exit 1; }
 
@@ -44,6 +45,9 @@ wait_for() { # component seconds command...
 }
 
 http_ok() { curl -fs -o /dev/null --max-time 2 "$1"; }
+
+# One statement as the postgres superuser on the stack's server; prints its rows unaligned.
+pg_sql() { "$PG_BIN/psql" -h 127.0.0.1 -p "${PG_PORT:-5432}" -U postgres -d postgres -XtAq -v ON_ERROR_STOP=1 -c "$1"; }
 
 spawn() { # component command... : run detached, log to .stack/logs, remember the pid
   local name=$1; shift
