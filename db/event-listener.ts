@@ -118,6 +118,7 @@ export class EventListener {
    * (at most gapWaitMs).
    */
   async horizon(): Promise<number> {
+    // tenancy: the stream's horizon is the highest event id of all clients; no client's row is read.
     const { rows } = await this.db.raw<{ rows: { top: string | null; xmax: string; idle: boolean }[] }>(
       'select (select max(id) from events) as top, pg_snapshot_xmax(s)::text as xmax, pg_snapshot_xmin(s) = pg_snapshot_xmax(s) as idle from pg_current_snapshot() s',
     );

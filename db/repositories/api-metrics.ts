@@ -28,6 +28,7 @@ export class ApiMetricsRepository {
   constructor(private readonly db: Knex) {}
 
   async jobsInFlight(): Promise<{ type: string; status: string; count: number }[]> {
+    // tenancy: operator metrics (GET /metrics) count every client's rows, by design; no row is returned.
     const { rows } = (await this.db.raw(
       `SELECT type, status, count(*)::int AS count FROM jobs WHERE status IN ('queued', 'processing') GROUP BY type, status`,
     )) as { rows: { type: string; status: string; count: number }[] };
@@ -46,9 +47,11 @@ export class ApiMetricsRepository {
   }
 
   private async readLag(): Promise<OutboxLags> {
+    // tenancy: operator metrics (GET /metrics) count every client's rows, by design; no row is returned.
     const { rows } = (await this.db.raw(
       `SELECT 'search' AS outbox, count(*)::int AS pending, coalesce(extract(epoch FROM now() - min(enqueued_at)), 0)::float AS oldest FROM search_outbox
        UNION ALL
+       -- tenancy: every client's undelivered webhooks, counted
        SELECT 'webhooks', count(*)::int, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float FROM webhook_deliveries WHERE dispatched_at IS NULL`,
     )) as { rows: { outbox: string; pending: number; oldest: number }[] };
     const of = (name: string): OutboxLag => {

@@ -519,9 +519,11 @@ export class CampaignRepository {
         .raw(
           `select l.job_id, l.location_id, l.display_name, j.status as job_status, w.status as workflow_status,
                   coalesce(b.n, 0) as businesses_total, coalesce(b.valid, 0) as total_valid_emails
+           -- tenancy: one campaign's rows by its id, which the API read through CampaignModel.forClient and the pipeline holds from its workflow
            from campaign_locations l
            join jobs j on j.id = l.job_id
            left join job_workflows w on w.job_id = l.job_id
+           -- tenancy: the same campaign's businesses
            left join (select job_id, count(*) as n, sum(valid_emails_count) as valid from workflow_businesses
                       where campaign_id = ? group by job_id) b on b.job_id = l.job_id
            where l.campaign_id = ?

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { DedupeIdempotencyModel } from '../models/dedupe-idempotency';
 import { MATCH_CONFIDENCE, MATCH_TYPES, matchKeys, type DedupeRecord, type MatchKeys, type MatchType, type RecordType } from '../../lib/dedupe';
 import { CanonicalRecordModel } from '../models/canonical-record';
+import { tenantSql } from '../models/tenant';
 
 export interface CheckRequest {
   clientId: string;
@@ -216,12 +217,12 @@ export class DedupeRepository {
     for (const t of used) {
       // t is one of MATCH_TYPES (a constant), never request input.
       arms.push(
-        `select id, ${columns} from canonical_records
-         where k.type = '${t}' and client_id = ? and record_type = ? and deleted_at is null ${scope} and ${KEY_COLUMN[t]} = k.value`,
+        `select id, ${columns} from {canonical_records}
+         where k.type = '${t}' and record_type = ? and deleted_at is null ${scope} and ${KEY_COLUMN[t]} = k.value`,
       );
-      bindings.push(req.clientId, req.recordType, ...(req.campaignId !== null ? [req.campaignId] : []));
+      bindings.push(req.recordType, ...(req.campaignId !== null ? [req.campaignId] : []));
     }
-    const { rows } = (await db.raw(
+    const { rows } = (await tenantSql(db, req.clientId).raw(
       `select c.* from unnest(?::text[], ?::text[]) as k(type, value)
        cross join lateral (${arms.join(' union all ')}) c
        order by c.id`,

@@ -202,6 +202,7 @@ export class IntegrationRepository {
    * re-tests it. False: no room (or someone else is re-testing it).
    */
   async reserve(id: number, cooldownSeconds: number): Promise<boolean> {
+    // tenancy: an integration by its id, chosen by the client-scoped key selection (lib/llm) before the call.
     const res = await this.db.raw(
       `UPDATE llm_integrations SET
          minute_count = CASE WHEN minute_window = ${THIS_MINUTE} THEN minute_count + 1 ELSE 1 END,
@@ -247,6 +248,7 @@ export class IntegrationRepository {
         output_tokens: usage.outputTokens,
         cost_usd: usage.costUsd,
       });
+      // tenancy: an integration by its id, chosen by the client-scoped key selection (lib/llm) before the call.
       const res = await trx.raw(
         `UPDATE llm_integrations i SET ${health} spend_limit_exceeded = ${SPEND_LIMIT_EXCEEDED}
          FROM llm_integrations old WHERE i.id = ? AND old.id = i.id
@@ -266,6 +268,7 @@ export class IntegrationRepository {
 
   /** A failed call: one more failure in a row; at `threshold` the breaker opens for `cooldownSeconds`. */
   async recordFailure(id: number, error: string, threshold: number, cooldownSeconds: number): Promise<void> {
+    // tenancy: an integration by its id, chosen by the client-scoped key selection (lib/llm) before the call.
     await this.db.raw(
       `UPDATE llm_integrations SET
          consecutive_failures = consecutive_failures + 1,
@@ -280,6 +283,7 @@ export class IntegrationRepository {
 
   /** A 429: the key is skipped for Retry-After (at least a second), which is not a failure of the key. */
   async recordRateLimited(id: number, seconds: number, error: string): Promise<void> {
+    // tenancy: an integration by its id, chosen by the client-scoped key selection (lib/llm) before the call.
     await this.db.raw(`UPDATE llm_integrations SET rate_limited_until = now() + make_interval(secs => ?), last_error = ? WHERE id = ?`, [Math.min(Math.max(seconds, 1), 3600), error.slice(0, 1000), id]);
   }
 

@@ -129,6 +129,7 @@ export class JobWorkflowRepository {
    * `processing` forever. Writes the row if the pipeline never got to; a row already final is kept.
    */
   async fail(jobId: string, errorMessage: string): Promise<void> {
+    // tenancy: the pipeline's own job by its id (from its workflow); the row takes the job's client.
     await this.db.raw(
       `insert into job_workflows (job_id, client_id, campaign_id, status, options, limits, error_message, started_at, deadline_at, completed_at)
        select id, client_id, campaign_id, 'failed', '{}'::jsonb, '{}'::jsonb, ?, now(), now(), now() from jobs where id = ?

@@ -64,6 +64,7 @@ function queuedInsert(source: string): string {
          insert into webhook_deliveries (id, webhook_id, client_id, event_id, event, task_queue, body)
          select gen_random_uuid(), w.id, w.client_id, e.id, e.name, w.task_queue,
                 ${webhookBodySql('e', ISO_UTC)}
+         -- tenancy: the webhooks of the client the job was inserted for (the hot submission statement: one round trip)
          from e join webhooks w on w.client_id = e.client_id and w.active and e.name = any(w.events)
        )`;
 }
@@ -81,7 +82,9 @@ const SUBMIT_STATEMENT = prepared(
      select g.cached, g.queued, coalesce(g.queued >= $1::bigint, false) as full
      from (select c.cached,
                   case when c.cached is null and $1::bigint is not null
+                       -- tenancy: the capacity count is of every client's queued jobs on the task queue (a shared queue)
                        then (select count(*) from jobs where task_queue = $2 and status = 'queued') end as queued
+           -- tenancy: the cache lookup is by the client's own key, client_id/type/payload_hash ($3/$4/$5)
            from (select (select row_to_json(x.*) from jobs x
                          where (x.client_id || '/' || x.type || '/' || x.payload_hash) = ($3::text || '/' || $4::text || '/' || $5::text)
                            and x.campaign_id is null

@@ -4,6 +4,7 @@ import { WHITESPACE_CLASS } from '../../jobs/fields';
 import { idapRef, naturalKeyOf, type Flag, type ResourceType, type Source } from '../../lib/idap';
 import { domainOf } from '../../lib/normalize';
 import { ResourceModel } from '../models/resource';
+import { tenantSql } from '../models/tenant';
 import { UUID } from '../../lib/ids';
 
 /**
@@ -131,7 +132,8 @@ export async function upsertResources(
     }
     keys.forEach((key, i) => { keys[i] = remap.get(key) ?? key; });
   }
-  const { rows } = (await trx.raw(
+  // upd changes the client's row of each key (mine) through its id.
+  const { rows } = (await tenantSql(trx, clientId).raw(
     `with x as (
        select * from jsonb_to_recordset(?::jsonb)
          as x(ord int, natural_key text, data jsonb, insert_data jsonb, flags text[], sources text[], campaign_ids text[])
@@ -143,6 +145,7 @@ export async function upsertResources(
        on conflict (client_id, resource_type, natural_key) do nothing
        returning id, natural_key
      ),
+     -- tenancy: the rows located through the scoped {idap_resources} / {idap_relations} of this statement
      upd as (
        update idap_resources r set
          data = r.data || x.data,
@@ -151,8 +154,8 @@ export async function upsertResources(
          campaign_ids = array(select distinct c from unnest(r.campaign_ids || x.campaign_ids) c order by c),
          change_seq = nextval('idap_change_seq'),
          modified_at = clock_timestamp()
-       from x
-       where r.client_id = ? and r.resource_type = ? and r.natural_key = x.natural_key
+       from x join {idap_resources mine} on mine.resource_type = ? and mine.natural_key = x.natural_key
+       where r.id = mine.id
          and ((r.data || x.data) is distinct from r.data
               or not r.sources @> x.sources
               or not r.campaign_ids @> x.campaign_ids
@@ -164,9 +167,9 @@ export async function upsertResources(
      from x
      left join ins on ins.natural_key = x.natural_key
      left join upd on upd.natural_key = x.natural_key
-     left join idap_resources r on r.client_id = ? and r.resource_type = ? and r.natural_key = x.natural_key
+     left join {idap_resources r} on r.resource_type = ? and r.natural_key = x.natural_key
      order by x.ord`,
-    [JSON.stringify([...merged.values()].map((m, ord) => ({ ord, ...m }))), clientId, type, clientId, type, clientId, type],
+    [JSON.stringify([...merged.values()].map((m, ord) => ({ ord, ...m }))), clientId, type, type, type],
   )) as { rows: { natural_key: string; id: string; status: UpsertedResource['status'] }[] };
   const byKey = new Map(rows.map((r) => [r.natural_key, r]));
   return keys.map((key) => {
@@ -190,12 +193,12 @@ async function businessesByDomain(trx: Knex.Transaction, clientId: string, entri
   const remap = new Map<string, string>();
   const withDomain = entries.filter((e) => typeof e.data.domain === 'string');
   if (withDomain.length === 0) return remap;
-  const { rows } = (await trx.raw(
+  const { rows } = (await tenantSql(trx, clientId).raw(
     `select natural_key, data->>'domain' as domain, data->>'place_id' as place_id
-       from idap_resources
-      where client_id = ? and resource_type = 'businesses' and (natural_key = any(?) or data->>'domain' = any(?))
+       from {idap_resources}
+      where resource_type = 'businesses' and (natural_key = any(?) or data->>'domain' = any(?))
       order by created_at`,
-    [clientId, withDomain.map((e) => e.natural_key), [...new Set(withDomain.map((e) => String(e.data.domain)))]],
+    [withDomain.map((e) => e.natural_key), [...new Set(withDomain.map((e) => String(e.data.domain)))]],
   )) as { rows: { natural_key: string; domain: string | null; place_id: string | null }[] };
   const existing = new Set(rows.map((r) => r.natural_key));
   // The place each domain-keyed row takes in this batch: two branches of a chain never both join it.
@@ -227,11 +230,11 @@ export async function relate(trx: Knex.Transaction, a: ResourceRef, b: ResourceR
   if (a.clientId !== b.clientId) throw new Error('relate: resources of different clients');
   if (a.id === b.id) return false;
   await lockClient(trx, a.clientId);
-  const { rows } = (await trx.raw(
+  const { rows } = (await tenantSql(trx, a.clientId).raw(
     `with pair as (
        select ra.id as a_id, ra.resource_type as a_type, rb.id as b_id, rb.resource_type as b_type
-       from idap_resources ra, idap_resources rb
-       where ra.id = ? and rb.id = ? and ra.client_id = ? and rb.client_id = ?
+       from {idap_resources ra}, {idap_resources rb}
+       where ra.id = ? and rb.id = ?
      ),
      ins as (
        insert into idap_relations (client_id, from_id, to_type, to_id)
@@ -239,12 +242,13 @@ export async function relate(trx: Knex.Transaction, a: ResourceRef, b: ResourceR
        on conflict do nothing
        returning from_id
      ),
+     -- tenancy: the rows located through the scoped {idap_resources} / {idap_relations} of this statement
      bump as (
        update idap_resources set change_seq = nextval('idap_change_seq'), modified_at = clock_timestamp()
        where id in (select from_id from ins) returning id
      )
      select (select count(*) from pair)::int as found, (select count(*) from bump)::int as bumped`,
-    [a.id, b.id, a.clientId, a.clientId, a.clientId, a.clientId],
+    [a.id, b.id, a.clientId, a.clientId],
   )) as { rows: { found: number; bumped: number }[] };
   if (rows[0]?.found !== 1) throw new Error(`relate: ${a.type}/${a.id} or ${b.type}/${b.id} not found for client ${a.clientId}`);
   return (rows[0]?.bumped ?? 0) > 0;
@@ -260,21 +264,23 @@ export async function setPinParent(trx: Knex.Transaction, pin: ResourceRef, busi
   if (pin.type !== 'pins' || business.type !== 'businesses') throw new Error(`setPinParent: ${pin.type} -> ${business.type}, expected pins -> businesses`);
   if (pin.clientId !== business.clientId) throw new Error('setPinParent: resources of different clients');
   await lockClient(trx, pin.clientId);
-  const { rows } = (await trx.raw(
+  // gone deletes the client's relations (mine) through their primary key.
+  const { rows } = (await tenantSql(trx, pin.clientId).raw(
     `with gone as (
-       delete from idap_relations
-       where client_id = ?
-         and ((from_id = ? and to_type = 'businesses' and to_id <> ?)
-              or (to_id = ? and to_type = 'pins' and from_id <> ?
-                  and from_id in (select id from idap_resources where client_id = ? and resource_type = 'businesses')))
-       returning from_id
+       delete from idap_relations d using {idap_relations mine}
+       where (d.from_id, d.to_type, d.to_id) = (mine.from_id, mine.to_type, mine.to_id)
+         and ((mine.from_id = ? and mine.to_type = 'businesses' and mine.to_id <> ?)
+              or (mine.to_id = ? and mine.to_type = 'pins' and mine.from_id <> ?
+                  and mine.from_id in (select id from {idap_resources} where resource_type = 'businesses')))
+       returning d.from_id
      ),
+     -- tenancy: the rows located through the scoped {idap_resources} / {idap_relations} of this statement
      bump as (
        update idap_resources set change_seq = nextval('idap_change_seq'), modified_at = clock_timestamp()
        where id in (select from_id from gone) returning id
      )
      select count(*)::int as bumped from bump`,
-    [pin.clientId, pin.id, business.id, pin.id, business.id, pin.clientId],
+    [pin.id, business.id, pin.id, business.id],
   )) as { rows: { bumped: number }[] };
   const linked = await relate(trx, pin, business);
   return linked || (rows[0]?.bumped ?? 0) > 0;
@@ -295,12 +301,13 @@ export async function updateFlags(
   if (!UUID.test(id)) return undefined;
   return db.transaction(async (trx) => {
     await lockClient(trx, clientId);
-    const { rowCount } = (await trx.raw(
+    const { rowCount } = (await tenantSql(trx, clientId).raw(
+      // tenancy: the rows located through the scoped {idap_resources} / {idap_relations} of this statement
       `update idap_resources set flags = nf.flags, change_seq = nextval('idap_change_seq'), modified_at = clock_timestamp()
        from (select id, array(select distinct f from unnest(flags || ?::text[]) f where f <> all(?::text[]) order by f) as flags
-             from idap_resources where client_id = ? and resource_type = ? and id = ?) nf
+             from {idap_resources} where resource_type = ? and id = ?) nf
        where idap_resources.id = nf.id and idap_resources.flags is distinct from nf.flags`,
-      [add, remove, clientId, type, id],
+      [add, remove, type, id],
     )) as { rowCount: number };
     const row = await getResource(trx, clientId, type, id);
     if (row && rowCount > 0 && onChange) await onChange(trx, row);
@@ -372,12 +379,12 @@ export async function findBusinessByKey(db: Knex, clientId: string, key: string)
   // The businesses holding the key first (one equality per expression, each served by its index),
   // then the oldest of them. Materialized, so that the planner cannot walk the client's businesses in
   // created_at order instead, expecting an early match for LIMIT 1 (a chain's domain, a missing key).
-  const oldestHolding = raw(
+  const oldestHolding = tenantSql(db, clientId).raw(
     `(WITH holding AS MATERIALIZED (
-       SELECT id, created_at FROM idap_resources
-       WHERE client_id = ? AND resource_type = 'businesses' AND (${held.map((e) => `${e} = ?`).join(' OR ')}))
+       SELECT id, created_at FROM {idap_resources}
+       WHERE resource_type = 'businesses' AND (${held.map((e) => `${e} = ?`).join(' OR ')}))
      SELECT id FROM holding ORDER BY created_at, id LIMIT 1)`,
-    [clientId, ...held.map(() => value)],
+    held.map(() => value),
   );
   return ResourceModel.query(db).modify('forClient', clientId).where('resource_type', 'businesses').where('idap_resources.id', oldestHolding).first().select(COLUMNS);
 }
@@ -465,13 +472,13 @@ export async function listResources(db: Knex, clientId: string, type: ResourceTy
 export async function relatedOf(db: Knex, clientId: string, ids: string[], types: ResourceType[], perType = 100): Promise<Map<string, Map<string, ResourceModel[]>>> {
   const out = new Map<string, Map<string, ResourceModel[]>>();
   if (ids.length === 0 || types.length === 0) return out;
-  const { rows } = (await db.raw(
+  const { rows } = (await tenantSql(db, clientId).raw(
     `select * from (
        select rel.from_id, r.*, row_number() over (partition by rel.from_id, rel.to_type order by r.created_at, r.id) as n
-       from idap_relations rel join idap_resources r on r.id = rel.to_id
-       where rel.client_id = ? and rel.from_id = any(?::uuid[]) and rel.to_type = any(?::text[]) and r.client_id = ?
+       from {idap_relations rel} join {idap_resources r} on r.id = rel.to_id
+       where rel.from_id = any(?::uuid[]) and rel.to_type = any(?::text[])
      ) t where n <= ? order by from_id, resource_type, n`,
-    [clientId, ids, types, clientId, perType],
+    [ids, types, perType],
   )) as { rows: (ResourceModel & { from_id: string })[] };
   for (const row of rows) {
     const byType = out.get(row.from_id) ?? new Map<string, ResourceModel[]>();
@@ -490,12 +497,12 @@ export async function relatedOf(db: Knex, clientId: string, ids: string[], types
  */
 export async function businessesOfEmails(trx: Knex.Transaction, clientId: string, emails: UpsertedResource[]): Promise<string[]> {
   if (emails.length === 0) return [];
-  const { rows: naming } = (await trx.raw(
-    `select r.id, e.id as email_id from idap_resources r
-     join idap_resources e on e.client_id = r.client_id and e.resource_type = 'emails' and e.id = any(?::uuid[])
+  const { rows: naming } = (await tenantSql(trx, clientId).raw(
+    `select r.id, e.id as email_id from {idap_resources r}
+     join {idap_resources e} on e.resource_type = 'emails' and e.id = any(?::uuid[])
        and e.natural_key = lower(trim(r.data->>'email'))
-     where r.client_id = ? and r.resource_type = 'businesses' and r.data->>'email' is not null`,
-    [emails.map((e) => e.id), clientId],
+     where r.resource_type = 'businesses' and r.data->>'email' is not null`,
+    [emails.map((e) => e.id)],
   )) as { rows: { id: string; email_id: string }[] };
   for (const n of naming) await relate(trx, { clientId, type: 'businesses', id: n.id }, { clientId, type: 'emails', id: n.email_id });
   return businessesRelatedTo(trx, clientId, emails.map((e) => e.id));
@@ -503,9 +510,9 @@ export async function businessesOfEmails(trx: Knex.Transaction, clientId: string
 
 /** The businesses related to the given resources (raw SQL: one indexed read of idap_relations). */
 async function businessesRelatedTo(trx: Knex.Transaction, clientId: string, ids: string[]): Promise<string[]> {
-  const { rows } = (await trx.raw(
-    `select distinct to_id as id from idap_relations where client_id = ? and from_id = any(?::uuid[]) and to_type = 'businesses'`,
-    [clientId, ids],
+  const { rows } = (await tenantSql(trx, clientId).raw(
+    `select distinct to_id as id from {idap_relations} where from_id = any(?::uuid[]) and to_type = 'businesses'`,
+    [ids],
   )) as { rows: { id: string }[] };
   return rows.map((r) => r.id);
 }
@@ -517,11 +524,11 @@ async function businessesRelatedTo(trx: Knex.Transaction, clientId: string, ids:
  */
 export async function relateNamedEmails(trx: Knex.Transaction, clientId: string, businessIds: string[]): Promise<string[]> {
   if (businessIds.length === 0) return [];
-  const { rows } = (await trx.raw(
-    `select r.id, e.id as email_id from idap_resources r
-     join idap_resources e on e.client_id = r.client_id and e.resource_type = 'emails' and e.natural_key = lower(trim(r.data->>'email'))
-     where r.client_id = ? and r.resource_type = 'businesses' and r.id = any(?::uuid[])`,
-    [clientId, businessIds],
+  const { rows } = (await tenantSql(trx, clientId).raw(
+    `select r.id, e.id as email_id from {idap_resources r}
+     join {idap_resources e} on e.resource_type = 'emails' and e.natural_key = lower(trim(r.data->>'email'))
+     where r.resource_type = 'businesses' and r.id = any(?::uuid[])`,
+    [businessIds],
   )) as { rows: { id: string; email_id: string }[] };
   const linked = new Set<string>();
   for (const n of rows) {
@@ -557,14 +564,14 @@ export interface ResourceStats {
 
 /** Counts for one type; updated in the last 24 hours means changed after creation. */
 export async function resourceStats(db: Knex, clientId: string, type: ResourceType): Promise<ResourceStats> {
-  const { rows } = (await db.raw(
+  const { rows } = (await tenantSql(db, clientId).raw(
     `select
-       (select count(*) from idap_resources where client_id = ? and resource_type = ?)::int as total,
-       (select count(*) from idap_resources where client_id = ? and resource_type = ? and created_at > now() - interval '24 hours')::int as created,
-       (select count(*) from idap_resources where client_id = ? and resource_type = ? and modified_at > now() - interval '24 hours' and modified_at > created_at)::int as updated,
-       (select coalesce(jsonb_object_agg(f, n), '{}') from (select f, count(*)::int as n from idap_resources, unnest(flags) f where client_id = ? and resource_type = ? group by f) a) as by_flag,
-       (select coalesce(jsonb_object_agg(s, n), '{}') from (select s, count(*)::int as n from idap_resources, unnest(sources) s where client_id = ? and resource_type = ? group by s) b) as by_source`,
-    Array.from({ length: 5 }, () => [clientId, type]).flat(),
+       (select count(*) from {idap_resources} where resource_type = ?)::int as total,
+       (select count(*) from {idap_resources} where resource_type = ? and created_at > now() - interval '24 hours')::int as created,
+       (select count(*) from {idap_resources} where resource_type = ? and modified_at > now() - interval '24 hours' and modified_at > created_at)::int as updated,
+       (select coalesce(jsonb_object_agg(f, n), '{}') from (select f, count(*)::int as n from {idap_resources}, unnest(flags) f where resource_type = ? group by f) a) as by_flag,
+       (select coalesce(jsonb_object_agg(s, n), '{}') from (select s, count(*)::int as n from {idap_resources}, unnest(sources) s where resource_type = ? group by s) b) as by_source`,
+    Array.from({ length: 5 }, () => type),
   )) as { rows: { total: number; created: number; updated: number; by_flag: Record<string, number>; by_source: Record<string, number> }[] };
   const r = rows[0] ?? { total: 0, created: 0, updated: 0, by_flag: {}, by_source: {} };
   return { total: r.total, byFlag: r.by_flag, bySource: r.by_source, created24h: r.created, updated24h: r.updated };

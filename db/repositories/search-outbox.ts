@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { SearchOutboxModel } from '../models/search-outbox';
+import { tenantSql } from '../models/tenant';
 
 export interface OutboxRow {
   client_id: string;
@@ -27,12 +28,11 @@ export class SearchOutbox {
 
   /** Queues every business of the client (after its ICP changed, all scores change). */
   async enqueueAll(trx: Knex, clientId: string): Promise<number> {
-    // tenancy: one insert ... select (every business of the client) needs no round trip per row
-    const { rowCount } = (await trx.raw(
+    // One insert ... select (every business of the client): no round trip per row.
+    const { rowCount } = (await tenantSql(trx, clientId).raw(
       `insert into search_outbox (client_id, resource_id)
-       select client_id, id from idap_resources where client_id = ? and resource_type = 'businesses'
+       select client_id, id from {idap_resources} where resource_type = 'businesses'
        on conflict (client_id, resource_id) do update set enqueued_at = now()`,
-      [clientId],
     )) as { rowCount: number };
     return rowCount;
   }
