@@ -6,6 +6,7 @@ import type { ActivityDeps } from '../deps';
 import { UnsubscribeRepository } from '../../db/repositories/unsubscribe';
 import { DEFAULT_LIST, listUnsubscribeHeaders, unsubscribeLinks, unsubscribedOf } from '../../lib/mail/list-unsubscribe';
 import { mailRepository } from './repo';
+import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 
 /** A stored message a workflow works on: the client it belongs to and its row id. */
 export interface MessageRef {
@@ -29,7 +30,8 @@ export function createDeliverActivities(deps: ActivityDeps) {
    * accepted never sends twice). Authentication failures, 5xx refusals and refused hosts are
    * permanent; connection errors and 4xx are retried by the workflow. A recipient who unsubscribed
    * since the message was accepted (or before a retry) gets no copy, recorded as skipped; when none
-   * is left to send to, the message fails saying so. Heartbeats per recipient; a cancel stops at once.
+   * is left to send to, the message fails saying so. Heartbeats per recipient and every
+   * HEARTBEAT_INTERVAL while a server answers; a cancel stops at once.
    */
   async function deliverMailMessage(input: MessageRef): Promise<{ sent: number }> {
     const ctx = Context.current();
@@ -61,9 +63,14 @@ export function createDeliverActivities(deps: ActivityDeps) {
         ctx.cancellationSignal.addEventListener('abort', () => reject(new CancelledFailure('delivery cancelled')), { once: true });
       });
       cancelled.catch(() => undefined);
+      // A cancel reaches a running activity only in the answer to a heartbeat: the timer keeps
+      // beating while a server takes its time over one transaction, so the cancel arrives there too.
+      let current: string | undefined;
+      const beat = setInterval(() => ctx.heartbeat({ recipient: current }), HEARTBEAT_INTERVAL.ms);
       try {
         for (const recipient of pending) {
           ctx.cancellationSignal.throwIfAborted();
+          current = recipient;
           ctx.heartbeat({ recipient });
           // The recipient's preferences page lists the lists it gets mail of.
           if (links) await preferences.register(message.client_id, recipient, message.list ?? DEFAULT_LIST);
@@ -94,6 +101,7 @@ export function createDeliverActivities(deps: ActivityDeps) {
         if (err instanceof ApplicationFailure) await repo().recordSendError(input.clientId, message.id, err.message);
         throw err;
       } finally {
+        clearInterval(beat);
         transport.close();
       }
     }

@@ -22,6 +22,9 @@ import { devDovecot, startSmtpRelay, type SmtpRelay } from '../support/mail-serv
 // within 3 s even when the server never answers, a sync heartbeats while it waits, a server cannot
 // make them read more than MAIL_MAX_MESSAGE_BYTES (small here, so a literal past it is quick to
 // send) whatever size it lists, and a repeat of a delivery sends nothing again.
+// MockActivityEnvironment fires the abort signal itself, at once: its cancel tests check only how an
+// activity reacts to the signal. Whether a cancel reaches the activity through a real worker
+// (Temporal delivers it in a heartbeat's answer) is mail-cancel.test.ts.
 const config = testConfig({ USER_URL_ALLOW_HOSTS: '127.0.0.0/8', MAIL_TIMEOUT_MS: '60000', MAIL_MAX_MESSAGE_BYTES: String(64 * 1024) });
 let db: Db;
 let deps: ActivityDeps;
