@@ -234,7 +234,7 @@ describe('degradations (spec §7 rule 5), each listed in errors, none fatal', ()
     expect(d.errors.map((e) => e.error)).toEqual(expect.arrayContaining([expect.stringMatching(/^html bundle: 1 resource\(s\) left as links: .*\/hold\?image=1$/)]));
     expect((await download(d.capture.html_bundle_url as string)).body.toString('utf8')).toContain('An offer with a stuck image');
     // 3 s for the page, the bundle's 5 s budget, the rest: not the outbound client's 20 s per
-    // resource on top (26 s before).
+    // resource on top (26 s before). A bound only that defect crosses, not a timing.
     expect(d.duration_ms).toBeLessThan(18000);
   });
 
@@ -388,11 +388,11 @@ test('a worker that stops closes the Chromium it kept for its captures, without 
   // A URL of its own: the same payload as an earlier test's would be answered from the cache, with no capture.
   await data(await submit({ url: `${pages.baseUrl}/plain?worker-stop` }));
   expect(chromiumProcesses().all).toBeGreaterThan(0);
-  // The browser would stay up for LANDING_BROWSER_IDLE_MS (8 s here) after this capture.
-  const stopped = Date.now();
+  // The browser would stay up for LANDING_BROWSER_IDLE_MS (20 s here) after this capture. Gone
+  // within 12 s of the stop: a bound only that defect (the stop leaving Chromium to its idle timer)
+  // crosses, not a timing; the stop and Chromium's exit take under a second.
+  const settled = Date.now() + 12_000;
   await worker.stop();
-  const settled = Date.now() + 2000;
   while (chromiumProcesses().all > 0 && Date.now() < settled) await new Promise((r) => setTimeout(r, 100));
   expect(chromiumProcesses().all).toBe(0);
-  expect(Date.now() - stopped).toBeLessThan(5000);
 });

@@ -46,6 +46,15 @@ async function index(name: string): Promise<{ valid: boolean; definition: string
   return rows[0];
 }
 
+/** Whether a backend builds jobs_dedupe_key_idx and waits for a lock (the build waits for older transactions). */
+async function buildWaiting(): Promise<boolean> {
+  const { rows } = (await db.raw(
+    `select count(*)::int as n from pg_stat_activity
+     where datname = current_database() and wait_event_type = 'Lock' and query ilike '%create index%jobs_dedupe_key_idx%'`,
+  )) as { rows: { n: number }[] };
+  return (rows[0]?.n ?? 0) > 0;
+}
+
 test('an index built on a jobs table in use lets submissions go on meanwhile', async () => {
   await before(DEDUPE_KEY);
   await insertJob(db);
@@ -57,15 +66,19 @@ test('an index built on a jobs table in use lets submissions go on meanwhile', a
     const upgrading = db.migrate.up({ name: DEDUPE_KEY });
     // Awaited below; should an expectation fail first, its outcome is not an unhandled rejection.
     upgrading.catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 500));
+    // The build under way, waiting for the submission in flight (a lock wait either way).
+    for (let i = 0; !(await buildWaiting()); i++) {
+      if (i === 100) throw new Error('the index build is not waiting for the submission in flight');
+      await new Promise((r) => setTimeout(r, 100));
+    }
     // A new submission meanwhile. A plain CREATE INDEX queues a SHARE lock behind the one in flight,
-    // and every later insert queues behind that: this one would wait until the build was done.
-    const started = Date.now();
-    await db.transaction(async (trx) => {
+    // and every later insert queues behind that: this one would wait until the build was done, which
+    // waits for the commit below, and would be cancelled by its lock_timeout. Lock waits count
+    // towards lock_timeout, a busy machine's slowness does not: not a timing.
+    await expect(db.transaction(async (trx) => {
       await trx.raw(`set local lock_timeout = '3s'`);
       await insertJob(trx);
-    });
-    expect(Date.now() - started).toBeLessThan(2000);
+    })).resolves.toBeUndefined();
     await inFlight.commit();
     await upgrading;
   } finally {

@@ -189,11 +189,11 @@ describe('OutboundClient with USER_URL_ALLOW_HOSTS=127.0.0.1', () => {
       ['http://169.254.169.254/latest/meta-data/', 'link-local address'],
       ['http://[::ffff:169.254.169.254]/', 'link-local address'],
     ]) {
-      const started = Date.now();
+      // A 'blocked' failure is the guard's, raised before any connect: an unroutable address tried
+      // would fail as a timeout instead (after 20 s).
       const err = await failure(client.fetch(`${site.url}/to?u=${encodeURIComponent(target as string)}`));
       expect(err).toBeInstanceOf(BlockedAddressError);
       expect(err).toMatchObject({ kind: 'blocked', url: new URL(target as string).href, reason });
-      expect(Date.now() - started).toBeLessThan(1000);
     }
     const toFile = await failure(client.fetch(`${site.url}/to?u=${encodeURIComponent('file:///etc/passwd')}`));
     expect(toFile.kind).toBe('protocol');
@@ -256,8 +256,10 @@ describe('deadlines and cancellation', () => {
       const started = Date.now();
       const err = await failure(client.fetch(`${site.url}/hang`));
       expect(err).toMatchObject({ kind: 'timeout', message: `request to ${site.url}/hang timed out after 500 ms` });
+      // It waited (the lower bound), and no longer than a bound only a defect crosses, not a timing:
+      // timeoutMs ignored would be the default 20 s.
       expect(Date.now() - started).toBeGreaterThanOrEqual(450);
-      expect(Date.now() - started).toBeLessThan(2000);
+      expect(Date.now() - started).toBeLessThan(10_000);
       await Promise.all(site.hanging);
     } finally {
       await client.close();
@@ -274,9 +276,9 @@ describe('deadlines and cancellation', () => {
       const abortedAt = Date.now();
       controller.abort(cancelled);
       await expect(pending).rejects.toBe(cancelled);
-      // At once: the hanging request would otherwise wait for the fetch's time-out (seconds). The
-      // margin is for a loaded machine, where this process may not run for a while.
-      expect(Date.now() - abortedAt).toBeLessThan(1000);
+      // At once: the hanging request would otherwise wait for the fetch's time-out (the default 20 s).
+      // A bound only that defect crosses, not a timing.
+      expect(Date.now() - abortedAt).toBeLessThan(10_000);
       await Promise.all(site.hanging);
 
       await expect(client.fetch(`${site.url}/hello`, { signal: controller.signal })).rejects.toBe(cancelled);

@@ -56,14 +56,14 @@ test('the activity heartbeats while crawling and stops its requests when cancell
 
 test('the time limit ends the crawl with what it has, and says so in errors', async () => {
   const source = new HttpPageSource(http, { userAgent: UA, pageTimeoutMs: 5000, maxPageBytes: 1 << 20 });
-  const started = Date.now();
   const outcome = await crawl(
     source,
     { url: `${site.baseUrl}/p/0`, maxPages: 100, extractTeam: true, compendium: { enabled: true, cleanupLevel: 'fit' }, includePaths: [], excludePaths: [], respectRobots: true, timeLimitMs: 1500 },
     { userAgent: UA, concurrency: 2, delayMs: 0 },
     { signal: new AbortController().signal },
   );
-  expect(Date.now() - started).toBeLessThan(2500);
+  // Ended by the limit, not timed here: short of max_pages (the endless site's 100 pages take 5 s
+  // at 2 at a time), with the note the crawl writes only when its time-limit signal fired.
   expect(outcome.data.pages_crawled).toBeGreaterThan(3);
   expect(outcome.data.pages_crawled).toBeLessThan(100);
   expect(outcome.data.errors.at(-1)).toEqual({ url: null, error: `crawl time limit of 2 s reached after ${outcome.data.pages_crawled} pages` });

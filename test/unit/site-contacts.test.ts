@@ -42,10 +42,12 @@ describe('emails', () => {
   });
 
   test('a long run of local-part characters before an @ is read in linear time', () => {
-    // 100,000 "!": the old pattern tried a match at every "!" and took seconds here.
+    // 100,000 "!": the old pattern tried a match at every "!" and took seconds here (quadratic), so
+    // 400,000 would take a minute or more; linear, it takes a few ms. The bound is one only that
+    // defect crosses, not a timing.
     const started = performance.now();
-    const found = findEmailsInText(`${'!'.repeat(100_000)} x@ then real@acme.io`);
-    expect(performance.now() - started).toBeLessThan(1000);
+    const found = findEmailsInText(`${'!'.repeat(400_000)} x@ then real@acme.io`);
+    expect(performance.now() - started).toBeLessThan(5000);
     expect(found).toEqual(['real@acme.io']);
   });
 
@@ -97,7 +99,7 @@ describe('phones', () => {
   });
 
   test('a 1 MiB line of "1 1 1 ..." is read within a bound, and the real number before it is found', () => {
-    // Before the bound: 14-20 s here. 5 s is a loaded machine's margin, not a benchmark.
+    // Before the bound: 14-20 s here; now about 50 ms. 5 s is a bound only that defect crosses, not a timing.
     const started = performance.now();
     expect(findPhonesInText(`Call 020 7946 0958\n${'1 '.repeat(512 * 1024)}`, 'GB').map((p) => p.e164)).toEqual(['+442079460958']);
     expect(performance.now() - started).toBeLessThan(5000);
@@ -105,7 +107,7 @@ describe('phones', () => {
 
   test('600 KB of distinct "+1 1 1 1 1 7" lines are read within a bound, and the real number before them is found', () => {
     const lines = Array.from({ length: 46_000 }, (_, i) => `+1 ${[...String(i).padStart(5, '0')].join(' ')}`);
-    // Before the bound: 11 s here. 5 s is a loaded machine's margin, not a benchmark.
+    // Before the bound: 11 s here; now 0.2-1 s. 5 s is a bound only that defect crosses, not a timing.
     const started = performance.now();
     expect(findPhonesInText(`Call 020 7946 0958\n${lines.join('\n')}`, 'GB').map((p) => p.e164)).toEqual(['+442079460958']);
     expect(performance.now() - started).toBeLessThan(5000);
@@ -113,11 +115,12 @@ describe('phones', () => {
 
   test('a page of 120,000 distinct tel: links is read within a bound', () => {
     const $ = loadHtml(`<html><body>${Array.from({ length: 120_000 }, (_, i) => `<a href="tel:+44 20 79${String(i).padStart(6, '0')}">x</a>`).join('')}</body></html>`);
-    // Before the bound: 6-8 s here. 5 s is a loaded machine's margin, not a benchmark.
-    const started = performance.now();
+    // Before the bound every link was parsed (about 40 µs each: 6-8 s here). The bound is a count,
+    // not a time: the first 2,000 links (MAX_TEL_LINKS) are parsed, the rest are not read.
     const found = pagePhones($, '', 'GB');
-    expect(performance.now() - started).toBeLessThan(5000);
+    expect(found).toHaveLength(2000);
     expect(found[0]).toMatchObject({ raw: '+44 20 79000000', e164: '+442079000000', valid: true });
+    expect(found.at(-1)).toMatchObject({ e164: '+442079001999' });
   });
 
   test('without a region only international numbers are found', () => {

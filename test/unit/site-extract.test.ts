@@ -43,11 +43,14 @@ describe('urls', () => {
     expect(refusal('/{blog,news}/**')).toMatch(/^braces/);
     expect(refusal('/+(a|aa)*')).toMatch(/^extglobs/);
     for (const g of ['/blog/**', '**/draft-*', '/*/team/*', '/*a*b', '/**/**/**/**/x', 'team', '/docs/?/[a-c]*']) expect(refusal(g)).toBeUndefined();
+    // A page's 20 links of about MAX_CRAWL_URL_LENGTH: the allowed globs take about 1.5 ms a link
+    // (quadratic at most), where three stars took about 1 s a link (cubic): 20 s for the page. The
+    // bound is one only that defect crosses, not a timing.
     const long = `https://a.test/${'a'.repeat(2000)}`;
+    const filter = pathFilter(['/*a*b', '/**/*a*x', '**/a*a'], []);
     const started = performance.now();
-    expect(pathFilter(['/*a*b', '/**/*a*x', '**/a*a'], [])(long)).toBe(true);
-    // A bound against a hang, not a timing: three stars took about 1 s on this path.
-    expect(performance.now() - started).toBeLessThan(250);
+    for (let link = 0; link < 20; link++) expect(filter(long)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(5000);
   });
 
   test('the frontier admits each page once and serves contact-like pages first, then breadth-first', () => {
@@ -162,8 +165,9 @@ describe('a page', () => {
     const started = Date.now();
     processPage(flat, 'https://acme.test/team', { ...opts, teamPage: true });
     processPage(nested, 'https://acme.test/team', { ...opts, teamPage: true });
-    // Before: 2,000 flat took 58 s, 800 nested 27 s (cubic), so these minutes; a loaded machine's margin, not a benchmark.
-    expect(Date.now() - started).toBeLessThan(5000);
+    // Before: 2,000 flat took 58 s, 800 nested 27 s (cubic), so these minutes. Now 1-2.5 s on a
+    // loaded machine: 15 s is a bound only that defect crosses, not a timing.
+    expect(Date.now() - started).toBeLessThan(15_000);
   });
 
   test('a page of an internationalised domain: every source reports an address in one form (lower case, domain in Unicode)', () => {
@@ -186,10 +190,8 @@ describe('a hostile page', () => {
   test('JSON-LD past its first 1,000 nodes is not read: 60,000 organisations with a telephone each gave 60,000 phones in 3 s', () => {
     const nodes = Array.from({ length: 60_000 }, (_, i) => `{"@type":"Organization","name":"O${i}","telephone":"+44 161 496 ${String(i % 10_000).padStart(4, '0')}","email":"a${i}@acme.test"}`);
     const html = `<html><head><script type="application/ld+json">[${nodes.join(',')}]</script></head><body><p>x</p></body></html>`;
-    const started = Date.now();
+    // The bound is a count, not a time: the first 1,000 nodes are read, the rest are not.
     const facts = processPage(html, 'https://acme.test/', opts);
-    // A loaded machine's margin, not a benchmark.
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(facts.emails).toHaveLength(1000);
     expect(facts.emails[0]).toBe('a0@acme.test');
     expect(facts.phones.length).toBeLessThanOrEqual(1000);
@@ -201,7 +203,7 @@ describe('a hostile page', () => {
     const started = Date.now();
     const text = visibleText($.root().toArray());
     const info = pageCompanyInfo($, [], 'https://acme.test/');
-    // Before: minutes (80k carriage returns alone took 5.5 s); a loaded machine's margin, not a benchmark.
+    // Before: minutes (80k carriage returns alone took 5.5 s); now tens of ms. A bound only that defect crosses, not a timing.
     expect(Date.now() - started).toBeLessThan(5000);
     expect(text.split('\n').map((line) => line.length)).toEqual([200_002, 200_002, 13, 10]);
     expect(info.address).toBe('1 Mill Lane x, Manchester');
@@ -238,15 +240,16 @@ describe('sitemap', () => {
   });
 
   test('a hostile sitemap of <url> / <sitemap> entries without <loc> is read in linear time', () => {
-    // 256 KiB: the old backtracking regex scanned to the end for every entry and took seconds here.
-    const flood = (tag: string) => `<${tag}>`.repeat(Math.floor((256 * 1024) / (tag.length + 2)));
+    // 512 KiB: the old backtracking regex scanned to the end for every entry and took 27 s on it
+    // (activities/site/sitemap.ts); now a few ms. The bound is one only that defect crosses, not a timing.
+    const flood = (tag: string) => `<${tag}>`.repeat(Math.floor((512 * 1024) / (tag.length + 2)));
     for (const [xml, expected] of [
       [`<urlset><url><loc>https://a.test/a</loc></url>${flood('url')}</urlset>`, { urls: ['https://a.test/a'], sitemaps: [] }],
       [`<sitemapindex><sitemap><loc>https://a.test/s1.xml</loc></sitemap>${flood('sitemap')}</sitemapindex>`, { urls: [], sitemaps: ['https://a.test/s1.xml'] }],
     ] as const) {
       const started = performance.now();
       const parsed = parseSitemap(xml);
-      expect(performance.now() - started).toBeLessThan(1000);
+      expect(performance.now() - started).toBeLessThan(5000);
       expect(parsed).toEqual(expected);
     }
   });

@@ -166,8 +166,9 @@ describe('a hostile robots.txt', () => {
     const answers = [rules.allowed(long), rules.allowed(`${long}b`), rules.allowed(`${ORIGIN}/private/${'a'.repeat(2000)}`)];
     const ms = performance.now() - started;
     expect(answers).toEqual([true, false, false]);
-    // A loaded machine's margin, not a benchmark.
-    expect(ms).toBeLessThan(2000);
+    // robots-parser's own matcher (the fallback, should `_rules` change) takes 4.5 s a check: 13.5 s.
+    // These three take a few ms; 5 s is a bound only that defect crosses, not a timing.
+    expect(ms).toBeLessThan(5000);
   });
 
   test('512 KiB of distinct wildcard rules: 2,048-character paths are checked fast, and answered right', async () => {
@@ -188,10 +189,11 @@ describe('a hostile robots.txt', () => {
       [path('private/'), false],
     ];
     const started = performance.now();
-    for (let round = 0; round < 4; round++) for (const [url, allowed] of cases) expect(rules.allowed(url)).toBe(allowed);
+    for (let round = 0; round < 8; round++) for (const [url, allowed] of cases) expect(rules.allowed(url)).toBe(allowed);
     const ms = performance.now() - started;
-    // A loaded machine's margin, not a benchmark: these 20 checks took 8.5 s before the index, 40 ms after.
-    expect(ms).toBeLessThan(1500);
+    // 20 checks took 8.5 s before the index, 40 ms after: these 40, 17 s against 80 ms. 5 s is a bound
+    // only that defect crosses, not a timing.
+    expect(ms).toBeLessThan(5000);
 
     // The library's own matcher agrees, on the first rules of the file (on all of them it takes seconds per check).
     const sample = head + lines.split('\n').slice(0, 200).join('\n');
