@@ -4,7 +4,10 @@ import { ClientCache } from '../db/client-cache';
 import { EventListener } from '../db/event-listener';
 import { ContentRepository } from '../db/repositories/content';
 import { DedupeRepository } from '../db/repositories/dedupe';
+import { ExportRepository } from '../db/repositories/exports';
 import { IntegrationRepository } from '../db/repositories/integrations';
+import { JobResultStore } from '../db/repositories/job-results';
+import { LocationRepository } from '../db/repositories/locations';
 import { UnsubscribeRepository } from '../db/repositories/unsubscribe';
 import { WebhookRepository } from '../db/repositories/webhooks';
 import { AVAILABLE_JOB_TYPES, type JobType } from '../jobs';
@@ -20,6 +23,9 @@ import { pingTemporal, type Temporal } from '../lib/temporal';
 import { pingSearch, type SearchClient } from '../search/client';
 import { CampaignService } from './campaign-service';
 import type { AppState } from './context';
+import { EventService } from './event-service';
+import { IcpService } from './icp-service';
+import { IdapService } from './idap-service';
 import { JobService } from './job-service';
 import { ApiMetrics, metricsRoute } from './metrics';
 import { QueueStatsService } from './queue-stats';
@@ -125,7 +131,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   const jobs = new JobService(db, deps.storage, deps.temporal, config, deps.logger);
   jobRoutes(api, jobs, { availableTypes: deps.availableJobTypes ?? AVAILABLE_JOB_TYPES, onCreated: (type) => metrics.jobSubmitted(type) });
   const listener = new EventListener(config.DATABASE_URL, config.DATABASE_SCHEMA, db, deps.logger, { gapWaitMs: config.SSE_GAP_WAIT_MS });
-  eventRoutes(api, db, listener, { heartbeatSeconds: config.SSE_HEARTBEAT_SECONDS, maxStreamsPerClient: config.SSE_MAX_STREAMS_PER_CLIENT, tickets: streamTickets });
+  eventRoutes(api, new EventService(db), listener, { heartbeatSeconds: config.SSE_HEARTBEAT_SECONDS, maxStreamsPerClient: config.SSE_MAX_STREAMS_PER_CLIENT, tickets: streamTickets });
   dedupeRoutes(api, new DedupeRepository(db), { enabled: config.DEDUPE_ENABLED });
   const leadIndex = new LeadIndexTrigger(deps.temporal, config.TASK_QUEUE_PREFIX, deps.logger);
   // Calls to client-supplied URLs (video import URLs' redirects) go through the SSRF guard with
@@ -146,9 +152,9 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
     http: outbound,
   });
   captureRoutes(api, deps.storage);
-  idapRoutes(api, db, leadIndex);
-  searchRoutes(api, { db, search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, trigger: leadIndex, logger: deps.logger });
-  locationRoutes(api, db);
+  idapRoutes(api, new IdapService(db, leadIndex));
+  searchRoutes(api, { icp: new IcpService(db, leadIndex), search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, logger: deps.logger });
+  locationRoutes(api, new LocationRepository(db));
   // LLM keys, mailbox passwords and webhook secrets at rest; without a key the first two APIs answer 503.
   const cipher = CredentialCipher.fromConfig(config);
   webhookRoutes(api, new WebhookRepository(db, config.DATABASE_SCHEMA, cipher), webhooksTaskQueue(config.TASK_QUEUE_PREFIX), deps.logger);
@@ -156,7 +162,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   campaignRoutes(api, campaigns);
   const workflowResults = new WorkflowResultsService(db, config, campaigns);
   workflowResultRoutes(api, workflowResults);
-  exportRoutes(api, db, deps.storage, { workflowResults, campaigns });
+  exportRoutes(api, { exports: new ExportRepository(db), results: new JobResultStore(db, deps.storage) }, { workflowResults, campaigns });
   integrationRoutes(api, {
     repo: cipher ? new IntegrationRepository(db, cipher, config.DATABASE_SCHEMA) : undefined,
     http: endpoints,

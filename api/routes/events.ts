@@ -1,13 +1,12 @@
 import { PassThrough } from 'node:stream';
 import { z } from 'zod';
-import type { Db } from '../../db';
 import { StreamLimitError, type EventListener, type EventSubscriber } from '../../db/event-listener';
-import { ClientRepository } from '../../db/repositories/clients';
-import { eventsSince, type StoredEvent } from '../../db/repositories/events';
+import type { StoredEvent } from '../../db/repositories/events';
 import type { StreamTickets } from '../../db/repositories/stream-tickets';
 import { eventData } from '../../jobs/event-body';
 import { AppError, badRequest } from '../../lib/errors';
 import { clientIdOf } from '../context';
+import type { EventService } from '../event-service';
 import { AUTH_INACTIVE } from '../middleware/auth';
 import type { ApiRouter } from '../routing';
 
@@ -77,9 +76,8 @@ export interface EventRouteOptions {
   tickets: StreamTickets;
 }
 
-export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, options: EventRouteOptions): void {
+export function eventRoutes(api: ApiRouter, events: EventService, listener: EventListener, options: EventRouteOptions): void {
   const { heartbeatSeconds, maxStreamsPerClient, tickets } = options;
-  const clients = new ClientRepository(db);
   api.add({
     method: 'post',
     path: '/api/v1/events/tickets',
@@ -196,7 +194,7 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, opt
         if (lastId === undefined) return;
         const upTo = await listener.horizon();
         while (!stopped) {
-          const batch = await eventsSince(db, clientId, lastId, upTo, REPLAY_BATCH);
+          const batch = await events.since(clientId, lastId, upTo, REPLAY_BATCH);
           for (const e of batch) {
             send(e);
             if (stream.writableNeedDrain) await drained();
@@ -235,7 +233,7 @@ export function eventRoutes(api: ApiRouter, db: Db, listener: EventListener, opt
       if (stopped || ctx.req.socket.destroyed) return stop();
       // Subscribed, so a deactivation from now on is heard; one committed since the credential was
       // checked (a cached row, or a read just before it) is seen here.
-      if (!(await clients.findById(clientId))?.is_active) {
+      if (!(await events.isActive(clientId))) {
         stop();
         throw new AppError(403, AUTH_INACTIVE, 'forbidden');
       }

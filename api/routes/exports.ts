@@ -1,9 +1,5 @@
 import { z } from 'zod';
-import type { Db } from '../../db';
-import { ExportRepository } from '../../db/repositories/exports';
-import { JobResultStore } from '../../db/repositories/job-results';
 import { pipelineEnabled } from '../../jobs/workflow';
-import type { Storage } from '../../lib/storage';
 import { clientIdOf, type AppContext } from '../context';
 import { describeColumns, type ExportRow } from '../exports/columns';
 import { CONTENT_TYPES, exportStream, type ExportFormat } from '../exports/formats';
@@ -27,14 +23,11 @@ const exportContentTypes = Object.values(CONTENT_TYPES).map((type) => type.split
 
 export function exportRoutes(
   api: ApiRouter,
-  db: Db,
-  storage: Storage,
+  // The export rows and the stored job results they are read from.
+  sources: RowSources,
   // The lookups (and their 400/404 details) of the campaign and workflow-results endpoints.
   lookups: { workflowResults: Pick<WorkflowResultsService, 'jobOf'>; campaigns: Pick<CampaignService, 'get'> },
 ): void {
-  const exports = new ExportRepository(db);
-  const sources: RowSources = { exports, results: new JobResultStore(db, storage) };
-
   function send(ctx: AppContext, format: ExportFormat, bom: boolean, name: string, rows: AsyncIterable<ExportRow>): void {
     ctx.status = 200;
     ctx.attachment(`${name}.${format}`);
@@ -97,7 +90,7 @@ export function exportRoutes(
       const clientId = clientIdOf(ctx);
       // The same job checks (and 400/404 details) as GET /api/v1/jobs/{job_id}/workflow-results.
       const job = await lookups.workflowResults.jobOf(clientId, params.job_id);
-      const location = job.campaign_id ? await exports.locationOfJob(job.id) : null;
+      const location = job.campaign_id ? await sources.exports.locationOfJob(job.id) : null;
       send(ctx, query.format, query.bom, `job-${job.id}`, jobRows(sources, clientId, job.id, location));
     },
   });

@@ -1,28 +1,9 @@
-import type { Knex } from 'knex';
-import type { z } from 'zod';
 import type { ResourceModel } from '../../db/models/resource';
-import {
-  businessesOfEmails,
-  businessesOfPhones,
-  findBusinessByKey,
-  findByNaturalKey,
-  findPins,
-  getResource,
-  listResources,
-  relatedOf,
-  relateNamedEmails,
-  resourceStats,
-  setPinParent,
-  updateFlags,
-  upsertResources,
-  type Cursor,
-  type UpsertedResource,
-} from '../../db/repositories/resources';
-import { SearchOutbox } from '../../db/repositories/search-outbox';
-import { AppError, badRequest, notFound, ValidationError, type ValidationIssue } from '../../lib/errors';
-import { FLAGS, idapRef, MEDIA_PROXY_PATH, MEDIA_TYPES, naturalKeyOf, type Flag, type ResourceType } from '../../lib/idap';
+import type { Cursor } from '../../db/repositories/resources';
+import { AppError, badRequest } from '../../lib/errors';
+import { FLAGS, idapRef, MEDIA_PROXY_PATH, MEDIA_TYPES, type Flag, type ResourceType } from '../../lib/idap';
 import { clientIdOf, type AppContext } from '../context';
-import type { LeadIndexTrigger } from '../lead-index';
+import { PARENT_NOT_FOUND, RESOURCE_NOT_FOUND, type IdapService } from '../idap-service';
 import type { ApiRouter } from '../routing';
 import {
   getQuery,
@@ -42,9 +23,6 @@ import {
 import { UUID } from '../../lib/ids';
 
 const TOP_LEVEL = new Set(['tenant_id', 'created_at', 'modified_at', 'flags', 'data']);
-const RESOURCE_NOT_FOUND = 'resource_not_found';
-// Resolve found the pin, but it has no parent business: told apart from no such pin.
-const PARENT_NOT_FOUND = 'parent_not_found';
 
 const isMedia = (type: string) => (MEDIA_TYPES as readonly string[]).includes(type);
 
@@ -82,46 +60,8 @@ function view(r: ResourceModel, fields: string[] | undefined, include: ResourceT
   return out;
 }
 
-/**
- * The parent business of each import record that names one (pins only), or issues for the records
- * whose parent is not one of this client's businesses (another client's is answered as unknown).
- */
-async function importParents(db: Knex, clientId: string, type: ResourceType, records: z.output<typeof importBody>['records']) {
-  const parents = new Map<number, string>();
-  const issues: ValidationIssue[] = [];
-  // Many pins of an import often share one parent: each ref or key is looked up once.
-  const seen = new Map<string, string | undefined>();
-  const lookUp = async (id: string, find: () => Promise<ResourceModel | undefined>) => {
-    if (!seen.has(id)) seen.set(id, (await find())?.id);
-    return seen.get(id);
-  };
-  for (const [i, r] of records.entries()) {
-    const loc = ['body', 'records', i, 'parent'];
-    if (r.parent === undefined) continue;
-    if (type !== 'pins') {
-      issues.push({ type: 'extra_forbidden', loc, msg: 'only pins have a parent (their business)' });
-    } else if (typeof r.parent === 'string') {
-      // The schema let only idap://businesses/{uuid} through.
-      const ref = r.parent;
-      const business = await lookUp(ref, () => getResource(db, clientId, 'businesses', ref.slice('idap://businesses/'.length)));
-      if (business) parents.set(i, business);
-      else issues.push({ type: 'not_found', loc, msg: `no business ${ref} for this client` });
-    } else {
-      const key = naturalKeyOf('businesses', r.parent);
-      if ('error' in key) {
-        issues.push({ type: 'missing', loc: [...loc, key.field], msg: key.error });
-        continue;
-      }
-      const business = await lookUp(key.key, () => findBusinessByKey(db, clientId, key.key));
-      if (business) parents.set(i, business);
-      else issues.push({ type: 'not_found', loc, msg: 'no business of this client matches these keys' });
-    }
-  }
-  return { parents, issues };
-}
-
-async function views(db: Knex, clientId: string, rows: ResourceModel[], fields?: string[], include?: ResourceType[]) {
-  const related = include?.length ? await relatedOf(db, clientId, rows.map((r) => r.id), include) : undefined;
+async function views(service: IdapService, clientId: string, rows: ResourceModel[], fields?: string[], include?: ResourceType[]) {
+  const related = await service.related(clientId, rows, include);
   return rows.map((r) => view(r, fields, include, related?.get(r.id)));
 }
 
@@ -156,24 +96,7 @@ function decodeCursor(raw: string, sort: Cursor['sort'], order: Cursor['order'])
   return { sort, order, key: key as string, id: id as string };
 }
 
-export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigger): void {
-  const outbox = new SearchOutbox(db);
-
-  /**
-   * Queues, in the import's transaction, the leads an import changes: imported businesses are leads
-   * (and are related to e-mails verified before them); an imported e-mail (a verdict) or phone
-   * changes the leads of its businesses. Returns how many were queued.
-   */
-  async function leadsOfImport(trx: Knex.Transaction, clientId: string, type: ResourceType, written: UpsertedResource[]): Promise<number> {
-    const changed = written.filter((w) => w.status !== 'unchanged');
-    let ids: string[] = [];
-    if (type === 'businesses') ids = [...changed.map((w) => w.id), ...(await relateNamedEmails(trx, clientId, written.map((w) => w.id)))];
-    else if (type === 'emails') ids = await businessesOfEmails(trx, clientId, changed);
-    else if (type === 'phones') ids = await businessesOfPhones(trx, clientId, changed);
-    const unique = [...new Set(ids)];
-    await outbox.enqueue(trx, clientId, unique);
-    return unique.length;
-  }
+export function idapRoutes(api: ApiRouter, service: IdapService): void {
   const notFoundResponse = { 404: { description: `detail ${RESOURCE_NOT_FOUND}: no such resource for this client` } };
 
   api.add({
@@ -187,7 +110,7 @@ export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigge
     responses: { 200: { description: 'Counts', schema: statsResponse }, 400: { description: 'Media types have no stats' } },
     handler: async (ctx, { params }) => {
       const type = servedType(params.resource_type, 400);
-      const s = await resourceStats(db, clientIdOf(ctx), type);
+      const s = await service.stats(clientIdOf(ctx), type);
       ctx.body = { resource_type: type, total: s.total, by_flag: s.byFlag, by_source: s.bySource, last_24h: { created: s.created24h, updated: s.updated24h } };
     },
   });
@@ -217,25 +140,8 @@ export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigge
       const clientId = clientIdOf(ctx);
       const { include, ...keys } = query as Record<string, string | undefined> & { include?: ResourceType[] };
       const given = Object.fromEntries(Object.entries(keys).filter((e): e is [string, string] => e[1] !== undefined));
-      let match: ResourceModel | undefined;
-      let from: ResourceModel | undefined;
-      if (type === 'pins') {
-        const pinKeys = Object.fromEntries(PIN_KEYS.filter((k) => given[k] !== undefined).map((k) => [k, given[k] as string]));
-        if (Object.keys(pinKeys).length === 0) throw new ValidationError([{ type: 'missing', loc: ['query'], msg: `give at least one of ${PIN_KEYS.join(', ')}` }]);
-        const pins = await findPins(db, clientId, pinKeys);
-        if (pins.length > 1) throw badRequest(`several pins match; add more of ${PIN_KEYS.join(', ')}`);
-        from = pins[0];
-        const parent = from ? (await relatedOf(db, clientId, [from.id], ['businesses'], 1)).get(from.id)?.get('businesses')?.[0] : undefined;
-        match = parent ? await getResource(db, clientId, 'businesses', parent.id) : undefined;
-        if (from && !match) throw notFound(PARENT_NOT_FOUND);
-      } else {
-        const key = naturalKeyOf(type, given);
-        if ('error' in key) throw new ValidationError([{ type: 'missing', loc: ['query', key.field], msg: key.error }]);
-        match = type === 'businesses' ? await findBusinessByKey(db, clientId, key.key) : await findByNaturalKey(db, clientId, type, key.key);
-        from = match;
-      }
-      if (!match || !from) throw notFound(RESOURCE_NOT_FOUND);
-      const [resource] = await views(db, clientId, [match], undefined, include);
+      const { match, from } = await service.resolve(clientId, type, given);
+      const [resource] = await views(service, clientId, [match], undefined, include);
       ctx.body = { ...resource, resolved_from: idapRef(from.resource_type, from.id) };
     },
   });
@@ -259,31 +165,7 @@ export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigge
     },
     handler: async (ctx, { params, body }) => {
       const type = servedType(params.resource_type, 400);
-      const clientId = clientIdOf(ctx);
-      const issues: ValidationIssue[] = [];
-      const keys = body.records.map((r, i) => {
-        const key = naturalKeyOf(type, r.data);
-        if ('error' in key) issues.push({ type: 'missing', loc: ['body', 'records', i, 'data', key.field], msg: key.error });
-        return 'key' in key ? key.key : '';
-      });
-      const { parents, issues: parentIssues } = await importParents(db, clientId, type, body.records);
-      issues.push(...parentIssues);
-      if (issues.length > 0) throw new ValidationError(issues);
-      let queued = 0;
-      const results = await db.transaction(async (trx) => {
-        const upserted = await upsertResources(trx, clientId, type, body.records.map((r, i) => ({ naturalKey: keys[i], data: r.data, flags: r.flags, campaignId: r.campaign_id, source: body.source })));
-        // In record order, so that of one pin's records in a request the last parent wins.
-        const reparented = new Set<string>();
-        for (const [i, businessId] of parents) {
-          const pin = upserted[i];
-          if (pin && (await setPinParent(trx, pin, { clientId, type: 'businesses', id: businessId }))) reparented.add(pin.id);
-        }
-        // A new parent moved the pin's modified_at: that is an update.
-        const written = upserted.map((w) => (w.status === 'unchanged' && reparented.has(w.id) ? { ...w, status: 'updated' as const } : w));
-        if (leadIndex) queued = await leadsOfImport(trx, clientId, type, written);
-        return written;
-      });
-      if (queued > 0) await leadIndex?.kick(clientId);
+      const results = await service.importRecords(clientIdOf(ctx), type, body);
       const seen = new Set<string>();
       const items = results.map((r, index) => {
         const duplicate = seen.has(r.naturalKey);
@@ -323,7 +205,7 @@ export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigge
       const clientId = clientIdOf(ctx);
       const sort = query.sort === 'modified_at' ? 'updated_at' : query.sort;
       const filters = query.flags ?? [];
-      const page = await listResources(db, clientId, type, {
+      const page = await service.list(clientId, type, {
         since: query.since,
         until: query.until,
         campaignId: query.campaign_id,
@@ -335,7 +217,7 @@ export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigge
         limit: query.limit,
         after: query.cursor === undefined ? undefined : decodeCursor(query.cursor, sort, query.order),
       });
-      const items = await views(db, clientId, page.items, query.fields, query.include);
+      const items = await views(service, clientId, page.items, query.fields, query.include);
       ctx.body = { resource_type: type, count: items.length, has_more: page.next !== undefined, next_cursor: page.next ? encodeCursor(page.next) : null, items };
     },
   });
@@ -357,9 +239,8 @@ export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigge
     handler: async (ctx, { params, query }) => {
       const type = servedType(params.resource_type, 501);
       const clientId = clientIdOf(ctx);
-      const row = await getResource(db, clientId, type, params.resource_id);
-      if (!row) throw notFound(RESOURCE_NOT_FOUND);
-      [ctx.body] = await views(db, clientId, [row], query.fields, query.include);
+      const row = await service.get(clientId, type, params.resource_id);
+      [ctx.body] = await views(service, clientId, [row], query.fields, query.include);
     },
   });
 
@@ -376,16 +257,7 @@ export function idapRoutes(api: ApiRouter, db: Knex, leadIndex?: LeadIndexTrigge
     responses: { 200: { description: 'The resource after the change', schema: idapResource }, 400: { description: 'Media type' }, ...notFoundResponse },
     handler: async (ctx: AppContext, { params, body }) => {
       const type = servedType(params.resource_type, 400);
-      const clientId = clientIdOf(ctx);
-      let requeued = false;
-      // A business's flags are part of its lead (a rejected one leaves the search): re-index it.
-      const row = await updateFlags(db, clientId, type, params.resource_id, body.add, body.remove, async (trx, changed) => {
-        if (type !== 'businesses' || !leadIndex) return;
-        await outbox.enqueue(trx, clientId, [changed.id]);
-        requeued = true;
-      });
-      if (!row) throw notFound(RESOURCE_NOT_FOUND);
-      if (requeued) await leadIndex?.kick(clientId);
+      const row = await service.changeFlags(clientIdOf(ctx), type, params.resource_id, body.add, body.remove);
       ctx.body = view(row, undefined, undefined);
     },
   });

@@ -1,13 +1,10 @@
-import type { Db } from '../../db';
-import { LocationRepository, searchKey } from '../../db/repositories/locations';
+import { searchKey, type LocationRepository } from '../../db/repositories/locations';
 import { notFound } from '../../lib/errors';
 import type { ApiRouter } from '../routing';
 import { location, locationListQuery, locationListResponse, locationParams } from '../schemas/locations';
 
 /** The cities campaigns are run in: GeoNames cities of at least 5,800 people (db/seeds/locations.ts). */
-export function locationRoutes(api: ApiRouter, db: Db): void {
-  const repo = new LocationRepository(db);
-
+export function locationRoutes(api: ApiRouter, repo: LocationRepository): void {
   api.add({
     method: 'get',
     path: '/api/v1/locations',

@@ -1,20 +1,17 @@
-import type { Db } from '../../db';
-import { IcpProfiles, type IcpRow } from '../../db/repositories/icp-profiles';
-import { SearchOutbox } from '../../db/repositories/search-outbox';
+import type { IcpRow } from '../../db/repositories/icp-profiles';
 import { AppError, badRequest } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { searchRefusal, type SearchClient } from '../../search/client';
 import { leadAggregations, MAX_RESULT_WINDOW, searchLeads } from '../../search/leads';
 import { clientIdOf } from '../context';
-import type { LeadIndexTrigger } from '../lead-index';
+import type { IcpService } from '../icp-service';
 import type { ApiRouter } from '../routing';
 import { icpBody, icpResponse, leadAggregationsQuery, leadAggregationsResponse, leadSearchQuery, leadSearchResponse } from '../schemas/search';
 
 export interface SearchRouteDeps {
-  db: Db;
+  icp: IcpService;
   search: SearchClient;
   indexPrefix: string;
-  trigger: LeadIndexTrigger;
   logger: Logger;
 }
 
@@ -24,9 +21,6 @@ const unavailable = () => new AppError(503, 'search service unavailable', 'searc
 
 /** Lead search (spec §4.7) over the client's leads in Elasticsearch, and the client's ICP. */
 export function searchRoutes(api: ApiRouter, deps: SearchRouteDeps): void {
-  const icp = new IcpProfiles(deps.db);
-  const outbox = new SearchOutbox(deps.db);
-
   const esCall = async <T>(fn: () => Promise<T>): Promise<T> => {
     try {
       return await fn();
@@ -96,7 +90,7 @@ export function searchRoutes(api: ApiRouter, deps: SearchRouteDeps): void {
     security: 'client',
     responses: { 200: { description: 'The profile; empty lists when none is set', schema: icpResponse } },
     handler: async (ctx) => {
-      const row = await icp.get(clientIdOf(ctx));
+      const row = await deps.icp.get(clientIdOf(ctx));
       ctx.body = icpView(row);
     },
   });
@@ -111,12 +105,7 @@ export function searchRoutes(api: ApiRouter, deps: SearchRouteDeps): void {
     body: icpBody,
     responses: { 200: { description: 'The stored profile', schema: icpResponse } },
     handler: async (ctx, { body }) => {
-      const clientId = clientIdOf(ctx);
-      const { row, requeued } = await deps.db.transaction(async (trx) => ({
-        row: await icp.put(trx, clientId, { industries: [...new Set(body.industries)], countries: [...new Set(body.countries)] }),
-        requeued: await outbox.enqueueAll(trx, clientId),
-      }));
-      if (requeued > 0) await deps.trigger.kick(clientId);
+      const { row, requeued } = await deps.icp.put(clientIdOf(ctx), { industries: [...new Set(body.industries)], countries: [...new Set(body.countries)] });
       ctx.body = { ...icpView(row), requeued };
     },
   });
