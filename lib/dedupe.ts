@@ -5,10 +5,13 @@ import { domainOf, normalizeEmail, normalizeProflinkUrl, normalizeText, phoneDig
 export const RECORD_TYPES = ['business', 'contact', 'email', 'profile'] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
 
-/** The fields a checked record may carry (spec §2.7). */
+/**
+ * The fields a checked record may carry (spec §2.7), and `address`: the street address of a
+ * business, which fuzzy matching compares (issue 41; in exact_hash too when given).
+ */
 export const RECORD_FIELDS = [
   'email', 'full_name', 'first_name', 'last_name', 'proflink_url', 'position', 'company_name',
-  'company_domain', 'maps_place_id', 'website', 'phone', 'city', 'country',
+  'company_domain', 'maps_place_id', 'website', 'phone', 'city', 'country', 'address',
 ] as const;
 export type RecordField = (typeof RECORD_FIELDS)[number];
 export type DedupeRecord = Partial<Record<RecordField, string | null>>;

@@ -20,7 +20,7 @@ const NOT_CONFIGURED = 'dedupe_not_configured';
 
 function checkView(r: CheckResult) {
   return r.isDuplicate
-    ? { success: true, is_duplicate: true, confidence: r.confidence, matched_record_id: r.matchedId, match_type: r.matchType, canonical_id: null, added_to_canonical: false, skipped: false, reason: null }
+    ? { success: true, is_duplicate: true, confidence: r.confidence, matched_record_id: r.matchedId, match_type: r.matchType, canonical_id: null, added_to_canonical: false, skipped: false, reason: null, ...(r.explanation ? { explanation: r.explanation } : {}) }
     : { success: true, is_duplicate: false, confidence: 0, matched_record_id: null, match_type: null, canonical_id: r.canonicalId, added_to_canonical: r.added, skipped: false, reason: null };
 }
 
@@ -71,6 +71,7 @@ export function dedupeRoutes(api: ApiRouter, repo: DedupeRepository, options: De
         campaignId: body.campaign_id ?? null,
         threshold: body.threshold,
         sourceWorker: 'api',
+        fuzzy: body.fuzzy,
       });
       ctx.body = checkView(result as CheckResult);
     },
@@ -109,13 +110,14 @@ export function dedupeRoutes(api: ApiRouter, repo: DedupeRepository, options: De
             campaignId: body.campaign_id ?? null,
             threshold: body.threshold,
             sourceWorker: 'api',
+            fuzzy: body.fuzzy,
           },
           db,
         );
         const unique = body.records.filter((_, i) => results[i]?.isDuplicate === false);
         const duplicates = body.records.flatMap((record, i) => {
           const r = results[i];
-          return r?.isDuplicate ? [{ record, matched_canonical_id: r.matchedId, confidence: r.confidence, match_type: r.matchType }] : [];
+          return r?.isDuplicate ? [{ record, matched_canonical_id: r.matchedId, confidence: r.confidence, match_type: r.matchType, ...(r.explanation ? { explanation: r.explanation } : {}) }] : [];
         });
         return {
           success: true,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NOT_BLANK_PATTERN } from '../../jobs/fields';
 import { MATCH_TYPES, RECORD_FIELDS, RECORD_TYPES } from '../../lib/dedupe';
+import { FUZZY_MATCH_TYPES } from '../../lib/dedupe-fuzzy';
 import { hasControlCharacter, NO_CONTROL_CHARACTERS } from '../../lib/emails';
 
 // ---- requests (spec §4.6) -------------------------------------------------------------------
@@ -27,7 +28,16 @@ const threshold = z
   .min(0)
   .max(1)
   .default(0.5)
-  .describe('minimum confidence for a match to count. Only exact matching is active: every match type has confidence 1.0, so any threshold accepts it');
+  .describe('minimum confidence for a match to count. Exact matches have confidence 1.0, so any threshold accepts them; a fuzzy match (with `fuzzy`) counts when its confidence is at least this');
+const fuzzy = z
+  .boolean()
+  .default(false)
+  .describe(
+    'also match fuzzily, after the exact match types: `fuzzy_business` (record_type business: a similar company_name, ignoring case, accents, punctuation, & / and and legal forms, ' +
+      'corroborated by the same city with no country disagreeing, the same phone or the same website; address compared when both carry one) and `fuzzy_contact` ' +
+      '(record_type contact: the same last name and company domain, the first name equal, an initial, a short form or a letter or two apart). ' +
+      'The match carries its confidence and an explanation. Without it the answers are the exact-only ones',
+  );
 
 export const dedupeCheckBody = z.strictObject({
   record: dedupeRecord,
@@ -35,6 +45,7 @@ export const dedupeCheckBody = z.strictObject({
   add_to_canonical: addToCanonical,
   campaign_id: campaignId,
   threshold,
+  fuzzy,
 });
 
 export const dedupeCheckBatchBody = z.strictObject({
@@ -43,6 +54,7 @@ export const dedupeCheckBatchBody = z.strictObject({
   add_to_canonical: addToCanonical,
   campaign_id: campaignId,
   threshold,
+  fuzzy,
   idempotency_key: z.string().min(1).max(100).optional().describe('the same key returns the same response for 5 minutes'),
 });
 
@@ -55,7 +67,20 @@ export const canonicalListQuery = z.strictObject({
 
 // ---- responses ------------------------------------------------------------------------------
 
-const matchType = z.enum(MATCH_TYPES).nullable().describe('the first key that matched, in the order maps_place_id, email, proflink_url, phone, company_domain, exact_hash');
+const ALL_MATCH_TYPES = [...MATCH_TYPES, ...FUZZY_MATCH_TYPES] as const;
+const matchType = z
+  .enum(ALL_MATCH_TYPES)
+  .nullable()
+  .describe('the first key that matched, in the order maps_place_id, email, proflink_url, phone, company_domain, exact_hash; then, with `fuzzy`, fuzzy_business or fuzzy_contact');
+/** Why a fuzzy match matched: each field both records carry, compared. */
+const explanation = z
+  .record(z.string(), z.object({
+    score: z.number().min(0).max(1).describe('how alike the two values are (1 when equal)'),
+    agreed: z.boolean(),
+    weight: z.number().describe('the log2 likelihood ratio the comparison added to the match weight'),
+  }))
+  .describe('fuzzy matches only: the fields compared (company_name, city, country, phone, website, address; first_name, last_name, company_domain) and whether each agreed')
+  .meta({ id: 'DedupeMatchExplanation' });
 
 export const dedupeCheckResponse = z.object({
   success: z.boolean(),
@@ -64,6 +89,7 @@ export const dedupeCheckResponse = z.object({
   matched_record_id: z.number().int().nullable(),
   match_type: matchType,
   canonical_id: z.number().int().nullable().describe('when unique and added'),
+  explanation: explanation.optional(),
   added_to_canonical: z.boolean(),
   skipped: z.boolean(),
   reason: z.string().nullable().describe('dedupe_not_configured when de-duplication is disabled'),
@@ -76,7 +102,8 @@ export const dedupeCheckBatchResponse = z.object({
     record: dedupeRecord,
     matched_canonical_id: z.number().int(),
     confidence: z.number(),
-    match_type: z.enum(MATCH_TYPES),
+    match_type: z.enum(ALL_MATCH_TYPES),
+    explanation: explanation.optional(),
   })),
   stats: z.object({
     total_checked: z.number().int(),

@@ -27,6 +27,7 @@ import * as contentTagNameUnique from './20261127000400_content_tag_name_unique'
 import * as clientPreviousCredentials from './20261201000100_client_previous_credentials';
 import * as streamTickets from './20261201000200_stream_tickets';
 import * as projectionOutbox from './20261202000100_projection_outbox';
+import * as dedupeFuzzyKeys from './20261204000100_dedupe_fuzzy_keys';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -61,6 +62,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261201000100_client_previous_credentials': clientPreviousCredentials,
   '20261201000200_stream_tickets': streamTickets,
   '20261202000100_projection_outbox': projectionOutbox,
+  '20261204000100_dedupe_fuzzy_keys': dedupeFuzzyKeys,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { DedupeIdempotencyModel } from '../models/dedupe-idempotency';
 import { MATCH_CONFIDENCE, MATCH_TYPES, matchKeys, type DedupeRecord, type MatchKeys, type MatchType, type RecordType } from '../../lib/dedupe';
+import { fuzzyKeys, scoreBusiness, scoreContact, type FuzzyMatchType, type FuzzyScore } from '../../lib/dedupe-fuzzy';
 import { CanonicalRecordModel } from '../models/canonical-record';
 import { tenantSql } from '../models/tenant';
 
@@ -16,10 +17,19 @@ export interface CheckRequest {
   threshold: number;
   /** The canonical record's source_worker: `api` for the HTTP endpoints, the job type for activities. */
   sourceWorker: string;
+  /**
+   * Also fuzzy match types after the exact ones (issue 41): a business by a similar name
+   * corroborated by city, phone or website; a person by name variants within one company domain.
+   * Off by default: without it the answers are the exact-only ones.
+   */
+  fuzzy?: boolean;
 }
 
+/** The fields that agreed (and disagreed) in a fuzzy match, with their scores. */
+export type MatchExplanation = FuzzyScore['fields'];
+
 export type CheckResult =
-  | { isDuplicate: true; matchedId: number; matchType: MatchType; confidence: number }
+  | { isDuplicate: true; matchedId: number; matchType: MatchType | FuzzyMatchType; confidence: number; explanation?: MatchExplanation }
   | { isDuplicate: false; canonicalId: number | null; added: boolean };
 
 export interface CanonicalFilter {
@@ -43,6 +53,32 @@ const KEY_COLUMN: Record<MatchType, string> = {
 const DISPLAY_FIELDS = ['email', 'full_name', 'company_name', 'company_domain', 'maps_place_id', 'proflink_url', 'phone', 'city', 'country'] as const;
 
 type KeyRow = { id: string } & Record<string, string | null>;
+
+/** A record a fuzzy match may find: a stored canonical record (its id) or an earlier record of the batch (its position). */
+interface Candidate {
+  id: number;
+  data: DedupeRecord;
+}
+
+/** The fuzzy match of a record type: its match type and its scorer. */
+const fuzzyMatcher = (type: FuzzyMatchType, score: (r: DedupeRecord, c: DedupeRecord) => FuzzyScore | null) => ({
+  type,
+  /** The candidate with the highest confidence at or above the threshold (the oldest of equals). */
+  best(record: DedupeRecord, candidates: Candidate[], threshold: number): { id: number; score: FuzzyScore } | undefined {
+    let best: { id: number; score: FuzzyScore } | undefined;
+    for (const c of candidates) {
+      const s = score(record, c.data);
+      if (s && s.confidence > 0 && s.confidence >= threshold && (!best || s.confidence > best.score.confidence)) best = { id: c.id, score: s };
+    }
+    return best;
+  },
+});
+
+/** Which record types match fuzzily, and how: businesses by name, people by name within a company domain. */
+const FUZZY_BY_TYPE: Partial<Record<RecordType, ReturnType<typeof fuzzyMatcher>>> = {
+  business: fuzzyMatcher('fuzzy_business', scoreBusiness),
+  contact: fuzzyMatcher('fuzzy_contact', scoreContact),
+};
 
 /** Match keys -> the canonical id (or pending batch position) holding them; first match wins. */
 class KeyIndex<T> {
@@ -85,24 +121,33 @@ export class DedupeRepository {
     const stored = new KeyIndex<number>();
     for (const row of await this.lookup(db, req, keys)) stored.add(Number(row.id), rowKeys(row));
 
-    type Slot = CheckResult | { dupOfPending: number; matchType: MatchType } | undefined;
+    const fuzzy = req.fuzzy === true ? FUZZY_BY_TYPE[req.recordType] : undefined;
+    const candidates = fuzzy ? await this.fuzzyCandidates(db, req, keys.map((k, i) => (stored.find(k, req.threshold) ? null : i)).filter((i): i is number => i !== null)) : new Map<number, Candidate[]>();
+
+    type Slot = CheckResult | { dupOfPending: number; matchType: MatchType | FuzzyMatchType; confidence: number; explanation?: MatchExplanation } | undefined;
     const results: Slot[] = [];
     const pendingIndex = new KeyIndex<number>();
     let pending: number[] = [];
     keys.forEach((k, i) => {
+      const record = req.records[i] ?? {};
       const hit = stored.find(k, req.threshold);
+      const earlier = hit || !req.addToCanonical ? undefined : pendingIndex.find(k, req.threshold);
+      // Fuzzy after every exact type: the stored candidates, then the batch's earlier new records.
+      const similar = hit || earlier || !fuzzy ? undefined : fuzzy.best(record, candidates.get(i) ?? [], req.threshold);
+      const similarPending = hit || earlier || similar || !fuzzy || !req.addToCanonical ? undefined : fuzzy.best(record, pending.map((j) => ({ id: j, data: req.records[j] ?? {} })), req.threshold);
       if (hit) {
         results[i] = { isDuplicate: true, matchedId: hit.value, matchType: hit.matchType, confidence: MATCH_CONFIDENCE[hit.matchType] };
+      } else if (similar) {
+        results[i] = { isDuplicate: true, matchedId: similar.id, matchType: fuzzy?.type as FuzzyMatchType, confidence: similar.score.confidence, explanation: similar.score.fields };
       } else if (!req.addToCanonical) {
         results[i] = { isDuplicate: false, canonicalId: null, added: false };
+      } else if (earlier) {
+        results[i] = { dupOfPending: earlier.value, matchType: earlier.matchType, confidence: MATCH_CONFIDENCE[earlier.matchType] };
+      } else if (similarPending) {
+        results[i] = { dupOfPending: similarPending.id, matchType: fuzzy?.type as FuzzyMatchType, confidence: similarPending.score.confidence, explanation: similarPending.score.fields };
       } else {
-        const earlier = pendingIndex.find(k, req.threshold);
-        if (earlier) {
-          results[i] = { dupOfPending: earlier.value, matchType: earlier.matchType };
-        } else {
-          pending.push(i);
-          pendingIndex.add(i, k);
-        }
+        pending.push(i);
+        pendingIndex.add(i, k);
       }
     });
 
@@ -132,7 +177,8 @@ export class DedupeRepository {
       if (r && 'dupOfPending' in r) {
         const target = results[r.dupOfPending] as CheckResult;
         const matchedId = target.isDuplicate ? target.matchedId : (target.canonicalId as number);
-        return { isDuplicate: true, matchedId, matchType: r.matchType, confidence: MATCH_CONFIDENCE[r.matchType] };
+        const { dupOfPending: _, ...match } = r;
+        return { isDuplicate: true, matchedId, ...match };
       }
       return r as CheckResult;
     });
@@ -231,11 +277,40 @@ export class DedupeRepository {
     return rows;
   }
 
+  /**
+   * The live records of the scope a fuzzy match may find for each record at `positions`: businesses
+   * whose name key is trigram-similar (pg_trgm's `%`, at least 0.3; the ten most similar, through
+   * the GIN index on the client and the key), people with the same company domain and last name.
+   */
+  private async fuzzyCandidates(db: Knex, req: CheckRequest, positions: number[]): Promise<Map<number, Candidate[]>> {
+    const column = req.recordType === 'contact' ? 'person' : 'name';
+    const wanted = positions.flatMap((i) => {
+      const key = fuzzyKeys(req.records[i] ?? {})[column];
+      return key ? [{ i, key }] : [];
+    });
+    const out = new Map<number, Candidate[]>();
+    if (wanted.length === 0) return out;
+    const scope = req.campaignId !== null ? 'and campaign_id = ?' : '';
+    const match = column === 'name' ? 'key_name % k.key order by similarity(key_name, k.key) desc, id limit 10' : 'key_person = k.key order by id limit 10';
+    const { rows } = (await tenantSql(db, req.clientId).raw(
+      `select k.i, c.id, c.data from unnest(?::int[], ?::text[]) as k(i, key)
+       cross join lateral (
+         select id, data from {canonical_records}
+         where record_type = ? and deleted_at is null ${scope} and ${match}
+       ) c
+       order by k.i`,
+      [wanted.map((w) => w.i), wanted.map((w) => w.key), req.recordType, ...(req.campaignId !== null ? [req.campaignId] : [])],
+    )) as { rows: { i: number; id: string; data: DedupeRecord }[] };
+    for (const r of rows) out.set(r.i, [...(out.get(r.i) ?? []), { id: Number(r.id), data: r.data }]);
+    return out;
+  }
+
   /** Inserts the records at `positions`; returns record_hash -> id of those actually inserted. */
   private async insert(db: Knex, req: CheckRequest, positions: number[], keys: MatchKeys[]): Promise<Map<string, number>> {
     const rows = positions.map((i) => {
       const record = req.records[i] ?? {};
       const k = keys[i] as MatchKeys;
+      const fuzzyKey = fuzzyKeys(record);
       const display = Object.fromEntries(DISPLAY_FIELDS.map((f) => [f, record[f]?.trim() || null]));
       return {
         ...display,
@@ -245,10 +320,13 @@ export class DedupeRepository {
         key_proflink: k.proflink_url,
         key_phone: k.phone,
         key_domain: k.company_domain,
+        // Written whether or not this check is fuzzy, so that a later fuzzy check finds the record.
+        key_name: fuzzyKey.name,
+        key_person: fuzzyKey.person,
         data: record,
       };
     });
-    const cols = [...DISPLAY_FIELDS, 'record_hash', 'key_email', 'key_proflink', 'key_phone', 'key_domain'];
+    const cols = [...DISPLAY_FIELDS, 'record_hash', 'key_email', 'key_proflink', 'key_phone', 'key_domain', 'key_name', 'key_person'];
     // Rows hold several keys, so two concurrent batches could each insert a key the other then
     // waits on (a deadlock). A transaction-level lock per (client, record type), taken in the same
     // statement before its first row is inserted, queues such inserts instead.

@@ -322,3 +322,80 @@ test('the dedupe endpoints are in the OpenAPI document', async () => {
   const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
   expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v1/dedupe/check', '/api/v1/dedupe/check-batch', '/api/v1/dedupe/canonical']));
 });
+
+describe('fuzzy matching (issue 41): opt-in, after the exact match types', () => {
+  let f: Caller;
+  beforeEach(async () => {
+    // A client of its own per test: the names below are ordinary, and each test starts from an empty store.
+    f = caller(api, bearer(await api.newClient()));
+  });
+
+  test('the same business spelled differently in the same city is a fuzzy_business duplicate with its confidence and explanation; without fuzzy it is unique', async () => {
+    const stored = await check(f, { record: { company_name: 'Northgate & Sons Bakers Ltd', city: 'York', country: 'GB' } });
+    const probe = { company_name: 'Northgate and Sons Bakers', city: 'York', country: 'gb' };
+    expect(await check(f, { record: probe, add_to_canonical: false })).toMatchObject({ is_duplicate: false, match_type: null });
+    const fuzzy = await check(f, { record: probe, add_to_canonical: false, fuzzy: true });
+    expect(fuzzy).toMatchObject({ is_duplicate: true, match_type: 'fuzzy_business', matched_record_id: stored.canonical_id, added_to_canonical: false });
+    expect(fuzzy.confidence).toBeGreaterThan(0.9);
+    expect(fuzzy.confidence).toBeLessThan(1);
+    expect((fuzzy as Check & { explanation: Record<string, { agreed: boolean; score: number }> }).explanation).toMatchObject({
+      company_name: { agreed: true, score: 1 },
+      city: { agreed: true, score: 1 },
+      country: { agreed: true, score: 1 },
+    });
+  });
+
+  test('an exact key still wins over a fuzzy match, with confidence 1.0 and no explanation', async () => {
+    const email = `${uniq('info')}@northgate.test`;
+    const byName = await check(f, { record: { company_name: 'Northgate Bakers', city: 'York' } });
+    const byEmail = await check(f, { record: { company_name: 'Something Else', email } });
+    const r = await check(f, { record: { company_name: 'Northgate Bakers Ltd', city: 'York', email }, add_to_canonical: false, fuzzy: true });
+    expect(r).toEqual(expect.objectContaining({ is_duplicate: true, match_type: 'email', matched_record_id: byEmail.canonical_id, confidence: 1 }));
+    expect(r).not.toHaveProperty('explanation');
+    expect(byName.canonical_id).not.toBe(byEmail.canonical_id);
+  });
+
+  test('a threshold excludes a weak match that a lower threshold accepts; the same name in another city never matches', async () => {
+    const stored = await check(f, { record: { company_name: 'Northgate Bakers', city: 'York' } });
+    const weak = { company_name: 'Northgate Sons Bakery Cafe', city: 'York' };
+    expect(await check(f, { record: weak, add_to_canonical: false, fuzzy: true })).toMatchObject({ is_duplicate: false });
+    const low = await check(f, { record: weak, add_to_canonical: false, fuzzy: true, threshold: 0.05 });
+    expect(low).toMatchObject({ is_duplicate: true, match_type: 'fuzzy_business', matched_record_id: stored.canonical_id });
+    expect(low.confidence).toBeLessThan(0.5);
+    expect(await check(f, { record: { company_name: 'Northgate Bakers', city: 'Leeds' }, add_to_canonical: false, fuzzy: true, threshold: 0 })).toMatchObject({ is_duplicate: false });
+  });
+
+  test('people: name variants and initials within one company domain are fuzzy_contact duplicates; another first name or domain is not', async () => {
+    const john = await check(f, { record_type: 'contact', record: { first_name: 'John', last_name: 'Smith', company_domain: 'acme-widgets.test' } });
+    const probe = (record: Record<string, string>) => check(f, { record_type: 'contact', record, add_to_canonical: false, fuzzy: true });
+    expect(await probe({ full_name: 'J. Smith', email: 'jsmith@acme-widgets.test' })).toMatchObject({ is_duplicate: true, match_type: 'fuzzy_contact', matched_record_id: john.canonical_id });
+    expect(await probe({ full_name: 'Jon Smith', email: 'jon@acme-widgets.test' })).toMatchObject({ is_duplicate: true, match_type: 'fuzzy_contact' });
+    expect(await probe({ full_name: 'Mary Smith', email: 'mary@acme-widgets.test' })).toMatchObject({ is_duplicate: false });
+    expect(await probe({ full_name: 'John Smith', email: 'john@other-widgets.test' })).toMatchObject({ is_duplicate: false });
+    // company_domain (or website) is an exact key of its own (spec §4.6), which matches first.
+    expect(await probe({ full_name: 'Mary Smith', company_domain: 'acme-widgets.test' })).toMatchObject({ is_duplicate: true, match_type: 'company_domain' });
+  });
+
+  test('check-batch: a later record matches an earlier new one of the same batch fuzzily, and the duplicate carries its explanation', async () => {
+    const b = await batch(f, {
+      fuzzy: true,
+      records: [
+        { company_name: "Arnie Morton's of Chicago", city: 'Los Angeles', address: '435 S. La Cienega Blvd.' },
+        { company_name: "Arnie Morton's", city: 'Los Angeles', address: '435 S. La Cienega Boulevard' },
+        { company_name: 'Art’s Deli', city: 'Studio City' },
+      ],
+    });
+    expect(b.stats).toMatchObject({ total_checked: 3, unique_count: 2, duplicate_count: 1, added_to_canonical: 2 });
+    const [dup] = b.duplicates as (Batch['duplicates'][number] & { explanation: Record<string, { agreed: boolean }> })[];
+    expect(dup).toMatchObject({ match_type: 'fuzzy_business', record: { company_name: "Arnie Morton's" } });
+    expect(dup?.explanation).toMatchObject({ company_name: { agreed: true }, city: { agreed: true }, address: { agreed: true } });
+    const listed = await canonical(f);
+    expect(listed.records.map((r) => r.company_name).sort()).toEqual(["Arnie Morton's of Chicago", 'Art’s Deli']);
+    expect(dup?.matched_canonical_id).toBe(listed.records.find((r) => r.company_name === "Arnie Morton's of Chicago")?.id);
+  });
+
+  test('fuzzy is a boolean and address a string field: anything else is a 422', async () => {
+    expect((await f.post('/api/v1/dedupe/check', { record_type: 'business', record: { company_name: 'A' }, fuzzy: 'yes' })).status).toBe(422);
+    expect((await f.post('/api/v1/dedupe/check', { record_type: 'business', record: { company_name: 'A', address: 12 } })).status).toBe(422);
+  });
+});

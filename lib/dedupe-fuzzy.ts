@@ -1,0 +1,262 @@
+import { domainOf, phoneDigits } from './normalize';
+import type { DedupeRecord } from './dedupe';
+
+/**
+ * Fuzzy de-duplication (issue 41): the same business or person written differently. Pure logic:
+ * the keys a canonical record is found by (`fuzzyKeys`), and the score of a candidate against a
+ * checked record (`scoreBusiness`, `scoreContact`) with the fields that agreed and their scores.
+ *
+ * The score is a Fellegi-Sunter match weight: each field compared adds its log2 likelihood ratio
+ * (agreement on a rare value is strong evidence, disagreement counts against), a prior for "two
+ * records the blocking put side by side are the same" is added, and the sum is turned into a
+ * probability, the confidence the request's threshold is compared with. The weights are set by
+ * hand from what each agreement means for listings and people (a shared phone is near proof, a
+ * shared city weak) and checked on public data with ground truth (bench/dedupe-quality.ts).
+ */
+
+export const FUZZY_MATCH_TYPES = ['fuzzy_business', 'fuzzy_contact'] as const;
+export type FuzzyMatchType = (typeof FUZZY_MATCH_TYPES)[number];
+
+export interface FieldEvidence {
+  /** 0-1: how alike the two values are (1 for equal). */
+  score: number;
+  agreed: boolean;
+  /** The log2 weight the comparison added. */
+  weight: number;
+}
+
+export interface FuzzyScore {
+  confidence: number;
+  /** The fields both records carry, compared: which agreed, with their scores. */
+  fields: Partial<Record<string, FieldEvidence>>;
+}
+
+/** Legal forms that say nothing about which business it is, dropped from the end of a name. */
+const LEGAL_FORMS = new Set([
+  'ltd', 'limited', 'plc', 'llp', 'llc', 'lllp', 'inc', 'incorporated', 'corp', 'corporation', 'co', 'company', 'cos',
+  'gmbh', 'mbh', 'ag', 'kg', 'ohg', 'gbr', 'ug', 'ev', 'se', 'sarl', 'sas', 'sasu', 'sa', 'sl', 'slu', 'srl', 'spa', 'snc',
+  'bv', 'nv', 'vof', 'oy', 'oyj', 'ab', 'as', 'asa', 'aps', 'sp', 'zoo', 'kft', 'zrt', 'sro', 'doo', 'pty', 'pte', 'lp', 'pc',
+  'pllc', 'lda', 'ltda', 'cia', 'kk', 'bhd', 'sdn',
+]);
+
+const words = (text: string): string[] =>
+  text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/\s*[&+]\s*/g, ' and ')
+    .replace(/['’`´]/g, '')
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
+
+/**
+ * A business name for comparison: accents, case and punctuation gone, `&` and `+` as "and", legal
+ * forms at the end dropped (`Northgate & Sons Bakers Ltd` and `Northgate and Sons Bakers` give
+ * `northgate and sons bakers`), a leading "the" dropped. Null when nothing is left.
+ */
+export function businessNameKey(name: string | null | undefined): string | null {
+  if (!name) return null;
+  const w = words(name);
+  while (w.length > 1 && LEGAL_FORMS.has(w[w.length - 1] as string)) w.pop();
+  if (w.length > 1 && w[0] === 'the') w.shift();
+  return w.length > 0 ? w.join(' ') : null;
+}
+
+/** A place, person or address part for comparison: accents, case and punctuation gone. */
+export function plainKey(text: string | null | undefined): string | null {
+  if (!text) return null;
+  const w = words(text);
+  return w.length > 0 ? w.join(' ') : null;
+}
+
+/** A person's first and last name, from first_name/last_name or else from full_name (first and last word). */
+export function personName(r: DedupeRecord): { first: string | null; last: string | null } {
+  const first = plainKey(r.first_name);
+  const last = plainKey(r.last_name);
+  if (first || last) return { first, last: last ? (last.split(' ').pop() as string) : null };
+  const w = plainKey(r.full_name)?.split(' ') ?? [];
+  if (w.length === 0) return { first: null, last: null };
+  if (w.length === 1) return { first: null, last: w[0] as string };
+  return { first: w[0] as string, last: w[w.length - 1] as string };
+}
+
+/** The domain a record's business lives at: company_domain, else website, else the e-mail's. */
+export function recordDomain(r: DedupeRecord): string | null {
+  return domainOf(r.company_domain) ?? domainOf(r.website) ?? domainOf(r.email);
+}
+
+/**
+ * The keys a canonical record is found by when fuzzy matching is asked for: its business name key
+ * (searched by trigram similarity) and, for people, their company domain with their last name
+ * (searched by equality; first names then compared).
+ */
+export function fuzzyKeys(r: DedupeRecord): { name: string | null; person: string | null } {
+  const { last } = personName(r);
+  const domain = recordDomain(r);
+  return { name: businessNameKey(r.company_name), person: domain && last ? `${domain}|${last}` : null };
+}
+
+/** pg_trgm's trigrams of a text: per word, padded with two spaces before and one after. */
+function trigrams(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const w of text.split(' ')) {
+    if (!w) continue;
+    const padded = `  ${w} `;
+    for (let i = 0; i + 3 <= padded.length; i++) out.add(padded.slice(i, i + 3));
+  }
+  return out;
+}
+
+/** Trigram similarity as pg_trgm computes it (shared trigrams over all trigrams of both): the candidate search's measure. */
+export function trigramSimilarity(a: string, b: string): number {
+  const x = trigrams(a);
+  const y = trigrams(b);
+  if (x.size === 0 || y.size === 0) return 0;
+  let shared = 0;
+  for (const t of x) if (y.has(t)) shared++;
+  return shared / (x.size + y.size - shared);
+}
+
+/**
+ * How alike two name keys are: the better of their trigram similarity and their word overlap
+ * (shared words over the shorter name's, so `arnie mortons of chicago` and `arnie mortons` are
+ * alike), the overlap counting only when the shorter name has two words or more.
+ */
+export function nameSimilarity(a: string, b: string): number {
+  if (a === b) return 1;
+  const tri = trigramSimilarity(a, b);
+  const wa = new Set(a.split(' '));
+  const wb = new Set(b.split(' '));
+  const shorter = wa.size <= wb.size ? wa : wb;
+  const longer = shorter === wa ? wb : wa;
+  let shared = 0;
+  for (const w of shorter) if (longer.has(w)) shared++;
+  const overlap = shorter.size >= 2 ? (0.9 * shared) / shorter.size : 0;
+  return Math.max(tri, overlap);
+}
+
+/** Log2 weights of each comparison (see the module comment). */
+const W = {
+  prior: -6,
+  name: [
+    [0.95, 7],
+    [0.8, 5],
+    [0.65, 3],
+    [0.5, 1],
+  ] as [number, number][],
+  nameDisagree: -6,
+  cityAgree: 2.5,
+  cityDisagree: -5,
+  countryAgree: 0.5,
+  countryDisagree: -10,
+  phoneAgree: 8,
+  phoneDisagree: -1.5,
+  domainAgree: 7,
+  domainDisagree: -2,
+  addressAgree: [
+    [0.75, 5],
+    [0.5, 2],
+  ] as [number, number][],
+  addressDisagree: -3,
+  firstNameEqual: 8,
+  firstNamePrefix: 5,
+  firstNameInitial: 4,
+  firstNameClose: 4,
+  firstNameDisagree: -8,
+  lastNameAgree: 3,
+  sameDomain: 2,
+};
+
+const step = (score: number, steps: [number, number][], below: number) => steps.find(([min]) => score >= min)?.[1] ?? below;
+const toConfidence = (weight: number) => Math.round((1 / (1 + 2 ** -weight)) * 1000) / 1000;
+
+/** The last seven digits: a number written with or without its country or area code. */
+const phoneTail = (v: string | null | undefined) => {
+  const d = phoneDigits(v);
+  return d && d.length >= 7 ? d.slice(-7) : null;
+};
+
+type Compared = Partial<Record<string, FieldEvidence>>;
+
+function compareExact(fields: Compared, field: string, a: string | null, b: string | null, agree: number, disagree: number): number {
+  if (!a || !b) return 0;
+  const ok = a === b;
+  const weight = ok ? agree : disagree;
+  fields[field] = { score: ok ? 1 : 0, agreed: ok, weight };
+  return weight;
+}
+
+/**
+ * A business record against a candidate found by its name: name (the key above), city, country,
+ * phone (last seven digits), website domain and address compared. It is a match only when the
+ * names are alike and something besides the name agrees (the city with no country disagreeing, the
+ * phone, or the website): a name alone is no proof (two "Royal Oak" pubs).
+ */
+export function scoreBusiness(record: DedupeRecord, candidate: DedupeRecord): FuzzyScore | null {
+  const a = businessNameKey(record.company_name);
+  const b = businessNameKey(candidate.company_name);
+  if (!a || !b) return null;
+  const fields: Compared = {};
+  const sim = nameSimilarity(a, b);
+  const nameWeight = step(sim, W.name, W.nameDisagree);
+  fields.company_name = { score: round(sim), agreed: nameWeight > 0, weight: nameWeight };
+  let weight = W.prior + nameWeight;
+  weight += compareExact(fields, 'city', plainKey(record.city), plainKey(candidate.city), W.cityAgree, W.cityDisagree);
+  weight += compareExact(fields, 'country', plainKey(record.country), plainKey(candidate.country), W.countryAgree, W.countryDisagree);
+  weight += compareExact(fields, 'phone', phoneTail(record.phone), phoneTail(candidate.phone), W.phoneAgree, W.phoneDisagree);
+  weight += compareExact(fields, 'website', recordDomain({ ...record, email: null }), recordDomain({ ...candidate, email: null }), W.domainAgree, W.domainDisagree);
+  const addrA = plainKey(record.address);
+  const addrB = plainKey(candidate.address);
+  if (addrA && addrB) {
+    const s = nameSimilarity(addrA, addrB);
+    const w = step(s, W.addressAgree, W.addressDisagree);
+    fields.address = { score: round(s), agreed: w > 0, weight: w };
+    weight += w;
+  }
+  const corroborated = (fields.city?.agreed && fields.country?.agreed !== false) || fields.phone?.agreed || fields.website?.agreed;
+  if (!fields.company_name.agreed || !corroborated) return { confidence: 0, fields };
+  return { confidence: toConfidence(weight), fields };
+}
+
+/**
+ * A person against a candidate of the same company domain and last name: first names compared as
+ * people write them (equal; one the other's initial, `J.` and `John`; one a prefix of the other of
+ * three letters or more, `Chris` and `Christopher`; or one or two letters apart, `Jon` and `John`).
+ */
+export function scoreContact(record: DedupeRecord, candidate: DedupeRecord): FuzzyScore | null {
+  const a = personName(record);
+  const b = personName(candidate);
+  const da = recordDomain(record);
+  const db = recordDomain(candidate);
+  if (!a.last || !b.last || !da || !db || a.last !== b.last || da !== db) return null;
+  const fields: Compared = {
+    last_name: { score: 1, agreed: true, weight: W.lastNameAgree },
+    company_domain: { score: 1, agreed: true, weight: W.sameDomain },
+  };
+  let weight = W.prior + W.lastNameAgree + W.sameDomain;
+  if (!a.first || !b.first) return { confidence: 0, fields };
+  const [x, y] = a.first.length <= b.first.length ? [a.first, b.first] : [b.first, a.first];
+  let first: [number, number];
+  if (x === y) first = [1, W.firstNameEqual];
+  else if (x.length === 1 && y.startsWith(x)) first = [0.5, W.firstNameInitial];
+  else if (x.length >= 3 && y.startsWith(x)) first = [0.8, W.firstNamePrefix];
+  else if (x.length >= 3 && editDistance(x, y) <= (y.length >= 6 ? 2 : 1)) first = [0.7, W.firstNameClose];
+  else first = [0, W.firstNameDisagree];
+  fields.first_name = { score: first[0], agreed: first[1] > 0, weight: first[1] };
+  weight += first[1];
+  if (!fields.first_name.agreed) return { confidence: 0, fields };
+  return { confidence: toConfidence(weight), fields };
+}
+
+const round = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Levenshtein distance (short strings: first names). */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length] as number;
+}
