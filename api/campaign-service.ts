@@ -72,6 +72,7 @@ export class CampaignService {
         name: body.name,
         searchTerms: terms,
         maxResultsPerLocation: body.max_results_per_location,
+        dedupeFuzzy: body.dedupe_fuzzy,
         // workflow {enabled: false} is the same as no workflow (maps only).
         workflow: body.workflow && body.workflow.enabled ? body.workflow : null,
         priority: body.priority,
@@ -267,6 +268,7 @@ function campaignView(c: CampaignRow, t: CampaignTotals) {
     search_terms: c.search_terms,
     locations_total: c.locations_total,
     max_results_per_location: c.max_results_per_location,
+    dedupe_fuzzy: c.dedupe_fuzzy,
     workflow: c.workflow,
     priority: c.priority,
     concurrency: c.concurrency,

@@ -35,6 +35,8 @@ export const crawlMapsPayload = z
     extract_reviews: z.boolean().default(false),
     dedupe_enabled: z.boolean().default(true),
     dedupe_unique_only: z.boolean().default(false),
+    dedupe_fuzzy: z.boolean().default(false)
+      .describe('with dedupe_enabled: also fuzzy matching (POST /api/v1/dedupe/check with fuzzy): a listing whose name is similar to a stored business of the same city, phone or website is a duplicate'),
     language: z.string().regex(/^[a-z]{2}(-[A-Z]{2})?$/).optional().describe('result language, e.g. en'),
     region: z.string().regex(/^[A-Z]{2}$/).optional().describe('ISO 3166-1 alpha-2 region: biases the search and reads national phone numbers'),
     provider: z.enum(MAPS_PROVIDERS).optional()

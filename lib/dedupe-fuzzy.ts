@@ -135,6 +135,18 @@ export function nameSimilarity(a: string, b: string): number {
   return Math.max(tri, overlap);
 }
 
+/**
+ * Whether two names or addresses carry different numbers (`Leeds Bakery 1` and `Leeds Bakery 2`,
+ * `1 Briggate` and `2 Briggate`): branches and neighbours, however alike the rest reads.
+ */
+export function numbersDiffer(a: string, b: string): boolean {
+  const numbers = (t: string) => new Set(t.split(' ').filter((w) => /^\d+[a-z]?$/.test(w)));
+  const x = numbers(a);
+  const y = numbers(b);
+  if (x.size === 0 || y.size === 0) return false;
+  return x.size !== y.size || [...x].some((n) => !y.has(n));
+}
+
 /** Log2 weights of each comparison (see the module comment). */
 const W = {
   prior: -6,
@@ -189,8 +201,9 @@ function compareExact(fields: Compared, field: string, a: string | null, b: stri
 /**
  * A business record against a candidate found by its name: name (the key above), city, country,
  * phone (last seven digits), website domain and address compared. It is a match only when the
- * names are alike and something besides the name agrees (the city with no country disagreeing, the
- * phone, or the website): a name alone is no proof (two "Royal Oak" pubs).
+ * names are alike and something besides the name agrees (the city or the address with no country
+ * disagreeing, the phone, or the website): a name alone is no proof (two "Royal Oak" pubs). Names
+ * or addresses with different numbers disagree (branches, neighbours).
  */
 export function scoreBusiness(record: DedupeRecord, candidate: DedupeRecord): FuzzyScore | null {
   const a = businessNameKey(record.company_name);
@@ -198,7 +211,7 @@ export function scoreBusiness(record: DedupeRecord, candidate: DedupeRecord): Fu
   if (!a || !b) return null;
   const fields: Compared = {};
   const sim = nameSimilarity(a, b);
-  const nameWeight = step(sim, W.name, W.nameDisagree);
+  const nameWeight = numbersDiffer(a, b) ? W.nameDisagree : step(sim, W.name, W.nameDisagree);
   fields.company_name = { score: round(sim), agreed: nameWeight > 0, weight: nameWeight };
   let weight = W.prior + nameWeight;
   weight += compareExact(fields, 'city', plainKey(record.city), plainKey(candidate.city), W.cityAgree, W.cityDisagree);
@@ -209,11 +222,12 @@ export function scoreBusiness(record: DedupeRecord, candidate: DedupeRecord): Fu
   const addrB = plainKey(candidate.address);
   if (addrA && addrB) {
     const s = nameSimilarity(addrA, addrB);
-    const w = step(s, W.addressAgree, W.addressDisagree);
+    const w = numbersDiffer(addrA, addrB) ? W.addressDisagree : step(s, W.addressAgree, W.addressDisagree);
     fields.address = { score: round(s), agreed: w > 0, weight: w };
     weight += w;
   }
-  const corroborated = (fields.city?.agreed && fields.country?.agreed !== false) || fields.phone?.agreed || fields.website?.agreed;
+  const corroborated =
+    fields.country?.agreed !== false && (fields.city?.agreed || (fields.address?.agreed && (fields.address.score ?? 0) >= 0.75)) || fields.phone?.agreed || fields.website?.agreed;
   if (!fields.company_name.agreed || !corroborated) return { confidence: 0, fields };
   return { confidence: toConfidence(weight), fields };
 }

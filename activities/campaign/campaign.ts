@@ -58,6 +58,7 @@ export function createCampaignActivities(deps: ActivityDeps) {
         const payload = maps.payload.parse({
           search_query: location.search_string,
           max_results: c.max_results_per_location,
+          ...(c.dedupe_fuzzy ? { dedupe_fuzzy: true } : {}),
           // The city's country biases the search to it and reads its national phone numbers.
           ...(countryCode ? { region: countryCode } : {}),
           ...(c.workflow ? { workflow: c.workflow } : {}),

@@ -123,11 +123,20 @@ export function createMapsActivities(deps: ActivityDeps) {
       const checked = await dedupe.check({
         clientId: job.client_id,
         recordType: 'business',
-        records: businesses.map((b) => ({ maps_place_id: b.place_id, company_name: b.business_name, website: b.website, phone: b.phone_e164 ?? b.phone, country: b.country_code })),
+        records: businesses.map((b) => ({
+          maps_place_id: b.place_id,
+          company_name: b.business_name,
+          website: b.website,
+          phone: b.phone_e164 ?? b.phone,
+          country: b.country_code,
+          // The address is for fuzzy matching to compare; without it the records (and their exact_hash) are as before.
+          ...(input.payload.dedupe_fuzzy ? { address: b.address } : {}),
+        })),
         addToCanonical: true,
         campaignId: job.campaign_id,
         threshold: 0.5,
         sourceWorker,
+        fuzzy: input.payload.dedupe_fuzzy,
       });
       // A retry of this activity meets the records its first attempt added: a listing that matches
       // the record it made itself (this job's, with its place id) is still first seen. A listing

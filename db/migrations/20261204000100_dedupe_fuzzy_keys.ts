@@ -14,11 +14,14 @@ const BATCH = 5000;
  * only the client's trigrams) and a person key (company domain | last name) searched by equality.
  * The extensions go to the public schema (on every connection's search_path, db/index.ts), once
  * per database: both are trusted extensions, so the service's own role can create them. Existing
- * records get their keys in batches (the normalisation is the application's, not SQL's).
+ * records get their keys in batches (the normalisation is the application's, not SQL's). And a
+ * campaign's dedupe_fuzzy, which its location jobs' crawlMaps payloads carry.
  */
 export async function up(knex: Knex): Promise<void> {
   for (const ext of ['pg_trgm', 'btree_gin']) await createExtension(knex, ext);
   await knex.raw('ALTER TABLE canonical_records ADD COLUMN IF NOT EXISTS key_name text, ADD COLUMN IF NOT EXISTS key_person text');
+  // A campaign's location jobs match fuzzily when it says so (crawlMaps dedupe_fuzzy).
+  await knex.raw('ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS dedupe_fuzzy boolean NOT NULL DEFAULT false');
   for (let last = 0; ; ) {
     const { rows } = (await knex.raw('SELECT id, data FROM canonical_records WHERE id > ? ORDER BY id LIMIT ?', [last, BATCH])) as { rows: { id: string; data: DedupeRecord }[] };
     if (rows.length === 0) break;
@@ -40,6 +43,7 @@ export async function down(knex: Knex): Promise<void> {
   await dropIndexOnline(knex, 'canonical_records', 'canonical_records_key_person_idx');
   await dropIndexOnline(knex, 'canonical_records', 'canonical_records_key_name_trgm_idx');
   await knex.raw('ALTER TABLE canonical_records DROP COLUMN IF EXISTS key_person, DROP COLUMN IF EXISTS key_name');
+  await knex.raw('ALTER TABLE campaigns DROP COLUMN IF EXISTS dedupe_fuzzy');
   // The extensions stay: other schemas of the database (other installs, test schemas) may use them.
 }
 

@@ -12,6 +12,7 @@ export interface CampaignRow {
   name: string;
   search_terms: string[];
   max_results_per_location: number;
+  dedupe_fuzzy: boolean;
   workflow: WorkflowOptions | null;
   priority: number;
   concurrency: number;
@@ -52,6 +53,7 @@ export interface NewCampaign {
   name: string;
   searchTerms: string[];
   maxResultsPerLocation: number;
+  dedupeFuzzy: boolean;
   workflow: WorkflowOptions | null;
   priority: number;
   concurrency: number;
@@ -196,6 +198,7 @@ export class CampaignRepository {
           name: c.name,
           search_terms: c.searchTerms,
           max_results_per_location: c.maxResultsPerLocation,
+          dedupe_fuzzy: c.dedupeFuzzy,
           workflow: c.workflow === null ? null : JSON.stringify(c.workflow),
           priority: c.priority,
           concurrency: c.concurrency,

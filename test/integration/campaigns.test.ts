@@ -316,6 +316,22 @@ describe('campaigns', () => {
     }
   });
 
+  test('dedupe_fuzzy (default false) is kept on the campaign and carried by its location jobs\' crawlMaps payloads', async () => {
+    const plain = await create(c, { name: 'exact only', search_terms: ['bakery'], locations: [{ city: 'York', country: 'GB' }], auto_submit: false });
+    expect((await get(c, plain)).dedupe_fuzzy).toBe(false);
+    const id = await create(c, { name: 'fuzzy', search_terms: ['bakery'], locations: [{ city: 'York', country: 'GB' }], dedupe_fuzzy: true, auto_submit: false });
+    expect((await get(c, id)).dedupe_fuzzy).toBe(true);
+    expect(await c.json(await c.post(`/api/v1/campaigns/${id}/next`, { count: 1 }))).toMatchObject({ released: 1 });
+    const deadline = Date.now() + 20_000;
+    let jobs: { payload: Record<string, unknown> }[] = [];
+    while (jobs.length === 0 && Date.now() < deadline) {
+      jobs = await api.deps.db('jobs').where({ campaign_id: id }).select('payload');
+      await sleep(100);
+    }
+    expect(jobs[0]?.payload).toMatchObject({ search_query: 'bakery in York, GB', dedupe_enabled: true, dedupe_fuzzy: true });
+    expect((await c.post('/api/v1/campaigns', { name: 'x', search_terms: ['a'], locations: [{ city: 'York', country: 'GB' }], dedupe_fuzzy: 'yes' })).status).toBe(422);
+  });
+
   test('a campaign with workflow is accepted and its jobs carry the workflow options; the maps-only campaign has no workflow results', async () => {
     const id = await create(c, {
       name: 'with pipeline',

@@ -268,6 +268,20 @@ describe('crawlMaps with Google Places', () => {
     expect((await run(other, { search_query: 'bakery in Leeds', max_results: 3 })).data.businesses.every((b) => b.dedupe_unique === true)).toBe(true);
   });
 
+  test('dedupe_fuzzy: a listing whose name and address are a stored business written differently is a duplicate; without it the listing is first seen', async () => {
+    const seeded = async () => {
+      const who = caller(api, bearer(await api.newClient('fuzzy maps client')));
+      const res = await who.post('/api/v1/dedupe/check', { record_type: 'business', record: { company_name: 'LEEDS BAKERY 1 LTD', address: '1 Briggate, Leeds LS1 6HD', country: 'GB' } });
+      expect(res.status).toBe(200);
+      return who;
+    };
+    const fuzzy = await run(await seeded(), { search_query: 'bakery in Leeds', max_results: 2, dedupe_fuzzy: true });
+    // Leeds Bakery 2 (2 Briggate) is a neighbour, not the same business.
+    expect(fuzzy.data.businesses.map((b) => [b.business_name, b.dedupe_unique])).toEqual([['Leeds Bakery 1', false], ['Leeds Bakery 2', true]]);
+    const exact = await run(await seeded(), { search_query: 'bakery in Leeds', max_results: 2 });
+    expect(exact.data.businesses.map((b) => b.dedupe_unique)).toEqual([true, true]);
+  });
+
   test('two listings of one chain in one result: the second is the duplicate, and dedupe_unique_only keeps the first', async () => {
     // Both were "first seen": a match to a canonical record of the same job counted as the job's own
     // (meant for a retry of the activity), whichever listing had made it.

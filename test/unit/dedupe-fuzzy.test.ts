@@ -33,6 +33,14 @@ describe('fuzzy de-duplication: keys and scores', () => {
     expect(scoreBusiness({ company_name: 'Acme Widgets', city: 'Paris', country: 'FR' }, { company_name: 'Acme Widgets', city: 'Paris', country: 'US' })?.confidence).toBeLessThan(0.05);
   });
 
+  it('branches and neighbours with different numbers are not matched: Leeds Bakery 1 and 2, 1 and 2 Briggate', () => {
+    expect(scoreBusiness({ company_name: 'Leeds Bakery 1', address: '1 Briggate, Leeds LS1 6HD', country: 'GB' }, { company_name: 'Leeds Bakery 2', address: '2 Briggate, Leeds LS1 6HD, UK', country: 'GB' })?.confidence).toBe(0);
+    expect(scoreBusiness({ company_name: 'Leeds Bakery', address: '1 Briggate, Leeds' }, { company_name: 'Leeds Bakery', address: '2 Briggate, Leeds' })?.confidence).toBe(0);
+    const same = scoreBusiness({ company_name: 'LEEDS BAKERY 1 LTD', address: '1 Briggate, Leeds LS1 6HD', country: 'GB' }, { company_name: 'Leeds Bakery 1', address: '1 Briggate, Leeds LS1 6HD, UK', country: 'GB' });
+    expect(same?.confidence).toBeGreaterThan(0.95);
+    expect(same?.fields.address).toMatchObject({ agreed: true });
+  });
+
   it('a shared phone or website corroborates a similar name without a city', () => {
     const byPhone = scoreBusiness({ company_name: "Arnie Morton's of Chicago", phone: '310/246-1501' }, { company_name: "Arnie Morton's", phone: '+1 310-246-1501' });
     expect(byPhone?.confidence).toBeGreaterThan(0.9);
