@@ -132,7 +132,7 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   jobRoutes(api, jobs, { availableTypes: deps.availableJobTypes ?? AVAILABLE_JOB_TYPES, onCreated: (type) => metrics.jobSubmitted(type) });
   const listener = new EventListener(config.DATABASE_URL, config.DATABASE_SCHEMA, db, deps.logger, { gapWaitMs: config.SSE_GAP_WAIT_MS });
   eventRoutes(api, new EventService(db), listener, { heartbeatSeconds: config.SSE_HEARTBEAT_SECONDS, maxStreamsPerClient: config.SSE_MAX_STREAMS_PER_CLIENT, tickets: streamTickets });
-  dedupeRoutes(api, new DedupeRepository(db), { enabled: config.DEDUPE_ENABLED });
+  dedupeRoutes(api, new DedupeRepository(db), { enabled: config.DEDUPE_ENABLED, mergeUndoDays: config.DEDUPE_MERGE_UNDO_DAYS });
   const leadIndex = new LeadIndexTrigger(deps.temporal, config.TASK_QUEUE_PREFIX, deps.logger);
   // Calls to client-supplied URLs (video import URLs' redirects) go through the SSRF guard with
   // USER_URL_ALLOW_HOSTS, like the workers'; the integrations' live check calls an LLM base URL,

@@ -361,6 +361,8 @@ export const configSchema = dbConfigSchema.extend({
 
   /** Record de-duplication (spec §4.6); false: checks answer skipped with reason dedupe_not_configured. */
   DEDUPE_ENABLED: bool.default(true),
+  /** Days during which a merge of canonical records (POST /api/v1/dedupe/canonical/{id}/merge) can be undone with .../unmerge. */
+  DEDUPE_MERGE_UNDO_DAYS: int(30, 1, 3650),
 
   // A completed job's projection into IDAP and the lead index (issue 38 item 8; workers/projection-sweep.ts,
   // docs/security.md): runJob's own attempts first, then each worker's sweeper until the job is too old.

@@ -3,6 +3,10 @@ import type { CheckResult, DedupeRepository } from '../../db/repositories/dedupe
 import { clientIdOf } from '../context';
 import type { ApiRouter } from '../routing';
 import {
+  canonicalIdParams,
+  canonicalMergeBody,
+  canonicalMergeResponse,
+  canonicalUnmergeResponse,
   canonicalListQuery,
   canonicalListResponse,
   dedupeCheckBatchBody,
@@ -14,6 +18,8 @@ import {
 export interface DedupeRoutesOptions {
   /** DEDUPE_ENABLED: false answers every check as skipped with reason dedupe_not_configured (spec §4.6). */
   enabled: boolean;
+  /** DEDUPE_MERGE_UNDO_DAYS: how long a merge can be undone. */
+  mergeUndoDays: number;
 }
 
 const NOT_CONFIGURED = 'dedupe_not_configured';
@@ -154,6 +160,54 @@ export function dedupeRoutes(api: ApiRouter, repo: DedupeRepository, options: De
         offset: query.offset,
       });
       ctx.body = { success: true, records: records.map(canonicalView), total, limit: query.limit, offset: query.offset };
+    },
+  });
+
+  api.add({
+    method: 'post',
+    path: '/api/v1/dedupe/canonical/{id}/merge',
+    operationId: 'mergeCanonicalRecords',
+    summary: 'Merge canonical records into one',
+    description:
+      'The records of record_ids then point to canonical record {id}: they leave the listing, and a check that matches any of their keys ' +
+      'answers {id}. Idempotent. The merge can be undone with POST .../unmerge for DEDUPE_MERGE_UNDO_DAYS (30 by default). ' +
+      'Refused: an unknown id (404); {id} among record_ids or a record of another record_type (400); {id} merged itself, a record merged ' +
+      'into another, or one that others are merged into (409).',
+    tags: ['dedupe'],
+    security: 'client',
+    params: canonicalIdParams,
+    body: canonicalMergeBody,
+    responses: {
+      200: { description: 'Merged', schema: canonicalMergeResponse },
+      400: { description: 'A record merged into itself, or of another record_type' },
+      404: { description: 'canonical record not found' },
+      409: { description: 'A record merged elsewhere, or with records merged into it' },
+    },
+    handler: async (ctx, { params, body }) => {
+      const { merged, mergedAt } = await repo.merge(clientIdOf(ctx), params.id, body.record_ids);
+      const undoUntil = new Date(mergedAt.getTime() + options.mergeUndoDays * 86_400_000).toISOString();
+      ctx.body = { success: true, canonical_id: params.id, merged_record_ids: merged, undo_until: undoUntil };
+    },
+  });
+
+  api.add({
+    method: 'post',
+    path: '/api/v1/dedupe/canonical/{id}/unmerge',
+    operationId: 'unmergeCanonicalRecords',
+    summary: 'Undo a merge',
+    description: 'Each record of record_ids, merged into {id} within DEDUPE_MERGE_UNDO_DAYS, is its own canonical record again.',
+    tags: ['dedupe'],
+    security: 'client',
+    params: canonicalIdParams,
+    body: canonicalMergeBody,
+    responses: {
+      200: { description: 'Unmerged', schema: canonicalUnmergeResponse },
+      404: { description: 'canonical record not found' },
+      409: { description: 'A record not merged into {id}, or merged longer ago than the undo window' },
+    },
+    handler: async (ctx, { params, body }) => {
+      const unmerged = await repo.unmerge(clientIdOf(ctx), params.id, body.record_ids, options.mergeUndoDays);
+      ctx.body = { success: true, canonical_id: params.id, unmerged_record_ids: unmerged };
     },
   });
 }

@@ -58,6 +58,12 @@ export const dedupeCheckBatchBody = z.strictObject({
   idempotency_key: z.string().min(1).max(100).optional().describe('the same key returns the same response for 5 minutes'),
 });
 
+export const canonicalIdParams = z.strictObject({ id: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).describe('canonical record id') });
+
+export const canonicalMergeBody = z.strictObject({
+  record_ids: z.array(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)).min(1).max(100).describe('1-100 canonical record ids of the same record_type'),
+});
+
 export const canonicalListQuery = z.strictObject({
   record_type: z.enum(RECORD_TYPES).optional(),
   campaign_id: z.string().min(1).max(200).optional(),
@@ -140,3 +146,16 @@ export const canonicalListResponse = z.object({
   limit: z.number().int(),
   offset: z.number().int(),
 }).meta({ id: 'CanonicalListResponse' });
+
+export const canonicalMergeResponse = z.object({
+  success: z.boolean(),
+  canonical_id: z.number().int(),
+  merged_record_ids: z.array(z.number().int()),
+  undo_until: z.string().describe('ISO 8601: until then POST .../unmerge restores the records (DEDUPE_MERGE_UNDO_DAYS after the merge)'),
+}).meta({ id: 'DedupeMergeResponse' });
+
+export const canonicalUnmergeResponse = z.object({
+  success: z.boolean(),
+  canonical_id: z.number().int(),
+  unmerged_record_ids: z.array(z.number().int()),
+}).meta({ id: 'DedupeUnmergeResponse' });

@@ -20,6 +20,9 @@ const BATCH = 5000;
 export async function up(knex: Knex): Promise<void> {
   for (const ext of ['pg_trgm', 'btree_gin']) await createExtension(knex, ext);
   await knex.raw('ALTER TABLE canonical_records ADD COLUMN IF NOT EXISTS key_name text, ADD COLUMN IF NOT EXISTS key_person text');
+  // A merged record points to its canonical record (POST /api/v1/dedupe/canonical/{id}/merge).
+  await knex.raw('ALTER TABLE canonical_records ADD COLUMN IF NOT EXISTS merged_into bigint REFERENCES canonical_records (id) ON DELETE SET NULL, ADD COLUMN IF NOT EXISTS merged_at timestamptz');
+  await createIndexOnline(knex, 'canonical_records', 'canonical_records_merged_into_idx', '(merged_into) WHERE merged_into IS NOT NULL');
   // A campaign's location jobs match fuzzily when it says so (crawlMaps dedupe_fuzzy).
   await knex.raw('ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS dedupe_fuzzy boolean NOT NULL DEFAULT false');
   for (let last = 0; ; ) {
@@ -42,7 +45,8 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await dropIndexOnline(knex, 'canonical_records', 'canonical_records_key_person_idx');
   await dropIndexOnline(knex, 'canonical_records', 'canonical_records_key_name_trgm_idx');
-  await knex.raw('ALTER TABLE canonical_records DROP COLUMN IF EXISTS key_person, DROP COLUMN IF EXISTS key_name');
+  await dropIndexOnline(knex, 'canonical_records', 'canonical_records_merged_into_idx');
+  await knex.raw('ALTER TABLE canonical_records DROP COLUMN IF EXISTS key_person, DROP COLUMN IF EXISTS key_name, DROP COLUMN IF EXISTS merged_into, DROP COLUMN IF EXISTS merged_at');
   await knex.raw('ALTER TABLE campaigns DROP COLUMN IF EXISTS dedupe_fuzzy');
   // The extensions stay: other schemas of the database (other installs, test schemas) may use them.
 }

@@ -23,6 +23,9 @@ export class CanonicalRecordModel extends TenantModel {
   data!: Record<string, unknown>;
   created_at!: Date;
   deleted_at!: Date | null;
+  /** Merged: the canonical record this one now stands for (a match on it answers that record). */
+  merged_into!: string | null;
+  merged_at!: Date | null;
 
   /** A client's records are its live ones: soft-deleted records are not there either. */
   static override tenantScope<M extends Model>(query: QueryBuilder<M>, clientId: string): void {

@@ -4,6 +4,7 @@ import { MATCH_CONFIDENCE, MATCH_TYPES, matchKeys, type DedupeRecord, type Match
 import { fuzzyKeys, scoreBusiness, scoreContact, type FuzzyMatchType, type FuzzyScore } from '../../lib/dedupe-fuzzy';
 import { CanonicalRecordModel } from '../models/canonical-record';
 import { tenantSql } from '../models/tenant';
+import { conflict, DomainError, invalid } from '../../lib/errors';
 
 export interface CheckRequest {
   clientId: string;
@@ -38,6 +39,8 @@ export interface CanonicalFilter {
   limit: number;
   offset: number;
 }
+
+const notFound = (id: number) => new DomainError('not_found', `canonical record ${id} not found`, 'not_found');
 
 /** Idempotency cache entries live this long (spec §8). */
 const IDEMPOTENCY_WINDOW = "interval '5 minutes'";
@@ -214,9 +217,9 @@ export class DedupeRepository {
     });
   }
 
-  /** Live canonical records of the client, newest first (spec §4.6). */
+  /** Live canonical records of the client, newest first (spec §4.6); merged ones are represented by their canonical record. */
   async listCanonical(clientId: string, filter: CanonicalFilter): Promise<{ total: number; records: CanonicalRecordModel[] }> {
-    const base = CanonicalRecordModel.query(this.db).modify('forClient', clientId);
+    const base = CanonicalRecordModel.query(this.db).modify('forClient', clientId).whereNull('merged_into');
     if (filter.recordType) base.where('record_type', filter.recordType);
     if (filter.campaignId) base.where('campaign_id', filter.campaignId);
     const [total, records] = await Promise.all([
@@ -224,6 +227,59 @@ export class DedupeRepository {
       base.clone().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(filter.limit).offset(filter.offset),
     ]);
     return { total, records };
+  }
+
+  /**
+   * Merges records into the canonical record `targetId` (issue 41): each then points to it, is
+   * left out of the listing, and a match on any of its keys answers the target. Idempotent (a
+   * record already merged into the target stays so). Refused: an unknown id (404), the target
+   * itself or a record of another type (400), a target that is merged itself, a record merged into
+   * another, or one that others are merged into (409: undo those first). One transaction, rows locked.
+   */
+  async merge(clientId: string, targetId: number, ids: number[]): Promise<{ merged: number[]; mergedAt: Date }> {
+    return this.db.transaction(async (trx) => {
+      const rows = await CanonicalRecordModel.forClient<CanonicalRecordModel>(trx, clientId).whereIn('id', [targetId, ...ids]).forUpdate();
+      const byId = new Map(rows.map((r) => [Number(r.id), r]));
+      const target = byId.get(targetId);
+      if (!target) throw notFound(targetId);
+      const missing = ids.filter((id) => !byId.has(id));
+      if (missing.length > 0) throw notFound(missing[0] as number);
+      if (ids.includes(targetId)) throw invalid('a record cannot be merged into itself', 'bad_request');
+      if (target.merged_into !== null) throw conflict(`canonical record ${targetId} is merged into ${target.merged_into}: merge into that record`);
+      for (const id of ids) {
+        const r = byId.get(id) as CanonicalRecordModel;
+        if (r.record_type !== target.record_type) throw invalid(`canonical record ${id} is a ${r.record_type} record, ${targetId} a ${target.record_type} one`, 'bad_request');
+        if (r.merged_into !== null && Number(r.merged_into) !== targetId) throw conflict(`canonical record ${id} is merged into ${r.merged_into}`);
+      }
+      const parents = await CanonicalRecordModel.forClient<CanonicalRecordModel>(trx, clientId).whereIn('merged_into', ids).select('merged_into').first();
+      if (parents) throw conflict(`records are merged into canonical record ${parents.merged_into}: unmerge them first`);
+      const fresh = ids.filter((id) => byId.get(id)?.merged_into === null);
+      const mergedAt = new Date();
+      if (fresh.length > 0) await CanonicalRecordModel.forClient(trx, clientId).whereIn('id', fresh).patch({ merged_into: String(targetId), merged_at: mergedAt });
+      return { merged: [...new Set(ids)], mergedAt };
+    });
+  }
+
+  /**
+   * Undoes a merge into `targetId` for the given records, within `undoDays` of it: each is its own
+   * canonical record again. Refused: an unknown id (404), a record not merged into the target or
+   * merged longer ago than the window (409).
+   */
+  async unmerge(clientId: string, targetId: number, ids: number[], undoDays: number): Promise<number[]> {
+    return this.db.transaction(async (trx) => {
+      const rows = await CanonicalRecordModel.forClient<CanonicalRecordModel>(trx, clientId).whereIn('id', [targetId, ...ids]).forUpdate();
+      const byId = new Map(rows.map((r) => [Number(r.id), r]));
+      if (!byId.has(targetId)) throw notFound(targetId);
+      const windowStart = Date.now() - undoDays * 86_400_000;
+      for (const id of ids) {
+        const r = byId.get(id);
+        if (!r) throw notFound(id);
+        if (r.merged_into === null || Number(r.merged_into) !== targetId) throw conflict(`canonical record ${id} is not merged into ${targetId}`);
+        if (r.merged_at && new Date(r.merged_at).getTime() < windowStart) throw conflict(`canonical record ${id} was merged more than ${undoDays} days ago: the merge can no longer be undone`);
+      }
+      await CanonicalRecordModel.forClient(trx, clientId).whereIn('id', ids).patch({ merged_into: null, merged_at: null });
+      return [...new Set(ids)];
+    });
   }
 
   /** Soft-deletes a canonical record: it no longer matches and is omitted from the listing. */
@@ -262,8 +318,9 @@ export class DedupeRepository {
     const bindings: Knex.RawBinding[] = [types, values];
     for (const t of used) {
       // t is one of MATCH_TYPES (a constant), never request input.
+      // A merged record stands for its canonical record.
       arms.push(
-        `select id, ${columns} from {canonical_records}
+        `select coalesce(merged_into, id) as id, ${columns} from {canonical_records}
          where k.type = '${t}' and record_type = ? and deleted_at is null ${scope} and ${KEY_COLUMN[t]} = k.value`,
       );
       bindings.push(req.recordType, ...(req.campaignId !== null ? [req.campaignId] : []));
@@ -295,7 +352,7 @@ export class DedupeRepository {
     const { rows } = (await tenantSql(db, req.clientId).raw(
       `select k.i, c.id, c.data from unnest(?::int[], ?::text[]) as k(i, key)
        cross join lateral (
-         select id, data from {canonical_records}
+         select coalesce(merged_into, id) as id, data from {canonical_records}
          where record_type = ? and deleted_at is null ${scope} and ${match}
        ) c
        order by k.i`,

@@ -399,3 +399,55 @@ describe('fuzzy matching (issue 41): opt-in, after the exact match types', () =>
     expect((await f.post('/api/v1/dedupe/check', { record_type: 'business', record: { company_name: 'A', address: 12 } })).status).toBe(422);
   });
 });
+
+describe('POST /api/v1/dedupe/canonical/{id}/merge and .../unmerge (issue 41)', () => {
+  test('merged records point to one canonical record: they leave the listing, their keys answer it; unmerge restores them', async () => {
+    const m = caller(api, bearer(await api.newClient()));
+    const a = (await check(m, { record: { company_name: 'Northgate Bakers', email: 'shop@northgate.test' } })).canonical_id as number;
+    const b = (await check(m, { record: { company_name: 'Northgate Bakery Cafe', email: 'cafe@northgate.test' } })).canonical_id as number;
+    const c2 = (await check(m, { record: { company_name: 'Northgate Sons', phone: '+44 1904 000111' } })).canonical_id as number;
+    const res = await m.post(`/api/v1/dedupe/canonical/${a}/merge`, { record_ids: [b, c2] });
+    expect(res.status).toBe(200);
+    const merged = await m.json<{ success: boolean; canonical_id: number; merged_record_ids: number[]; undo_until: string }>(res);
+    expect(merged).toMatchObject({ success: true, canonical_id: a, merged_record_ids: [b, c2] });
+    expect(new Date(merged.undo_until).getTime() - Date.now()).toBeGreaterThan(29 * 86_400_000);
+    expect((await canonical(m)).records.map((r) => r.id)).toEqual([a]);
+    expect(await check(m, { record: { email: 'cafe@northgate.test' }, add_to_canonical: false })).toMatchObject({ is_duplicate: true, match_type: 'email', matched_record_id: a });
+    expect(await check(m, { record: { phone: '+44 (1904) 000-111' }, add_to_canonical: false })).toMatchObject({ is_duplicate: true, match_type: 'phone', matched_record_id: a });
+    // Again: idempotent.
+    expect((await m.post(`/api/v1/dedupe/canonical/${a}/merge`, { record_ids: [b] })).status).toBe(200);
+
+    const undo = await m.post(`/api/v1/dedupe/canonical/${a}/unmerge`, { record_ids: [b] });
+    expect(await m.json(undo)).toEqual({ success: true, canonical_id: a, unmerged_record_ids: [b] });
+    expect((await canonical(m)).records.map((r) => r.id).sort()).toEqual([a, b].sort());
+    expect(await check(m, { record: { email: 'cafe@northgate.test' }, add_to_canonical: false })).toMatchObject({ matched_record_id: b });
+    expect(await check(m, { record: { phone: '+44 (1904) 000-111' }, add_to_canonical: false })).toMatchObject({ matched_record_id: a });
+  });
+
+  test('refusals: unknown ids and another client\'s 404, into itself or across record types 400, chains 409, a merge older than the undo window 409', async () => {
+    const m = caller(api, bearer(await api.newClient()));
+    const other = caller(api, bearer(await api.newClient()));
+    const a = (await check(m, { record: { email: `${uniq('a')}@x.test` } })).canonical_id as number;
+    const b = (await check(m, { record: { email: `${uniq('b')}@x.test` } })).canonical_id as number;
+    const c3 = (await check(m, { record: { email: `${uniq('c')}@x.test` } })).canonical_id as number;
+    const person = (await check(m, { record_type: 'contact', record: { email: `${uniq('p')}@x.test` } })).canonical_id as number;
+    const theirs = (await check(other, { record: { email: `${uniq('t')}@x.test` } })).canonical_id as number;
+    const merge = (who: Caller, into: number, ids: number[]) => who.post(`/api/v1/dedupe/canonical/${into}/merge`, { record_ids: ids });
+    expect((await merge(m, theirs, [a])).status).toBe(404);
+    expect((await merge(m, a, [theirs])).status).toBe(404);
+    expect((await merge(m, a, [a])).status).toBe(400);
+    expect((await merge(m, a, [person])).status).toBe(400);
+    expect((await merge(m, a, [])).status).toBe(422);
+    expect((await m.post(`/api/v1/dedupe/canonical/abc/merge`, { record_ids: [b] })).status).toBe(422);
+    expect((await merge(m, a, [b])).status).toBe(200);
+    expect((await merge(m, c3, [b])).status).toBe(409); // b is merged into a
+    expect((await merge(m, b, [c3])).status).toBe(409); // b is merged itself
+    expect((await merge(m, c3, [a])).status).toBe(409); // others are merged into a
+    expect((await m.post(`/api/v1/dedupe/canonical/${c3}/unmerge`, { record_ids: [b] })).status).toBe(409);
+    // A merge older than DEDUPE_MERGE_UNDO_DAYS (30) can no longer be undone.
+    await api.deps.db('canonical_records').where({ id: b }).update({ merged_at: api.deps.db.raw("now() - interval '31 days'") });
+    const late = await m.post(`/api/v1/dedupe/canonical/${a}/unmerge`, { record_ids: [b] });
+    expect(late.status).toBe(409);
+    expect(await m.json(late)).toEqual({ detail: `canonical record ${b} was merged more than 30 days ago: the merge can no longer be undone` });
+  });
+});
