@@ -21,10 +21,10 @@ export const MATCH_TYPES = ['maps_place_id', 'email', 'proflink_url', 'phone', '
 export type MatchType = (typeof MATCH_TYPES)[number];
 
 /**
- * Confidence of each match type. Only exact matching is active (spec §4.6), so every match is a
- * key equality with confidence 1.0 and a unique record has 0.0; a match counts as a duplicate when
- * its confidence is at least the request's threshold (0-1, default 0.5), which every exact match
- * is. The threshold is there for fuzzy match types with lower confidences.
+ * Confidence of each exact match type: a key equality, 1.0 (a unique record has 0.0). A match
+ * counts as a duplicate when its confidence is at least the request's threshold (0-1, default
+ * 0.5), which every exact match is; the fuzzy match types (lib/dedupe-fuzzy.ts, with `fuzzy`)
+ * have confidences of their own that the threshold sorts.
  */
 export const MATCH_CONFIDENCE: Record<MatchType, number> = {
   maps_place_id: 1, email: 1, proflink_url: 1, phone: 1, company_domain: 1, exact_hash: 1,

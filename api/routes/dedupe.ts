@@ -58,8 +58,9 @@ export function dedupeRoutes(api: ApiRouter, repo: DedupeRepository, options: De
     summary: 'Check one record against the canonical store',
     description:
       'Matching order, first match wins: maps_place_id, email (lower-cased), proflink_url (normalised), phone (digits), ' +
-      'company_domain (or the domain of website), exact_hash (SHA-256 of all normalised fields). A unique record is added ' +
-      'to the canonical store unless add_to_canonical is false. Concurrent checks of the same new record add it once.',
+      'company_domain (or the domain of website), exact_hash (SHA-256 of all normalised fields); then, with fuzzy, fuzzy_business ' +
+      'or fuzzy_contact (see the fuzzy field), whose confidence the threshold compares against and whose explanation says which fields agreed. ' +
+      'A unique record is added to the canonical store unless add_to_canonical is false. Concurrent checks of the same new record add it once.',
     tags: ['dedupe'],
     security: 'client',
     body: dedupeCheckBody,
