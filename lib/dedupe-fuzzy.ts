@@ -56,6 +56,25 @@ const words = (text: string): string[] =>
  */
 export function businessNameKey(name: string | null | undefined): string | null {
   if (!name) return null;
+  return memo(nameKeys, name, nameKeyOf);
+}
+
+/**
+ * Keys of the texts seen lately: a batch compares each record with up to a hundred others, and the
+ * Unicode normalisation is most of a comparison's cost. Bounded: cleared past 20,000 entries.
+ */
+const nameKeys = new Map<string, string | null>();
+const plainKeys = new Map<string, string | null>();
+function memo(cache: Map<string, string | null>, text: string, compute: (t: string) => string | null): string | null {
+  const hit = cache.get(text);
+  if (hit !== undefined) return hit;
+  if (cache.size >= 20_000) cache.clear();
+  const key = compute(text);
+  cache.set(text, key);
+  return key;
+}
+
+function nameKeyOf(name: string): string | null {
   const w = words(name);
   while (w.length > 1 && LEGAL_FORMS.has(w[w.length - 1] as string)) w.pop();
   if (w.length > 1 && w[0] === 'the') w.shift();
@@ -65,8 +84,10 @@ export function businessNameKey(name: string | null | undefined): string | null 
 /** A place, person or address part for comparison: accents, case and punctuation gone. */
 export function plainKey(text: string | null | undefined): string | null {
   if (!text) return null;
-  const w = words(text);
-  return w.length > 0 ? w.join(' ') : null;
+  return memo(plainKeys, text, (t) => {
+    const w = words(t);
+    return w.length > 0 ? w.join(' ') : null;
+  });
 }
 
 /** A person's first and last name, from first_name/last_name or else from full_name (first and last word). */
@@ -83,6 +104,23 @@ export function personName(r: DedupeRecord): { first: string | null; last: strin
 /** The domain a record's business lives at: company_domain, else website, else the e-mail's. */
 export function recordDomain(r: DedupeRecord): string | null {
   return domainOf(r.company_domain) ?? domainOf(r.website) ?? domainOf(r.email);
+}
+
+/**
+ * Whether two records could be one business or person at all, before they are scored: their names
+ * share a word's first three letters. A batch compares each new record with the batch's earlier
+ * ones, and most pairs are not worth a score.
+ */
+export function mayMatch(a: DedupeRecord, b: DedupeRecord): boolean {
+  const y = blockWords(b);
+  for (const w of blockWords(a)) if (y.has(w)) return true;
+  return false;
+}
+
+function blockWords(r: DedupeRecord): Set<string> {
+  const { first, last } = personName(r);
+  const text = [businessNameKey(r.company_name), first, last].filter(Boolean).join(' ');
+  return new Set(text.split(' ').filter(Boolean).map((w) => w.slice(0, 3)));
 }
 
 /**
@@ -118,12 +156,33 @@ export function trigramSimilarity(a: string, b: string): number {
 }
 
 /**
- * How alike two name keys are: the better of their trigram similarity and their word overlap
- * (shared words over the shorter name's, so `arnie mortons of chicago` and `arnie mortons` are
- * alike), the overlap counting only when the shorter name has two words or more.
+ * Two words alike as names are written: equal, one of three letters or more the start of the other
+ * (`deli`, `delicatessen`), or of five letters or more one typo apart after the same first letter
+ * (`bakers`, `bakres`).
+ */
+const sameWord = (a: string, b: string) =>
+  a === b ||
+  (a.length >= 3 && b.length >= 3 && (a.startsWith(b) || b.startsWith(a))) ||
+  (a.length >= 5 && b.length >= 5 && a[0] === b[0] && Math.abs(a.length - b.length) <= 1 && editDistance(a, b) <= 1);
+
+/** The words of `a` that no word of `b` matches. */
+const unmatched = (a: string[], b: string[]) => a.filter((w) => !b.some((x) => sameWord(w, x)));
+
+/** Whether every word of one text is matched in the other (`spago` in `spago los angeles`, `new york` in `new york city`). */
+export function contained(a: string, b: string): boolean {
+  const x = a.split(' ');
+  const y = b.split(' ');
+  return unmatched(x, y).length === 0 || unmatched(y, x).length === 0;
+}
+
+/**
+ * How alike two name keys are: the best of their trigram similarity, their word overlap (shared
+ * words over the shorter name's, so `arnie mortons of chicago` and `arnie mortons` are alike; from
+ * two words on) and containment (every word of one in the other: `katsu`, `restaurant katsu`: 0.85).
  */
 export function nameSimilarity(a: string, b: string): number {
   if (a === b) return 1;
+  if (contained(a, b)) return Math.max(0.85, trigramSimilarity(a, b));
   const tri = trigramSimilarity(a, b);
   const wa = new Set(a.split(' '));
   const wb = new Set(b.split(' '));
@@ -145,6 +204,22 @@ export function numbersDiffer(a: string, b: string): boolean {
   const y = numbers(b);
   if (x.size === 0 || y.size === 0) return false;
   return x.size !== y.size || [...x].some((n) => !y.has(n));
+}
+
+/**
+ * Whether two business names clearly differ (both given; neither's words all in the other and not
+ * much alike, or different numbers): with fuzzy matching, such businesses sharing a phone or a
+ * website domain are two (a hotel's cafe and its dining room, a group's brands), not one.
+ */
+export function namesDiffer(a: string | null | undefined, b: string | null | undefined): boolean {
+  const x = businessNameKey(a);
+  const y = businessNameKey(b);
+  return x !== null && y !== null && keysDiffer(x, y);
+}
+
+/** namesDiffer on name keys: each has a word the other lacks (`cafe ritz carlton`, `dining room ritz carlton`), or other numbers. */
+function keysDiffer(x: string, y: string): boolean {
+  return numbersDiffer(x, y) || !contained(x, y);
 }
 
 /** Log2 weights of each comparison (see the module comment). */
@@ -190,6 +265,15 @@ const phoneTail = (v: string | null | undefined) => {
 
 type Compared = Partial<Record<string, FieldEvidence>>;
 
+/** Cities agree when one's words are all in the other's (`new york`, `new york city`). */
+function compareCity(fields: Compared, a: string | null, b: string | null): number {
+  if (!a || !b) return 0;
+  const ok = a === b || contained(a, b);
+  const weight = ok ? W.cityAgree : W.cityDisagree;
+  fields.city = { score: ok ? 1 : round(trigramSimilarity(a, b)), agreed: ok, weight };
+  return weight;
+}
+
 function compareExact(fields: Compared, field: string, a: string | null, b: string | null, agree: number, disagree: number): number {
   if (!a || !b) return 0;
   const ok = a === b;
@@ -209,12 +293,14 @@ export function scoreBusiness(record: DedupeRecord, candidate: DedupeRecord): Fu
   const a = businessNameKey(record.company_name);
   const b = businessNameKey(candidate.company_name);
   if (!a || !b) return null;
+  // Most pairs a batch compares are other businesses: their names say so before anything else is read.
+  if (keysDiffer(a, b)) return { confidence: 0, fields: { company_name: { score: 0, agreed: false, weight: W.nameDisagree } } };
   const fields: Compared = {};
   const sim = nameSimilarity(a, b);
-  const nameWeight = numbersDiffer(a, b) ? W.nameDisagree : step(sim, W.name, W.nameDisagree);
+  const nameWeight = step(sim, W.name, W.nameDisagree);
   fields.company_name = { score: round(sim), agreed: nameWeight > 0, weight: nameWeight };
   let weight = W.prior + nameWeight;
-  weight += compareExact(fields, 'city', plainKey(record.city), plainKey(candidate.city), W.cityAgree, W.cityDisagree);
+  weight += compareCity(fields, plainKey(record.city), plainKey(candidate.city));
   weight += compareExact(fields, 'country', plainKey(record.country), plainKey(candidate.country), W.countryAgree, W.countryDisagree);
   weight += compareExact(fields, 'phone', phoneTail(record.phone), phoneTail(candidate.phone), W.phoneAgree, W.phoneDisagree);
   weight += compareExact(fields, 'website', recordDomain({ ...record, email: null }), recordDomain({ ...candidate, email: null }), W.domainAgree, W.domainDisagree);
@@ -264,13 +350,19 @@ export function scoreContact(record: DedupeRecord, candidate: DedupeRecord): Fuz
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
-/** Levenshtein distance (short strings: first names). */
+/** Edit distance with a swap of two neighbouring letters as one edit (optimal string alignment; short strings: words, first names). */
 function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
+  for (let j = 1; j <= b.length; j++) (d[0] as number[])[j] = j;
   for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
+    const row = d[i] as number[];
+    const up = d[i - 1] as number[];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min((up[j] as number) + 1, (row[j - 1] as number) + 1, (up[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, ((d[i - 2] as number[])[j - 2] as number) + 1);
+      row[j] = v;
+    }
   }
-  return prev[b.length] as number;
+  return (d[a.length] as number[])[b.length] as number;
 }

@@ -19,6 +19,7 @@ const BATCH = 5000;
  */
 export async function up(knex: Knex): Promise<void> {
   for (const ext of ['pg_trgm', 'btree_gin']) await createExtension(knex, ext);
+  await raiseTrigramCost(knex);
   await knex.raw('ALTER TABLE canonical_records ADD COLUMN IF NOT EXISTS key_name text, ADD COLUMN IF NOT EXISTS key_person text');
   // A merged record points to its canonical record (POST /api/v1/dedupe/canonical/{id}/merge).
   await knex.raw('ALTER TABLE canonical_records ADD COLUMN IF NOT EXISTS merged_into bigint REFERENCES canonical_records (id) ON DELETE SET NULL, ADD COLUMN IF NOT EXISTS merged_at timestamptz');
@@ -49,6 +50,26 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw('ALTER TABLE canonical_records DROP COLUMN IF EXISTS key_person, DROP COLUMN IF EXISTS key_name, DROP COLUMN IF EXISTS merged_into, DROP COLUMN IF EXISTS merged_at');
   await knex.raw('ALTER TABLE campaigns DROP COLUMN IF EXISTS dedupe_fuzzy');
   // The extensions stay: other schemas of the database (other installs, test schemas) may use them.
+}
+
+/**
+ * pg_trgm declares its `%` (similarity_op) as cheap as `=`, so on a table of a few thousand rows
+ * the planner scans it and computes every row's trigrams for each name of a batch (7 ms a name at
+ * 900 rows, growing with the table) instead of reading the trigram index (EXPLAIN in
+ * docs/operations.md). Its real cost is about a hundred comparisons. Changing it needs the
+ * function's owner (the superuser that installed the extension): a role without that right leaves
+ * it, and docs/operations.md gives the statement to run once.
+ */
+async function raiseTrigramCost(knex: Knex): Promise<void> {
+  const current = async () => Number(((await knex.raw("SELECT procost FROM pg_proc WHERE oid = 'public.similarity_op(text, text)'::regprocedure")) as { rows: { procost: number }[] }).rows[0]?.procost);
+  if ((await current()) >= 100) return;
+  try {
+    await knex.raw('ALTER FUNCTION public.similarity_op(text, text) COST 100');
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    // insufficient_privilege: left as it is; XX000 "tuple concurrently updated": another schema's migration changed it first.
+    if (code !== '42501' && !(code === 'XX000' && (await current()) >= 100)) throw err;
+  }
 }
 
 /** CREATE EXTENSION once per database; two schemas migrating at once race on it, and the loser finds it made. */

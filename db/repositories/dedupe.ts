@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { DedupeIdempotencyModel } from '../models/dedupe-idempotency';
 import { MATCH_CONFIDENCE, MATCH_TYPES, matchKeys, type DedupeRecord, type MatchKeys, type MatchType, type RecordType } from '../../lib/dedupe';
-import { fuzzyKeys, scoreBusiness, scoreContact, type FuzzyMatchType, type FuzzyScore } from '../../lib/dedupe-fuzzy';
+import { fuzzyKeys, mayMatch, namesDiffer, scoreBusiness, scoreContact, type FuzzyMatchType, type FuzzyScore } from '../../lib/dedupe-fuzzy';
 import { CanonicalRecordModel } from '../models/canonical-record';
 import { tenantSql } from '../models/tenant';
 import { conflict, DomainError, invalid } from '../../lib/errors';
@@ -96,12 +96,13 @@ class KeyIndex<T> {
     }
   }
 
-  find(keys: MatchKeys, threshold: number): { value: T; matchType: MatchType } | undefined {
+  /** The first match type (in MATCH_TYPES order) whose key is held, and that `accept` (when given) lets count. */
+  find(keys: MatchKeys, threshold: number, accept?: (value: T, type: MatchType) => boolean): { value: T; matchType: MatchType } | undefined {
     for (const t of MATCH_TYPES) {
       const k = keys[t];
       if (k === null || MATCH_CONFIDENCE[t] < threshold) continue;
       const hit = this.maps.get(t)?.get(k);
-      if (hit !== undefined) return { value: hit, matchType: t };
+      if (hit !== undefined && (!accept || accept(hit, t))) return { value: hit, matchType: t };
     }
     return undefined;
   }
@@ -122,10 +123,28 @@ export class DedupeRepository {
   async check(req: CheckRequest, db: Knex = this.db): Promise<CheckResult[]> {
     const keys = req.records.map(matchKeys);
     const stored = new KeyIndex<number>();
-    for (const row of await this.lookup(db, req, keys)) stored.add(Number(row.id), rowKeys(row));
+    const storedNames = new Map<number, string | null>();
+    for (const row of await this.lookup(db, req, keys)) {
+      stored.add(Number(row.id), rowKeys(row));
+      if (!storedNames.has(Number(row.id))) storedNames.set(Number(row.id), row.company_name ?? null);
+    }
 
     const fuzzy = req.fuzzy === true ? FUZZY_BY_TYPE[req.recordType] : undefined;
-    const candidates = fuzzy ? await this.fuzzyCandidates(db, req, keys.map((k, i) => (stored.find(k, req.threshold) ? null : i)).filter((i): i is number => i !== null)) : new Map<number, Candidate[]>();
+    // With fuzzy matching, a shared phone or domain is a match of businesses only when their names
+    // do not clearly differ: a hotel's restaurants share its switchboard, a group's brands its site.
+    // Such a record, when new, is stored without that key (it does not identify it), so the key's
+    // unique index does not refuse it and a later record is not matched to it by that key alone.
+    const refused = new Map<number, Set<MatchType>>();
+    const sharedKeyOk = (i: number) => (type: MatchType, otherName: string | null | undefined) => {
+      const ok = !(fuzzy?.type === 'fuzzy_business' && (type === 'phone' || type === 'company_domain') && namesDiffer(req.records[i]?.company_name, otherName));
+      if (!ok) refused.set(i, (refused.get(i) ?? new Set<MatchType>()).add(type));
+      return ok;
+    };
+    const storedHit = (i: number) => {
+      const ok = sharedKeyOk(i);
+      return stored.find(keys[i] as MatchKeys, req.threshold, (id, type) => ok(type, storedNames.get(id)));
+    };
+    const candidates = fuzzy ? await this.fuzzyCandidates(db, req, keys.map((_, i) => (storedHit(i) ? null : i)).filter((i): i is number => i !== null)) : new Map<number, Candidate[]>();
 
     type Slot = CheckResult | { dupOfPending: number; matchType: MatchType | FuzzyMatchType; confidence: number; explanation?: MatchExplanation } | undefined;
     const results: Slot[] = [];
@@ -133,11 +152,12 @@ export class DedupeRepository {
     let pending: number[] = [];
     keys.forEach((k, i) => {
       const record = req.records[i] ?? {};
-      const hit = stored.find(k, req.threshold);
-      const earlier = hit || !req.addToCanonical ? undefined : pendingIndex.find(k, req.threshold);
+      const ok = sharedKeyOk(i);
+      const hit = storedHit(i);
+      const earlier = hit || !req.addToCanonical ? undefined : pendingIndex.find(k, req.threshold, (j, type) => ok(type, req.records[j]?.company_name));
       // Fuzzy after every exact type: the stored candidates, then the batch's earlier new records.
       const similar = hit || earlier || !fuzzy ? undefined : fuzzy.best(record, candidates.get(i) ?? [], req.threshold);
-      const similarPending = hit || earlier || similar || !fuzzy || !req.addToCanonical ? undefined : fuzzy.best(record, pending.map((j) => ({ id: j, data: req.records[j] ?? {} })), req.threshold);
+      const similarPending = hit || earlier || similar || !fuzzy || !req.addToCanonical ? undefined : fuzzy.best(record, pending.flatMap((j) => (mayMatch(record, req.records[j] ?? {}) ? [{ id: j, data: req.records[j] ?? {} }] : [])), req.threshold);
       if (hit) {
         results[i] = { isDuplicate: true, matchedId: hit.value, matchType: hit.matchType, confidence: MATCH_CONFIDENCE[hit.matchType] };
       } else if (similar) {
@@ -149,8 +169,11 @@ export class DedupeRepository {
       } else if (similarPending) {
         results[i] = { dupOfPending: similarPending.id, matchType: fuzzy?.type as FuzzyMatchType, confidence: similarPending.score.confidence, explanation: similarPending.score.fields };
       } else {
+        const own = { ...k };
+        for (const t of refused.get(i) ?? []) own[t] = null;
+        keys[i] = own;
         pending.push(i);
-        pendingIndex.add(i, k);
+        pendingIndex.add(i, own);
       }
     });
 
@@ -167,10 +190,14 @@ export class DedupeRepository {
       }
       if (lost.length === 0) break;
       const fresh = new KeyIndex<number>();
-      for (const row of await this.lookup(db, req, lost.map((i) => keys[i] as MatchKeys))) fresh.add(Number(row.id), rowKeys(row));
+      const freshNames = new Map<number, string | null>();
+      for (const row of await this.lookup(db, req, lost.map((i) => keys[i] as MatchKeys))) {
+        fresh.add(Number(row.id), rowKeys(row));
+        if (!freshNames.has(Number(row.id))) freshNames.set(Number(row.id), row.company_name ?? null);
+      }
       pending = [];
       for (const i of lost) {
-        const hit = fresh.find(keys[i] as MatchKeys, req.threshold);
+        const hit = fresh.find(keys[i] as MatchKeys, req.threshold, (id, type) => sharedKeyOk(i)(type, freshNames.get(id)));
         if (hit) results[i] = { isDuplicate: true, matchedId: hit.value, matchType: hit.matchType, confidence: MATCH_CONFIDENCE[hit.matchType] };
         else pending.push(i);
       }
@@ -313,7 +340,7 @@ export class DedupeRepository {
     }
     if (values.length === 0) return [];
     const scope = req.campaignId !== null ? 'and campaign_id = ?' : '';
-    const columns = MATCH_TYPES.map((t) => KEY_COLUMN[t]).join(', ');
+    const columns = [...MATCH_TYPES.map((t) => KEY_COLUMN[t]), 'company_name'].join(', ');
     const arms: string[] = [];
     const bindings: Knex.RawBinding[] = [types, values];
     for (const t of used) {

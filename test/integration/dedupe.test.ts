@@ -356,8 +356,9 @@ describe('fuzzy matching (issue 41): opt-in, after the exact match types', () =>
   });
 
   test('a threshold excludes a weak match that a lower threshold accepts; the same name in another city never matches', async () => {
-    const stored = await check(f, { record: { company_name: 'Northgate Bakers', city: 'York' } });
-    const weak = { company_name: 'Northgate Sons Bakery Cafe', city: 'York' };
+    const stored = await check(f, { record: { company_name: 'Northgate Bakers', city: 'York', phone: '01904 111222', address: '1 Mill Lane' } });
+    // The same name in the same city, but another phone and another address: weak evidence.
+    const weak = { company_name: 'Northgate Bakers Ltd', city: 'York', phone: '01904 333444', address: '22 High Street' };
     expect(await check(f, { record: weak, add_to_canonical: false, fuzzy: true })).toMatchObject({ is_duplicate: false });
     const low = await check(f, { record: weak, add_to_canonical: false, fuzzy: true, threshold: 0.05 });
     expect(low).toMatchObject({ is_duplicate: true, match_type: 'fuzzy_business', matched_record_id: stored.canonical_id });

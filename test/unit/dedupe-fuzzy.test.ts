@@ -49,11 +49,21 @@ describe('fuzzy de-duplication: keys and scores', () => {
     expect(bySite?.confidence).toBeGreaterThan(0.9);
   });
 
-  it('a weakly similar name in the same city scores below the default threshold of 0.5', () => {
-    const weak = scoreBusiness({ company_name: 'Northgate Sons Bakery Cafe', city: 'York' }, { company_name: 'Northgate Bakers', city: 'York' });
+  it('the same name in the same city with another phone and address is a weak match, below the default threshold of 0.5', () => {
+    const weak = scoreBusiness({ company_name: 'Northgate Bakers', city: 'York', phone: '01904 111222', address: '1 Mill Lane' }, { company_name: 'Northgate Bakers Ltd', city: 'York', phone: '01904 333444', address: '22 High Street' });
     expect(weak?.fields.company_name?.agreed).toBe(true);
+    expect(weak?.fields.phone?.agreed).toBe(false);
+    expect(weak?.fields.address?.agreed).toBe(false);
     expect(weak?.confidence).toBeGreaterThan(0);
     expect(weak?.confidence).toBeLessThan(0.5);
+  });
+
+  it('names that each have a word the other lacks are two businesses, even at one address and phone (a hotel\'s cafe and its dining room); a typo or a short form is not', () => {
+    const hotel = { phone: '404/237-2700', city: 'atlanta', address: '3434 peachtree rd.' };
+    expect(scoreBusiness({ company_name: 'cafe ritz-carlton buckhead', ...hotel }, { company_name: 'ritz-carlton dining room (buckhead)', ...hotel })?.confidence).toBe(0);
+    expect(scoreBusiness({ company_name: 'Northgate Bakres', city: 'York' }, { company_name: 'Northgate Bakers', city: 'York' })?.confidence).toBeGreaterThan(0.5);
+    expect(scoreBusiness({ company_name: "Art's Delicatessen", city: 'Studio City' }, { company_name: 'Arts Deli', city: 'studio city' })?.confidence).toBeGreaterThan(0.5);
+    expect(scoreBusiness({ company_name: 'Lespinasse', city: 'New York' }, { company_name: 'Lespinasse (New York City)', city: 'new york city' })?.confidence).toBeGreaterThan(0.5);
   });
 
   it('people of one company domain: the same name, an initial, a short form and a typo match; another first name does not', () => {
