@@ -395,6 +395,22 @@ describe('fuzzy matching (issue 41): opt-in, after the exact match types', () =>
     expect(dup?.matched_canonical_id).toBe(listed.records.find((r) => r.company_name === "Arnie Morton's of Chicago")?.id);
   });
 
+  test("a hotel's cafe and dining room share its phone: with fuzzy they are two businesses (both stored, in one batch or two), without it the phone makes them one", async () => {
+    const hotel = { phone: '+1 404 237 2700', city: 'Atlanta', address: '3434 Peachtree Rd.' };
+    const cafe = { company_name: 'Cafe, Ritz-Carlton Buckhead', ...hotel };
+    const dining = { company_name: 'Dining Room, Ritz-Carlton Buckhead', ...hotel };
+    const b = await batch(f, { fuzzy: true, records: [cafe, dining] });
+    expect(b.stats).toMatchObject({ unique_count: 2, duplicate_count: 0, added_to_canonical: 2 });
+    // Checked again, each is its own record's duplicate (by exact hash), not the other's.
+    const again = await batch(f, { fuzzy: true, records: [dining, { ...cafe, company_name: 'Ritz-Carlton Cafe (Buckhead)' }] });
+    expect(again.stats).toMatchObject({ duplicate_count: 2 });
+    const ids = (await canonical(f)).records;
+    const idOf = (name: string) => ids.find((r) => r.company_name === name)?.id;
+    expect(again.duplicates.map((d) => d.matched_canonical_id)).toEqual([idOf(dining.company_name), idOf(cafe.company_name)]);
+    const plain = caller(api, bearer(await api.newClient()));
+    expect((await batch(plain, { records: [cafe, dining] })).duplicates).toEqual([expect.objectContaining({ match_type: 'phone' })]);
+  });
+
   test('fuzzy is a boolean and address a string field: anything else is a 422', async () => {
     expect((await f.post('/api/v1/dedupe/check', { record_type: 'business', record: { company_name: 'A' }, fuzzy: 'yes' })).status).toBe(422);
     expect((await f.post('/api/v1/dedupe/check', { record_type: 'business', record: { company_name: 'A', address: 12 } })).status).toBe(422);
