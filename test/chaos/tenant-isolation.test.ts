@@ -18,6 +18,8 @@ const settings = {
   USER_URL_ALLOW_HOSTS: '127.0.0.1',
   INTEGRATIONS_ENCRYPTION_KEY: Buffer.alloc(32, 11).toString('base64'),
   UNSUBSCRIBE_SIGNING_KEY: Buffer.alloc(32, 13).toString('base64'),
+  // An event stream's first heartbeat follows its replay: streamText reads up to it (1 s, not 30 s, after the replay).
+  SSE_HEARTBEAT_SECONDS: '1',
   ...ownQueues('tenant'),
 };
 
@@ -164,7 +166,7 @@ let a: Caller;
 let b: Caller;
 let owned: Owned;
 const operations: Operation[] = [];
-const figures = { operations_in_document: 0, path_param_operations: 0, swept: 0, skipped: 0, listings_checked: 0, calls_as_intruder: 0, calls_as_owner: 0, listings_with_owner_data: 0, leaks: 0 };
+const figures = { operations_in_document: 0, path_param_operations: 0, swept: 0, skipped: 0, listings_checked: 0, calls_as_intruder: 0, calls_as_owner: 0, listings_with_owner_data: 0, leaks: 0, streams_read_to_heartbeat: 0 };
 const leaks: string[] = [];
 /** What B got for each swept operation (written to the results file). */
 const outcomes: Record<string, number> = {};
@@ -419,7 +421,7 @@ describe('every operation of the OpenAPI document, called by another client', ()
       const url = `${op.path}${query}`;
       figures.listings_checked++;
       if (op.path === '/api/v1/events/stream') {
-        // A stream: read what it replays from the start for a moment, then hang up.
+        // A stream: read all it replays from the start (up to its first heartbeat), then hang up.
         const replayed = `${url}${url.includes('?') ? '&' : '?'}last_event_id=0`;
         const found = leaked(await streamText(b, replayed), url);
         if (found.length) problems.push(`LEAK ${opKey(op)} -> contains ${found.join(', ')}`);
@@ -487,23 +489,36 @@ describe('every operation of the OpenAPI document, called by another client', ()
   });
 });
 
-/** What an event stream sends in its first 1.5 s. */
+/**
+ * What an event stream sends up to its first heartbeat: the whole of its replay (from Last-Event-ID
+ * 0, every stored event the stream may send), however slowly the server writes it, since the
+ * heartbeat only starts once the replay has been written (api/routes/events.ts). A refusal (not
+ * 200) is its answer's text. No heartbeat within STREAM_READ_MS fails: the replay was not read whole.
+ */
+const STREAM_READ_MS = 60_000;
 async function streamText(who: Caller, url: string): Promise<string> {
   const controller = new AbortController();
-  const res = await send(who, 'get', url, undefined, controller.signal);
+  const timer = setTimeout(() => controller.abort(), STREAM_READ_MS);
   let text = '';
-  if (res.body) {
+  try {
+    const res = await send(who, 'get', url, undefined, controller.signal);
+    if (res.status !== 200 || !res.body) return `${res.status} ${await res.text()}`;
     const reader = res.body.getReader();
-    const until = Date.now() + 1500;
     const decoder = new TextDecoder();
-    while (Date.now() < until) {
-      const chunk = await Promise.race([reader.read(), new Promise<undefined>((r) => setTimeout(() => r(undefined), Math.max(0, until - Date.now())))]);
-      if (!chunk || chunk.done) break;
+    while (!/(^|\n)event: heartbeat\n/.test(text)) {
+      const chunk = await reader.read();
+      if (chunk.done) throw new Error(`${url}: the stream ended before its first heartbeat, so its replay may be cut short: ${JSON.stringify(text.slice(0, 300))}`);
       text += decoder.decode(chunk.value, { stream: true });
     }
+    figures.streams_read_to_heartbeat++;
+    return text;
+  } catch (err) {
+    if (!controller.signal.aborted) throw err;
+    throw new Error(`${url}: no heartbeat within ${STREAM_READ_MS} ms, so its replay was not read whole: ${JSON.stringify(text.slice(0, 300))}`, { cause: err });
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
   }
-  controller.abort();
-  return text;
 }
 
 /** A listing's query with A's values in each owner-scoped filter or cursor it accepts (variant n of a filter with several). */
