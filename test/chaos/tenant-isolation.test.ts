@@ -42,6 +42,8 @@ const mk = {
 /** A's ids, by kind. */
 interface Owned {
   job: string;
+  /** A's canonical record (de-duplication store). */
+  canonical: string;
   campaign: string;
   webhook: string;
   integration: string;
@@ -69,7 +71,7 @@ interface Owned {
 
 /** Path parameter -> the kind of A's id it is filled with (the sweep's mapping). `id` depends on the path. */
 const PATH_PARAM_KINDS: Record<string, (p: string) => keyof Owned | undefined> = {
-  id: (p) => (p.startsWith('/api/v1/campaigns/') ? 'campaign' : undefined),
+  id: (p) => (p.startsWith('/api/v1/campaigns/') ? 'campaign' : p.startsWith('/api/v1/dedupe/canonical/') ? 'canonical' : undefined),
   job_id: () => 'job',
   campaign_id: () => 'campaign',
   webhook_id: () => 'webhook',
@@ -120,6 +122,9 @@ const SKIPPED: Record<string, string> = {
   'POST /api/v1/idap/{resource_type}/import': 'creates in the caller\'s own scope; swept separately: B importing A\'s natural key makes its own resource',
 };
 
+/** B's own canonical record, which B's merge calls name beside A's id. */
+let intruderCanonical = 0;
+
 /** A record A adds to its canonical store. */
 const dedupeRecord = { record_type: 'business', record: { company_name: mk.dedupe, email: `info@${mk.dedupe}.test`, city: 'Leeds' } };
 
@@ -140,6 +145,9 @@ function bodyFor(op: Operation): { body: string; type: string } | undefined {
     'PATCH /api/v1/mail/messages/{message_id}': () => json({ is_read: true, folder: 'Trash' }),
     'PATCH /api/v1/mail/templates/{template_id}': () => json({ name: 'intruder' }),
     'POST /api/v1/campaigns/{id}/next': () => json({ count: 1 }),
+    // B merging its own record into A's, and unmerging it: A's id must be unknown to B either way.
+    'POST /api/v1/dedupe/canonical/{id}/merge': () => json({ record_ids: [intruderCanonical] }),
+    'POST /api/v1/dedupe/canonical/{id}/unmerge': () => json({ record_ids: [intruderCanonical] }),
     'POST /api/v1/mail/messages/{message_id}/snooze': () => json({ snoozed_until: future }),
     'POST /api/v1/mail/mailboxes/{mailbox_id}/import': () => ({ body: rfc822(`<intruder-${token()}@example.com>`, 'intruder'), type: 'message/rfc822' }),
   };
@@ -291,10 +299,12 @@ beforeAll(async () => {
   // The recipient unsubscribes on the public page: A now has a preference for that address.
   const unsubscribed = await fetch(`${api.url}/u/${link.token}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
   expect(unsubscribed.status).toBeLessThan(400);
-  await created(await post(a, '/api/v1/dedupe/check', dedupeRecord), 'dedupe check');
+  const canonical = await created<{ canonical_id: number }>(await post(a, '/api/v1/dedupe/check', dedupeRecord), 'dedupe check');
+  intruderCanonical = (await created<{ canonical_id: number }>(await post(b, '/api/v1/dedupe/check', { record_type: 'business', record: { company_name: `intruder ${token()}` } }), 'B dedupe check')).canonical_id;
 
   owned = {
     job: job.job_id,
+    canonical: String(canonical.canonical_id),
     campaign: campaign.campaign_id,
     webhook: String((webhook.webhook as Json | undefined)?.id ?? webhook.id ?? webhook.webhook_id),
     integration: String(integration.integration.id),
