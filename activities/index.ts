@@ -31,7 +31,15 @@ export function createJobTypeActivities(deps: ActivityDeps) {
   };
 }
 
-export function createActivities(deps: ActivityDeps): JobLifecycleActivities & ReturnType<typeof createJobTypeActivities> & LeadActivities & WebhookActivities & PipelineActivities & CampaignActivities & MailActivities {
+export function createActivities(
+  deps: ActivityDeps,
+): JobLifecycleActivities &
+  ReturnType<typeof createJobTypeActivities> &
+  LeadActivities &
+  WebhookActivities &
+  PipelineActivities &
+  CampaignActivities &
+  MailActivities {
   return {
     ...createJobLifecycleActivities(deps),
     ...createJobTypeActivities(deps),
@@ -43,4 +51,15 @@ export function createActivities(deps: ActivityDeps): JobLifecycleActivities & R
   };
 }
 
-export type { ActivityDeps, CampaignActivities, MailActivities, CompanyDataActivities, JobActivityInput, JobActivityOutput, JobLifecycleActivities, LeadActivities, PipelineActivities, WebhookActivities };
+export type {
+  ActivityDeps,
+  CampaignActivities,
+  MailActivities,
+  CompanyDataActivities,
+  JobActivityInput,
+  JobActivityOutput,
+  JobLifecycleActivities,
+  LeadActivities,
+  PipelineActivities,
+  WebhookActivities,
+};

@@ -29,13 +29,21 @@ export interface Pace {
  *   transaction commits in every case after the turn is taken.
  * - A cancel stops the wait for the lock or the turn at once, and ends the hold after the request.
  */
-export async function pacedGlobally<T>(db: Knex, key: string, pace: Pace, signal: AbortSignal, request: () => Promise<T>): Promise<T> {
+export async function pacedGlobally<T>(
+  db: Knex,
+  key: string,
+  pace: Pace,
+  signal: AbortSignal,
+  request: () => Promise<T>,
+): Promise<T> {
   for (;;) {
     signal.throwIfAborted();
     const trx = await db.transaction();
     let locked: boolean;
     try {
-      const { rows } = (await trx.raw('select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as ok', [`pace/${key}`])) as { rows: { ok: boolean }[] };
+      const { rows } = (await trx.raw('select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as ok', [
+        `pace/${key}`,
+      ])) as { rows: { ok: boolean }[] };
       locked = rows[0]?.ok === true;
       if (locked && pace.perHour !== undefined) await takeTurn(trx, key, 3_600_000 / pace.perHour, signal);
     } catch (err) {

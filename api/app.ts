@@ -77,7 +77,12 @@ export interface AppDeps {
 }
 
 /** Builds the Koa app from its dependencies; it does not listen (api/server.ts does). */
-export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; metrics: ApiMetrics; close: () => Promise<void> } {
+export function createApp(deps: AppDeps): {
+  app: Koa<AppState>;
+  api: ApiRouter;
+  metrics: ApiMetrics;
+  close: () => Promise<void>;
+} {
   const { config, db } = deps;
   const app = new Koa<AppState>();
   // The source address of the per-address limits and the unsubscribe audit: the socket's, or
@@ -88,21 +93,51 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   app.maxIpsCount = config.TRUSTED_PROXY_HOPS;
 
   const limiter = config.RATE_LIMIT_ENABLED
-    ? [rateLimit(db, { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: config.RATE_LIMIT_BURST, schema: config.DATABASE_SCHEMA })]
+    ? [
+        rateLimit(db, {
+          perMinute: config.RATE_LIMIT_PER_MINUTE,
+          burst: config.RATE_LIMIT_BURST,
+          schema: config.DATABASE_SCHEMA,
+        }),
+      ]
     : [];
   const authFailures = config.RATE_LIMIT_ENABLED
-    ? new AuthFailureLimit(db, { perMinute: config.AUTH_FAILURES_PER_MINUTE, blockSeconds: config.AUTH_FAILURE_BLOCK_SECONDS, schema: config.DATABASE_SCHEMA })
+    ? new AuthFailureLimit(db, {
+        perMinute: config.AUTH_FAILURES_PER_MINUTE,
+        blockSeconds: config.AUTH_FAILURE_BLOCK_SECONDS,
+        schema: config.DATABASE_SCHEMA,
+      })
     : undefined;
   // Client rows for authentication, kept in memory and dropped on the clients table's NOTIFY.
-  const clientCache = new ClientCache(db, { connectionString: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, maxAgeMs: config.AUTH_CACHE_SECONDS * 1000, maxEntries: 10_000 }, deps.logger);
-  void clientCache.ensureListening().catch((err: unknown) => deps.logger.warn({ err: String(err) }, 'client cache could not listen yet; clients are read from the database'));
+  const clientCache = new ClientCache(
+    db,
+    {
+      connectionString: config.DATABASE_URL,
+      schema: config.DATABASE_SCHEMA,
+      maxAgeMs: config.AUTH_CACHE_SECONDS * 1000,
+      maxEntries: 10_000,
+    },
+    deps.logger,
+  );
+  void clientCache
+    .ensureListening()
+    .catch((err: unknown) =>
+      deps.logger.warn({ err: String(err) }, 'client cache could not listen yet; clients are read from the database'),
+    );
   const streamTickets = new StreamTickets(db);
   const api = new ApiRouter(
     {
       client: [bearerAuth(clientCache, authFailures), ...limiter],
       token: [tokenAuth(clientCache, authFailures, streamTickets), ...limiter],
       none: config.RATE_LIMIT_ENABLED
-        ? [rateLimit(db, { perMinute: config.PUBLIC_RATE_LIMIT_PER_MINUTE, burst: config.PUBLIC_RATE_LIMIT_BURST, schema: config.DATABASE_SCHEMA, per: 'address' })]
+        ? [
+            rateLimit(db, {
+              perMinute: config.PUBLIC_RATE_LIMIT_PER_MINUTE,
+              burst: config.PUBLIC_RATE_LIMIT_BURST,
+              schema: config.DATABASE_SCHEMA,
+              per: 'address',
+            }),
+          ]
         : [],
     },
     [
@@ -110,7 +145,10 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
       // Routes that read their bodies themselves: the unsubscribe pages (HTML form posts and RFC 8058
       // one-click bodies), the media uploads (multipart, streamed: api/media-upload.ts) and the raw
       // mail import (message/rfc822: api/routes/mail/shared.ts readRawMessage).
-      requestBody({ limit: '2mb', skip: (path) => isUnsubscribePagePath(path) || MEDIA_UPLOAD_PATHS.includes(path) || MAIL_IMPORT_PATH.test(path) }),
+      requestBody({
+        limit: '2mb',
+        skip: (path) => isUnsubscribePagePath(path) || MEDIA_UPLOAD_PATHS.includes(path) || MAIL_IMPORT_PATH.test(path),
+      }),
     ],
   );
 
@@ -129,10 +167,22 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
 
   const metrics = new ApiMetrics(db);
   const jobs = new JobService(db, deps.storage, deps.temporal, config, deps.logger);
-  jobRoutes(api, jobs, { availableTypes: deps.availableJobTypes ?? AVAILABLE_JOB_TYPES, onCreated: (type) => metrics.jobSubmitted(type) });
-  const listener = new EventListener(config.DATABASE_URL, config.DATABASE_SCHEMA, db, deps.logger, { gapWaitMs: config.SSE_GAP_WAIT_MS });
-  eventRoutes(api, new EventService(db), listener, { heartbeatSeconds: config.SSE_HEARTBEAT_SECONDS, maxStreamsPerClient: config.SSE_MAX_STREAMS_PER_CLIENT, tickets: streamTickets });
-  dedupeRoutes(api, new DedupeRepository(db), { enabled: config.DEDUPE_ENABLED, mergeUndoDays: config.DEDUPE_MERGE_UNDO_DAYS });
+  jobRoutes(api, jobs, {
+    availableTypes: deps.availableJobTypes ?? AVAILABLE_JOB_TYPES,
+    onCreated: (type) => metrics.jobSubmitted(type),
+  });
+  const listener = new EventListener(config.DATABASE_URL, config.DATABASE_SCHEMA, db, deps.logger, {
+    gapWaitMs: config.SSE_GAP_WAIT_MS,
+  });
+  eventRoutes(api, new EventService(db), listener, {
+    heartbeatSeconds: config.SSE_HEARTBEAT_SECONDS,
+    maxStreamsPerClient: config.SSE_MAX_STREAMS_PER_CLIENT,
+    tickets: streamTickets,
+  });
+  dedupeRoutes(api, new DedupeRepository(db), {
+    enabled: config.DEDUPE_ENABLED,
+    mergeUndoDays: config.DEDUPE_MERGE_UNDO_DAYS,
+  });
   const leadIndex = new LeadIndexTrigger(deps.temporal, config.TASK_QUEUE_PREFIX, deps.logger);
   // Calls to client-supplied URLs (video import URLs' redirects) go through the SSRF guard with
   // USER_URL_ALLOW_HOSTS, like the workers'; the integrations' live check calls an LLM base URL,
@@ -143,7 +193,11 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   const endpoints = OutboundClient.forEndpoints(config);
   const peertube = peerTubeSettings(config);
   mediaRoutes(api, {
-    uploads: new MediaUploads(deps.storage, mediaRepo, { maxBytes: config.MEDIA_MAX_UPLOAD_BYTES, maxSvgBytes: config.MEDIA_MAX_SVG_BYTES, svgTimeoutMs: config.MEDIA_SVG_TIMEOUT_MS }),
+    uploads: new MediaUploads(deps.storage, mediaRepo, {
+      maxBytes: config.MEDIA_MAX_UPLOAD_BYTES,
+      maxSvgBytes: config.MEDIA_MAX_SVG_BYTES,
+      svgTimeoutMs: config.MEDIA_SVG_TIMEOUT_MS,
+    }),
     repo: mediaRepo,
     storage: deps.storage,
     maxUploadBytes: config.MEDIA_MAX_UPLOAD_BYTES,
@@ -153,16 +207,30 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   });
   captureRoutes(api, deps.storage);
   idapRoutes(api, new IdapService(db, leadIndex));
-  searchRoutes(api, { icp: new IcpService(db, leadIndex), search: deps.search, indexPrefix: config.ES_INDEX_PREFIX, logger: deps.logger });
+  searchRoutes(api, {
+    icp: new IcpService(db, leadIndex),
+    search: deps.search,
+    indexPrefix: config.ES_INDEX_PREFIX,
+    logger: deps.logger,
+  });
   locationRoutes(api, new LocationRepository(db));
   // LLM keys, mailbox passwords and webhook secrets at rest; without a key the first two APIs answer 503.
   const cipher = CredentialCipher.fromConfig(config);
-  webhookRoutes(api, new WebhookRepository(db, config.DATABASE_SCHEMA, cipher), webhooksTaskQueue(config.TASK_QUEUE_PREFIX), deps.logger);
+  webhookRoutes(
+    api,
+    new WebhookRepository(db, config.DATABASE_SCHEMA, cipher),
+    webhooksTaskQueue(config.TASK_QUEUE_PREFIX),
+    deps.logger,
+  );
   const campaigns = new CampaignService(db, deps.temporal, config, deps.logger);
   campaignRoutes(api, campaigns);
   const workflowResults = new WorkflowResultsService(db, config, campaigns);
   workflowResultRoutes(api, workflowResults);
-  exportRoutes(api, { exports: new ExportRepository(db), results: new JobResultStore(db, deps.storage) }, { workflowResults, campaigns });
+  exportRoutes(
+    api,
+    { exports: new ExportRepository(db), results: new JobResultStore(db, deps.storage) },
+    { workflowResults, campaigns },
+  );
   integrationRoutes(api, {
     repo: cipher ? new IntegrationRepository(db, cipher, config.DATABASE_SCHEMA) : undefined,
     http: endpoints,
@@ -181,7 +249,11 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   });
 
   contentRoutes(api, { repo: new ContentRepository(db), dnsServers: config.DNS_SERVERS });
-  unsubscribeRoutes(api, { repo: new UnsubscribeRepository(db), key: unsubscribeSigningKey(config), publicBaseUrl: config.PUBLIC_BASE_URL });
+  unsubscribeRoutes(api, {
+    repo: new UnsubscribeRepository(db),
+    key: unsubscribeSigningKey(config),
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+  });
 
   const docs = docsRoutes(() => buildOpenApi(api.routes, config.PUBLIC_BASE_URL));
 
@@ -192,14 +264,22 @@ export function createApp(deps: AppDeps): { app: Koa<AppState>; api: ApiRouter; 
   app.use(docs.routes());
   // On the main listener only for the operator's token, and only unless METRICS_PORT gives them a
   // listener of their own (api/server.ts); with neither, /metrics is a 404 here.
-  if (config.METRICS_PORT === undefined && config.METRICS_TOKEN !== undefined) app.use(metricsRoute(metrics, config.METRICS_TOKEN));
+  if (config.METRICS_PORT === undefined && config.METRICS_TOKEN !== undefined)
+    app.use(metricsRoute(metrics, config.METRICS_TOKEN));
   app.use(api.methodGuard());
   app.use(api.router.routes());
   app.use(methodNotAllowed());
   app.use(api.router.allowedMethods({ throw: false }));
   // Before the dependencies close: stop listening and let Temporal calls in flight finish.
   const close = async () => {
-    await Promise.all([listener.close(), clientCache.close(), jobs.drain(), campaigns.drain(), queueCalls.drain(), mailWorkflows.drain()]);
+    await Promise.all([
+      listener.close(),
+      clientCache.close(),
+      jobs.drain(),
+      campaigns.drain(),
+      queueCalls.drain(),
+      mailWorkflows.drain(),
+    ]);
     await Promise.all([outbound.close(), endpoints.close()]);
   };
   return { app, api, metrics, close };

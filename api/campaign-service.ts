@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Db } from '../db';
-import { CampaignLimitError, CampaignRepository, type CampaignRow, type CampaignTotals, type NewCampaignLocation } from '../db/repositories/campaigns';
+import {
+  CampaignLimitError,
+  CampaignRepository,
+  type CampaignRow,
+  type CampaignTotals,
+  type NewCampaignLocation,
+} from '../db/repositories/campaigns';
 import { searchKey, type LocationRow } from '../db/repositories/locations';
 import type { JobStatus } from '../jobs';
 import { campaignsTaskQueue } from '../jobs/queues';
@@ -26,7 +32,6 @@ import { iso } from '../lib/dates';
  * the backstop for a workflow that could not (it skips all of that).
  */
 const CAMPAIGN_EXECUTION_TIMEOUT = `${CAMPAIGN_DAYS + 1} days`;
-
 
 type City = Pick<LocationRow, 'id' | 'name' | 'country_code' | 'country'>;
 
@@ -65,31 +70,37 @@ export class CampaignService {
       }
     }
     const id = randomUUID();
-    return this.repo.create(
-      {
-        id,
-        clientId,
-        name: body.name,
-        searchTerms: terms,
-        maxResultsPerLocation: body.max_results_per_location,
-        dedupeFuzzy: body.dedupe_fuzzy,
-        // workflow {enabled: false} is the same as no workflow (maps only).
-        workflow: body.workflow && body.workflow.enabled ? body.workflow : null,
-        priority: body.priority,
-        concurrency: body.concurrency,
-        autoSubmit: body.auto_submit,
-        workflowId: `campaign/${id}`,
-        taskQueue: campaignsTaskQueue(this.config.TASK_QUEUE_PREFIX),
-      },
-      locations,
-      (row) => this.startWorkflow(row),
-      this.config.CAMPAIGN_MAX_RUNNING_PER_CLIENT,
-    ).catch((err: unknown) => {
-      if (err instanceof CampaignLimitError) {
-        throw new AppError(429, `too many running campaigns: at most ${err.limit} at once per client; wait for one to end, or cancel one`, 'too_many_campaigns');
-      }
-      throw err;
-    });
+    return this.repo
+      .create(
+        {
+          id,
+          clientId,
+          name: body.name,
+          searchTerms: terms,
+          maxResultsPerLocation: body.max_results_per_location,
+          dedupeFuzzy: body.dedupe_fuzzy,
+          // workflow {enabled: false} is the same as no workflow (maps only).
+          workflow: body.workflow && body.workflow.enabled ? body.workflow : null,
+          priority: body.priority,
+          concurrency: body.concurrency,
+          autoSubmit: body.auto_submit,
+          workflowId: `campaign/${id}`,
+          taskQueue: campaignsTaskQueue(this.config.TASK_QUEUE_PREFIX),
+        },
+        locations,
+        (row) => this.startWorkflow(row),
+        this.config.CAMPAIGN_MAX_RUNNING_PER_CLIENT,
+      )
+      .catch((err: unknown) => {
+        if (err instanceof CampaignLimitError) {
+          throw new AppError(
+            429,
+            `too many running campaigns: at most ${err.limit} at once per client; wait for one to end, or cancel one`,
+            'too_many_campaigns',
+          );
+        }
+        throw err;
+      });
   }
 
   /**
@@ -98,9 +109,13 @@ export class CampaignService {
    */
   private async resolveCities(refs: CampaignCreateBody['locations']): Promise<City[]> {
     const ids = refs.filter((r): r is number => typeof r === 'number');
-    const named = refs.flatMap((r, i) => (typeof r === 'number' ? [] : [{ i, key: searchKey(r.city), country: r.country }]));
+    const named = refs.flatMap((r, i) =>
+      typeof r === 'number' ? [] : [{ i, key: searchKey(r.city), country: r.country }],
+    );
     const [byIdRows, byNameRows] = await Promise.all([
-      ids.length ? (this.db('locations').select('id', 'name', 'country_code', 'country').whereIn('id', ids) as Promise<City[]>) : Promise.resolve([]),
+      ids.length
+        ? (this.db('locations').select('id', 'name', 'country_code', 'country').whereIn('id', ids) as Promise<City[]>)
+        : Promise.resolve([]),
       named.length
         ? this.db
             .raw(
@@ -123,7 +138,8 @@ export class CampaignService {
     refs.forEach((ref, i) => {
       const city = typeof ref === 'number' ? byId.get(ref) : byIndex.get(i);
       if (!city) {
-        const what = typeof ref === 'number' ? `unknown location id ${ref}` : `no city named "${ref.city}" in ${ref.country}`;
+        const what =
+          typeof ref === 'number' ? `unknown location id ${ref}` : `no city named "${ref.city}" in ${ref.country}`;
         issues.push({ type: 'value_error', loc: ['body', 'locations', i], msg: `${what} (see GET /api/v1/locations)` });
         return;
       }
@@ -157,7 +173,12 @@ export class CampaignService {
             { key: CampaignIdKey, value: row.id },
           ],
           staticSummary: `campaign "${row.name}" for ${row.client_id}: ${row.locations_total} locations, ${row.concurrency} at once`,
-          memo: { clientId: row.client_id, name: row.name, locations: row.locations_total, autoSubmit: row.auto_submit },
+          memo: {
+            clientId: row.client_id,
+            name: row.name,
+            locations: row.locations_total,
+            autoSubmit: row.auto_submit,
+          },
         }),
       );
     } catch (err) {
@@ -201,7 +222,10 @@ export class CampaignService {
       }
     });
     if (!outcome) throw notFound('campaign not found');
-    if (outcome.kind === 'auto_submit') throw badRequest('this campaign submits its locations itself (auto_submit is true); /next is for campaigns created with auto_submit false');
+    if (outcome.kind === 'auto_submit')
+      throw badRequest(
+        'this campaign submits its locations itself (auto_submit is true); /next is for campaigns created with auto_submit false',
+      );
     if (outcome.kind === 'terminal') throw badRequest(`campaign is ${outcome.status}: no more locations are submitted`);
     return { released: outcome.released, pendingRemaining: outcome.pendingRemaining };
   }
@@ -214,17 +238,23 @@ export class CampaignService {
     await this.get(clientId, id);
     const outcome = await this.repo.cancel(clientId, id);
     if (!outcome) throw notFound('campaign not found');
-    if (!outcome.changed) throw badRequest(`cannot cancel a ${outcome.campaign.status} campaign: it is already terminal`);
+    if (!outcome.changed)
+      throw badRequest(`cannot cancel a ${outcome.campaign.status} campaign: it is already terminal`);
     try {
       await this.calls.run(() => this.temporal.client.workflow.getHandle(outcome.campaign.workflow_id).cancel());
     } catch (err) {
       // The rows already say cancelled: the workflow claims nothing more and its jobs' completeJob discards their results.
-      if (!(err instanceof WorkflowNotFoundError)) this.log.warn({ err: String(err), campaign_id: id }, 'campaign workflow cancel failed');
+      if (!(err instanceof WorkflowNotFoundError))
+        this.log.warn({ err: String(err), campaign_id: id }, 'campaign workflow cancel failed');
     }
     return outcome.campaign;
   }
 
-  async jobs(clientId: string, campaignId: string, q: { status?: LocationStatus; job_status?: JobStatus; page: number; page_size: number; include_summary: boolean }) {
+  async jobs(
+    clientId: string,
+    campaignId: string,
+    q: { status?: LocationStatus; job_status?: JobStatus; page: number; page_size: number; include_summary: boolean },
+  ) {
     const row = await this.get(clientId, campaignId);
     const [page, counts] = await Promise.all([
       this.repo.jobsPage(row.id, { status: q.status, jobStatus: q.job_status, page: q.page, pageSize: q.page_size }),
@@ -243,7 +273,10 @@ export class CampaignService {
   async workflowResults(clientId: string, id: string) {
     const row = await this.get(clientId, id);
     if (!row.workflow) throw badRequest('campaign without workflow configuration');
-    const [aggregate, counts] = await Promise.all([this.repo.workflowAggregate(row.id), this.repo.counts(this.db, [row.id])]);
+    const [aggregate, counts] = await Promise.all([
+      this.repo.workflowAggregate(row.id),
+      this.repo.counts(this.db, [row.id]),
+    ]);
     return {
       success: row.status === 'completed',
       campaign_id: row.id,
@@ -276,7 +309,11 @@ function campaignView(c: CampaignRow, t: CampaignTotals) {
     created_at: iso(c.created_at) as string,
     completed_at: iso(c.completed_at),
     summary: t.summary,
-    progress: { done, total: c.locations_total, percent: c.locations_total > 0 ? Math.round((done / c.locations_total) * 1000) / 10 : 0 },
+    progress: {
+      done,
+      total: c.locations_total,
+      percent: c.locations_total > 0 ? Math.round((done / c.locations_total) * 1000) / 10 : 0,
+    },
     totals: { businesses: t.businesses, emails_found: t.emailsFound, valid_emails: t.validEmails },
     error_message: c.error_message,
   };

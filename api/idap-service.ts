@@ -54,30 +54,55 @@ export class IdapService {
   }
 
   /** The `include`d relations of each row; undefined when none are asked for. */
-  async related(clientId: string, rows: ResourceModel[], include?: ResourceType[]): Promise<RelatedResources | undefined> {
-    return include?.length ? relatedOf(this.db, clientId, rows.map((r) => r.id), include) : undefined;
+  async related(
+    clientId: string,
+    rows: ResourceModel[],
+    include?: ResourceType[],
+  ): Promise<RelatedResources | undefined> {
+    return include?.length
+      ? relatedOf(
+          this.db,
+          clientId,
+          rows.map((r) => r.id),
+          include,
+        )
+      : undefined;
   }
 
   /**
    * The resource the keys given name (a pin: its parent business) and the one they matched. 422 for
    * missing keys, 400 for several pins, 404 for no match (or a pin without a parent).
    */
-  async resolve(clientId: string, type: ResourceType, given: Record<string, string>): Promise<{ match: ResourceModel; from: ResourceModel }> {
+  async resolve(
+    clientId: string,
+    type: ResourceType,
+    given: Record<string, string>,
+  ): Promise<{ match: ResourceModel; from: ResourceModel }> {
     let match: ResourceModel | undefined;
     let from: ResourceModel | undefined;
     if (type === 'pins') {
-      const pinKeys = Object.fromEntries(PIN_KEYS.filter((k) => given[k] !== undefined).map((k) => [k, given[k] as string]));
-      if (Object.keys(pinKeys).length === 0) throw new ValidationError([{ type: 'missing', loc: ['query'], msg: `give at least one of ${PIN_KEYS.join(', ')}` }]);
+      const pinKeys = Object.fromEntries(
+        PIN_KEYS.filter((k) => given[k] !== undefined).map((k) => [k, given[k] as string]),
+      );
+      if (Object.keys(pinKeys).length === 0)
+        throw new ValidationError([
+          { type: 'missing', loc: ['query'], msg: `give at least one of ${PIN_KEYS.join(', ')}` },
+        ]);
       const pins = await findPins(this.db, clientId, pinKeys);
       if (pins.length > 1) throw badRequest(`several pins match; add more of ${PIN_KEYS.join(', ')}`);
       from = pins[0];
-      const parent = from ? (await relatedOf(this.db, clientId, [from.id], ['businesses'], 1)).get(from.id)?.get('businesses')?.[0] : undefined;
+      const parent = from
+        ? (await relatedOf(this.db, clientId, [from.id], ['businesses'], 1)).get(from.id)?.get('businesses')?.[0]
+        : undefined;
       match = parent ? await getResource(this.db, clientId, 'businesses', parent.id) : undefined;
       if (from && !match) throw notFound(PARENT_NOT_FOUND);
     } else {
       const key = naturalKeyOf(type, given);
       if ('error' in key) throw new ValidationError([{ type: 'missing', loc: ['query', key.field], msg: key.error }]);
-      match = type === 'businesses' ? await findBusinessByKey(this.db, clientId, key.key) : await findByNaturalKey(this.db, clientId, type, key.key);
+      match =
+        type === 'businesses'
+          ? await findBusinessByKey(this.db, clientId, key.key)
+          : await findByNaturalKey(this.db, clientId, type, key.key);
       from = match;
     }
     if (!match || !from) throw notFound(RESOURCE_NOT_FOUND);
@@ -93,7 +118,8 @@ export class IdapService {
     const issues: ValidationIssue[] = [];
     const keys = body.records.map((r, i) => {
       const key = naturalKeyOf(type, r.data);
-      if ('error' in key) issues.push({ type: 'missing', loc: ['body', 'records', i, 'data', key.field], msg: key.error });
+      if ('error' in key)
+        issues.push({ type: 'missing', loc: ['body', 'records', i, 'data', key.field], msg: key.error });
       return 'key' in key ? key.key : '';
     });
     const { parents, issues: parentIssues } = await this.importParents(clientId, type, body.records);
@@ -101,15 +127,29 @@ export class IdapService {
     if (issues.length > 0) throw new ValidationError(issues);
     let queued = 0;
     const results = await this.db.transaction(async (trx) => {
-      const upserted = await upsertResources(trx, clientId, type, body.records.map((r, i) => ({ naturalKey: keys[i], data: r.data, flags: r.flags, campaignId: r.campaign_id, source: body.source })));
+      const upserted = await upsertResources(
+        trx,
+        clientId,
+        type,
+        body.records.map((r, i) => ({
+          naturalKey: keys[i],
+          data: r.data,
+          flags: r.flags,
+          campaignId: r.campaign_id,
+          source: body.source,
+        })),
+      );
       // In record order, so that of one pin's records in a request the last parent wins.
       const reparented = new Set<string>();
       for (const [i, businessId] of parents) {
         const pin = upserted[i];
-        if (pin && (await setPinParent(trx, pin, { clientId, type: 'businesses', id: businessId }))) reparented.add(pin.id);
+        if (pin && (await setPinParent(trx, pin, { clientId, type: 'businesses', id: businessId })))
+          reparented.add(pin.id);
       }
       // A new parent moved the pin's modified_at: that is an update.
-      const written = upserted.map((w) => (w.status === 'unchanged' && reparented.has(w.id) ? { ...w, status: 'updated' as const } : w));
+      const written = upserted.map((w) =>
+        w.status === 'unchanged' && reparented.has(w.id) ? { ...w, status: 'updated' as const } : w,
+      );
       if (this.leadIndex) queued = await this.leadsOfImport(trx, clientId, type, written);
       return written;
     });
@@ -138,7 +178,9 @@ export class IdapService {
       } else if (typeof r.parent === 'string') {
         // The schema let only idap://businesses/{uuid} through.
         const ref = r.parent;
-        const business = await lookUp(ref, () => getResource(this.db, clientId, 'businesses', ref.slice('idap://businesses/'.length)));
+        const business = await lookUp(ref, () =>
+          getResource(this.db, clientId, 'businesses', ref.slice('idap://businesses/'.length)),
+        );
         if (business) parents.set(i, business);
         else issues.push({ type: 'not_found', loc, msg: `no business ${ref} for this client` });
       } else {
@@ -160,10 +202,23 @@ export class IdapService {
    * (and are related to e-mails verified before them); an imported e-mail (a verdict) or phone
    * changes the leads of its businesses. Returns how many were queued.
    */
-  private async leadsOfImport(trx: Knex.Transaction, clientId: string, type: ResourceType, written: UpsertedResource[]): Promise<number> {
+  private async leadsOfImport(
+    trx: Knex.Transaction,
+    clientId: string,
+    type: ResourceType,
+    written: UpsertedResource[],
+  ): Promise<number> {
     const changed = written.filter((w) => w.status !== 'unchanged');
     let ids: string[] = [];
-    if (type === 'businesses') ids = [...changed.map((w) => w.id), ...(await relateNamedEmails(trx, clientId, written.map((w) => w.id)))];
+    if (type === 'businesses')
+      ids = [
+        ...changed.map((w) => w.id),
+        ...(await relateNamedEmails(
+          trx,
+          clientId,
+          written.map((w) => w.id),
+        )),
+      ];
     else if (type === 'emails') ids = await businessesOfEmails(trx, clientId, changed);
     else if (type === 'phones') ids = await businessesOfPhones(trx, clientId, changed);
     const unique = [...new Set(ids)];
@@ -183,7 +238,13 @@ export class IdapService {
   }
 
   /** Adds and removes flags; the resource after the change, or 404. */
-  async changeFlags(clientId: string, type: ResourceType, id: string, add: Flag[], remove: Flag[]): Promise<ResourceModel> {
+  async changeFlags(
+    clientId: string,
+    type: ResourceType,
+    id: string,
+    add: Flag[],
+    remove: Flag[],
+  ): Promise<ResourceModel> {
     let requeued = false;
     // A business's flags are part of its lead (a rejected one leaves the search): re-index it.
     const row = await updateFlags(this.db, clientId, type, id, add, remove, async (trx, changed) => {

@@ -89,7 +89,12 @@ export class JobService {
     }
     if (outcome.kind !== 'cached') this.queueDepth.record(taskQueue, outcome.queued, outcome.kind === 'created');
     if (outcome.kind === 'queue_full') {
-      throw new AppError(503, `queue is full: ${outcome.capacity} ${req.type} jobs are already queued; try again later`, 'queue_full', { 'Retry-After': '60' });
+      throw new AppError(
+        503,
+        `queue is full: ${outcome.capacity} ${req.type} jobs are already queued; try again later`,
+        'queue_full',
+        { 'Retry-After': '60' },
+      );
     }
     return { job: outcome.job, fromCache: outcome.kind === 'cached' };
   }
@@ -109,7 +114,12 @@ export class JobService {
           args: [runJobInput(job, this.config)],
           typedSearchAttributes: attributes,
           staticSummary: `${job.type} for ${job.client_id} (priority ${job.priority})`,
-          memo: { clientId: job.client_id, type: job.type, priority: job.priority, createdAt: new Date(job.created_at).toISOString() },
+          memo: {
+            clientId: job.client_id,
+            type: job.type,
+            priority: job.priority,
+            createdAt: new Date(job.created_at).toISOString(),
+          },
           priority: { priorityKey: priorityKeyFor(job.priority) },
         }),
       );
@@ -153,13 +163,18 @@ export class JobService {
     if (!outcome) throw notFound('job not found');
     if (!outcome.changed) {
       const status = outcome.job.status;
-      throw badRequest(status === 'completed' ? 'cannot cancel a completed job' : `cannot cancel a ${status} job: it is already terminal`);
+      throw badRequest(
+        status === 'completed'
+          ? 'cannot cancel a completed job'
+          : `cannot cancel a ${status} job: it is already terminal`,
+      );
     }
     try {
       await this.calls.run(() => this.temporal.client.workflow.getHandle(outcome.job.workflow_id).cancel());
     } catch (err) {
       // The job row already says cancelled; a workflow that runs on discards its result (completeJob).
-      if (!(err instanceof WorkflowNotFoundError)) this.log.warn({ err: String(err), job_id: jobId }, 'workflow cancel failed');
+      if (!(err instanceof WorkflowNotFoundError))
+        this.log.warn({ err: String(err), job_id: jobId }, 'workflow cancel failed');
     }
     return outcome.job;
   }

@@ -1,4 +1,9 @@
-import { ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowIdConflictPolicy, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  WorkflowIdConflictPolicy,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
 import type { MailboxRow, MessageRow } from '../db/repositories/mail';
 import { mailTaskQueue } from '../jobs/queues';
 import type { Config } from '../lib/config';
@@ -28,7 +33,10 @@ export class MailWorkflows {
 
   constructor(
     private readonly temporal: Temporal,
-    private readonly config: Pick<Config, 'TASK_QUEUE_PREFIX' | 'MAIL_SEND_MAX_ATTEMPTS' | 'MAIL_SYNC_INTERVAL_SECONDS'>,
+    private readonly config: Pick<
+      Config,
+      'TASK_QUEUE_PREFIX' | 'MAIL_SEND_MAX_ATTEMPTS' | 'MAIL_SYNC_INTERVAL_SECONDS'
+    >,
     private readonly log: Logger,
   ) {
     this.calls = new TemporalCalls(temporal);
@@ -93,7 +101,9 @@ export class MailWorkflows {
   /** A sync now (after any running one). */
   async triggerSync(mb: MailboxRow): Promise<void> {
     await this.ensureSync(mb);
-    await this.call('mail sync trigger', () => this.temporal.client.schedule.getHandle(this.scheduleId(mb)).trigger(ScheduleOverlapPolicy.BUFFER_ONE));
+    await this.call('mail sync trigger', () =>
+      this.temporal.client.schedule.getHandle(this.scheduleId(mb)).trigger(ScheduleOverlapPolicy.BUFFER_ONE),
+    );
   }
 
   async removeSync(mb: Pick<MailboxRow, 'client_id' | 'id'>): Promise<void> {

@@ -4,7 +4,15 @@ import { PassThrough, Writable } from 'node:stream';
 import formidable, { errors as formidableErrors } from 'formidable';
 import { STAGING_PREFIX, type Storage } from '../lib/storage';
 import { AppError, ValidationError } from '../lib/errors';
-import { correctFilename, FORMAT_INFO, IMAGE_FORMATS, SNIFF_BYTES, sniff, type ImageFormat, type Sniffed } from '../lib/media/formats';
+import {
+  correctFilename,
+  FORMAT_INFO,
+  IMAGE_FORMATS,
+  SNIFF_BYTES,
+  sniff,
+  type ImageFormat,
+  type Sniffed,
+} from '../lib/media/formats';
 import { InvalidNameError, normalizeFilename, normalizeFolder, objectKey, withSuffix } from '../lib/media/names';
 import { InvalidSvgError } from '../lib/media/svg';
 import { SvgSanitizer, SvgTimeoutError } from '../lib/media/svg-worker';
@@ -210,11 +218,16 @@ export class MediaUploads {
   async upload(req: IncomingMessage, clientId: string, kind: UploadKind): Promise<UploadResult> {
     const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
     if (type !== 'multipart/form-data') {
-      throw new AppError(415, `send the file as multipart/form-data with a 'file' field (and optionally 'folder'); got '${type || 'no content type'}'`, 'Unsupported media type');
+      throw new AppError(
+        415,
+        `send the file as multipart/form-data with a 'file' field (and optionally 'folder'); got '${type || 'no content type'}'`,
+        'Unsupported media type',
+      );
     }
     // A body announced as too large is refused before a byte of it is read.
     const announced = Number(req.headers['content-length'] ?? NaN);
-    if (Number.isFinite(announced) && announced > this.limits.maxBytes + ENVELOPE_BYTES) throw tooLarge(this.limits, 'the request body');
+    if (Number.isFinite(announced) && announced > this.limits.maxBytes + ENVELOPE_BYTES)
+      throw tooLarge(this.limits, 'the request body');
 
     const fileId = randomUUID();
     const stagingKey = `${STAGING_PREFIX}${fileId}`;
@@ -225,12 +238,29 @@ export class MediaUploads {
     const decide = async (head: Buffer, declared: string | null | undefined): Promise<Plan> => {
       const sniffed = await sniff(head);
       if (kind === 'file') {
-        return { mode: 'stage', contentType: declaredType(declared), format: sniffed.format === 'svg-candidate' ? null : sniffed.format, sniffed };
+        return {
+          mode: 'stage',
+          contentType: declaredType(declared),
+          format: sniffed.format === 'svg-candidate' ? null : sniffed.format,
+          sniffed,
+        };
       }
       if (sniffed.format === 'svg-candidate') return { mode: 'svg', sniffed };
       if (sniffed.format === null) {
-        const what = head.length === 0 ? 'the file is empty' : sniffed.mime ? `the content is ${sniffed.mime}` : 'the content is not a recognised image';
-        return { mode: 'discard', reason: new AppError(400, `${what}, detected from its leading bytes; supported formats: ${SUPPORTED}`, INVALID_IMAGE) };
+        const what =
+          head.length === 0
+            ? 'the file is empty'
+            : sniffed.mime
+              ? `the content is ${sniffed.mime}`
+              : 'the content is not a recognised image';
+        return {
+          mode: 'discard',
+          reason: new AppError(
+            400,
+            `${what}, detected from its leading bytes; supported formats: ${SUPPORTED}`,
+            INVALID_IMAGE,
+          ),
+        };
       }
       return { mode: 'stage', contentType: FORMAT_INFO[sniffed.format].contentType, format: sniffed.format, sniffed };
     };
@@ -276,8 +306,20 @@ export class MediaUploads {
       const folderValues = (fields.folder ?? []) as string[];
       const extra = Object.keys(fields).filter((f) => f !== 'folder');
       const issues = [
-        ...(sink ? [] : [{ type: 'missing', loc: ['body', 'file'], msg: "Field required: the upload as a multipart file part named 'file'" }]),
-        ...extra.map((f) => ({ type: 'extra_forbidden', loc: ['body', f], msg: "Extra inputs are not permitted (fields: 'file', 'folder')" })),
+        ...(sink
+          ? []
+          : [
+              {
+                type: 'missing',
+                loc: ['body', 'file'],
+                msg: "Field required: the upload as a multipart file part named 'file'",
+              },
+            ]),
+        ...extra.map((f) => ({
+          type: 'extra_forbidden',
+          loc: ['body', f],
+          msg: "Extra inputs are not permitted (fields: 'file', 'folder')",
+        })),
         ...(folderValues.length > 1 ? [{ type: 'too_many', loc: ['body', 'folder'], msg: 'give folder once' }] : []),
       ];
       if (issues.length > 0) throw new ValidationError(issues);
@@ -297,46 +339,76 @@ export class MediaUploads {
 
       if (plan.mode === 'svg') {
         if (s.svgTooLarge) {
-          throw new AppError(413, `SVG images are parsed and sanitised in memory: at most ${megabytes(this.limits.maxSvgBytes)} (${this.limits.maxSvgBytes} bytes, MEDIA_MAX_SVG_BYTES); nothing was stored`, 'File too large');
+          throw new AppError(
+            413,
+            `SVG images are parsed and sanitised in memory: at most ${megabytes(this.limits.maxSvgBytes)} (${this.limits.maxSvgBytes} bytes, MEDIA_MAX_SVG_BYTES); nothing was stored`,
+            'File too large',
+          );
         }
         let svg: string;
         try {
           svg = (await this.svgSanitizer.sanitize(Buffer.concat(s.svg).toString('utf8'))).svg;
         } catch (err) {
           if (err instanceof SvgTimeoutError) {
-            throw new AppError(413, `this SVG is too costly to sanitise: ${err.message} (MEDIA_SVG_TIMEOUT_MS); nothing was stored`, 'File too large');
+            throw new AppError(
+              413,
+              `this SVG is too costly to sanitise: ${err.message} (MEDIA_SVG_TIMEOUT_MS); nothing was stored`,
+              'File too large',
+            );
           }
-          if (err instanceof InvalidSvgError) throw new AppError(400, `the content looks like SVG but ${err.message}; supported formats: ${SUPPORTED}`, INVALID_IMAGE);
+          if (err instanceof InvalidSvgError)
+            throw new AppError(
+              400,
+              `the content looks like SVG but ${err.message}; supported formats: ${SUPPORTED}`,
+              INVALID_IMAGE,
+            );
           throw err;
         }
         const bytes = Buffer.from(svg, 'utf8');
         const { filename: name, corrected } = correctFilename(stored, 'svg');
-        return await this.record(clientId, fileId, kind, prefix, name, async (key) => {
-          const obj = await this.storage.put(clientId, key, bytes, FORMAT_INFO.svg.contentType);
-          return { bucket: obj.bucket, url: obj.url };
-        }, {
-          size: bytes.length,
-          content_type: FORMAT_INFO.svg.contentType,
-          detected_format: 'svg',
-          original_filename: filename,
-          format_corrected: corrected,
-          sha256: createHash('sha256').update(bytes).digest('hex'),
-        });
+        return await this.record(
+          clientId,
+          fileId,
+          kind,
+          prefix,
+          name,
+          async (key) => {
+            const obj = await this.storage.put(clientId, key, bytes, FORMAT_INFO.svg.contentType);
+            return { bucket: obj.bucket, url: obj.url };
+          },
+          {
+            size: bytes.length,
+            content_type: FORMAT_INFO.svg.contentType,
+            detected_format: 'svg',
+            original_filename: filename,
+            format_corrected: corrected,
+            sha256: createHash('sha256').update(bytes).digest('hex'),
+          },
+        );
       }
 
       await s.stagingDone();
-      const corrected = kind === 'image' && plan.format ? correctFilename(stored, plan.format) : { filename: stored, corrected: false };
-      return await this.record(clientId, fileId, kind, prefix, corrected.filename, async (key) => {
-        const obj = await this.storage.copyPrivateToClient(clientId, stagingKey, key);
-        return { bucket: obj.bucket, url: obj.url };
-      }, {
-        size: s.size,
-        content_type: plan.contentType,
-        detected_format: plan.format,
-        original_filename: filename,
-        format_corrected: corrected.corrected,
-        sha256: s.sha256,
-      });
+      const corrected =
+        kind === 'image' && plan.format ? correctFilename(stored, plan.format) : { filename: stored, corrected: false };
+      return await this.record(
+        clientId,
+        fileId,
+        kind,
+        prefix,
+        corrected.filename,
+        async (key) => {
+          const obj = await this.storage.copyPrivateToClient(clientId, stagingKey, key);
+          return { bucket: obj.bucket, url: obj.url };
+        },
+        {
+          size: s.size,
+          content_type: plan.contentType,
+          detected_format: plan.format,
+          original_filename: filename,
+          format_corrected: corrected.corrected,
+          sha256: s.sha256,
+        },
+      );
     } finally {
       // Staged or not, the staging object goes (removing a missing object is not an error).
       const staged = sink as UploadSink | undefined;
@@ -358,16 +430,28 @@ export class MediaUploads {
     prefix: string,
     name: string,
     write: (key: string) => Promise<{ bucket: string; url: string }>,
-    meta: Pick<MediaFileRow, 'content_type' | 'detected_format' | 'original_filename' | 'format_corrected' | 'sha256'> & { size: number },
+    meta: Pick<
+      MediaFileRow,
+      'content_type' | 'detected_format' | 'original_filename' | 'format_corrected' | 'sha256'
+    > & { size: number },
   ): Promise<UploadResult> {
     const bucket = this.storage.bucketFor(clientId);
     let stored = name;
     let key = objectKey(prefix, stored);
-    const row = (): Omit<MediaFileRow, 'created_at'> => ({ id: fileId, client_id: clientId, kind, bucket, key, corrected_filename: stored, ...meta });
+    const row = (): Omit<MediaFileRow, 'created_at'> => ({
+      id: fileId,
+      client_id: clientId,
+      kind,
+      bucket,
+      key,
+      corrected_filename: stored,
+      ...meta,
+    });
     if (!(await this.repo.insertFile(row()))) {
       stored = withSuffix(name, fileId.slice(0, 8));
       key = objectKey(prefix, stored);
-      if (!(await this.repo.insertFile(row()))) throw new AppError(409, `the key ${key} is taken; upload again`, 'conflict');
+      if (!(await this.repo.insertFile(row())))
+        throw new AppError(409, `the key ${key} is taken; upload again`, 'conflict');
     }
     let url: string;
     try {
@@ -395,9 +479,12 @@ export class MediaUploads {
   private mapFormError(err: unknown): unknown {
     const e = err as { code?: number; httpCode?: number; message?: string };
     if (typeof e?.code !== 'number') return err;
-    if (e.code === formidableErrors.biggerThanMaxFileSize || e.code === formidableErrors.biggerThanTotalMaxFileSize) return tooLarge(this.limits);
-    if (e.code === formidableErrors.maxFilesExceeded) return new ValidationError([{ type: 'too_many', loc: ['body', 'file'], msg: 'send one file per request' }]);
-    if (e.code === formidableErrors.aborted) return new AppError(400, 'the request was aborted before the body ended', 'Bad request');
+    if (e.code === formidableErrors.biggerThanMaxFileSize || e.code === formidableErrors.biggerThanTotalMaxFileSize)
+      return tooLarge(this.limits);
+    if (e.code === formidableErrors.maxFilesExceeded)
+      return new ValidationError([{ type: 'too_many', loc: ['body', 'file'], msg: 'send one file per request' }]);
+    if (e.code === formidableErrors.aborted)
+      return new AppError(400, 'the request was aborted before the body ended', 'Bad request');
     return new AppError(400, `malformed multipart/form-data body: ${e.message ?? 'unreadable'}`, 'Bad request');
   }
 }

@@ -109,7 +109,9 @@ export function metricsRoute(metrics: ApiMetrics, token: string): Middleware<App
     if (ctx.path !== '/metrics' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
     const presented = /^Bearer (.+)$/i.exec(ctx.get('authorization'))?.[1] ?? '';
     if (!secretMatches(presented, hashSecret(token))) {
-      throw new AppError(401, 'metrics need the operator token (METRICS_TOKEN) as a bearer credential', undefined, { 'www-authenticate': 'Bearer realm="metrics"' });
+      throw new AppError(401, 'metrics need the operator token (METRICS_TOKEN) as a bearer credential', undefined, {
+        'www-authenticate': 'Bearer realm="metrics"',
+      });
     }
     const { contentType, body } = await metrics.render();
     ctx.type = contentType;

@@ -6,7 +6,9 @@ export const API_VERSION = '2.10.0';
 
 const errorSchema = z.object({ detail: z.string() }).meta({ description: 'Error (spec §7.1)' });
 const validationErrorSchema = z
-  .object({ detail: z.array(z.object({ type: z.string(), loc: z.array(z.union([z.string(), z.number()])), msg: z.string() })) })
+  .object({
+    detail: z.array(z.object({ type: z.string(), loc: z.array(z.union([z.string(), z.number()])), msg: z.string() })),
+  })
   .meta({ description: 'Validation error (422)' });
 const successErrorSchema = z.object({ success: z.literal(false), error: z.string(), detail: z.unknown() });
 
@@ -17,7 +19,18 @@ type Components = Record<string, unknown>;
 
 /** No string of a request (nor a key of its objects) may hold NUL: api/validation.ts refuses it, as Postgres cannot store it. */
 const NO_NUL = '^[^\\u0000]*$';
-const SCHEMA_KEYS = ['items', 'additionalProperties', 'propertyNames', 'not', 'if', 'then', 'else', 'contains', 'unevaluatedProperties', 'unevaluatedItems'];
+const SCHEMA_KEYS = [
+  'items',
+  'additionalProperties',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 const SCHEMA_MAPS = ['properties', 'patternProperties', 'dependentSchemas'];
 const CONSTRAINING = ['type', '$ref', 'allOf', 'anyOf', 'oneOf', 'const', 'enum', 'not', 'if', 'properties', 'items'];
@@ -52,7 +65,8 @@ function storable(node: unknown): unknown {
   for (const k of SCHEMA_KEYS) if (k in n && typeof n[k] === 'object') out[k] = storable(n[k]);
   for (const k of SCHEMA_LISTS) if (Array.isArray(n[k])) out[k] = (n[k] as unknown[]).map(storable);
   for (const k of SCHEMA_MAPS) {
-    if (n[k] && typeof n[k] === 'object') out[k] = Object.fromEntries(Object.entries(n[k] as Record<string, unknown>).map(([p, v]) => [p, storable(v)]));
+    if (n[k] && typeof n[k] === 'object')
+      out[k] = Object.fromEntries(Object.entries(n[k] as Record<string, unknown>).map(([p, v]) => [p, storable(v)]));
   }
   if (!CONSTRAINING.some((k) => k in n)) return { ...out, $ref: `#/components/schemas/${STORABLE_JSON}` };
   const types = [n.type].flat();
@@ -60,7 +74,8 @@ function storable(node: unknown): unknown {
     if (out.pattern === undefined) out.pattern = NO_NUL;
     else out.allOf = [...((out.allOf as unknown[] | undefined) ?? []), { pattern: NO_NUL }];
   }
-  if (types.includes('object') && n.additionalProperties !== false && out.propertyNames === undefined) out.propertyNames = { pattern: NO_NUL };
+  if (types.includes('object') && n.additionalProperties !== false && out.propertyNames === undefined)
+    out.propertyNames = { pattern: NO_NUL };
   return out;
 }
 
@@ -70,9 +85,18 @@ function storable(node: unknown): unknown {
  * hoisted into components.schemas and the references rewritten to point there.
  */
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output', components: Components): Record<string, unknown> {
-  const { $schema: _ignored, $defs, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+  const {
+    $schema: _ignored,
+    $defs,
+    ...rest
+  } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
   const rewrite = (value: unknown): unknown =>
-    JSON.parse(JSON.stringify(value).replace(/"#\/\$defs\/([^"]+)"/g, (_m, id: string) => `"#/components/schemas/${io === 'input' ? `${id}Input` : id}"`));
+    JSON.parse(
+      JSON.stringify(value).replace(
+        /"#\/\$defs\/([^"]+)"/g,
+        (_m, id: string) => `"#/components/schemas/${io === 'input' ? `${id}Input` : id}"`,
+      ),
+    );
   // A request states what api/validation.ts refuses in any request (NUL), besides its own schema.
   const fit = io === 'input' ? storable : (v: unknown) => v;
   if (io === 'input') components[STORABLE_JSON] ??= storableJson(3);
@@ -83,9 +107,16 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output', components: Compo
 }
 
 /** Query, path or header parameters from a zod object schema. */
-function parameters(schema: z.ZodType | undefined, where: 'query' | 'path' | 'header', components: Components): Record<string, unknown>[] {
+function parameters(
+  schema: z.ZodType | undefined,
+  where: 'query' | 'path' | 'header',
+  components: Components,
+): Record<string, unknown>[] {
   if (!schema) return [];
-  const js = jsonSchema(schema, 'input', components) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+  const js = jsonSchema(schema, 'input', components) as {
+    properties?: Record<string, Record<string, unknown>>;
+    required?: string[];
+  };
   return Object.entries(js.properties ?? {}).map(([name, prop]) => ({
     name,
     in: where,
@@ -114,9 +145,19 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
     for (const [status, res] of Object.entries(r.responses)) {
       const contentTypes = [res.contentType ?? 'application/json'].flat();
       // An error status declared with a description only has the route's error body.
-      const bodySchema = res.schema ?? (Number(status) >= 400 && !res.contentType ? (r.errorShape === 'success' ? successErrorSchema : status === '422' ? validationErrorSchema : errorSchema) : undefined);
+      const bodySchema =
+        res.schema ??
+        (Number(status) >= 400 && !res.contentType
+          ? r.errorShape === 'success'
+            ? successErrorSchema
+            : status === '422'
+              ? validationErrorSchema
+              : errorSchema
+          : undefined);
       const schema = bodySchema ? jsonSchema(bodySchema, 'output', components) : undefined;
-      const content: Record<string, unknown> = schema ? Object.fromEntries(contentTypes.map((type) => [type, { schema }])) : {};
+      const content: Record<string, unknown> = schema
+        ? Object.fromEntries(contentTypes.map((type) => [type, { schema }]))
+        : {};
       if (schema && formats && res.contentType === undefined) {
         content['application/yaml'] = { schema };
         content['text/markdown'] = { schema: { type: 'string' } };
@@ -126,22 +167,40 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
     const errorBody = r.errorShape === 'success' ? successErrorSchema : errorSchema;
     // Error bodies follow ?format= too (api/middleware/format.ts): YAML and Markdown besides JSON.
     const errorContent = (schema: Record<string, unknown>) =>
-      formats ? { 'application/json': { schema }, 'application/yaml': { schema }, 'text/markdown': { schema: { type: 'string' } } } : { 'application/json': { schema } };
+      formats
+        ? {
+            'application/json': { schema },
+            'application/yaml': { schema },
+            'text/markdown': { schema: { type: 'string' } },
+          }
+        : { 'application/json': { schema } };
     const addError = (status: number, description: string, schema: z.ZodType = errorBody) => {
-      if (!(String(status) in responses)) responses[status] = { description, content: errorContent(jsonSchema(schema, 'output', components)) };
+      if (!(String(status) in responses))
+        responses[status] = { description, content: errorContent(jsonSchema(schema, 'output', components)) };
     };
     if (r.security !== 'none') {
       addError(401, 'Missing or invalid credentials');
       addError(403, 'Client account is inactive');
       addError(429, 'Rate limit exceeded (100 requests per minute, burst 20 per second)');
     } else {
-      addError(429, 'Too many requests from this address (PUBLIC_RATE_LIMIT_PER_MINUTE, PUBLIC_RATE_LIMIT_BURST); retry after Retry-After');
+      addError(
+        429,
+        'Too many requests from this address (PUBLIC_RATE_LIMIT_PER_MINUTE, PUBLIC_RATE_LIMIT_BURST); retry after Retry-After',
+      );
     }
     // An unknown ?format= and an unreadable body are refused before the route is known
     // (api/middleware/format.ts, body.ts), in the common validation shape: a route whose own errors
     // are {success: false} documents both shapes, and one whose 422 is a page, JSON too.
     if ((formats || r.body) && r.errorShape === 'success') {
-      responses[422] = { description: r.responses[422]?.description ?? 'Validation error', content: errorContent({ anyOf: [jsonSchema(successErrorSchema, 'output', components), jsonSchema(validationErrorSchema, 'output', components)] }) };
+      responses[422] = {
+        description: r.responses[422]?.description ?? 'Validation error',
+        content: errorContent({
+          anyOf: [
+            jsonSchema(successErrorSchema, 'output', components),
+            jsonSchema(validationErrorSchema, 'output', components),
+          ],
+        }),
+      };
     } else if (formats || r.params || r.query || r.body || r.bodyDoc || r.headers) {
       addError(422, 'Validation error', r.errorShape === 'success' ? successErrorSchema : validationErrorSchema);
     }
@@ -151,7 +210,9 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
     }
     // Node answers a request line or headers past its limit (16 KiB) with 431 and no body, before the app.
     responses[431] = { description: 'Request line or headers too large' };
-    const bodyTypes = r.bodyContentType ? [r.bodyContentType] : ['application/json', 'application/yaml', 'text/yaml', 'application/x-yaml'];
+    const bodyTypes = r.bodyContentType
+      ? [r.bodyContentType]
+      : ['application/json', 'application/yaml', 'text/yaml', 'application/x-yaml'];
     if (r.body && r.bodyErrors !== 'bad_request') addError(415, 'Unsupported request content type');
     // Every parsed body has a size limit (api/middleware/body.ts), inflated gzip/deflate included.
     if (r.body) addError(413, 'Request body too large');
@@ -163,11 +224,27 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
       summary: r.summary,
       ...(r.description ? { description: r.description } : {}),
       tags: r.tags,
-      security: r.security === 'client' ? [{ bearerCredential: [] }] : r.security === 'token' ? [{ tokenQuery: [] }] : [],
-      parameters: [...parameters(r.params, 'path', components), ...parameters(r.headers, 'header', components), ...parameters(r.query, 'query', components), ...(r.method === 'get' && !r.ownFormat ? [formatParameter] : [])],
+      security:
+        r.security === 'client' ? [{ bearerCredential: [] }] : r.security === 'token' ? [{ tokenQuery: [] }] : [],
+      parameters: [
+        ...parameters(r.params, 'path', components),
+        ...parameters(r.headers, 'header', components),
+        ...parameters(r.query, 'query', components),
+        ...(r.method === 'get' && !r.ownFormat ? [formatParameter] : []),
+      ],
       // A route that reads its body itself (multipart uploads) documents it with bodyDoc alone.
       ...(r.body || r.bodyDoc
-        ? { requestBody: { required: true, content: Object.fromEntries(bodyTypes.map((t) => [t, { schema: jsonSchema((r.bodyDoc ?? r.body) as z.ZodType, 'input', components) }])) } }
+        ? {
+            requestBody: {
+              required: true,
+              content: Object.fromEntries(
+                bodyTypes.map((t) => [
+                  t,
+                  { schema: jsonSchema((r.bodyDoc ?? r.body) as z.ZodType, 'input', components) },
+                ]),
+              ),
+            },
+          }
         : {}),
       responses,
     };
@@ -190,7 +267,12 @@ export function buildOpenApi(routes: AnyRouteDef[], serverUrl?: string): Record<
           scheme: 'bearer',
           description: 'Authorization: Bearer <client_id>:<api_key>:<api_secret> (three parts joined with colons).',
         },
-        tokenQuery: { type: 'apiKey', in: 'query', name: 'token', description: 'client_id:api_key:api_secret, for the event stream.' },
+        tokenQuery: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'token',
+          description: 'client_id:api_key:api_secret, for the event stream.',
+        },
       },
     },
     paths,

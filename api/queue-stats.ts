@@ -3,7 +3,14 @@ import type { Db } from '../db';
 import { JobRepository } from '../db/repositories/jobs';
 import { ProjectionOutbox } from '../db/repositories/projection-outbox';
 import { ALL_JOB_SPECS, JOB_STATUSES, type JobStatus, type JobType } from '../jobs';
-import { activityTaskQueues, campaignsTaskQueue, jobTaskQueue, leadsTaskQueue, mailTaskQueue, webhooksTaskQueue } from '../jobs/queues';
+import {
+  activityTaskQueues,
+  campaignsTaskQueue,
+  jobTaskQueue,
+  leadsTaskQueue,
+  mailTaskQueue,
+  webhooksTaskQueue,
+} from '../jobs/queues';
 import type { Config } from '../lib/config';
 import { AppError } from '../lib/errors';
 import type { Temporal } from '../lib/temporal';
@@ -48,7 +55,13 @@ export function deploymentQueues(config: Config): QueueRef[] {
   const refs: QueueRef[] = [];
   for (const spec of ALL_JOB_SPECS.filter((s) => s.available)) {
     refs.push({ name: jobTaskQueue(prefix, spec), role: 'job', job_types: [spec.type], workflows: true });
-    if (spec.testQueue) refs.push({ name: jobTaskQueue(prefix, spec, { test: true }), role: 'job_test', job_types: [spec.type], workflows: true });
+    if (spec.testQueue)
+      refs.push({
+        name: jobTaskQueue(prefix, spec, { test: true }),
+        role: 'job_test',
+        job_types: [spec.type],
+        workflows: true,
+      });
     for (const name of Object.values(activityTaskQueues(prefix, spec.activityQueues?.(config) ?? []))) {
       // Types share a provider's queue (its limit is the provider's, whoever asks): one row, every type named.
       const shared = refs.find((r) => r.name === name);

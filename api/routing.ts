@@ -18,7 +18,11 @@ export interface ResponseDef {
 /** Who may call a route: a client's Bearer credential, the `token` query parameter (SSE), or anyone. */
 export type Security = 'client' | 'token' | 'none';
 
-export interface RouteDef<P extends z.ZodType | undefined, Q extends z.ZodType | undefined, B extends z.ZodType | undefined> {
+export interface RouteDef<
+  P extends z.ZodType | undefined,
+  Q extends z.ZodType | undefined,
+  B extends z.ZodType | undefined,
+> {
   method: Method;
   /** OpenAPI-style path: /api/v1/jobs/{job_id} */
   path: string;
@@ -85,9 +89,11 @@ export class ApiRouter {
     private readonly afterGuards: Middleware<AppState>[] = [],
   ) {}
 
-  add<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
-    def: RouteDef<P, Q, B>,
-  ): this {
+  add<
+    P extends z.ZodType | undefined = undefined,
+    Q extends z.ZodType | undefined = undefined,
+    B extends z.ZodType | undefined = undefined,
+  >(def: RouteDef<P, Q, B>): this {
     this.routes.push(def);
     const koaPath = def.path.replace(/\{(\w+)\}/g, ':$1');
     if (def.ownFormat) this.ownFormatPaths.push(new RegExp(`^${def.path.replace(/\{\w+\}/g, '[^/]+')}/?$`));
@@ -98,7 +104,9 @@ export class ApiRouter {
     const asBadRequest = def.bodyErrors === 'bad_request';
     const run: Middleware<AppState> = async (ctx) => {
       const params = (def.params ? validate(def.params, ctx.params, 'path') : undefined) as Out<P>;
-      const query = (def.query ? validate(def.query, def.ownFormat ? ctx.query : withoutFormat(ctx.query), 'query') : undefined) as Out<Q>;
+      const query = (
+        def.query ? validate(def.query, def.ownFormat ? ctx.query : withoutFormat(ctx.query), 'query') : undefined
+      ) as Out<Q>;
       let body: Out<B>;
       try {
         body = (def.body ? validate(def.body, ctx.request.body, 'body') : undefined) as Out<B>;
@@ -108,7 +116,11 @@ export class ApiRouter {
       await def.handler(ctx as AppContext, { params, query, body });
     };
     const afterGuards = asBadRequest ? this.afterGuards.map(bodyErrorsAs400) : this.afterGuards;
-    this.router.register(koaPath, [def.method.toUpperCase()], [shape, ...this.guards[def.security], ...afterGuards, ...(def.before ?? []), run]);
+    this.router.register(
+      koaPath,
+      [def.method.toUpperCase()],
+      [shape, ...this.guards[def.security], ...afterGuards, ...(def.before ?? []), run],
+    );
     return this;
   }
 
@@ -157,7 +169,11 @@ export class ApiRouter {
       for (const r of this.routes) {
         const parts = r.path.split('/');
         // '1' for a literal segment, '0' for a parameter: the greater string is the more specific path.
-        const template = { segments: parts.map((t) => (t.startsWith('{') ? undefined : t)), rank: parts.map((t) => (t.startsWith('{') ? '0' : '1')).join(''), method: r.method.toUpperCase() };
+        const template = {
+          segments: parts.map((t) => (t.startsWith('{') ? undefined : t)),
+          rank: parts.map((t) => (t.startsWith('{') ? '0' : '1')).join(''),
+          method: r.method.toUpperCase(),
+        };
         bySegments.set(parts.length, [...(bySegments.get(parts.length) ?? []), template]);
       }
       this.templateCache = { count: this.routes.length, bySegments };
@@ -203,7 +219,9 @@ function bodyErrorsAs400(mw: Middleware<AppState>): Middleware<AppState> {
  */
 function bodyErrorAs400(err: unknown): unknown {
   if (err instanceof ValidationError && err.issues.every((i) => i.loc[0] === 'body')) {
-    const detail = err.issues.map((i) => (i.loc.length > 1 ? `${i.loc.slice(1).join('.')}: ${i.msg}` : i.msg)).join('; ');
+    const detail = err.issues
+      .map((i) => (i.loc.length > 1 ? `${i.loc.slice(1).join('.')}: ${i.msg}` : i.msg))
+      .join('; ');
     return new AppError(400, detail, 'bad_request');
   }
   if (err instanceof AppError && err.status === 415) return new AppError(400, err.detail, 'bad_request', err.headers);

@@ -13,21 +13,40 @@ import { createSearchClient } from '../search/client';
 import { createApp } from './app';
 import type { ApiMetrics } from './metrics';
 
-export async function startServer(config: Config, availableJobTypes?: readonly JobType[]): Promise<{ server: Server; close: () => Promise<void> }> {
+export async function startServer(
+  config: Config,
+  availableJobTypes?: readonly JobType[],
+): Promise<{ server: Server; close: () => Promise<void> }> {
   const logger = createLogger(config.LOG_LEVEL, 'api');
   const db = createDb(config);
   const temporal = connectTemporalLazy(config);
   const search = createSearchClient(config);
   const storage = Storage.fromConfig(config);
-  const { app, metrics, close: closeApp } = createApp({ config, db, temporal, search, storage, logger, availableJobTypes });
-  const metricsServer = config.METRICS_PORT === undefined ? undefined : await listenMetrics(metrics, config.METRICS_HOST, config.METRICS_PORT);
-  if (metricsServer) logger.info({ url: `http://${config.METRICS_HOST}:${config.METRICS_PORT}/metrics` }, 'metrics listening');
-  else if (config.METRICS_TOKEN === undefined) logger.info('metrics are not served: set METRICS_PORT (a listener of their own) or METRICS_TOKEN (GET /metrics on PORT with that bearer token)');
+  const {
+    app,
+    metrics,
+    close: closeApp,
+  } = createApp({ config, db, temporal, search, storage, logger, availableJobTypes });
+  const metricsServer =
+    config.METRICS_PORT === undefined
+      ? undefined
+      : await listenMetrics(metrics, config.METRICS_HOST, config.METRICS_PORT);
+  if (metricsServer)
+    logger.info({ url: `http://${config.METRICS_HOST}:${config.METRICS_PORT}/metrics` }, 'metrics listening');
+  else if (config.METRICS_TOKEN === undefined)
+    logger.info(
+      'metrics are not served: set METRICS_PORT (a listener of their own) or METRICS_TOKEN (GET /metrics on PORT with that bearer token)',
+    );
 
   const server = await new Promise<Server>((resolve, reject) => {
     // Slow clients (slow-loris) are cut off: headers and whole requests have deadlines, checked every second.
     const s = createServer(
-      { headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS, requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS, keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
+      {
+        headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
+        requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+        keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+        connectionsCheckingInterval: 1000,
+      },
       app.callback(),
     );
     s.listen(config.PORT, config.HOST, () => resolve(s));
@@ -64,7 +83,10 @@ async function listenMetrics(metrics: ApiMetrics, host: string, port: number): P
     }
     metrics.render().then(
       ({ contentType, body }) => res.writeHead(200, { 'content-type': contentType }).end(body),
-      () => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'metrics could not be collected' })),
+      () =>
+        res
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ detail: 'metrics could not be collected' })),
     );
   });
   return new Promise<Server>((resolve, reject) => {
@@ -78,7 +100,10 @@ if (require.main === module) {
     ({ close }) => {
       for (const signal of ['SIGTERM', 'SIGINT'] as const) {
         process.once(signal, () => {
-          close().then(() => process.exit(0), () => process.exit(1));
+          close().then(
+            () => process.exit(0),
+            () => process.exit(1),
+          );
         });
       }
     },

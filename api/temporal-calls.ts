@@ -16,12 +16,21 @@ export class TemporalCalls {
     const deadline = Date.now() + TEMPORAL_CALL_TIMEOUT_MS;
     const call = this.temporal.connection.withDeadline(deadline, fn);
     this.inFlight.add(call);
-    void call.then(() => this.inFlight.delete(call), () => this.inFlight.delete(call));
+    void call.then(
+      () => this.inFlight.delete(call),
+      () => this.inFlight.delete(call),
+    );
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('temporal call timed out')), TEMPORAL_CALL_TIMEOUT_MS);
       call.then(
-        (v) => { clearTimeout(timer); resolve(v); },
-        (e: unknown) => { clearTimeout(timer); reject(e); },
+        (v) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+        (e: unknown) => {
+          clearTimeout(timer);
+          reject(e);
+        },
       );
     });
   }

@@ -5,13 +5,23 @@ import { ValidationError, type ValidationIssue } from '../lib/errors';
 export function issuesFromZod(err: ZodError, prefix: (string | number)[]): ValidationIssue[] {
   // A value of the wrong type is that one issue: zod also runs the size checks of the type it expected
   // on it (an array's max(8) on a string says "expected string to have <=8 characters").
-  const wrongType = new Set(err.issues.filter((i) => i.code === 'invalid_type').map((i) => JSON.stringify(i.path.map(String))));
-  const issues = err.issues.filter((i) => i.code === 'invalid_type' || !((i.code === 'too_big' || i.code === 'too_small') && wrongType.has(JSON.stringify(i.path.map(String)))));
+  const wrongType = new Set(
+    err.issues.filter((i) => i.code === 'invalid_type').map((i) => JSON.stringify(i.path.map(String))),
+  );
+  const issues = err.issues.filter(
+    (i) =>
+      i.code === 'invalid_type' ||
+      !((i.code === 'too_big' || i.code === 'too_small') && wrongType.has(JSON.stringify(i.path.map(String)))),
+  );
   return issues.map((issue) => {
     const loc = [...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
     // validate() asks zod for each issue's input: none means the key is absent (a missing enum
     // such as a job's `type` is an invalid_value, a missing string an invalid_type).
-    if ((issue.code === 'invalid_type' || issue.code === 'invalid_value') && 'input' in issue && issue.input === undefined) {
+    if (
+      (issue.code === 'invalid_type' || issue.code === 'invalid_value') &&
+      'input' in issue &&
+      issue.input === undefined
+    ) {
       return { type: 'missing', loc, msg: 'Field required' };
     }
     if (issue.code === 'unrecognized_keys') {
@@ -28,7 +38,11 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 function unstorable(text: string): Omit<ValidationIssue, 'loc'> | undefined {
   if (text.includes('\u0000')) return { type: 'string_nul', msg: 'NUL characters (\\u0000) are not accepted' };
   // Postgres refuses it in jsonb (a 500 on submit) and the driver turns it into U+FFFD in text (a changed name).
-  if (LONE_SURROGATE.test(text)) return { type: 'string_unicode', msg: 'lone UTF-16 surrogates (\\ud800-\\udfff without their pair) are not accepted' };
+  if (LONE_SURROGATE.test(text))
+    return {
+      type: 'string_unicode',
+      msg: 'lone UTF-16 surrogates (\\ud800-\\udfff without their pair) are not accepted',
+    };
   return undefined;
 }
 
@@ -51,7 +65,11 @@ function unstorableStrings(value: unknown, loc: (string | number)[], found: Vali
 }
 
 /** Parses `value` with `schema` or throws a ValidationError located under `where` (e.g. 'query' or ['body', 'payload']). */
-export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'path' | (string | number)[]): z.output<S> {
+export function validate<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  where: 'body' | 'query' | 'path' | (string | number)[],
+): z.output<S> {
   const prefix = typeof where === 'string' ? [where] : where;
   const unfit = unstorableStrings(value, prefix);
   if (unfit.length) throw new ValidationError(unfit);

@@ -4,7 +4,13 @@ import type { JobModel } from '../db/models/job';
 import { JobWorkflowRepository, type JobWorkflowRow, type WorkflowBusinessRow } from '../db/repositories/job-workflows';
 import { JobRepository } from '../db/repositories/jobs';
 import { MAX_JOB_DEADLINE } from '../jobs/limits';
-import { pipelineEnabled, type StageStatus, type WorkflowBusinessEntry, type WorkflowResults, type WorkflowStatus } from '../jobs/workflow';
+import {
+  pipelineEnabled,
+  type StageStatus,
+  type WorkflowBusinessEntry,
+  type WorkflowResults,
+  type WorkflowStatus,
+} from '../jobs/workflow';
 import type { Config } from '../lib/config';
 import { badRequest, notFound } from '../lib/errors';
 import { sleep } from '../lib/sleep';
@@ -15,7 +21,8 @@ const POLL_MS = 500;
 /** Past the pipeline's deadline: its in-flight stages stop and finishPipeline writes the end. */
 const FINISH_GRACE_MS = 15_000;
 
-export const NOT_A_WORKFLOW_JOB = 'this job was not submitted with a workflow: workflow results exist only for crawlMaps jobs submitted with workflow (enabled)';
+export const NOT_A_WORKFLOW_JOB =
+  'this job was not submitted with a workflow: workflow results exist only for crawlMaps jobs submitted with workflow (enabled)';
 
 const OPEN: readonly StageStatus[] = ['pending', 'processing'];
 const isTerminal = (s: WorkflowStatus) => s !== 'queued' && s !== 'processing';
@@ -50,7 +57,12 @@ export function businessEntry(row: WorkflowBusinessRow): WorkflowBusinessEntry {
  * completed_with_errors and partial succeed (has_results when there are businesses); failed,
  * queued and processing do not.
  */
-export function buildWorkflowResults(job: Pick<JobModel, 'id' | 'status' | 'campaign_id' | 'started_at' | 'completed_at' | 'error_message'>, wf: JobWorkflowRow | undefined, rows: WorkflowBusinessRow[], now: Date): WorkflowResults {
+export function buildWorkflowResults(
+  job: Pick<JobModel, 'id' | 'status' | 'campaign_id' | 'started_at' | 'completed_at' | 'error_message'>,
+  wf: JobWorkflowRow | undefined,
+  rows: WorkflowBusinessRow[],
+  now: Date,
+): WorkflowResults {
   let status: WorkflowStatus;
   if (wf) status = wf.status;
   else if (job.status === 'queued') status = 'queued';
@@ -67,12 +79,12 @@ export function buildWorkflowResults(job: Pick<JobModel, 'id' | 'status' | 'camp
   const progress: WorkflowResults['progress'] =
     status === 'processing'
       ? {
-        stage: !wf ? 'maps' : count((r) => OPEN.includes(r.site_status)) > 0 ? 'site' : 'verify',
-        businesses_total: total,
-        spidersite_done: siteDone,
-        spiderverify_done: verifyDone,
-        percent: total === 0 ? 0 : Math.round(((siteDone + verifyDone) / (2 * total)) * 1000) / 10,
-      }
+          stage: !wf ? 'maps' : count((r) => OPEN.includes(r.site_status)) > 0 ? 'site' : 'verify',
+          businesses_total: total,
+          spidersite_done: siteDone,
+          spiderverify_done: verifyDone,
+          percent: total === 0 ? 0 : Math.round(((siteDone + verifyDone) / (2 * total)) * 1000) / 10,
+        }
       : null;
   return {
     success: succeeded,
@@ -92,10 +104,16 @@ export function buildWorkflowResults(job: Pick<JobModel, 'id' | 'status' | 'camp
     total_emails_found: rows.reduce((n, r) => n + (r.site?.emails_found.length ?? 0), 0),
     total_valid_emails: rows.reduce((n, r) => n + r.valid_emails_count, 0),
     businesses: rows.map(businessEntry),
-    processing_time_seconds: job.started_at ? Math.max(0, Math.round((end.getTime() - new Date(job.started_at).getTime()) / 100) / 10) : null,
+    processing_time_seconds: job.started_at
+      ? Math.max(0, Math.round((end.getTime() - new Date(job.started_at).getTime()) / 100) / 10)
+      : null,
     spidersite_timed_out: wf?.site_timed_out ?? false,
     spiderverify_timed_out: wf?.verify_timed_out ?? false,
-    error_message: wf?.error_message ?? (status === 'failed' ? job.error_message ?? (job.status === 'cancelled' ? 'the maps job was cancelled' : null) : null),
+    error_message:
+      wf?.error_message ??
+      (status === 'failed'
+        ? (job.error_message ?? (job.status === 'cancelled' ? 'the maps job was cancelled' : null))
+        : null),
   };
 }
 
@@ -149,7 +167,10 @@ export class WorkflowResultsService {
       if (!options.wait || isTerminal(body.status) || options.signal.aborted) return body;
       const bound = wf
         ? new Date(wf.deadline_at).getTime() + FINISH_GRACE_MS
-        : (current.started_at ? new Date(current.started_at).getTime() : requestedAt) + MAX_JOB_DEADLINE.ms + this.config.WORKFLOW_OVERALL_TIMEOUT_SECONDS * 1000 + FINISH_GRACE_MS;
+        : (current.started_at ? new Date(current.started_at).getTime() : requestedAt) +
+          MAX_JOB_DEADLINE.ms +
+          this.config.WORKFLOW_OVERALL_TIMEOUT_SECONDS * 1000 +
+          FINISH_GRACE_MS;
       if (Date.now() + POLL_MS > bound) return body;
       // A hang-up ends the sleep; the check above then answers with what is there.
       await sleep(POLL_MS, options.signal).catch(() => undefined);

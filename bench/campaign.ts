@@ -24,7 +24,10 @@ const KEY = 'bench-places-key-0123456789';
 const MAIL_SERVERS = 8;
 
 /** 20 loopback addresses x `perHost` ports: one origin per business, three pages each. */
-async function startSites(count: number, latencyMs: number): Promise<{ origins: string[]; pages: () => number; close: () => Promise<void> }> {
+async function startSites(
+  count: number,
+  latencyMs: number,
+): Promise<{ origins: string[]; pages: () => number; close: () => Promise<void> }> {
   let pages = 0;
   const servers: Server[] = [];
   const origins: string[] = [];
@@ -36,13 +39,19 @@ async function startSites(count: number, latencyMs: number): Promise<{ origins: 
       const path = (req.url ?? '/').split('?')[0];
       const page = (body: string) =>
         setTimeout(() => {
-          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
-            `<!doctype html><html><head><title>Business ${i}</title><meta property="og:site_name" content="Business ${i}"></head><body>${body}</body></html>`,
-          );
+          res
+            .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+            .end(
+              `<!doctype html><html><head><title>Business ${i}</title><meta property="og:site_name" content="Business ${i}"></head><body>${body}</body></html>`,
+            );
         }, latencyMs);
       if (path === '/') return page(`<h1>Business ${i}</h1><a href="/about">About</a> <a href="/contact">Contact</a>`);
-      if (path === '/about') return page(`<h1>About</h1><p>A family bakery since 19${10 + (i % 90)}.</p><a href="/contact">Contact</a>`);
-      if (path === '/contact') return page(`<h1>Contact</h1><a href="mailto:info@${domain}">info@${domain}</a> <a href="mailto:owner${i}@${domain}">owner${i}@${domain}</a>`);
+      if (path === '/about')
+        return page(`<h1>About</h1><p>A family bakery since 19${10 + (i % 90)}.</p><a href="/contact">Contact</a>`);
+      if (path === '/contact')
+        return page(
+          `<h1>Contact</h1><a href="mailto:info@${domain}">info@${domain}</a> <a href="mailto:owner${i}@${domain}">owner${i}@${domain}</a>`,
+        );
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
     });
     await new Promise<void>((resolve) => server.listen(0, host, resolve));
@@ -65,15 +74,23 @@ const ms = (t: temporal.api.history.v1.IHistoryEvent): number => {
 };
 
 /** Run time (started -> closed) and queue wait (scheduled -> started) of each activity in a history, by activity name. */
-function activityTimes(events: temporal.api.history.v1.IHistoryEvent[]): { name: string; runMs: number; waitMs: number }[] {
+function activityTimes(
+  events: temporal.api.history.v1.IHistoryEvent[],
+): { name: string; runMs: number; waitMs: number }[] {
   const scheduled = new Map<string, { name: string; at: number }>();
   const started = new Map<string, number>();
   const out: { name: string; runMs: number; waitMs: number }[] = [];
   for (const e of events) {
     const id = String(e.eventId);
-    if (e.activityTaskScheduledEventAttributes) scheduled.set(id, { name: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', at: ms(e) });
-    if (e.activityTaskStartedEventAttributes) started.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), ms(e));
-    const closed = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes ?? e.activityTaskCanceledEventAttributes;
+    if (e.activityTaskScheduledEventAttributes)
+      scheduled.set(id, { name: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', at: ms(e) });
+    if (e.activityTaskStartedEventAttributes)
+      started.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), ms(e));
+    const closed =
+      e.activityTaskCompletedEventAttributes ??
+      e.activityTaskFailedEventAttributes ??
+      e.activityTaskTimedOutEventAttributes ??
+      e.activityTaskCanceledEventAttributes;
     if (closed) {
       const key = String(closed.scheduledEventId);
       const s = scheduled.get(key);
@@ -86,11 +103,16 @@ function activityTimes(events: temporal.api.history.v1.IHistoryEvent[]): { name:
 
 async function main(): Promise<void> {
   const opts = args({ locations: 20, businesses: 20, concurrency: 5, latency: 0 });
-  const mail = serveScript('bench/verify-server.ts', { args: ['--servers', String(MAIL_SERVERS)], stdio: ['ignore', 'pipe', 'inherit'] });
-  const where = JSON.parse(await new Promise<string>((resolve, reject) => {
-    createInterface({ input: mail.stdout as NodeJS.ReadableStream }).once('line', resolve);
-    mail.once('exit', (code) => reject(new Error(`mail stand-in exited (${code})`)));
-  })) as { dns: string; smtpPort: number };
+  const mail = serveScript('bench/verify-server.ts', {
+    args: ['--servers', String(MAIL_SERVERS)],
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const where = JSON.parse(
+    await new Promise<string>((resolve, reject) => {
+      createInterface({ input: mail.stdout as NodeJS.ReadableStream }).once('line', resolve);
+      mail.once('exit', (code) => reject(new Error(`mail stand-in exited (${code})`)));
+    }),
+  ) as { dns: string; smtpPort: number };
   const sites = await startSites(opts.locations * opts.businesses, opts.latency);
   // Its places are added once the cities are read from the database.
   const places = await startGooglePlacesStandIn({ apiKey: KEY, places: [], byCity: true });
@@ -106,10 +128,21 @@ async function main(): Promise<void> {
     SITE_DELAY_MS: '0',
   });
   const { config, db, call } = service;
-  const cities = (await db.withSchema(config.DATABASE_SCHEMA).from('locations').where('country_code', 'GB').orderBy('population', 'desc').limit(opts.locations).select('id', 'name')) as { id: number; name: string }[];
-  places.places.push(...cities.flatMap((c, k) =>
-    cityPlaces(c.name, 'bakery', opts.businesses).map((p, j) => ({ ...p, websiteUri: sites.origins[k * opts.businesses + j] })),
-  ));
+  const cities = (await db
+    .withSchema(config.DATABASE_SCHEMA)
+    .from('locations')
+    .where('country_code', 'GB')
+    .orderBy('population', 'desc')
+    .limit(opts.locations)
+    .select('id', 'name')) as { id: number; name: string }[];
+  places.places.push(
+    ...cities.flatMap((c, k) =>
+      cityPlaces(c.name, 'bakery', opts.businesses).map((p, j) => ({
+        ...p,
+        websiteUri: sites.origins[k * opts.businesses + j],
+      })),
+    ),
+  );
 
   try {
     const started = performance.now();
@@ -121,7 +154,8 @@ async function main(): Promise<void> {
       concurrency: opts.concurrency,
       workflow: { enabled: true, site: { max_pages: 5 }, verify: { smtp_check: true } },
     });
-    if (created.status !== 201) throw new Error(`campaign create answered ${created.status}: ${JSON.stringify(created.json)}`);
+    if (created.status !== 201)
+      throw new Error(`campaign create answered ${created.status}: ${JSON.stringify(created.json)}`);
     const campaignId = String(created.json.campaign_id);
     let record: Record<string, unknown>;
     for (;;) {
@@ -130,13 +164,20 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 100));
     }
     const wallMs = performance.now() - started;
-    if (record.status !== 'completed') throw new Error(`campaign ended ${String(record.status)}: ${JSON.stringify(record)}`);
+    if (record.status !== 'completed')
+      throw new Error(`campaign ended ${String(record.status)}: ${JSON.stringify(record)}`);
     const aggregate = (await call(`/api/v1/campaigns/${campaignId}/workflow-results`)).json;
 
     // The stage activities of every location job and its pipeline, from Temporal's histories.
-    const jobs = (await db.withSchema(config.DATABASE_SCHEMA).from('jobs').where('campaign_id', campaignId).select('id')) as { id: string }[];
+    const jobs = (await db
+      .withSchema(config.DATABASE_SCHEMA)
+      .from('jobs')
+      .where('campaign_id', campaignId)
+      .select('id')) as { id: string }[];
     // The campaign's own claim and finish steps too (its latest run: under 200 locations there is one).
-    const times = activityTimes((await service.temporal.client.workflow.getHandle(`campaign/${campaignId}`).fetchHistory()).events ?? []);
+    const times = activityTimes(
+      (await service.temporal.client.workflow.getHandle(`campaign/${campaignId}`).fetchHistory()).events ?? [],
+    );
     for (const { id } of jobs) {
       for (const workflowId of [`job/${id}`, `job/${id}/pipeline`]) {
         const history = await service.temporal.client.workflow.getHandle(workflowId).fetchHistory();
@@ -176,13 +217,21 @@ async function main(): Promise<void> {
       campaign_status: record.status,
       workflow_status: aggregate.status,
     };
-    process.stdout.write(`campaign: ${opts.locations} locations x ${opts.businesses} businesses, maps -> site -> verify, concurrency ${opts.concurrency} (site latency ${opts.latency} ms)\n`);
+    process.stdout.write(
+      `campaign: ${opts.locations} locations x ${opts.businesses} businesses, maps -> site -> verify, concurrency ${opts.concurrency} (site latency ${opts.latency} ms)\n`,
+    );
     process.stdout.write(`  engine wall time (created -> terminal): ${result.engine_wall_seconds} s\n`);
-    process.stdout.write(`  sum of stage activities' run time: ${result.stage_activity_seconds} s (parallelism ${result.parallelism}x); time activities waited in queues: ${result.queue_wait_seconds} s\n`);
+    process.stdout.write(
+      `  sum of stage activities' run time: ${result.stage_activity_seconds} s (parallelism ${result.parallelism}x); time activities waited in queues: ${result.queue_wait_seconds} s\n`,
+    );
     for (const [name, e] of Object.entries(byName).sort((a, b) => b[1].run_seconds - a[1].run_seconds)) {
-      process.stdout.write(`    ${name.padEnd(24)} ${String(e.count).padStart(5)} runs  ${String(e.run_seconds).padStart(9)} s run  ${String(e.queue_wait_seconds).padStart(9)} s queued\n`);
+      process.stdout.write(
+        `    ${name.padEnd(24)} ${String(e.count).padStart(5)} runs  ${String(e.run_seconds).padStart(9)} s run  ${String(e.queue_wait_seconds).padStart(9)} s queued\n`,
+      );
     }
-    process.stdout.write(`  ${String(result.businesses_total)} businesses, ${String(result.total_emails_found)} e-mails found, ${String(result.total_valid_emails)} valid; ${result.pages_served} pages served, ${result.provider_requests} maps requests\n`);
+    process.stdout.write(
+      `  ${String(result.businesses_total)} businesses, ${String(result.total_emails_found)} e-mails found, ${String(result.total_valid_emails)} valid; ${result.pages_served} pages served, ${result.provider_requests} maps requests\n`,
+    );
     process.stdout.write(`  written to ${writeResult('campaign', result)}\n`);
   } finally {
     await service.close();

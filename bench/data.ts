@@ -59,7 +59,12 @@ async function loadRows(db: Db, clientId: string, size: number): Promise<number>
 async function main(): Promise<void> {
   const opts = args({ size: 100_000, batches: 300, pages: 300, concurrency: 1, warmup: 20, queries: 300 });
   const tag = `d${Date.now().toString(36)}`;
-  const env = { ...stackEnv(), DATABASE_SCHEMA: `bench_${tag}`, ES_INDEX_PREFIX: `bench-${tag}`, LOG_LEVEL: process.env.BENCH_API_LOG ?? 'warn' };
+  const env = {
+    ...stackEnv(),
+    DATABASE_SCHEMA: `bench_${tag}`,
+    ES_INDEX_PREFIX: `bench-${tag}`,
+    LOG_LEVEL: process.env.BENCH_API_LOG ?? 'warn',
+  };
   const config = parseConfig(env);
   const db = createDb(config);
   await migrateLatest(db, config.DATABASE_SCHEMA);
@@ -71,7 +76,10 @@ async function main(): Promise<void> {
   const port = 18000 + Math.floor(Math.random() * 1000);
   const profileDir = process.env.BENCH_PROFILE_DIR;
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const api = serveScript('bench/submit-api.ts', { nodeArgs: profile, env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false' } });
+  const api = serveScript('bench/submit-api.ts', {
+    nodeArgs: profile,
+    env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false' },
+  });
   const base = `http://127.0.0.1:${port}`;
   try {
     for (let i = 0; ; i++) {
@@ -94,9 +102,17 @@ async function main(): Promise<void> {
     const rnd = () => 1 + Math.floor(Math.random() * opts.size);
     const batch = async () => {
       const records = Array.from({ length: 100 }, (_, j) => {
-        if (j % 2 === 1) { fresh++; return { company_name: `New ${tag} ${fresh}`, email: `new${fresh}@${tag}.test`, phone: `+1 555 ${fresh}` }; }
+        if (j % 2 === 1) {
+          fresh++;
+          return { company_name: `New ${tag} ${fresh}`, email: `new${fresh}@${tag}.test`, phone: `+1 555 ${fresh}` };
+        }
         const i = rnd();
-        return [{ maps_place_id: `ChIJbench${i}` }, { email: `LEAD${i}@bench.test` }, { phone: `+44 (20) ${i}` }, { website: `https://www.c${i}.bench.test/` }][j % 4] as Record<string, string>;
+        return [
+          { maps_place_id: `ChIJbench${i}` },
+          { email: `LEAD${i}@bench.test` },
+          { phone: `+44 (20) ${i}` },
+          { website: `https://www.c${i}.bench.test/` },
+        ][j % 4] as Record<string, string>;
       });
       const out = await call('POST', '/api/v1/dedupe/check-batch', { record_type: 'business', records });
       const s = out.stats as { duplicate_count: number };
@@ -108,7 +124,10 @@ async function main(): Promise<void> {
     // IDAP sync: follow next_cursor page by page in sync order (limit 500).
     let cursor: string | null = null;
     const syncPage = async () => {
-      const out = await call('GET', `/api/v1/idap/businesses?sort=updated_at&order=asc&limit=500${cursor ? `&cursor=${cursor}` : ''}`);
+      const out = await call(
+        'GET',
+        `/api/v1/idap/businesses?sort=updated_at&order=asc&limit=500${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       cursor = (out.next_cursor as string | null) ?? null;
     };
     await load(opts.warmup, 1, syncPage);
@@ -116,7 +135,15 @@ async function main(): Promise<void> {
 
     const checkBatch = stats(batchRun.latencies, batchRun.seconds);
     const sync = stats(syncRun.latencies, syncRun.seconds);
-    const search = await searchTimings({ base, auth, size: opts.size, clientId: client.client_id, esUrl: config.ELASTICSEARCH_URL, indexPrefix: config.ES_INDEX_PREFIX, queries: opts.queries });
+    const search = await searchTimings({
+      base,
+      auth,
+      size: opts.size,
+      clientId: client.client_id,
+      esUrl: config.ELASTICSEARCH_URL,
+      indexPrefix: config.ES_INDEX_PREFIX,
+      queries: opts.queries,
+    });
     const result = {
       benchmark: 'data',
       at: new Date().toISOString(),
@@ -127,15 +154,23 @@ async function main(): Promise<void> {
       idap_sync_page_500: sync,
       search_leads: search,
       targets_at_1m: { check_batch_p95_ms: 30, sync_p95_ms: 50, search_p95_ms: 30, search_ratio_p95: 1.2 },
-      met: { check_batch: checkBatch.p95_ms <= 30, sync: sync.p95_ms <= 50, search: search.api.p95_ms <= 30, search_ratio: search.ratio_p95 <= 1.2 },
+      met: {
+        check_batch: checkBatch.p95_ms <= 30,
+        sync: sync.p95_ms <= 50,
+        search: search.api.p95_ms <= 30,
+        search_ratio: search.ratio_p95 <= 1.2,
+      },
     };
-    const line = (name: string, s: Stats) => `${name.padEnd(26)} p50 ${String(s.p50_ms).padStart(7)} ms  p95 ${String(s.p95_ms).padStart(7)} ms  p99 ${String(s.p99_ms).padStart(7)} ms  (${s.count})`;
+    const line = (name: string, s: Stats) =>
+      `${name.padEnd(26)} p50 ${String(s.p50_ms).padStart(7)} ms  p95 ${String(s.p95_ms).padStart(7)} ms  p99 ${String(s.p99_ms).padStart(7)} ms  (${s.count})`;
     console.log(`data benchmark: ${opts.size} rows each, loaded in ${result.load_seconds} s`);
     console.log(line('dedupe check-batch (100)', checkBatch));
     console.log(line('IDAP sync page (500)', sync));
     console.log(line('search leads (API)', search.api));
     console.log(line('search leads (direct ES)', search.direct));
-    console.log(`search ratio API/direct at p95: ${search.ratio_p95}x (${opts.size} leads indexed in ${search.index_seconds} s)`);
+    console.log(
+      `search ratio API/direct at p95: ${search.ratio_p95}x (${opts.size} leads indexed in ${search.index_seconds} s)`,
+    );
     console.log(`wrote ${writeResult('data', result)}`);
   } finally {
     api.kill('SIGTERM');

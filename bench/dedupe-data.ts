@@ -23,8 +23,14 @@ export const BASELINE_SCRIPT = path.join(ROOT, 'bench/dedupe-quality-baseline.py
 
 /** recordlinkage 0.16 (July 2023) with the versions it installed with on Python 3.11 here. */
 const BASELINE_PACKAGES = [
-  'recordlinkage==0.16', 'jellyfish==1.3.0', 'numpy==2.4.6', 'pandas==2.3.3', 'scipy==1.17.1',
-  'scikit-learn==1.9.1', 'joblib==1.6.0', 'threadpoolctl==3.8.0',
+  'recordlinkage==0.16',
+  'jellyfish==1.3.0',
+  'numpy==2.4.6',
+  'pandas==2.3.3',
+  'scipy==1.17.1',
+  'scikit-learn==1.9.1',
+  'joblib==1.6.0',
+  'threadpoolctl==3.8.0',
 ];
 const VENV_MARKER = path.join(TOOLS, 'venv/.recordlinkage-0.16');
 
@@ -78,7 +84,8 @@ export function ensurePython(): string {
 /** Fodors-Zagat's three CSV files from py_entitymatching's source distribution, checked. */
 function fodorsZagatSource(): string {
   const dir = path.join(TOOLS, 'src/fodors-zagat');
-  const ok = () => Object.entries(FZ_FILES).every(([f, hash]) => existsSync(path.join(dir, f)) && sha256(path.join(dir, f)) === hash);
+  const ok = () =>
+    Object.entries(FZ_FILES).every(([f, hash]) => existsSync(path.join(dir, f)) && sha256(path.join(dir, f)) === hash);
   if (ok()) return dir;
   const dl = path.join(TOOLS, 'dl');
   mkdirSync(dl, { recursive: true });
@@ -87,13 +94,25 @@ function fodorsZagatSource(): string {
     console.log(`downloading ${FZ_PACKAGE} (source distribution, not installed) into ${dl} ...`);
     // No wheel of 0.4.2 fits Python 3.11 on Linux, so pip takes the source distribution (and builds
     // only its metadata). `--no-binary :all:` would also build numpy from source for that: not used.
-    execFileSync(ensurePython(), ['-m', 'pip', 'download', '--quiet', '--no-deps', '-d', dl, FZ_PACKAGE], { stdio: 'inherit' });
-    if (!existsSync(archive)) throw new Error(`pip download ${FZ_PACKAGE} did not bring ${FZ_ARCHIVE} (a wheel instead?): see ${dl}`);
+    execFileSync(ensurePython(), ['-m', 'pip', 'download', '--quiet', '--no-deps', '-d', dl, FZ_PACKAGE], {
+      stdio: 'inherit',
+    });
+    if (!existsSync(archive))
+      throw new Error(`pip download ${FZ_PACKAGE} did not bring ${FZ_ARCHIVE} (a wheel instead?): see ${dl}`);
   }
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  execFileSync('tar', ['-xzf', archive, '-C', dir, '--strip-components', String(FZ_DIR.split('/').length), ...Object.keys(FZ_FILES).map((f) => `${FZ_DIR}/${f}`)]);
-  if (!ok()) throw new Error(`${archive}: the Fodors-Zagat files differ from the ones bench/data/SOURCES.md records (SHA-256)`);
+  execFileSync('tar', [
+    '-xzf',
+    archive,
+    '-C',
+    dir,
+    '--strip-components',
+    String(FZ_DIR.split('/').length),
+    ...Object.keys(FZ_FILES).map((f) => `${FZ_DIR}/${f}`),
+  ]);
+  if (!ok())
+    throw new Error(`${archive}: the Fodors-Zagat files differ from the ones bench/data/SOURCES.md records (SHA-256)`);
   return dir;
 }
 
@@ -119,7 +138,8 @@ export function truePairs(records: DataRecord[]): Set<string> {
   for (const r of records) byEntity.set(r.entity, [...(byEntity.get(r.entity) ?? []), r.id]);
   const pairs = new Set<string>();
   for (const ids of byEntity.values()) {
-    for (let i = 0; i < ids.length; i++) for (let j = i + 1; j < ids.length; j++) pairs.add(pairKey(ids[i] as string, ids[j] as string));
+    for (let i = 0; i < ids.length; i++)
+      for (let j = i + 1; j < ids.length; j++) pairs.add(pairKey(ids[i] as string, ids[j] as string));
   }
   return pairs;
 }

@@ -46,7 +46,17 @@ import { createDb, migrateLatest, type Db } from '../db';
 import { ClientRepository } from '../db/repositories/clients';
 import { parseConfig } from '../lib/config';
 import { matchKeys, type DedupeRecord } from '../lib/dedupe';
-import { BASELINE_SCRIPT, DATASETS, ensurePython, loadDataset, pairKey, truePairs, type DataRecord, type Dataset, type DatasetName } from './dedupe-data';
+import {
+  BASELINE_SCRIPT,
+  DATASETS,
+  ensurePython,
+  loadDataset,
+  pairKey,
+  truePairs,
+  type DataRecord,
+  type Dataset,
+  type DatasetName,
+} from './dedupe-data';
 import { percentile, ROOT, serveScript, stackEnv } from './support';
 
 const BATCH = 100;
@@ -85,7 +95,8 @@ function parseArgs(): Options {
       }
       case '--thresholds':
         thresholds = (value ?? '').split(',').map(Number);
-        if (thresholds.length === 0 || thresholds.some((t) => !(t >= 0 && t <= 1))) fail('--thresholds: comma-separated numbers 0-1');
+        if (thresholds.length === 0 || thresholds.some((t) => !(t >= 0 && t <= 1)))
+          fail('--thresholds: comma-separated numbers 0-1');
         i++;
         break;
       case '--fuzzy':
@@ -111,8 +122,16 @@ function parseArgs(): Options {
     }
   }
   thresholds = [...new Set(thresholds)].sort((a, b) => a - b);
-  if (recommended !== undefined && !thresholds.includes(recommended)) thresholds = [...thresholds, recommended].sort((a, b) => a - b);
-  return { datasets: datasets.length ? [...new Set(datasets)] : ['fodors-zagat', 'febrl1'], thresholds, fuzzy, recommended, baseline, out };
+  if (recommended !== undefined && !thresholds.includes(recommended))
+    thresholds = [...thresholds, recommended].sort((a, b) => a - b);
+  return {
+    datasets: datasets.length ? [...new Set(datasets)] : ['fodors-zagat', 'febrl1'],
+    thresholds,
+    fuzzy,
+    recommended,
+    baseline,
+    out,
+  };
 }
 
 // ---- scoring --------------------------------------------------------------------------------
@@ -159,7 +178,8 @@ function closedPairs(links: [string, string][]): Set<string> {
   for (const x of parent.keys()) clusters.set(find(x), [...(clusters.get(find(x)) ?? []), x]);
   const pairs = new Set<string>();
   for (const ids of clusters.values()) {
-    for (let i = 0; i < ids.length; i++) for (let j = i + 1; j < ids.length; j++) pairs.add(pairKey(ids[i] as string, ids[j] as string));
+    for (let i = 0; i < ids.length; i++)
+      for (let j = i + 1; j < ids.length; j++) pairs.add(pairKey(ids[i] as string, ids[j] as string));
   }
   return pairs;
 }
@@ -171,12 +191,23 @@ const prf = (tp: number, predicted: number, truth: number) => {
 };
 
 /** The closed pairs that are wrong and the true pairs not found (for looking at the errors), up to `limit` of each. */
-function errors(links: [string, string][], truth: Set<string>, label: (id: string) => string, limit = 40): { false_pairs: string[]; missed_pairs: string[] } {
+function errors(
+  links: [string, string][],
+  truth: Set<string>,
+  label: (id: string) => string,
+  limit = 40,
+): { false_pairs: string[]; missed_pairs: string[] } {
   const predicted = closedPairs(links);
   const show = (p: string) => p.split('\u0000').map(label).join(' = ');
   return {
-    false_pairs: [...predicted].filter((p) => !truth.has(p)).slice(0, limit).map(show),
-    missed_pairs: [...truth].filter((p) => !predicted.has(p)).slice(0, limit).map(show),
+    false_pairs: [...predicted]
+      .filter((p) => !truth.has(p))
+      .slice(0, limit)
+      .map(show),
+    missed_pairs: [...truth]
+      .filter((p) => !predicted.has(p))
+      .slice(0, limit)
+      .map(show),
   };
 }
 
@@ -188,7 +219,17 @@ export function score(links: [string, string][], truth: Set<string>): Score {
   let tpLinks = 0;
   for (const p of direct) if (truth.has(p)) tpLinks++;
   const l = prf(tpLinks, direct.size, truth.size);
-  return { ...prf(tp, predicted.size, truth.size), tp, fp: predicted.size - tp, fn: truth.size - tp, pairs: predicted.size, links: links.length, links_precision: l.precision, links_recall: l.recall, links_f1: l.f1 };
+  return {
+    ...prf(tp, predicted.size, truth.size),
+    tp,
+    fp: predicted.size - tp,
+    fn: truth.size - tp,
+    pairs: predicted.size,
+    links: links.length,
+    links_precision: l.precision,
+    links_recall: l.recall,
+    links_f1: l.f1,
+  };
 }
 
 // ---- the service ----------------------------------------------------------------------------
@@ -205,31 +246,47 @@ interface ApiShape {
 /** What the running API's OpenAPI document says check-batch takes. */
 async function apiShape(base: string): Promise<ApiShape> {
   const doc = (await (await fetch(`${base}/openapi.json`)).json()) as Record<string, unknown>;
-  const schemas = ((doc.components as Record<string, unknown> | undefined)?.schemas ?? {}) as Record<string, Record<string, unknown>>;
+  const schemas = ((doc.components as Record<string, unknown> | undefined)?.schemas ?? {}) as Record<
+    string,
+    Record<string, unknown>
+  >;
   const resolve = (s: Record<string, unknown> | undefined): Record<string, unknown> | undefined => {
     const ref = s?.$ref;
     return typeof ref === 'string' ? resolve(schemas[ref.replace('#/components/schemas/', '')]) : s;
   };
-  const props = (s: Record<string, unknown> | undefined) => (resolve(s)?.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const props = (s: Record<string, unknown> | undefined) =>
+    (resolve(s)?.properties ?? {}) as Record<string, Record<string, unknown>>;
   const paths = doc.paths as Record<string, Record<string, Record<string, unknown>>>;
   const op = paths['/api/v1/dedupe/check-batch']?.post;
-  const content = (op?.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)?.content ?? {};
+  const content =
+    (op?.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)?.content ?? {};
   const body = props(content['application/json']?.schema);
-  return { fuzzy: 'fuzzy' in body, recordFields: Object.keys(props(resolve(body.records)?.items as Record<string, unknown> | undefined)) };
+  return {
+    fuzzy: 'fuzzy' in body,
+    recordFields: Object.keys(props(resolve(body.records)?.items as Record<string, unknown> | undefined)),
+  };
 }
 
-const present = (r: ApiRecord): ApiRecord => Object.fromEntries(Object.entries(r).filter(([, v]) => typeof v === 'string' && v.trim() !== ''));
+const present = (r: ApiRecord): ApiRecord =>
+  Object.fromEntries(Object.entries(r).filter(([, v]) => typeof v === 'string' && v.trim() !== ''));
 
 /** A data set's record as the API takes it, and which of the data set's fields have no place. */
 function mapper(
   name: DatasetName,
   shape: ApiShape,
-): { recordType: 'business' | 'contact'; toApi: (r: DataRecord) => ApiRecord; sent: string[]; unsent: string[]; columns: string[] } {
+): {
+  recordType: 'business' | 'contact';
+  toApi: (r: DataRecord) => ApiRecord;
+  sent: string[];
+  unsent: string[];
+  columns: string[];
+} {
   if (name === 'fodors-zagat') {
     const address = ADDRESS_FIELDS.find((f) => shape.recordFields.includes(f));
     return {
       recordType: 'business',
-      toApi: (r) => present({ company_name: r.name, phone: r.phone, city: r.city, ...(address ? { [address]: r.addr } : {}) }),
+      toApi: (r) =>
+        present({ company_name: r.name, phone: r.phone, city: r.city, ...(address ? { [address]: r.addr } : {}) }),
       sent: ['name -> company_name', 'phone -> phone', 'city -> city', ...(address ? [`addr -> ${address}`] : [])],
       unsent: [...(address ? [] : ['addr (the API record has no address field)']), 'type (cuisine; no field)'],
       columns: ['name', 'phone', 'city', ...(address ? ['addr'] : [])],
@@ -247,8 +304,20 @@ function mapper(
         city: r.suburb,
         ...(address ? { [address]: join([join([r.street_number, r.address_1], ' '), r.address_2], ', ') } : {}),
       }),
-    sent: ['given_name -> first_name', 'surname -> last_name', 'given_name + surname -> full_name', 'suburb -> city', ...(address ? [`street_number address_1, address_2 -> ${address}`] : [])],
-    unsent: [...(address ? [] : ['street_number, address_1, address_2 (the API record has no address field)']), 'postcode, state (no field)', 'date_of_birth (no field)', 'soc_sec_id (no field)', 'phone (FEBRL has none)'],
+    sent: [
+      'given_name -> first_name',
+      'surname -> last_name',
+      'given_name + surname -> full_name',
+      'suburb -> city',
+      ...(address ? [`street_number address_1, address_2 -> ${address}`] : []),
+    ],
+    unsent: [
+      ...(address ? [] : ['street_number, address_1, address_2 (the API record has no address field)']),
+      'postcode, state (no field)',
+      'date_of_birth (no field)',
+      'soc_sec_id (no field)',
+      'phone (FEBRL has none)',
+    ],
     columns: ['given_name', 'surname', 'suburb', ...(address ? ['street_number', 'address_1', 'address_2'] : [])],
   };
 }
@@ -271,12 +340,20 @@ interface ServiceRun extends Score {
   errors: { false_pairs: string[]; missed_pairs: string[] };
 }
 
-const canonical = (r: ApiRecord) => JSON.stringify(Object.keys(r).sort().map((k) => [k, r[k]?.trim() ?? null]));
+const canonical = (r: ApiRecord) =>
+  JSON.stringify(
+    Object.keys(r)
+      .sort()
+      .map((k) => [k, r[k]?.trim() ?? null]),
+  );
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 const r1 = (x: number) => Math.round(x * 10) / 10;
 
 class ApiError extends Error {
-  constructor(readonly status: number, readonly body: string) {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {
     super(`check-batch answered ${status}: ${body.slice(0, 500)}`);
   }
 }
@@ -300,9 +377,19 @@ async function runService(
   const latencies: number[] = [];
   for (let from = 0; from < records.length; from += BATCH) {
     const batch = records.slice(from, from + BATCH);
-    const body = { record_type: map.recordType, records: batch.map((r) => r.api), add_to_canonical: true, threshold, ...(fuzzy === undefined ? {} : { fuzzy }) };
+    const body = {
+      record_type: map.recordType,
+      records: batch.map((r) => r.api),
+      add_to_canonical: true,
+      threshold,
+      ...(fuzzy === undefined ? {} : { fuzzy }),
+    };
     const started = performance.now();
-    const res = await fetch(`${base}/api/v1/dedupe/check-batch`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${base}/api/v1/dedupe/check-batch`, {
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const text = await res.text();
     latencies.push(performance.now() - started);
     if (res.status !== 200) throw new ApiError(res.status, text);
@@ -328,13 +415,17 @@ async function runService(
         throw new Error(`record ${r.id} is in neither the unique nor the duplicates list of its batch's answer`);
       }
     }
-    if (u !== answer.unique.length || d !== answer.duplicates.length) throw new Error(`batch at ${from}: the answer lists records that were not sent`);
+    if (u !== answer.unique.length || d !== answer.duplicates.length)
+      throw new Error(`batch at ${from}: the answer lists records that were not sent`);
   }
 
   // Canonical id -> the record that created it, by record_hash.
   const ownerOf = new Map<number, string>();
   for (let offset = 0; ; offset += 1000) {
-    const res = await fetch(`${base}/api/v1/dedupe/canonical?record_type=${map.recordType}&limit=1000&offset=${offset}`, { headers: { authorization: auth } });
+    const res = await fetch(
+      `${base}/api/v1/dedupe/canonical?record_type=${map.recordType}&limit=1000&offset=${offset}`,
+      { headers: { authorization: auth } },
+    );
     if (res.status !== 200) throw new Error(`GET /api/v1/dedupe/canonical answered ${res.status}: ${await res.text()}`);
     const page = (await res.json()) as { records: { id: number; record_hash: string }[]; total: number };
     for (const c of page.records) {
@@ -353,7 +444,17 @@ async function runService(
   const sorted = [...latencies].sort((a, b) => a - b);
   const byId = new Map(records.map((r) => [r.id, r.api]));
   const label = (id: string) => `${id} ${JSON.stringify(byId.get(id) ?? {})}`;
-  return { threshold, ...score(links, truth), errors: errors(links, truth, label), batches: latencies.length, ms_p50: r1(percentile(sorted, 50)), ms_p95: r1(percentile(sorted, 95)), match_types: matchTypes, confidences, unresolved };
+  return {
+    threshold,
+    ...score(links, truth),
+    errors: errors(links, truth, label),
+    batches: latencies.length,
+    ms_p50: r1(percentile(sorted, 50)),
+    ms_p95: r1(percentile(sorted, 95)),
+    match_types: matchTypes,
+    confidences,
+    unresolved,
+  };
 }
 
 // ---- the baseline ---------------------------------------------------------------------------
@@ -382,9 +483,22 @@ interface BaselineRun {
   ecm: Score | { error: string };
 }
 
-async function runBaseline(dataset: Dataset, variant: 'full' | 'api', apiColumns: string[], thresholds: number[], truth: Set<string>): Promise<BaselineRun> {
+async function runBaseline(
+  dataset: Dataset,
+  variant: 'full' | 'api',
+  apiColumns: string[],
+  thresholds: number[],
+  truth: Set<string>,
+): Promise<BaselineRun> {
   const file = path.join(ROOT, '.stack/bench-dedupe/data', dataset.name, 'records.jsonl');
-  const argv = [BASELINE_SCRIPT, 'link', dataset.name, file, variant, ...(variant === 'api' ? [apiColumns.join(',')] : [])];
+  const argv = [
+    BASELINE_SCRIPT,
+    'link',
+    dataset.name,
+    file,
+    variant,
+    ...(variant === 'api' ? [apiColumns.join(',')] : []),
+  ];
   const { stdout } = await promisify(execFile)(ensurePython(), argv, { maxBuffer: 1 << 30 });
   const out = JSON.parse(stdout) as BaselineOutput;
   const candidates = new Set(out.pairs.map(([a, b]) => pairKey(a, b)));
@@ -397,7 +511,13 @@ async function runBaseline(dataset: Dataset, variant: 'full' | 'api', apiColumns
     blocking_recall: r3(covered / truth.size),
     ms: out.ms,
     versions: out.versions,
-    by_threshold: thresholds.map((t) => ({ threshold: t, ...score(out.pairs.filter(([, , s]) => s >= t).map(([a, b]) => [a, b]), truth) })),
+    by_threshold: thresholds.map((t) => ({
+      threshold: t,
+      ...score(
+        out.pairs.filter(([, , s]) => s >= t).map(([a, b]) => [a, b]),
+        truth,
+      ),
+    })),
     ecm: out.ecm_error ? { error: out.ecm_error } : score(out.ecm, truth),
   };
 }
@@ -422,25 +542,44 @@ interface DatasetResult {
 const fmt = (x: number) => x.toFixed(3);
 const rounded = <T extends Score>(s: T): T => ({
   ...s,
-  ...Object.fromEntries((['precision', 'recall', 'f1', 'links_precision', 'links_recall', 'links_f1'] as const).map((k) => [k, r3(s[k])])),
+  ...Object.fromEntries(
+    (['precision', 'recall', 'f1', 'links_precision', 'links_recall', 'links_f1'] as const).map((k) => [k, r3(s[k])]),
+  ),
 });
 
 function printTable(r: DatasetResult, fuzzyLabel: string): void {
-  console.log(`\n${r.dataset}: ${r.records} records, ${r.true_pairs} true pairs; service as ${r.record_type} with ${r.fields_sent.join(', ')}`);
+  console.log(
+    `\n${r.dataset}: ${r.records} records, ${r.true_pairs} true pairs; service as ${r.record_type} with ${r.fields_sent.join(', ')}`,
+  );
   console.log(`  not sent: ${r.fields_not_sent.join('; ')}`);
-  for (const b of r.baseline) console.log(`  recordlinkage ${b.variant}: ${b.fields.join(', ')}; ${b.candidates} candidate pairs, blocking recall ${fmt(b.blocking_recall)}, ${b.ms} ms`);
-  if (r.baseline_api_same_as_full) console.log('  recordlinkage api: the same fields as full (the service is sent all of them)');
+  for (const b of r.baseline)
+    console.log(
+      `  recordlinkage ${b.variant}: ${b.fields.join(', ')}; ${b.candidates} candidate pairs, blocking recall ${fmt(b.blocking_recall)}, ${b.ms} ms`,
+    );
+  if (r.baseline_api_same_as_full)
+    console.log('  recordlinkage api: the same fields as full (the service is sent all of them)');
   if (r.service_error) console.log(`  service: ${r.service_error}`);
   const head = `  ${'system'.padEnd(24)} ${'thr'.padStart(5)} ${'prec'.padStart(6)} ${'recall'.padStart(6)} ${'F1'.padStart(6)} ${'pairs'.padStart(6)} ${'links'.padStart(6)} ${'F1lnk'.padStart(6)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)}  match types`;
   console.log(head);
   const row = (name: string, thr: string, s: Score, extra = '') =>
-    console.log(`  ${name.padEnd(24)} ${thr.padStart(5)} ${fmt(s.precision).padStart(6)} ${fmt(s.recall).padStart(6)} ${fmt(s.f1).padStart(6)} ${String(s.pairs).padStart(6)} ${String(s.links).padStart(6)} ${fmt(s.links_f1).padStart(6)}${extra}`);
-  const thresholds = [...new Set([...r.service.map((s) => s.threshold), ...(r.baseline[0]?.by_threshold.map((b) => b.threshold) ?? [])])].sort((a, b) => a - b);
+    console.log(
+      `  ${name.padEnd(24)} ${thr.padStart(5)} ${fmt(s.precision).padStart(6)} ${fmt(s.recall).padStart(6)} ${fmt(s.f1).padStart(6)} ${String(s.pairs).padStart(6)} ${String(s.links).padStart(6)} ${fmt(s.links_f1).padStart(6)}${extra}`,
+    );
+  const thresholds = [
+    ...new Set([...r.service.map((s) => s.threshold), ...(r.baseline[0]?.by_threshold.map((b) => b.threshold) ?? [])]),
+  ].sort((a, b) => a - b);
   for (const t of thresholds) {
     const s = r.service.find((x) => x.threshold === t);
     if (s) {
-      const types = Object.entries(s.match_types).map(([k, v]) => `${k} ${v}`).join(', ');
-      row(`service (${fuzzyLabel})`, String(t), s, ` ${String(s.ms_p50).padStart(7)} ${String(s.ms_p95).padStart(7)}  ${types}${s.unresolved ? `; ${s.unresolved} unresolved` : ''}`);
+      const types = Object.entries(s.match_types)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');
+      row(
+        `service (${fuzzyLabel})`,
+        String(t),
+        s,
+        ` ${String(s.ms_p50).padStart(7)} ${String(s.ms_p95).padStart(7)}  ${types}${s.unresolved ? `; ${s.unresolved} unresolved` : ''}`,
+      );
     }
     for (const b of r.baseline) {
       const x = b.by_threshold.find((y) => y.threshold === t);
@@ -455,7 +594,10 @@ function printTable(r: DatasetResult, fuzzyLabel: string): void {
 
 function gitHead(): string | undefined {
   try {
-    return execFileSync('git', ['-C', ROOT, 'rev-parse', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', ['-C', ROOT, 'rev-parse', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     return undefined;
   }
@@ -465,12 +607,19 @@ async function main(): Promise<void> {
   const opts = parseArgs();
   const datasets = opts.datasets.map(loadDataset);
   const tag = `dq${Date.now().toString(36)}`;
-  const env = { ...stackEnv(), DATABASE_SCHEMA: `bench_${tag}`, ES_INDEX_PREFIX: `bench-${tag}`, LOG_LEVEL: process.env.BENCH_API_LOG ?? 'warn' };
+  const env = {
+    ...stackEnv(),
+    DATABASE_SCHEMA: `bench_${tag}`,
+    ES_INDEX_PREFIX: `bench-${tag}`,
+    LOG_LEVEL: process.env.BENCH_API_LOG ?? 'warn',
+  };
   const config = parseConfig(env);
   const db = createDb(config);
   await migrateLatest(db, config.DATABASE_SCHEMA);
   const port = 18000 + Math.floor(Math.random() * 1000);
-  const api = serveScript('bench/submit-api.ts', { env: { ...env, PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_ENABLED: 'false' } });
+  const api = serveScript('bench/submit-api.ts', {
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_ENABLED: 'false' },
+  });
   const base = `http://127.0.0.1:${port}`;
   const results: DatasetResult[] = [];
   let failed = false;
@@ -485,7 +634,9 @@ async function main(): Promise<void> {
     // --fuzzy 0 stays exact matching whatever the API's default becomes.
     const fuzzy = opts.fuzzy ? true : shape.fuzzy ? false : undefined;
     const fuzzyLabel = opts.fuzzy ? 'fuzzy' : 'exact';
-    console.log(`API at ${base}: check-batch ${shape.fuzzy ? 'declares' : 'does not declare'} \`fuzzy\`; sending ${fuzzy === undefined ? 'no fuzzy field' : `fuzzy: ${fuzzy}`}`);
+    console.log(
+      `API at ${base}: check-batch ${shape.fuzzy ? 'declares' : 'does not declare'} \`fuzzy\`; sending ${fuzzy === undefined ? 'no fuzzy field' : `fuzzy: ${fuzzy}`}`,
+    );
     for (const dataset of datasets) {
       const truth = truePairs(dataset.records);
       const map = mapper(dataset.name, shape);
@@ -504,7 +655,8 @@ async function main(): Promise<void> {
         for (const variant of ['full', 'api'] as const) {
           const run = await runBaseline(dataset, variant, map.columns, opts.thresholds, truth);
           // Where the service is sent every field the standard setup compares, `api` is `full` again.
-          if (variant === 'api' && JSON.stringify(run.fields) === JSON.stringify(result.baseline[0]?.fields)) result.baseline_api_same_as_full = true;
+          if (variant === 'api' && JSON.stringify(run.fields) === JSON.stringify(result.baseline[0]?.fields))
+            result.baseline_api_same_as_full = true;
           else result.baseline.push(run);
         }
       }
@@ -512,13 +664,21 @@ async function main(): Promise<void> {
         try {
           result.service.push(await runService(base, db, dataset, map, t, fuzzy, truth));
         } catch (err) {
-          result.service_error = err instanceof ApiError ? `the API refused the batch (${err.status}): ${err.body.slice(0, 300)}` : String(err);
+          result.service_error =
+            err instanceof ApiError
+              ? `the API refused the batch (${err.status}): ${err.body.slice(0, 300)}`
+              : String(err);
           failed = true;
           break;
         }
       }
-      if (opts.fuzzy && result.service.length > 0 && result.service.every((s) => Object.keys(s.match_types).every((k) => !k.startsWith('fuzzy')))) {
-        result.service_error = 'fuzzy: true was accepted, but no answer had a fuzzy match type (ignored, or no fuzzy match above the thresholds)';
+      if (
+        opts.fuzzy &&
+        result.service.length > 0 &&
+        result.service.every((s) => Object.keys(s.match_types).every((k) => !k.startsWith('fuzzy')))
+      ) {
+        result.service_error =
+          'fuzzy: true was accepted, but no answer had a fuzzy match type (ignored, or no fuzzy match above the thresholds)';
       }
       results.push(result);
       printTable(result, fuzzyLabel);
@@ -538,9 +698,18 @@ async function main(): Promise<void> {
     const best = fz.service.reduce((a, b) => (b.f1 >= a.f1 ? b : a));
     const at = fz.service.find((s) => s.threshold === (opts.recommended ?? best.threshold)) ?? best;
     // The baseline's best by either scoring of its links: closed into clusters, or as they are.
-    const named = (name: string, x: Score) => [{ name: `${name} (closed)`, f1: x.f1 }, { name: `${name} (links)`, f1: x.links_f1 }];
-    const baselines = fz.baseline.flatMap((b) => [...b.by_threshold.flatMap((x) => named(`${b.variant} score>=${x.threshold}`, x)), ...('error' in b.ecm ? [] : named(`${b.variant} ECM`, b.ecm))]);
-    const bestBaseline = baselines.reduce<{ name: string; f1: number } | undefined>((a, b) => (!a || b.f1 > a.f1 ? b : a), undefined);
+    const named = (name: string, x: Score) => [
+      { name: `${name} (closed)`, f1: x.f1 },
+      { name: `${name} (links)`, f1: x.links_f1 },
+    ];
+    const baselines = fz.baseline.flatMap((b) => [
+      ...b.by_threshold.flatMap((x) => named(`${b.variant} score>=${x.threshold}`, x)),
+      ...('error' in b.ecm ? [] : named(`${b.variant} ECM`, b.ecm)),
+    ]);
+    const bestBaseline = baselines.reduce<{ name: string; f1: number } | undefined>(
+      (a, b) => (!a || b.f1 > a.f1 ? b : a),
+      undefined,
+    );
     criterion = {
       threshold: at.threshold,
       chosen: opts.recommended !== undefined ? 'given (--recommended)' : 'best F1 of the service',
@@ -551,7 +720,9 @@ async function main(): Promise<void> {
     };
     console.log(
       `\nfodors-zagat bar at threshold ${at.threshold} (${criterion.chosen as string}): F1 ${fmt(at.f1)} ${at.f1 >= 0.95 ? '>=' : '<'} 0.95; ` +
-        (bestBaseline ? `baseline best ${fmt(bestBaseline.f1)} (${bestBaseline.name}) ${at.f1 >= bestBaseline.f1 ? '<=' : '>'} ours` : 'no baseline run') +
+        (bestBaseline
+          ? `baseline best ${fmt(bestBaseline.f1)} (${bestBaseline.name}) ${at.f1 >= bestBaseline.f1 ? '<=' : '>'} ours`
+          : 'no baseline run') +
         ` -> ${at.f1 >= 0.95 && (!bestBaseline || at.f1 >= bestBaseline.f1) ? 'met' : 'not met'}`,
     );
   }
@@ -562,11 +733,16 @@ async function main(): Promise<void> {
     commit: gitHead(),
     machine: { cores: os.cpus().length, load_average: os.loadavg().map((l) => Math.round(l * 100) / 100) },
     options: { ...opts, out: undefined },
-    scoring: 'pairwise precision/recall/F1 over transitively closed clusters (canonical record + the records matched to it; baseline links closed by union-find)',
+    scoring:
+      'pairwise precision/recall/F1 over transitively closed clusters (canonical record + the records matched to it; baseline links closed by union-find)',
     datasets: results.map((r) => ({
       ...r,
       service: r.service.map(rounded),
-      baseline: r.baseline.map((b) => ({ ...b, by_threshold: b.by_threshold.map(rounded), ecm: 'error' in b.ecm ? b.ecm : rounded(b.ecm) })),
+      baseline: r.baseline.map((b) => ({
+        ...b,
+        by_threshold: b.by_threshold.map(rounded),
+        ecm: 'error' in b.ecm ? b.ecm : rounded(b.ecm),
+      })),
     })),
     criterion,
   };

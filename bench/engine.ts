@@ -67,34 +67,56 @@ async function main(): Promise<void> {
     // A different VAT number per job: the same payload within 24 hours is answered by the earlier job.
     const body = JSON.stringify({ payload: { mode: 'vat', vat_number: `DE${String(100_000_000 + i)}` } });
     const started = performance.now();
-    const res = await fetch(`${base}/api/v1/jobs/crawlCompanyData/submit`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body });
+    const res = await fetch(`${base}/api/v1/jobs/crawlCompanyData/submit`, {
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body,
+    });
     const submitted = (await res.json()) as { job_id?: string };
-    if (res.status !== 201 || !submitted.job_id) throw new Error(`submit answered ${res.status}: ${JSON.stringify(submitted)}`);
+    if (res.status !== 201 || !submitted.job_id)
+      throw new Error(`submit answered ${res.status}: ${JSON.stringify(submitted)}`);
     const jobId = submitted.job_id;
     // A job the shared Temporal dev server stalls (a lost task, retried after its timeout) is counted, not timed.
-    const doneAt = early.get(jobId) ?? (await new Promise<number | undefined>((resolve, reject) => {
-      waiting.set(jobId, { resolve, reject });
-      setTimeout(() => resolve(undefined), 120_000).unref();
-    }));
+    const doneAt =
+      early.get(jobId) ??
+      (await new Promise<number | undefined>((resolve, reject) => {
+        waiting.set(jobId, { resolve, reject });
+        setTimeout(() => resolve(undefined), 120_000).unref();
+      }));
     waiting.delete(jobId);
     if (doneAt === undefined) {
       stalled.push(jobId);
       return undefined;
     }
     const ms = doneAt - started;
-    const row = (await db('jobs').where({ id: jobId }).first('created_at', 'started_at', 'completed_at')) as { created_at: Date; started_at: Date; completed_at: Date };
+    const row = (await db('jobs').where({ id: jobId }).first('created_at', 'started_at', 'completed_at')) as {
+      created_at: Date;
+      started_at: Date;
+      completed_at: Date;
+    };
     const queuedToStarted = row.started_at.getTime() - row.created_at.getTime();
     const startedToCompleted = row.completed_at.getTime() - row.started_at.getTime();
-    return { ms, queuedToStarted, startedToCompleted, completedToEvent: Math.max(0, ms - queuedToStarted - startedToCompleted) };
+    return {
+      ms,
+      queuedToStarted,
+      startedToCompleted,
+      completedToEvent: Math.max(0, ms - queuedToStarted - startedToCompleted),
+    };
   };
 
   const summary = (timings: Timing[], seconds: number) => {
     const part = (f: (t: Timing) => number) => {
       const sorted = timings.map(f).sort((a, b) => a - b);
-      return { p50_ms: Math.round(percentile(sorted, 50) * 10) / 10, p95_ms: Math.round(percentile(sorted, 95) * 10) / 10 };
+      return {
+        p50_ms: Math.round(percentile(sorted, 50) * 10) / 10,
+        p95_ms: Math.round(percentile(sorted, 95) * 10) / 10,
+      };
     };
     return {
-      submit_to_completed: stats(timings.map((t) => t.ms), seconds),
+      submit_to_completed: stats(
+        timings.map((t) => t.ms),
+        seconds,
+      ),
       // From the job row's timestamps (Postgres clock): the submission's insert to startJob's commit,
       // startJob to completeJob; the rest is the HTTP submit before the insert and the event's delivery.
       queued_to_started: part((t) => t.queuedToStarted),
@@ -133,10 +155,13 @@ async function main(): Promise<void> {
     const line = (name: string, r: typeof sequential) =>
       `${name.padEnd(16)} p50 ${String(r.submit_to_completed.p50_ms).padStart(7)} ms  p95 ${String(r.submit_to_completed.p95_ms).padStart(7)} ms  ` +
       `(queued->started p50 ${r.queued_to_started.p50_ms} ms, started->completed ${r.started_to_completed.p50_ms} ms, submit+event ${r.rest.p50_ms} ms)`;
-    console.log(`engine benchmark on the ${temporal.name === 'cluster' ? 'Temporal cluster (dev/cluster)' : 'Temporal dev server'}: ${opts.jobs} crawlCompanyData VAT checks against an instant stand-in, submit -> job.completed on SSE (load average ${result.machine.load_average.join(' ')})`);
+    console.log(
+      `engine benchmark on the ${temporal.name === 'cluster' ? 'Temporal cluster (dev/cluster)' : 'Temporal dev server'}: ${opts.jobs} crawlCompanyData VAT checks against an instant stand-in, submit -> job.completed on SSE (load average ${result.machine.load_average.join(' ')})`,
+    );
     console.log(line('one at a time', sequential));
     console.log(line(`${opts.concurrency} at a time`, concurrent));
-    if (stalled.length > 0) console.log(`${stalled.length} job(s) stalled over 120 s and are left out of the figures: ${stalled.join(', ')}`);
+    if (stalled.length > 0)
+      console.log(`${stalled.length} job(s) stalled over 120 s and are left out of the figures: ${stalled.join(', ')}`);
     console.log(`target median <= 150 ms: ${result.met ? 'met' : 'NOT met'}`);
     console.log(`wrote ${writeResult(temporal.name === 'cluster' ? 'engine-cluster' : 'engine', result)}`);
   } finally {

@@ -22,10 +22,24 @@ const FORMATS = ['csv', 'xlsx', 'ndjson'] as const;
 async function loadCampaign(db: Db, clientId: string, rows: number, locations: number): Promise<string> {
   const campaign = (await db.raw('select gen_random_uuid() as id')) as { rows: { id: string }[] };
   const id = campaign.rows[0]?.id as string;
-  const workflow = { enabled: true, site: { max_pages: 10, extract_team: true, compendium: { enabled: false, cleanup_level: 'fit' } }, verify: { enabled: true, smtp_check: true } };
+  const workflow = {
+    enabled: true,
+    site: { max_pages: 10, extract_team: true, compendium: { enabled: false, cleanup_level: 'fit' } },
+    verify: { enabled: true, smtp_check: true },
+  };
   await db('campaigns').insert({
-    id, client_id: clientId, name: `bench ${rows}`, search_terms: ['bakery'], max_results_per_location: Math.ceil(rows / locations),
-    workflow: JSON.stringify(workflow), priority: 0, concurrency: 5, auto_submit: true, locations_total: locations, workflow_id: `campaign/${id}`, task_queue: 'bench',
+    id,
+    client_id: clientId,
+    name: `bench ${rows}`,
+    search_terms: ['bakery'],
+    max_results_per_location: Math.ceil(rows / locations),
+    workflow: JSON.stringify(workflow),
+    priority: 0,
+    concurrency: 5,
+    auto_submit: true,
+    locations_total: locations,
+    workflow_id: `campaign/${id}`,
+    task_queue: 'bench',
   });
   // One job per location, its campaign location and its job_workflows row.
   await db.raw(
@@ -81,14 +95,23 @@ interface Download {
   peak_rss_growth_mb: number;
 }
 
-async function download(base: string, auth: string, campaignId: string, format: string, rows: number, pid: number): Promise<Download> {
+async function download(
+  base: string,
+  auth: string,
+  campaignId: string,
+  format: string,
+  rows: number,
+  pid: number,
+): Promise<Download> {
   // Let the previous download's garbage go before taking the baseline.
   await new Promise((r) => setTimeout(r, 1000));
   const before = rssOf(pid);
   let peak = before;
   const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 20);
   const started = performance.now();
-  const res = await fetch(`${base}/api/v1/campaigns/${campaignId}/export?format=${format}`, { headers: { authorization: auth } });
+  const res = await fetch(`${base}/api/v1/campaigns/${campaignId}/export?format=${format}`, {
+    headers: { authorization: auth },
+  });
   if (res.status !== 200 || !res.body) throw new Error(`export ${format} answered ${res.status}: ${await res.text()}`);
   let bytes = 0;
   let newlines = 0;
@@ -101,18 +124,29 @@ async function download(base: string, auth: string, campaignId: string, format: 
   peak = Math.max(peak, rssOf(pid));
   // csv: a header line, then one line per business (no text here spans lines); ndjson: one line each.
   const expected = format === 'csv' ? rows + 1 : format === 'ndjson' ? rows : undefined;
-  if (expected !== undefined && newlines !== expected) throw new Error(`${format}: expected ${expected} lines, got ${newlines}`);
+  if (expected !== undefined && newlines !== expected)
+    throw new Error(`${format}: expected ${expected} lines, got ${newlines}`);
   const r = (x: number) => Math.round(x * 10) / 10;
   return {
-    format, rows, seconds: r(seconds), rows_per_second: Math.round(rows / seconds), mb: r(bytes / 1024 / 1024),
-    rss_before_mb: r(before / 1024 / 1024), peak_rss_growth_mb: r((peak - before) / 1024 / 1024),
+    format,
+    rows,
+    seconds: r(seconds),
+    rows_per_second: Math.round(rows / seconds),
+    mb: r(bytes / 1024 / 1024),
+    rss_before_mb: r(before / 1024 / 1024),
+    peak_rss_growth_mb: r((peak - before) / 1024 / 1024),
   };
 }
 
 async function main(): Promise<void> {
   const opts = args({ rows: 100_000, locations: 200 });
   const tag = `e${Date.now().toString(36)}`;
-  const env = { ...stackEnv(), DATABASE_SCHEMA: `bench_${tag}`, ES_INDEX_PREFIX: `bench-${tag}`, LOG_LEVEL: process.env.BENCH_API_LOG ?? 'warn' };
+  const env = {
+    ...stackEnv(),
+    DATABASE_SCHEMA: `bench_${tag}`,
+    ES_INDEX_PREFIX: `bench-${tag}`,
+    LOG_LEVEL: process.env.BENCH_API_LOG ?? 'warn',
+  };
   const config = parseConfig(env);
   const db = createDb(config);
   await migrateLatest(db, config.DATABASE_SCHEMA);
@@ -129,7 +163,10 @@ async function main(): Promise<void> {
 
   const port = 18000 + Math.floor(Math.random() * 1000);
   const heap = process.env.BENCH_API_HEAP_MB ? [`--max-old-space-size=${process.env.BENCH_API_HEAP_MB}`] : [];
-  const api = serveScript('bench/submit-api.ts', { nodeArgs: heap, env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false' } });
+  const api = serveScript('bench/submit-api.ts', {
+    nodeArgs: heap,
+    env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false' },
+  });
   const base = `http://127.0.0.1:${port}`;
   try {
     for (let i = 0; ; i++) {
@@ -153,7 +190,9 @@ async function main(): Promise<void> {
       load_seconds: Math.round(loadSeconds * 10) / 10,
       downloads,
     };
-    console.log(`export benchmark: campaigns of ${opts.rows} and ${small} businesses (loaded in ${result.load_seconds} s)`);
+    console.log(
+      `export benchmark: campaigns of ${opts.rows} and ${small} businesses (loaded in ${result.load_seconds} s)`,
+    );
     for (const d of downloads) {
       console.log(
         `${d.format.padEnd(7)} ${String(d.rows).padStart(7)} rows  ${String(d.seconds).padStart(6)} s  ${String(d.rows_per_second).padStart(7)} rows/s  ` +

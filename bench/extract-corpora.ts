@@ -11,7 +11,17 @@
  * ../shared/bench-data/extract/<corpus>/ (the same layout), so they never need the git copies.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
@@ -92,18 +102,29 @@ export function loadCorpus(name: CorpusName, textOf: (html: string) => string): 
       const expected = path.join(folder, 'expected.html');
       if (!existsSync(expected)) continue;
       // The test suite's pages were all saved as this URL (Readability resolves links against it).
-      pages.push({ id: page, url: 'http://fakehost/test/page.html', file: path.join(folder, 'source.html'), truth: textOf(readFileSync(expected, 'utf8')) });
+      pages.push({
+        id: page,
+        url: 'http://fakehost/test/page.html',
+        file: path.join(folder, 'source.html'),
+        truth: textOf(readFileSync(expected, 'utf8')),
+      });
     }
     return { name, kind: 'text', dir, pages };
   }
   if (name === 'fundus') {
-    const truth = JSON.parse(readFileSync(path.join(dir, 'truth.json'), 'utf8')) as Record<string, { url: string; truth: string }>;
+    const truth = JSON.parse(readFileSync(path.join(dir, 'truth.json'), 'utf8')) as Record<
+      string,
+      { url: string; truth: string }
+    >;
     const pages: TextPage[] = Object.entries(truth)
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([id, t]) => ({ id, url: t.url, file: path.join(dir, 'pages', id), truth: t.truth }));
     return { name, kind: 'text', dir, pages };
   }
-  const evaldata = JSON.parse(readFileSync(path.join(dir, 'evaldata.json'), 'utf8')) as Record<string, { file: string; with: string[]; without: string[] }>;
+  const evaldata = JSON.parse(readFileSync(path.join(dir, 'evaldata.json'), 'utf8')) as Record<
+    string,
+    { file: string; with: string[]; without: string[] }
+  >;
   // File names in git are as their authors' systems wrote them (some decomposed, some composed):
   // matched by their NFC form.
   const files = new Map(readdirSync(path.join(dir, 'pages')).map((f) => [f.normalize('NFC'), f]));
@@ -153,7 +174,10 @@ function extract(dir: string, paths: string[]): string {
 }
 
 function writeManifest(out: string, source: Source, pages: number): void {
-  writeFileSync(path.join(out, 'corpus.json'), `${JSON.stringify({ ...source, pages, prepared: new Date().toISOString() }, null, 2)}\n`);
+  writeFileSync(
+    path.join(out, 'corpus.json'),
+    `${JSON.stringify({ ...source, pages, prepared: new Date().toISOString() }, null, 2)}\n`,
+  );
 }
 
 function prepareReadability(dir: string): number {
@@ -170,7 +194,15 @@ function prepareReadability(dir: string): number {
     pages++;
   }
   rmSync(tmp, { recursive: true, force: true });
-  writeManifest(out, { repository: 'https://github.com/mozilla/readability', commit: git(dir, ['log', '-1', '--format=%H']).trim(), license: 'Apache-2.0' }, pages);
+  writeManifest(
+    out,
+    {
+      repository: 'https://github.com/mozilla/readability',
+      commit: git(dir, ['log', '-1', '--format=%H']).trim(),
+      license: 'Apache-2.0',
+    },
+    pages,
+  );
   return pages;
 }
 
@@ -190,7 +222,15 @@ function prepareTrafilatura(dir: string): number {
   }
   cpSync(path.join(tmp, 'tests/evaldata.json'), path.join(out, 'evaldata.json'));
   rmSync(tmp, { recursive: true, force: true });
-  writeManifest(out, { repository: 'https://github.com/adbar/trafilatura', commit: git(dir, ['log', '-1', '--format=%H']).trim(), license: 'Apache-2.0' }, readdirSync(path.join(out, 'pages')).length);
+  writeManifest(
+    out,
+    {
+      repository: 'https://github.com/adbar/trafilatura',
+      commit: git(dir, ['log', '-1', '--format=%H']).trim(),
+      license: 'Apache-2.0',
+    },
+    readdirSync(path.join(out, 'pages')).length,
+  );
   return pages;
 }
 
@@ -230,8 +270,12 @@ function prepareFundus(dir: string): number {
     const files = readdirSync(cdir);
     for (const json of files.filter((f) => f.endsWith('.json')).sort()) {
       const publisher = json.slice(0, -'.json'.length);
-      const versions = Object.values(JSON.parse(readFileSync(path.join(cdir, json), 'utf8')) as Record<string, FundusArticle>);
-      const dated = files.filter((f) => new RegExp(`^${publisher}_\\d{4}_\\d{2}_\\d{2}\\.html\\.gz$`).test(f) && meta[f]).sort();
+      const versions = Object.values(
+        JSON.parse(readFileSync(path.join(cdir, json), 'utf8')) as Record<string, FundusArticle>,
+      );
+      const dated = files
+        .filter((f) => new RegExp(`^${publisher}_\\d{4}_\\d{2}_\\d{2}\\.html\\.gz$`).test(f) && meta[f])
+        .sort();
       if (dated.length !== versions.length) {
         skipped++;
         continue;
@@ -249,7 +293,15 @@ function prepareFundus(dir: string): number {
   rmSync(tmp, { recursive: true, force: true });
   writeFileSync(path.join(out, 'truth.json'), `${JSON.stringify(truth, null, 1)}\n`);
   const pages = Object.keys(truth).length;
-  writeManifest(out, { repository: 'https://github.com/flairNLP/fundus', commit: git(dir, ['log', '-1', '--format=%H']).trim(), license: 'MIT' }, pages);
+  writeManifest(
+    out,
+    {
+      repository: 'https://github.com/flairNLP/fundus',
+      commit: git(dir, ['log', '-1', '--format=%H']).trim(),
+      license: 'MIT',
+    },
+    pages,
+  );
   if (skipped) console.log(`fundus: ${skipped} publisher(s) left out (their page and parser-version counts differ)`);
   return pages;
 }
@@ -267,11 +319,15 @@ function main(): void {
     fundus: opt('fundus') ?? (mirror && path.join(mirror, 'flairNLP+fundus/repo')),
   };
   if (!dirs.readability && !dirs.trafilatura && !dirs.fundus) {
-    console.error('usage: tsx bench/extract-corpora.ts --mirror DIR | --readability GITDIR --trafilatura GITDIR --fundus GITDIR');
+    console.error(
+      'usage: tsx bench/extract-corpora.ts --mirror DIR | --readability GITDIR --trafilatura GITDIR --fundus GITDIR',
+    );
     process.exit(2);
   }
-  if (dirs.readability) console.log(`readability: ${prepareReadability(dirs.readability)} pages -> ${path.join(LOCAL, 'readability')}`);
-  if (dirs.trafilatura) console.log(`trafilatura: ${prepareTrafilatura(dirs.trafilatura)} pages -> ${path.join(LOCAL, 'trafilatura')}`);
+  if (dirs.readability)
+    console.log(`readability: ${prepareReadability(dirs.readability)} pages -> ${path.join(LOCAL, 'readability')}`);
+  if (dirs.trafilatura)
+    console.log(`trafilatura: ${prepareTrafilatura(dirs.trafilatura)} pages -> ${path.join(LOCAL, 'trafilatura')}`);
   if (dirs.fundus) console.log(`fundus: ${prepareFundus(dirs.fundus)} pages -> ${path.join(LOCAL, 'fundus')}`);
 }
 

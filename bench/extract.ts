@@ -120,8 +120,10 @@ export function shingleMatch(truth: string, predicted: string): [number, number,
   return s > 0 ? [tp / s, fp / s, fn / s] : [0, 0, 0];
 }
 
-const precisionOf = (tp: number, fp: number, fn: number) => (fp === 0 && fn === 0 ? 1 : tp === 0 && fp === 0 ? 0 : tp / (tp + fp));
-const recallOf = (tp: number, fp: number, fn: number) => (fp === 0 && fn === 0 ? 1 : tp === 0 && fn === 0 ? 0 : tp / (tp + fn));
+const precisionOf = (tp: number, fp: number, fn: number) =>
+  fp === 0 && fn === 0 ? 1 : tp === 0 && fp === 0 ? 0 : tp / (tp + fp);
+const recallOf = (tp: number, fp: number, fn: number) =>
+  fp === 0 && fn === 0 ? 1 : tp === 0 && fn === 0 ? 0 : tp / (tp + fn);
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 
 /** The benchmark's metrics over pages: mean precision (pages with output), mean recall (pages with truth), F1 of the two. */
@@ -134,7 +136,10 @@ export function shingleMetrics(counts: [number, number, number][]): { f1: number
 const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 /** trafilatura's per page counts: `with` snippets found (tp) or not (fn), `without` snippets found (fp) or not (tn). */
-export function snippetCounts(page: { with: string[]; without: string[] }, output: string): [number, number, number, number] {
+export function snippetCounts(
+  page: { with: string[]; without: string[] },
+  output: string,
+): [number, number, number, number] {
   const text = norm(output);
   const tp = page.with.filter((w) => text.includes(norm(w))).length;
   const fp = page.without.filter((w) => text.includes(norm(w))).length;
@@ -193,7 +198,11 @@ function installOnce(what: string, marker: string, install: () => void): void {
 
 function readability(): Extractor {
   installOnce('@mozilla/readability 0.6.0', path.join(TOOLS, 'node_modules/@mozilla/readability/package.json'), () =>
-    execFileSync('npm', ['install', '--prefix', TOOLS, '--no-save', '--no-audit', '--no-fund', '@mozilla/readability@0.6.0'], { stdio: 'inherit' }),
+    execFileSync(
+      'npm',
+      ['install', '--prefix', TOOLS, '--no-save', '--no-audit', '--no-fund', '@mozilla/readability@0.6.0'],
+      { stdio: 'inherit' },
+    ),
   );
   const { Readability } = createRequire(path.join(TOOLS, 'package.json'))('@mozilla/readability') as {
     Readability: new (doc: unknown) => { parse(): { textContent?: string | null } | null };
@@ -220,7 +229,14 @@ function readability(): Extractor {
 
 // trafilatura 2.0.0 with the versions of its dependencies of its release (December 2024): the
 // newest htmldate needs lxml 6, and lxml 5.2+ moved lxml.html.clean (which justext imports) out.
-const TRAFILATURA = ['trafilatura==2.0.0', 'htmldate==1.9.3', 'courlan==1.3.2', 'justext==3.0.1', 'lxml==5.3.0', 'lxml_html_clean==0.4.1'];
+const TRAFILATURA = [
+  'trafilatura==2.0.0',
+  'htmldate==1.9.3',
+  'courlan==1.3.2',
+  'justext==3.0.1',
+  'lxml==5.3.0',
+  'lxml_html_clean==0.4.1',
+];
 
 function trafilatura(): Extractor {
   const python = path.join(TOOLS, 'venv/bin/python');
@@ -229,7 +245,9 @@ function trafilatura(): Extractor {
     execFileSync(python, ['-m', 'pip', 'install', '--quiet', ...TRAFILATURA], { stdio: 'inherit' });
     writeFileSync(path.join(TOOLS, 'venv/.trafilatura-2.0.0'), '');
   });
-  const child: ChildProcessWithoutNullStreams = spawn(python, [path.join(ROOT, 'bench/extract-trafilatura.py')], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child: ChildProcessWithoutNullStreams = spawn(python, [path.join(ROOT, 'bench/extract-trafilatura.py')], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   child.stderr.on('data', (d: Buffer) => process.stderr.write(d));
   const kill = () => child.kill('SIGTERM');
   process.once('exit', kill);
@@ -240,9 +258,20 @@ function trafilatura(): Extractor {
       child.stdin.write(`${JSON.stringify({ id, url, html })}\n`);
       const next = await lines.next();
       if (next.done) throw new Error('the trafilatura worker ended');
-      const answer = JSON.parse(next.value) as { id: string; text: string; ms: number; cpu_ms: number; error: string | null };
+      const answer = JSON.parse(next.value) as {
+        id: string;
+        text: string;
+        ms: number;
+        cpu_ms: number;
+        error: string | null;
+      };
       if (answer.id !== id) throw new Error(`the trafilatura worker answered ${answer.id} for ${id}`);
-      return { text: answer.text, ms: answer.ms, cpu_ms: answer.cpu_ms, ...(answer.error ? { error: answer.error } : {}) };
+      return {
+        text: answer.text,
+        ms: answer.ms,
+        cpu_ms: answer.cpu_ms,
+        ...(answer.error ? { error: answer.error } : {}),
+      };
     },
     async close() {
       child.stdin.end();
@@ -252,7 +281,12 @@ function trafilatura(): Extractor {
   };
 }
 
-const MAKERS: Record<ExtractorName, () => Extractor> = { fit: () => ours('fit'), raw: () => ours('raw'), readability, trafilatura };
+const MAKERS: Record<ExtractorName, () => Extractor> = {
+  fit: () => ours('fit'),
+  raw: () => ours('raw'),
+  readability,
+  trafilatura,
+};
 
 // ---- the run --------------------------------------------------------------------------------
 
@@ -273,8 +307,14 @@ interface Row {
 
 function gitHead(): string | undefined {
   try {
-    const head = execFileSync('git', ['-C', ROOT, 'rev-parse', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['-C', ROOT, 'status', '--porcelain', '--', 'activities/site'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const head = execFileSync('git', ['-C', ROOT, 'rev-parse', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const dirty = execFileSync('git', ['-C', ROOT, 'status', '--porcelain', '--', 'activities/site'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     return dirty ? `${head} + uncommitted changes in activities/site` : head;
   } catch {
     return undefined;
@@ -318,13 +358,22 @@ function parseArgs(): { corpora: CorpusName[]; extractors: ExtractorName[]; limi
         fail(`unknown argument ${argv[i]}`);
     }
   }
-  return { corpora: corpora.length ? corpora : [...CORPORA], extractors: extractors.length ? extractors : [...EXTRACTORS], limit, out };
+  return {
+    corpora: corpora.length ? corpora : [...CORPORA],
+    extractors: extractors.length ? extractors : [...EXTRACTORS],
+    limit,
+    out,
+  };
 }
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 const r1 = (x: number) => Math.round(x * 10) / 10;
 
-async function runCorpus(corpus: Corpus, extractors: Extractor[], limit: number): Promise<{ rows: Row[]; pages: Record<string, unknown[]> }> {
+async function runCorpus(
+  corpus: Corpus,
+  extractors: Extractor[],
+  limit: number,
+): Promise<{ rows: Row[]; pages: Record<string, unknown[]> }> {
   const pages = corpus.pages.slice(0, limit);
   const perPage: Record<string, unknown[]> = {};
   const rows: Row[] = [];
@@ -333,7 +382,8 @@ async function runCorpus(corpus: Corpus, extractors: Extractor[], limit: number)
     const cpuTimes: number[] = [];
     // Unmeasured first: the JIT (and Python's first imports of lxml's parts) would make the first
     // pages' times those of a cold start, which a crawl of thousands of pages does not see.
-    for (const page of pages.slice(0, WARM_UP)) await ex.extract({ id: page.id, url: page.url, html: readPage(page.file) });
+    for (const page of pages.slice(0, WARM_UP))
+      await ex.extract({ id: page.id, url: page.url, html: readPage(page.file) });
     const shingleCounts: [number, number, number][] = [];
     const snippet = [0, 0, 0, 0];
     let empty = 0;
@@ -352,13 +402,32 @@ async function runCorpus(corpus: Corpus, extractors: Extractor[], limit: number)
         shingleCounts.push(counts);
         const truthWords = (p.truth.match(TOKEN) ?? []).length;
         if (words === 0 && truthWords > 0) empty++;
-        details.push({ id: page.id, precision: r3(precisionOf(...counts)), recall: r3(recallOf(...counts)), chars: got.text.length, ms: r1(got.ms), cpu_ms: r1(got.cpu_ms), ...(got.error ? { error: got.error } : {}) });
+        details.push({
+          id: page.id,
+          precision: r3(precisionOf(...counts)),
+          recall: r3(recallOf(...counts)),
+          chars: got.text.length,
+          ms: r1(got.ms),
+          cpu_ms: r1(got.cpu_ms),
+          ...(got.error ? { error: got.error } : {}),
+        });
       } else {
         const p = page as (typeof corpus.pages)[number];
         const counts = snippetCounts(p, got.text);
         counts.forEach((c, i) => (snippet[i] = (snippet[i] ?? 0) + c));
         if (words === 0 && p.with.length > 0) empty++;
-        details.push({ id: page.id, url: page.url, tp: counts[0], fp: counts[1], fn: counts[2], tn: counts[3], chars: got.text.length, ms: r1(got.ms), cpu_ms: r1(got.cpu_ms), ...(got.error ? { error: got.error } : {}) });
+        details.push({
+          id: page.id,
+          url: page.url,
+          tp: counts[0],
+          fp: counts[1],
+          fn: counts[2],
+          tn: counts[3],
+          chars: got.text.length,
+          ms: r1(got.ms),
+          cpu_ms: r1(got.cpu_ms),
+          ...(got.error ? { error: got.error } : {}),
+        });
       }
     }
     let metrics: { f1: number; precision: number; recall: number };
@@ -395,7 +464,10 @@ function table(name: string, rows: Row[]): string {
     `${name} (${rows[0]?.pages ?? 0} pages)`,
     '| extractor | F1 | precision | recall | pages with no text | ms/page p50 / p99 | CPU ms/page p50 / p99 |',
     '|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.extractor} | ${r.f1.toFixed(3)} | ${r.precision.toFixed(3)} | ${r.recall.toFixed(3)} | ${r.empty} of ${r.pages}${r.errors ? ` (${r.errors} errors)` : ''} | ${r.ms_p50} / ${r.ms_p99} | ${r.cpu_ms_p50} / ${r.cpu_ms_p99} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.extractor} | ${r.f1.toFixed(3)} | ${r.precision.toFixed(3)} | ${r.recall.toFixed(3)} | ${r.empty} of ${r.pages}${r.errors ? ` (${r.errors} errors)` : ''} | ${r.ms_p50} / ${r.ms_p99} | ${r.cpu_ms_p50} / ${r.cpu_ms_p99} |`,
+    ),
   ];
   return lines.join('\n');
 }
@@ -403,24 +475,45 @@ function table(name: string, rows: Row[]): string {
 async function main(): Promise<void> {
   const { corpora, extractors: names, limit, out } = parseArgs();
   const extractors = names.map((n) => MAKERS[n]());
-  const result: Record<string, unknown> = { date: new Date().toISOString(), load_average: os.loadavg().map((x) => Math.round(x * 100) / 100), converter, commit: gitHead(), corpora: {} };
+  const result: Record<string, unknown> = {
+    date: new Date().toISOString(),
+    load_average: os.loadavg().map((x) => Math.round(x * 100) / 100),
+    converter,
+    commit: gitHead(),
+    corpora: {},
+  };
   const tables: string[] = [];
   try {
     for (const name of corpora) {
       const corpus = loadCorpus(name, (html) => visibleText(loadHtml(html).root().children().toArray()));
       if (!corpus) {
-        console.error(`corpus ${name}: not prepared (run: npx tsx bench/extract-corpora.ts --mirror DIR; see bench/data/SOURCES.md)`);
+        console.error(
+          `corpus ${name}: not prepared (run: npx tsx bench/extract-corpora.ts --mirror DIR; see bench/data/SOURCES.md)`,
+        );
         continue;
       }
       const { rows, pages } = await runCorpus(corpus, extractors, limit);
-      (result.corpora as Record<string, unknown>)[name] = { dir: corpus.dir, scoring: corpus.kind === 'text' ? 'token shingles (article-extraction-benchmark)' : 'with/without snippets (trafilatura)', rows, pages };
+      (result.corpora as Record<string, unknown>)[name] = {
+        dir: corpus.dir,
+        scoring:
+          corpus.kind === 'text'
+            ? 'token shingles (article-extraction-benchmark)'
+            : 'with/without snippets (trafilatura)',
+        rows,
+        pages,
+      };
       tables.push(table(name, rows));
     }
   } finally {
     for (const ex of extractors) await ex.close();
   }
   console.log(`\n${tables.join('\n\n')}`);
-  console.log(`\nload average at the end: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} (wall times are only comparable on a quiet machine; CPU times less affected)`);
+  console.log(
+    `\nload average at the end: ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')} (wall times are only comparable on a quiet machine; CPU times less affected)`,
+  );
   mkdirSync(path.dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
   console.log(`\nwritten: ${out}`);

@@ -27,7 +27,20 @@ import { parseConfig } from '../lib/config';
 import { OutboundClient } from '../lib/outbound';
 import { Storage } from '../lib/storage';
 import { startLandingPages } from '../test/stand-ins/landing-pages';
-import { args, cpuSeconds, cpuSince, load, percentile, procPids, procStat, stackEnv, stats, writeResult, type CpuGroup, type Stats } from './support';
+import {
+  args,
+  cpuSeconds,
+  cpuSince,
+  load,
+  percentile,
+  procPids,
+  procStat,
+  stackEnv,
+  stats,
+  writeResult,
+  type CpuGroup,
+  type Stats,
+} from './support';
 
 // The size of a memory page, the unit of the resident size in /proc/<pid>/stat.
 const PAGE_BYTES = Number(execFileSync('getconf', ['PAGESIZE'], { encoding: 'utf8' }).trim()) || 4096;
@@ -48,27 +61,43 @@ function processes(): Proc[] {
   return procPids().flatMap((pid) => {
     const stat = procStat(pid);
     // ppid is stat's 4th field, rss (in pages) its 24th.
-    return stat ? [{ pid: Number(pid), ppid: Number(stat.fields[1]), rss: (Number(stat.fields[21]) * PAGE_BYTES) / 1024, comm: stat.comm }] : [];
+    return stat
+      ? [
+          {
+            pid: Number(pid),
+            ppid: Number(stat.fields[1]),
+            rss: (Number(stat.fields[21]) * PAGE_BYTES) / 1024,
+            comm: stat.comm,
+          },
+        ]
+      : [];
   });
 }
 
 /** The Chromium browsers this process launched (its direct Chromium children). */
 function chromiumRoots(): Set<number> {
-  return new Set(processes().filter((p) => p.ppid === process.pid && /chrom/i.test(p.comm)).map((p) => p.pid));
+  return new Set(
+    processes()
+      .filter((p) => p.ppid === process.pid && /chrom/i.test(p.comm))
+      .map((p) => p.pid),
+  );
 }
 
 /** Resident memory (MiB) of the Chromium processes under `roots` (the browsers and their renderers, GPU and utility processes). */
 function chromiumRssMiB(roots: Set<number>): number {
   const rows = processes();
   const tree = new Set(roots);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
-    for (const r of rows) if (!tree.has(r.pid) && tree.has(r.ppid)) {
-      tree.add(r.pid);
-      grew = true;
-    }
+    for (const r of rows)
+      if (!tree.has(r.pid) && tree.has(r.ppid)) {
+        tree.add(r.pid);
+        grew = true;
+      }
   }
-  return Math.round(rows.filter((r) => tree.has(r.pid) && /chrom/i.test(r.comm)).reduce((sum, r) => sum + r.rss, 0) / 1024);
+  return Math.round(
+    rows.filter((r) => tree.has(r.pid) && /chrom/i.test(r.comm)).reduce((sum, r) => sum + r.rss, 0) / 1024,
+  );
 }
 
 /** Samples each browser's memory every 100 ms; `stop()` gives each one's peak. */
@@ -141,7 +170,8 @@ async function interleaved(arms: Arm[], total: number, concurrency: number, bloc
       const r = await load(n, concurrency, (i) => arm.run(offset + i));
       const used = process.cpuUsage(node);
       arm.cpu.machine += machineCpuMs() - machine;
-      for (const [k, v] of Object.entries(cpuSince(groups, cpuSeconds(PROCESS_GROUPS)))) arm.byProcess[k] = (arm.byProcess[k] ?? 0) + v * 1000;
+      for (const [k, v] of Object.entries(cpuSince(groups, cpuSeconds(PROCESS_GROUPS))))
+        arm.byProcess[k] = (arm.byProcess[k] ?? 0) + v * 1000;
       arm.cpu.node += (used.user + used.system) / 1000;
       arm.latencies.push(...r.latencies);
       arm.seconds += r.seconds;
@@ -153,13 +183,29 @@ async function interleaved(arms: Arm[], total: number, concurrency: number, bloc
 async function main(): Promise<void> {
   const opts = args({ captures: 20, concurrency: 1, page: 0, block: 5 });
   const tag = `l${Date.now().toString(36)}`;
-  const config = parseConfig({ ...stackEnv(), MINIO_BUCKET_PREFIX: `bench-${tag}`, LOG_LEVEL: 'warn', USER_URL_ALLOW_HOSTS: '127.0.0.1' });
+  const config = parseConfig({
+    ...stackEnv(),
+    MINIO_BUCKET_PREFIX: `bench-${tag}`,
+    LOG_LEVEL: 'warn',
+    USER_URL_ALLOW_HOSTS: '127.0.0.1',
+  });
   const pages = await startLandingPages();
   const url = `${pages.baseUrl}${opts.page === 1 ? '/plain' : '/landing'}`;
   const http = OutboundClient.fromConfig(config);
   const noLlm: LlmExtractor = { extractJson: () => Promise.resolve({ ok: false, reason: 'not used' }) };
   const browser = new LandingBrowser(http, config.CHROMIUM_PATH, 60_000);
-  const deps: CaptureDeps = { browser, http, storage: Storage.fromConfig(config), llm: noLlm, userAgent: config.SITE_USER_AGENT, maxResourceBytes: config.LANDING_MAX_RESOURCE_BYTES, maxBundleBytes: config.LANDING_MAX_BUNDLE_BYTES, maxConcurrentSubresources: config.LANDING_MAX_CONCURRENT_SUBRESOURCES, maxCaptureBytes: config.LANDING_MAX_CAPTURE_BYTES, apiBaseUrl: `http://${config.HOST}:${config.PORT}` };
+  const deps: CaptureDeps = {
+    browser,
+    http,
+    storage: Storage.fromConfig(config),
+    llm: noLlm,
+    userAgent: config.SITE_USER_AGENT,
+    maxResourceBytes: config.LANDING_MAX_RESOURCE_BYTES,
+    maxBundleBytes: config.LANDING_MAX_BUNDLE_BYTES,
+    maxConcurrentSubresources: config.LANDING_MAX_CONCURRENT_SUBRESOURCES,
+    maxCaptureBytes: config.LANDING_MAX_CAPTURE_BYTES,
+    apiBaseUrl: `http://${config.HOST}:${config.PORT}`,
+  };
   const payload = crawlLandingPayload.parse({ url });
   const { chromium } = await import('playwright-core');
   let bare: Browser | undefined;
@@ -173,9 +219,21 @@ async function main(): Promise<void> {
         if (current) steps.set(current.step, [...(steps.get(current.step) ?? []), now - current.at]);
         current = { step, at: now };
       };
-      const r = await captureLanding(deps, { jobId: `${tag}-${i}`, clientId: 'cli_bench', payload, signal: new AbortController().signal, onStep: mark });
+      const r = await captureLanding(deps, {
+        jobId: `${tag}-${i}`,
+        clientId: 'cli_bench',
+        payload,
+        signal: new AbortController().signal,
+        onStep: mark,
+      });
       mark('');
-      if (!r.capture.screenshot_fold_url || !r.capture.screenshot_full_url || !r.capture.html_bundle_url || r.errors.length) throw new Error(`capture ${i} degraded: ${JSON.stringify(r.errors)}`);
+      if (
+        !r.capture.screenshot_fold_url ||
+        !r.capture.screenshot_full_url ||
+        !r.capture.html_bundle_url ||
+        r.errors.length
+      )
+        throw new Error(`capture ${i} degraded: ${JSON.stringify(r.errors)}`);
     };
     // Warm-up: the browser launch and the bucket creation are no capture's time.
     await capture(-1);
@@ -191,24 +249,44 @@ async function main(): Promise<void> {
     bare = bareBrowser;
     const bareRoots = new Set([...chromiumRoots()].filter((pid) => !captureRoots.has(pid)));
     // The full-page arm's steps too, to set next to the capture's.
-    const bareSteps = { new_page: [] as number[], goto: [] as number[], screenshot: [] as number[], close: [] as number[] };
-    const bareLoop = (fullPage: boolean, waitUntil: 'load' | 'networkidle' = 'load') => async () => {
-      const timed = async <T>(key: keyof typeof bareSteps, fn: () => Promise<T>): Promise<T> => {
-        const t0 = performance.now();
-        const out = await fn();
-        if (fullPage && waitUntil === 'load') bareSteps[key].push(performance.now() - t0);
-        return out;
-      };
-      const page = await timed('new_page', () => bareBrowser.newPage({ viewport: payload.options.viewport }));
-      await timed('goto', () => page.goto(url, { waitUntil }));
-      await timed('screenshot', () => page.screenshot({ type: 'png', fullPage }));
-      await timed('close', () => page.close());
+    const bareSteps = {
+      new_page: [] as number[],
+      goto: [] as number[],
+      screenshot: [] as number[],
+      close: [] as number[],
     };
+    const bareLoop =
+      (fullPage: boolean, waitUntil: 'load' | 'networkidle' = 'load') =>
+      async () => {
+        const timed = async <T>(key: keyof typeof bareSteps, fn: () => Promise<T>): Promise<T> => {
+          const t0 = performance.now();
+          const out = await fn();
+          if (fullPage && waitUntil === 'load') bareSteps[key].push(performance.now() - t0);
+          return out;
+        };
+        const page = await timed('new_page', () => bareBrowser.newPage({ viewport: payload.options.viewport }));
+        await timed('goto', () => page.goto(url, { waitUntil }));
+        await timed('screenshot', () => page.screenshot({ type: 'png', fullPage }));
+        await timed('close', () => page.close());
+      };
     await bareLoop(true)();
     for (const ms of Object.values(bareSteps)) ms.length = 0;
 
-    const arm = (name: string, run: (i: number) => Promise<void>): Arm => ({ name, run, latencies: [], seconds: 0, done: 0, cpu: { machine: 0, node: 0 }, byProcess: {} });
-    const arms = [arm('capture', capture), arm('bare_full', bareLoop(true)), arm('bare_viewport', bareLoop(false)), arm('bare_settled', bareLoop(true, 'networkidle'))];
+    const arm = (name: string, run: (i: number) => Promise<void>): Arm => ({
+      name,
+      run,
+      latencies: [],
+      seconds: 0,
+      done: 0,
+      cpu: { machine: 0, node: 0 },
+      byProcess: {},
+    });
+    const arms = [
+      arm('capture', capture),
+      arm('bare_full', bareLoop(true)),
+      arm('bare_viewport', bareLoop(false)),
+      arm('bare_settled', bareLoop(true, 'networkidle')),
+    ];
     const memory = sampleMemory({ capture: captureRoots, bare: bareRoots });
     await interleaved(arms, opts.captures, opts.concurrency, opts.block);
     const peak = memory.stop();
@@ -220,7 +298,13 @@ async function main(): Promise<void> {
     const ratio = Math.round((throughput(capArm) / throughput(fullArm)) * 100) / 100;
     const ratioViewport = Math.round((throughput(capArm) / throughput(viewArm)) * 100) / 100;
     const ratioSettled = Math.round((throughput(capArm) / throughput(settledArm)) * 100) / 100;
-    const p50 = (ms: number[]) => Math.round(percentile([...ms].sort((x, y) => x - y), 50));
+    const p50 = (ms: number[]) =>
+      Math.round(
+        percentile(
+          [...ms].sort((x, y) => x - y),
+          50,
+        ),
+      );
     const stepMs = Object.fromEntries([...steps].map(([step, ms]) => [step, p50(ms)]));
     const bareStepMs = Object.fromEntries(Object.entries(bareSteps).map(([step, ms]) => [step, p50(ms)]));
     const result = {
@@ -243,20 +327,51 @@ async function main(): Promise<void> {
       meets_target: ratio >= 0.7,
       peak_chromium_rss_mib: peak,
       // On a machine the loop saturates, throughput follows this: what each round costs the cores.
-      cpu_ms_per_round: Object.fromEntries(arms.map((a) => [a.name, { machine: Math.round(a.cpu.machine / a.done), node: Math.round(a.cpu.node / a.done) }])),
-      cpu_ms_per_round_by_process: Object.fromEntries(arms.map((a) => [a.name, Object.fromEntries(Object.entries(a.byProcess).map(([k, v]) => [k, Math.round(v / a.done)]))])),
+      cpu_ms_per_round: Object.fromEntries(
+        arms.map((a) => [
+          a.name,
+          { machine: Math.round(a.cpu.machine / a.done), node: Math.round(a.cpu.node / a.done) },
+        ]),
+      ),
+      cpu_ms_per_round_by_process: Object.fromEntries(
+        arms.map((a) => [
+          a.name,
+          Object.fromEntries(Object.entries(a.byProcess).map(([k, v]) => [k, Math.round(v / a.done)])),
+        ]),
+      ),
     };
     const out = (line: string) => process.stdout.write(`${line}\n`);
-    out(`crawlLanding capture of ${result.page}: ${opts.captures} rounds per arm in blocks of ${opts.block}, concurrency ${opts.concurrency}, load average ${result.load_average.join(' ')}`);
+    out(
+      `crawlLanding capture of ${result.page}: ${opts.captures} rounds per arm in blocks of ${opts.block}, concurrency ${opts.concurrency}, load average ${result.load_average.join(' ')}`,
+    );
     out(`  capture: p50 ${c.p50_ms} ms, p95 ${c.p95_ms} ms, ${c.per_second}/s, peak Chromium RSS ${peak.capture} MiB`);
-    out(`    steps (p50 ms): ${Object.entries(stepMs).map(([k, ms]) => `${k} ${ms}`).join(', ')}`);
-    out(`  bare goto + full-page screenshot: p50 ${b.p50_ms} ms, p95 ${b.p95_ms} ms, ${b.per_second}/s, peak Chromium RSS ${peak.bare} MiB (all bare arms)`);
-    out(`    steps (p50 ms): ${Object.entries(bareStepMs).map(([k, ms]) => `${k.replace('_', ' ')} ${ms}`).join(', ')}`);
+    out(
+      `    steps (p50 ms): ${Object.entries(stepMs)
+        .map(([k, ms]) => `${k} ${ms}`)
+        .join(', ')}`,
+    );
+    out(
+      `  bare goto + full-page screenshot: p50 ${b.p50_ms} ms, p95 ${b.p95_ms} ms, ${b.per_second}/s, peak Chromium RSS ${peak.bare} MiB (all bare arms)`,
+    );
+    out(
+      `    steps (p50 ms): ${Object.entries(bareStepMs)
+        .map(([k, ms]) => `${k.replace('_', ' ')} ${ms}`)
+        .join(', ')}`,
+    );
     out(`  bare goto + viewport screenshot: p50 ${v.p50_ms} ms, p95 ${v.p95_ms} ms, ${v.per_second}/s`);
     out(`  bare goto (networkidle) + full-page screenshot: p50 ${n.p50_ms} ms, p95 ${n.p95_ms} ms, ${n.per_second}/s`);
-    out(`  CPU ms per round (whole machine / this Node process): ${arms.map((a) => `${a.name} ${result.cpu_ms_per_round[a.name]?.machine} / ${result.cpu_ms_per_round[a.name]?.node}`).join(', ')}`);
-    for (const a of arms) out(`    ${a.name} by process: ${Object.entries(result.cpu_ms_per_round_by_process[a.name] ?? {}).map(([k, ms]) => `${k} ${ms}`).join(', ')}`);
-    out(`  throughput ratio ${ratio} of the full-page loop (target >= 0.7: ${result.meets_target ? 'met' : 'NOT met'}); ${ratioViewport} of the viewport loop; ${ratioSettled} of the networkidle loop`);
+    out(
+      `  CPU ms per round (whole machine / this Node process): ${arms.map((a) => `${a.name} ${result.cpu_ms_per_round[a.name]?.machine} / ${result.cpu_ms_per_round[a.name]?.node}`).join(', ')}`,
+    );
+    for (const a of arms)
+      out(
+        `    ${a.name} by process: ${Object.entries(result.cpu_ms_per_round_by_process[a.name] ?? {})
+          .map(([k, ms]) => `${k} ${ms}`)
+          .join(', ')}`,
+      );
+    out(
+      `  throughput ratio ${ratio} of the full-page loop (target >= 0.7: ${result.meets_target ? 'met' : 'NOT met'}); ${ratioViewport} of the viewport loop; ${ratioSettled} of the networkidle loop`,
+    );
     out(`  written to ${writeResult('landing', result)}`);
   } finally {
     await bare?.close();

@@ -48,7 +48,11 @@ function breakdown(html: string, url: string): Record<string, number> {
   steps.jsonLd = r(ld.ms);
   const text = timed(() => visibleText($.root().children().toArray()));
   steps.visibleText = r(text.ms);
-  const region = guessRegion({ addressCountry: addressCountry(ld.value), lang: $('html').attr('lang'), hostname: new URL(url).hostname });
+  const region = guessRegion({
+    addressCountry: addressCountry(ld.value),
+    lang: $('html').attr('lang'),
+    hostname: new URL(url).hostname,
+  });
   steps.links = r(timed(() => $('a[href], area[href]').each((_, el) => void $(el).attr('href'))).ms);
   steps.emails = r(timed(() => pageEmails($, text.value)).ms);
   steps.phones = r(timed(() => pagePhones($, text.value, region)).ms);
@@ -74,8 +78,12 @@ function pageUrls(): Map<string, string> {
   const urls = new Map<string, string>();
   const dir = corpusDir('trafilatura');
   if (dir) {
-    const evaldata = JSON.parse(readFileSync(path.join(dir, 'evaldata.json'), 'utf8')) as Record<string, { file: string }>;
-    for (const [url, item] of Object.entries(evaldata)) urls.set(path.join(dir, 'pages', item.file).normalize('NFC'), url);
+    const evaldata = JSON.parse(readFileSync(path.join(dir, 'evaldata.json'), 'utf8')) as Record<
+      string,
+      { file: string }
+    >;
+    for (const [url, item] of Object.entries(evaldata))
+      urls.set(path.join(dir, 'pages', item.file).normalize('NFC'), url);
   }
   return urls;
 }
@@ -83,7 +91,8 @@ function pageUrls(): Map<string, string> {
 function main(): void {
   const opts = args({ limit: Infinity, slowest: 20 });
   const outIndex = process.argv.indexOf('--out');
-  const out = outIndex > 0 ? path.resolve(process.argv[outIndex + 1] as string) : path.join(ROOT, 'bench/results/pipeline.json');
+  const out =
+    outIndex > 0 ? path.resolve(process.argv[outIndex + 1] as string) : path.join(ROOT, 'bench/results/pipeline.json');
   const files = CORPORA.flatMap((c) => allHtmlFiles(c).map((file) => ({ corpus: c, file }))).slice(0, opts.limit);
   if (files.length === 0) {
     console.error('no corpus prepared (run: npx tsx bench/extract-corpora.ts --mirror DIR; see bench/data/SOURCES.md)');
@@ -100,15 +109,32 @@ function main(): void {
   sample(0);
   for (const [i, { corpus, file }] of files.entries()) {
     const html = readPage(file);
-    const url = urls.get(file.normalize('NFC')) ?? (corpus === 'readability' ? 'http://fakehost/test/page.html' : `https://example.org/${encodeURIComponent(path.basename(file))}`);
+    const url =
+      urls.get(file.normalize('NFC')) ??
+      (corpus === 'readability'
+        ? 'http://fakehost/test/page.html'
+        : `https://example.org/${encodeURIComponent(path.basename(file))}`);
     const rel = path.relative(ROOT, file);
     const since = process.cpuUsage();
     const t = performance.now();
     try {
       processPage(html, url, OPTIONS);
-      runs.push({ file: rel, url, bytes: Buffer.byteLength(html), cpu_ms: cpuMs(since), wall_ms: performance.now() - t });
+      runs.push({
+        file: rel,
+        url,
+        bytes: Buffer.byteLength(html),
+        cpu_ms: cpuMs(since),
+        wall_ms: performance.now() - t,
+      });
     } catch (err) {
-      runs.push({ file: rel, url, bytes: Buffer.byteLength(html), cpu_ms: cpuMs(since), wall_ms: performance.now() - t, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+      runs.push({
+        file: rel,
+        url,
+        bytes: Buffer.byteLength(html),
+        cpu_ms: cpuMs(since),
+        wall_ms: performance.now() - t,
+        error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+      });
     }
     if ((i + 1) % 100 === 0) {
       sample(i + 1);
@@ -123,26 +149,45 @@ function main(): void {
   const slowest = [...runs].sort((a, b) => b.cpu_ms - a.cpu_ms).slice(0, opts.slowest);
   const crashes = runs.filter((x) => x.error);
   const over = runs.filter((x) => x.cpu_ms > LIMIT_MS);
-  const detailed = slowest.map((x) => ({ ...x, cpu_ms: r1(x.cpu_ms), wall_ms: r1(x.wall_ms), steps: breakdown(readPage(path.join(ROOT, x.file)), x.url) }));
+  const detailed = slowest.map((x) => ({
+    ...x,
+    cpu_ms: r1(x.cpu_ms),
+    wall_ms: r1(x.wall_ms),
+    steps: breakdown(readPage(path.join(ROOT, x.file)), x.url),
+  }));
 
   const result = {
     date: new Date().toISOString(),
     load_average: os.loadavg().map((x) => Math.round(x * 100) / 100),
     pages: runs.length,
-    cpu_ms: { p50: r1(percentile(cpu, 50)), p95: r1(percentile(cpu, 95)), p99: r1(percentile(cpu, 99)), max: r1(cpu.at(-1) ?? NaN), total_s: r1(cpu.reduce((a, b) => a + b, 0) / 1000) },
+    cpu_ms: {
+      p50: r1(percentile(cpu, 50)),
+      p95: r1(percentile(cpu, 95)),
+      p99: r1(percentile(cpu, 99)),
+      max: r1(cpu.at(-1) ?? NaN),
+      total_s: r1(cpu.reduce((a, b) => a + b, 0) / 1000),
+    },
     over_limit: over.map((x) => ({ file: x.file, cpu_ms: r1(x.cpu_ms) })),
     crashes: crashes.map((x) => ({ file: x.file, url: x.url, error: x.error })),
     memory,
     slowest: detailed,
   };
-  console.log(`${runs.length} pages: CPU per page p50 ${result.cpu_ms.p50} / p95 ${result.cpu_ms.p95} / p99 ${result.cpu_ms.p99} / max ${result.cpu_ms.max} ms; ${over.length} over ${LIMIT_MS} ms; ${crashes.length} crashed`);
+  console.log(
+    `${runs.length} pages: CPU per page p50 ${result.cpu_ms.p50} / p95 ${result.cpu_ms.p95} / p99 ${result.cpu_ms.p99} / max ${result.cpu_ms.max} ms; ${over.length} over ${LIMIT_MS} ms; ${crashes.length} crashed`,
+  );
   console.log(`memory (RSS MB every 100 pages): ${memory.map((m) => m.rss_mb).join(' ')}`);
   console.log(`\nslowest ${detailed.length} (CPU ms; the extractors apart):`);
   console.log('| page | KB | CPU ms | slowest steps |');
   console.log('|---|---|---|---|');
   for (const x of detailed) {
-    const top = Object.entries(x.steps).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => `${k} ${v}`).join(', ');
-    console.log(`| ${x.file.replace('bench/data/extract/', '')} | ${Math.round(x.bytes / 1024)} | ${x.cpu_ms} | ${top} |`);
+    const top = Object.entries(x.steps)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 3)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+    console.log(
+      `| ${x.file.replace('bench/data/extract/', '')} | ${Math.round(x.bytes / 1024)} | ${x.cpu_ms} | ${top} |`,
+    );
   }
   for (const c of crashes) console.log(`\ncrash: ${c.file}\n${c.error}`);
   mkdirSync(path.dirname(out), { recursive: true });

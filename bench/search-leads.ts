@@ -6,12 +6,38 @@
  */
 import { Pool } from 'undici';
 import { createSearchClient } from '../search/client';
-import { buildLeadDocument, ensureLeadIndex, leadIndex, leadSearchRequest, type LeadSearchParams } from '../search/leads';
+import {
+  buildLeadDocument,
+  ensureLeadIndex,
+  leadIndex,
+  leadSearchRequest,
+  type LeadSearchParams,
+} from '../search/leads';
 import { stats, type Stats } from './support';
 
 const CATEGORIES = ['Bakery', 'Plumber', 'Dentist', 'Florist', 'Electrician', 'Café', 'Bookshop', 'Garage'];
-const WORDS = ['sourdough', 'emergency', 'orthodontics', 'bouquets', 'rewiring', 'espresso', 'secondhand', 'servicing', 'artisan', 'family', 'certified', 'local'];
-const QUERIES = ['sourdough', 'emergency repairs', 'family dentist', 'artisan bakery', 'certified electrician', 'local garage servicing'];
+const WORDS = [
+  'sourdough',
+  'emergency',
+  'orthodontics',
+  'bouquets',
+  'rewiring',
+  'espresso',
+  'secondhand',
+  'servicing',
+  'artisan',
+  'family',
+  'certified',
+  'local',
+];
+const QUERIES = [
+  'sourdough',
+  'emergency repairs',
+  'family dentist',
+  'artisan bakery',
+  'certified electrician',
+  'local garage servicing',
+];
 
 export interface SearchBench {
   api: Stats;
@@ -21,7 +47,15 @@ export interface SearchBench {
   index_seconds: number;
 }
 
-export async function searchTimings(ctx: { base: string; auth: string; size: number; clientId: string; esUrl: string; indexPrefix: string; queries: number }): Promise<SearchBench> {
+export async function searchTimings(ctx: {
+  base: string;
+  auth: string;
+  size: number;
+  clientId: string;
+  esUrl: string;
+  indexPrefix: string;
+  queries: number;
+}): Promise<SearchBench> {
   const es = createSearchClient({ ELASTICSEARCH_URL: ctx.esUrl });
   try {
     await ensureLeadIndex(es, ctx.indexPrefix);
@@ -78,10 +112,21 @@ export async function searchTimings(ctx: { base: string; auth: string; size: num
     const t0 = performance.now();
     for (let i = 0; i < ctx.queries + 20; i++) {
       const query = QUERIES[i % QUERIES.length] as string;
-      const params: LeadSearchParams = { clientId: ctx.clientId, query, page: 1, perPage: 20, sortBy: '_score', ...(i % 2 ? { minIcpScore: 30 } : {}) };
+      const params: LeadSearchParams = {
+        clientId: ctx.clientId,
+        query,
+        page: 1,
+        perPage: 20,
+        sortBy: '_score',
+        ...(i % 2 ? { minIcpScore: 30 } : {}),
+      };
       const qs = new URLSearchParams({ query, per_page: '20', ...(i % 2 ? { min_icp_score: '30' } : {}) });
       let t = performance.now();
-      const res = await pool.request({ method: 'GET', path: `/api/v1/search/leads?${qs.toString()}`, headers: { authorization: ctx.auth } });
+      const res = await pool.request({
+        method: 'GET',
+        path: `/api/v1/search/leads?${qs.toString()}`,
+        headers: { authorization: ctx.auth },
+      });
       if (res.statusCode !== 200) throw new Error(`search answered ${res.statusCode}`);
       await res.body.json();
       if (i >= 20) apiLat.push(performance.now() - t);
@@ -93,7 +138,12 @@ export async function searchTimings(ctx: { base: string; auth: string; size: num
     await pool.close();
     const api = stats(apiLat, seconds);
     const direct = stats(directLat, seconds);
-    return { api, direct, ratio_p95: Math.round((api.p95_ms / direct.p95_ms) * 100) / 100, index_seconds: Math.round(indexSeconds * 10) / 10 };
+    return {
+      api,
+      direct,
+      ratio_p95: Math.round((api.p95_ms / direct.p95_ms) * 100) / 100,
+      index_seconds: Math.round(indexSeconds * 10) / 10,
+    };
   } finally {
     await es.indices.delete({ index: leadIndex(ctx.indexPrefix) }).catch(() => undefined);
     await es.close();

@@ -30,13 +30,24 @@ export interface BenchService {
 }
 
 /** Starts the API and the workers on the local stack with the run's own schema, queues, buckets and indices (benchEnv). */
-export async function startBenchService(tag: string, name: string, overrides: Record<string, string> = {}): Promise<BenchService> {
+export async function startBenchService(
+  tag: string,
+  name: string,
+  overrides: Record<string, string> = {},
+): Promise<BenchService> {
   const config = parseConfig(benchEnv(tag, overrides));
   const db = createDb(config);
   await migrateLatest(db, config.DATABASE_SCHEMA);
   const client = await new ClientRepository(db).create(`bench ${name}`);
   const auth = `Bearer ${client.client_id}:${client.api_key}:${client.api_secret}`;
-  const deps = { config, db, temporal: connectTemporalLazy(config), search: createSearchClient(config), storage: Storage.fromConfig(config), logger: createLogger('warn') };
+  const deps = {
+    config,
+    db,
+    temporal: connectTemporalLazy(config),
+    search: createSearchClient(config),
+    storage: Storage.fromConfig(config),
+    logger: createLogger('warn'),
+  };
   const { app, close: closeApp } = createApp(deps);
   const server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
@@ -49,7 +60,16 @@ export async function startBenchService(tag: string, name: string, overrides: Re
     auth,
     temporal: deps.temporal,
     call: async (p, body) => {
-      const res = await fetch(`${base}${p}`, body === undefined ? { headers: { authorization: auth } } : { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(
+        `${base}${p}`,
+        body === undefined
+          ? { headers: { authorization: auth } }
+          : {
+              method: 'POST',
+              headers: { authorization: auth, 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            },
+      );
       return { status: res.status, json: (await res.json()) as Record<string, unknown> };
     },
     close: async () => {

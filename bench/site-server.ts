@@ -32,7 +32,8 @@ const server = createServer((req, res) => {
   const url = req.url ?? '/';
   const n = url === '/' ? 0 : Number(/^\/p\/(\d+)$/.exec(url)?.[1] ?? NaN);
   const send = () => {
-    if (!Number.isInteger(n) || n < 0 || n >= pages) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+    if (!Number.isInteger(n) || n < 0 || n >= pages)
+      return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page(n));
   };
   if (latencyMs > 0) setTimeout(send, latencyMs);

@@ -17,7 +17,10 @@ const USER_AGENT = 'leadjobs-crawler/1.0 (+https://github.com/leadjobs/leadjobs)
 
 async function main(): Promise<void> {
   const opts = args({ pages: 1000, concurrency: 4, latency: 20, compendium: 0 });
-  const server = serveScript('bench/site-server.ts', { args: [String(opts.pages), String(opts.latency)], stdio: ['ignore', 'pipe', 'inherit'] });
+  const server = serveScript('bench/site-server.ts', {
+    args: [String(opts.pages), String(opts.latency)],
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const base = await new Promise<string>((resolve, reject) => {
     createInterface({ input: server.stdout as NodeJS.ReadableStream }).once('line', resolve);
     server.once('exit', (code) => reject(new Error(`site server exited (${code})`)));
@@ -28,7 +31,11 @@ async function main(): Promise<void> {
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
 
   const http = new OutboundClient({ allowHosts: ['127.0.0.1'], userAgent: USER_AGENT });
-  const source = new HttpPageSource(http, { userAgent: USER_AGENT, pageTimeoutMs: 15000, maxPageBytes: 5 * 1024 * 1024 });
+  const source = new HttpPageSource(http, {
+    userAgent: USER_AGENT,
+    pageTimeoutMs: 15000,
+    maxPageBytes: 5 * 1024 * 1024,
+  });
   const started = performance.now();
   const outcome = await crawl(
     source,
@@ -50,7 +57,10 @@ async function main(): Promise<void> {
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
   await http.close();
   const crawled = outcome.data.pages.map((p) => p.final_url);
-  if (outcome.data.pages_crawled !== opts.pages) throw new Error(`crawled ${outcome.data.pages_crawled} of ${opts.pages} pages: ${JSON.stringify(outcome.data.errors.slice(0, 3))}`);
+  if (outcome.data.pages_crawled !== opts.pages)
+    throw new Error(
+      `crawled ${outcome.data.pages_crawled} of ${opts.pages} pages: ${JSON.stringify(outcome.data.errors.slice(0, 3))}`,
+    );
 
   // The same URLs, fetched and read as text by a bare loop (Node's fetch) at the same concurrency.
   const bare = await load(crawled.length, opts.concurrency, async (i) => {
@@ -65,7 +75,11 @@ async function main(): Promise<void> {
     concurrency: opts.concurrency,
     server_latency_ms: opts.latency,
     compendium: opts.compendium === 1,
-    crawler: { pages: outcome.data.pages_crawled, seconds: r(crawlSeconds), pages_per_second: r(outcome.data.pages_crawled / crawlSeconds) },
+    crawler: {
+      pages: outcome.data.pages_crawled,
+      seconds: r(crawlSeconds),
+      pages_per_second: r(outcome.data.pages_crawled / crawlSeconds),
+    },
     bare_fetch: { pages: crawled.length, seconds: r(bare.seconds), pages_per_second: r(crawled.length / bare.seconds) },
     ratio: r(outcome.data.pages_crawled / crawlSeconds / (crawled.length / bare.seconds)),
     crawler_peak_rss_mb: r(peakRss / 1024 / 1024),

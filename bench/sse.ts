@@ -30,7 +30,12 @@ async function main(): Promise<void> {
   const port = 18000 + Math.floor(Math.random() * 1000);
   const api = serveScript('bench/submit-api.ts', {
     // All subscribers may belong to one client: the per-client stream limit (20 by default) is lifted.
-    env: { ...env, PORT: String(port), RATE_LIMIT_ENABLED: 'false', SSE_MAX_STREAMS_PER_CLIENT: String(opts.subscribers) },
+    env: {
+      ...env,
+      PORT: String(port),
+      RATE_LIMIT_ENABLED: 'false',
+      SSE_MAX_STREAMS_PER_CLIENT: String(opts.subscribers),
+    },
   });
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const requests: http.ClientRequest[] = [];
@@ -51,33 +56,41 @@ async function main(): Promise<void> {
         const c = clients[index % clients.length]!;
         subscriberClient.push(index % clients.length);
         const token = encodeURIComponent(`${c.client_id}:${c.api_key}:${c.api_secret}`);
-        const req = http.get({ host: '127.0.0.1', port, path: `/api/v1/events/stream?token=${token}`, agent }, (res) => {
-          if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
-          res.setEncoding('utf8');
-          let buffer = '';
-          let connected = false;
-          res.on('data', (chunk: string) => {
-            const at = performance.now();
-            buffer += chunk;
-            let end: number;
-            while ((end = buffer.indexOf('\n\n')) >= 0) {
-              const frame = buffer.slice(0, end);
-              buffer = buffer.slice(end + 2);
-              if (!connected && frame.includes('event: connected')) { connected = true; resolve(); continue; }
-              if (!frame.startsWith('id: ')) continue;
-              const id = Number(frame.slice(4, frame.indexOf('\n')));
-              const t = committedAt.get(id);
-              if (t !== undefined) latencies.push(at - t);
-              received.set(id, (received.get(id) ?? 0) + 1);
-            }
-          });
-          res.on('error', () => undefined);
-        });
+        const req = http.get(
+          { host: '127.0.0.1', port, path: `/api/v1/events/stream?token=${token}`, agent },
+          (res) => {
+            if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
+            res.setEncoding('utf8');
+            let buffer = '';
+            let connected = false;
+            res.on('data', (chunk: string) => {
+              const at = performance.now();
+              buffer += chunk;
+              let end: number;
+              while ((end = buffer.indexOf('\n\n')) >= 0) {
+                const frame = buffer.slice(0, end);
+                buffer = buffer.slice(end + 2);
+                if (!connected && frame.includes('event: connected')) {
+                  connected = true;
+                  resolve();
+                  continue;
+                }
+                if (!frame.startsWith('id: ')) continue;
+                const id = Number(frame.slice(4, frame.indexOf('\n')));
+                const t = committedAt.get(id);
+                if (t !== undefined) latencies.push(at - t);
+                received.set(id, (received.get(id) ?? 0) + 1);
+              }
+            });
+            res.on('error', () => undefined);
+          },
+        );
         req.on('error', reject);
         requests.push(req);
       });
     const connectStarted = performance.now();
-    for (let i = 0; i < opts.subscribers; i += 50) await Promise.all(Array.from({ length: Math.min(50, opts.subscribers - i) }, (_, j) => connect(i + j)));
+    for (let i = 0; i < opts.subscribers; i += 50)
+      await Promise.all(Array.from({ length: Math.min(50, opts.subscribers - i) }, (_, j) => connect(i + j)));
     const connectSeconds = (performance.now() - connectStarted) / 1000;
     const perClient = clients.map((_, k) => subscriberClient.filter((x) => x === k).length);
 
@@ -94,10 +107,17 @@ async function main(): Promise<void> {
       const k = i % clients.length;
       writes.push(
         transactionWithEvents(db, config.DATABASE_SCHEMA, async (trx) => {
-          const event = await appendEvent(trx, config.DATABASE_SCHEMA, { clientId: clients[k]!.client_id, name: 'job.queued', data: { job_id: null, type: 'crawlSite', priority: 5, bench: i } });
+          const event = await appendEvent(trx, config.DATABASE_SCHEMA, {
+            clientId: clients[k]!.client_id,
+            name: 'job.queued',
+            data: { job_id: null, type: 'crawlSite', priority: 5, bench: i },
+          });
           expected.set(event.id, perClient[k]!);
           // The commit: the transaction's own promise settles when COMMIT has been acknowledged.
-          void trx.executionPromise.then(() => committedAt.set(event.id, performance.now()), () => undefined);
+          void trx.executionPromise.then(
+            () => committedAt.set(event.id, performance.now()),
+            () => undefined,
+          );
         }),
       );
     }
@@ -121,13 +141,24 @@ async function main(): Promise<void> {
       deliveries_expected: expectedTotal,
       deliveries: latencies.length,
       missing,
-      latency_ms: { p50: r(percentile(sorted, 50)), p95: r(percentile(sorted, 95)), p99: r(percentile(sorted, 99)), max: r(sorted.at(-1) ?? NaN) },
+      latency_ms: {
+        p50: r(percentile(sorted, 50)),
+        p95: r(percentile(sorted, 95)),
+        p99: r(percentile(sorted, 99)),
+        max: r(sorted.at(-1) ?? NaN),
+      },
       target_p99_ms: 100,
       met: missing === 0 && percentile(sorted, 99) <= 100,
     };
-    console.log(`sse benchmark: ${opts.subscribers} subscribers over ${opts.clients} client(s), ${total} events at ${opts.rate}/s (load average ${result.machine.load_average.join(' ')})`);
-    console.log(`  ${opts.subscribers} streams connected in ${result.connect_seconds} s; ${result.deliveries}/${expectedTotal} deliveries, ${missing} missing`);
-    console.log(`  commit -> subscriber: p50 ${result.latency_ms.p50} ms, p95 ${result.latency_ms.p95} ms, p99 ${result.latency_ms.p99} ms, max ${result.latency_ms.max} ms (target p99 <= 100 ms: ${result.met ? 'met' : 'NOT met'})`);
+    console.log(
+      `sse benchmark: ${opts.subscribers} subscribers over ${opts.clients} client(s), ${total} events at ${opts.rate}/s (load average ${result.machine.load_average.join(' ')})`,
+    );
+    console.log(
+      `  ${opts.subscribers} streams connected in ${result.connect_seconds} s; ${result.deliveries}/${expectedTotal} deliveries, ${missing} missing`,
+    );
+    console.log(
+      `  commit -> subscriber: p50 ${result.latency_ms.p50} ms, p95 ${result.latency_ms.p95} ms, p99 ${result.latency_ms.p99} ms, max ${result.latency_ms.max} ms (target p99 <= 100 ms: ${result.met ? 'met' : 'NOT met'})`,
+    );
     console.log(`wrote ${writeResult('sse', result)}`);
   } finally {
     for (const req of requests) req.destroy();

@@ -3,6 +3,12 @@ import { startServer } from '../api/server';
 import { loadConfig } from '../lib/config';
 
 startServer(loadConfig(), ['crawlSite']).then(
-  ({ close }) => process.once('SIGTERM', () => { void close().then(() => process.exit(0)); }),
-  (err: unknown) => { console.error(err); process.exit(1); },
+  ({ close }) =>
+    process.once('SIGTERM', () => {
+      void close().then(() => process.exit(0));
+    }),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
 );

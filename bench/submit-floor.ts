@@ -22,7 +22,9 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const table = `${escapeIdentifier(config.DATABASE_SCHEMA)}.floor_jobs`;
   const pool = new Pool({ connectionString: config.DATABASE_URL, max: 20 });
-  await pool.query(`CREATE TABLE IF NOT EXISTS ${table} (id uuid PRIMARY KEY, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+  await pool.query(
+    `CREATE TABLE IF NOT EXISTS ${table} (id uuid PRIMARY KEY, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
+  );
   const connection = await Connection.connect(temporalConnectionOptions(config));
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const keys = {
@@ -46,19 +48,27 @@ async function main(): Promise<void> {
         }
         try {
           const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { payload: unknown; priority?: number };
-          await conn.query(`BEGIN; INSERT INTO ${table} (id, payload) VALUES ('${id}', ${escapeLiteral(JSON.stringify(body.payload))})`);
+          await conn.query(
+            `BEGIN; INSERT INTO ${table} (id, payload) VALUES ('${id}', ${escapeLiteral(JSON.stringify(body.payload))})`,
+          );
           await client.workflow.start(runJob, {
             taskQueue,
             workflowId: `floor/${id}`,
             args: [runJobInput({ id, client_id: 'cli_floor', type: 'crawlSite', payload: {} }, config)],
-            typedSearchAttributes: [{ key: keys.client, value: 'cli_floor' }, { key: keys.type, value: 'crawlSite' }, { key: keys.job, value: id }],
+            typedSearchAttributes: [
+              { key: keys.client, value: 'cli_floor' },
+              { key: keys.type, value: 'crawlSite' },
+              { key: keys.job, value: id },
+            ],
             staticSummary: 'crawlSite for cli_floor (priority 5)',
             memo: { clientId: 'cli_floor', type: 'crawlSite', priority: 5 },
             priority: { priorityKey: priorityKeyFor(body.priority ?? 5) },
           });
           await conn.query('COMMIT');
           res.writeHead(201, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ success: true, data: { job_id: id, workflow_id: `floor/${id}`, status: 'queued' } }));
+          res.end(
+            JSON.stringify({ success: true, data: { job_id: id, workflow_id: `floor/${id}`, status: 'queued' } }),
+          );
         } catch (err) {
           await conn.query('ROLLBACK').catch(() => undefined);
           res.writeHead(500, { 'content-type': 'application/json' });

@@ -23,13 +23,31 @@ import { priorityKeyFor } from '../jobs';
 import { runJobInput } from '../jobs/run-input';
 import { temporalConnectionOptions } from '../lib/temporal';
 import { runJob } from '../workflows';
-import { args, cpuSeconds, cpuSince, load, serveScript, stackEnv, stats, temporalTarget, writeResult, type CpuGroup, type Stats } from './support';
+import {
+  args,
+  cpuSeconds,
+  cpuSince,
+  load,
+  serveScript,
+  stackEnv,
+  stats,
+  temporalTarget,
+  writeResult,
+  type CpuGroup,
+  type Stats,
+} from './support';
 
 async function main(): Promise<void> {
   const opts = args({ requests: 2000, concurrency: 64, warmup: 1500, rounds: 4, floor: 1 });
   const temporal = temporalTarget();
   const tag = `b${Date.now().toString(36)}`;
-  const env = { ...stackEnv(), ...temporal.env, DATABASE_SCHEMA: `bench_${tag}`, TASK_QUEUE_PREFIX: `bench-${tag}`, LOG_LEVEL: 'warn' };
+  const env = {
+    ...stackEnv(),
+    ...temporal.env,
+    DATABASE_SCHEMA: `bench_${tag}`,
+    TASK_QUEUE_PREFIX: `bench-${tag}`,
+    LOG_LEVEL: 'warn',
+  };
   const config = parseConfig(env);
 
   const db = createDb(config);
@@ -46,14 +64,25 @@ async function main(): Promise<void> {
   const profileDir = process.env.BENCH_PROFILE_DIR;
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const serve = (script: string, at: number, extra: string[] = []) =>
-    serveScript(script, { nodeArgs: extra, env: { ...env, PORT: String(at), RATE_LIMIT_ENABLED: 'false', DATABASE_POOL_MAX: '20', QUEUE_CAPACITY_CRAWL_SITE: String(capacity) } });
+    serveScript(script, {
+      nodeArgs: extra,
+      env: {
+        ...env,
+        PORT: String(at),
+        RATE_LIMIT_ENABLED: 'false',
+        DATABASE_POOL_MAX: '20',
+        QUEUE_CAPACITY_CRAWL_SITE: String(capacity),
+      },
+    });
   const api = serve('bench/submit-api.ts', port, profile);
   const floor = opts.floor ? serve('bench/submit-floor.ts', port + 1000) : undefined;
   const base = `http://127.0.0.1:${port}`;
   const floorBase = `http://127.0.0.1:${port + 1000}`;
   for (let i = 0; ; i++) {
     const apiUp = (await fetch(`${base}/openapi.json`).catch(() => undefined))?.ok;
-    const floorUp = !floor || (await fetch(floorBase, { method: 'POST', body: '{"payload":{}}' }).catch(() => undefined))?.status === 201;
+    const floorUp =
+      !floor ||
+      (await fetch(floorBase, { method: 'POST', body: '{"payload":{}}' }).catch(() => undefined))?.status === 201;
     if (apiUp && floorUp) break;
     if (i > 900) throw new Error('API or floor server did not start');
     await new Promise((r) => setTimeout(r, 100));
@@ -93,7 +122,11 @@ async function main(): Promise<void> {
       taskQueue: `bench-${tag}-bare`,
       workflowId,
       args: [runJobInput({ id: jobId, client_id: 'cli_bench', type: 'crawlSite', payload: {} }, config)],
-      typedSearchAttributes: [{ key: keys.client, value: 'cli_bench' }, { key: keys.type, value: 'crawlSite' }, { key: keys.job, value: jobId }],
+      typedSearchAttributes: [
+        { key: keys.client, value: 'cli_bench' },
+        { key: keys.type, value: 'crawlSite' },
+        { key: keys.job, value: jobId },
+      ],
       staticSummary: 'crawlSite for cli_bench (priority 5)',
       memo: { clientId: 'cli_bench', type: 'crawlSite', priority: 5 },
       priority: { priorityKey: priorityKeyFor(i % 11) },
@@ -120,11 +153,19 @@ async function main(): Promise<void> {
     ];
     // Each round's own figures too: whether a tail is the arm's or one round's (a burst of other work
     // on the machine) shows there, where the pooled percentiles cannot say.
-    const newRun = () => ({ latencies: [] as number[], seconds: 0, cpu: {} as Record<string, number>, rounds: [] as Stats[] });
+    const newRun = () => ({
+      latencies: [] as number[],
+      seconds: 0,
+      cpu: {} as Record<string, number>,
+      rounds: [] as Stats[],
+    });
     const apiRun = newRun();
     const bareRun = newRun();
     const floorRun = newRun();
-    const arms: [typeof apiRun, (i: number) => Promise<void>, number][] = [[apiRun, submit, 0], [bareRun, bare, opts.warmup]];
+    const arms: [typeof apiRun, (i: number) => Promise<void>, number][] = [
+      [apiRun, submit, 0],
+      [bareRun, bare, opts.warmup],
+    ];
     if (floor) arms.push([floorRun, floorSubmit, 3_000_000]);
     const perRound = Math.ceil(opts.requests / opts.rounds);
     for (let r = 0; r < opts.rounds; r++) {
@@ -151,11 +192,16 @@ async function main(): Promise<void> {
       throughput: Math.round((bareStats.per_second / floorStats.per_second) * 100) / 100,
     };
     const cpuPerRequest = (run: typeof apiRun) =>
-      Object.fromEntries(Object.entries(run.cpu).map(([k, v]) => [k, Math.round((v * 1000 * 100) / run.latencies.length) / 100]));
+      Object.fromEntries(
+        Object.entries(run.cpu).map(([k, v]) => [k, Math.round((v * 1000 * 100) / run.latencies.length) / 100]),
+      );
     const result = {
       benchmark: 'submit',
       at: new Date().toISOString(),
-      machine: { cores: (await import('node:os')).cpus().length, load_average: (await import('node:os')).loadavg().map((l) => Math.round(l * 100) / 100) },
+      machine: {
+        cores: (await import('node:os')).cpus().length,
+        load_average: (await import('node:os')).loadavg().map((l) => Math.round(l * 100) / 100),
+      },
       options: opts,
       temporal: temporal.name,
       api_submit: apiStats,
@@ -163,17 +209,30 @@ async function main(): Promise<void> {
       floor_http_row_start: floorStats ?? null,
       ratio_api_over_bare: ratio,
       ratio_floor_over_bare: floorRatio ?? null,
-      rounds: { api_submit: apiRun.rounds, bare_workflow_start: bareRun.rounds, ...(floor ? { floor_http_row_start: floorRun.rounds } : {}) },
-      cpu_ms_per_request: { api_submit: cpuPerRequest(apiRun), bare_workflow_start: cpuPerRequest(bareRun), ...(floor ? { floor_http_row_start: cpuPerRequest(floorRun) } : {}) },
+      rounds: {
+        api_submit: apiRun.rounds,
+        bare_workflow_start: bareRun.rounds,
+        ...(floor ? { floor_http_row_start: floorRun.rounds } : {}),
+      },
+      cpu_ms_per_request: {
+        api_submit: cpuPerRequest(apiRun),
+        bare_workflow_start: cpuPerRequest(bareRun),
+        ...(floor ? { floor_http_row_start: cpuPerRequest(floorRun) } : {}),
+      },
       targets: { max_ratio: 1.3 },
       met: { p50: ratio.p50 <= 1.3, p99: ratio.p99 <= 1.3, throughput: ratio.throughput <= 1.3 },
     };
     const line = (name: string, s: typeof apiStats) =>
       `${name.padEnd(22)} ${String(s.per_second).padStart(8)}/s  p50 ${String(s.p50_ms).padStart(7)} ms  p95 ${String(s.p95_ms).padStart(7)} ms  p99 ${String(s.p99_ms).padStart(7)} ms`;
-    console.log(`submit benchmark on the ${temporal.name === 'cluster' ? 'Temporal cluster (dev/cluster)' : 'Temporal dev server'}: ${opts.requests} requests, ${opts.concurrency} concurrent, ${opts.rounds} alternating rounds (load average ${result.machine.load_average.join(' ')})`);
+    console.log(
+      `submit benchmark on the ${temporal.name === 'cluster' ? 'Temporal cluster (dev/cluster)' : 'Temporal dev server'}: ${opts.requests} requests, ${opts.concurrency} concurrent, ${opts.rounds} alternating rounds (load average ${result.machine.load_average.join(' ')})`,
+    );
     console.log(line('API POST .../submit', apiStats));
     console.log(line('bare workflow.start', bareStats));
-    const cpuLine = (name: string, c: Record<string, number>) => `${name.padEnd(22)} CPU ms/request: ${Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ')}`;
+    const cpuLine = (name: string, c: Record<string, number>) =>
+      `${name.padEnd(22)} CPU ms/request: ${Object.entries(c)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`;
     console.log(cpuLine('API POST .../submit', result.cpu_ms_per_request.api_submit));
     console.log(cpuLine('bare workflow.start', result.cpu_ms_per_request.bare_workflow_start));
     if (floorStats && floorRatio) {
@@ -186,12 +245,20 @@ async function main(): Promise<void> {
     console.log(roundsLine('bare workflow.start', bareRun));
     if (floor) console.log(roundsLine('floor (row + start)', floorRun));
     console.log(`ratio API/bare: p50 ${ratio.p50}x, p99 ${ratio.p99}x, throughput ${ratio.throughput}x`);
-    if (floorRatio) console.log(`ratio floor/bare (the lowest an HTTP submission with a committed row gets): p50 ${floorRatio.p50}x, p99 ${floorRatio.p99}x, throughput ${floorRatio.throughput}x`);
+    if (floorRatio)
+      console.log(
+        `ratio floor/bare (the lowest an HTTP submission with a committed row gets): p50 ${floorRatio.p50}x, p99 ${floorRatio.p99}x, throughput ${floorRatio.throughput}x`,
+      );
     console.log(`wrote ${writeResult(temporal.name === 'cluster' ? 'submit-cluster' : 'submit', result)}`);
   } finally {
     const floorIds = floor ? ((await db('floor_jobs').pluck('id')) as string[]).map((id) => `floor/${id}`) : [];
     const ids = [...started, ...(await db('jobs').pluck('workflow_id')), ...floorIds];
-    await load(ids.length, 32, async (i) => { await client.workflow.getHandle(ids[i] as string).terminate('benchmark finished').catch(() => undefined); });
+    await load(ids.length, 32, async (i) => {
+      await client.workflow
+        .getHandle(ids[i] as string)
+        .terminate('benchmark finished')
+        .catch(() => undefined);
+    });
     await Promise.all([pool.close(), floorPool.close()]);
     api.kill('SIGTERM');
     floor?.kill('SIGTERM');

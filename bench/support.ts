@@ -40,13 +40,22 @@ export function benchEnv(tag: string, overrides: Record<string, string> = {}): R
  */
 export function serveScript(
   script: string,
-  options: { args?: string[]; nodeArgs?: string[]; env?: Record<string, string | undefined>; stdio?: StdioOptions } = {},
+  options: {
+    args?: string[];
+    nodeArgs?: string[];
+    env?: Record<string, string | undefined>;
+    stdio?: StdioOptions;
+  } = {},
 ): ChildProcess {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', script, ...(options.args ?? [])], {
-    cwd: ROOT,
-    env: (options.env ?? process.env) as NodeJS.ProcessEnv,
-    stdio: options.stdio ?? ['ignore', 'inherit', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), '--import', 'tsx', script, ...(options.args ?? [])],
+    {
+      cwd: ROOT,
+      env: (options.env ?? process.env) as NodeJS.ProcessEnv,
+      stdio: options.stdio ?? ['ignore', 'inherit', 'inherit'],
+    },
+  );
   const kill = () => child.kill('SIGTERM');
   process.once('exit', kill);
   child.once('exit', () => process.removeListener('exit', kill));
@@ -94,7 +103,11 @@ export function stats(latencies: number[], seconds: number): Stats {
 }
 
 /** Runs `total` calls of `fn` from `concurrency` loops; returns each call's latency in ms. */
-export async function load(total: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<{ latencies: number[]; seconds: number }> {
+export async function load(
+  total: number,
+  concurrency: number,
+  fn: (i: number) => Promise<void>,
+): Promise<{ latencies: number[]; seconds: number }> {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -123,11 +136,21 @@ export function writeResult(name: string, result: unknown): string {
  * the cluster of dev/cluster (`npm run cluster -- up temporal` first), with the environment that
  * points the service at it and which processes are its server's (for CPU figures).
  */
-export function temporalTarget(): { name: 'dev' | 'cluster'; env: Record<string, string>; isServer: CpuGroup['match'] } {
+export function temporalTarget(): {
+  name: 'dev' | 'cluster';
+  env: Record<string, string>;
+  isServer: CpuGroup['match'];
+} {
   const argv = process.argv.slice(2);
   const value = argv[argv.indexOf('--temporal') + 1];
-  if (argv.includes('--temporal') && value !== 'dev' && value !== 'cluster') throw new Error(`--temporal takes dev or cluster, not ${String(value)}`);
-  if (value === 'cluster') return { name: 'cluster', env: { TEMPORAL_ADDRESS: '127.0.0.1:7333' }, isServer: (p) => p.cmdline.includes('temporal-server') };
+  if (argv.includes('--temporal') && value !== 'dev' && value !== 'cluster')
+    throw new Error(`--temporal takes dev or cluster, not ${String(value)}`);
+  if (value === 'cluster')
+    return {
+      name: 'cluster',
+      env: { TEMPORAL_ADDRESS: '127.0.0.1:7333' },
+      isServer: (p) => p.cmdline.includes('temporal-server'),
+    };
   return { name: 'dev', env: {}, isServer: (p) => p.cmdline.includes('temporal') && p.cmdline.includes('start-dev') };
 }
 
@@ -187,5 +210,7 @@ export function procStat(pid: string): { comm: string; fields: string[] } | unde
 
 /** The difference of two cpuSeconds readings, rounded to 10 ms. */
 export function cpuSince(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.keys(after).map((k) => [k, Math.round(((after[k] ?? 0) - (before[k] ?? 0)) * 100) / 100]));
+  return Object.fromEntries(
+    Object.keys(after).map((k) => [k, Math.round(((after[k] ?? 0) - (before[k] ?? 0)) * 100) / 100]),
+  );
 }

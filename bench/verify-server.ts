@@ -14,10 +14,11 @@ const serverAddress = (k: number) => `127.0.0.${11 + k}`;
 
 async function main(): Promise<void> {
   const { servers } = args({ servers: 8 });
-  const make = () => new SMTPServer({ disabledCommands: ['AUTH'], disableReverseLookup: true, hideSTARTTLS: true, logger: false });
+  const make = () =>
+    new SMTPServer({ disabledCommands: ['AUTH'], disableReverseLookup: true, hideSTARTTLS: true, logger: false });
   const first = make();
   await new Promise<void>((resolve) => first.listen(0, serverAddress(0), resolve));
-  const port = ((first as unknown as { server: { address(): AddressInfo } }).server.address()).port;
+  const port = (first as unknown as { server: { address(): AddressInfo } }).server.address().port;
   const all = [first];
   for (let k = 1; k < servers; k++) {
     const s = make();
@@ -32,7 +33,9 @@ async function main(): Promise<void> {
   const dns = await startDnsStandIn(zone);
   process.stdout.write(`${JSON.stringify({ dns: dns.server, smtpPort: port })}\n`);
   process.once('SIGTERM', () => {
-    void Promise.all([dns.close(), ...all.map((s) => new Promise<void>((r) => s.close(() => r())))]).then(() => process.exit(0));
+    void Promise.all([dns.close(), ...all.map((s) => new Promise<void>((r) => s.close(() => r())))]).then(() =>
+      process.exit(0),
+    );
   });
 }
 

@@ -21,7 +21,13 @@ import { args, load, serveScript, stats, writeResult } from './support';
 function bareSession(host: string, port: number, rcpt: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host, port });
-    const script = ['EHLO bench.local', 'MAIL FROM:<bench@bench.local>', `RCPT TO:<${rcpt}>`, `RCPT TO:<xrandom@${rcpt.split('@')[1] ?? ''}>`, 'QUIT'];
+    const script = [
+      'EHLO bench.local',
+      'MAIL FROM:<bench@bench.local>',
+      `RCPT TO:<${rcpt}>`,
+      `RCPT TO:<xrandom@${rcpt.split('@')[1] ?? ''}>`,
+      'QUIT',
+    ];
     let buffer = '';
     socket.on('data', (chunk) => {
       buffer += chunk.toString('latin1');
@@ -40,13 +46,20 @@ function bareSession(host: string, port: number, rcpt: string): Promise<void> {
 
 async function main(): Promise<void> {
   const opts = args({ addresses: 2000, servers: 8, sessions: 2 });
-  const server = serveScript('bench/verify-server.ts', { args: ['--servers', String(opts.servers)], stdio: ['ignore', 'pipe', 'inherit'] });
-  const where = JSON.parse(await new Promise<string>((resolve, reject) => {
-    createInterface({ input: server.stdout as NodeJS.ReadableStream }).once('line', resolve);
-    server.once('exit', (code) => reject(new Error(`stand-in server exited (${code})`)));
-  })) as { dns: string; smtpPort: number };
+  const server = serveScript('bench/verify-server.ts', {
+    args: ['--servers', String(opts.servers)],
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const where = JSON.parse(
+    await new Promise<string>((resolve, reject) => {
+      createInterface({ input: server.stdout as NodeJS.ReadableStream }).once('line', resolve);
+      server.once('exit', (code) => reject(new Error(`stand-in server exited (${code})`)));
+    }),
+  ) as { dns: string; smtpPort: number };
 
-  const addresses = distinctAddresses({ emails: Array.from({ length: opts.addresses }, (_, i) => `person${i}@d${i % opts.servers}.bench.test`) });
+  const addresses = distinctAddresses({
+    emails: Array.from({ length: opts.addresses }, (_, i) => `person${i}@d${i % opts.servers}.bench.test`),
+  });
   const dns = new MailDns([where.dns]);
   const limiter = new KeyedLimiter(opts.sessions);
   const signal = new AbortController().signal;
@@ -63,11 +76,18 @@ async function main(): Promise<void> {
   const lanes = opts.servers * opts.sessions;
   const statuses = new Map<string, number>();
   const engine = await load(addresses.length, lanes, async (i) => {
-    const r = await verifyAddress(addresses[i] as string, { ...ctx, deadline: Date.now() + 30_000, stageEnd: Date.now() + 600_000 });
+    const r = await verifyAddress(addresses[i] as string, {
+      ...ctx,
+      deadline: Date.now() + 30_000,
+      stageEnd: Date.now() + 600_000,
+    });
     statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
   });
-  if (statuses.get('risky') !== addresses.length) throw new Error(`unexpected verdicts ${JSON.stringify(Object.fromEntries(statuses))}`);
-  const bare = await load(addresses.length, lanes, (i) => bareSession(`127.0.0.${11 + (i % opts.servers)}`, where.smtpPort, `person${i}@d${i % opts.servers}.bench.test`));
+  if (statuses.get('risky') !== addresses.length)
+    throw new Error(`unexpected verdicts ${JSON.stringify(Object.fromEntries(statuses))}`);
+  const bare = await load(addresses.length, lanes, (i) =>
+    bareSession(`127.0.0.${11 + (i % opts.servers)}`, where.smtpPort, `person${i}@d${i % opts.servers}.bench.test`),
+  );
   server.kill('SIGTERM');
 
   const r = (x: number) => Math.round(x * 100) / 100;

@@ -67,7 +67,8 @@ async function main(argv: string[]): Promise<number> {
       case 'client:rotate': {
         const id = values['client-id'];
         if (!id) return usage('client:rotate needs --client-id <id>');
-        const graceHours = values['grace-hours'] === undefined ? DEFAULT_ROTATION_GRACE_HOURS : Number(values['grace-hours']);
+        const graceHours =
+          values['grace-hours'] === undefined ? DEFAULT_ROTATION_GRACE_HOURS : Number(values['grace-hours']);
         if (!Number.isFinite(graceHours) || graceHours < 0 || graceHours > MAX_ROTATION_GRACE_HOURS) {
           return usage(`--grace-hours must be a number from 0 to ${MAX_ROTATION_GRACE_HOURS}`);
         }
@@ -86,7 +87,9 @@ async function main(argv: string[]): Promise<number> {
         const credentials = await new IntegrationRepository(db, cipher, config.DATABASE_SCHEMA).reseal();
         const passwords = await new MailRepository(db, cipher).reseal();
         const secrets = await new WebhookRepository(db, config.DATABASE_SCHEMA, cipher).reseal();
-        process.stderr.write(`re-sealed ${credentials.resealed} credential(s), ${passwords.resealed} mailbox password(s) and ${secrets.resealed} webhook secret(s) with key ${cipher.keyId}\n`);
+        process.stderr.write(
+          `re-sealed ${credentials.resealed} credential(s), ${passwords.resealed} mailbox password(s) and ${secrets.resealed} webhook secret(s) with key ${cipher.keyId}\n`,
+        );
         const unopenable = [...credentials.unopenable, ...passwords.unopenable, ...secrets.unopenable];
         if (unopenable.length === 0) return 0;
         // Exit 1 so that a script notices before the previous key is removed; the rest is re-sealed all the same.
@@ -104,12 +107,16 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function usage(message: string): number {
-  process.stderr.write(`${message}\nusage: db/cli.ts migrate|rollback|client:create --name N|client:deactivate --client-id ID|client:activate --client-id ID|client:rotate --client-id ID [--grace-hours H]|integrations:reseal\n`);
+  process.stderr.write(
+    `${message}\nusage: db/cli.ts migrate|rollback|client:create --name N|client:deactivate --client-id ID|client:activate --client-id ID|client:rotate --client-id ID [--grace-hours H]|integrations:reseal\n`,
+  );
   return 2;
 }
 
 main(process.argv.slice(2)).then(
-  (code) => { process.exitCode = code; },
+  (code) => {
+    process.exitCode = code;
+  },
   (err: unknown) => {
     process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
     process.exitCode = 1;

@@ -76,15 +76,21 @@ export class ClientCache {
   /** Starts listening (the API calls it at start so that the first requests are served from memory). */
   ensureListening(): Promise<void> {
     if (this.listener || this.closed || this.options.maxAgeMs <= 0) return Promise.resolve();
-    return (this.connecting ??= this.connect().then(
-      () => { this.retryMs = 250; },
-      (err: unknown) => {
-        // Until the next attempt, requests read their client from the database.
-        this.retryAt = performance.now() + this.retryMs;
-        this.retryMs = Math.min(this.retryMs * 2, 5000);
-        throw err;
-      },
-    ).finally(() => { this.connecting = undefined; }));
+    return (this.connecting ??= this.connect()
+      .then(
+        () => {
+          this.retryMs = 250;
+        },
+        (err: unknown) => {
+          // Until the next attempt, requests read their client from the database.
+          this.retryAt = performance.now() + this.retryMs;
+          this.retryMs = Math.min(this.retryMs * 2, 5000);
+          throw err;
+        },
+      )
+      .finally(() => {
+        this.connecting = undefined;
+      }));
   }
 
   private async connect(): Promise<void> {
@@ -121,7 +127,10 @@ export class ClientCache {
     client.on('error', () => undefined);
     if (this.closed) return;
     // The next request reconnects (find); until then requests read their client from the database.
-    this.log.warn({ err: err.message }, 'client cache lost its LISTEN connection; reading clients from the database until it is back');
+    this.log.warn(
+      { err: err.message },
+      'client cache lost its LISTEN connection; reading clients from the database until it is back',
+    );
   }
 
   async close(): Promise<void> {

@@ -126,7 +126,7 @@ export class EventListener {
     const top = Number(snapshot?.top ?? 0);
     if (!snapshot || top <= (this.resolved ?? 0)) return this.resolved ?? 0;
     const deadline = Date.now() + this.options.gapWaitMs;
-    for (let ended = snapshot.idle; !ended && Date.now() < deadline; ) {
+    for (let ended = snapshot.idle; !ended && Date.now() < deadline;) {
       await sleep(GAP_POLL_MS);
       ended = await this.ended(snapshot.xmax);
     }
@@ -143,7 +143,8 @@ export class EventListener {
     const unsubscribe = () => {
       if (!own.delete(subscriber)) return;
       this.count--;
-      if (own.size === 0 && this.subscribers.get(subscriber.clientId) === own) this.subscribers.delete(subscriber.clientId);
+      if (own.size === 0 && this.subscribers.get(subscriber.clientId) === own)
+        this.subscribers.delete(subscriber.clientId);
     };
     try {
       await this.ensureConnected();
@@ -157,20 +158,31 @@ export class EventListener {
 
   private ensureConnected(): Promise<void> {
     if (this.client || this.closed) return Promise.resolve();
-    return (this.connecting ??= this.connect().finally(() => { this.connecting = undefined; }));
+    return (this.connecting ??= this.connect().finally(() => {
+      this.connecting = undefined;
+    }));
   }
 
   private async connect(): Promise<void> {
     // Named, so that an operator (or a test) can tell this process's listener in pg_stat_activity.
     // A connect timeout as the pool's (db/index.ts): pg sets none, and a subscriber waits for this connect.
-    const client = new Client({ connectionString: this.connectionString, application_name: `leadjobs-events/${process.pid}`, connectionTimeoutMillis: 10_000 });
+    const client = new Client({
+      connectionString: this.connectionString,
+      application_name: `leadjobs-events/${process.pid}`,
+      connectionTimeoutMillis: 10_000,
+    });
     const clients = clientsChannel(this.schema);
     client.on('notification', (msg) => {
       if (msg.channel === clients) {
-        if (msg.payload) this.endInactive([msg.payload]).catch((err: Error) => this.log.warn({ err: err.message }, 'event listener could not end a deactivated client\'s streams'));
+        if (msg.payload)
+          this.endInactive([msg.payload]).catch((err: Error) =>
+            this.log.warn({ err: err.message }, "event listener could not end a deactivated client's streams"),
+          );
         return;
       }
-      this.incoming = this.incoming.then(() => this.receive(msg.payload)).catch((err: Error) => this.log.warn({ err: err.message }, 'event listener dropped an announcement'));
+      this.incoming = this.incoming
+        .then(() => this.receive(msg.payload))
+        .catch((err: Error) => this.log.warn({ err: err.message }, 'event listener dropped an announcement'));
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, new Error('connection ended')));
@@ -218,7 +230,10 @@ export class EventListener {
     for (const s of resync) if (this.subscribers.get(s.clientId)?.has(s)) s.onResync();
     for (const event of [...before, ...this.early.splice(0)]) this.accept(event);
     // A deactivation announced while nobody listened is caught here.
-    if (resync.length > 0) this.endInactive([...this.subscribers.keys()]).catch((err: Error) => this.log.warn({ err: err.message }, 'event listener could not check its clients after a reconnect'));
+    if (resync.length > 0)
+      this.endInactive([...this.subscribers.keys()]).catch((err: Error) =>
+        this.log.warn({ err: err.message }, 'event listener could not check its clients after a reconnect'),
+      );
   }
 
   /**
@@ -261,7 +276,10 @@ export class EventListener {
         return;
       }
       // Whichever connect succeeds (this one, or a new subscriber's) resyncs (start()).
-      this.ensureConnected().catch(() => { this.retryMs = Math.min(this.retryMs * 2, 5000); setTimeout(retry, this.retryMs).unref(); });
+      this.ensureConnected().catch(() => {
+        this.retryMs = Math.min(this.retryMs * 2, 5000);
+        setTimeout(retry, this.retryMs).unref();
+      });
     };
     setTimeout(retry, this.retryMs).unref();
   }
@@ -357,7 +375,10 @@ export class EventListener {
         if (overdue !== undefined) await this.settle(gap, overdue);
       }
     } catch (err) {
-      this.log.warn({ err: (err as Error).message }, 'event listener could not check a gap in event ids; checking again');
+      this.log.warn(
+        { err: (err as Error).message },
+        'event listener could not check a gap in event ids; checking again',
+      );
     } finally {
       gap.checking = false;
       if (this.gap === gap) gap.timer = setTimeout(() => void this.check(gap), GAP_POLL_MS).unref();
@@ -383,7 +404,10 @@ export class EventListener {
 
   /** Whether every transaction in progress at the snapshot with this xmax has ended. */
   private async ended(xmax: string): Promise<boolean> {
-    const { rows } = await this.db.raw<{ rows: { ended: boolean }[] }>('select pg_snapshot_xmin(pg_current_snapshot()) >= ?::xid8 as ended', [xmax]);
+    const { rows } = await this.db.raw<{ rows: { ended: boolean }[] }>(
+      'select pg_snapshot_xmin(pg_current_snapshot()) >= ?::xid8 as ended',
+      [xmax],
+    );
     return rows[0]?.ended ?? false;
   }
 
@@ -396,7 +420,10 @@ export class EventListener {
     // millions of ids listed (built, sent and looked up one by one, it blocked the process for seconds).
     const missing: [number, number][] = [];
     let from = (this.resolved ?? 0) + 1;
-    for (const id of [...this.waiting].filter(([id, w]) => id <= upTo && w.event).map(([id]) => id).sort((a, b) => a - b)) {
+    for (const id of [...this.waiting]
+      .filter(([id, w]) => id <= upTo && w.event)
+      .map(([id]) => id)
+      .sort((a, b) => a - b)) {
       if (id > from) missing.push([from, id - 1]);
       from = Math.max(from, id + 1);
     }
@@ -452,7 +479,12 @@ export class EventListener {
     const connecting = this.connecting;
     if (connecting) {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([connecting.catch(() => undefined), new Promise<void>((resolve) => { timer = setTimeout(resolve, CLOSE_WAIT_MS); })]);
+      await Promise.race([
+        connecting.catch(() => undefined),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, CLOSE_WAIT_MS);
+        }),
+      ]);
       clearTimeout(timer);
     }
   }

@@ -20,7 +20,10 @@ export function createDb(config: DbConfig): Db {
     pool: {
       min: 0,
       max: config.DATABASE_POOL_MAX,
-      afterCreate(conn: { query: (sql: string, cb: (err: Error | null) => void) => void }, done: (err: Error | null, c: unknown) => void) {
+      afterCreate(
+        conn: { query: (sql: string, cb: (err: Error | null) => void) => void },
+        done: (err: Error | null, c: unknown) => void,
+      ) {
         conn.query(`SET search_path TO "${schema}", public`, (err) => done(err, conn));
       },
     },

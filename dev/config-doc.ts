@@ -46,7 +46,7 @@ type Default = { kind: 'value'; value: unknown } | { kind: 'none' } | { kind: 'r
  */
 function defaultOf(key: string, schema: z.ZodType): Default {
   let found: Default = { kind: 'required' };
-  for (let s: z.ZodType = schema; ; ) {
+  for (let s: z.ZodType = schema; ;) {
     if (s instanceof z.ZodDefault) {
       found = { kind: 'value', value: s.def.defaultValue };
       break;
@@ -63,7 +63,10 @@ function defaultOf(key: string, schema: z.ZodType): Default {
   }
   // Cross-check against what parsing an unset variable does, so a schema shape this walk does not know fails loudly.
   const parsed = schema.safeParse(undefined);
-  const consistent = found.kind === 'required' ? !parsed.success : parsed.success && (found.kind === 'value') === (parsed.data !== undefined);
+  const consistent =
+    found.kind === 'required'
+      ? !parsed.success
+      : parsed.success && (found.kind === 'value') === (parsed.data !== undefined);
   if (!consistent) throw new Error(`${key}: cannot tell its default from the schema (dev/config-doc.ts defaultOf)`);
   return found;
 }
@@ -119,7 +122,8 @@ export function readDescriptions(sourceText: string, exportName = 'configSchema'
   const source = ts.createSourceFile(CONFIG_SOURCE, sourceText, ts.ScriptTarget.ES2022, true);
   const declarations = new Map<string, ts.Expression>();
   const visit = (node: ts.Node): void => {
-    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer) declarations.set(node.name.text, node.initializer);
+    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer)
+      declarations.set(node.name.text, node.initializer);
     ts.forEachChild(node, visit);
   };
   visit(source);
@@ -127,7 +131,8 @@ export function readDescriptions(sourceText: string, exportName = 'configSchema'
   const descriptions = new Map<string, string | undefined>();
   const seen = new Set<string>();
   const walk = (expr: ts.Expression): void => {
-    if (ts.isParenthesizedExpression(expr) || ts.isAsExpression(expr) || ts.isSatisfiesExpression(expr)) return walk(expr.expression);
+    if (ts.isParenthesizedExpression(expr) || ts.isAsExpression(expr) || ts.isSatisfiesExpression(expr))
+      return walk(expr.expression);
     if (ts.isIdentifier(expr)) {
       const init = declarations.get(expr.text);
       if (init && !seen.has(expr.text)) {
@@ -141,7 +146,11 @@ export function readDescriptions(sourceText: string, exportName = 'configSchema'
       // The base first, so that keys come in schema order and an .extend() key overrides its base's.
       walk(expr.expression.expression);
       const arg = expr.arguments[0];
-      if (['object', 'strictObject', 'looseObject', 'extend'].includes(method) && arg && ts.isObjectLiteralExpression(arg)) {
+      if (
+        ['object', 'strictObject', 'looseObject', 'extend'].includes(method) &&
+        arg &&
+        ts.isObjectLiteralExpression(arg)
+      ) {
         for (const prop of arg.properties) {
           const name = prop.name && propertyName(prop.name);
           if (name) descriptions.set(name, jsDocOf(source, prop));
@@ -165,7 +174,9 @@ function renderDescription(text: string, keys: ReadonlySet<string>): string {
     .map((part, i) => {
       if (i % 2 === 1) return part;
       return part
-        .replace(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*(?:_\*|\b)/g, (word) => (keys.has(word) || word.endsWith('_*') ? `\`${word}\`` : word))
+        .replace(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*(?:_\*|\b)/g, (word) =>
+          keys.has(word) || word.endsWith('_*') ? `\`${word}\`` : word,
+        )
         .replace(/</g, '\\<')
         .replace(/\bdocs\/([\w-]+\.md)\b/g, '[docs/$1]($1)');
     })
@@ -178,14 +189,22 @@ export function renderConfigDoc(): string {
   const keys = Object.keys(shape);
   const descriptions = readDescriptions(readFileSync(CONFIG_SOURCE, 'utf8'));
   const missing = keys.filter((key) => !descriptions.get(key));
-  if (missing.length > 0) throw new Error(`lib/config.ts: no JSDoc comment above ${missing.join(', ')} (every key needs one: it is the key's row in docs/configuration.md)`);
+  if (missing.length > 0)
+    throw new Error(
+      `lib/config.ts: no JSDoc comment above ${missing.join(', ')} (every key needs one: it is the key's row in docs/configuration.md)`,
+    );
   const unknown = [...descriptions.keys()].filter((key) => !(key in shape));
-  if (unknown.length > 0) throw new Error(`lib/config.ts: keys read from the source but not in configSchema: ${unknown.join(', ')}`);
+  if (unknown.length > 0)
+    throw new Error(`lib/config.ts: keys read from the source but not in configSchema: ${unknown.join(', ')}`);
 
   const keySet = new Set(keys);
   const rows = keys.map((key) => {
     const schema = shape[key] as z.ZodType;
-    const cells = [code(key), renderDefault(key, defaultOf(key, schema)).replace(/\|/g, '\\|'), renderDescription(descriptions.get(key) ?? '', keySet)];
+    const cells = [
+      code(key),
+      renderDefault(key, defaultOf(key, schema)).replace(/\|/g, '\\|'),
+      renderDescription(descriptions.get(key) ?? '', keySet),
+    ];
     return `| ${cells.join(' | ')} |`;
   });
   return `${INTRO}\n| Variable | Default | Meaning |\n|---|---|---|\n${rows.join('\n')}\n`;

@@ -16,8 +16,17 @@ export const crawlCompanyDataPayload = z
     country: countryIn(COUNTRY_REGISTRIES, 'country must be US or GB').optional(),
     identifier: z.string().trim().min(1).max(20).optional(),
     // Spaces, dots and hyphens anywhere are dropped; checked before upper-casing (which turns "ß" into "SS").
-    vat_number: z.string().transform((v) => v.replace(/[\s.-]/g, ''))
-      .pipe(z.string().regex(/^[A-Za-z]{2}[0-9A-Za-z+*]{2,13}$/, 'vat_number must be an EU VAT number with its country prefix, e.g. DE282741168'))
+    vat_number: z
+      .string()
+      .transform((v) => v.replace(/[\s.-]/g, ''))
+      .pipe(
+        z
+          .string()
+          .regex(
+            /^[A-Za-z]{2}[0-9A-Za-z+*]{2,13}$/,
+            'vat_number must be an EU VAT number with its country prefix, e.g. DE282741168',
+          ),
+      )
       .transform((v) => v.toUpperCase())
       .meta({ pattern: `^${SEPARATORS}*(?:[A-Za-z]${SEPARATORS}*){2}(?:[0-9A-Za-z+*]${SEPARATORS}*){2,13}$` })
       .optional(),
@@ -26,16 +35,29 @@ export const crawlCompanyDataPayload = z
   })
   .superRefine((p, ctx) => {
     const need = (field: 'name' | 'country' | 'identifier' | 'vat_number', why: string) => {
-      if (p[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `${field} is required ${why}` });
+      if (p[field] === undefined)
+        ctx.addIssue({ code: 'custom', path: [field], message: `${field} is required ${why}` });
     };
-    if (p.mode === 'search') { need('name', 'for mode search'); need('country', 'for mode search'); }
+    if (p.mode === 'search') {
+      need('name', 'for mode search');
+      need('country', 'for mode search');
+    }
     if (p.mode === 'lookup') {
-      need('identifier', 'for mode lookup'); need('country', 'for mode lookup');
+      need('identifier', 'for mode lookup');
+      need('country', 'for mode lookup');
       if (p.identifier !== undefined && p.country === 'US' && !/^\d{1,10}$/.test(p.identifier)) {
-        ctx.addIssue({ code: 'custom', path: ['identifier'], message: 'identifier must be a CIK number (up to 10 digits) for US' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['identifier'],
+          message: 'identifier must be a CIK number (up to 10 digits) for US',
+        });
       }
       if (p.identifier !== undefined && p.country === 'GB' && !/^[A-Z0-9]{8}$/i.test(p.identifier)) {
-        ctx.addIssue({ code: 'custom', path: ['identifier'], message: 'identifier must be an 8-character company number for GB' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['identifier'],
+          message: 'identifier must be an 8-character company number for GB',
+        });
       }
     }
     if (p.mode === 'vat') need('vat_number', 'for mode vat');
@@ -43,62 +65,84 @@ export const crawlCompanyDataPayload = z
   .meta({
     // What each mode needs (search is the default), and the identifier's form per registry.
     allOf: [
-      { if: { anyOf: [{ not: { required: ['mode'] } }, { properties: { mode: { const: 'search' } } }] }, then: { required: ['name', 'country'] } },
-      { if: { properties: { mode: { const: 'lookup' } }, required: ['mode'] }, then: { required: ['identifier', 'country'] } },
+      {
+        if: { anyOf: [{ not: { required: ['mode'] } }, { properties: { mode: { const: 'search' } } }] },
+        then: { required: ['name', 'country'] },
+      },
+      {
+        if: { properties: { mode: { const: 'lookup' } }, required: ['mode'] },
+        then: { required: ['identifier', 'country'] },
+      },
       { if: { properties: { mode: { const: 'vat' } }, required: ['mode'] }, then: { required: ['vat_number'] } },
       {
-        if: { properties: { mode: { const: 'lookup' }, country: { pattern: trimmedPattern('[Uu][Ss]') } }, required: ['mode', 'country'] },
+        if: {
+          properties: { mode: { const: 'lookup' }, country: { pattern: trimmedPattern('[Uu][Ss]') } },
+          required: ['mode', 'country'],
+        },
         then: { properties: { identifier: { pattern: trimmedPattern('[0-9]{1,10}') } } },
       },
       {
-        if: { properties: { mode: { const: 'lookup' }, country: { pattern: trimmedPattern('[Gg][Bb]') } }, required: ['mode', 'country'] },
+        if: {
+          properties: { mode: { const: 'lookup' }, country: { pattern: trimmedPattern('[Gg][Bb]') } },
+          required: ['mode', 'country'],
+        },
         then: { properties: { identifier: { pattern: trimmedPattern('[A-Za-z0-9]{8}') } } },
       },
     ],
   });
 export type CrawlCompanyDataPayload = z.infer<typeof crawlCompanyDataPayload>;
 
-export const companyRecordSchema = z.object({
-  name: z.string().describe('official name'),
-  source: z.enum(['us_registry', 'uk_registry']),
-  source_id: z.string().describe('registry id: CIK (US) or company number (GB)'),
-  country_code: z.string().describe('ISO 3166-1 alpha-2'),
-  status: z.enum(['active', 'dissolved', 'liquidation']),
-  legal_form: z.string().nullable().describe('e.g. plc, ltd, Inc'),
-  registration_number: z.string(),
-  incorporation_date: z.string().nullable(),
-  address: z.object({
-    line_1: z.string().nullable(),
-    line_2: z.string().nullable().optional(),
-    city: z.string().nullable().optional(),
-    region: z.string().nullable().optional(),
-    postal_code: z.string().nullable().optional(),
-    country: z.string().nullable(),
-  }).describe('search results carry only line_1 and country; lookup the parsed address'),
-  industry: z.object({ sic_codes: z.array(z.string()), nace_codes: z.array(z.string()), description: z.string().nullable() }).nullable(),
-  officers: z.array(z.object({
-    name: z.string(),
-    role: z.string().nullable(),
-    appointed_on: z.string().nullable(),
-    resigned_on: z.string().nullable(),
-    nationality: z.string().nullable(),
-    occupation: z.string().nullable(),
-    country_of_residence: z.string().nullable(),
-  })).describe('directors and officers (UK lookups only)'),
-  financials: z.record(z.string(), z.unknown()).nullable(),
-  vat_number: z.string().nullable(),
-  tax_id: z.string().nullable().describe('EIN (US)'),
-  lei: z.string().nullable(),
-  dissolution_date: z.string().nullable(),
-  metadata: z.object({
-    cached: z.boolean(),
-    retrieved_at: isoTime.describe('when the registry answered'),
-    data_freshness: z.enum(['live', 'cached']),
-    confidence_score: z.number().describe('1 for lookups; name similarity 0-1 for search results'),
-    cache_expires_at: isoTime.nullable(),
-  }),
-  source_url: z.string().describe('the registry page of the record (provenance)'),
-}).meta({ id: 'CompanyRecord' });
+export const companyRecordSchema = z
+  .object({
+    name: z.string().describe('official name'),
+    source: z.enum(['us_registry', 'uk_registry']),
+    source_id: z.string().describe('registry id: CIK (US) or company number (GB)'),
+    country_code: z.string().describe('ISO 3166-1 alpha-2'),
+    status: z.enum(['active', 'dissolved', 'liquidation']),
+    legal_form: z.string().nullable().describe('e.g. plc, ltd, Inc'),
+    registration_number: z.string(),
+    incorporation_date: z.string().nullable(),
+    address: z
+      .object({
+        line_1: z.string().nullable(),
+        line_2: z.string().nullable().optional(),
+        city: z.string().nullable().optional(),
+        region: z.string().nullable().optional(),
+        postal_code: z.string().nullable().optional(),
+        country: z.string().nullable(),
+      })
+      .describe('search results carry only line_1 and country; lookup the parsed address'),
+    industry: z
+      .object({ sic_codes: z.array(z.string()), nace_codes: z.array(z.string()), description: z.string().nullable() })
+      .nullable(),
+    officers: z
+      .array(
+        z.object({
+          name: z.string(),
+          role: z.string().nullable(),
+          appointed_on: z.string().nullable(),
+          resigned_on: z.string().nullable(),
+          nationality: z.string().nullable(),
+          occupation: z.string().nullable(),
+          country_of_residence: z.string().nullable(),
+        }),
+      )
+      .describe('directors and officers (UK lookups only)'),
+    financials: z.record(z.string(), z.unknown()).nullable(),
+    vat_number: z.string().nullable(),
+    tax_id: z.string().nullable().describe('EIN (US)'),
+    lei: z.string().nullable(),
+    dissolution_date: z.string().nullable(),
+    metadata: z.object({
+      cached: z.boolean(),
+      retrieved_at: isoTime.describe('when the registry answered'),
+      data_freshness: z.enum(['live', 'cached']),
+      confidence_score: z.number().describe('1 for lookups; name similarity 0-1 for search results'),
+      cache_expires_at: isoTime.nullable(),
+    }),
+    source_url: z.string().describe('the registry page of the record (provenance)'),
+  })
+  .meta({ id: 'CompanyRecord' });
 
 const answerMetadata = z.object({
   source: z.enum(['us_registry', 'uk_registry', 'eu_vies']),
@@ -107,41 +151,52 @@ const answerMetadata = z.object({
   cache_expires_at: isoTime,
 });
 
-export const companySearchResult = z.object({
-  success: z.literal(true),
-  query: z.string(),
-  country: z.enum(['US', 'GB']),
-  total_results: z.number().int(),
-  sources_queried: z.array(z.string()),
-  query_time_ms: z.number().int(),
-  results: z.array(companyRecordSchema),
-  metadata: answerMetadata.extend({
-    skipped_items: z.number().int().describe('items of the registry answer left out because they cannot be a record (no company number or name); 0 when none'),
-    dedupe_stats: z.object({ processed: z.boolean() }),
-  }),
-}).meta({ id: 'CompanyDataSearchResult', description: 'crawlCompanyData, mode search' });
+export const companySearchResult = z
+  .object({
+    success: z.literal(true),
+    query: z.string(),
+    country: z.enum(['US', 'GB']),
+    total_results: z.number().int(),
+    sources_queried: z.array(z.string()),
+    query_time_ms: z.number().int(),
+    results: z.array(companyRecordSchema),
+    metadata: answerMetadata.extend({
+      skipped_items: z
+        .number()
+        .int()
+        .describe(
+          'items of the registry answer left out because they cannot be a record (no company number or name); 0 when none',
+        ),
+      dedupe_stats: z.object({ processed: z.boolean() }),
+    }),
+  })
+  .meta({ id: 'CompanyDataSearchResult', description: 'crawlCompanyData, mode search' });
 
-export const companyLookupResult = z.object({
-  success: z.literal(true),
-  country: z.enum(['US', 'GB']),
-  query_time_ms: z.number().int(),
-  data: companyRecordSchema,
-  metadata: answerMetadata,
-}).meta({ id: 'CompanyDataLookupResult', description: 'crawlCompanyData, mode lookup' });
+export const companyLookupResult = z
+  .object({
+    success: z.literal(true),
+    country: z.enum(['US', 'GB']),
+    query_time_ms: z.number().int(),
+    data: companyRecordSchema,
+    metadata: answerMetadata,
+  })
+  .meta({ id: 'CompanyDataLookupResult', description: 'crawlCompanyData, mode lookup' });
 
-export const companyVatResult = z.object({
-  success: z.literal(true),
-  query_time_ms: z.number().int(),
-  data: z.object({
-    valid: z.boolean(),
-    vat_number: z.string().describe('without the country prefix, as VIES writes it'),
-    country_code: z.string(),
-    company_name: z.string().nullable().describe('the literal --- where the member state withholds it'),
-    company_address: z.string().nullable().describe('the literal --- where the member state withholds it'),
-    request_date: z.string(),
-  }),
-  metadata: answerMetadata,
-}).meta({ id: 'CompanyDataVatResult', description: 'crawlCompanyData, mode vat' });
+export const companyVatResult = z
+  .object({
+    success: z.literal(true),
+    query_time_ms: z.number().int(),
+    data: z.object({
+      valid: z.boolean(),
+      vat_number: z.string().describe('without the country prefix, as VIES writes it'),
+      country_code: z.string(),
+      company_name: z.string().nullable().describe('the literal --- where the member state withholds it'),
+      company_address: z.string().nullable().describe('the literal --- where the member state withholds it'),
+      request_date: z.string(),
+    }),
+    metadata: answerMetadata,
+  })
+  .meta({ id: 'CompanyDataVatResult', description: 'crawlCompanyData, mode vat' });
 
 /** The registries' activity queues, as the workflow looks them up (RunJobInput.queues). */
 export const REGISTRY_QUEUE_KEYS = { sec: 'sec', companiesHouse: 'companiesHouse', vies: 'vies' } as const;
@@ -169,7 +224,11 @@ export const crawlCompanyData: JobSpec<typeof crawlCompanyDataPayload> = {
    */
   activityQueues: (config) => [
     { key: REGISTRY_QUEUE_KEYS.sec, queue: 'registry-sec', perSecond: config.SEC_REQUESTS_PER_SECOND * 0.4 },
-    { key: REGISTRY_QUEUE_KEYS.companiesHouse, queue: 'registry-companies-house', perSecond: config.COMPANIES_HOUSE_REQUESTS_PER_5_MIN / 300 },
+    {
+      key: REGISTRY_QUEUE_KEYS.companiesHouse,
+      queue: 'registry-companies-house',
+      perSecond: config.COMPANIES_HOUSE_REQUESTS_PER_5_MIN / 300,
+    },
     { key: REGISTRY_QUEUE_KEYS.vies, queue: 'registry-vies' },
   ],
   limits: {

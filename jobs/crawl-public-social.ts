@@ -14,7 +14,12 @@ import type { JobSpec } from './types';
 export const crawlPublicSocialPayload = z
   .strictObject({
     username: z.string().trim().max(31).optional().describe('the account name, with or without @'),
-    profile_url: z.string().trim().max(2000).optional().describe('a profile URL such as https://www.instagram.com/<username>/'),
+    profile_url: z
+      .string()
+      .trim()
+      .max(2000)
+      .optional()
+      .describe('a profile URL such as https://www.instagram.com/<username>/'),
     platform: z.enum(['instagram']).default('instagram'),
   })
   .superRefine((p, ctx) => {
@@ -40,7 +45,12 @@ export const crawlPublicSocialResult = z
     full_name: z.string().describe('empty when the account shows none'),
     bio: z.string().describe('empty for private profiles'),
     profile_pic_url: z.string().nullable().describe('source CDN URL (the HD one when offered), may expire'),
-    profile_pic_url_hosted: z.string().nullable().describe('permanent hosted URL {MEDIA_PUBLIC_URL}/{bucket}/social/profile-pics/<sha256>.<ext>; null when the picture could not be stored'),
+    profile_pic_url_hosted: z
+      .string()
+      .nullable()
+      .describe(
+        'permanent hosted URL {MEDIA_PUBLIC_URL}/{bucket}/social/profile-pics/<sha256>.<ext>; null when the picture could not be stored',
+      ),
     external_url: z.string().nullable().describe('bio link; null for private profiles'),
     follower_count: z.number().int(),
     following_count: z.number().int(),
@@ -81,9 +91,14 @@ export const crawlPublicSocial: JobSpec<typeof crawlPublicSocialPayload> = {
    * requests (SOCIAL_DELAY_MIN_MS..MAX_MS) comes on top, and the activity holds the hourly rate
    * itself at the request (activities/pacing.ts), whenever the worker starts it.
    */
-  activityQueues: (config) => [{ key: SOCIAL_QUEUE_KEY, queue: 'social-profiles', perSecond: config.SOCIAL_REQUESTS_PER_HOUR / 3600 }],
+  activityQueues: (config) => [
+    { key: SOCIAL_QUEUE_KEY, queue: 'social-profiles', perSecond: config.SOCIAL_REQUESTS_PER_HOUR / 3600 },
+  ],
   limits: {
-    activity: { ms: 60_000, why: 'one profile request after the 3-10 s politeness delay, or storing the result and its picture' },
+    activity: {
+      ms: 60_000,
+      why: 'one profile request after the 3-10 s politeness delay, or storing the result and its picture',
+    },
     // A throttled profile is retried for SOCIAL_RETRY_WINDOW_SECONDS (default 10 minutes), within the spec's 10-minute cap.
     deadline: MAX_JOB_DEADLINE,
   },
@@ -125,8 +140,14 @@ function projectSocial(r: Obj, job: { jobId: string }): Projection {
       },
     });
   }
-  const emails = new Set([...list(r.bio_emails).map(str), str(r.business_email)].filter((e): e is string => !!e && e.includes('@')));
-  for (const address of emails) b.relate(business, b.add('emails', { address, domain: address.split('@')[1] ?? null, verified: null, verification_status: null }));
+  const emails = new Set(
+    [...list(r.bio_emails).map(str), str(r.business_email)].filter((e): e is string => !!e && e.includes('@')),
+  );
+  for (const address of emails)
+    b.relate(
+      business,
+      b.add('emails', { address, domain: address.split('@')[1] ?? null, verified: null, verification_status: null }),
+    );
   const phones = new Set([...list(r.bio_phones).map(str), str(r.business_phone)].filter((p): p is string => !!p));
   for (const number of phones) b.relate(business, b.add('phones', { number, raw: number }));
   return b.build('import');

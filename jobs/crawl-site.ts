@@ -7,7 +7,8 @@ import { isObj, list, ProjectionBuilder, str, type Obj, type Projection } from '
 import type { JobSpec } from './types';
 
 /** crawlSite payload (spec §4.1 rule 3; the keys beyond url, max_pages, extract_team and compendium are ours). */
-const GLOB_RULES = '`*` (within a path segment), `**` (across segments), `?` and [classes]; at most two `*` in one segment; no {braces} or extglobs (one glob per alternative instead)';
+const GLOB_RULES =
+  '`*` (within a path segment), `**` (across segments), `?` and [classes]; at most two `*` in one segment; no {braces} or extglobs (one glob per alternative instead)';
 
 /**
  * Why a path glob is refused, if it is. Globs are compiled to backtracking regexes (picomatch), so
@@ -17,7 +18,8 @@ const GLOB_RULES = '`*` (within a path segment), `**` (across segments), `?` and
  */
 export function globProblem(glob: string): string | undefined {
   if (/[{}]/.test(glob)) return 'braces ({a,b}) are not supported: give each alternative as a glob of its own';
-  if (/[@!+*?]\(/.test(glob)) return 'extglobs such as +(a|b) are not supported: give each alternative as a glob of its own';
+  if (/[@!+*?]\(/.test(glob))
+    return 'extglobs such as +(a|b) are not supported: give each alternative as a glob of its own';
   for (const segment of glob.split('/')) {
     const stars = segment === '**' ? 1 : (segment.replace(/\*+/g, '*').match(/\*/g) ?? []).length;
     if (stars > 2) return `at most two * wildcards per path segment ("${segment}" has ${stars})`;
@@ -41,60 +43,109 @@ export const crawlSitePayload = z.strictObject({
   compendium: z
     .strictObject({ enabled: z.boolean().default(false), cleanup_level: z.enum(['raw', 'fit']).default('fit') })
     .default({ enabled: false, cleanup_level: 'fit' }),
-  include_paths: z.array(pathGlob).max(50).default([]).describe(`globs; only matching paths are crawled. ${GLOB_RULES}`),
+  include_paths: z
+    .array(pathGlob)
+    .max(50)
+    .default([])
+    .describe(`globs; only matching paths are crawled. ${GLOB_RULES}`),
   exclude_paths: z.array(pathGlob).max(50).default([]).describe(`globs; matching paths are skipped. ${GLOB_RULES}`),
   respect_robots: z.boolean().default(true),
   render_js: z.boolean().default(false).describe('render pages in Chromium (slower; for script-built sites)'),
-  timeout_seconds: z.number().int().min(5).max(300).default(300).describe('whole-crawl limit (the site stage allows 5 minutes)'),
+  timeout_seconds: z
+    .number()
+    .int()
+    .min(5)
+    .max(300)
+    .default(300)
+    .describe('whole-crawl limit (the site stage allows 5 minutes)'),
   ai_extraction: z
     .boolean()
     .default(false)
-    .describe("fill company_info from the site's compendium with one of the client's LLM integrations (/api/v1/integrations); without a usable one the reason is in errors"),
+    .describe(
+      "fill company_info from the site's compendium with one of the client's LLM integrations (/api/v1/integrations); without a usable one the reason is in errors",
+    ),
 });
 export type CrawlSitePayload = z.infer<typeof crawlSitePayload>;
 
-export const crawlSiteResult = z.object({
-  url: z.string(),
-  final_url: z.string().describe('the start page after redirects'),
-  pages_crawled: z.number().int(),
-  emails: z.array(z.string()).describe('lower-cased, de-duplicated'),
-  phones: z.array(z.object({ raw: z.string(), e164: z.string().nullable(), national: z.string().nullable(), type: z.string().nullable(), valid: z.boolean() })),
-  ...socialKeys,
-  social_media: z.object(socialKeys).describe('the same profile links as the top-level keys'),
-  company_info: z.object({
-    name: z.string().nullable(),
-    description: z.string().nullable(),
-    industry: z.string().nullable(),
-    key_services: z.array(z.string()).nullable(),
-    target_audience: z.string().nullable(),
-    address: z.string().nullable(),
-    logo_url: z.string().nullable(),
-  }),
-  team_members: z.array(z.object({ name: z.string(), position: z.string().nullable(), email: z.string().nullable(), proflink_url: z.string().nullable(), photo_url: z.string().nullable() })),
-  compendium: z.object({
-    available: z.boolean(),
-    chars: z.number().int(),
-    cleanup_level: z.enum(['raw', 'fit']),
-    storage_location: z.string().describe('s3://<bucket>/<key> in the client\'s media bucket'),
-    download_url: z.string(),
-    filename: z.string(),
-    size_bytes: z.number().int(),
-    content_hash: z.string().describe('sha256 of the Markdown'),
-    estimated_tokens: z.number().int().describe('ceil(chars / 4)'),
-  }).optional().describe('present when compendium.enabled'),
-  pages: z.array(z.object({ url: z.string(), final_url: z.string(), status: z.number().int(), title: z.string().nullable(), redirect_chain: z.array(z.string()).optional() })),
-  ai_extraction: z
-    .object({ integration_id: z.number().int().describe('the id of GET /api/v1/integrations/{integration_id}'), provider: z.string(), model: z.string(), fields: z.array(z.string()).describe('company_info fields the model filled') })
-    .optional()
-    .describe('present when ai_extraction filled company_info'),
-  errors: z.array(z.object({ url: z.string().nullable(), error: z.string() })).describe('non-fatal, per page (and the AI extraction\'s, with url null)'),
-}).meta({ id: 'CrawlSiteResult', description: 'crawlSite (spec §2.3)' });
+export const crawlSiteResult = z
+  .object({
+    url: z.string(),
+    final_url: z.string().describe('the start page after redirects'),
+    pages_crawled: z.number().int(),
+    emails: z.array(z.string()).describe('lower-cased, de-duplicated'),
+    phones: z.array(
+      z.object({
+        raw: z.string(),
+        e164: z.string().nullable(),
+        national: z.string().nullable(),
+        type: z.string().nullable(),
+        valid: z.boolean(),
+      }),
+    ),
+    ...socialKeys,
+    social_media: z.object(socialKeys).describe('the same profile links as the top-level keys'),
+    company_info: z.object({
+      name: z.string().nullable(),
+      description: z.string().nullable(),
+      industry: z.string().nullable(),
+      key_services: z.array(z.string()).nullable(),
+      target_audience: z.string().nullable(),
+      address: z.string().nullable(),
+      logo_url: z.string().nullable(),
+    }),
+    team_members: z.array(
+      z.object({
+        name: z.string(),
+        position: z.string().nullable(),
+        email: z.string().nullable(),
+        proflink_url: z.string().nullable(),
+        photo_url: z.string().nullable(),
+      }),
+    ),
+    compendium: z
+      .object({
+        available: z.boolean(),
+        chars: z.number().int(),
+        cleanup_level: z.enum(['raw', 'fit']),
+        storage_location: z.string().describe("s3://<bucket>/<key> in the client's media bucket"),
+        download_url: z.string(),
+        filename: z.string(),
+        size_bytes: z.number().int(),
+        content_hash: z.string().describe('sha256 of the Markdown'),
+        estimated_tokens: z.number().int().describe('ceil(chars / 4)'),
+      })
+      .optional()
+      .describe('present when compendium.enabled'),
+    pages: z.array(
+      z.object({
+        url: z.string(),
+        final_url: z.string(),
+        status: z.number().int(),
+        title: z.string().nullable(),
+        redirect_chain: z.array(z.string()).optional(),
+      }),
+    ),
+    ai_extraction: z
+      .object({
+        integration_id: z.number().int().describe('the id of GET /api/v1/integrations/{integration_id}'),
+        provider: z.string(),
+        model: z.string(),
+        fields: z.array(z.string()).describe('company_info fields the model filled'),
+      })
+      .optional()
+      .describe('present when ai_extraction filled company_info'),
+    errors: z
+      .array(z.object({ url: z.string().nullable(), error: z.string() }))
+      .describe("non-fatal, per page (and the AI extraction's, with url null)"),
+  })
+  .meta({ id: 'CrawlSiteResult', description: 'crawlSite (spec §2.3)' });
 export type CrawlSiteResult = z.infer<typeof crawlSiteResult>;
 
 /** crawlSite: a company website crawled for leads (activities/site/). */
 export const crawlSite: JobSpec<typeof crawlSitePayload> = {
   type: 'crawlSite',
-  summary: 'Crawl a website and extract leads: emails, phones, social links, company info, team, optional Markdown compendium',
+  summary:
+    'Crawl a website and extract leads: emails, phones, social links, company info, team, optional Markdown compendium',
   payload: crawlSitePayload,
   result: crawlSiteResult,
   defaultPriority: 5,
@@ -109,7 +160,8 @@ export const crawlSite: JobSpec<typeof crawlSitePayload> = {
   available: true,
   idapSource: 'crawl_site',
   project: (result, job) => projectSite(result, job),
-  compendiumLocation: (result) => (isObj(result.compendium) && result.compendium.available !== false ? str(result.compendium.storage_location) : null),
+  compendiumLocation: (result) =>
+    isObj(result.compendium) && result.compendium.available !== false ? str(result.compendium.storage_location) : null,
 };
 
 /**
@@ -124,7 +176,9 @@ function projectSite(r: Obj, job: { jobId: string }): Projection {
   if (!website || !domain) return b.build('crawl_site');
   const info = isObj(r.company_info) ? r.company_info : {};
   const phones = list(r.phones).filter(isObj);
-  const emails = list(r.emails).map(str).filter((e): e is string => !!e && e.includes('@'));
+  const emails = list(r.emails)
+    .map(str)
+    .filter((e): e is string => !!e && e.includes('@'));
   const firstPhone = phones.map((p) => str(p.e164)).find((p) => !!p) ?? null;
   const compendium = isObj(r.compendium) && r.compendium.available !== false ? r.compendium : undefined;
   const country = countryOf(firstPhone, domain);
@@ -153,7 +207,12 @@ function projectSite(r: Obj, job: { jobId: string }): Projection {
   b.relate(business, domainNode);
   for (const address of emails) {
     // No `verified: false`: upserts skip nulls but not false, and a re-crawl must not undo a verification verdict.
-    const e = b.add('emails', { address, domain: address.split('@')[1] ?? null, verified: null, verification_status: null });
+    const e = b.add('emails', {
+      address,
+      domain: address.split('@')[1] ?? null,
+      verified: null,
+      verification_status: null,
+    });
     b.relate(business, e);
     if (domainOf(address.split('@')[1]) === domain) b.relate(domainNode, e);
   }
@@ -175,10 +234,12 @@ function projectSite(r: Obj, job: { jobId: string }): Projection {
     });
     b.relate(business, contact);
     const proflink = str(m.proflink_url);
-    if (proflink) b.relate(contact, b.add('proflink_profiles', { url: proflink, kind: 'person', full_name: str(m.name) }));
+    if (proflink)
+      b.relate(contact, b.add('proflink_profiles', { url: proflink, kind: 'person', full_name: str(m.name) }));
   }
   const companyProflink = str(r.proflink);
-  if (companyProflink) b.relate(business, b.add('proflink_profiles', { url: companyProflink, kind: 'company', name: companyName }));
+  if (companyProflink)
+    b.relate(business, b.add('proflink_profiles', { url: companyProflink, kind: 'company', name: companyName }));
   return b.build('crawl_site');
 }
 

@@ -10,7 +10,12 @@ const MAX_ADDRESS_SECONDS = VERIFY_STAGE.ms / 1000 - VERIFY_RESERVE_SECONDS;
 
 // Control characters are refused here, with the field named, rather than reported per address:
 // a CR or LF in an address is an attempt at SMTP command injection, not a typo.
-const address = z.string().trim().min(3).max(320).refine((v) => !hasControlCharacter(v), NO_CONTROL_CHARACTERS);
+const address = z
+  .string()
+  .trim()
+  .min(3)
+  .max(320)
+  .refine((v) => !hasControlCharacter(v), NO_CONTROL_CHARACTERS);
 
 /**
  * crawlVerify payload (the spec leaves it open): `emails` (1-1000) or `email`, or both (merged).
@@ -20,18 +25,25 @@ export const crawlVerifyPayload = z
   .strictObject({
     emails: z.array(address).min(1).max(1000).optional().describe('1-1000 addresses'),
     email: address.optional().describe('one address (instead of or besides emails)'),
-    smtp_check: z.boolean().default(true).describe('probe the mailbox over SMTP (port 25); false: syntax, DNS and lists only'),
+    smtp_check: z
+      .boolean()
+      .default(true)
+      .describe('probe the mailbox over SMTP (port 25); false: syntax, DNS and lists only'),
     timeout_seconds: z
       .number()
       .int()
       .min(1)
       .max(MAX_ADDRESS_SECONDS)
       .default(30)
-      .describe("time allowed per address (DNS and SMTP, greylisting retries included; waiting for a session slot at a busy mail server does not count); the whole job shares the verify stage's 2 minutes, and an address still open then is unknown"),
+      .describe(
+        "time allowed per address (DNS and SMTP, greylisting retries included; waiting for a session slot at a busy mail server does not count); the whole job shares the verify stage's 2 minutes, and an address still open then is unknown",
+      ),
   })
   .superRefine((p, ctx) => {
-    if (p.emails === undefined && p.email === undefined) ctx.addIssue({ code: 'custom', path: ['emails'], message: 'emails (1-1000 addresses) or email is required' });
-    if ((p.emails?.length ?? 0) + (p.email === undefined ? 0 : 1) > 1000) ctx.addIssue({ code: 'custom', path: ['emails'], message: 'at most 1000 addresses per job' });
+    if (p.emails === undefined && p.email === undefined)
+      ctx.addIssue({ code: 'custom', path: ['emails'], message: 'emails (1-1000 addresses) or email is required' });
+    if ((p.emails?.length ?? 0) + (p.email === undefined ? 0 : 1) > 1000)
+      ctx.addIssue({ code: 'custom', path: ['emails'], message: 'at most 1000 addresses per job' });
   })
   .meta({ anyOf: [{ required: ['emails'] }, { required: ['email'] }] });
 export type CrawlVerifyPayload = z.infer<typeof crawlVerifyPayload>;
@@ -46,8 +58,16 @@ export const SCORE_RULES =
   '15 for a role account and 5 for a free provider, clamped to 0-100.';
 
 export const verifyResultItem = z.object({
-  email: z.string().describe('the address as verified: trimmed, lower-cased, the domain in Unicode (the form crawled addresses are reported in)'),
-  status: z.enum(VERIFY_STATUSES).describe('valid (safe to send), risky (accepted but catch-all, disposable, role or full), invalid, unknown (could not tell: see reason)'),
+  email: z
+    .string()
+    .describe(
+      'the address as verified: trimmed, lower-cased, the domain in Unicode (the form crawled addresses are reported in)',
+    ),
+  status: z
+    .enum(VERIFY_STATUSES)
+    .describe(
+      'valid (safe to send), risky (accepted but catch-all, disposable, role or full), invalid, unknown (could not tell: see reason)',
+    ),
   score: z.number().int().min(0).max(100).describe(SCORE_RULES),
   is_deliverable: z.boolean().describe('the mail server accepted RCPT TO for the address'),
   is_free_email: z.boolean(),
@@ -55,14 +75,21 @@ export const verifyResultItem = z.object({
   is_role_account: z.boolean(),
   is_catch_all: z.boolean().describe('the server also accepted a random mailbox of the domain'),
   mx: z.string().nullable().describe('the mail server asked (or that would be asked), null when the domain has none'),
-  reason: z.string().describe('why the status: the server\'s answer, the list that matched, or why it could not be told'),
+  reason: z
+    .string()
+    .describe("why the status: the server's answer, the list that matched, or why it could not be told"),
 });
 export type VerifyResultItem = z.infer<typeof verifyResultItem>;
 
 export const crawlVerifyResult = z
   .object({
     results: z.array(verifyResultItem).describe('one per distinct address, in the order first given'),
-    summary: z.object({ valid: z.number().int(), risky: z.number().int(), invalid: z.number().int(), unknown: z.number().int() }),
+    summary: z.object({
+      valid: z.number().int(),
+      risky: z.number().int(),
+      invalid: z.number().int(),
+      unknown: z.number().int(),
+    }),
   })
   .meta({ id: 'CrawlVerifyResult', description: 'crawlVerify' });
 export type CrawlVerifyResult = z.infer<typeof crawlVerifyResult>;

@@ -8,7 +8,8 @@ export { hasCredentials, isHttpUrl };
 // What String.prototype.trim removes and \s matches (ECMAScript WhiteSpace and LineTerminator), as
 // the inside of a regular expression class for JSON Schema patterns (which Python's re and JavaScript
 // both read) and for Postgres's regular expressions (the IDAP name key, db/repositories/resources.ts).
-export const WHITESPACE_CLASS = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+export const WHITESPACE_CLASS =
+  '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
 const TRIMMED = `[${WHITESPACE_CLASS}]`;
 
 /**
@@ -40,7 +41,13 @@ export const countryIn = <C extends string>(codes: readonly C[], message: string
 const EMAIL_CORE = (z.toJSONSchema(z.email()) as { pattern: string }).pattern.replace(/^\^|\$$/g, '');
 
 /** An e-mail address, trimmed (at most `max` characters after trimming), as zod's z.email() reads one. */
-export const trimmedEmail = (max = 320) => z.string().trim().max(max).pipe(z.email()).meta({ format: 'email', pattern: trimmedPattern(EMAIL_CORE) });
+export const trimmedEmail = (max = 320) =>
+  z
+    .string()
+    .trim()
+    .max(max)
+    .pipe(z.email())
+    .meta({ format: 'email', pattern: trimmedPattern(EMAIL_CORE) });
 
 /**
  * The JSON Schema pattern of what isHttpUrl may accept: an http: or https: scheme as the WHATWG URL
@@ -67,7 +74,11 @@ export const httpUrl = (what: string) =>
 export const MAX_CRAWL_URL_LENGTH = 2048;
 
 /** A website to crawl: an http(s) URL a crawl would follow. */
-export const crawlUrl = (what: string) => httpUrl(what).max(MAX_CRAWL_URL_LENGTH, `${what} must be at most ${MAX_CRAWL_URL_LENGTH} characters long (a crawl follows no longer URL)`);
+export const crawlUrl = (what: string) =>
+  httpUrl(what).max(
+    MAX_CRAWL_URL_LENGTH,
+    `${what} must be at most ${MAX_CRAWL_URL_LENGTH} characters long (a crawl follows no longer URL)`,
+  );
 
 export const isoTime = z.string().describe('ISO 8601 timestamp');
 

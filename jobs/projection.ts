@@ -45,7 +45,11 @@ export class ProjectionBuilder {
   private readonly byKey = new Map<string, number>();
 
   /** Adds a node unless its natural key cannot be derived; returns its index (or undefined). */
-  add(type: ResourceType, data: Obj, options: Pick<ProjectionNode, 'existingOnly' | 'newerOnly'> = {}): number | undefined {
+  add(
+    type: ResourceType,
+    data: Obj,
+    options: Pick<ProjectionNode, 'existingOnly' | 'newerOnly'> = {},
+  ): number | undefined {
     const key = naturalKeyOf(type, data);
     if ('error' in key) return undefined;
     const id = `${type}/${key.key}`;

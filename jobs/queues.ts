@@ -30,7 +30,10 @@ export function campaignsTaskQueue(prefix: string): string {
 /** Every queue that runs workflows and job-type activities: one per type, its test queue if it has one, the leads, webhooks, campaigns and mail queues. */
 export function workflowTaskQueues(prefix: string, specs: readonly Pick<JobSpec, 'queue' | 'testQueue'>[]): string[] {
   return [
-    ...specs.flatMap((s) => [jobTaskQueue(prefix, s), ...(s.testQueue ? [jobTaskQueue(prefix, s, { test: true })] : [])]),
+    ...specs.flatMap((s) => [
+      jobTaskQueue(prefix, s),
+      ...(s.testQueue ? [jobTaskQueue(prefix, s, { test: true })] : []),
+    ]),
     leadsTaskQueue(prefix),
     webhooksTaskQueue(prefix),
     campaignsTaskQueue(prefix),

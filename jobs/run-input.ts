@@ -40,7 +40,10 @@ export interface RunJobInput {
  * The workflow input of a job: its identity plus what its catalog entry says about limits and queues,
  * and whether its payload asks for the maps -> site -> verify pipeline after it.
  */
-export function runJobInput(job: { id: string; client_id: string; type: JobType; payload: Record<string, unknown> }, config: Config): RunJobInput {
+export function runJobInput(
+  job: { id: string; client_id: string; type: JobType; payload: Record<string, unknown> },
+  config: Config,
+): RunJobInput {
   const spec = CATALOG[job.type];
   const pipeline = spec.pipeline?.(job.payload) ?? false;
   return {

@@ -10,14 +10,31 @@ import type { Projection } from './projection';
 export type StepSetName = 'crawlCompanyDataSteps' | 'crawlMapsSteps' | 'crawlPeopleSteps' | 'crawlPublicSocialSteps';
 
 /** The seven job types of spec §1.1. Each is also the name of the activity (or workflow step set) that does its work. */
-export const JOB_TYPES = ['crawlMaps', 'crawlSite', 'crawlVerify', 'crawlPeople', 'crawlCompanyData', 'crawlLanding', 'crawlPublicSocial'] as const;
+export const JOB_TYPES = [
+  'crawlMaps',
+  'crawlSite',
+  'crawlVerify',
+  'crawlPeople',
+  'crawlCompanyData',
+  'crawlLanding',
+  'crawlPublicSocial',
+] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export const JOB_STATUSES = ['queued', 'processing', 'completed', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
 
-export const EVENT_NAMES = ['job.queued', 'job.started', 'job.completed', 'job.failed', 'job.cancelled', 'campaign.terminal', 'webhook.disabled', 'integration.spend_limit_exceeded'] as const;
+export const EVENT_NAMES = [
+  'job.queued',
+  'job.started',
+  'job.completed',
+  'job.failed',
+  'job.cancelled',
+  'campaign.terminal',
+  'webhook.disabled',
+  'integration.spend_limit_exceeded',
+] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 
 /**

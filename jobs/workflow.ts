@@ -26,7 +26,11 @@ export const workflowOptions = z
       })
       .default({ enabled: true, smtp_check: true }),
   })
-  .meta({ id: 'WorkflowOptions', description: 'The maps -> site -> verify chain: each business website is crawled (5 minutes per business), its e-mails verified (2 minutes per business), 10 minutes overall' });
+  .meta({
+    id: 'WorkflowOptions',
+    description:
+      'The maps -> site -> verify chain: each business website is crawled (5 minutes per business), its e-mails verified (2 minutes per business), 10 minutes overall',
+  });
 export type WorkflowOptions = z.infer<typeof workflowOptions>;
 
 /** True when a crawlMaps payload (as stored, defaults applied) asks for the pipeline. */
@@ -36,7 +40,14 @@ export function pipelineEnabled(payload: Record<string, unknown>): boolean {
 }
 
 /** Spec §3 "Workflow result statuses". */
-export const WORKFLOW_STATUSES = ['queued', 'processing', 'completed', 'completed_with_errors', 'failed', 'partial'] as const;
+export const WORKFLOW_STATUSES = [
+  'queued',
+  'processing',
+  'completed',
+  'completed_with_errors',
+  'failed',
+  'partial',
+] as const;
 export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
 
 /** A business's site or verify stage. `skipped`: not run (filtered, no website, no e-mails, verify disabled). */
@@ -65,7 +76,9 @@ export const verifiedEmail = z.object({
 });
 export type VerifiedEmail = z.infer<typeof verifiedEmail>;
 
-const socialMedia = z.record(z.string(), z.string().nullable()).describe('platform -> profile URL (as crawlSite social_media)');
+const socialMedia = z
+  .record(z.string(), z.string().nullable())
+  .describe('platform -> profile URL (as crawlSite social_media)');
 
 /** Spec §2.8 workflow business entry. */
 export const workflowBusinessEntry = z
@@ -76,16 +89,24 @@ export const workflowBusinessEntry = z
     business_phone: z.string().nullable(),
     business_rating: z.number().nullable(),
     business_website: z.string().nullable(),
-    domain_filtered: z.boolean().describe('true: the website is a social network, review site, directory or marketplace; not crawled'),
+    domain_filtered: z
+      .boolean()
+      .describe('true: the website is a social network, review site, directory or marketplace; not crawled'),
     filter_reason: z.string().nullable().describe('why it was filtered, e.g. "social_media: facebook.com"'),
     spidersite_status: z.enum(STAGE_STATUSES),
     pages_crawled: z.number().int(),
     emails_found: z.array(z.string()),
     phones_found: z.array(z.string()),
     social_media: socialMedia,
-    company_info: z.record(z.string(), z.unknown()).nullable().describe('industry, key_services, target_audience, ... (as crawlSite company_info)'),
+    company_info: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe('industry, key_services, target_audience, ... (as crawlSite company_info)'),
     team_members: z.array(z.record(z.string(), z.unknown())),
-    compendium: z.record(z.string(), z.unknown()).nullable().describe('as crawlSite compendium, when the site options enable it'),
+    compendium: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe('as crawlSite compendium, when the site options enable it'),
     spidersite_error: z.string().nullable(),
     spiderverify_status: z.enum(STAGE_STATUSES),
     emails_verified: z.array(verifiedEmail),
@@ -99,7 +120,10 @@ export type WorkflowBusinessEntry = z.infer<typeof workflowBusinessEntry>;
 export const workflowTotals = {
   businesses_total: z.number().int(),
   businesses_with_domains: z.number().int().describe('businesses with a website (filtered ones included)'),
-  businesses_filtered: z.number().int().describe('websites on social networks, review sites, directories or marketplaces: not crawled'),
+  businesses_filtered: z
+    .number()
+    .int()
+    .describe('websites on social networks, review sites, directories or marketplaces: not crawled'),
   spidersite_completed: z.number().int(),
   spidersite_failed: z.number().int().describe('site stages that failed or timed out'),
   spiderverify_completed: z.number().int(),

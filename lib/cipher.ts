@@ -45,12 +45,19 @@ export class CredentialCipher {
       const raw = Buffer.from(k, 'base64');
       this.byId.set(keyId(raw), raw);
     }
-    this.fingerprintKey = Buffer.from(hkdfSync('sha256', main, Buffer.alloc(0), 'leadjobs integration credential fingerprint', 32));
+    this.fingerprintKey = Buffer.from(
+      hkdfSync('sha256', main, Buffer.alloc(0), 'leadjobs integration credential fingerprint', 32),
+    );
   }
 
   /** The cipher of INTEGRATIONS_ENCRYPTION_KEY (and INTEGRATIONS_PREVIOUS_KEYS), or undefined when no key is set. */
-  static fromConfig(config: { INTEGRATIONS_ENCRYPTION_KEY?: string | undefined; INTEGRATIONS_PREVIOUS_KEYS: string[] }): CredentialCipher | undefined {
-    return config.INTEGRATIONS_ENCRYPTION_KEY ? new CredentialCipher(config.INTEGRATIONS_ENCRYPTION_KEY, config.INTEGRATIONS_PREVIOUS_KEYS) : undefined;
+  static fromConfig(config: {
+    INTEGRATIONS_ENCRYPTION_KEY?: string | undefined;
+    INTEGRATIONS_PREVIOUS_KEYS: string[];
+  }): CredentialCipher | undefined {
+    return config.INTEGRATIONS_ENCRYPTION_KEY
+      ? new CredentialCipher(config.INTEGRATIONS_ENCRYPTION_KEY, config.INTEGRATIONS_PREVIOUS_KEYS)
+      : undefined;
   }
 
   get keyId(): string {
@@ -73,7 +80,10 @@ export class CredentialCipher {
   open(sealed: string, context: SealContext): string {
     const [version, id, data] = sealed.split('.');
     const key = id === undefined ? undefined : this.byId.get(id);
-    if ((version !== 'v1' && version !== 'v2') || !key || data === undefined) throw new Error(`credential sealed with an unknown key (${id ?? '?'}): set the key it was sealed with in INTEGRATIONS_PREVIOUS_KEYS`);
+    if ((version !== 'v1' && version !== 'v2') || !key || data === undefined)
+      throw new Error(
+        `credential sealed with an unknown key (${id ?? '?'}): set the key it was sealed with in INTEGRATIONS_PREVIOUS_KEYS`,
+      );
     const raw = Buffer.from(data, 'base64');
     const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
     if (version === 'v2') decipher.setAAD(associatedData(context));
@@ -81,7 +91,9 @@ export class CredentialCipher {
     try {
       return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
     } catch {
-      throw new Error(`the sealed value of ${context.table} ${String(context.rowId)} does not open: damaged, or sealed for another row or client`);
+      throw new Error(
+        `the sealed value of ${context.table} ${String(context.rowId)} does not open: damaged, or sealed for another row or client`,
+      );
     }
   }
 

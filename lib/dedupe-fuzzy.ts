@@ -33,10 +33,63 @@ export interface FuzzyScore {
 
 /** Legal forms that say nothing about which business it is, dropped from the end of a name. */
 const LEGAL_FORMS = new Set([
-  'ltd', 'limited', 'plc', 'llp', 'llc', 'lllp', 'inc', 'incorporated', 'corp', 'corporation', 'co', 'company', 'cos',
-  'gmbh', 'mbh', 'ag', 'kg', 'ohg', 'gbr', 'ug', 'ev', 'se', 'sarl', 'sas', 'sasu', 'sa', 'sl', 'slu', 'srl', 'spa', 'snc',
-  'bv', 'nv', 'vof', 'oy', 'oyj', 'ab', 'as', 'asa', 'aps', 'sp', 'zoo', 'kft', 'zrt', 'sro', 'doo', 'pty', 'pte', 'lp', 'pc',
-  'pllc', 'lda', 'ltda', 'cia', 'kk', 'bhd', 'sdn',
+  'ltd',
+  'limited',
+  'plc',
+  'llp',
+  'llc',
+  'lllp',
+  'inc',
+  'incorporated',
+  'corp',
+  'corporation',
+  'co',
+  'company',
+  'cos',
+  'gmbh',
+  'mbh',
+  'ag',
+  'kg',
+  'ohg',
+  'gbr',
+  'ug',
+  'ev',
+  'se',
+  'sarl',
+  'sas',
+  'sasu',
+  'sa',
+  'sl',
+  'slu',
+  'srl',
+  'spa',
+  'snc',
+  'bv',
+  'nv',
+  'vof',
+  'oy',
+  'oyj',
+  'ab',
+  'as',
+  'asa',
+  'aps',
+  'sp',
+  'zoo',
+  'kft',
+  'zrt',
+  'sro',
+  'doo',
+  'pty',
+  'pte',
+  'lp',
+  'pc',
+  'pllc',
+  'lda',
+  'ltda',
+  'cia',
+  'kk',
+  'bhd',
+  'sdn',
 ]);
 
 const words = (text: string): string[] =>
@@ -120,7 +173,12 @@ export function mayMatch(a: DedupeRecord, b: DedupeRecord): boolean {
 function blockWords(r: DedupeRecord): Set<string> {
   const { first, last } = personName(r);
   const text = [businessNameKey(r.company_name), first, last].filter(Boolean).join(' ');
-  return new Set(text.split(' ').filter(Boolean).map((w) => w.slice(0, 3)));
+  return new Set(
+    text
+      .split(' ')
+      .filter(Boolean)
+      .map((w) => w.slice(0, 3)),
+  );
 }
 
 /**
@@ -254,7 +312,8 @@ const W = {
   sameDomain: 2,
 };
 
-const step = (score: number, steps: [number, number][], below: number) => steps.find(([min]) => score >= min)?.[1] ?? below;
+const step = (score: number, steps: [number, number][], below: number) =>
+  steps.find(([min]) => score >= min)?.[1] ?? below;
 const toConfidence = (weight: number) => Math.round((1 / (1 + 2 ** -weight)) * 1000) / 1000;
 
 /** The last seven digits: a number written with or without its country or area code. */
@@ -274,7 +333,14 @@ function compareCity(fields: Compared, a: string | null, b: string | null): numb
   return weight;
 }
 
-function compareExact(fields: Compared, field: string, a: string | null, b: string | null, agree: number, disagree: number): number {
+function compareExact(
+  fields: Compared,
+  field: string,
+  a: string | null,
+  b: string | null,
+  agree: number,
+  disagree: number,
+): number {
   if (!a || !b) return 0;
   const ok = a === b;
   const weight = ok ? agree : disagree;
@@ -294,16 +360,38 @@ export function scoreBusiness(record: DedupeRecord, candidate: DedupeRecord): Fu
   const b = businessNameKey(candidate.company_name);
   if (!a || !b) return null;
   // Most pairs a batch compares are other businesses: their names say so before anything else is read.
-  if (keysDiffer(a, b)) return { confidence: 0, fields: { company_name: { score: 0, agreed: false, weight: W.nameDisagree } } };
+  if (keysDiffer(a, b))
+    return { confidence: 0, fields: { company_name: { score: 0, agreed: false, weight: W.nameDisagree } } };
   const fields: Compared = {};
   const sim = nameSimilarity(a, b);
   const nameWeight = step(sim, W.name, W.nameDisagree);
   fields.company_name = { score: round(sim), agreed: nameWeight > 0, weight: nameWeight };
   let weight = W.prior + nameWeight;
   weight += compareCity(fields, plainKey(record.city), plainKey(candidate.city));
-  weight += compareExact(fields, 'country', plainKey(record.country), plainKey(candidate.country), W.countryAgree, W.countryDisagree);
-  weight += compareExact(fields, 'phone', phoneTail(record.phone), phoneTail(candidate.phone), W.phoneAgree, W.phoneDisagree);
-  weight += compareExact(fields, 'website', recordDomain({ ...record, email: null }), recordDomain({ ...candidate, email: null }), W.domainAgree, W.domainDisagree);
+  weight += compareExact(
+    fields,
+    'country',
+    plainKey(record.country),
+    plainKey(candidate.country),
+    W.countryAgree,
+    W.countryDisagree,
+  );
+  weight += compareExact(
+    fields,
+    'phone',
+    phoneTail(record.phone),
+    phoneTail(candidate.phone),
+    W.phoneAgree,
+    W.phoneDisagree,
+  );
+  weight += compareExact(
+    fields,
+    'website',
+    recordDomain({ ...record, email: null }),
+    recordDomain({ ...candidate, email: null }),
+    W.domainAgree,
+    W.domainDisagree,
+  );
   const addrA = plainKey(record.address);
   const addrB = plainKey(candidate.address);
   if (addrA && addrB) {
@@ -313,7 +401,10 @@ export function scoreBusiness(record: DedupeRecord, candidate: DedupeRecord): Fu
     weight += w;
   }
   const corroborated =
-    fields.country?.agreed !== false && (fields.city?.agreed || (fields.address?.agreed && (fields.address.score ?? 0) >= 0.75)) || fields.phone?.agreed || fields.website?.agreed;
+    (fields.country?.agreed !== false &&
+      (fields.city?.agreed || (fields.address?.agreed && (fields.address.score ?? 0) >= 0.75))) ||
+    fields.phone?.agreed ||
+    fields.website?.agreed;
   if (!fields.company_name.agreed || !corroborated) return { confidence: 0, fields };
   return { confidence: toConfidence(weight), fields };
 }
@@ -360,7 +451,8 @@ function editDistance(a: string, b: string): number {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let v = Math.min((up[j] as number) + 1, (row[j - 1] as number) + 1, (up[j - 1] as number) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, ((d[i - 2] as number[])[j - 2] as number) + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        v = Math.min(v, ((d[i - 2] as number[])[j - 2] as number) + 1);
       row[j] = v;
     }
   }

@@ -10,8 +10,20 @@ export type RecordType = (typeof RECORD_TYPES)[number];
  * business, which fuzzy matching compares (issue 41; in exact_hash too when given).
  */
 export const RECORD_FIELDS = [
-  'email', 'full_name', 'first_name', 'last_name', 'proflink_url', 'position', 'company_name',
-  'company_domain', 'maps_place_id', 'website', 'phone', 'city', 'country', 'address',
+  'email',
+  'full_name',
+  'first_name',
+  'last_name',
+  'proflink_url',
+  'position',
+  'company_name',
+  'company_domain',
+  'maps_place_id',
+  'website',
+  'phone',
+  'city',
+  'country',
+  'address',
 ] as const;
 export type RecordField = (typeof RECORD_FIELDS)[number];
 export type DedupeRecord = Partial<Record<RecordField, string | null>>;
@@ -27,7 +39,12 @@ export type MatchType = (typeof MATCH_TYPES)[number];
  * have confidences of their own that the threshold sorts.
  */
 export const MATCH_CONFIDENCE: Record<MatchType, number> = {
-  maps_place_id: 1, email: 1, proflink_url: 1, phone: 1, company_domain: 1, exact_hash: 1,
+  maps_place_id: 1,
+  email: 1,
+  proflink_url: 1,
+  phone: 1,
+  company_domain: 1,
+  exact_hash: 1,
 };
 
 export type MatchKeys = Record<MatchType, string | null>;
@@ -57,12 +74,18 @@ export function matchKeys(record: DedupeRecord): MatchKeys {
 
 function normaliseField(field: RecordField, value: string | null | undefined): string | null {
   switch (field) {
-    case 'maps_place_id': return value?.trim() || null;
-    case 'email': return normalizeEmail(value);
-    case 'proflink_url': return normalizeProflinkUrl(value);
-    case 'phone': return phoneDigits(value);
+    case 'maps_place_id':
+      return value?.trim() || null;
+    case 'email':
+      return normalizeEmail(value);
+    case 'proflink_url':
+      return normalizeProflinkUrl(value);
+    case 'phone':
+      return phoneDigits(value);
     case 'company_domain':
-    case 'website': return domainOf(value) ?? normalizeText(value);
-    default: return normalizeText(value);
+    case 'website':
+      return domainOf(value) ?? normalizeText(value);
+    default:
+      return normalizeText(value);
   }
 }

@@ -11,7 +11,8 @@ export function dnsResolver(servers: readonly string[], timeoutMs: number): Reso
 }
 
 /** The error code of a failed lookup (ENOTFOUND, ENODATA, ESERVFAIL, ETIMEOUT, ...), ERROR when it has none. */
-export const dnsErrorCode = (err: unknown): string => (typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : 'ERROR');
+export const dnsErrorCode = (err: unknown): string =>
+  typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : 'ERROR';
 
 /** Codes that answer "no such records" (the name does not exist, or has none of the type), not a failed lookup. */
 export const NO_RECORDS = new Set(['ENODATA', 'ENOTFOUND']);

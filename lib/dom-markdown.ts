@@ -65,15 +65,106 @@ interface ElementNode {
 
 type MdNode = TextNode | ElementNode;
 
-const BLOCKS = new Set(['address', 'article', 'aside', 'audio', 'blockquote', 'body', 'canvas', 'center', 'dd', 'dir', 'div', 'dl', 'dt', 'fieldset', 'figcaption', 'figure', 'footer', 'form', 'frameset', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hgroup', 'hr', 'html', 'isindex', 'li', 'main', 'menu', 'nav', 'noframes', 'noscript', 'ol', 'output', 'p', 'pre', 'section', 'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul']);
-const VOIDS = new Set(['area', 'base', 'br', 'col', 'command', 'embed', 'hr', 'img', 'input', 'keygen', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
+const BLOCKS = new Set([
+  'address',
+  'article',
+  'aside',
+  'audio',
+  'blockquote',
+  'body',
+  'canvas',
+  'center',
+  'dd',
+  'dir',
+  'div',
+  'dl',
+  'dt',
+  'fieldset',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'frameset',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'hgroup',
+  'hr',
+  'html',
+  'isindex',
+  'li',
+  'main',
+  'menu',
+  'nav',
+  'noframes',
+  'noscript',
+  'ol',
+  'output',
+  'p',
+  'pre',
+  'section',
+  'table',
+  'tbody',
+  'td',
+  'tfoot',
+  'th',
+  'thead',
+  'tr',
+  'ul',
+]);
+const VOIDS = new Set([
+  'area',
+  'base',
+  'br',
+  'col',
+  'command',
+  'embed',
+  'hr',
+  'img',
+  'input',
+  'keygen',
+  'link',
+  'meta',
+  'param',
+  'source',
+  'track',
+  'wbr',
+]);
 /** Kept even when they hold no text (a table's cells keep its shape, a link its target). */
-const MEANINGFUL_WHEN_BLANK = new Set(['a', 'table', 'thead', 'tbody', 'tfoot', 'th', 'td', 'iframe', 'script', 'audio', 'video']);
+const MEANINGFUL_WHEN_BLANK = new Set([
+  'a',
+  'table',
+  'thead',
+  'tbody',
+  'tfoot',
+  'th',
+  'td',
+  'iframe',
+  'script',
+  'audio',
+  'video',
+]);
 const HEADINGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
 
 /** JavaScript's `\s`, by code: the whitespace that `trim` and `\s` mean. */
 function isSpaceCode(c: number): boolean {
-  return (c >= 9 && c <= 13) || c === 32 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+  return (
+    (c >= 9 && c <= 13) ||
+    c === 32 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
 }
 const LONG_RUN = new RegExp(`\\s{${WS_RUN_MAX + 1}}`);
 const isAsciiSpace = (c: string) => c === ' ' || c === '\t' || c === '\n' || c === '\r';
@@ -81,7 +172,19 @@ const isAsciiSpace = (c: string) => c === ' ' || c === '\t' || c === '\n' || c =
 // ---- 1. copy ------------------------------------------------------------------------------------
 
 function newElement(name: string, attribs: Record<string, string>, parent: ElementNode | null): ElementNode {
-  return { kind: 'element', name, attribs, children: [], parent, allSpace: true, lead: '', trail: '', first: '', last: '', holdsMarked: false };
+  return {
+    kind: 'element',
+    name,
+    attribs,
+    children: [],
+    parent,
+    allSpace: true,
+    lead: '',
+    trail: '',
+    first: '',
+    last: '',
+    holdsMarked: false,
+  };
 }
 
 /** The nodes as a tree of this module's own, under a root element that is no element of the page. */
@@ -182,7 +285,8 @@ function collapse(root: ElementNode): void {
     for (const child of el.children) {
       if (child.kind === 'text') {
         let text = child.data.replace(/[ \r\n\t]+/g, ' ');
-        if ((!prevText || prevText.data.endsWith(' ')) && !keepLeadingSpace && text.startsWith(' ')) text = text.slice(1);
+        if ((!prevText || prevText.data.endsWith(' ')) && !keepLeadingSpace && text.startsWith(' '))
+          text = text.slice(1);
         if (!text) continue;
         child.data = text;
         prevText = child;
@@ -280,7 +384,8 @@ function textOf(node: MdNode): string {
 /** An attribute as an HTML parser reads it (a CR or CRLF is a line feed). */
 const attr = (el: ElementNode, name: string): string | undefined => el.attribs[name]?.replace(/\r\n?/g, '\n');
 
-const isBlank = (el: ElementNode) => !VOIDS.has(el.name) && !MEANINGFUL_WHEN_BLANK.has(el.name) && el.allSpace && !el.holdsMarked;
+const isBlank = (el: ElementNode) =>
+  !VOIDS.has(el.name) && !MEANINGFUL_WHEN_BLANK.has(el.name) && el.allSpace && !el.holdsMarked;
 
 // Markdown's syntax in text is escaped: anywhere for \ * ` [ ] _, at the text's start for what
 // starts a block (a list item, a heading, a quote, a fence, a setext underline).
@@ -348,7 +453,12 @@ class Converter {
     const parts: string[] = [];
     for (let i = 0; i < el.children.length; i++) {
       const child = el.children[i] as MdNode;
-      const replacement = child.kind === 'text' ? (code ? child.data : escapeMarkdown(child.data)) : this.element(child, i, code || child.name === 'code');
+      const replacement =
+        child.kind === 'text'
+          ? code
+            ? child.data
+            : escapeMarkdown(child.data)
+          : this.element(child, i, code || child.name === 'code');
       join(parts, replacement);
     }
     return parts.join('');
@@ -372,7 +482,8 @@ class Converter {
     const trailAscii = asciiSuffix(el.trail);
     return {
       leading: leadAscii && this.flanked(el, index, -1) ? el.lead.slice(leadAscii.length) : el.lead,
-      trailing: trailAscii && this.flanked(el, index, 1) ? el.trail.slice(0, el.trail.length - trailAscii.length) : el.trail,
+      trailing:
+        trailAscii && this.flanked(el, index, 1) ? el.trail.slice(0, el.trail.length - trailAscii.length) : el.trail,
     };
   }
 
@@ -401,16 +512,20 @@ class Converter {
     }
     if (name === 'li') return this.listItem(el, index, content);
     const firstChild = el.children[0];
-    if (name === 'pre' && firstChild?.kind === 'element' && firstChild.name === 'code') return this.codeBlock(firstChild);
+    if (name === 'pre' && firstChild?.kind === 'element' && firstChild.name === 'code')
+      return this.codeBlock(firstChild);
     if (name === 'hr') return '\n\n* * *\n\n';
     const href = name === 'a' ? attr(el, 'href') : undefined;
     if (href) return `[${content}](${linkDestination(href)}${linkTitle(cleanAttribute(attr(el, 'title')))})`;
-    if (name === 'em' || name === 'i') return content.trim() ? `${this.options.emDelimiter}${content}${this.options.emDelimiter}` : '';
+    if (name === 'em' || name === 'i')
+      return content.trim() ? `${this.options.emDelimiter}${content}${this.options.emDelimiter}` : '';
     if (name === 'strong' || name === 'b') return content.trim() ? `**${content}**` : '';
     if (name === 'code' && !(el.parent?.name === 'pre' && siblings.length === 1)) return inlineCode(content);
     if (name === 'img') {
       const src = attr(el, 'src');
-      return src ? `![${escapeMarkdown(cleanAttribute(attr(el, 'alt')))}](${linkDestination(src)}${linkTitle(cleanAttribute(attr(el, 'title')))})` : '';
+      return src
+        ? `![${escapeMarkdown(cleanAttribute(attr(el, 'alt')))}](${linkDestination(src)}${linkTitle(cleanAttribute(attr(el, 'title')))})`
+        : '';
     }
     if (this.remove.has(name)) return '';
     return block ? `\n\n${content}\n\n` : content;
@@ -471,9 +586,14 @@ export function domToMarkdown(nodes: readonly (AnyNode | string)[], options: Dom
   const root = copy(nodes);
   collapse(root);
   summarize(root);
-  const converter = new Converter({ emDelimiter: options.emDelimiter ?? '_', codeBlockStyle: options.codeBlockStyle ?? 'indented', remove: new Set(options.remove ?? []) });
+  const converter = new Converter({
+    emDelimiter: options.emDelimiter ?? '_',
+    codeBlockStyle: options.codeBlockStyle ?? 'indented',
+    remove: new Set(options.remove ?? []),
+  });
   const markdown = converter.content(root, false);
   let start = 0;
-  while (start < markdown.length && (markdown[start] === '\n' || markdown[start] === '\r' || markdown[start] === '\t')) start++;
+  while (start < markdown.length && (markdown[start] === '\n' || markdown[start] === '\r' || markdown[start] === '\t'))
+    start++;
   return markdown.slice(start).trimEnd();
 }

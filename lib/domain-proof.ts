@@ -25,5 +25,7 @@ export async function lookupTxt(domain: string, servers: readonly string[], time
 /** Why `record` is not among the domain's TXT records, or null when it is. */
 export function missingRecord(domain: string, txt: TxtRecords, record: string): string | null {
   if (!txt.ok) return txt.reason;
-  return txt.records.includes(record) ? null : `none of the ${txt.records.length} TXT record(s) of ${domain} is ${record}`;
+  return txt.records.includes(record)
+    ? null
+    : `none of the ${txt.records.length} TXT record(s) of ${domain} is ${record}`;
 }

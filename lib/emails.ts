@@ -33,7 +33,8 @@ const LABEL = '[\\p{L}\\p{N}](?:[\\p{L}\\p{N}\\p{M}-]{0,61}[\\p{L}\\p{N}\\p{M}])
  * an ASCII address ends where other letters begin ("info@acme.jpまで" in Japanese text), while a
  * Unicode TLD ends at the first character that is no letter.
  */
-const TLD = '(?:[a-z]{2,24}(?![a-z0-9-])|xn--[a-z0-9-]{0,58}[a-z0-9](?![a-z0-9-])|(?:(?!\\p{ASCII})[\\p{L}\\p{M}]){2,24}(?![\\p{L}\\p{N}\\p{M}-]))';
+const TLD =
+  '(?:[a-z]{2,24}(?![a-z0-9-])|xn--[a-z0-9-]{0,58}[a-z0-9](?![a-z0-9-])|(?:(?!\\p{ASCII})[\\p{L}\\p{M}]){2,24}(?![\\p{L}\\p{N}\\p{M}-]))';
 const DOMAIN = `(?:${LABEL}\\.)+${TLD}`;
 const LOCAL_ONLY = new RegExp(`^${LOCAL}$`, 'i');
 const DOMAIN_ONLY = new RegExp(`^${DOMAIN}$`, 'iu');
@@ -46,23 +47,61 @@ const GLUED = /[a-z0-9._%+-]/iu;
 // "[at]", "(at)", "{at}" and the same for "dot"; the brackets may also hold "@" / ".".
 const AT = '\\s*[[({]\\s*(?:at|@)\\s*[\\])}]\\s*';
 const DOT = '\\s*[[({]\\s*(?:dot|\\.)\\s*[\\])}]\\s*';
-const BRACKETED = new RegExp(`(?<![a-z0-9._%+-])([a-z0-9._%+-]+)${AT}(${LABEL}(?:(?:${DOT}|\\.)${LABEL})*(?:${DOT}|\\.)${TLD})`, 'giu');
+const BRACKETED = new RegExp(
+  `(?<![a-z0-9._%+-])([a-z0-9._%+-]+)${AT}(${LABEL}(?:(?:${DOT}|\\.)${LABEL})*(?:${DOT}|\\.)${TLD})`,
+  'giu',
+);
 const DOT_SPLIT = new RegExp(DOT, 'gi');
 const BRACKET_AT = new RegExp(AT, 'i');
 // "name AT domain DOT com": only in capitals, since " at " and " dot " in lower case are ordinary words.
-const SPELLED = /(?<![A-Za-z0-9._%+-])([A-Za-z0-9._%+-]+) AT ([A-Za-z0-9-]+(?:(?: DOT |\.)[A-Za-z0-9-]+)*(?: DOT |\.)[A-Za-z]{2,24})(?![A-Za-z0-9-])/g;
+const SPELLED =
+  /(?<![A-Za-z0-9._%+-])([A-Za-z0-9._%+-]+) AT ([A-Za-z0-9-]+(?:(?: DOT |\.)[A-Za-z0-9-]+)*(?: DOT |\.)[A-Za-z]{2,24})(?![A-Za-z0-9-])/g;
 
-const IMAGE_OR_ASSET = /\.(png|jpe?g|gif|svg|webp|avif|bmp|ico|tiff?|css|js|mjs|json|woff2?|ttf|eot|mp4|webm|mp3|pdf|zip)$/i;
+const IMAGE_OR_ASSET =
+  /\.(png|jpe?g|gif|svg|webp|avif|bmp|ico|tiff?|css|js|mjs|json|woff2?|ttf|eot|mp4|webm|mp3|pdf|zip)$/i;
 /** Domains that only ever appear as placeholders or belong to error-tracking and site-builder services. */
 const JUNK_DOMAINS = new Set([
-  'example.com', 'example.org', 'example.net', 'example.de', 'example.co.uk', 'domain.com', 'yourdomain.com', 'yourcompany.com', 'company.com',
-  'sentry.io', 'sentry.wixpress.com', 'sentry-next.wixpress.com', 'wixpress.com', 'test.com', 'localhost',
+  'example.com',
+  'example.org',
+  'example.net',
+  'example.de',
+  'example.co.uk',
+  'domain.com',
+  'yourdomain.com',
+  'yourcompany.com',
+  'company.com',
+  'sentry.io',
+  'sentry.wixpress.com',
+  'sentry-next.wixpress.com',
+  'wixpress.com',
+  'test.com',
+  'localhost',
 ]);
-const JUNK_LOCALS = new Set(['name', 'your', 'yourname', 'your.name', 'you', 'user', 'username', 'email', 'e-mail', 'someone', 'firstname.lastname', 'vorname.nachname', 'max.mustermann', 'john.doe', 'jane.doe']);
+const JUNK_LOCALS = new Set([
+  'name',
+  'your',
+  'yourname',
+  'your.name',
+  'you',
+  'user',
+  'username',
+  'email',
+  'e-mail',
+  'someone',
+  'firstname.lastname',
+  'vorname.nachname',
+  'max.mustermann',
+  'john.doe',
+  'jane.doe',
+]);
 
 /** Lower-cases and trims an address; undefined when it is junk or not an address at all. */
 export function cleanEmail(raw: string): string | undefined {
-  const email = raw.trim().replace(/^mailto:/i, '').replace(/[.,;:]+$/, '').toLowerCase();
+  const email = raw
+    .trim()
+    .replace(/^mailto:/i, '')
+    .replace(/[.,;:]+$/, '')
+    .toLowerCase();
   const at = email.lastIndexOf('@');
   if (at <= 0 || at !== email.indexOf('@')) return undefined;
   const local = email.slice(0, at);
@@ -85,7 +124,10 @@ export function cleanEmail(raw: string): string | undefined {
  * cleanEmail would call placeholders): trimmed, no `mailto:`, lower-cased, the domain in Unicode.
  */
 export function emailForm(raw: string): string {
-  const email = raw.trim().replace(/^mailto:/i, '').toLowerCase();
+  const email = raw
+    .trim()
+    .replace(/^mailto:/i, '')
+    .toLowerCase();
   const at = email.lastIndexOf('@');
   if (at < 0) return email;
   const domain = email.slice(at + 1);
@@ -112,8 +154,12 @@ export function findEmailsInText(text: string): string[] {
   const found: [number, string][] = [];
   // Cheap tests first: the full patterns are slow to scan, and most page texts hold none of them.
   if (text.includes('@')) for (const f of plainEmails(text)) found.push(f);
-  if (BRACKET_AT.test(text)) for (const m of text.matchAll(BRACKETED)) found.push([m.index, `${m[1] ?? ''}@${(m[2] ?? '').replace(DOT_SPLIT, '.')}`]);
-  if (text.includes(' AT ')) for (const m of text.matchAll(SPELLED)) found.push([m.index, `${m[1] ?? ''}@${(m[2] ?? '').replace(/ DOT /g, '.')}`]);
+  if (BRACKET_AT.test(text))
+    for (const m of text.matchAll(BRACKETED))
+      found.push([m.index, `${m[1] ?? ''}@${(m[2] ?? '').replace(DOT_SPLIT, '.')}`]);
+  if (text.includes(' AT '))
+    for (const m of text.matchAll(SPELLED))
+      found.push([m.index, `${m[1] ?? ''}@${(m[2] ?? '').replace(/ DOT /g, '.')}`]);
   found.sort((a, b) => a[0] - b[0]);
   return uniqueEmails(found.map(([, email]) => email));
 }

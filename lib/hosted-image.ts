@@ -3,7 +3,12 @@ import type { OutboundClient } from './outbound';
 import type { Storage } from './storage';
 
 /** Image types the service hosts, with their file extensions. */
-export const IMAGE_TYPES: Readonly<Record<string, string>> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp', 'image/gif': 'gif' };
+export const IMAGE_TYPES: Readonly<Record<string, string>> = {
+  'image/jpeg': 'jpg',
+  'image/png': 'png',
+  'image/webp': 'webp',
+  'image/gif': 'gif',
+};
 
 const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 

@@ -2,7 +2,16 @@ import { hasControlCharacter, NO_CONTROL_CHARACTERS } from './emails';
 import { domainOf, normalizeEmail, normalizeProflinkUrl, normalizeText, toE164 } from './normalize';
 
 /** IDAP resource types served by the resource API (spec §2.9, §4.5). */
-export const RESOURCE_TYPES = ['businesses', 'domains', 'contacts', 'emails', 'phones', 'company_registry', 'proflink_profiles', 'pins'] as const;
+export const RESOURCE_TYPES = [
+  'businesses',
+  'domains',
+  'contacts',
+  'emails',
+  'phones',
+  'company_registry',
+  'proflink_profiles',
+  'pins',
+] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
 
 /** Media resources exist under the idap:// scheme but are served by the media proxy, not by these endpoints. */
@@ -15,14 +24,24 @@ export const FLAGS = ['new', 'qualified', 'contacted', 'rejected', 'converted', 
 export type Flag = (typeof FLAGS)[number];
 
 /** Where a resource came from (spec §4.5 `source`); `import` is the bulk import endpoint. */
-export const SOURCES = ['crawl_maps', 'crawl_site', 'crawl_verify', 'crawl_maps_enrich', 'crawl_people', 'crawl_landing', 'crawl_company_data', 'import'] as const;
+export const SOURCES = [
+  'crawl_maps',
+  'crawl_site',
+  'crawl_verify',
+  'crawl_maps_enrich',
+  'crawl_people',
+  'crawl_landing',
+  'crawl_company_data',
+  'import',
+] as const;
 export type Source = (typeof SOURCES)[number];
 
 export const idapRef = (type: string, id: string) => `idap://${type}/${id}`;
 
 export type KeyResult = { key: string } | { error: string; field: string };
 
-const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v : typeof v === 'number' ? String(v) : null);
+const str = (v: unknown): string | null =>
+  typeof v === 'string' && v.trim() !== '' ? v : typeof v === 'number' ? String(v) : null;
 
 /**
  * The natural key that identifies a resource of `type` within a client, derived from its data:
@@ -64,21 +83,30 @@ export function naturalKeyOf(type: ResourceType, data: Record<string, unknown>):
       const name = normalizeText(str(data.full_name));
       const company = domainOf(str(data.company_domain)) ?? normalizeText(str(data.company_name));
       if (name && company) return { key: `name:${name}|${company}` };
-      return { field: 'email', error: 'a contact needs email, proflink_url, or full_name with company_domain or company_name' };
+      return {
+        field: 'email',
+        error: 'a contact needs email, proflink_url, or full_name with company_domain or company_name',
+      };
     }
     case 'emails': {
       const email = normalizeEmail(str(data.address) ?? str(data.email));
       if (email && hasControlCharacter(email)) return { field: 'address', error: NO_CONTROL_CHARACTERS };
-      return email?.includes('@') ? { key: email } : { field: 'address', error: 'an email needs address (an e-mail address)' };
+      return email?.includes('@')
+        ? { key: email }
+        : { field: 'address', error: 'an email needs address (an e-mail address)' };
     }
     case 'phones': {
       const e164 = toE164(str(data.number) ?? str(data.phone), str(data.country) ?? undefined);
-      return e164 ? { key: e164 } : { field: 'number', error: 'a phone needs number in international form (+44...) or with country' };
+      return e164
+        ? { key: e164 }
+        : { field: 'number', error: 'a phone needs number in international form (+44...) or with country' };
     }
     case 'company_registry': {
       const registry = normalizeText(str(data.registry));
       const id = str(data.registry_id)?.replace(/\s+/g, '').toUpperCase();
-      return registry && id ? { key: `${registry}:${id}` } : { field: 'registry_id', error: 'a registry record needs registry and registry_id' };
+      return registry && id
+        ? { key: `${registry}:${id}` }
+        : { field: 'registry_id', error: 'a registry record needs registry and registry_id' };
     }
     case 'proflink_profiles': {
       const url = normalizeProflinkUrl(str(data.url) ?? str(data.profile_url));
@@ -87,7 +115,9 @@ export function naturalKeyOf(type: ResourceType, data: Record<string, unknown>):
     case 'pins': {
       const set = str(data.pin_data_set_id)?.trim();
       const name = str(data.pin_name)?.trim();
-      return set && name ? { key: `${set}:${name}` } : { field: 'pin_name', error: 'a pin needs pin_data_set_id and pin_name' };
+      return set && name
+        ? { key: `${set}:${name}` }
+        : { field: 'pin_name', error: 'a pin needs pin_data_set_id and pin_name' };
     }
   }
 }

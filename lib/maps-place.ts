@@ -6,7 +6,14 @@
 
 export type PlaceRef =
   | { kind: 'google_place_id'; placeId: string }
-  | { kind: 'google_place_url'; url: string; name: string | null; lat: number | null; lng: number | null; placeId: string | null }
+  | {
+      kind: 'google_place_url';
+      url: string;
+      name: string | null;
+      lat: number | null;
+      lng: number | null;
+      placeId: string | null;
+    }
   | { kind: 'link'; url: string }
   | { kind: 'osm'; osmType: 'N' | 'W' | 'R'; osmId: string }
   | { kind: 'invalid'; reason: string };
@@ -35,7 +42,8 @@ export function parsePlaceRef(input: string): PlaceRef {
   } catch {
     return { kind: 'invalid', reason: 'not a URL or place id' };
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { kind: 'invalid', reason: `not an http(s) URL (${u.protocol})` };
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return { kind: 'invalid', reason: `not an http(s) URL (${u.protocol})` };
   const host = u.hostname.toLowerCase().replace(/^www\./, '');
   if (host === 'openstreetmap.org') {
     const m = /^\/(node|way|relation)\/(\d+)/.exec(u.pathname);
@@ -43,19 +51,35 @@ export function parsePlaceRef(input: string): PlaceRef {
     return { kind: 'osm', osmType: (m[1] as string)[0]?.toUpperCase() as 'N' | 'W' | 'R', osmId: m[2] as string };
   }
   if (/^(maps\.)?google\.[a-z.]+$/.test(host)) {
-    const queryPlaceId = u.searchParams.get('query_place_id') ?? /place_id:([A-Za-z0-9_-]+)/.exec(u.searchParams.get('q') ?? '')?.[1] ?? null;
+    const queryPlaceId =
+      u.searchParams.get('query_place_id') ??
+      /place_id:([A-Za-z0-9_-]+)/.exec(u.searchParams.get('q') ?? '')?.[1] ??
+      null;
     const m = /\/maps\/place\/([^/]+)/.exec(u.pathname);
     if (!m && !queryPlaceId) {
       // The maps_url of a Google result has this form; Places API (New) looks places up by place id only.
       if (u.searchParams.has('cid')) {
-        return { kind: 'invalid', reason: 'a maps.google.com/?cid= link cannot be looked up with the Places API: send the place id (maps_place_id in the results) instead' };
+        return {
+          kind: 'invalid',
+          reason:
+            'a maps.google.com/?cid= link cannot be looked up with the Places API: send the place id (maps_place_id in the results) instead',
+        };
       }
       return { kind: 'invalid', reason: 'not a google.com/maps/place URL' };
     }
     const name = m ? decodeURIComponent((m[1] as string).replace(/\+/g, ' ')) : null;
     // The place's own coordinates are in the data segment (!3d<lat>!4d<lng>); the @lat,lng is the viewport.
-    const data = /!3d(-?\d+(?:\.\d+)?)!4d(-?\d+(?:\.\d+)?)/.exec(u.pathname) ?? /@(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?)/.exec(u.pathname);
-    return { kind: 'google_place_url', url: u.href, name, lat: data ? Number(data[1]) : null, lng: data ? Number(data[2]) : null, placeId: queryPlaceId };
+    const data =
+      /!3d(-?\d+(?:\.\d+)?)!4d(-?\d+(?:\.\d+)?)/.exec(u.pathname) ??
+      /@(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?)/.exec(u.pathname);
+    return {
+      kind: 'google_place_url',
+      url: u.href,
+      name,
+      lat: data ? Number(data[1]) : null,
+      lng: data ? Number(data[2]) : null,
+      placeId: queryPlaceId,
+    };
   }
   const code = shareLinkCode(host, u.pathname);
   if (code === '') return { kind: 'invalid', reason: 'a share link without its code' };

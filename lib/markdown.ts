@@ -38,7 +38,10 @@ function renderArray(items: Json[], depth: number): string {
   if (items.every(isObject)) {
     const columns: string[] = [];
     for (const item of items) for (const k of Object.keys(item)) if (!columns.includes(k)) columns.push(k);
-    return table(columns.map(text), items.map((item) => columns.map((c) => cell(item[c] ?? null))));
+    return table(
+      columns.map(text),
+      items.map((item) => columns.map((c) => cell(item[c] ?? null))),
+    );
   }
   if (items.every(isScalar)) return items.map((v) => `- ${cell(v)}`).join('\n');
   return items.map((v, i) => `${'#'.repeat(Math.min(depth, 6))} ${i + 1}\n\n${render(v, depth + 1)}`).join('\n\n');
@@ -50,7 +53,13 @@ function render(value: Json, depth: number): string {
   const scalars = Object.entries(value).filter(([, v]) => isScalar(v));
   const nested = Object.entries(value).filter(([, v]) => !isScalar(v));
   const parts: string[] = [];
-  if (scalars.length) parts.push(table(['field', 'value'], scalars.map(([k, v]) => [cell(k), cell(v)])));
+  if (scalars.length)
+    parts.push(
+      table(
+        ['field', 'value'],
+        scalars.map(([k, v]) => [cell(k), cell(v)]),
+      ),
+    );
   for (const [k, v] of nested) parts.push(`${'#'.repeat(Math.min(depth, 6))} ${text(k)}\n\n${render(v, depth + 1)}`);
   return parts.join('\n\n') || '_(empty)_';
 }

@@ -6,7 +6,17 @@
  */
 export type Dependency = 'database' | 'search' | 'storage' | 'queue';
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'ECONNABORTED',
+]);
 // Postgres SQLSTATE: class 08 connection exceptions; 57P01-57P03 shutdown / cannot connect now; 53300 too many connections.
 const PG_OUTAGE = /^(08...|57P0[123]|53300)$/;
 
@@ -26,7 +36,19 @@ interface ErrorLike {
  * OutboundError, a mail server's, PeerTube's): a refused connection there is not our backing
  * service being down, so it is never read as one.
  */
-const DRIVER_ERROR_NAMES = new Set(['Error', 'error', 'AggregateError', 'DatabaseError', 'DBError', 'KnexTimeoutError', 'ConnectionError', 'NoLivingConnectionsError', 'TimeoutError', 'ServiceError', 'S3Error']);
+const DRIVER_ERROR_NAMES = new Set([
+  'Error',
+  'error',
+  'AggregateError',
+  'DatabaseError',
+  'DBError',
+  'KnexTimeoutError',
+  'ConnectionError',
+  'NoLivingConnectionsError',
+  'TimeoutError',
+  'ServiceError',
+  'S3Error',
+]);
 
 export function unavailableDependency(err: unknown, depth = 0): Dependency | undefined {
   if (typeof err !== 'object' || err === null || depth > 3) return undefined;
@@ -38,9 +60,15 @@ export function unavailableDependency(err: unknown, depth = 0): Dependency | und
   // knex: no pooled connection within acquireConnectionTimeout (Postgres down or saturated).
   if (name === 'KnexTimeoutError') return 'database';
   if (code && PG_OUTAGE.test(code)) return 'database';
-  if (/Connection terminated|terminating connection|encountered a connection error and is not queryable|the database system is (starting up|shutting down|not yet accepting connections|in recovery mode)/i.test(message)) return 'database';
+  if (
+    /Connection terminated|terminating connection|encountered a connection error and is not queryable|the database system is (starting up|shutting down|not yet accepting connections|in recovery mode)/i.test(
+      message,
+    )
+  )
+    return 'database';
   // @elastic/elasticsearch transport errors (they carry `meta`): no answer at all. A bare TimeoutError is AbortSignal.timeout's.
-  if ((name === 'ConnectionError' || name === 'NoLivingConnectionsError' || name === 'TimeoutError') && 'meta' in e) return 'search';
+  if ((name === 'ConnectionError' || name === 'NoLivingConnectionsError' || name === 'TimeoutError') && 'meta' in e)
+    return 'search';
   // MinIO's client: S3 answers "service unavailable" or "slow down" while a node is restarting.
   if (code === 'SlowDown' || code === 'ServiceUnavailable' || code === 'XMinioServerNotInitialized') return 'storage';
   // Temporal gRPC: UNAVAILABLE (14) or DEADLINE_EXCEEDED (4) from the frontend.
@@ -56,7 +84,8 @@ const OWNER = Symbol('leadjobs.dependency');
  * nothing of whose socket it was (lib/storage.ts marks MinIO's, which would else read as the database's).
  */
 export function markDependency<E>(err: E, dependency: Dependency): E {
-  if (typeof err === 'object' && err !== null && !Object.prototype.hasOwnProperty.call(err, OWNER)) Object.defineProperty(err, OWNER, { value: dependency });
+  if (typeof err === 'object' && err !== null && !Object.prototype.hasOwnProperty.call(err, OWNER))
+    Object.defineProperty(err, OWNER, { value: dependency });
   return err;
 }
 

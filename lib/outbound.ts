@@ -17,7 +17,8 @@ import type { Config } from './config';
  */
 
 /** What went wrong, so that callers can decide whether a retry can help. */
-export type OutboundErrorKind = 'dns' | 'refused' | 'timeout' | 'tls' | 'blocked' | 'too_large' | 'protocol' | 'network';
+export type OutboundErrorKind =
+  'dns' | 'refused' | 'timeout' | 'tls' | 'blocked' | 'too_large' | 'protocol' | 'network';
 
 /** A failed outbound request; `message` is written for the user (it lands in a job's error_message). */
 export class OutboundError extends Error {
@@ -53,7 +54,11 @@ export class BlockedAddressError extends OutboundError {
     readonly address: string,
     readonly reason: string,
   ) {
-    super('blocked', `the target${url ? ` of ${url}` : ''} is not allowed (only public internet hosts can be reached)`, url);
+    super(
+      'blocked',
+      `the target${url ? ` of ${url}` : ''} is not allowed (only public internet hosts can be reached)`,
+      url,
+    );
   }
 }
 
@@ -188,7 +193,8 @@ export function isBlockedAddress(ip: string): { blocked: boolean; reason?: strin
     // NAT64 (DNS64 networks) carries the IPv4 destination in the last 32 bits: judge that one.
     if (v6.match(NAT64)) return isBlockedAddress(ipaddr.fromByteArray(v6.toByteArray().slice(12)).toString());
     // Deprecated IPv4-compatible addresses (::10.0.0.1) are "unicast" to ipaddr.js but never public.
-    if (range === 'unicast' && v6.match(IPV4_COMPATIBLE)) return { blocked: true, reason: 'IPv4-compatible IPv6 address' };
+    if (range === 'unicast' && v6.match(IPV4_COMPATIBLE))
+      return { blocked: true, reason: 'IPv4-compatible IPv6 address' };
   }
   if (range === 'unicast') return { blocked: false };
   return { blocked: true, reason: RANGE_REASONS[range] ?? `special-purpose address (${range})` };
@@ -216,9 +222,14 @@ export class AllowList {
       const entry = raw.trim().replace(/^\[(.*)\]$/, '$1');
       if (!entry) continue;
       if (entry.includes('/')) {
-        if (!ipaddr.isValidCIDR(entry)) throw new Error(`allow-list (USER_URL_ALLOW_HOSTS, OUTBOUND_ALLOW_HOSTS): invalid CIDR "${raw}"`);
+        if (!ipaddr.isValidCIDR(entry))
+          throw new Error(`allow-list (USER_URL_ALLOW_HOSTS, OUTBOUND_ALLOW_HOSTS): invalid CIDR "${raw}"`);
         const [addr, bits] = ipaddr.parseCIDR(entry);
-        this.ranges.push(addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96 ? [(addr as ipaddr.IPv6).toIPv4Address(), bits - 96] : [addr, bits]);
+        this.ranges.push(
+          addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96
+            ? [(addr as ipaddr.IPv6).toIPv4Address(), bits - 96]
+            : [addr, bits],
+        );
       } else if (isIP(entry)) {
         const addr = parseAddress(entry) as ipaddr.IPv4 | ipaddr.IPv6;
         this.ranges.push([addr, addr.kind() === 'ipv4' ? 32 : 128]);
@@ -328,30 +339,59 @@ export class OutboundClient {
         redirectChain.push(current.href);
         this.checkLiteral(current);
         if (this.proxied) await this.checkResolved(current);
-        const res = await this.send(current, { method, headers, body, redirect: 'manual', signal: controller.signal, dispatcher: this.agent });
+        const res = await this.send(current, {
+          method,
+          headers,
+          body,
+          redirect: 'manual',
+          signal: controller.signal,
+          dispatcher: this.agent,
+        });
         const location = res.headers.get('location');
         if (init.redirect === 'manual' || !REDIRECT_STATUSES.has(res.status) || location === null) {
-          return new BufferedResponse(current.href, res.status, headerRecord(res), redirectChain, await readBody(res, current.href, maxBytes));
+          return new BufferedResponse(
+            current.href,
+            res.status,
+            headerRecord(res),
+            redirectChain,
+            await readBody(res, current.href, maxBytes),
+          );
         }
         await res.body?.cancel();
         const maxRedirects = init.maxRedirects ?? this.maxRedirects;
         if (redirectChain.length > maxRedirects) {
-          throw new OutboundError('protocol', `too many redirects (more than ${maxRedirects}) starting at ${url}`, current.href);
+          throw new OutboundError(
+            'protocol',
+            `too many redirects (more than ${maxRedirects}) starting at ${url}`,
+            current.href,
+          );
         }
         const next = parseTarget(location, current);
         if (init.onRedirect) {
           let decision: void | 'stop';
           try {
-            decision = await init.onRedirect({ from: current.href, to: next.href, status: res.status, hop: redirectChain.length });
+            decision = await init.onRedirect({
+              from: current.href,
+              to: next.href,
+              status: res.status,
+              hop: redirectChain.length,
+            });
           } catch (err) {
             throw new RedirectHookError(err);
           }
-          if (decision === 'stop') return new BufferedResponse(current.href, res.status, headerRecord(res), redirectChain, Buffer.alloc(0));
+          if (decision === 'stop')
+            return new BufferedResponse(current.href, res.status, headerRecord(res), redirectChain, Buffer.alloc(0));
         }
         if (res.status === 303 ? method !== 'HEAD' : (res.status === 301 || res.status === 302) && method === 'POST') {
           method = 'GET';
           body = undefined;
-          headers = omit(headers, ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location']);
+          headers = omit(headers, [
+            'content-type',
+            'content-length',
+            'content-encoding',
+            'content-language',
+            'content-location',
+          ]);
         }
         if (next.origin !== current.origin) headers = omit(headers, ['authorization', 'cookie', 'proxy-authorization']);
         current = next;
@@ -360,7 +400,9 @@ export class OutboundClient {
       if (signal?.aborted) throw signal.reason;
       if (err instanceof RedirectHookError) throw err.error;
       if (controller.signal.reason === timedOut) {
-        throw new OutboundError('timeout', `request to ${current.href} timed out after ${timeoutMs} ms`, current.href, { cause: err });
+        throw new OutboundError('timeout', `request to ${current.href} timed out after ${timeoutMs} ms`, current.href, {
+          cause: err,
+        });
       }
       throw toOutboundError(err, current);
     } finally {
@@ -378,7 +420,8 @@ export class OutboundClient {
     try {
       return await fetch(url, init);
     } catch (err) {
-      if ((init.method !== 'GET' && init.method !== 'HEAD') || init.signal?.aborted || !closedBeforeAnswer(err)) throw err;
+      if ((init.method !== 'GET' && init.method !== 'HEAD') || init.signal?.aborted || !closedBeforeAnswer(err))
+        throw err;
       return fetch(url, init);
     }
   }
@@ -387,7 +430,10 @@ export class OutboundClient {
    * The process's client for URLs that clients supply (crawls, captures, webhooks, imports):
    * USER_URL_ALLOW_HOSTS as its allow-list, never OUTBOUND_ALLOW_HOSTS.
    */
-  static fromConfig(config: Pick<Config, 'USER_URL_ALLOW_HOSTS'>, options: Partial<OutboundOptions> = {}): OutboundClient {
+  static fromConfig(
+    config: Pick<Config, 'USER_URL_ALLOW_HOSTS'>,
+    options: Partial<OutboundOptions> = {},
+  ): OutboundClient {
     return new OutboundClient({ allowHosts: config.USER_URL_ALLOW_HOSTS, userAgent: DEFAULT_USER_AGENT, ...options });
   }
 
@@ -395,15 +441,21 @@ export class OutboundClient {
    * The process's client for the operator's endpoints (provider base URLs, LLM base URLs):
    * OUTBOUND_ALLOW_HOSTS and USER_URL_ALLOW_HOSTS (what every client may reach, these may too).
    */
-  static forEndpoints(config: Pick<Config, 'OUTBOUND_ALLOW_HOSTS' | 'USER_URL_ALLOW_HOSTS'>, options: Partial<OutboundOptions> = {}): OutboundClient {
-    return new OutboundClient({ allowHosts: [...config.OUTBOUND_ALLOW_HOSTS, ...config.USER_URL_ALLOW_HOSTS], userAgent: DEFAULT_USER_AGENT, ...options });
+  static forEndpoints(
+    config: Pick<Config, 'OUTBOUND_ALLOW_HOSTS' | 'USER_URL_ALLOW_HOSTS'>,
+    options: Partial<OutboundOptions> = {},
+  ): OutboundClient {
+    return new OutboundClient({
+      allowHosts: [...config.OUTBOUND_ALLOW_HOSTS, ...config.USER_URL_ALLOW_HOSTS],
+      userAgent: DEFAULT_USER_AGENT,
+      ...options,
+    });
   }
 
   /** Closes pooled connections; waits for requests still running. */
   async close(): Promise<void> {
     await this.agent.close();
   }
-
 
   /** Fails fast, with the URL in the message, for a literal IP host the guard refuses. */
   private checkLiteral(url: URL): void {
@@ -439,7 +491,10 @@ export class OutboundClient {
       const first = accepted[0];
       if (!first) {
         const refused = addresses[0]?.address ?? hostname;
-        return callback(new BlockedAddressError('', refused, this.allowList.refusal(hostname, refused) ?? 'no address'), '');
+        return callback(
+          new BlockedAddressError('', refused, this.allowList.refusal(hostname, refused) ?? 'no address'),
+          '',
+        );
       }
       if (options.all) callback(null, accepted);
       else callback(null, first.address, first.family);
@@ -471,15 +526,27 @@ function parseTarget(raw: string, base?: URL): URL {
   try {
     url = new URL(raw, base);
   } catch {
-    throw new OutboundError('protocol', base ? `invalid redirect location "${raw}" from ${base.href}` : `invalid URL "${raw}"`, base?.href ?? raw);
+    throw new OutboundError(
+      'protocol',
+      base ? `invalid redirect location "${raw}" from ${base.href}` : `invalid URL "${raw}"`,
+      base?.href ?? raw,
+    );
   }
   const where = base ? ` (redirect from ${base.href})` : '';
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new OutboundError('protocol', `unsupported URL scheme "${url.protocol}" in ${url.protocol}//${url.host}${url.pathname}${where}; only http and https are fetched`, base?.href ?? raw);
+    throw new OutboundError(
+      'protocol',
+      `unsupported URL scheme "${url.protocol}" in ${url.protocol}//${url.host}${url.pathname}${where}; only http and https are fetched`,
+      base?.href ?? raw,
+    );
   }
   if (url.username || url.password) {
     // Never echo the credentials into an error message.
-    throw new OutboundError('protocol', `URL ${url.protocol}//${url.host}${url.pathname} contains credentials, which are not supported${where}`, base?.href ?? `${url.origin}${url.pathname}`);
+    throw new OutboundError(
+      'protocol',
+      `URL ${url.protocol}//${url.host}${url.pathname} contains credentials, which are not supported${where}`,
+      base?.href ?? `${url.origin}${url.pathname}`,
+    );
   }
   return url;
 }
@@ -518,7 +585,8 @@ function decode(body: Buffer, contentType = ''): string {
   else if (body[0] === 0xff && body[1] === 0xfe) label = 'utf-16le';
   else if (body[0] === 0xfe && body[1] === 0xff) label = 'utf-16be';
   // Many pages name their charset only in <meta>, within the first 1024 bytes (HTML's prescan).
-  else if (!label && /html/i.test(contentType)) label = /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(body.subarray(0, 1024).toString('latin1'))?.[1];
+  else if (!label && /html/i.test(contentType))
+    label = /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(body.subarray(0, 1024).toString('latin1'))?.[1];
   try {
     return new TextDecoder(label ?? 'utf-8').decode(body);
   } catch {
@@ -544,8 +612,14 @@ function closedBeforeAnswer(err: unknown): boolean {
 }
 
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'EAI_NONAME', 'ENODATA', 'ESERVFAIL']);
-const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-const TLS_CODE = /^(CERT_|ERR_TLS_|ERR_SSL_|ERR_OSSL_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED|SELF_SIGNED_CERT|HOSTNAME_MISMATCH)/;
+const TIMEOUT_CODES = new Set([
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+const TLS_CODE =
+  /^(CERT_|ERR_TLS_|ERR_SSL_|ERR_OSSL_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED|SELF_SIGNED_CERT|HOSTNAME_MISMATCH)/;
 const PROTOCOL_CODE = /^(HPE_|UND_ERR_RES_|UND_ERR_INFO|Z_)/;
 
 /** Maps an error from undici's fetch (usually TypeError('fetch failed') with a Node cause) to an OutboundError. */
@@ -553,20 +627,34 @@ function toOutboundError(err: unknown, url: URL): OutboundError {
   let cause = err instanceof TypeError && err.cause !== undefined ? err.cause : err;
   // Happy eyeballs (several addresses tried) reports an AggregateError of the per-address errors.
   if (cause instanceof AggregateError && cause.errors[0] !== undefined) cause = cause.errors[0];
-  if (cause instanceof BlockedAddressError && !cause.url) return new BlockedAddressError(url.href, cause.address, cause.reason);
+  if (cause instanceof BlockedAddressError && !cause.url)
+    return new BlockedAddressError(url.href, cause.address, cause.reason);
   if (cause instanceof OutboundError) return cause;
   const code = typeof (cause as { code?: unknown })?.code === 'string' ? (cause as { code: string }).code : undefined;
   const detail = cause instanceof Error ? cause.message : String(cause);
   const hostPort = `${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`;
   const opts = { cause, code };
-  if (code && DNS_CODES.has(code)) return new OutboundError('dns', `DNS lookup failed for ${url.hostname} (${code})`, url.href, opts);
+  if (code && DNS_CODES.has(code))
+    return new OutboundError('dns', `DNS lookup failed for ${url.hostname} (${code})`, url.href, opts);
   if (code === 'ECONNREFUSED') return new OutboundError('refused', `connection refused by ${hostPort}`, url.href, opts);
-  if (code && TIMEOUT_CODES.has(code)) return new OutboundError('timeout', `request to ${url.href} timed out (${detail})`, url.href, opts);
+  if (code && TIMEOUT_CODES.has(code))
+    return new OutboundError('timeout', `request to ${url.href} timed out (${detail})`, url.href, opts);
   if (code && (TLS_CODE.test(code) || (code === 'EPROTO' && url.protocol === 'https:'))) {
     // OpenSSL's message is a long internal string; its `reason` is the readable part.
     const reason = (cause as { reason?: unknown }).reason;
-    return new OutboundError('tls', `TLS error: ${typeof reason === 'string' ? reason : detail} (${code}) for ${url.href}`, url.href, opts);
+    return new OutboundError(
+      'tls',
+      `TLS error: ${typeof reason === 'string' ? reason : detail} (${code}) for ${url.href}`,
+      url.href,
+      opts,
+    );
   }
-  if (code && PROTOCOL_CODE.test(code)) return new OutboundError('protocol', `invalid HTTP response from ${url.href}: ${detail}`, url.href, opts);
-  return new OutboundError('network', `network error for ${url.href}: ${detail}${code ? ` (${code})` : ''}`, url.href, opts);
+  if (code && PROTOCOL_CODE.test(code))
+    return new OutboundError('protocol', `invalid HTTP response from ${url.href}: ${detail}`, url.href, opts);
+  return new OutboundError(
+    'network',
+    `network error for ${url.href}: ${detail}${code ? ` (${code})` : ''}`,
+    url.href,
+    opts,
+  );
 }

@@ -19,7 +19,8 @@ export interface PeerTubeSettings {
   timeoutMs: number;
 }
 
-export type PeerTubeErrorKind = 'not_configured' | 'credentials' | 'refused' | 'not_found' | 'rate_limited' | 'unavailable' | 'timeout';
+export type PeerTubeErrorKind =
+  'not_configured' | 'credentials' | 'refused' | 'not_found' | 'rate_limited' | 'unavailable' | 'timeout';
 
 export class PeerTubeError extends Error {
   constructor(
@@ -141,10 +142,19 @@ export class PeerTubeClient {
   }
 
   /** A request with the user token; a 401 (expired, revoked) gets a new token and one more try. */
-  private async authed(method: string, path: string, body: () => FormData | undefined, signal: AbortSignal): Promise<Response> {
+  private async authed(
+    method: string,
+    path: string,
+    body: () => FormData | undefined,
+    signal: AbortSignal,
+  ): Promise<Response> {
     for (let attempt = 0; ; attempt += 1) {
       const token = await this.accessToken(signal);
-      const res = await this.send(path, { method, headers: { authorization: `Bearer ${token.access}` }, body: body() }, signal);
+      const res = await this.send(
+        path,
+        { method, headers: { authorization: `Bearer ${token.access}` }, body: body() },
+        signal,
+      );
       if (res.status === 401 && attempt === 0) {
         await res.body?.cancel();
         // Only drop the token if no one replaced it meanwhile.
@@ -171,17 +181,33 @@ export class PeerTubeClient {
       const refreshed = await this.tokenRequest({ grant_type: 'refresh_token', refresh_token: refresh }, signal, false);
       if (refreshed) return refreshed;
     }
-    const token = await this.tokenRequest({ grant_type: 'password', username: this.settings.username, password: this.settings.password }, signal, true);
+    const token = await this.tokenRequest(
+      { grant_type: 'password', username: this.settings.username, password: this.settings.password },
+      signal,
+      true,
+    );
     return token as Token;
   }
 
-  private async tokenRequest(grant: Record<string, string>, signal: AbortSignal, final: boolean): Promise<Token | undefined> {
+  private async tokenRequest(
+    grant: Record<string, string>,
+    signal: AbortSignal,
+    final: boolean,
+  ): Promise<Token | undefined> {
     for (let attempt = 0; ; attempt += 1) {
       const client = await this.localClient(signal);
-      const res = await this.send('/api/v1/users/token', { method: 'POST', body: new URLSearchParams({ ...client, ...grant }) }, signal);
+      const res = await this.send(
+        '/api/v1/users/token',
+        { method: 'POST', body: new URLSearchParams({ ...client, ...grant }) },
+        signal,
+      );
       if (res.ok) {
         const t = (await res.json()) as { access_token: string; refresh_token?: string; expires_in?: number };
-        this.token = { access: t.access_token, refresh: t.refresh_token ?? null, expiresAt: this.now() + (t.expires_in ?? 3600) * 1000 };
+        this.token = {
+          access: t.access_token,
+          refresh: t.refresh_token ?? null,
+          expiresAt: this.now() + (t.expires_in ?? 3600) * 1000,
+        };
         return this.token;
       }
       const problem = await problemOf(res);
@@ -192,7 +218,11 @@ export class PeerTubeClient {
       }
       if (res.status === 400 && !final) return undefined; // refused refresh token: the password grant follows
       if (res.status === 400 || res.status === 401) {
-        throw new PeerTubeError('credentials', `PeerTube refused the configured account (PEERTUBE_USERNAME / PEERTUBE_PASSWORD): ${messageOf(problem, res)}`, res.status);
+        throw new PeerTubeError(
+          'credentials',
+          `PeerTube refused the configured account (PEERTUBE_USERNAME / PEERTUBE_PASSWORD): ${messageOf(problem, res)}`,
+          res.status,
+        );
       }
       throw this.upstream(res, problem, '/api/v1/users/token');
     }
@@ -204,7 +234,11 @@ export class PeerTubeClient {
     if (!res.ok) {
       const problem = await problemOf(res);
       if (res.status === 403) {
-        throw new PeerTubeError('unavailable', `PeerTube did not hand out its OAuth client (403: ${messageOf(problem, res)}); PEERTUBE_BASE_URL must be the instance's own public address`, 403);
+        throw new PeerTubeError(
+          'unavailable',
+          `PeerTube did not hand out its OAuth client (403: ${messageOf(problem, res)}); PEERTUBE_BASE_URL must be the instance's own public address`,
+          403,
+        );
       }
       throw this.upstream(res, problem, '/api/v1/oauth-clients/local');
     }
@@ -215,10 +249,22 @@ export class PeerTubeClient {
 
   private async send(path: string, init: RequestInit, signal: AbortSignal): Promise<Response> {
     try {
-      return await fetch(`${this.settings.baseUrl}${path}`, { ...init, headers: { accept: 'application/json', ...init.headers }, signal, redirect: 'error' });
+      return await fetch(`${this.settings.baseUrl}${path}`, {
+        ...init,
+        headers: { accept: 'application/json', ...init.headers },
+        signal,
+        redirect: 'error',
+      });
     } catch (err) {
-      if (signal.aborted) throw new PeerTubeError('timeout', `PeerTube did not answer within ${this.settings.timeoutMs} ms (PEERTUBE_TIMEOUT_MS)`);
-      throw new PeerTubeError('unavailable', `PeerTube at ${this.settings.baseUrl} could not be reached: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`);
+      if (signal.aborted)
+        throw new PeerTubeError(
+          'timeout',
+          `PeerTube did not answer within ${this.settings.timeoutMs} ms (PEERTUBE_TIMEOUT_MS)`,
+        );
+      throw new PeerTubeError(
+        'unavailable',
+        `PeerTube at ${this.settings.baseUrl} could not be reached: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`,
+      );
     }
   }
 
@@ -235,9 +281,18 @@ export class PeerTubeClient {
     if (res.status === 429) {
       const retry = Number(res.headers.get('retry-after') ?? res.headers.get('ratelimit-reset') ?? NaN);
       const after = Number.isFinite(retry) && retry >= 0 ? Math.ceil(retry) : 10;
-      return new PeerTubeError('rate_limited', `PeerTube is rate limiting this service; retry after ${after} s`, 429, after);
+      return new PeerTubeError(
+        'rate_limited',
+        `PeerTube is rate limiting this service; retry after ${after} s`,
+        429,
+        after,
+      );
     }
-    return new PeerTubeError('unavailable', `PeerTube answered ${res.status} to ${path}: ${messageOf(problem, res)}`, res.status);
+    return new PeerTubeError(
+      'unavailable',
+      `PeerTube answered ${res.status} to ${path}: ${messageOf(problem, res)}`,
+      res.status,
+    );
   }
 }
 

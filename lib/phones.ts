@@ -1,4 +1,10 @@
-import { findNumbers, isSupportedCountry, parsePhoneNumberFromString, type CountryCode, type PhoneNumber } from 'libphonenumber-js/max';
+import {
+  findNumbers,
+  isSupportedCountry,
+  parsePhoneNumberFromString,
+  type CountryCode,
+  type PhoneNumber,
+} from 'libphonenumber-js/max';
 
 /**
  * Phone helpers shared by the job types (crawled pages, maps listings): one record shape,
@@ -7,8 +13,16 @@ import { findNumbers, isSupportedCountry, parsePhoneNumberFromString, type Count
  */
 
 /** The line types of spec §2.2; libphonenumber's rarer ones (pager, UAN, ...) become UNKNOWN. */
-export type PhoneType = 'MOBILE' | 'FIXED_LINE' | 'FIXED_LINE_OR_MOBILE' | 'VOIP' | 'TOLL_FREE' | 'PREMIUM_RATE' | 'UNKNOWN';
-const SPEC_TYPES = new Set<string>(['MOBILE', 'FIXED_LINE', 'FIXED_LINE_OR_MOBILE', 'VOIP', 'TOLL_FREE', 'PREMIUM_RATE']);
+export type PhoneType =
+  'MOBILE' | 'FIXED_LINE' | 'FIXED_LINE_OR_MOBILE' | 'VOIP' | 'TOLL_FREE' | 'PREMIUM_RATE' | 'UNKNOWN';
+const SPEC_TYPES = new Set<string>([
+  'MOBILE',
+  'FIXED_LINE',
+  'FIXED_LINE_OR_MOBILE',
+  'VOIP',
+  'TOLL_FREE',
+  'PREMIUM_RATE',
+]);
 
 export interface PhoneRecord {
   raw: string;
@@ -59,7 +73,13 @@ export function findPhonesInText(text: string, region?: CountryCode): PhoneRecor
 
   // The spans of the numbers that start in text[from, to) (and end by `endBy`), read in the window
   // text[start, end); undefined once the budget is spent.
-  const read = (start: number, from: number, to: number, end: number, endBy = end): Array<[number, number]> | undefined => {
+  const read = (
+    start: number,
+    from: number,
+    to: number,
+    end: number,
+    endBy = end,
+  ): Array<[number, number]> | undefined => {
     const window = text.slice(start, end);
     let numbers = seen.get(window);
     // A window read before costs one unit too: a page of the same window a million times is no cheaper to walk.
@@ -86,13 +106,25 @@ export function findPhonesInText(text: string, region?: CountryCode): PhoneRecor
   // Reads text[from, to) with the character before it and the text up to `end` after it. Two numbers
   // with a wide gap between ("020 7946 0958  020 7946 0959", a table row) read as one number, too
   // long to be valid: the pieces no number was found in are read again apart.
-  const readPart = (from: number, to: number, end: number, notBefore: number, endBy = end): Array<[number, number]> | undefined => {
+  const readPart = (
+    from: number,
+    to: number,
+    end: number,
+    notBefore: number,
+    endBy = end,
+  ): Array<[number, number]> | undefined => {
     const found = read(Math.max(from - 1, 0), Math.max(from, notBefore), to, end, endBy);
     if (!found) return undefined;
     const pieces = [...piecesOf(text.slice(from, to), WIDE_GAP)];
     for (const [a, b] of pieces.length > 1 ? pieces : []) {
       if (!phoneLike(text.slice(from + a, from + b)) || found.some(([s, e]) => s < from + b && e > from + a)) continue;
-      const more = read(Math.max(from + a - 1, 0), Math.max(from + a, notBefore), from + b, Math.min(from + b + 1, end), endBy);
+      const more = read(
+        Math.max(from + a - 1, 0),
+        Math.max(from + a, notBefore),
+        from + b,
+        Math.min(from + b + 1, end),
+        endBy,
+      );
       if (!more) return undefined;
       found.push(...more);
     }
@@ -115,7 +147,9 @@ export function findPhonesInText(text: string, region?: CountryCode): PhoneRecor
       if (!a || !z) return true;
       const [start, end] = [a[0], z[1]];
       const windowEnd = end >= lastDigits ? after : end + 1;
-      const found = phoneLike(text.slice(start, end)) ? readPart(start, end, windowEnd, notBefore, last ? windowEnd : z[0]) : [];
+      const found = phoneLike(text.slice(start, end))
+        ? readPart(start, end, windowEnd, notBefore, last ? windowEnd : z[0])
+        : [];
       if (found === undefined) return false;
       const resume = Math.max(notBefore, ...found.map(([, e]) => e));
       part = part.filter(([s, e]) => (resume > notBefore ? s >= resume : e > end - MAX_PART / 2));
@@ -160,7 +194,8 @@ export function findPhonesInText(text: string, region?: CountryCode): PhoneRecor
 
 // The characters the matcher reads as part of a number (libphonenumber-js's VALID_PUNCTUATION and
 // PLUS_CHARS): digits, dashes, slashes, dots, its spaces (not tabs or line breaks), brackets, tildes, plus signs.
-const RUN_CHAR = '[\\p{Nd}\\-\\u2010-\\u2015\\u2212\\u30fc\\uff0d/\\uff0f.\\uff0e \\u00a0\\u00ad\\u200b\\u2060\\u3000()\\uff08\\uff09\\uff3b\\uff3d[\\]~\\u2053\\u223c\\uff5e+\\uff0b]';
+const RUN_CHAR =
+  '[\\p{Nd}\\-\\u2010-\\u2015\\u2212\\u30fc\\uff0d/\\uff0f.\\uff0e \\u00a0\\u00ad\\u200b\\u2060\\u3000()\\uff08\\uff09\\uff3b\\uff3d[\\]~\\u2053\\u223c\\uff5e+\\uff0b]';
 // A run shorter than six cannot hold six digits; the regex skips those fast ({6,} is slow on long runs).
 const PHONE_RUN = new RegExp(`${RUN_CHAR}{6}${RUN_CHAR}*`, 'gu');
 // The longest number as written is about 30 characters ("+44 (0) 20 7946 0958 ext. 12345", or 15
@@ -230,7 +265,21 @@ export function uniquePhones(records: Iterable<PhoneRecord>): PhoneRecord[] {
 }
 
 const TLD_REGION: Record<string, CountryCode> = { uk: 'GB', gb: 'GB' };
-const LANGUAGE_REGION: Record<string, CountryCode> = { de: 'DE', fr: 'FR', it: 'IT', es: 'ES', nl: 'NL', pl: 'PL', da: 'DK', sv: 'SE', nb: 'NO', fi: 'FI', cs: 'CZ', pt: 'PT', ja: 'JP' };
+const LANGUAGE_REGION: Record<string, CountryCode> = {
+  de: 'DE',
+  fr: 'FR',
+  it: 'IT',
+  es: 'ES',
+  nl: 'NL',
+  pl: 'PL',
+  da: 'DK',
+  sv: 'SE',
+  nb: 'NO',
+  fi: 'FI',
+  cs: 'CZ',
+  pt: 'PT',
+  ja: 'JP',
+};
 const GENERIC_TLDS = new Set(['eu', 'io', 'co', 'me', 'tv', 'ai', 'fm', 'ly', 'to', 'cc', 'ws', 'app', 'dev']);
 
 /**
@@ -238,18 +287,28 @@ const GENERIC_TLDS = new Set(['eu', 'io', 'co', 'me', 'tv', 'ai', 'fm', 'ly', 't
  * structured address, else the region of its `lang` attribute (en-GB), else its country-code TLD,
  * else the country its language is mostly spoken in (de -> DE). Undefined when nothing tells.
  */
-export function guessRegion(hints: { addressCountry?: string | null; lang?: string | null; hostname?: string | null }): CountryCode | undefined {
+export function guessRegion(hints: {
+  addressCountry?: string | null;
+  lang?: string | null;
+  hostname?: string | null;
+}): CountryCode | undefined {
   const region = guessRegionCode(hints);
   return region && isSupportedCountry(region) ? region : undefined;
 }
 
-function guessRegionCode(hints: { addressCountry?: string | null; lang?: string | null; hostname?: string | null }): CountryCode | undefined {
+function guessRegionCode(hints: {
+  addressCountry?: string | null;
+  lang?: string | null;
+  hostname?: string | null;
+}): CountryCode | undefined {
   const country = hints.addressCountry?.trim().toUpperCase();
   if (country && /^[A-Z]{2}$/.test(country)) return (TLD_REGION[country.toLowerCase()] ?? country) as CountryCode;
   const [language, langRegion] = (hints.lang ?? '').toLowerCase().split(/[-_]/);
-  if (langRegion && /^[a-z]{2}$/.test(langRegion)) return (TLD_REGION[langRegion] ?? langRegion.toUpperCase()) as CountryCode;
+  if (langRegion && /^[a-z]{2}$/.test(langRegion))
+    return (TLD_REGION[langRegion] ?? langRegion.toUpperCase()) as CountryCode;
   const tld = hints.hostname?.toLowerCase().split('.').at(-1);
-  if (tld && /^[a-z]{2}$/.test(tld) && !GENERIC_TLDS.has(tld)) return (TLD_REGION[tld] ?? tld.toUpperCase()) as CountryCode;
+  if (tld && /^[a-z]{2}$/.test(tld) && !GENERIC_TLDS.has(tld))
+    return (TLD_REGION[tld] ?? tld.toUpperCase()) as CountryCode;
   if (language && LANGUAGE_REGION[language]) return LANGUAGE_REGION[language];
   if (tld === 'com' && language === 'en') return 'US';
   return undefined;

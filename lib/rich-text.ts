@@ -29,7 +29,8 @@ export const MAX_DOCUMENT_NODES = 20_000;
 
 /** A ProseMirror node of the document schema, or InvalidDocumentError saying what is wrong. */
 export function parseDocument(json: unknown): PmNode {
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new InvalidDocumentError('must be a rich-text JSON document (an object with type "doc")');
+  if (json === null || typeof json !== 'object' || Array.isArray(json))
+    throw new InvalidDocumentError('must be a rich-text JSON document (an object with type "doc")');
   if ((json as { type?: unknown }).type !== 'doc') throw new InvalidDocumentError('the top node must have type "doc"');
   if (countNodes(json, MAX_DOCUMENT_NODES) > MAX_DOCUMENT_NODES) {
     throw new InvalidDocumentError(`the document has more than ${MAX_DOCUMENT_NODES} nodes and marks`);
@@ -45,8 +46,13 @@ export function parseDocument(json: unknown): PmNode {
   // The schema checks structure, not attribute values: the document is stored and served as JSON
   // too, so what a site renders from it must be as safe as body_html.
   node.descendants((n) => {
-    if (n.type.name === 'heading' && !(Number.isInteger(n.attrs.level) && (n.attrs.level as number) >= 1 && (n.attrs.level as number) <= 6)) {
-      throw new InvalidDocumentError(`heading level must be an integer from 1 to 6, not ${JSON.stringify(n.attrs.level)}`);
+    if (
+      n.type.name === 'heading' &&
+      !(Number.isInteger(n.attrs.level) && (n.attrs.level as number) >= 1 && (n.attrs.level as number) <= 6)
+    ) {
+      throw new InvalidDocumentError(
+        `heading level must be an integer from 1 to 6, not ${JSON.stringify(n.attrs.level)}`,
+      );
     }
     if (n.type.name === 'image') checkUrl('image src', n.attrs.src, IMAGE_SCHEMES);
     for (const mark of n.marks) if (mark.type.name === 'link') checkUrl('link href', mark.attrs.href, LINK_SCHEMES);
@@ -84,7 +90,10 @@ function checkUrl(what: string, value: unknown, schemes: Set<string>): void {
   } catch {
     throw new InvalidDocumentError(`${what} is not a valid URL: ${JSON.stringify(value)}`);
   }
-  if (!scheme || !schemes.has(scheme)) throw new InvalidDocumentError(`${what} must be an ${[...schemes].map((x) => x.slice(0, -1)).join(', ')} or relative URL, not ${JSON.stringify(value)}`);
+  if (!scheme || !schemes.has(scheme))
+    throw new InvalidDocumentError(
+      `${what} must be an ${[...schemes].map((x) => x.slice(0, -1)).join(', ')} or relative URL, not ${JSON.stringify(value)}`,
+    );
 }
 
 /** The document's text, blocks separated by spaces (for reading time and summaries). */
@@ -99,8 +108,35 @@ export function readingTime(doc: PmNode): number {
 }
 
 const SANITIZE: sanitizeHtml.IOptions = {
-  allowedTags: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'p', 'br', 'hr', 'blockquote', 'ul', 'ol', 'li', 'pre', 'code', 'strong', 'em', 's', 'u', 'a', 'img'],
-  allowedAttributes: { a: ['href', 'rel', 'target'], img: ['src', 'alt', 'title', 'width', 'height'], ol: ['start', 'type'], code: ['class'] },
+  allowedTags: [
+    'h1',
+    'h2',
+    'h3',
+    'h4',
+    'h5',
+    'h6',
+    'p',
+    'br',
+    'hr',
+    'blockquote',
+    'ul',
+    'ol',
+    'li',
+    'pre',
+    'code',
+    'strong',
+    'em',
+    's',
+    'u',
+    'a',
+    'img',
+  ],
+  allowedAttributes: {
+    a: ['href', 'rel', 'target'],
+    img: ['src', 'alt', 'title', 'width', 'height'],
+    ol: ['start', 'type'],
+    code: ['class'],
+  },
   allowedClasses: { code: [/^language-[\w-]+$/] },
   allowedSchemes: ['http', 'https', 'mailto'],
   allowedSchemesByTag: { img: ['http', 'https'] },
@@ -113,7 +149,9 @@ const SANITIZE: sanitizeHtml.IOptions = {
 export function renderDocument(doc: PmNode): string {
   // A server-side DOM (domino) for ProseMirror's serializer: elements, text nodes, attributes.
   const document = createDocument('<!doctype html><html><body></body></html>');
-  const fragment = serializer.serializeFragment(doc.content, { document: document as unknown as NonNullable<Parameters<typeof serializer.serializeFragment>[1]>['document'] });
+  const fragment = serializer.serializeFragment(doc.content, {
+    document: document as unknown as NonNullable<Parameters<typeof serializer.serializeFragment>[1]>['document'],
+  });
   const container = document.createElement('div');
   container.appendChild(fragment);
   return sanitizeHtml(container.innerHTML, SANITIZE);

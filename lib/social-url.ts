@@ -9,12 +9,43 @@
 const USERNAME = /^[A-Za-z0-9._]{1,30}$/;
 
 /** Hosts that serve profiles (lower case, without a trailing dot). */
-const PROFILE_HOSTS = new Set(['instagram.com', 'www.instagram.com', 'm.instagram.com', 'i.instagram.com', 'instagr.am', 'www.instagr.am']);
+const PROFILE_HOSTS = new Set([
+  'instagram.com',
+  'www.instagram.com',
+  'm.instagram.com',
+  'i.instagram.com',
+  'instagr.am',
+  'www.instagr.am',
+]);
 
 /** First path segments that are the platform's own pages, not usernames. */
 const RESERVED = new Set([
-  'p', 'reel', 'reels', 'tv', 'explore', 'accounts', 'direct', 'about', 'developer', 'legal', 'web', 'api', 'challenge', 'emails',
-  'session', 'privacy', 'terms', 'static', 'graphql', 'oauth', 'press', 'directory', 'lite', 'topics', 'locations', 'ar',
+  'p',
+  'reel',
+  'reels',
+  'tv',
+  'explore',
+  'accounts',
+  'direct',
+  'about',
+  'developer',
+  'legal',
+  'web',
+  'api',
+  'challenge',
+  'emails',
+  'session',
+  'privacy',
+  'terms',
+  'static',
+  'graphql',
+  'oauth',
+  'press',
+  'directory',
+  'lite',
+  'topics',
+  'locations',
+  'ar',
 ]);
 
 export type UsernameResult = { username: string } | { error: string };
@@ -36,13 +67,18 @@ export function usernameFromProfileUrl(raw: string): UsernameResult {
   }
   const host = url.hostname.toLowerCase().replace(/\.+$/, '');
   if (!PROFILE_HOSTS.has(host)) return { error: `profile_url must be an instagram.com profile URL, not ${host}` };
-  const segments = url.pathname.split('/').filter(Boolean).map((s) => decodeSegment(s));
+  const segments = url.pathname
+    .split('/')
+    .filter(Boolean)
+    .map((s) => decodeSegment(s));
   // instagram.com/_u/<name> is the app's deep link; stories/<name>/<id> a story of the profile.
   const first = segments[0]?.toLowerCase();
   const candidate = first === '_u' || first === 'stories' ? segments[1] : segments[0];
   if (!candidate) return { error: 'profile_url names no profile (expected instagram.com/<username>)' };
   if (first !== '_u' && first !== 'stories' && RESERVED.has(candidate.toLowerCase())) {
-    return { error: `profile_url is a ${candidate.toLowerCase() === 'p' || candidate.toLowerCase().startsWith('reel') ? 'post' : 'platform'} page, not a profile (expected instagram.com/<username>)` };
+    return {
+      error: `profile_url is a ${candidate.toLowerCase() === 'p' || candidate.toLowerCase().startsWith('reel') ? 'post' : 'platform'} page, not a profile (expected instagram.com/<username>)`,
+    };
   }
   return parseUsername(candidate);
 }

@@ -92,7 +92,13 @@ export class Storage {
    * Expires); any other name is kept as x-amz-meta-* metadata, which no browser reads (measured on
    * the MinIO of dev/: a Content-Security-Policy set here comes back as x-amz-meta-content-security-policy).
    */
-  put(clientId: string, key: string, body: Buffer | string, contentType: string, headers: Record<string, string> = {}): Promise<StoredObject> {
+  put(
+    clientId: string,
+    key: string,
+    body: Buffer | string,
+    contentType: string,
+    headers: Record<string, string> = {},
+  ): Promise<StoredObject> {
     return this.putIn(this.bucketFor(clientId), key, body, contentType, true, headers);
   }
 
@@ -101,7 +107,14 @@ export class Storage {
     return this.putIn(this.resultsBucket, key, body, contentType, false);
   }
 
-  private async putIn(bucket: string, key: string, body: Buffer | string, contentType: string, publicRead: boolean, headers: Record<string, string> = {}): Promise<StoredObject> {
+  private async putIn(
+    bucket: string,
+    key: string,
+    body: Buffer | string,
+    contentType: string,
+    publicRead: boolean,
+    headers: Record<string, string> = {},
+  ): Promise<StoredObject> {
     await this.ensureBucket(bucket, publicRead);
     const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
     await s3(() => this.minio.putObject(bucket, key, bytes, bytes.length, { ...headers, 'Content-Type': contentType }));
@@ -141,10 +154,13 @@ export class Storage {
       return;
     }
     const rest: AsyncIterable<Buffer> = { [Symbol.asyncIterator]: () => chunks };
-    const whole = Readable.from((async function* () {
-      yield first.value as Buffer;
-      yield* rest;
-    })(), { objectMode: false });
+    const whole = Readable.from(
+      (async function* () {
+        yield first.value as Buffer;
+        yield* rest;
+      })(),
+      { objectMode: false },
+    );
     await s3(() => this.minio.putObject(this.resultsBucket, key, whole, undefined, headers));
   }
 
@@ -165,7 +181,15 @@ export class Storage {
       const rules = [current?.Rule ?? []].flat();
       if (rules.some((r) => r.ID === STAGING_RULE_ID)) return;
       await this.minio.setBucketLifecycle(bucket, {
-        Rule: [...rules, { ID: STAGING_RULE_ID, Status: 'Enabled', Filter: { Prefix: STAGING_PREFIX }, Expiration: { Days: STAGING_EXPIRY_DAYS } }],
+        Rule: [
+          ...rules,
+          {
+            ID: STAGING_RULE_ID,
+            Status: 'Enabled',
+            Filter: { Prefix: STAGING_PREFIX },
+            Expiration: { Days: STAGING_EXPIRY_DAYS },
+          },
+        ],
       });
     })().catch((err: unknown) => {
       // Never a reason to refuse the upload itself. Keys without the lifecycle permission: no rule
@@ -176,10 +200,16 @@ export class Storage {
   }
 
   /** Server-side copy of a private object into the client's public bucket (metadata kept). */
-  async copyPrivateToClient(clientId: string, fromKey: string, toKey: string): Promise<{ bucket: string; key: string; url: string }> {
+  async copyPrivateToClient(
+    clientId: string,
+    fromKey: string,
+    toKey: string,
+  ): Promise<{ bucket: string; key: string; url: string }> {
     const bucket = this.bucketFor(clientId);
     await this.ensureBucket(bucket, true);
-    await s3(() => this.minio.copyObject(bucket, toKey, `/${this.resultsBucket}/${fromKey}`, new Minio.CopyConditions()));
+    await s3(() =>
+      this.minio.copyObject(bucket, toKey, `/${this.resultsBucket}/${fromKey}`, new Minio.CopyConditions()),
+    );
     return { bucket, key: toKey, url: this.urlFor(bucket, toKey) };
   }
 
@@ -197,7 +227,11 @@ export class Storage {
 
   /** The object's bytes from `offset`, `length` of them (all the rest when omitted), as a stream. */
   async stream(bucket: string, key: string, offset = 0, length?: number): Promise<Readable> {
-    return s3(() => (offset === 0 && length === undefined ? this.minio.getObject(bucket, key) : this.minio.getPartialObject(bucket, key, offset, length)));
+    return s3(() =>
+      offset === 0 && length === undefined
+        ? this.minio.getObject(bucket, key)
+        : this.minio.getPartialObject(bucket, key, offset, length),
+    );
   }
 
   /** The whole object as a stream, or null when it (or its bucket) does not exist. */
@@ -229,6 +263,8 @@ async function s3<T>(call: () => Promise<T>): Promise<T> {
 function readOnlyPolicy(bucket: string) {
   return {
     Version: '2012-10-17',
-    Statement: [{ Effect: 'Allow', Principal: { AWS: ['*'] }, Action: ['s3:GetObject'], Resource: [`arn:aws:s3:::${bucket}/*`] }],
+    Statement: [
+      { Effect: 'Allow', Principal: { AWS: ['*'] }, Action: ['s3:GetObject'], Resource: [`arn:aws:s3:::${bucket}/*`] },
+    ],
   };
 }

@@ -1,10 +1,22 @@
 import { readFileSync } from 'node:fs';
-import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type TLSConfig } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  defaultGrpcRetryOptions,
+  makeGrpcRetryInterceptor,
+  type TLSConfig,
+} from '@temporalio/client';
 import { ConfigError, type Config } from './config';
 
 export type TemporalConnectionConfig = Pick<
   Config,
-  'TEMPORAL_ADDRESS' | 'TEMPORAL_TLS' | 'TEMPORAL_TLS_CERT_PATH' | 'TEMPORAL_TLS_KEY_PATH' | 'TEMPORAL_TLS_CA_PATH' | 'TEMPORAL_TLS_SERVER_NAME' | 'TEMPORAL_API_KEY'
+  | 'TEMPORAL_ADDRESS'
+  | 'TEMPORAL_TLS'
+  | 'TEMPORAL_TLS_CERT_PATH'
+  | 'TEMPORAL_TLS_KEY_PATH'
+  | 'TEMPORAL_TLS_CA_PATH'
+  | 'TEMPORAL_TLS_SERVER_NAME'
+  | 'TEMPORAL_API_KEY'
 >;
 
 /** What both `Connection` (client) and `NativeConnection` (worker) take to reach the frontend. */
@@ -23,11 +35,19 @@ export function temporalConnectionOptions(config: TemporalConnectionConfig): Tem
   if (!config.TEMPORAL_TLS) return { address: config.TEMPORAL_ADDRESS };
   const tls: TLSConfig = {};
   if (config.TEMPORAL_TLS_CERT_PATH && config.TEMPORAL_TLS_KEY_PATH) {
-    tls.clientCertPair = { crt: readPem('TEMPORAL_TLS_CERT_PATH', config.TEMPORAL_TLS_CERT_PATH), key: readPem('TEMPORAL_TLS_KEY_PATH', config.TEMPORAL_TLS_KEY_PATH) };
+    tls.clientCertPair = {
+      crt: readPem('TEMPORAL_TLS_CERT_PATH', config.TEMPORAL_TLS_CERT_PATH),
+      key: readPem('TEMPORAL_TLS_KEY_PATH', config.TEMPORAL_TLS_KEY_PATH),
+    };
   }
-  if (config.TEMPORAL_TLS_CA_PATH) tls.serverRootCACertificate = readPem('TEMPORAL_TLS_CA_PATH', config.TEMPORAL_TLS_CA_PATH);
+  if (config.TEMPORAL_TLS_CA_PATH)
+    tls.serverRootCACertificate = readPem('TEMPORAL_TLS_CA_PATH', config.TEMPORAL_TLS_CA_PATH);
   if (config.TEMPORAL_TLS_SERVER_NAME) tls.serverNameOverride = config.TEMPORAL_TLS_SERVER_NAME;
-  return { address: config.TEMPORAL_ADDRESS, tls, ...(config.TEMPORAL_API_KEY ? { apiKey: config.TEMPORAL_API_KEY } : {}) };
+  return {
+    address: config.TEMPORAL_ADDRESS,
+    tls,
+    ...(config.TEMPORAL_API_KEY ? { apiKey: config.TEMPORAL_API_KEY } : {}),
+  };
 }
 
 function readPem(variable: string, path: string): Buffer {
@@ -38,7 +58,8 @@ function readPem(variable: string, path: string): Buffer {
     throw new ConfigError(`invalid configuration:\n  ${variable}: ${(err as Error).message}`);
   }
   // Checked here because the native TLS layer's own error names neither the file nor the variable.
-  if (!pem.includes('-----BEGIN ')) throw new ConfigError(`invalid configuration:\n  ${variable}: ${path} is not a PEM file`);
+  if (!pem.includes('-----BEGIN '))
+    throw new ConfigError(`invalid configuration:\n  ${variable}: ${path} is not a PEM file`);
   return pem;
 }
 

@@ -9,5 +9,7 @@ import { Worker, type WorkerOptions } from 'node:worker_threads';
  */
 export function startThread(dir: string, name: string, callerFile: string, options: WorkerOptions = {}): Worker {
   const file = join(dir, `${name}${extname(callerFile)}`);
-  return file.endsWith('.ts') ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(file)});`, { ...options, eval: true }) : new Worker(file, options);
+  return file.endsWith('.ts')
+    ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(file)});`, { ...options, eval: true })
+    : new Worker(file, options);
 }

@@ -37,14 +37,21 @@ export const normaliseEmail = (email: string): string => email.trim().toLowerCas
 const mac = (key: Buffer, payload: string) => createHmac('sha256', key).update(payload).digest();
 
 function checkKey(key: Buffer): void {
-  if (key.length < MIN_SIGNING_KEY_BYTES) throw new Error(`the unsubscribe signing key must be at least ${MIN_SIGNING_KEY_BYTES} bytes`);
+  if (key.length < MIN_SIGNING_KEY_BYTES)
+    throw new Error(`the unsubscribe signing key must be at least ${MIN_SIGNING_KEY_BYTES} bytes`);
 }
 
 export function signUnsubscribeToken(key: Buffer, claims: UnsubscribeClaims): string {
   checkKey(key);
   const list = claims.list.trim().toLowerCase();
   if (!LIST_NAME.test(list)) throw new Error(`invalid list name ${JSON.stringify(claims.list)}`);
-  const body = { v: VERSION, c: claims.clientId, e: normaliseEmail(claims.email), l: list, n: randomBytes(16).toString('base64url') };
+  const body = {
+    v: VERSION,
+    c: claims.clientId,
+    e: normaliseEmail(claims.email),
+    l: list,
+    n: randomBytes(16).toString('base64url'),
+  };
   const payload = Buffer.from(JSON.stringify(body), 'utf8').toString('base64url');
   return `${payload}.${mac(key, payload).toString('base64url')}`;
 }
@@ -77,7 +84,9 @@ export function unsubscribeUrl(publicBaseUrl: string, token: string): string {
 
 /** The key from its base64 text (config UNSUBSCRIBE_SIGNING_KEY), or undefined when unset. */
 export function unsubscribeSigningKey(config: { UNSUBSCRIBE_SIGNING_KEY?: string | undefined }): Buffer | undefined {
-  return config.UNSUBSCRIBE_SIGNING_KEY === undefined ? undefined : Buffer.from(config.UNSUBSCRIBE_SIGNING_KEY, 'base64');
+  return config.UNSUBSCRIBE_SIGNING_KEY === undefined
+    ? undefined
+    : Buffer.from(config.UNSUBSCRIBE_SIGNING_KEY, 'base64');
 }
 
 /** The headers of a mail that carries the link (RFC 2369 List-Unsubscribe, RFC 8058 one-click POST). */

@@ -56,7 +56,11 @@ const MAPPINGS: estypes.MappingTypeMapping = {
     name: { type: 'text', fields: { raw: { type: 'keyword', ignore_above: 512 } } },
     description: { type: 'text' },
     // Facets show the category as written; the industry filter compares lower-cased.
-    category: { type: 'keyword', ignore_above: 256, fields: { lc: { type: 'keyword', normalizer: 'lowercase', ignore_above: 256 } } },
+    category: {
+      type: 'keyword',
+      ignore_above: 256,
+      fields: { lc: { type: 'keyword', normalizer: 'lowercase', ignore_above: 256 } },
+    },
     website: { type: 'keyword', ignore_above: 2048 },
     domain: { type: 'keyword' },
     email: { type: 'keyword' },
@@ -94,7 +98,8 @@ export async function ensureLeadIndex(es: SearchClient, prefix: string): Promise
   try {
     await es.indices.create({ index, mappings: MAPPINGS, settings: SETTINGS });
   } catch (err) {
-    if ((err as { body?: { error?: { type?: string } } }).body?.error?.type !== 'resource_already_exists_exception') throw err;
+    if ((err as { body?: { error?: { type?: string } } }).body?.error?.type !== 'resource_already_exists_exception')
+      throw err;
   }
 }
 
@@ -103,7 +108,12 @@ export async function ensureLeadIndex(es: SearchClient, prefix: string): Promise
  * searchable (refresh wait_for), so a job's leads can be found once its indexing step returns.
  * Throws if any item failed, so the caller keeps those outbox rows for the retry.
  */
-export async function writeLeadDocuments(es: SearchClient, prefix: string, docs: LeadDocument[], deletedIds: string[]): Promise<void> {
+export async function writeLeadDocuments(
+  es: SearchClient,
+  prefix: string,
+  docs: LeadDocument[],
+  deletedIds: string[],
+): Promise<void> {
   if (docs.length === 0 && deletedIds.length === 0) return;
   const index = leadIndex(prefix);
   const operations: estypes.BulkRequest['operations'] = [];
@@ -114,7 +124,10 @@ export async function writeLeadDocuments(es: SearchClient, prefix: string, docs:
   const failed = res.items
     .map((item) => Object.values(item)[0])
     .filter((r): r is estypes.BulkResponseItem => !!r && !!r.error && !(r.status === 404 && r.result === 'not_found'));
-  if (failed.length) throw new Error(`elasticsearch refused ${failed.length} lead documents: ${failed[0]?.error?.reason ?? 'unknown reason'}`);
+  if (failed.length)
+    throw new Error(
+      `elasticsearch refused ${failed.length} lead documents: ${failed[0]?.error?.reason ?? 'unknown reason'}`,
+    );
 }
 
 // ---- icp_score ------------------------------------------------------------------------------
@@ -126,7 +139,22 @@ export async function writeLeadDocuments(es: SearchClient, prefix: string, docs:
  * ICP fit 20 (industry 15: the category or description names one of the ICP industries; country 5).
  * Without an ICP the fit part is 0, so scores stay comparable when a profile is added later.
  */
-export function icpScore(lead: Pick<LeadDocument, 'name' | 'website' | 'email' | 'phone' | 'country' | 'description' | 'email_verified' | 'rating' | 'reviews' | 'category'>, icp: IcpProfile): number {
+export function icpScore(
+  lead: Pick<
+    LeadDocument,
+    | 'name'
+    | 'website'
+    | 'email'
+    | 'phone'
+    | 'country'
+    | 'description'
+    | 'email_verified'
+    | 'rating'
+    | 'reviews'
+    | 'category'
+  >,
+  icp: IcpProfile,
+): number {
   let score = 0;
   if (lead.name) score += 5;
   if (lead.website) score += 5;
@@ -177,7 +205,23 @@ export interface LeadSearchParams {
   after?: LeadSortValue[];
 }
 
-const HIT_FIELDS = ['idap_ref', 'name', 'description', 'category', 'website', 'email', 'phone', 'country', 'rating', 'reviews', 'email_verified', 'icp_score', 'job_id', 'job_type', 'indexed_at'] as const;
+const HIT_FIELDS = [
+  'idap_ref',
+  'name',
+  'description',
+  'category',
+  'website',
+  'email',
+  'phone',
+  'country',
+  'rating',
+  'reviews',
+  'email_verified',
+  'icp_score',
+  'job_id',
+  'job_type',
+  'indexed_at',
+] as const;
 
 /** A search hit (spec §2.10): the document's shown fields, its id and its relevance. */
 export type LeadHit = Pick<LeadDocument, (typeof HIT_FIELDS)[number]> & { doc_id: string; score: number };
@@ -190,9 +234,13 @@ export interface LeadSearchResult {
   nextCursor: string | null;
 }
 
-const isIndexMissing = (err: unknown) => (err as { body?: { error?: { type?: string } } }).body?.error?.type === 'index_not_found_exception';
+const isIndexMissing = (err: unknown) =>
+  (err as { body?: { error?: { type?: string } } }).body?.error?.type === 'index_not_found_exception';
 
-function clientFilter(clientId: string, extra: estypes.QueryDslQueryContainer[] = []): estypes.QueryDslQueryContainer[] {
+function clientFilter(
+  clientId: string,
+  extra: estypes.QueryDslQueryContainer[] = [],
+): estypes.QueryDslQueryContainer[] {
   return [{ term: { client_id: clientId } }, ...extra];
 }
 
@@ -210,7 +258,16 @@ export function leadSearchRequest(prefix: string, p: LeadSearchParams): estypes.
   const must: estypes.QueryDslQueryContainer[] = p.query
     ? // Every word must appear, in any of the fields ("artisan bakery" finds artisan bakeries, not
       // every bakery and every artisan): what people expect of a lead search, and far fewer matches to score and facet.
-      [{ multi_match: { query: p.query, type: 'cross_fields', operator: 'and', fields: ['name^3', 'description^1.5', 'compendium'] } }]
+      [
+        {
+          multi_match: {
+            query: p.query,
+            type: 'cross_fields',
+            operator: 'and',
+            fields: ['name^3', 'description^1.5', 'compendium'],
+          },
+        },
+      ]
     : [{ match_all: {} }];
   const after = p.after !== undefined;
   return {
@@ -277,7 +334,10 @@ export function decodeLeadCursor(text: string): LeadCursor | undefined {
   const ok = kinds.every((kind, i) => {
     const v: unknown = a[i];
     // An integer beyond 2^53 came back from JSON rounded, and would continue at the wrong place.
-    if (kind === 'number') return typeof v === 'number' ? Number.isFinite(v) && (!Number.isInteger(v) || Number.isSafeInteger(v)) : v === '-Infinity' || v === 'Infinity';
+    if (kind === 'number')
+      return typeof v === 'number'
+        ? Number.isFinite(v) && (!Number.isInteger(v) || Number.isSafeInteger(v))
+        : v === '-Infinity' || v === 'Infinity';
     return typeof v === 'string' ? v.length <= 1024 : kind === 'string?' && v === null;
   });
   return ok ? { sortBy, after: a as LeadSortValue[] } : undefined;
@@ -296,11 +356,15 @@ export async function searchLeads(es: SearchClient, prefix: string, p: LeadSearc
   const served = res.hits.hits.slice(0, p.perPage);
   const hits = served.map((h): LeadHit => {
     const d = h._source as LeadDocument;
-    const shown = Object.fromEntries(HIT_FIELDS.map((f) => [f, d[f] ?? null])) as Pick<LeadDocument, (typeof HIT_FIELDS)[number]>;
+    const shown = Object.fromEntries(HIT_FIELDS.map((f) => [f, d[f] ?? null])) as Pick<
+      LeadDocument,
+      (typeof HIT_FIELDS)[number]
+    >;
     return { doc_id: d.resource_id, score: h._score ?? 0, ...shown };
   });
   // A page knows what follows from the total it was counted with; a cursor page from its extra hit.
-  const more = p.after !== undefined ? res.hits.hits.length > p.perPage : (p.page - 1) * p.perPage + served.length < total;
+  const more =
+    p.after !== undefined ? res.hits.hits.length > p.perPage : (p.page - 1) * p.perPage + served.length < total;
   const last = served.at(-1)?.sort as LeadSortValue[] | undefined;
   const nextCursor = more && last ? encodeLeadCursor({ sortBy: p.sortBy, after: last }) : null;
   return { total, hits, facets: { categories: buckets(res.aggregations?.categories) }, nextCursor };
@@ -317,14 +381,24 @@ export interface LeadAggregations {
   indexed_over_time: { date: string; count: number }[];
 }
 
-export async function leadAggregations(es: SearchClient, prefix: string, clientId: string, jobType?: string): Promise<LeadAggregations> {
+export async function leadAggregations(
+  es: SearchClient,
+  prefix: string,
+  clientId: string,
+  jobType?: string,
+): Promise<LeadAggregations> {
   let res: estypes.SearchResponse;
   try {
     res = await es.search({
       index: leadIndex(prefix),
       size: 0,
       track_total_hits: true,
-      query: { bool: { filter: clientFilter(clientId, jobType ? [{ term: { job_type: jobType } }] : []), must_not: NOT_REJECTED } },
+      query: {
+        bool: {
+          filter: clientFilter(clientId, jobType ? [{ term: { job_type: jobType } }] : []),
+          must_not: NOT_REJECTED,
+        },
+      },
       aggs: {
         by_job_type: { terms: { field: 'job_type', size: 20 } },
         by_category: { terms: { field: 'category', size: 50 } },
@@ -332,14 +406,33 @@ export async function leadAggregations(es: SearchClient, prefix: string, clientI
         avg_rating: { avg: { field: 'rating' } },
         total_reviews: { sum: { field: 'reviews' } },
         verified_emails: { filter: { term: { email_verified: true } } },
-        indexed_over_time: { date_histogram: { field: 'indexed_at', calendar_interval: 'day', format: 'yyyy-MM-dd', min_doc_count: 1 } },
+        indexed_over_time: {
+          date_histogram: { field: 'indexed_at', calendar_interval: 'day', format: 'yyyy-MM-dd', min_doc_count: 1 },
+        },
       },
     });
   } catch (err) {
-    if (isIndexMissing(err)) return { total_documents: 0, by_job_type: [], by_category: [], by_country: [], avg_rating: null, total_reviews: 0, verified_emails_count: 0, indexed_over_time: [] };
+    if (isIndexMissing(err))
+      return {
+        total_documents: 0,
+        by_job_type: [],
+        by_category: [],
+        by_country: [],
+        avg_rating: null,
+        total_reviews: 0,
+        verified_emails_count: 0,
+        indexed_over_time: [],
+      };
     throw err;
   }
-  const aggs = (res.aggregations ?? {}) as Record<string, { value?: number | null; doc_count?: number; buckets?: { key: string | number; key_as_string?: string; doc_count: number }[] }>;
+  const aggs = (res.aggregations ?? {}) as Record<
+    string,
+    {
+      value?: number | null;
+      doc_count?: number;
+      buckets?: { key: string | number; key_as_string?: string; doc_count: number }[];
+    }
+  >;
   const total = typeof res.hits.total === 'number' ? res.hits.total : (res.hits.total?.value ?? 0);
   return {
     total_documents: total,
@@ -349,7 +442,10 @@ export async function leadAggregations(es: SearchClient, prefix: string, clientI
     avg_rating: aggs.avg_rating?.value != null ? Math.round(aggs.avg_rating.value * 100) / 100 : null,
     total_reviews: Math.round(aggs.total_reviews?.value ?? 0),
     verified_emails_count: aggs.verified_emails?.doc_count ?? 0,
-    indexed_over_time: (aggs.indexed_over_time?.buckets ?? []).map((b) => ({ date: b.key_as_string ?? String(b.key), count: b.doc_count })),
+    indexed_over_time: (aggs.indexed_over_time?.buckets ?? []).map((b) => ({
+      date: b.key_as_string ?? String(b.key),
+      count: b.doc_count,
+    })),
   };
 }
 
@@ -376,12 +472,21 @@ export interface LeadSource {
 }
 
 const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
+const num = (v: unknown): number | null =>
+  typeof v === 'number' && Number.isFinite(v)
+    ? v
+    : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))
+      ? Number(v)
+      : null;
 
 /** The lead document of a business: its own fields, its e-mails and phones, and its score. */
 export function buildLeadDocument(src: LeadSource, icp: IcpProfile, now = new Date()): LeadDocument {
   const d = src.data;
-  const emails = [...new Set([text(d.email), ...src.emails.map((e) => e.address)].filter((e): e is string => !!e).map((e) => e.toLowerCase()))];
+  const emails = [
+    ...new Set(
+      [text(d.email), ...src.emails.map((e) => e.address)].filter((e): e is string => !!e).map((e) => e.toLowerCase()),
+    ),
+  ];
   const verified = src.emails.some((e) => e.verified);
   const verifiedEmail = src.emails.find((e) => e.verified)?.address ?? null;
   const categories = Array.isArray(d.categories) ? d.categories.map(text).filter((c): c is string => !!c) : [];

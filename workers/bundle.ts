@@ -23,9 +23,16 @@ interface Manifest {
 
 /** The digest of a compiled tree: every `.js` file but the bundle, by relative path and content. */
 export function treeDigest(dir: string): Manifest {
-  const files = listJs(dir).filter((f) => f !== BUNDLE_FILE).sort();
+  const files = listJs(dir)
+    .filter((f) => f !== BUNDLE_FILE)
+    .sort();
   const hash = createHash('sha256');
-  for (const f of files) hash.update(f).update('\0').update(readFileSync(path.join(dir, f))).update('\0');
+  for (const f of files)
+    hash
+      .update(f)
+      .update('\0')
+      .update(readFileSync(path.join(dir, f)))
+      .update('\0');
   return { digest: hash.digest('hex'), files: files.length };
 }
 
@@ -55,12 +62,18 @@ export function prebuiltBundle(dir: string, log?: Logger): WorkflowBundlePath | 
   try {
     manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Manifest;
   } catch {
-    log?.warn({ manifest: manifestPath }, 'the prebuilt workflow bundle has an unreadable manifest: bundling the workflow code now');
+    log?.warn(
+      { manifest: manifestPath },
+      'the prebuilt workflow bundle has an unreadable manifest: bundling the workflow code now',
+    );
     return undefined;
   }
   const now = treeDigest(dir);
   if (now.digest !== manifest.digest) {
-    log?.warn({ bundle: codePath, files_then: manifest.files, files_now: now.files }, 'the compiled code changed after the workflow bundle was made (run npm run build): bundling the workflow code now');
+    log?.warn(
+      { bundle: codePath, files_then: manifest.files, files_now: now.files },
+      'the compiled code changed after the workflow bundle was made (run npm run build): bundling the workflow code now',
+    );
     return undefined;
   }
   return { codePath };
@@ -78,7 +91,9 @@ if (require.main === module) {
     const { workflowBundle } = await import('./worker');
     const bundle = await workflowBundle();
     writePrebuiltBundle(root, bundle.code);
-    process.stdout.write(`workflow bundle: ${path.join(root, BUNDLE_FILE)} (${Math.round(bundle.code.length / 1024)} KiB)\n`);
+    process.stdout.write(
+      `workflow bundle: ${path.join(root, BUNDLE_FILE)} (${Math.round(bundle.code.length / 1024)} KiB)\n`,
+    );
   })().catch((err: unknown) => {
     process.stderr.write(`workflow bundle failed: ${(err as Error).stack ?? String(err)}\n`);
     process.exit(1);

@@ -73,7 +73,8 @@ export function startClientWatch(options: ClientWatchOptions): ClientWatch {
   let chain: Promise<void> = Promise.resolve();
   const queued = new Set<string>();
 
-  const syncedMailboxes = async (clientId: string) => (mail ? (await mail.listMailboxes(clientId)).filter((m) => m.imap_host) : []);
+  const syncedMailboxes = async (clientId: string) =>
+    mail ? (await mail.listMailboxes(clientId)).filter((m) => m.imap_host) : [];
 
   const quiesce = async (clientId: string) => {
     const cancelled = await campaigns.cancelRunning(clientId);
@@ -82,7 +83,8 @@ export function startClientWatch(options: ClientWatchOptions): ClientWatch {
         await client.workflow.getHandle(c.workflow_id).cancel();
       } catch (err) {
         // The rows say cancelled already: the workflow claims nothing more (activities/campaign/campaign.ts).
-        if (!(err instanceof WorkflowNotFoundError)) logger.warn({ err: String(err), campaign_id: c.id }, 'deactivated client: campaign workflow cancel failed');
+        if (!(err instanceof WorkflowNotFoundError))
+          logger.warn({ err: String(err), campaign_id: c.id }, 'deactivated client: campaign workflow cancel failed');
       }
     }
     for (const mb of await syncedMailboxes(clientId)) {
@@ -90,13 +92,20 @@ export function startClientWatch(options: ClientWatchOptions): ClientWatch {
       try {
         const d = await handle.describe();
         if (!d.state.paused) await handle.pause(CLIENT_DEACTIVATED_NOTE);
-        for (const running of d.info.runningActions) await client.workflow.getHandle(running.workflow.workflowId, running.workflow.firstExecutionRunId).cancel().catch(() => undefined);
+        for (const running of d.info.runningActions)
+          await client.workflow
+            .getHandle(running.workflow.workflowId, running.workflow.firstExecutionRunId)
+            .cancel()
+            .catch(() => undefined);
       } catch (err) {
         if (!(err instanceof ScheduleNotFoundError)) throw err;
       }
     }
     const deliveries = await webhooks.cancelPending(clientId);
-    logger.info({ client_id: clientId, campaigns: cancelled.length, deliveries }, 'deactivated client: its campaigns, mail sync and webhook deliveries stopped');
+    logger.info(
+      { client_id: clientId, campaigns: cancelled.length, deliveries },
+      'deactivated client: its campaigns, mail sync and webhook deliveries stopped',
+    );
   };
 
   const resume = async (clientId: string) => {
@@ -126,7 +135,10 @@ export function startClientWatch(options: ClientWatchOptions): ClientWatch {
       })
       .catch((err: unknown) => {
         // Swept again at the next (re)connect; the activities refuse its work meanwhile.
-        logger.warn({ err: String(err), client_id: clientId }, 'client watch could not bring a client in line with its row');
+        logger.warn(
+          { err: String(err), client_id: clientId },
+          'client watch could not bring a client in line with its row',
+        );
       });
   };
 
@@ -150,13 +162,19 @@ export function startClientWatch(options: ClientWatchOptions): ClientWatch {
   };
 
   const retry = () => {
-    retryTimer = setTimeout(() => { current = connect(); }, retryMs);
+    retryTimer = setTimeout(() => {
+      current = connect();
+    }, retryMs);
     retryMs = Math.min(retryMs * 2, 5000);
   };
 
   const connect = async () => {
     if (stopped) return;
-    const pg = new PgClient({ connectionString: options.connectionString, application_name: `leadjobs-client-watch/${process.pid}`, connectionTimeoutMillis: 10_000 });
+    const pg = new PgClient({
+      connectionString: options.connectionString,
+      application_name: `leadjobs-client-watch/${process.pid}`,
+      connectionTimeoutMillis: 10_000,
+    });
     pg.on('notification', (msg) => {
       if (msg.channel === channel && msg.payload) reconcile(msg.payload);
     });
@@ -181,7 +199,9 @@ export function startClientWatch(options: ClientWatchOptions): ClientWatch {
     listener = pg;
     retryMs = 250;
     // Listening first, then the sweep: a change from here on is heard, one before it is swept.
-    await sweep().catch((err: unknown) => logger.warn({ err: String(err) }, 'client watch sweep failed; it runs again at the next reconnect'));
+    await sweep().catch((err: unknown) =>
+      logger.warn({ err: String(err) }, 'client watch sweep failed; it runs again at the next reconnect'),
+    );
   };
   current = connect();
 

@@ -19,7 +19,12 @@ export interface MailReconciler {
 }
 
 /** A worker process's reconciler, every `intervalMs` (MAIL_RECONCILE_INTERVAL_MS), on a Temporal client connection of its own that `stop` closes. */
-export async function startWorkerMailReconciler(config: Config, db: Knex, logger: Logger, intervalMs: number): Promise<MailReconciler> {
+export async function startWorkerMailReconciler(
+  config: Config,
+  db: Knex,
+  logger: Logger,
+  intervalMs: number,
+): Promise<MailReconciler> {
   const cipher = CredentialCipher.fromConfig(config);
   // Without the key no mailbox can send or sync anyway (activities/mail/repo.ts).
   if (!cipher) return { stop: () => Promise.resolve() };
@@ -46,7 +51,12 @@ export async function startWorkerMailReconciler(config: Config, db: Knex, logger
  * (USE_EXISTING), and a schedule that exists is left as it is, so every worker runs this and
  * running it twice changes nothing.
  */
-export function startMailReconciler(options: { repo: MailRepository; workflows: MailWorkflows; intervalMs: number; logger: Logger }): MailReconciler {
+export function startMailReconciler(options: {
+  repo: MailRepository;
+  workflows: MailWorkflows;
+  intervalMs: number;
+  logger: Logger;
+}): MailReconciler {
   const { repo, workflows, logger } = options;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -73,7 +83,10 @@ export function startMailReconciler(options: { repo: MailRepository; workflows: 
       // What failed is swept again next time (the mailboxes' window moves only after a whole sweep).
       logger.warn({ err: String(err) }, 'mail reconcile failed; retrying at the next sweep');
     }
-    if (!stopped) timer = setTimeout(() => { current = tick(); }, options.intervalMs);
+    if (!stopped)
+      timer = setTimeout(() => {
+        current = tick();
+      }, options.intervalMs);
   };
   let current = tick();
 

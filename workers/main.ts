@@ -33,16 +33,31 @@ export interface RunWorkersOptions {
   ready?: () => Promise<void>;
 }
 
-export async function runWorkers(config: Config, identity = config.WORKER_ID ?? `${hostname()}:${process.pid}`, options: RunWorkersOptions = {}): Promise<{ run: Promise<void>; shutdown: () => void }> {
+export async function runWorkers(
+  config: Config,
+  identity = config.WORKER_ID ?? `${hostname()}:${process.pid}`,
+  options: RunWorkersOptions = {},
+): Promise<{ run: Promise<void>; shutdown: () => void }> {
   const logger = createLogger(config.LOG_LEVEL, 'worker');
   Runtime.install({
     logger: sdkLogger(logger, config.LOG_LEVEL),
     // The SDK's Prometheus exporter also carries the service's own worker metrics (workers/metrics.ts, activities/store/jobs.ts).
     ...(config.WORKER_METRICS_ADDRESS
-      ? { telemetryOptions: { metrics: { prometheus: { bindAddress: config.WORKER_METRICS_ADDRESS, countersTotalSuffix: true, useSecondsForDurations: true } } } }
+      ? {
+          telemetryOptions: {
+            metrics: {
+              prometheus: {
+                bindAddress: config.WORKER_METRICS_ADDRESS,
+                countersTotalSuffix: true,
+                useSecondsForDurations: true,
+              },
+            },
+          },
+        }
       : {}),
   });
-  if (config.WORKER_METRICS_ADDRESS) logger.info({ url: `http://${config.WORKER_METRICS_ADDRESS}/metrics` }, 'worker metrics listening');
+  if (config.WORKER_METRICS_ADDRESS)
+    logger.info({ url: `http://${config.WORKER_METRICS_ADDRESS}/metrics` }, 'worker metrics listening');
   const db = createDb(config);
   const storage = Storage.fromConfig(config);
   const search = createSearchClient(config);
@@ -52,10 +67,23 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   // endpoint is not a host every tenant's crawl, capture or webhook can reach.
   const http = OutboundClient.fromConfig(config, { onProviderCall });
   const endpointHttp = OutboundClient.forEndpoints(config, { onProviderCall });
-  const proxiedHttp = config.PROXY_URL ? OutboundClient.forEndpoints(config, { proxyUrl: config.PROXY_URL, onProviderCall }) : undefined;
+  const proxiedHttp = config.PROXY_URL
+    ? OutboundClient.forEndpoints(config, { proxyUrl: config.PROXY_URL, onProviderCall })
+    : undefined;
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const held = new HeldResources();
-  const activities = createActivities({ config, db, storage, search, logger, http, endpointHttp, proxiedHttp, workerId: identity, held });
+  const activities = createActivities({
+    config,
+    db,
+    storage,
+    search,
+    logger,
+    http,
+    endpointHttp,
+    proxiedHttp,
+    workerId: identity,
+    held,
+  });
   // An attempt that met a backing service's outage waits for it to answer again before it fails (workers/outage-wait.ts).
   const activityInterceptors = [
     outageWait({
@@ -76,11 +104,25 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
     logger,
     bundle,
   });
-  workers.push(...(await createRateLimitedWorkers({ connection, namespace: config.TEMPORAL_NAMESPACE, queues: activityQueueLimits(config), activities, activityInterceptors, identity, logger })));
+  workers.push(
+    ...(await createRateLimitedWorkers({
+      connection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      queues: activityQueueLimits(config),
+      activities,
+      activityInterceptors,
+      identity,
+      logger,
+    })),
+  );
   await options.ready?.();
   if (!config.SEC_USER_AGENT) logger.warn('SEC_USER_AGENT is not set: US crawlCompanyData jobs will fail');
-  if (!config.COMPANIES_HOUSE_API_KEY) logger.warn('COMPANIES_HOUSE_API_KEY is not set: GB crawlCompanyData jobs will fail');
-  if (!config.GOOGLE_PLACES_API_KEY) logger.info('GOOGLE_PLACES_API_KEY is not set: crawlMaps jobs use OpenStreetMap unless they ask for google_places (which then fail)');
+  if (!config.COMPANIES_HOUSE_API_KEY)
+    logger.warn('COMPANIES_HOUSE_API_KEY is not set: GB crawlCompanyData jobs will fail');
+  if (!config.GOOGLE_PLACES_API_KEY)
+    logger.info(
+      'GOOGLE_PLACES_API_KEY is not set: crawlMaps jobs use OpenStreetMap unless they ask for google_places (which then fail)',
+    );
   const dispatcher = await startWorkerWebhookDispatcher(config, db, logger);
   // A deactivated client's campaigns, mail sync and webhook deliveries stop (workers/client-watch.ts).
   const clientWatch = await startWorkerClientWatch(config, db, logger);
@@ -88,20 +130,43 @@ export async function runWorkers(config: Config, identity = config.WORKER_ID ?? 
   const mailReconciler = await startWorkerMailReconciler(config, db, logger, config.MAIL_RECONCILE_INTERVAL_MS);
   // Completed jobs whose leads have not reached IDAP past runJob's attempts are projected again (workers/projection-sweep.ts).
   const projectionSweeper = await startWorkerProjectionSweeper(config, db, storage, logger);
-  logger.info({ identity, taskQueues: workers.map((w) => w.options.taskQueue), workflow_bundle: options.bundle ? 'given' : bundle ? 'prebuilt' : 'bundled at start' }, 'worker running');
+  logger.info(
+    {
+      identity,
+      taskQueues: workers.map((w) => w.options.taskQueue),
+      workflow_bundle: options.bundle ? 'given' : bundle ? 'prebuilt' : 'bundled at start',
+    },
+    'worker running',
+  );
   const run = Promise.all(workers.map((w) => w.run())).then(async () => {
     await Promise.all([dispatcher.stop(), clientWatch.stop(), mailReconciler.stop(), projectionSweeper.stop()]);
     await held.close();
-    await Promise.allSettled([db.destroy(), connection.close(), search.close(), http.close(), endpointHttp.close(), proxiedHttp?.close()]);
+    await Promise.allSettled([
+      db.destroy(),
+      connection.close(),
+      search.close(),
+      http.close(),
+      endpointHttp.close(),
+      proxiedHttp?.close(),
+    ]);
     logger.info('worker stopped');
   });
   // Idempotent: a second signal (SIGTERM after Ctrl-C) must not throw "Not running" and cut the drain short.
-  return { run, shutdown: () => workers.forEach((w) => { if (w.getState() === 'RUNNING') w.shutdown(); }) };
+  return {
+    run,
+    shutdown: () =>
+      workers.forEach((w) => {
+        if (w.getState() === 'RUNNING') w.shutdown();
+      }),
+  };
 }
 
 /** Every job type's activity-only queues (e.g. the company registries') with their shared dispatch limits. */
 export function activityQueueLimits(config: Config): { taskQueue: string; perSecond?: number }[] {
-  const queues = ALL_JOB_SPECS.flatMap((spec) => spec.activityQueues?.(config) ?? []).map((q) => ({ taskQueue: taskQueue(config.TASK_QUEUE_PREFIX, q.queue), perSecond: q.perSecond }));
+  const queues = ALL_JOB_SPECS.flatMap((spec) => spec.activityQueues?.(config) ?? []).map((q) => ({
+    taskQueue: taskQueue(config.TASK_QUEUE_PREFIX, q.queue),
+    perSecond: q.perSecond,
+  }));
   // Types may share a queue (crawlPeople asks the registries on crawlCompanyData's queues): one Worker each.
   return queues.filter((q, i) => queues.findIndex((o) => o.taskQueue === q.taskQueue) === i);
 }
@@ -111,10 +176,13 @@ export function runAsProcess(started: ReturnType<typeof runWorkers>): void {
   started.then(
     ({ run, shutdown }) => {
       for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, shutdown);
-      run.then(() => process.exit(0), (err: unknown) => {
-        process.stderr.write(`worker failed: ${(err as Error).message}\n`);
-        process.exit(1);
-      });
+      run.then(
+        () => process.exit(0),
+        (err: unknown) => {
+          process.stderr.write(`worker failed: ${(err as Error).message}\n`);
+          process.exit(1);
+        },
+      );
     },
     (err: unknown) => {
       process.stderr.write(`worker failed to start: ${(err as Error).message}\n`);

@@ -7,6 +7,10 @@ import type { ProviderCallOutcome } from '../lib/outbound';
  * activity latencies, failures by activity type). Without that setting the meter records nothing.
  */
 export function providerCallCounter(): (provider: string, outcome: ProviderCallOutcome) => void {
-  const counter = Runtime.instance().metricMeter.createCounter('leadjobs_provider_requests', 'requests', 'Requests to outside providers by provider and outcome');
+  const counter = Runtime.instance().metricMeter.createCounter(
+    'leadjobs_provider_requests',
+    'requests',
+    'Requests to outside providers by provider and outcome',
+  );
   return (provider, outcome) => counter.withTags({ provider, outcome }).add(1);
 }

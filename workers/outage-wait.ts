@@ -1,5 +1,10 @@
 import { Context } from '@temporalio/activity';
-import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next } from '@temporalio/worker';
+import type {
+  ActivityExecuteInput,
+  ActivityInboundCallsInterceptor,
+  ActivityInterceptorsFactory,
+  Next,
+} from '@temporalio/worker';
 import { HEARTBEAT_INTERVAL } from '../jobs/limits';
 import { unavailableDependency, type Dependency } from '../lib/outages';
 import { withTimeout } from '../lib/timeout';
@@ -25,7 +30,10 @@ const PROBE_EVERY_MS = 1000;
  * fails the attempt as before.
  */
 export class OutageWaitInterceptor implements ActivityInboundCallsInterceptor {
-  constructor(private readonly ctx: Context, private readonly options: OutageWaitOptions) {}
+  constructor(
+    private readonly ctx: Context,
+    private readonly options: OutageWaitOptions,
+  ) {}
 
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     try {
@@ -42,7 +50,9 @@ export class OutageWaitInterceptor implements ActivityInboundCallsInterceptor {
   /** Waits until the probe answers, the time is up or the attempt is cancelled (then its cancellation). */
   private async waitFor(probe: () => Promise<void>): Promise<unknown> {
     const { info } = this.ctx;
-    const scheduledEnd = info.startToCloseTimeoutMs ? info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs : Infinity;
+    const scheduledEnd = info.startToCloseTimeoutMs
+      ? info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs
+      : Infinity;
     // Leave the attempt a few seconds to report its failure before its own timeout.
     const until = Math.min(Date.now() + this.options.maxWaitMs, scheduledEnd - 5000);
     // A cancel reaches the attempt only in a heartbeat's answer, and a probe of a service that takes

@@ -19,7 +19,12 @@ export interface ProjectionSweeper {
 }
 
 /** A worker process's projection sweeper, on a Temporal client connection of its own that `stop` closes. */
-export async function startWorkerProjectionSweeper(config: Config, db: Knex, storage: Storage, logger: Logger): Promise<ProjectionSweeper> {
+export async function startWorkerProjectionSweeper(
+  config: Config,
+  db: Knex,
+  storage: Storage,
+  logger: Logger,
+): Promise<ProjectionSweeper> {
   const connection = await Connection.connect(temporalConnectionOptions(config));
   const sweeper = startProjectionSweeper({
     db,
@@ -60,7 +65,11 @@ export interface ProjectionSweeperOptions {
 export function startProjectionSweeper(options: ProjectionSweeperOptions): ProjectionSweeper {
   const outbox = new ProjectionOutbox(options.db);
   const project = jobProjector(options.db, options.storage);
-  const retry: SweepRetry = { initialMs: options.intervalMs, maxMs: Math.max(options.intervalMs, MAX_RETRY_MS), retryHours: options.retryHours };
+  const retry: SweepRetry = {
+    initialMs: options.intervalMs,
+    maxMs: Math.max(options.intervalMs, MAX_RETRY_MS),
+    retryHours: options.retryHours,
+  };
   // Clients whose indexing request failed (Temporal unreachable): asked again at the next sweep.
   const toIndex = new Set<string>();
   let stopped = false;
@@ -80,7 +89,10 @@ export function startProjectionSweeper(options: ProjectionSweeperOptions): Proje
       toIndex.delete(clientId);
     } catch (err) {
       toIndex.add(clientId);
-      options.logger.warn({ err: String(err), client_id: clientId }, 'projection sweep could not request lead indexing; asking again at the next sweep');
+      options.logger.warn(
+        { err: String(err), client_id: clientId },
+        'projection sweep could not request lead indexing; asking again at the next sweep',
+      );
     }
   };
 
@@ -92,21 +104,34 @@ export function startProjectionSweeper(options: ProjectionSweeperOptions): Proje
           businesses = (await project({ jobId: row.job_id, clientId: row.client_id, type: row.type }, trx)).businesses;
         });
         if (outcome.kind === 'none') break;
-        const log = { job_id: outcome.row.job_id, client_id: outcome.row.client_id, attempts: outcome.row.attempts + 1 };
+        const log = {
+          job_id: outcome.row.job_id,
+          client_id: outcome.row.client_id,
+          attempts: outcome.row.attempts + 1,
+        };
         if (outcome.kind === 'projected') {
-          options.logger.info(log, 'projection sweep: a completed job\'s leads reached IDAP');
+          options.logger.info(log, "projection sweep: a completed job's leads reached IDAP");
           if (businesses > 0) toIndex.add(outcome.row.client_id);
         } else if (outcome.givenUp) {
-          options.logger.error({ ...log, err: outcome.error }, 'projection sweep: gave up on a completed job\'s leads (PROJECTION_RETRY_HOURS passed)');
+          options.logger.error(
+            { ...log, err: outcome.error },
+            "projection sweep: gave up on a completed job's leads (PROJECTION_RETRY_HOURS passed)",
+          );
         } else {
-          options.logger.warn({ ...log, err: outcome.error }, 'projection sweep: a completed job\'s projection failed again; retrying later');
+          options.logger.warn(
+            { ...log, err: outcome.error },
+            "projection sweep: a completed job's projection failed again; retrying later",
+          );
         }
       }
       for (const clientId of [...toIndex]) if (!stopped) await requestIndexing(clientId);
     } catch (err) {
       options.logger.warn({ err: String(err) }, 'projection sweep failed; retrying at the next sweep');
     }
-    if (!stopped) timer = setTimeout(() => { current = sweep(); }, options.intervalMs);
+    if (!stopped)
+      timer = setTimeout(() => {
+        current = sweep();
+      }, options.intervalMs);
   };
   current = sweep();
 

@@ -22,10 +22,24 @@ export function sdkLogger(logger: Logger, level: Config['LOG_LEVEL']): DefaultLo
   });
 }
 
-const PINO_METHOD: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
+const PINO_METHOD: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+  TRACE: 'trace',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+};
 
 function sdkLogLevel(level: Config['LOG_LEVEL']): LogLevel {
   // The SDK's INFO lines are per-queue state changes and bundler stats: operators want them only when debugging.
-  const map: Record<Config['LOG_LEVEL'], LogLevel> = { fatal: 'ERROR', error: 'ERROR', warn: 'WARN', info: 'WARN', debug: 'DEBUG', trace: 'TRACE', silent: 'ERROR' };
+  const map: Record<Config['LOG_LEVEL'], LogLevel> = {
+    fatal: 'ERROR',
+    error: 'ERROR',
+    warn: 'WARN',
+    info: 'WARN',
+    debug: 'DEBUG',
+    trace: 'TRACE',
+    silent: 'ERROR',
+  };
   return map[level];
 }

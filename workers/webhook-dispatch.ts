@@ -19,7 +19,11 @@ export interface WebhookDispatcher {
 }
 
 /** A worker process's dispatcher, on a Temporal client connection of its own that `stop` closes. */
-export async function startWorkerWebhookDispatcher(config: Config, db: Knex, logger: Logger): Promise<WebhookDispatcher> {
+export async function startWorkerWebhookDispatcher(
+  config: Config,
+  db: Knex,
+  logger: Logger,
+): Promise<WebhookDispatcher> {
   const connection = await Connection.connect(temporalConnectionOptions(config));
   const dispatcher = startWebhookDispatcher({
     db,
@@ -46,7 +50,14 @@ export async function startWorkerWebhookDispatcher(config: Config, db: Knex, log
  * the start is idempotent (REJECT_DUPLICATE on the delivery's workflow id), so a crash in between
  * at worst repeats a start that Temporal refuses. Several workers share the rows (SKIP LOCKED).
  */
-export function startWebhookDispatcher(options: { db: Knex; schema: string; client: Client; taskQueuePrefix: string; intervalMs: number; logger: Logger }): WebhookDispatcher {
+export function startWebhookDispatcher(options: {
+  db: Knex;
+  schema: string;
+  client: Client;
+  taskQueuePrefix: string;
+  intervalMs: number;
+  logger: Logger;
+}): WebhookDispatcher {
   const repo = new WebhookRepository(options.db, options.schema);
   const taskQueue = webhooksTaskQueue(options.taskQueuePrefix);
   let stopped = false;
@@ -71,11 +82,19 @@ export function startWebhookDispatcher(options: { db: Knex; schema: string; clie
   const poll = async () => {
     try {
       // Drain while full batches come back, then wait for the next tick.
-      while (!stopped && (await repo.dispatch(taskQueue, BATCH, async (rows) => { await Promise.all(rows.map((r) => start(r.id, r.client_id, r.event))); })) === BATCH);
+      while (
+        !stopped &&
+        (await repo.dispatch(taskQueue, BATCH, async (rows) => {
+          await Promise.all(rows.map((r) => start(r.id, r.client_id, r.event)));
+        })) === BATCH
+      );
     } catch (err) {
       options.logger.warn({ err: String(err) }, 'webhook dispatch failed; retrying at the next poll');
     }
-    if (!stopped) timer = setTimeout(() => { current = poll(); }, options.intervalMs);
+    if (!stopped)
+      timer = setTimeout(() => {
+        current = poll();
+      }, options.intervalMs);
   };
   current = poll();
 

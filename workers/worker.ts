@@ -1,4 +1,12 @@
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type ActivityInterceptorsFactory, type WorkflowBundleOption, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Worker,
+  type ActivityInterceptorsFactory,
+  type WorkflowBundleOption,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import { HEARTBEAT_INTERVAL } from '../jobs/limits';
 import type { Logger } from '../lib/logger';
 
@@ -21,7 +29,10 @@ let sharedBundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 
 /** The workflow code, bundled once per process and shared by every queue's worker. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  return (sharedBundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: new DefaultLogger('WARN') }));
+  return (sharedBundle ??= bundleWorkflowCode({
+    workflowsPath: require.resolve('../workflows'),
+    logger: new DefaultLogger('WARN'),
+  }));
 }
 
 /** One Worker per task queue, sharing one connection and one workflow bundle. */
@@ -40,7 +51,10 @@ export async function createWorkers(options: WorkerSetOptions): Promise<Worker[]
         maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 20,
         // A single workflow-task slot only works without the sticky cache (its poller needs two slots).
         ...(options.maxConcurrentWorkflowTasks
-          ? { maxConcurrentWorkflowTaskExecutions: options.maxConcurrentWorkflowTasks, ...(options.maxConcurrentWorkflowTasks < 2 ? { maxCachedWorkflows: 0 } : {}) }
+          ? {
+              maxConcurrentWorkflowTaskExecutions: options.maxConcurrentWorkflowTasks,
+              ...(options.maxConcurrentWorkflowTasks < 2 ? { maxCachedWorkflows: 0 } : {}),
+            }
           : {}),
         // Cancel requests reach activities through heartbeats; this bounds how late they can be.
         defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
@@ -55,7 +69,11 @@ export async function createWorkers(options: WorkerSetOptions): Promise<Worker[]
  * Activity-only Workers for rate-limited queues (the company registries). The limit is sent to the
  * server with each poll and enforced by matching for the whole queue, whatever the number of workers.
  */
-export async function createRateLimitedWorkers(options: Omit<WorkerSetOptions, 'taskQueues' | 'bundle' | 'maxConcurrentWorkflowTasks'> & { queues: { taskQueue: string; perSecond?: number }[] }): Promise<Worker[]> {
+export async function createRateLimitedWorkers(
+  options: Omit<WorkerSetOptions, 'taskQueues' | 'bundle' | 'maxConcurrentWorkflowTasks'> & {
+    queues: { taskQueue: string; perSecond?: number }[];
+  },
+): Promise<Worker[]> {
   return Promise.all(
     options.queues.map(({ taskQueue, perSecond }) =>
       Worker.create({

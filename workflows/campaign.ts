@@ -57,7 +57,12 @@ const END_BY_PATCH = 'campaign-end-by';
 // Claim and finish are one short Postgres transaction each; both are idempotent, so they retry freely.
 const steps = proxyActivities<CampaignActivities>({
   startToCloseTimeout: LIFECYCLE_STEP.ms, // one small transaction; longer is a stuck connection
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', nonRetryableErrorTypes: ['NotFound'] },
+  retry: {
+    initialInterval: '500ms',
+    backoffCoefficient: 2,
+    maximumInterval: '30s',
+    nonRetryableErrorTypes: ['NotFound'],
+  },
 });
 
 /**
@@ -116,7 +121,11 @@ export async function runCampaign(input: RunCampaignInput): Promise<RunCampaignR
       rolling ||= startedThisRun >= perRun || workflowInfo().continueAsNewSuggested;
       const room = Math.min(input.concurrency - inFlight.size, perRun - startedThisRun);
       if (!rolling && room > 0 && exhaustedAt !== releases) {
-        const claim = await steps.claimCampaignLocations({ campaignId, claimKey: `${workflowInfo().runId}/${claims++}`, limit: room });
+        const claim = await steps.claimCampaignLocations({
+          campaignId,
+          claimKey: `${workflowInfo().runId}/${claims++}`,
+          limit: room,
+        });
         for (const job of claim.jobs) {
           const { ended } = await children.run(() => startLocation(input, job));
           inFlight.set(job.jobId, ended);
@@ -182,7 +191,11 @@ async function startLocation(input: RunCampaignInput, job: ClaimedJob): Promise<
     () => undefined,
     (err: unknown) => {
       // A failed or cancelled job is that location's outcome (its row says so), not the campaign's.
-      if (!isCancellation(err)) log.info('campaign location job ended unsuccessfully', { jobId: job.jobId, error: err instanceof Error ? err.message : String(err) });
+      if (!isCancellation(err))
+        log.info('campaign location job ended unsuccessfully', {
+          jobId: job.jobId,
+          error: err instanceof Error ? err.message : String(err),
+        });
     },
   );
   return { ended };

@@ -1,4 +1,12 @@
-import { ActivityCancellationType, ApplicationFailure, patched, type ActivityOptions, type LocalActivityOptions, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  ApplicationFailure,
+  patched,
+  type ActivityOptions,
+  type LocalActivityOptions,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
 import type { CompanyDataActivities, CompanyQuery, RegistryAnswer } from '../activities/company/crawl-company-data';
 import type { JobActivityOutput } from '../activities/deps';
 import type { JobStepsInput } from './step-input';
@@ -8,7 +16,12 @@ import type { JobStepsInput } from './step-input';
 // the dev server; a cached answer is then one workflow task from startJob to completeJob).
 const STORE_OPTIONS: LocalActivityOptions & ActivityOptions = {
   startToCloseTimeout: '30s', // one query or upsert; anything longer is a stuck connection
-  retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 10, nonRetryableErrorTypes: ['InvalidInput'] },
+  retry: {
+    initialInterval: '500ms',
+    maximumInterval: '10s',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: ['InvalidInput'],
+  },
 };
 const localStore = proxyLocalActivities<CompanyDataActivities>(STORE_OPTIONS);
 // Jobs started before the change ran these steps as ordinary activities; their histories replay so.
@@ -57,18 +70,25 @@ export async function crawlCompanyDataSteps(input: JobStepsInput): Promise<JobAc
 async function askRegistry(query: CompanyQuery, input: JobStepsInput): Promise<RegistryAnswer> {
   const queue = (key: 'sec' | 'companiesHouse' | 'vies') => {
     const name = input.queues[key];
-    if (!name) throw ApplicationFailure.nonRetryable(`crawlCompanyData started without the ${key} registry queue`, 'InvalidInput');
+    if (!name)
+      throw ApplicationFailure.nonRetryable(
+        `crawlCompanyData started without the ${key} registry queue`,
+        'InvalidInput',
+      );
     return onRegistryQueue(name, input.limits.activityMs);
   };
-  if (query.mode === 'vat') return { mode: 'vat', vat: await queue('vies').checkVatNumber({ vatNumber: query.vatNumber }) };
+  if (query.mode === 'vat')
+    return { mode: 'vat', vat: await queue('vies').checkVatNumber({ vatNumber: query.vatNumber }) };
   if (query.country === 'US') {
     const sec = queue('sec');
-    if (query.mode === 'search') return { mode: 'search', records: await sec.searchSec({ name: query.name, limit: query.limit }) };
+    if (query.mode === 'search')
+      return { mode: 'search', records: await sec.searchSec({ name: query.name, limit: query.limit }) };
     return { mode: 'lookup', record: await sec.lookupSec({ cik: query.identifier }) };
   }
   const ch = queue('companiesHouse');
   if (query.mode === 'search') {
-    if (!patched(CH_SKIPPED_PATCH)) return { mode: 'search', records: await ch.searchCompaniesHouse({ name: query.name, limit: query.limit }) };
+    if (!patched(CH_SKIPPED_PATCH))
+      return { mode: 'search', records: await ch.searchCompaniesHouse({ name: query.name, limit: query.limit }) };
     return { mode: 'search', ...(await ch.searchCompaniesHouseItems({ name: query.name, limit: query.limit })) };
   }
   const profile = await ch.fetchCompaniesHouseProfile({ companyNumber: query.identifier });

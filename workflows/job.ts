@@ -14,7 +14,13 @@ import type { JobActivityInput, JobActivityOutput, JobLifecycleActivities, Pipel
 import type { LeadActivities } from '../activities/store/leads';
 import type { JobType } from '../jobs';
 import type { RunJobInput } from '../jobs/run-input';
-import { deadlineMessage, JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT, LIFECYCLE_STEP, PROJECTION_STEP } from '../jobs/limits';
+import {
+  deadlineMessage,
+  JOB_ACTIVITY_ATTEMPTS,
+  JOB_HEARTBEAT_TIMEOUT,
+  LIFECYCLE_STEP,
+  PROJECTION_STEP,
+} from '../jobs/limits';
 import { requestLeadIndexing } from './leads';
 import { PIPELINE_EXECUTION_TIMEOUT_MS, runLeadPipeline } from './lead-pipeline';
 import { stepSetOf } from './steps';
@@ -56,7 +62,9 @@ const projecting = (attempts: number) =>
   });
 
 /** The job type's own activity (named after the type), with the limits of its catalog entry. */
-function typeActivity(input: RunJobInput): (input: { jobId: string; clientId: string; payload: Record<string, unknown> }) => Promise<JobActivityOutput> {
+function typeActivity(
+  input: RunJobInput,
+): (input: { jobId: string; clientId: string; payload: Record<string, unknown> }) => Promise<JobActivityOutput> {
   // A worker lost (killed, partitioned) does not count against the attempts: workflows/worker-loss.ts.
   const activities = proxyJobActivities<Record<string, (input: JobActivityInput) => Promise<JobActivityOutput>>>({
     startToCloseTimeout: input.limits.activityMs, // the type's activity limit (jobs/<type>.ts says why)
@@ -65,7 +73,13 @@ function typeActivity(input: RunJobInput): (input: { jobId: string; clientId: st
     // A cancel (the client's, or the deadline's) waits until the activity has stopped, so that no
     // partial result is saved after the job was recorded as cancelled or failed.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: JOB_ACTIVITY_ATTEMPTS, nonRetryableErrorTypes: ['InvalidInput', 'NotFound'] },
+    retry: {
+      initialInterval: '2s',
+      backoffCoefficient: 2,
+      maximumInterval: '1m',
+      maximumAttempts: JOB_ACTIVITY_ATTEMPTS,
+      nonRetryableErrorTypes: ['InvalidInput', 'NotFound'],
+    },
   });
   // A proxy: every name is an activity stub, so the lookup is never undefined.
   return activities[input.type] as (input: JobActivityInput) => Promise<JobActivityOutput>;
@@ -88,7 +102,11 @@ export async function runJob(input: RunJobInput): Promise<RunJobResult> {
     const done = await finishing.completeJob({ jobId, resultsCount: output.resultsCount });
     if (done.status === 'completed') await CancellationScope.nonCancellable(() => publishLeads(input));
     if (done.status === 'completed' && input.pipeline) await runPipeline(input);
-    return { jobId, status: done.status === 'completed' ? 'completed' : 'cancelled', resultsCount: output.resultsCount };
+    return {
+      jobId,
+      status: done.status === 'completed' ? 'completed' : 'cancelled',
+      resultsCount: output.resultsCount,
+    };
   } catch (err) {
     if (isCancellation(err)) {
       await CancellationScope.nonCancellable(() => finishing.cancelJob({ jobId }));
@@ -110,7 +128,10 @@ async function withDeadline<T>(input: RunJobInput, work: () => Promise<T>): Prom
     return await CancellationScope.withTimeout(input.limits.deadlineMs, work);
   } catch (err) {
     if (isCancellation(err) && !CancellationScope.current().consideredCancelled) {
-      throw ApplicationFailure.nonRetryable(deadlineMessage(input.type, input.limits.deadlineMs), 'JobDeadlineExceeded');
+      throw ApplicationFailure.nonRetryable(
+        deadlineMessage(input.type, input.limits.deadlineMs),
+        'JobDeadlineExceeded',
+      );
     }
     throw err;
   }
@@ -124,10 +145,17 @@ async function withDeadline<T>(input: RunJobInput, work: () => Promise<T>): Prom
  */
 async function publishLeads(input: RunJobInput): Promise<void> {
   try {
-    const projected = await projecting(input.projectionAttempts ?? 10).projectJobResult({ jobId: input.jobId, clientId: input.clientId, type: input.type });
+    const projected = await projecting(input.projectionAttempts ?? 10).projectJobResult({
+      jobId: input.jobId,
+      clientId: input.clientId,
+      type: input.type,
+    });
     if (projected.businesses > 0) await requestLeadIndexing(input.clientId);
   } catch (err) {
-    log.error('publishing the job\'s leads failed; the projection sweepers retry it', { jobId: input.jobId, error: err instanceof Error ? err.message : String(err) });
+    log.error("publishing the job's leads failed; the projection sweepers retry it", {
+      jobId: input.jobId,
+      error: err instanceof Error ? err.message : String(err),
+    });
   }
 }
 
@@ -158,7 +186,7 @@ async function runPipeline(input: RunJobInput): Promise<void> {
     let cause: unknown = err;
     while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
     const message = `the pipeline failed: ${cause instanceof Error ? cause.message : String(cause)}`;
-    log.error('the job\'s pipeline failed', { jobId: input.jobId, error: message });
+    log.error("the job's pipeline failed", { jobId: input.jobId, error: message });
     await pipelineSteps.failPipeline({ jobId: input.jobId, clientId: input.clientId, errorMessage: message });
   }
 }
@@ -166,7 +194,8 @@ async function runPipeline(input: RunJobInput): Promise<void> {
 function runType(input: RunJobInput, payload: Record<string, unknown>): Promise<JobActivityOutput> {
   if (input.steps) {
     const steps = stepSetOf(input.steps);
-    if (!steps) throw ApplicationFailure.nonRetryable(`${input.type} names the unknown step set ${input.steps}`, 'InvalidInput');
+    if (!steps)
+      throw ApplicationFailure.nonRetryable(`${input.type} names the unknown step set ${input.steps}`, 'InvalidInput');
     return steps({ jobId: input.jobId, payload, limits: input.limits, queues: input.queues ?? {} });
   }
   return typeActivity(input)({ jobId: input.jobId, clientId: input.clientId, payload });
@@ -176,7 +205,8 @@ function runType(input: RunJobInput, payload: Record<string, unknown>): Promise<
 export function failureMessage(err: unknown, type: JobType): string {
   if (err instanceof ActivityFailure) {
     const cause = err.cause;
-    if (cause instanceof TimeoutFailure) return `${type} timed out (${cause.timeoutType === 'HEARTBEAT' ? 'no heartbeat from the worker' : 'time limit reached'})`;
+    if (cause instanceof TimeoutFailure)
+      return `${type} timed out (${cause.timeoutType === 'HEARTBEAT' ? 'no heartbeat from the worker' : 'time limit reached'})`;
     if (cause instanceof ApplicationFailure || cause instanceof Error) return cause.message;
   }
   return err instanceof Error ? err.message : String(err);

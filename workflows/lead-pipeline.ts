@@ -26,7 +26,13 @@ export interface PipelineResult {
 // startPipeline and recordStageEnd are one small transaction each.
 const steps = proxyActivities<PipelineActivities>({
   startToCloseTimeout: LIFECYCLE_STEP.ms, // one small transaction; longer is a stuck connection
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 20, nonRetryableErrorTypes: ['NotFound', 'InvalidInput'] },
+  retry: {
+    initialInterval: '500ms',
+    backoffCoefficient: 2,
+    maximumInterval: '10s',
+    maximumAttempts: 20,
+    nonRetryableErrorTypes: ['NotFound', 'InvalidInput'],
+  },
 });
 
 // finishPipeline runs even while the workflow is cancelled (in a non-cancellable scope) and must end it.
@@ -51,9 +57,16 @@ function stageActivities(taskQueue: string, stageMs: number): PipelineActivities
   });
 }
 
-function stageError(stage: 'site' | 'verify', err: unknown, stageMs: number): { status: 'failed' | 'timed_out'; error: string } {
+function stageError(
+  stage: 'site' | 'verify',
+  err: unknown,
+  stageMs: number,
+): { status: 'failed' | 'timed_out'; error: string } {
   if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure) {
-    const what = err.cause.timeoutType === 'HEARTBEAT' ? 'no heartbeat from the worker' : `the ${Math.round(stageMs / 1000)} s limit per business was reached`;
+    const what =
+      err.cause.timeoutType === 'HEARTBEAT'
+        ? 'no heartbeat from the worker'
+        : `the ${Math.round(stageMs / 1000)} s limit per business was reached`;
     return { status: 'timed_out', error: `${stage} stage timed out: ${what}` };
   }
   const cause = err instanceof ActivityFailure ? err.cause : err;
@@ -80,7 +93,10 @@ export async function runLeadPipeline(input: PipelineInput): Promise<PipelineRes
     plan = await steps.startPipeline(input);
   } catch (err) {
     // No stage ran: a cancel before the start ends the pipeline row (if it was written) as cancelled.
-    if (isCancellation(err)) await CancellationScope.nonCancellable(() => finishing.finishPipeline({ ...input, outcome: 'cancelled' })).catch(() => undefined);
+    if (isCancellation(err))
+      await CancellationScope.nonCancellable(() => finishing.finishPipeline({ ...input, outcome: 'cancelled' })).catch(
+        () => undefined,
+      );
     throw err;
   }
   const site = stageActivities(plan.queues.site, plan.limits.siteMs);
@@ -139,7 +155,10 @@ export async function runLeadPipeline(input: PipelineInput): Promise<PipelineRes
     try {
       await requestLeadIndexing(input.clientId);
     } catch (err) {
-      log.error('requesting lead indexing after the pipeline failed', { jobId: input.jobId, error: err instanceof Error ? err.message : String(err) });
+      log.error('requesting lead indexing after the pipeline failed', {
+        jobId: input.jobId,
+        error: err instanceof Error ? err.message : String(err),
+      });
     }
   }
   return { jobId: input.jobId, status: done.status };

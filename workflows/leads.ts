@@ -1,5 +1,16 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { allHandlersFinished, condition, continueAsNew, defineSignal, getExternalWorkflowHandle, ParentClosePolicy, proxyActivities, setHandler, startChild, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineSignal,
+  getExternalWorkflowHandle,
+  ParentClosePolicy,
+  proxyActivities,
+  setHandler,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { LeadActivities } from '../activities/store/leads';
 
 // Indexing waits out an Elasticsearch outage: the outbox keeps every update, and the retries
@@ -69,7 +80,12 @@ export async function requestLeadIndexing(clientId: string): Promise<void> {
   const workflowId = `leads-index/${clientId}`;
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
-      await startChild(indexLeads, { workflowId, args: [{ clientId }], parentClosePolicy: ParentClosePolicy.ABANDON, staticSummary: `lead indexing for ${clientId}` });
+      await startChild(indexLeads, {
+        workflowId,
+        args: [{ clientId }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        staticSummary: `lead indexing for ${clientId}`,
+      });
       return;
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -1,4 +1,12 @@
-import { ActivityFailure, ApplicationFailure, CancelledFailure, isCancellation, log, proxyActivities, sleep } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancelledFailure,
+  isCancellation,
+  log,
+  proxyActivities,
+  sleep,
+} from '@temporalio/workflow';
 import type { MailActivities, MessageRef, SyncMailboxResult } from '../activities/mail';
 
 /** Input of sendMailMessage: the stored message and how many SMTP attempts it gets (MAIL_SEND_MAX_ATTEMPTS). */
@@ -57,7 +65,12 @@ export async function syncMailbox(input: { clientId: string; mailboxId: number }
   const syncing = proxyActivities<MailActivities>({
     startToCloseTimeout: '10m', // a large first sync; the position is saved per message, so the next run goes on
     heartbeatTimeout: '1m', // heartbeats every half second: a worker gone silent is replaced after a minute
-    retry: { initialInterval: '5s', maximumInterval: '1m', maximumAttempts: 3, nonRetryableErrorTypes: ['MailAuthFailed', 'MailBlocked', 'MailNotConfigured'] },
+    retry: {
+      initialInterval: '5s',
+      maximumInterval: '1m',
+      maximumAttempts: 3,
+      nonRetryableErrorTypes: ['MailAuthFailed', 'MailBlocked', 'MailNotConfigured'],
+    },
   });
   return syncing.syncMailboxInbox(input);
 }

@@ -23,7 +23,12 @@ const onJobQueue = (activityMs: number, heartbeatMs = JOB_HEARTBEAT_TIMEOUT.ms) 
     // A cancel waits until the requests have stopped, so no result is saved after the job was cancelled.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     // A quota answer is retried after the provider's own delay (nextRetryDelay), then the job fails naming it.
-    retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: JOB_ACTIVITY_ATTEMPTS },
+    retry: {
+      initialInterval: '2s',
+      backoffCoefficient: 2,
+      maximumInterval: '1m',
+      maximumAttempts: JOB_ACTIVITY_ATTEMPTS,
+    },
   });
 
 /** One OSM request per activity, on its host's queue, whose dispatch limit holds for all workers together. */
@@ -66,7 +71,13 @@ export async function crawlMapsSteps(input: JobStepsInput): Promise<JobActivityO
     places = [];
     for (;;) {
       const want = Math.min(NOMINATIM_PAGE, plan.maxResults - places.length);
-      const page = await queue('nominatim').searchNominatim({ q: plan.q, limit: want, excludePlaceIds: places.map((p) => p.place_id), language: plan.language, countryCode: plan.countryCode });
+      const page = await queue('nominatim').searchNominatim({
+        q: plan.q,
+        limit: want,
+        excludePlaceIds: places.map((p) => p.place_id),
+        language: plan.language,
+        countryCode: plan.countryCode,
+      });
       places.push(...page);
       if (page.length < want || places.length >= plan.maxResults) break;
     }

@@ -13,7 +13,12 @@ const REGISTRY_CANDIDATES = 5;
 // Planning and resolution read Postgres only.
 const planning = proxyActivities<PeopleActivities & CompanyDataActivities>({
   startToCloseTimeout: '30s', // a few queries; anything longer is a stuck connection
-  retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 10, nonRetryableErrorTypes: ['InvalidInput'] },
+  retry: {
+    initialInterval: '500ms',
+    maximumInterval: '10s',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: ['InvalidInput'],
+  },
 });
 
 /** The crawl and the result, with the type's limits (the site stage's 5 minutes). */
@@ -23,7 +28,13 @@ const onJobQueue = (activityMs: number, heartbeatMs = JOB_HEARTBEAT_TIMEOUT.ms) 
     heartbeatTimeout: heartbeatMs, // the crawl heartbeats every page and every half second
     // A cancel waits until the crawl has stopped, so no result is saved after the job was cancelled.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: JOB_ACTIVITY_ATTEMPTS, nonRetryableErrorTypes: ['InvalidInput', 'CompanyNotResolved'] },
+    retry: {
+      initialInterval: '2s',
+      backoffCoefficient: 2,
+      maximumInterval: '1m',
+      maximumAttempts: JOB_ACTIVITY_ATTEMPTS,
+      nonRetryableErrorTypes: ['InvalidInput', 'CompanyNotResolved'],
+    },
   });
 
 /** One registry search on the registry's rate-limited queue (as crawlCompanyData asks it). */
@@ -48,16 +59,22 @@ export async function crawlPeopleSteps(input: JobStepsInput): Promise<JobActivit
   let plan = await planning.planPeople({ jobId: input.jobId, payload: input.payload });
   if (plan.registrySearch) {
     const { name, country } = plan.registrySearch;
-    const { cached } = await planning.readRegistryCache({ payload: { mode: 'search', name, country, limit: REGISTRY_CANDIDATES } });
+    const { cached } = await planning.readRegistryCache({
+      payload: { mode: 'search', name, country, limit: REGISTRY_CANDIDATES },
+    });
     let records: CompanyRecord[];
     if (cached?.answer.mode === 'search') {
       records = cached.answer.records;
     } else {
       const key = country === 'US' ? 'sec' : 'companiesHouse';
       const queue = input.queues[key];
-      if (!queue) throw ApplicationFailure.nonRetryable(`crawlPeople started without the ${key} registry queue`, 'InvalidInput');
+      if (!queue)
+        throw ApplicationFailure.nonRetryable(`crawlPeople started without the ${key} registry queue`, 'InvalidInput');
       const registry = onRegistryQueue(queue);
-      records = country === 'US' ? await registry.searchSec({ name, limit: REGISTRY_CANDIDATES }) : await registry.searchCompaniesHouse({ name, limit: REGISTRY_CANDIDATES });
+      records =
+        country === 'US'
+          ? await registry.searchSec({ name, limit: REGISTRY_CANDIDATES })
+          : await registry.searchCompaniesHouse({ name, limit: REGISTRY_CANDIDATES });
     }
     plan = await planning.resolvePeopleCompany({ jobId: input.jobId, plan, records });
   }

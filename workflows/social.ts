@@ -24,7 +24,13 @@ const onJobQueue = (activityMs: number, heartbeatMs = JOB_HEARTBEAT_TIMEOUT.ms) 
     heartbeatTimeout: heartbeatMs,
     // A cancel waits until the activity has stopped, so no result is saved after the job was cancelled.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: JOB_ACTIVITY_ATTEMPTS, nonRetryableErrorTypes: ['InvalidInput'] },
+    retry: {
+      initialInterval: '2s',
+      backoffCoefficient: 2,
+      maximumInterval: '1m',
+      maximumAttempts: JOB_ACTIVITY_ATTEMPTS,
+      nonRetryableErrorTypes: ['InvalidInput'],
+    },
   });
 
 /** One profile request per activity, on the social queue, whose dispatch rate holds for all workers together. */
@@ -53,7 +59,8 @@ const onSocialQueue = (taskQueue: string, activityMs: number) =>
 export async function crawlPublicSocialSteps(input: JobStepsInput): Promise<JobActivityOutput> {
   const plan = await planning.planSocial({ payload: input.payload });
   const queue = input.queues.social;
-  if (!queue) throw ApplicationFailure.nonRetryable('crawlPublicSocial started without the social queue', 'InvalidInput');
+  if (!queue)
+    throw ApplicationFailure.nonRetryable('crawlPublicSocial started without the social queue', 'InvalidInput');
   const social = onSocialQueue(queue, input.limits.activityMs);
   // The job's deadline counts from the start of processing, which is (to a moment) when these steps began.
   const startedAt = Date.now();
@@ -61,7 +68,11 @@ export async function crawlPublicSocialSteps(input: JobStepsInput): Promise<JobA
   let backoff = FIRST_BACKOFF_MS;
   for (;;) {
     const answer = await social.fetchSocialProfile({ username: plan.username });
-    if (answer.kind === 'profile') return onJobQueue(input.limits.activityMs, input.limits.heartbeatMs).saveSocialProfile({ jobId: input.jobId, user: answer.user });
+    if (answer.kind === 'profile')
+      return onJobQueue(input.limits.activityMs, input.limits.heartbeatMs).saveSocialProfile({
+        jobId: input.jobId,
+        user: answer.user,
+      });
     const wait = answer.retryAfterSeconds !== null ? answer.retryAfterSeconds * 1000 : backoff;
     backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
     const now = Date.now();

@@ -10,7 +10,12 @@ import type { StepSet } from './step-input';
  * the type, by the name their catalog entry gives (JobSpec.steps): the type checks that every name
  * of StepSetName has its set here.
  */
-export const STEP_SETS: Readonly<Record<StepSetName, StepSet>> = { crawlCompanyDataSteps, crawlMapsSteps, crawlPeopleSteps, crawlPublicSocialSteps };
+export const STEP_SETS: Readonly<Record<StepSetName, StepSet>> = {
+  crawlCompanyDataSteps,
+  crawlMapsSteps,
+  crawlPeopleSteps,
+  crawlPublicSocialSteps,
+};
 
 /** Names that running workflows' histories may still carry, and the set each now is. */
 const FORMER_NAMES: Readonly<Record<string, StepSetName>> = { companyData: 'crawlCompanyDataSteps' };

@@ -6,7 +6,12 @@ import type { DeliverWebhookInput, WebhookActivities } from '../activities/webho
 const delivering = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '1m', // one POST of at most 10 s plus two small transactions
   scheduleToCloseTimeout: '24h', // receivers get a day to come back, as the webhook docs promise
-  retry: { initialInterval: '10s', backoffCoefficient: 2, maximumInterval: '1h', nonRetryableErrorTypes: ['WebhookDisabled'] },
+  retry: {
+    initialInterval: '10s',
+    backoffCoefficient: 2,
+    maximumInterval: '1h',
+    nonRetryableErrorTypes: ['WebhookDisabled'],
+  },
 });
 
 const bookkeeping = proxyActivities<WebhookActivities>({
@@ -20,7 +25,9 @@ const bookkeeping = proxyActivities<WebhookActivities>({
  * for 24 h (deliverWebhook is idempotent by delivery id); after that, or once the webhook was
  * disabled, the delivery is recorded as failed.
  */
-export async function deliverWebhookEvent(input: DeliverWebhookInput): Promise<{ status: 'delivered' | 'cancelled' | 'failed' }> {
+export async function deliverWebhookEvent(
+  input: DeliverWebhookInput,
+): Promise<{ status: 'delivered' | 'cancelled' | 'failed' }> {
   try {
     return await delivering.deliverWebhook(input);
   } catch (err) {

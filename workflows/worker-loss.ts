@@ -1,4 +1,11 @@
-import { ActivityFailure, log, patched, proxyActivities, TimeoutFailure, type ActivityOptions } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  log,
+  patched,
+  proxyActivities,
+  TimeoutFailure,
+  type ActivityOptions,
+} from '@temporalio/workflow';
 import { WORKER_LOSS_RESCHEDULES } from '../jobs/limits';
 
 /** Marks the histories that reschedule after a worker loss; one recorded before it replays as it ran (the job failed). */

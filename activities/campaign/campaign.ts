@@ -53,31 +53,40 @@ export function createCampaignActivities(deps: ActivityDeps) {
         await campaigns.cancel(current.client_id, current.id);
         return { jobs: [], pendingRemaining: 0, releasable: 0, status: 'cancelled' };
       }
-      const outcome = await campaigns.claim(input.campaignId, input.claimKey, input.limit, (c, location, countryCode) => {
-        // Parsed with the catalog schema, so the stored payload has its defaults as a submitted one does.
-        const payload = maps.payload.parse({
-          search_query: location.search_string,
-          max_results: c.max_results_per_location,
-          ...(c.dedupe_fuzzy ? { dedupe_fuzzy: true } : {}),
-          // The city's country biases the search to it and reads its national phone numbers.
-          ...(countryCode ? { region: countryCode } : {}),
-          ...(c.workflow ? { workflow: c.workflow } : {}),
-        }) as Record<string, unknown>;
-        const id = randomUUID();
-        return {
-          id,
-          clientId: c.client_id,
-          type: 'crawlMaps',
-          priority: c.priority,
-          payload,
-          payloadHash: payloadHash(payload),
-          campaignId: c.id,
-          workflowId: `job/${id}`,
-          taskQueue: jobTaskQueue(deps.config.TASK_QUEUE_PREFIX, maps),
-        };
-      });
+      const outcome = await campaigns.claim(
+        input.campaignId,
+        input.claimKey,
+        input.limit,
+        (c, location, countryCode) => {
+          // Parsed with the catalog schema, so the stored payload has its defaults as a submitted one does.
+          const payload = maps.payload.parse({
+            search_query: location.search_string,
+            max_results: c.max_results_per_location,
+            ...(c.dedupe_fuzzy ? { dedupe_fuzzy: true } : {}),
+            // The city's country biases the search to it and reads its national phone numbers.
+            ...(countryCode ? { region: countryCode } : {}),
+            ...(c.workflow ? { workflow: c.workflow } : {}),
+          }) as Record<string, unknown>;
+          const id = randomUUID();
+          return {
+            id,
+            clientId: c.client_id,
+            type: 'crawlMaps',
+            priority: c.priority,
+            payload,
+            payloadHash: payloadHash(payload),
+            campaignId: c.id,
+            workflowId: `job/${id}`,
+            taskQueue: jobTaskQueue(deps.config.TASK_QUEUE_PREFIX, maps),
+          };
+        },
+      );
       // Waited for on its submission lock first (db/repositories/campaigns.ts lockedCampaign): missing now, it was never committed.
-      if (!outcome) throw ApplicationFailure.nonRetryable(`campaign ${input.campaignId} not found: its creation was never committed`, 'NotFound');
+      if (!outcome)
+        throw ApplicationFailure.nonRetryable(
+          `campaign ${input.campaignId} not found: its creation was never committed`,
+          'NotFound',
+        );
       return {
         jobs: outcome.claimed.map(({ location, job }) => ({
           jobId: job.id,
@@ -99,8 +108,15 @@ export function createCampaignActivities(deps: ActivityDeps) {
      * campaign_id filter and webhooks see it): at its end, when cancelled, or when `expired` (its
      * deadline passed). Idempotent: the event is appended once.
      */
-    async finishCampaign(input: { campaignId: string; cancelled: boolean; expired?: boolean }): Promise<{ status: CampaignStatus }> {
-      const done = await campaigns.finish(input.campaignId, input.cancelled ? 'cancelled' : input.expired ? 'expired' : 'ended');
+    async finishCampaign(input: {
+      campaignId: string;
+      cancelled: boolean;
+      expired?: boolean;
+    }): Promise<{ status: CampaignStatus }> {
+      const done = await campaigns.finish(
+        input.campaignId,
+        input.cancelled ? 'cancelled' : input.expired ? 'expired' : 'ended',
+      );
       if (!done) throw ApplicationFailure.nonRetryable(`campaign ${input.campaignId} does not exist`, 'NotFound');
       return { status: done.status };
     },

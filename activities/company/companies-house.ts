@@ -114,7 +114,11 @@ export class CompaniesHouseClient {
    * `search` with the number of answered items left out: an item without a company number or a
    * title cannot be a record, and one such item must not cost the caller the rest of the page.
    */
-  async searchItems(name: string, limit: number, signal?: AbortSignal): Promise<{ records: CompanyRecord[]; skipped: number }> {
+  async searchItems(
+    name: string,
+    limit: number,
+    signal?: AbortSignal,
+  ): Promise<{ records: CompanyRecord[]; skipped: number }> {
     const query = new URLSearchParams({ q: name, items_per_page: String(limit), start_index: '0' });
     const res = await this.get(`/search/companies?${query.toString()}`, signal);
     if (res.status === 404) return { records: [], skipped: 0 };
@@ -160,11 +164,22 @@ export class CompaniesHouseClient {
     if (res.status === 404) throw new CompanyNotFoundError(REGISTRY, number);
     const profile = parseJson<ChProfile>(res);
     return {
-      ...baseRecord(text(profile.company_number) ?? number, text(profile.company_name) ?? number, profile.company_status, profile.type, new Date().toISOString(), 1.0),
+      ...baseRecord(
+        text(profile.company_number) ?? number,
+        text(profile.company_name) ?? number,
+        profile.company_status,
+        profile.type,
+        new Date().toISOString(),
+        1.0,
+      ),
       incorporation_date: profile.date_of_creation ?? null,
       dissolution_date: profile.date_of_cessation ?? null,
       address: parsedAddress(profile.registered_office_address ?? {}),
-      industry: { sic_codes: Array.isArray(profile.sic_codes) ? profile.sic_codes.filter((c) => typeof c === 'string') : [], nace_codes: [], description: null },
+      industry: {
+        sic_codes: Array.isArray(profile.sic_codes) ? profile.sic_codes.filter((c) => typeof c === 'string') : [],
+        nace_codes: [],
+        description: null,
+      },
     };
   }
 
@@ -183,7 +198,11 @@ export class CompaniesHouseClient {
   private async get(path: string, signal?: AbortSignal): Promise<OutboundResponse> {
     let res: OutboundResponse;
     try {
-      res = await this.http.fetch(`${this.baseUrl}${path}`, { headers: { authorization: this.authorization, accept: 'application/json' }, signal, provider: 'companies_house' });
+      res = await this.http.fetch(`${this.baseUrl}${path}`, {
+        headers: { authorization: this.authorization, accept: 'application/json' },
+        signal,
+        provider: 'companies_house',
+      });
     } catch (err) {
       // The caller's abort (Temporal cancellation) and the SSRF guard's refusal are not outages.
       if (signal?.aborted || !(err instanceof OutboundError) || err.kind === 'blocked') throw err;
@@ -238,7 +257,10 @@ export function text(value: unknown): string | null {
  * parts go: real values read "74 , Lairgate" and "Flat 5, , Treloar House".
  */
 function joinParts(parts: (string | null | undefined)[] | undefined): string | null {
-  const kept = (parts ?? []).flatMap((p) => (typeof p === 'string' ? p.split(',') : [])).map(text).filter((p): p is string => p !== null);
+  const kept = (parts ?? [])
+    .flatMap((p) => (typeof p === 'string' ? p.split(',') : []))
+    .map(text)
+    .filter((p): p is string => p !== null);
   return kept.length ? kept.join(', ') : null;
 }
 
@@ -331,7 +353,11 @@ function levenshtein(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
     for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      cur[j] = Math.min(
+        (prev[j] ?? 0) + 1,
+        (cur[j - 1] ?? 0) + 1,
+        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
     }
     prev = cur;
   }

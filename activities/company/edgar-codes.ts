@@ -8,7 +8,9 @@
  * Each entry: [ISO 3166-1 alpha-2 or null, region within it or null, EDGAR's description].
  * Netherlands Antilles (P8) has no ISO 3166-1 code since it was dissolved in 2010: null.
  */
-export const EDGAR_LOCATIONS: Readonly<Record<string, readonly [iso: string | null, region: string | null, description: string]>> = {
+export const EDGAR_LOCATIONS: Readonly<
+  Record<string, readonly [iso: string | null, region: string | null, description: string]>
+> = {
   AL: ['US', 'AL', 'Alabama'],
   AK: ['US', 'AK', 'Alaska'],
   AZ: ['US', 'AZ', 'Arizona'],
@@ -205,16 +207,16 @@ export const EDGAR_LOCATIONS: Readonly<Record<string, readonly [iso: string | nu
   L2: ['IE', null, 'Ireland'],
   L3: ['IL', null, 'Israel'],
   L6: ['IT', null, 'Italy'],
-  L7: ['CI', null, 'Cote D\'ivoire'],
+  L7: ['CI', null, "Cote D'ivoire"],
   L8: ['JM', null, 'Jamaica'],
   L9: ['SJ', null, 'Svalbard and Jan Mayen'],
   M0: ['JP', null, 'Japan'],
   M2: ['JO', null, 'Jordan'],
   M3: ['KE', null, 'Kenya'],
-  M4: ['KP', null, 'Korea, Democratic People\'s Republic of'],
+  M4: ['KP', null, "Korea, Democratic People's Republic of"],
   M5: ['KR', null, 'Korea, Republic of'],
   M6: ['KW', null, 'Kuwait'],
-  M7: ['LA', null, 'Lao People\'s Democratic Republic'],
+  M7: ['LA', null, "Lao People's Democratic Republic"],
   M8: ['LB', null, 'Lebanon'],
   M9: ['LS', null, 'Lesotho'],
   N0: ['LR', null, 'Liberia'],

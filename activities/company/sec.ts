@@ -145,7 +145,11 @@ export class SecClient {
   }
 
   /** The index entries behind `search`, with their tickers and exchanges, and the similarity score. */
-  async searchIndex(name: string, limit: number, signal?: AbortSignal): Promise<{ entry: SecIndexEntry; score: number }[]> {
+  async searchIndex(
+    name: string,
+    limit: number,
+    signal?: AbortSignal,
+  ): Promise<{ entry: SecIndexEntry; score: number }[]> {
     const entries = await this.tickerIndex(signal);
     return entries
       .map((entry) => ({ entry, score: nameSimilarity(name, entry.name) }))
@@ -194,7 +198,8 @@ export class SecClient {
     const fields = file.fields ?? ['cik', 'name', 'ticker', 'exchange'];
     const at = (name: string) => fields.indexOf(name);
     const [iCik, iName, iTicker, iExchange] = [at('cik'), at('name'), at('ticker'), at('exchange')];
-    if (iCik < 0 || iName < 0 || !Array.isArray(file.data)) throw new RegistryUnavailableError(REGISTRY, 'unreadable ticker index');
+    if (iCik < 0 || iName < 0 || !Array.isArray(file.data))
+      throw new RegistryUnavailableError(REGISTRY, 'unreadable ticker index');
     const byCik = new Map<string, SecIndexEntry>();
     for (const row of file.data) {
       const rawCik = row[iCik];
@@ -209,7 +214,8 @@ export class SecClient {
       const ticker = row[iTicker];
       const exchange = row[iExchange];
       if (typeof ticker === 'string' && ticker && !entry.tickers.includes(ticker)) entry.tickers.push(ticker);
-      if (typeof exchange === 'string' && exchange && !entry.exchanges.includes(exchange)) entry.exchanges.push(exchange);
+      if (typeof exchange === 'string' && exchange && !entry.exchanges.includes(exchange))
+        entry.exchanges.push(exchange);
     }
     return [...byCik.values()];
   }
@@ -218,7 +224,12 @@ export class SecClient {
   private async get(url: string, signal?: AbortSignal): Promise<OutboundResponse> {
     let res: OutboundResponse;
     try {
-      res = await this.http.fetch(url, { headers: { 'user-agent': this.userAgent, accept: 'application/json' }, signal, maxBytes: MAX_BYTES, provider: 'sec' });
+      res = await this.http.fetch(url, {
+        headers: { 'user-agent': this.userAgent, accept: 'application/json' },
+        signal,
+        maxBytes: MAX_BYTES,
+        provider: 'sec',
+      });
     } catch (err) {
       // The caller's abort (Temporal cancellation) and the SSRF guard's refusal are not outages.
       if (signal?.aborted || !(err instanceof OutboundError) || err.kind === 'blocked') throw err;
@@ -274,7 +285,9 @@ function isForeign(a: SecAddress): boolean {
 
 /** EDGAR's descriptions by lower-case name ("germany" -> DE), for addresses that carry only the description. */
 const EDGAR_BY_DESCRIPTION = new Map(
-  Object.values(EDGAR_LOCATIONS).flatMap(([iso, , description]) => (iso ? [[description.trim().toLowerCase(), iso] as const] : [])),
+  Object.values(EDGAR_LOCATIONS).flatMap(([iso, , description]) =>
+    iso ? [[description.trim().toLowerCase(), iso] as const] : [],
+  ),
 );
 
 /** The ISO 3166-1 alpha-2 country and region of an EDGAR state or country code ("2M" -> DE, "A6" -> CA/ON, "TX" -> US/TX). */
@@ -314,7 +327,8 @@ function toAddress(a: SecAddress): CompanyAddress {
     region: (foreign ? a.foreignStateTerritory : null) ?? location?.region ?? null,
     postal_code: a.zipCode ?? null,
     // Free text as EDGAR gives it ("Netherlands", "Germany"), as for the other registries; ISO in country_code.
-    country: a.country ?? (foreign || (iso && iso !== 'US') ? (a.stateOrCountryDescription ?? iso ?? null) : (iso ?? 'US')),
+    country:
+      a.country ?? (foreign || (iso && iso !== 'US') ? (a.stateOrCountryDescription ?? iso ?? null) : (iso ?? 'US')),
   };
 }
 

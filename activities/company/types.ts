@@ -42,7 +42,13 @@ export interface CompanyMetadata {
 
 /** Metadata of a record just read from its registry (the cache layer marks cached ones). */
 export function liveMetadata(retrievedAt: string, confidence: number): CompanyMetadata {
-  return { cached: false, retrieved_at: retrievedAt, data_freshness: 'live', confidence_score: confidence, cache_expires_at: null };
+  return {
+    cached: false,
+    retrieved_at: retrievedAt,
+    data_freshness: 'live',
+    confidence_score: confidence,
+    cache_expires_at: null,
+  };
 }
 
 export interface CompanyRecord {

@@ -102,10 +102,18 @@ export class ViesClient {
       body = undefined;
     }
     // VIES reports failures in the body, sometimes with HTTP 200: read it before the status.
-    const error = body?.errorWrappers?.[0]?.error ?? (body?.actionSucceed === false ? 'UNKNOWN_ERROR' : undefined) ?? userErrorFailure(body?.userError);
+    const error =
+      body?.errorWrappers?.[0]?.error ??
+      (body?.actionSucceed === false ? 'UNKNOWN_ERROR' : undefined) ??
+      userErrorFailure(body?.userError);
     if (error) {
       if (TRANSIENT.has(error)) return { transient: error };
-      if (error === 'INVALID_INPUT') throw new InvalidInputError(REGISTRY, input, `${countryCode}${number} is not a well-formed VAT number (INVALID_INPUT)`);
+      if (error === 'INVALID_INPUT')
+        throw new InvalidInputError(
+          REGISTRY,
+          input,
+          `${countryCode}${number} is not a well-formed VAT number (INVALID_INPUT)`,
+        );
       const message = body?.errorWrappers?.[0]?.message;
       throw new RegistryUnavailableError(REGISTRY, message ? `${error}: ${message}` : error);
     }

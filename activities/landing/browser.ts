@@ -5,7 +5,13 @@ import { OutboundError, ResponseTooLargeError, type OutboundClient, REDIRECT_STA
 import { TIMER_WATCH } from './in-page';
 
 // Hop-by-hop and body-framing headers: the OutboundClient has already decoded and de-chunked the body.
-const DROP_RESPONSE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+const DROP_RESPONSE_HEADERS = new Set([
+  'content-encoding',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+]);
 const DROP_REQUEST_HEADERS = new Set(['host', 'content-length', 'connection', 'accept-encoding']);
 
 export interface CachedResponse {
@@ -56,7 +62,12 @@ export interface CaptureSession {
  * Every request passes the route, so this is Playwright's "networkidle" with a window of our choosing.
  * It wakes when the last request ends and when the quiet time is up, not on a polling tick.
  */
-export async function networkQuiet(session: CaptureSession, quietMs: number, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+export async function networkQuiet(
+  session: CaptureSession,
+  quietMs: number,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<boolean> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     signal.throwIfAborted();
@@ -117,7 +128,8 @@ interface Spare {
   ready: Promise<Prepared>;
 }
 
-const spareKey = (userAgent: string, viewport: { width: number; height: number }) => `${viewport.width}x${viewport.height} ${userAgent}`;
+const spareKey = (userAgent: string, viewport: { width: number; height: number }) =>
+  `${viewport.width}x${viewport.height} ${userAgent}`;
 
 /**
  * The worker's Chromium for landing captures: launched on first use and shared by the captures
@@ -149,13 +161,18 @@ export class LandingBrowser {
     if (!this.browser) {
       const base = launchOptions(this.chromiumPath);
       const launching = import('playwright-core').then(({ chromium }) =>
-        chromium.launch({ ...base, args: [...(base.args ?? []), '--proxy-bypass-list=<-loopback>'], proxy: { server: 'http://127.0.0.1:9' } }),
+        chromium.launch({
+          ...base,
+          args: [...(base.args ?? []), '--proxy-bypass-list=<-loopback>'],
+          proxy: { server: 'http://127.0.0.1:9' },
+        }),
       );
       this.browser = launching;
       launching.then(
-        (b) => b.on('disconnected', () => {
-          if (this.browser === launching) this.browser = undefined;
-        }),
+        (b) =>
+          b.on('disconnected', () => {
+            if (this.browser === launching) this.browser = undefined;
+          }),
         () => {
           if (this.browser === launching) this.browser = undefined;
         },
@@ -165,7 +182,11 @@ export class LandingBrowser {
   }
 
   /** A new context with its routes set; closed again if that fails. */
-  private async prepare(browser: Browser, userAgent: string, viewport: { width: number; height: number }): Promise<Prepared> {
+  private async prepare(
+    browser: Browser,
+    userAgent: string,
+    viewport: { width: number; height: number },
+  ): Promise<Prepared> {
     const context = await browser.newContext({ userAgent, viewport, serviceWorkers: 'block', acceptDownloads: false });
     let handler: ((route: Route) => Promise<void>) | undefined;
     try {
@@ -221,7 +242,9 @@ export class LandingBrowser {
     let page: Page;
     try {
       const browser = await this.launch();
-      prepared = (await this.takeSpare(browser, spareKey(options.userAgent, options.viewport))) ?? (await this.prepare(browser, options.userAgent, options.viewport));
+      prepared =
+        (await this.takeSpare(browser, spareKey(options.userAgent, options.viewport))) ??
+        (await this.prepare(browser, options.userAgent, options.viewport));
       page = prepared.page;
     } catch (err) {
       this.release();
@@ -242,7 +265,8 @@ export class LandingBrowser {
     let fetching = 0;
     const queue: (() => void)[] = [];
     const slot = async (): Promise<void> => {
-      while (fetching >= options.maxConcurrent && !fetchSignal.aborted) await new Promise<void>((resolve) => queue.push(resolve));
+      while (fetching >= options.maxConcurrent && !fetchSignal.aborted)
+        await new Promise<void>((resolve) => queue.push(resolve));
       fetching += 1;
     };
     const freeSlot = () => {
@@ -284,7 +308,8 @@ export class LandingBrowser {
         return activity.promise;
       },
       prepareNext: () => {
-        if (!closed && prepared.browser.isConnected() && this.browser) this.refill(prepared.browser, options.userAgent, options.viewport);
+        if (!closed && prepared.browser.isConnected() && this.browser)
+          this.refill(prepared.browser, options.userAgent, options.viewport);
       },
       close: async () => {
         if (closed) return;
@@ -334,7 +359,11 @@ export class LandingBrowser {
         await route.abort('failed').catch(() => undefined);
         return;
       }
-      const headers = Object.fromEntries(Object.entries(await request.allHeaders()).filter(([k]) => !DROP_REQUEST_HEADERS.has(k.toLowerCase()) && !k.startsWith(':')));
+      const headers = Object.fromEntries(
+        Object.entries(await request.allHeaders()).filter(
+          ([k]) => !DROP_REQUEST_HEADERS.has(k.toLowerCase()) && !k.startsWith(':'),
+        ),
+      );
       // What is left of the capture's bytes bounds this read too (several running at once may each
       // read up to it: the overshoot is at most maxConcurrent - 1 times what was left).
       const maxBytes = Math.min(options.maxResourceBytes, left);
@@ -355,14 +384,26 @@ export class LandingBrowser {
           // The hop becomes a navigation of its own, so it comes back through this route (and the guard).
           const next = new URL(location, request.url()).href;
           session.stubs.add(request.url());
-          await route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: `<!doctype html><meta name="robots" content="noindex"><script>location.replace(${JSON.stringify(next)})</script>` });
+          await route.fulfill({
+            status: 200,
+            contentType: 'text/html; charset=utf-8',
+            body: `<!doctype html><meta name="robots" content="noindex"><script>location.replace(${JSON.stringify(next)})</script>`,
+          });
           return;
         }
         if (request.method() === 'GET' && res.status < 300 && cached + res.body.length <= options.cacheBytes) {
           cached += res.body.length;
-          session.responses.set(request.url(), { status: res.status, contentType: res.headers['content-type'] ?? '', body: res.body });
+          session.responses.set(request.url(), {
+            status: res.status,
+            contentType: res.headers['content-type'] ?? '',
+            body: res.body,
+          });
         }
-        await route.fulfill({ status: res.status, headers: Object.fromEntries(Object.entries(res.headers).filter(([k]) => !DROP_RESPONSE_HEADERS.has(k))), body: res.body });
+        await route.fulfill({
+          status: res.status,
+          headers: Object.fromEntries(Object.entries(res.headers).filter(([k]) => !DROP_RESPONSE_HEADERS.has(k))),
+          body: res.body,
+        });
       } catch (err) {
         // Cut off at what was left of the capture's bytes, not at the resource limit: the capture's limit.
         if (err instanceof ResponseTooLargeError && maxBytes < options.maxResourceBytes) {

@@ -7,9 +7,11 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { CachedResponse } from './browser';
 import { BundleTooLargeError, bundleHtml, plainSnapshot } from './bundle';
 
-export type BundleJob = { kind: 'bundle'; html: string; baseUrl: string; maxBytes: number } | { kind: 'plain'; html: string };
+export type BundleJob =
+  { kind: 'bundle'; html: string; baseUrl: string; maxBytes: number } | { kind: 'plain'; html: string };
 /** Thread to parent. */
-export type BundleMessage = { load: number; url: string } | { html: string; missing: string[] } | { tooLarge: number } | { failed: string };
+export type BundleMessage =
+  { load: number; url: string } | { html: string; missing: string[] } | { tooLarge: number } | { failed: string };
 /** Parent to thread: the answer to a `load`. */
 export type LoadAnswer = { loaded: number; res: { status: number; contentType: string; body: Uint8Array } | null };
 

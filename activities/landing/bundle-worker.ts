@@ -15,9 +15,20 @@ export const BUNDLE_IN_THREAD_BYTES = 512 * 1024;
  * bundleHtml, off the event loop for a large page: the thread asks for each resource by URL and
  * `cached` or `load` answers it here. A cancel (`signal`) terminates the thread at once.
  */
-export function bundleOffLoop(html: string, baseUrl: string, cached: Map<string, CachedResponse>, load: ResourceLoader, maxBytes: number, signal: AbortSignal): Promise<BundleOutcome> {
+export function bundleOffLoop(
+  html: string,
+  baseUrl: string,
+  cached: Map<string, CachedResponse>,
+  load: ResourceLoader,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<BundleOutcome> {
   if (Buffer.byteLength(html) <= BUNDLE_IN_THREAD_BYTES) return bundleHtml(html, baseUrl, cached, load, maxBytes);
-  return inThread({ kind: 'bundle', html, baseUrl, maxBytes }, async (url) => cached.get(url) ?? (await load(url)), signal);
+  return inThread(
+    { kind: 'bundle', html, baseUrl, maxBytes },
+    async (url) => cached.get(url) ?? (await load(url)),
+    signal,
+  );
 }
 
 /** plainSnapshot, off the event loop for a large page. */

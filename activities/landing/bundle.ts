@@ -35,7 +35,10 @@ const cssUrlOf = (m: RegExpMatchArray) => m[1] ?? m[2] ?? m[3];
 function scriptAttribute(name: string, value: string): boolean {
   let start = 0;
   while (start < value.length && value.charCodeAt(start) <= 0x20) start += 1;
-  const url = value.slice(start).replace(/[\t\n\r]/g, '').toLowerCase();
+  const url = value
+    .slice(start)
+    .replace(/[\t\n\r]/g, '')
+    .toLowerCase();
   if (/^(javascript|vbscript):/.test(url)) return true;
   return /^(href|xlink:href|action|formaction)$/i.test(name) && url.startsWith('data:');
 }
@@ -57,7 +60,8 @@ const CSS_IMPORT = /@import\s+(?:url\(\s*)?(['"]?)([^'")\s;]+)\1[^;@]*;/g;
  * What no stored capture keeps, bundled or not: scripts and what embeds or loads other documents
  * (iframe srcdoc runs script of its own), resource hints to other hosts, meta refresh and base.
  */
-const REMOVED = 'script, noscript, iframe, frame, frameset, object, embed, noembed, noframes, xmp, plaintext, link[rel~="preload"], link[rel~="modulepreload"], link[rel~="prefetch"], link[rel~="preconnect"], link[rel~="dns-prefetch"], meta[http-equiv="refresh" i], base';
+const REMOVED =
+  'script, noscript, iframe, frame, frameset, object, embed, noembed, noframes, xmp, plaintext, link[rel~="preload"], link[rel~="modulepreload"], link[rel~="prefetch"], link[rel~="preconnect"], link[rel~="dns-prefetch"], meta[http-equiv="refresh" i], base';
 
 /**
  * What is taken away before a stored document is written, for every stored document: REMOVED,
@@ -103,7 +107,13 @@ function serialize($: CheerioAPI): string {
  * and preloads removed, links absolute. Resources come from what the page loaded (`cached`), else
  * from `load`. Past `maxBytes` of inlined data the remaining resources stay absolute links.
  */
-export async function bundleHtml(html: string, baseUrl: string, cached: Map<string, CachedResponse>, load_: ResourceLoader, maxBytes: number): Promise<BundleOutcome> {
+export async function bundleHtml(
+  html: string,
+  baseUrl: string,
+  cached: Map<string, CachedResponse>,
+  load_: ResourceLoader,
+  maxBytes: number,
+): Promise<BundleOutcome> {
   // A page over the limit on its own is not parsed at all.
   if (Buffer.byteLength(html) > maxBytes) throw new BundleTooLargeError(maxBytes);
   const $ = parseHtml(html);
@@ -212,7 +222,8 @@ export async function bundleHtml(html: string, baseUrl: string, cached: Map<stri
     if (url) $(el).attr('src', url);
   }
   const head = $('head');
-  if (head.length) head.prepend(`<meta name="leadjobs-captured-from" content="${$('<i></i>').text(baseUrl).html() ?? ''}">`);
+  if (head.length)
+    head.prepend(`<meta name="leadjobs-captured-from" content="${$('<i></i>').text(baseUrl).html() ?? ''}">`);
   inert($);
   const out = serialize($);
   // The budget is counted as the bundle grows; this is the guarantee.

@@ -1,6 +1,11 @@
 import type { Page } from 'playwright-core';
 import { z } from 'zod';
-import { captureViewPath, type CrawlLandingPayload, type CrawlLandingResult, type LandingError } from '../../jobs/crawl-landing';
+import {
+  captureViewPath,
+  type CrawlLandingPayload,
+  type CrawlLandingResult,
+  type LandingError,
+} from '../../jobs/crawl-landing';
 import type { OutboundClient } from '../../lib/outbound';
 import type { Storage } from '../../lib/storage';
 import { withTimeout } from '../../lib/timeout';
@@ -9,7 +14,18 @@ import { networkQuiet, wakeAt, type CachedResponse, type CaptureSession, type La
 import { BundleTooLargeError } from './bundle';
 import { bundleOffLoop, plainSnapshotOffLoop } from './bundle-worker';
 import { foldOf } from './fold';
-import { ACCEPT_TEXTS, CONSENT_SELECTORS, DISMISS_CONSENT, HOP_HINTS, MAIN_THREAD_IDLE, READ_PAGE, SCROLL_FOR_LAZY, SNAPSHOT_HTML, TIMERS_DUE, type PageReading } from './in-page';
+import {
+  ACCEPT_TEXTS,
+  CONSENT_SELECTORS,
+  DISMISS_CONSENT,
+  HOP_HINTS,
+  MAIN_THREAD_IDLE,
+  READ_PAGE,
+  SCROLL_FOR_LAZY,
+  SNAPSHOT_HTML,
+  TIMERS_DUE,
+  type PageReading,
+} from './in-page';
 
 /** Spec §8 / issue 13: no capture drives Chromium longer than this, whatever the payload says. */
 export const CAPTURE_CEILING_MS = 90_000;
@@ -74,7 +90,9 @@ export interface CaptureInput {
 const llmContent = z.object({
   headline: z.string().nullable(),
   subheadline: z.string().nullable(),
-  cta_primary: z.object({ text: z.string().nullable(), url: z.string().nullable(), style: z.string().nullable() }).nullable(),
+  cta_primary: z
+    .object({ text: z.string().nullable(), url: z.string().nullable(), style: z.string().nullable() })
+    .nullable(),
   value_propositions: z.array(z.string()),
   testimonials: z.array(z.object({ quote: z.string(), author: z.string().nullable(), title: z.string().nullable() })),
   trust_signals: z.array(z.string()),
@@ -111,12 +129,18 @@ export async function captureLanding(deps: CaptureDeps, input: CaptureInput): Pr
   } catch (e) {
     // Whatever the ceiling cut short (a pending Playwright call rejects as the context closes): one
     // error that says so, which a retry would only repeat. A cancel stays a cancel.
-    if (ceiling.aborted && !input.signal.aborted) throw new LandingCeilingError(`the capture took longer than ${ceilingMs / 1000} s and was stopped`);
+    if (ceiling.aborted && !input.signal.aborted)
+      throw new LandingCeilingError(`the capture took longer than ${ceilingMs / 1000} s and was stopped`);
     throw e;
   }
 }
 
-async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSignal, ceilingMs: number): Promise<CrawlLandingResult> {
+async function capture(
+  deps: CaptureDeps,
+  input: CaptureInput,
+  ceiling: AbortSignal,
+  ceilingMs: number,
+): Promise<CrawlLandingResult> {
   const started = Date.now();
   const { payload } = input;
   const opts = payload.options;
@@ -147,7 +171,12 @@ async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSig
   // Each file goes up as soon as it is ready, while the capture goes on; a failure is kept per file
   // and listed in the files' order at the end. The keys are the job's, so a retry overwrites them.
   const storageErrors = new Map<string, string>();
-  const store = async (file: string, body: Buffer | string | null, type: string, headers?: Record<string, string>): Promise<string | null> => {
+  const store = async (
+    file: string,
+    body: Buffer | string | null,
+    type: string,
+    headers?: Record<string, string>,
+  ): Promise<string | null> => {
     // Nothing goes up once the capture is stopped: a cancel's bundle, cut short, still resolves.
     if (body === null || signal.aborted) return null;
     try {
@@ -203,10 +232,12 @@ async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSig
         signal.throwIfAborted();
         const shootFold = async () => {
           step('screenshot fold');
-          const fold = await page.screenshot({ type: 'png', timeout: STEP_TIMEOUT_MS, animations: 'disabled' }).catch((e: unknown) => {
-            err('screenshot_fold', `fold screenshot failed: ${message(e)}`);
-            return null;
-          });
+          const fold = await page
+            .screenshot({ type: 'png', timeout: STEP_TIMEOUT_MS, animations: 'disabled' })
+            .catch((e: unknown) => {
+              err('screenshot_fold', `fold screenshot failed: ${message(e)}`);
+              return null;
+            });
           foldStored = store('fold.png', fold, 'image/png');
         };
         // With the full page asked for too, the fold is cut from its screenshot (fold.ts): one
@@ -227,28 +258,42 @@ async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSig
         // is built from that HTML (in Node) while Chromium takes the screenshots.
         if (payload.options.extract_content) {
           step('reading the page');
-          reading = await withTimeout(page.evaluate<PageReading>(`${READ_PAGE}()`), STEP_TIMEOUT_MS, 'reading the page').catch((e: unknown) => {
+          reading = await withTimeout(
+            page.evaluate<PageReading>(`${READ_PAGE}()`),
+            STEP_TIMEOUT_MS,
+            'reading the page',
+          ).catch((e: unknown) => {
             err('extraction', `reading the page failed: ${message(e)}`);
             return null;
           });
         }
         if (opts.capture_html_bundle) {
           step('bundling html');
-          const rendered = await withTimeout(page.evaluate<string>(`${SNAPSHOT_HTML}()`), STEP_TIMEOUT_MS, 'reading the HTML').catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+          const rendered = await withTimeout(
+            page.evaluate<string>(`${SNAPSHOT_HTML}()`),
+            STEP_TIMEOUT_MS,
+            'reading the HTML',
+          ).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
           // The media origin never renders it (issue 38 item 5): the bucket's copy is a download, and
           // html_bundle_url is the API's sandboxed rendering of it (api/routes/captures.ts).
           htmlStored = buildBundle(rendered, session, deps, finalUrl, signal, err)
-            .then((html) => store('page.html', html, 'text/html; charset=utf-8', { 'Content-Disposition': 'attachment; filename="page.html"' }))
+            .then((html) =>
+              store('page.html', html, 'text/html; charset=utf-8', {
+                'Content-Disposition': 'attachment; filename="page.html"',
+              }),
+            )
             .then((url) => (url ? `${deps.apiBaseUrl}${captureViewPath(input.clientId, input.jobId)}` : null));
           // Awaited below; on a cancel nobody awaits it.
           htmlStored.catch(() => undefined);
         }
         if (opts.capture_full_page) {
           step('screenshot full page');
-          const full = await page.screenshot({ type: 'png', fullPage: true, timeout: STEP_TIMEOUT_MS, animations: 'disabled' }).catch((e: unknown) => {
-            err('screenshot_full', `full-page screenshot failed: ${message(e)}`);
-            return null;
-          });
+          const full = await page
+            .screenshot({ type: 'png', fullPage: true, timeout: STEP_TIMEOUT_MS, animations: 'disabled' })
+            .catch((e: unknown) => {
+              err('screenshot_full', `full-page screenshot failed: ${message(e)}`);
+              return null;
+            });
           fullStored = store('full.png', full, 'image/png');
           if (foldFromFull && full) {
             foldStored = foldOf(full, opts.viewport).then(
@@ -272,7 +317,8 @@ async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSig
     signal.throwIfAborted();
 
     step('storing files');
-    const extracting = opts.extract_content && reading ? extract(deps.llm, input.clientId, reading, signal, err) : Promise.resolve(null);
+    const extracting =
+      opts.extract_content && reading ? extract(deps.llm, input.clientId, reading, signal, err) : Promise.resolve(null);
     stored = await Promise.all([foldStored, fullStored, htmlStored, extracting]);
     // A cancel while the last files went up (the bundle's fetches end with it, and resolve).
     signal.throwIfAborted();
@@ -283,7 +329,10 @@ async function capture(deps: CaptureDeps, input: CaptureInput, ceiling: AbortSig
   }
   const [foldUrl, fullUrl, htmlUrl, extracted] = stored;
   if (session.byteLimitHit) {
-    err('navigation', `the page asked for more than LANDING_MAX_CAPTURE_BYTES (${deps.maxCaptureBytes} bytes) in all; later resources were not loaded (from ${session.byteLimitHit})`);
+    err(
+      'navigation',
+      `the page asked for more than LANDING_MAX_CAPTURE_BYTES (${deps.maxCaptureBytes} bytes) in all; later resources were not loaded (from ${session.byteLimitHit})`,
+    );
   }
   for (const file of FILES) {
     const failed = storageErrors.get(file);
@@ -320,7 +369,14 @@ function redirectChain(navigations: string[], finalUrl: string): string[] {
  * payload's timeout: a page that never finishes keeps what it loaded. Resolves whether the page
  * settled (loaded, then quiet with no hop to come); rejects only when nothing could be loaded at all.
  */
-async function navigate(page: Page, session: CaptureSession, url: string, deadline: Deadline, signal: AbortSignal, err: (stage: LandingError['stage'], e: string) => void): Promise<boolean> {
+async function navigate(
+  page: Page,
+  session: CaptureSession,
+  url: string,
+  deadline: Deadline,
+  signal: AbortSignal,
+  err: (stage: LandingError['stage'], e: string) => void,
+): Promise<boolean> {
   let navigations = 0;
   page.on('framenavigated', (frame) => {
     if (frame === page.mainFrame()) navigations += 1;
@@ -331,9 +387,12 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
   } catch (e) {
     loaded = false;
     if (session.navigations.length === 0 || (page.url() === 'about:blank' && !session.redirectLimitHit)) {
-      throw new LandingLoadError(session.navigationError ? session.navigationError.message : `could not load ${url}: ${firstLine(e)}`);
+      throw new LandingLoadError(
+        session.navigationError ? session.navigationError.message : `could not load ${url}: ${firstLine(e)}`,
+      );
     }
-    if (!session.redirectLimitHit) err('navigation', `the page did not finish loading within the timeout; kept what had loaded (${firstLine(e)})`);
+    if (!session.redirectLimitHit)
+      err('navigation', `the page did not finish loading within the timeout; kept what had loaded (${firstLine(e)})`);
   }
   // Settle: network idle (no request for NETWORK_QUIET_MS), then the page's timers due within
   // TIMER_HORIZON_MS and its main thread idle, with no main-frame navigation since the last load. A
@@ -375,7 +434,8 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
   // redirect stub, neither of which is the landing page, so the landing page could not be loaded.
   if (session.navigationError && !page.isClosed()) {
     const shown = page.url();
-    if (session.stubs.has(shown) || shown === 'about:blank' || shown.startsWith('chrome-error:')) throw new LandingLoadError(session.navigationError.message);
+    if (session.stubs.has(shown) || shown === 'about:blank' || shown.startsWith('chrome-error:'))
+      throw new LandingLoadError(session.navigationError.message);
     err('navigation', `a redirect was not followed: ${session.navigationError.message}`);
   }
   if (session.redirectLimitHit) {
@@ -383,7 +443,8 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
     // Stopped on a page of its own (a meta refresh or script hop): that page is kept. Stopped inside
     // an HTTP redirect chain: what shows is a redirect stub, not a page, so there is nothing to capture.
     const shown = page.isClosed() ? 'about:blank' : page.url();
-    if (session.stubs.has(shown) || shown === 'about:blank' || shown.startsWith('chrome-error:')) throw new LandingLoadError(stopped);
+    if (session.stubs.has(shown) || shown === 'about:blank' || shown.startsWith('chrome-error:'))
+      throw new LandingLoadError(stopped);
     err('navigation', stopped);
   }
   return settled;
@@ -395,9 +456,23 @@ async function navigate(page: Page, session: CaptureSession, url: string, deadli
  * busy machine can push past it. When the page has a meta refresh of up to META_REFRESH_MAX_S, wait
  * for its navigation to start; on a page that looks like an interstitial, up to SCRIPT_REDIRECT_WAIT_MS.
  */
-async function hopStarted(page: Page, session: CaptureSession, deadline: Deadline, signal: AbortSignal): Promise<boolean> {
-  const hints = await page.evaluate<{ refresh: number | null; scriptHop: boolean }>(`${TIMERS_DUE(TIMER_HORIZON_MS)}.then(() => ${MAIN_THREAD_IDLE(IDLE_WAIT_MS)}).then(() => ${HOP_HINTS})`).catch(() => ({ refresh: null, scriptHop: false }));
-  if (hints.refresh !== null && hints.refresh <= META_REFRESH_MAX_S && (await navigationWithin(session, Math.min(deadline.left(), hints.refresh * 1000 + 2000), signal))) return true;
+async function hopStarted(
+  page: Page,
+  session: CaptureSession,
+  deadline: Deadline,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const hints = await page
+    .evaluate<{ refresh: number | null; scriptHop: boolean }>(
+      `${TIMERS_DUE(TIMER_HORIZON_MS)}.then(() => ${MAIN_THREAD_IDLE(IDLE_WAIT_MS)}).then(() => ${HOP_HINTS})`,
+    )
+    .catch(() => ({ refresh: null, scriptHop: false }));
+  if (
+    hints.refresh !== null &&
+    hints.refresh <= META_REFRESH_MAX_S &&
+    (await navigationWithin(session, Math.min(deadline.left(), hints.refresh * 1000 + 2000), signal))
+  )
+    return true;
   return hints.scriptHop && navigationWithin(session, Math.min(deadline.left(), SCRIPT_REDIRECT_WAIT_MS), signal);
 }
 
@@ -428,7 +503,12 @@ const FILES = ['fold.png', 'full.png', 'page.html'];
  */
 async function discardFiles(deps: CaptureDeps, input: CaptureInput, uploads: Promise<unknown>[]): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([Promise.allSettled(uploads), new Promise<void>((r) => { timer = setTimeout(r, DISCARD_WAIT_MS); })]);
+  await Promise.race([
+    Promise.allSettled(uploads),
+    new Promise<void>((r) => {
+      timer = setTimeout(r, DISCARD_WAIT_MS);
+    }),
+  ]);
   clearTimeout(timer);
   const bucket = deps.storage.bucketFor(input.clientId);
   await Promise.allSettled(FILES.map((file) => deps.storage.remove(bucket, `landings/${input.jobId}/${file}`)));
@@ -450,7 +530,9 @@ async function dismissPopups(page: Page): Promise<void> {
   // Consent managers also live in iframes (Sourcepoint, TrustArc's second layer).
   if (!clicked) {
     for (const frame of page.frames().slice(1)) {
-      const inFrame = await withTimeout(frame.evaluate<string | null>(script), 3000, 'popup dismissal').catch(() => null);
+      const inFrame = await withTimeout(frame.evaluate<string | null>(script), 3000, 'popup dismissal').catch(
+        () => null,
+      );
       if (inFrame) break;
     }
   }
@@ -458,14 +540,27 @@ async function dismissPopups(page: Page): Promise<void> {
 
 /** Scrolls the page through and back to the top in one call (SCROLL_FOR_LAZY); returns the steps (0: the page fits its viewport). */
 async function scrollForLazyContent(page: Page): Promise<number> {
-  return withTimeout(page.evaluate<number>(`${SCROLL_FOR_LAZY}(${JSON.stringify({ maxSteps: MAX_SCROLL_STEPS, limitMs: SCROLL_LIMIT_MS })})`), SCROLL_LIMIT_MS + 3000, 'scrolling');
+  return withTimeout(
+    page.evaluate<number>(
+      `${SCROLL_FOR_LAZY}(${JSON.stringify({ maxSteps: MAX_SCROLL_STEPS, limitMs: SCROLL_LIMIT_MS })})`,
+    ),
+    SCROLL_LIMIT_MS + 3000,
+    'scrolling',
+  );
 }
 
 /**
  * The bundle from the rendered HTML (SNAPSHOT_HTML), or, when that could not be read (a crashed
  * renderer), a plain snapshot of the page's HTML as the server sent it.
  */
-async function buildBundle(rendered: string | Error, session: CaptureSession, deps: CaptureDeps, finalUrl: string, signal: AbortSignal, err: (stage: LandingError['stage'], e: string) => void): Promise<string | null> {
+async function buildBundle(
+  rendered: string | Error,
+  session: CaptureSession,
+  deps: CaptureDeps,
+  finalUrl: string,
+  signal: AbortSignal,
+  err: (stage: LandingError['stage'], e: string) => void,
+): Promise<string | null> {
   try {
     if (rendered instanceof Error) throw rendered;
     // What the page did not get (most of it comes from the session's cache) is fetched again within
@@ -479,12 +574,22 @@ async function buildBundle(rendered: string | Error, session: CaptureSession, de
         session.byteLimitHit ??= url;
         return null;
       }
-      const res = await deps.http.fetch(url, { signal: budget, maxBytes: Math.min(deps.maxResourceBytes, left), headers: { 'user-agent': deps.userAgent } }).catch(() => null);
+      const res = await deps.http
+        .fetch(url, {
+          signal: budget,
+          maxBytes: Math.min(deps.maxResourceBytes, left),
+          headers: { 'user-agent': deps.userAgent },
+        })
+        .catch(() => null);
       if (res) session.spend(res.body.length);
       return res ? { status: res.status, contentType: res.headers['content-type'] ?? '', body: res.body } : null;
     };
     const bundle = await bundleOffLoop(rendered, finalUrl, session.responses, load, deps.maxBundleBytes, signal);
-    if (bundle.missing.length) err('html_bundle', `html bundle: ${bundle.missing.length} resource(s) left as links: ${bundle.missing.slice(0, 5).join(', ')}`);
+    if (bundle.missing.length)
+      err(
+        'html_bundle',
+        `html bundle: ${bundle.missing.length} resource(s) left as links: ${bundle.missing.slice(0, 5).join(', ')}`,
+      );
     return bundle.html;
   } catch (e) {
     signal.throwIfAborted();
@@ -495,9 +600,13 @@ async function buildBundle(rendered: string | Error, session: CaptureSession, de
     }
     // The page's own HTML as the server sent it, when the rendered one is not readable (a crashed renderer).
     const source = typeof rendered === 'string' ? rendered : lastDocument(session, finalUrl);
-    const plain = source && Buffer.byteLength(source) <= deps.maxBundleBytes ? await plainSnapshotOffLoop(source, signal) : null;
+    const plain =
+      source && Buffer.byteLength(source) <= deps.maxBundleBytes ? await plainSnapshotOffLoop(source, signal) : null;
     const stored = plain && Buffer.byteLength(plain) <= deps.maxBundleBytes ? plain : null;
-    err('html_bundle', `html bundle failed (${message(e)}); ${stored ? 'stored a plain HTML snapshot' : source ? `no HTML stored: the page is larger than LANDING_MAX_BUNDLE_BYTES (${deps.maxBundleBytes} bytes)` : 'no HTML to store'}`);
+    err(
+      'html_bundle',
+      `html bundle failed (${message(e)}); ${stored ? 'stored a plain HTML snapshot' : source ? `no HTML stored: the page is larger than LANDING_MAX_BUNDLE_BYTES (${deps.maxBundleBytes} bytes)` : 'no HTML to store'}`,
+    );
     return stored;
   }
 }
@@ -510,7 +619,13 @@ function lastDocument(session: CaptureSession, finalUrl: string): string | null 
   return null;
 }
 
-async function extract(llm: LlmExtractor, clientId: string, r: PageReading, signal: AbortSignal, err: (stage: LandingError['stage'], e: string) => void): Promise<CrawlLandingResult['extracted']> {
+async function extract(
+  llm: LlmExtractor,
+  clientId: string,
+  r: PageReading,
+  signal: AbortSignal,
+  err: (stage: LandingError['stage'], e: string) => void,
+): Promise<CrawlLandingResult['extracted']> {
   const input = [
     `Title: ${r.title ?? ''}`,
     `Description: ${r.description ?? ''}`,
@@ -523,7 +638,14 @@ async function extract(llm: LlmExtractor, clientId: string, r: PageReading, sign
   ].join('\n');
   let outcome;
   try {
-    outcome = await llm.extractJson({ clientId, purpose: 'crawlLanding', instructions: INSTRUCTIONS, input, schema: llmContent, signal });
+    outcome = await llm.extractJson({
+      clientId,
+      purpose: 'crawlLanding',
+      instructions: INSTRUCTIONS,
+      input,
+      schema: llmContent,
+      signal,
+    });
   } catch (e) {
     signal.throwIfAborted();
     outcome = { ok: false as const, reason: message(e) };
@@ -539,7 +661,11 @@ async function extract(llm: LlmExtractor, clientId: string, r: PageReading, sign
     content: {
       headline: r.h1[0] ?? ai.headline,
       subheadline: r.h2[0] ?? ai.subheadline,
-      cta_primary: r.cta ?? (ai.cta_primary ? { text: ai.cta_primary.text ?? '', url: ai.cta_primary.url, style: ai.cta_primary.style } : null),
+      cta_primary:
+        r.cta ??
+        (ai.cta_primary
+          ? { text: ai.cta_primary.text ?? '', url: ai.cta_primary.url, style: ai.cta_primary.style }
+          : null),
       value_propositions: ai.value_propositions,
       testimonials: ai.testimonials,
       trust_signals: ai.trust_signals,

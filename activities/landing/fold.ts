@@ -11,5 +11,8 @@ import sharp from 'sharp';
 export async function foldOf(fullPng: Buffer, viewport: { width: number; height: number }): Promise<Buffer> {
   const image = sharp(fullPng);
   const { width = viewport.width, height = viewport.height } = await image.metadata();
-  return image.extract({ left: 0, top: 0, width: Math.min(width, viewport.width), height: Math.min(height, viewport.height) }).png().toBuffer();
+  return image
+    .extract({ left: 0, top: 0, width: Math.min(width, viewport.width), height: Math.min(height, viewport.height) })
+    .png()
+    .toBuffer();
 }

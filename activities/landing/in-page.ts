@@ -37,17 +37,67 @@ export const CONSENT_SELECTORS = [
  * "Accept only necessary" or a "Learn more about cookies" link is never clicked.
  */
 export const ACCEPT_TEXTS = [
-  'accept', 'accept all', 'accept all cookies', 'accept cookies', 'i accept', 'agree', 'i agree', 'agree and close', 'allow', 'allow all', 'allow all cookies', 'allow cookies', 'ok', 'got it', 'yes, i agree',
-  'akzeptieren', 'alle akzeptieren', 'alle cookies akzeptieren', 'zustimmen', 'allen zustimmen', 'einverstanden', 'alle zulassen', 'ich stimme zu',
-  'accepter', 'tout accepter', "j'accepte", 'accepter et fermer', "d'accord", 'autoriser tous les cookies',
-  'aceptar', 'aceptar todo', 'aceptar todas', 'aceptar cookies', 'acepto',
-  'accetta', 'accetta tutto', 'accetta tutti', 'accetto',
-  'aceitar', 'aceitar todos', 'aceito', 'concordo',
-  'accepteren', 'alles accepteren', 'akkoord', 'alle cookies toestaan',
-  'godkänn', 'godkänn alla', 'acceptera', 'acceptera alla',
-  'accepter alle', 'tillad alle', 'godta alle', 'godta',
-  'zaakceptuj', 'akceptuję', 'zgadzam się', 'akceptuj wszystkie',
-  'přijmout', 'přijmout vše', 'souhlasím',
+  'accept',
+  'accept all',
+  'accept all cookies',
+  'accept cookies',
+  'i accept',
+  'agree',
+  'i agree',
+  'agree and close',
+  'allow',
+  'allow all',
+  'allow all cookies',
+  'allow cookies',
+  'ok',
+  'got it',
+  'yes, i agree',
+  'akzeptieren',
+  'alle akzeptieren',
+  'alle cookies akzeptieren',
+  'zustimmen',
+  'allen zustimmen',
+  'einverstanden',
+  'alle zulassen',
+  'ich stimme zu',
+  'accepter',
+  'tout accepter',
+  "j'accepte",
+  'accepter et fermer',
+  "d'accord",
+  'autoriser tous les cookies',
+  'aceptar',
+  'aceptar todo',
+  'aceptar todas',
+  'aceptar cookies',
+  'acepto',
+  'accetta',
+  'accetta tutto',
+  'accetta tutti',
+  'accetto',
+  'aceitar',
+  'aceitar todos',
+  'aceito',
+  'concordo',
+  'accepteren',
+  'alles accepteren',
+  'akkoord',
+  'alle cookies toestaan',
+  'godkänn',
+  'godkänn alla',
+  'acceptera',
+  'acceptera alla',
+  'accepter alle',
+  'tillad alle',
+  'godta alle',
+  'godta',
+  'zaakceptuj',
+  'akceptuję',
+  'zgadzam się',
+  'akceptuj wszystkie',
+  'přijmout',
+  'přijmout vše',
+  'souhlasím',
 ];
 
 /**
@@ -112,7 +162,8 @@ export const SCRIPT_REDIRECT_LIKELY = `(() => {
  * after load, their tasks and a frame to render are done), at most `ms` later on a page that is never
  * idle. A script still busy when the network went quiet fires its requests before this resolves.
  */
-export const MAIN_THREAD_IDLE = (ms: number) => `new Promise((resolve) => typeof requestIdleCallback === 'function' ? requestIdleCallback(() => resolve(), { timeout: ${ms} }) : setTimeout(resolve, 0))`;
+export const MAIN_THREAD_IDLE = (ms: number) =>
+  `new Promise((resolve) => typeof requestIdleCallback === 'function' ? requestIdleCallback(() => resolve(), { timeout: ${ms} }) : setTimeout(resolve, 0))`;
 
 // The property of the page's window under which TIMER_WATCH leaves its wait (a symbol: no page
 // script reads it by chance, and it is not enumerable).
@@ -214,7 +265,8 @@ export const TIMER_WATCH = `(() => {
 })()`;
 
 /** Waits for the timers due within `ms` (TIMER_WATCH); on a page the watch is not in, `ms` whatever is due. */
-export const TIMERS_DUE = (ms: number) => `(typeof window[${TIMERS_KEY}] === 'function' ? window[${TIMERS_KEY}](${ms}) : new Promise((resolve) => setTimeout(resolve, ${ms})))`;
+export const TIMERS_DUE = (ms: number) =>
+  `(typeof window[${TIMERS_KEY}] === 'function' ? window[${TIMERS_KEY}](${ms}) : new Promise((resolve) => setTimeout(resolve, ${ms})))`;
 
 /** Both hints of a pending hop in one call: the meta refresh's delay and whether a script hop is likely. */
 export const HOP_HINTS = `({ refresh: ${META_REFRESH_DELAY}, scriptHop: ${SCRIPT_REDIRECT_LIKELY} })`;

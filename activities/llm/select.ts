@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { IntegrationRepository, spendBlocked, type IntegrationState, type UsageRecord } from '../../db/repositories/integrations';
+import {
+  IntegrationRepository,
+  spendBlocked,
+  type IntegrationState,
+  type UsageRecord,
+} from '../../db/repositories/integrations';
 import { callLlm, LlmError, type LlmUsage } from '../../lib/llm/call';
 import { CredentialCipher } from '../../lib/llm/cipher';
 import { costUsd, priceOf } from '../../lib/llm/prices';
@@ -30,11 +35,19 @@ export class IntegrationExtractor implements LlmExtractor {
 
   async extractJson<T>(request: ExtractRequest<T>): Promise<ExtractOutcome<T>> {
     const { repo } = this;
-    if (!repo) return { ok: false, reason: 'no usable LLM integration: INTEGRATIONS_ENCRYPTION_KEY is not configured on this worker' };
+    if (!repo)
+      return {
+        ok: false,
+        reason: 'no usable LLM integration: INTEGRATIONS_ENCRYPTION_KEY is not configured on this worker',
+      };
     const { config } = this.deps;
     const candidates = await repo.candidates(request.clientId);
-    if (candidates.length === 0) return { ok: false, reason: 'no usable LLM integration: the client has no active, healthy key' };
-    const jsonSchema = z.toJSONSchema(request.schema, { target: 'draft-7', unrepresentable: 'any' }) as Record<string, unknown>;
+    if (candidates.length === 0)
+      return { ok: false, reason: 'no usable LLM integration: the client has no active, healthy key' };
+    const jsonSchema = z.toJSONSchema(request.schema, { target: 'draft-7', unrepresentable: 'any' }) as Record<
+      string,
+      unknown
+    >;
     delete jsonSchema.$schema;
     const skipped: string[] = [];
     for (const key of candidates) {
@@ -69,13 +82,16 @@ export class IntegrationExtractor implements LlmExtractor {
         await repo.recordSuccess(key, usageRecord(answer));
         const parsed = request.schema.safeParse(answer.json);
         if (!parsed.success) {
-          skipped.push(`${name}: the answer did not match the schema (${parsed.error.issues[0]?.message ?? 'invalid'})`);
+          skipped.push(
+            `${name}: the answer did not match the schema (${parsed.error.issues[0]?.message ?? 'invalid'})`,
+          );
           continue;
         }
         return { ok: true, data: parsed.data, integrationId: key.id, provider: key.provider_name, model: answer.model };
       } catch (err) {
         if (request.signal?.aborted) throw request.signal.reason;
-        const e = err instanceof LlmError ? err : new LlmError('unavailable', err instanceof Error ? err.message : String(err));
+        const e =
+          err instanceof LlmError ? err : new LlmError('unavailable', err instanceof Error ? err.message : String(err));
         if (e.usage) await repo.recordUsage(key, usageRecord(e.usage));
         if (e.kind === 'rate_limited') {
           await repo.recordRateLimited(key.id, e.retryAfterSeconds ?? 60, e.message);

@@ -20,7 +20,13 @@ export interface ExtractRequest<T> {
 }
 
 export type ExtractOutcome<T> =
-  | { ok: true; data: T; /** The integration's id, as in the integrations API. */ integrationId: number; provider: string; model: string }
+  | {
+      ok: true;
+      data: T;
+      /** The integration's id, as in the integrations API. */ integrationId: number;
+      provider: string;
+      model: string;
+    }
   | { ok: false; reason: string };
 
 export interface LlmExtractor {

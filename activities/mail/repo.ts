@@ -9,7 +9,11 @@ export function mailRepository(deps: ActivityDeps): () => MailRepository {
   return () => {
     if (repo) return repo;
     const cipher = CredentialCipher.fromConfig(deps.config);
-    if (!cipher) throw ApplicationFailure.nonRetryable('INTEGRATIONS_ENCRYPTION_KEY is not set on the worker: mailbox passwords cannot be opened', 'MailNotConfigured');
+    if (!cipher)
+      throw ApplicationFailure.nonRetryable(
+        'INTEGRATIONS_ENCRYPTION_KEY is not set on the worker: mailbox passwords cannot be opened',
+        'MailNotConfigured',
+      );
     repo = new MailRepository(deps.db, cipher);
     return repo;
   };

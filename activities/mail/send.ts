@@ -4,7 +4,12 @@ import { MailServerError, mailServerError, resolveMailHost, smtpTransport } from
 import { AllowList } from '../../lib/outbound';
 import type { ActivityDeps } from '../deps';
 import { UnsubscribeRepository } from '../../db/repositories/unsubscribe';
-import { DEFAULT_LIST, listUnsubscribeHeaders, unsubscribeLinks, unsubscribedOf } from '../../lib/mail/list-unsubscribe';
+import {
+  DEFAULT_LIST,
+  listUnsubscribeHeaders,
+  unsubscribeLinks,
+  unsubscribedOf,
+} from '../../lib/mail/list-unsubscribe';
 import { mailRepository } from './repo';
 import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 
@@ -15,7 +20,9 @@ export interface MessageRef {
 }
 
 /** Every recipient once (To then Cc), lower-cased. */
-export const recipientsOf = (m: Pick<MessageRow, 'to_addresses' | 'cc_addresses'>): string[] => [...new Set([...m.to_addresses, ...(m.cc_addresses ?? [])].map((a) => a.toLowerCase()))];
+export const recipientsOf = (m: Pick<MessageRow, 'to_addresses' | 'cc_addresses'>): string[] => [
+  ...new Set([...m.to_addresses, ...(m.cc_addresses ?? [])].map((a) => a.toLowerCase())),
+];
 
 export function createDeliverActivities(deps: ActivityDeps) {
   const repo = mailRepository(deps);
@@ -39,7 +46,8 @@ export function createDeliverActivities(deps: ActivityDeps) {
     if (!message) throw ApplicationFailure.nonRetryable(`message ${input.messageId} no longer exists`, 'MessageGone');
     if (message.send_status === 'sent') return { sent: 0 };
     const mailbox = await repo().findMailbox(input.clientId, message.mailbox_id);
-    if (!mailbox) throw ApplicationFailure.nonRetryable(`mailbox ${message.mailbox_id} no longer exists`, 'MessageGone');
+    if (!mailbox)
+      throw ApplicationFailure.nonRetryable(`mailbox ${message.mailbox_id} no longer exists`, 'MessageGone');
     const { smtp } = repo().servers(mailbox);
     let pending = recipientsOf(message).filter((r) => !message.delivery[r]);
     const unsubscribed = new Set(await unsubscribedOf(preferences, message.client_id, pending, message.list));
@@ -60,7 +68,9 @@ export function createDeliverActivities(deps: ActivityDeps) {
       // nodemailer cannot abort a transaction in flight: a cancel stops waiting for it (its socket
       // ends by MAIL_TIMEOUT_MS at the latest) and throws CancelledFailure below.
       const cancelled = new Promise<never>((_, reject) => {
-        ctx.cancellationSignal.addEventListener('abort', () => reject(new CancelledFailure('delivery cancelled')), { once: true });
+        ctx.cancellationSignal.addEventListener('abort', () => reject(new CancelledFailure('delivery cancelled')), {
+          once: true,
+        });
       });
       cancelled.catch(() => undefined);
       // A cancel reaches a running activity only in the answer to a heartbeat: the timer keeps
@@ -76,20 +86,27 @@ export function createDeliverActivities(deps: ActivityDeps) {
           if (links) await preferences.register(message.client_id, recipient, message.list ?? DEFAULT_LIST);
           let info: { response: string };
           try {
-            info = await Promise.race([cancelled, transport.sendMail({
-              from: { name: mailbox.display_name ?? '', address: mailbox.address },
-              to: message.to_addresses,
-              cc: message.cc_addresses ?? undefined,
-              subject: message.subject,
-              text: message.body_text,
-              html: message.body_html ?? undefined,
-              date: message.date,
-              messageId: message.message_id,
-              inReplyTo: message.in_reply_to ?? undefined,
-              references: message.references.length > 0 ? message.references : undefined,
-              headers: listUnsubscribeHeaders(links, { clientId: message.client_id, email: recipient, list: message.list }),
-              envelope: { from: mailbox.address, to: [recipient] },
-            })]);
+            info = await Promise.race([
+              cancelled,
+              transport.sendMail({
+                from: { name: mailbox.display_name ?? '', address: mailbox.address },
+                to: message.to_addresses,
+                cc: message.cc_addresses ?? undefined,
+                subject: message.subject,
+                text: message.body_text,
+                html: message.body_html ?? undefined,
+                date: message.date,
+                messageId: message.message_id,
+                inReplyTo: message.in_reply_to ?? undefined,
+                references: message.references.length > 0 ? message.references : undefined,
+                headers: listUnsubscribeHeaders(links, {
+                  clientId: message.client_id,
+                  email: recipient,
+                  list: message.list,
+                }),
+                envelope: { from: mailbox.address, to: [recipient] },
+              }),
+            ]);
           } catch (err) {
             throw asFailure(err, `SMTP to ${recipient}`);
           }
@@ -128,6 +145,10 @@ export function asFailure(err: unknown, what: string): ApplicationFailure {
   const code = (err as { responseCode?: number }).responseCode;
   if (e.kind === 'auth') return ApplicationFailure.nonRetryable(e.message, 'MailAuthFailed');
   if (e.kind === 'blocked') return ApplicationFailure.nonRetryable(e.message, 'MailBlocked');
-  if (typeof code === 'number' && code >= 500 && code < 600) return ApplicationFailure.nonRetryable(e.message, 'MailRejected');
-  return ApplicationFailure.retryable(e.message, err instanceof MailServerError ? `Mail_${err.kind}` : 'MailUnavailable');
+  if (typeof code === 'number' && code >= 500 && code < 600)
+    return ApplicationFailure.nonRetryable(e.message, 'MailRejected');
+  return ApplicationFailure.retryable(
+    e.message,
+    err instanceof MailServerError ? `Mail_${err.kind}` : 'MailUnavailable',
+  );
 }

@@ -59,11 +59,16 @@ export function createSyncActivities(deps: ActivityDeps) {
     }
   }
 
-  async function syncInbox(input: { clientId: string; mailboxId: number }, ctx: Context, progress: SyncProgress): Promise<SyncMailboxResult> {
+  async function syncInbox(
+    input: { clientId: string; mailboxId: number },
+    ctx: Context,
+    progress: SyncProgress,
+  ): Promise<SyncMailboxResult> {
     const mailbox = await repo().findMailbox(input.clientId, input.mailboxId);
     if (!mailbox) return { stored: 0, known: 0, skipped: 0, noImap: true };
     // A deactivated client's mailbox is not read (its schedule is paused too: workers/client-watch.ts).
-    if (!(await clients.findById(input.clientId))?.is_active) return { stored: 0, known: 0, skipped: 0, clientInactive: true };
+    if (!(await clients.findById(input.clientId))?.is_active)
+      return { stored: 0, known: 0, skipped: 0, clientInactive: true };
     const { imap } = repo().servers(mailbox);
     if (!imap) return { stored: 0, known: 0, skipped: 0, noImap: true };
     const result: SyncMailboxResult = { stored: 0, known: 0, skipped: 0 };
@@ -75,14 +80,17 @@ export function createSyncActivities(deps: ActivityDeps) {
       await repo().recordSync(mailbox.client_id, mailbox.id, { error: failure.message });
       throw failure;
     }
-    const position: InboxPosition = { uidValidity: mailbox.imap_uidvalidity, lastUid: mailbox.imap_uidvalidity !== null ? Number(mailbox.imap_last_uid) : 0 };
+    const position: InboxPosition = {
+      uidValidity: mailbox.imap_uidvalidity,
+      lastUid: mailbox.imap_uidvalidity !== null ? Number(mailbox.imap_last_uid) : 0,
+    };
     let client: ImapFlow | null = null;
     // Closing the socket is what stops a connect, a login or a fetch in progress.
     const onCancel = () => client?.close();
     ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
     try {
       // One session per pass: a download the client's limits refused closed the connection, and the next pass goes on past that message.
-      for (let more = true; more; ) {
+      for (let more = true; more;) {
         // A cancel that came during the DNS lookup or between sessions fired no listener: stop before connecting.
         ctx.cancellationSignal.throwIfAborted();
         const session = imapClient(imap, address, deps.config.MAIL_TIMEOUT_MS, deps.config.MAIL_MAX_MESSAGE_BYTES);
@@ -110,7 +118,15 @@ export function createSyncActivities(deps: ActivityDeps) {
    * position) after each. True when it ended at a message the client's size limits refused, which
    * is skipped: the connection is gone and the rest needs a new session.
    */
-  async function syncSession(client: ImapFlow, mailboxId: number, clientId: string, position: InboxPosition, result: SyncMailboxResult, ctx: Context, progress: SyncProgress): Promise<boolean> {
+  async function syncSession(
+    client: ImapFlow,
+    mailboxId: number,
+    clientId: string,
+    position: InboxPosition,
+    result: SyncMailboxResult,
+    ctx: Context,
+    progress: SyncProgress,
+  ): Promise<boolean> {
     let refused = false;
     client.on('error', (err: { code?: string }) => {
       if (err.code && IMAP_TOO_LARGE.has(err.code)) refused = true;
@@ -122,12 +138,18 @@ export function createSyncActivities(deps: ActivityDeps) {
       const opened = client.mailbox;
       const uidValidity = opened ? String(opened.uidValidity) : null;
       if (uidValidity !== position.uidValidity) {
-        await repo().recordSync(clientId, mailboxId, { uidvalidity: uidValidity ?? undefined, lastUid: 0, error: null });
+        await repo().recordSync(clientId, mailboxId, {
+          uidvalidity: uidValidity ?? undefined,
+          lastUid: 0,
+          error: null,
+        });
         Object.assign(position, { uidValidity, lastUid: 0 });
       }
       progress.step = 'listing';
       // Sizes first, so that an oversized message is never downloaded; `n:*` also returns the last message when it is below n.
-      const listed = (await client.fetchAll(`${position.lastUid + 1}:*`, { uid: true, size: true }, { uid: true })).filter((m) => m.uid > position.lastUid).sort((a, b) => a.uid - b.uid);
+      const listed = (await client.fetchAll(`${position.lastUid + 1}:*`, { uid: true, size: true }, { uid: true }))
+        .filter((m) => m.uid > position.lastUid)
+        .sort((a, b) => a.uid - b.uid);
       progress.step = 'fetching';
       for (const item of listed) {
         ctx.cancellationSignal.throwIfAborted();
@@ -141,15 +163,24 @@ export function createSyncActivities(deps: ActivityDeps) {
           } catch (err) {
             if (!refused) throw err;
             // The server sent more than MAIL_MAX_MESSAGE_BYTES whatever size it had listed: oversized.
-            deps.logger.warn({ mailboxId, uid: item.uid, listedSize: item.size }, 'IMAP message larger than listed, left on the server');
+            deps.logger.warn(
+              { mailboxId, uid: item.uid, listedSize: item.size },
+              'IMAP message larger than listed, left on the server',
+            );
             result.skipped += 1;
             await advance(clientId, mailboxId, position, item.uid);
             return true;
           }
           if (full && full.source) {
             try {
-              const parsed = await parseRawMessage(full.source, full.internalDate instanceof Date ? full.internalDate : new Date());
-              const { created } = await repo().insertMessage(clientId, mailboxId, parsed, { direction: 'inbound', folder: INBOX });
+              const parsed = await parseRawMessage(
+                full.source,
+                full.internalDate instanceof Date ? full.internalDate : new Date(),
+              );
+              const { created } = await repo().insertMessage(clientId, mailboxId, parsed, {
+                direction: 'inbound',
+                folder: INBOX,
+              });
               if (created) result.stored += 1;
               else result.known += 1;
             } catch (err) {

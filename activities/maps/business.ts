@@ -16,14 +16,19 @@ const region = (code: string | null | undefined): CountryCode | undefined => {
   return c && isSupportedCountry(c) ? c : undefined;
 };
 
-function phoneFields(raw: string | null, country: CountryCode | undefined): Pick<MapsBusiness, 'phone' | 'phone_e164' | 'phone_national' | 'phone_type' | 'phone_valid'> {
+function phoneFields(
+  raw: string | null,
+  country: CountryCode | undefined,
+): Pick<MapsBusiness, 'phone' | 'phone_e164' | 'phone_national' | 'phone_type' | 'phone_valid'> {
   if (!raw) return { phone: null, phone_e164: null, phone_national: null, phone_type: null, phone_valid: false };
   const p = parsePhone(raw, country);
   return { phone: p.raw, phone_e164: p.e164, phone_national: p.national, phone_type: p.type, phone_valid: p.valid };
 }
 
 const coords = (lat: number | undefined, lng: number | undefined) =>
-  lat !== undefined && lng !== undefined && Number.isFinite(lat) && Number.isFinite(lng) ? { lat, lng, latitude: lat, longitude: lng } : null;
+  lat !== undefined && lng !== undefined && Number.isFinite(lat) && Number.isFinite(lng)
+    ? { lat, lng, latitude: lat, longitude: lng }
+    : null;
 
 // Google types every listing also carries; they say nothing about the business.
 const GENERIC_TYPES = new Set(['point_of_interest', 'establishment']);
@@ -32,7 +37,9 @@ const GENERIC_TYPES = new Set(['point_of_interest', 'establishment']);
 export function businessFromGoogle(p: GooglePlace, fallbackRegion?: string): MapsBusiness {
   const country = p.addressComponents?.find((c) => c.types?.includes('country'))?.shortText ?? null;
   const name = p.displayName?.text ?? p.formattedAddress ?? p.id;
-  const categories = [...new Set([p.primaryType, ...(p.types ?? [])].filter((t): t is string => !!t && !GENERIC_TYPES.has(t)))];
+  const categories = [
+    ...new Set([p.primaryType, ...(p.types ?? [])].filter((t): t is string => !!t && !GENERIC_TYPES.has(t))),
+  ];
   const accessibility = Object.entries(p.accessibilityOptions ?? {})
     .filter(([, v]) => v === true)
     .map(([k]) => k.replace(/([A-Z])/g, ' $1').toLowerCase());
@@ -47,7 +54,10 @@ export function businessFromGoogle(p: GooglePlace, fallbackRegion?: string): Map
     business_name: name,
     name,
     address: p.formattedAddress ?? null,
-    ...phoneFields(p.internationalPhoneNumber ?? p.nationalPhoneNumber ?? null, region(country) ?? region(fallbackRegion)),
+    ...phoneFields(
+      p.internationalPhoneNumber ?? p.nationalPhoneNumber ?? null,
+      region(country) ?? region(fallbackRegion),
+    ),
     image_url: null,
     website: p.websiteUri ?? null,
     rating: typeof p.rating === 'number' ? p.rating : null,
@@ -61,7 +71,9 @@ export function businessFromGoogle(p: GooglePlace, fallbackRegion?: string): Map
     coordinates: coords(p.location?.latitude, p.location?.longitude),
     photos: [],
     ...(price ? { price_level: price } : {}),
-    amenities: Object.entries(AMENITY_FIELDS).filter(([field]) => p[field] === true).map(([, label]) => label),
+    amenities: Object.entries(AMENITY_FIELDS)
+      .filter(([field]) => p[field] === true)
+      .map(([, label]) => label),
     accessibility: accessibility.length > 0 ? accessibility.join(', ') : null,
     business_status: p.businessStatus ?? null,
     country_code: country?.toUpperCase() ?? null,
@@ -70,9 +82,26 @@ export function businessFromGoogle(p: GooglePlace, fallbackRegion?: string): Map
 }
 
 /** OSM tags that are amenities when "yes" (the result names them as the tags do). */
-const OSM_AMENITIES = ['takeaway', 'delivery', 'outdoor_seating', 'indoor_seating', 'internet_access', 'drive_through', 'toilets', 'air_conditioning', 'reservation'];
+const OSM_AMENITIES = [
+  'takeaway',
+  'delivery',
+  'outdoor_seating',
+  'indoor_seating',
+  'internet_access',
+  'drive_through',
+  'toilets',
+  'air_conditioning',
+  'reservation',
+];
 
-const OSM_TYPES: Record<string, string> = { N: 'node', W: 'way', R: 'relation', node: 'node', way: 'way', relation: 'relation' };
+const OSM_TYPES: Record<string, string> = {
+  N: 'node',
+  W: 'way',
+  R: 'relation',
+  node: 'node',
+  way: 'way',
+  relation: 'relation',
+};
 
 /** The stable id of an OSM object (Nominatim's own place_id changes between its imports). */
 export function osmPlaceId(p: NominatimPlace): string {
@@ -135,7 +164,11 @@ export function nominatimFromOverpass(e: OverpassElement, tag: [string, string])
     name: t.name,
     display_name: address || undefined,
     // An element without addr:country is in the country its neighbours in the same area name.
-    address: t['addr:country'] ? { country_code: t['addr:country'].toLowerCase() } : e.areaCountry ? { country_code: e.areaCountry.toLowerCase() } : {},
+    address: t['addr:country']
+      ? { country_code: t['addr:country'].toLowerCase() }
+      : e.areaCountry
+        ? { country_code: e.areaCountry.toLowerCase() }
+        : {},
     extratags: t,
   };
 }

@@ -3,7 +3,14 @@ import { DedupeRepository } from '../../db/repositories/dedupe';
 import { JobResultStore } from '../../db/repositories/job-results';
 import { jobOfActivity } from '../../db/repositories/jobs';
 import { CanonicalRecordModel } from '../../db/models/canonical-record';
-import { crawlMapsPayload, urlProvider, type CrawlMapsPayload, type CrawlMapsResult, type MapsBusiness, type MapsProvider } from '../../jobs/crawl-maps';
+import {
+  crawlMapsPayload,
+  urlProvider,
+  type CrawlMapsPayload,
+  type CrawlMapsResult,
+  type MapsBusiness,
+  type MapsProvider,
+} from '../../jobs/crawl-maps';
 import { HEARTBEAT_INTERVAL } from '../../jobs/limits';
 import { hostImage } from '../../lib/hosted-image';
 import { BlockedAddressError, OutboundError } from '../../lib/outbound';
@@ -54,16 +61,32 @@ export function createMapsActivities(deps: ActivityDeps) {
   const dedupe = new DedupeRepository(deps.db);
   let google: GooglePlacesClient | undefined;
   let overpassClient: OverpassClient | undefined;
-  const overpass = (): OverpassClient => (overpassClient ??= new OverpassClient({ baseUrl: config.OVERPASS_BASE_URL, userAgent: config.OSM_USER_AGENT, http: endpointHttp(deps) }));
+  const overpass = (): OverpassClient =>
+    (overpassClient ??= new OverpassClient({
+      baseUrl: config.OVERPASS_BASE_URL,
+      userAgent: config.OSM_USER_AGENT,
+      http: endpointHttp(deps),
+    }));
   let nominatimClient: NominatimClient | undefined;
   const nominatim = (): NominatimClient =>
-    (nominatimClient ??= new NominatimClient({ baseUrl: config.NOMINATIM_BASE_URL, userAgent: config.OSM_USER_AGENT, http: endpointHttp(deps) }));
+    (nominatimClient ??= new NominatimClient({
+      baseUrl: config.NOMINATIM_BASE_URL,
+      userAgent: config.OSM_USER_AGENT,
+      http: endpointHttp(deps),
+    }));
 
   const googleClient = (): GooglePlacesClient => {
     if (!config.GOOGLE_PLACES_API_KEY) {
-      throw ApplicationFailure.nonRetryable('the google_places provider is not configured: set GOOGLE_PLACES_API_KEY (or ask for provider osm)', 'ProviderNotConfigured');
+      throw ApplicationFailure.nonRetryable(
+        'the google_places provider is not configured: set GOOGLE_PLACES_API_KEY (or ask for provider osm)',
+        'ProviderNotConfigured',
+      );
     }
-    return (google ??= new GooglePlacesClient({ baseUrl: config.GOOGLE_PLACES_BASE_URL, apiKey: config.GOOGLE_PLACES_API_KEY, http: endpointHttp(deps) }));
+    return (google ??= new GooglePlacesClient({
+      baseUrl: config.GOOGLE_PLACES_BASE_URL,
+      apiKey: config.GOOGLE_PLACES_API_KEY,
+      http: endpointHttp(deps),
+    }));
   };
 
   /**
@@ -87,7 +110,8 @@ export function createMapsActivities(deps: ActivityDeps) {
       },
     });
     if (target.kind !== 'link') return target;
-    if (hops === MAX_LINK_HOPS) return { kind: 'invalid', reason: `${url} did not lead to a place within ${MAX_LINK_HOPS} redirects` };
+    if (hops === MAX_LINK_HOPS)
+      return { kind: 'invalid', reason: `${url} did not lead to a place within ${MAX_LINK_HOPS} redirects` };
     return { kind: 'invalid', reason: `${url} led to ${res.url} (HTTP ${res.status}), not a place` };
   }
 
@@ -107,7 +131,18 @@ export function createMapsActivities(deps: ActivityDeps) {
    * by content hash, a retry overwrites the result row, and a listing whose canonical record this job
    * added itself still counts as first seen (the record's source_worker names the job, its place id the listing).
    */
-  async function finish(input: { jobId: string; payload: CrawlMapsPayload; provider: MapsProvider; query: string; businesses: MapsBusiness[]; photoSources: string[][]; tilesSearched?: number }, signal: AbortSignal): Promise<JobActivityOutput> {
+  async function finish(
+    input: {
+      jobId: string;
+      payload: CrawlMapsPayload;
+      provider: MapsProvider;
+      query: string;
+      businesses: MapsBusiness[];
+      photoSources: string[][];
+      tilesSearched?: number;
+    },
+    signal: AbortSignal,
+  ): Promise<JobActivityOutput> {
     const ctx = Context.current();
     const job = await jobOfActivity(deps.db, input.jobId);
     if (!job) throw ApplicationFailure.nonRetryable(`job ${input.jobId} does not exist`, 'InvalidInput');
@@ -146,11 +181,17 @@ export function createMapsActivities(deps: ActivityDeps) {
       const ownPlace = new Map(
         matched.length === 0
           ? []
-          : (await CanonicalRecordModel.forClient<CanonicalRecordModel>(deps.db, job.client_id).whereIn('id', matched).where('source_worker', sourceWorker).select('id', 'maps_place_id')).map((r) => [Number(r.id), r.maps_place_id]),
+          : (
+              await CanonicalRecordModel.forClient<CanonicalRecordModel>(deps.db, job.client_id)
+                .whereIn('id', matched)
+                .where('source_worker', sourceWorker)
+                .select('id', 'maps_place_id')
+            ).map((r) => [Number(r.id), r.maps_place_id]),
       );
       businesses.forEach((b, i) => {
         const c = checked[i];
-        b.dedupe_unique = !c || !c.isDuplicate || (ownPlace.has(c.matchedId) && ownPlace.get(c.matchedId) === b.place_id);
+        b.dedupe_unique =
+          !c || !c.isDuplicate || (ownPlace.has(c.matchedId) && ownPlace.get(c.matchedId) === b.place_id);
       });
       if (input.payload.dedupe_unique_only) businesses = businesses.filter((b) => b.dedupe_unique);
     } else if (input.payload.dedupe_enabled) {
@@ -177,7 +218,11 @@ export function createMapsActivities(deps: ActivityDeps) {
       if (provider === 'google_places') return { provider };
       if (payload.url !== undefined) {
         const ref = parsePlaceRef(payload.url);
-        if (ref.kind !== 'osm') throw ApplicationFailure.nonRetryable(`provider osm needs an openstreetmap.org node, way or relation URL, not ${payload.url}`, 'InvalidInput');
+        if (ref.kind !== 'osm')
+          throw ApplicationFailure.nonRetryable(
+            `provider osm needs an openstreetmap.org node, way or relation URL, not ${payload.url}`,
+            'InvalidInput',
+          );
         return { provider, kind: 'lookup', osmIds: [`${ref.osmType}${ref.osmId}`], language: payload.language };
       }
       const q = payload.search_query as string;
@@ -186,7 +231,14 @@ export function createMapsActivities(deps: ActivityDeps) {
       const { what, where } = splitQuery(q);
       const tag = where ? osmCategory(what) : undefined;
       if (tag && where) return { provider, kind: 'overpass', ql: overpassQuery(tag, where, payload.max_results), tag };
-      return { provider, kind: 'search', q, maxResults: payload.max_results, language: payload.language, countryCode: payload.region };
+      return {
+        provider,
+        kind: 'search',
+        q,
+        maxResults: payload.max_results,
+        language: payload.language,
+        countryCode: payload.region,
+      };
     },
 
     /**
@@ -211,7 +263,14 @@ export function createMapsActivities(deps: ActivityDeps) {
           places = [await googlePlace(client, ref, payload, signal)];
         } else {
           query = payload.search_query as string;
-          const found = await searchGoogle(client, { textQuery: query, ...opts }, payload.max_results, payload.bounds, signal, beat);
+          const found = await searchGoogle(
+            client,
+            { textQuery: query, ...opts },
+            payload.max_results,
+            payload.bounds,
+            signal,
+            beat,
+          );
           places = found.places;
           tilesSearched = found.tilesSearched;
           if (payload.extract_reviews) {
@@ -236,31 +295,52 @@ export function createMapsActivities(deps: ActivityDeps) {
           }
           return uris;
         });
-        return finish({ jobId: input.jobId, payload, provider: 'google_places', query, businesses, photoSources, tilesSearched }, signal);
+        return finish(
+          { jobId: input.jobId, payload, provider: 'google_places', query, businesses, photoSources, tilesSearched },
+          signal,
+        );
       });
     },
 
     /** One Nominatim search (one request, on the Nominatim queue: its rate limit is per request). */
-    searchNominatim: (input: { q: string; limit: number; excludePlaceIds: number[]; language?: string; countryCode?: string }): Promise<NominatimPlace[]> =>
-      withHeartbeat((signal) => pacedGlobally(deps.db, 'nominatim', { gapMs: NOMINATIM_INTERVAL_MS }, signal, () => nominatim().search(input, signal))),
+    searchNominatim: (input: {
+      q: string;
+      limit: number;
+      excludePlaceIds: number[];
+      language?: string;
+      countryCode?: string;
+    }): Promise<NominatimPlace[]> =>
+      withHeartbeat((signal) =>
+        pacedGlobally(deps.db, 'nominatim', { gapMs: NOMINATIM_INTERVAL_MS }, signal, () =>
+          nominatim().search(input, signal),
+        ),
+      ),
 
     /** One Overpass query (one request, on the Overpass queue), its elements as Nominatim-shaped places. */
     queryOverpass: (input: { ql: string; tag: [string, string] }): Promise<NominatimPlace[]> =>
       withHeartbeat(async (signal) => {
-        const elements = await pacedGlobally(deps.db, 'overpass', { gapMs: NOMINATIM_INTERVAL_MS }, signal, () => overpass().query(input.ql, signal));
+        const elements = await pacedGlobally(deps.db, 'overpass', { gapMs: NOMINATIM_INTERVAL_MS }, signal, () =>
+          overpass().query(input.ql, signal),
+        );
         return elements.map((e) => nominatimFromOverpass(e, input.tag));
       }),
 
     /** One Nominatim lookup by OSM id (one request, on the Nominatim queue). An empty answer is "business not found". */
     lookupNominatim: (input: { osmIds: string[]; language?: string }): Promise<NominatimPlace[]> =>
       withHeartbeat(async (signal) => {
-        const found = await pacedGlobally(deps.db, 'nominatim', { gapMs: NOMINATIM_INTERVAL_MS }, signal, () => nominatim().lookup(input, signal));
+        const found = await pacedGlobally(deps.db, 'nominatim', { gapMs: NOMINATIM_INTERVAL_MS }, signal, () =>
+          nominatim().lookup(input, signal),
+        );
         if (found.length === 0) throw notFound(input.osmIds.join(', '));
         return found;
       }),
 
     /** The OSM places of a job as its result: businesses, photos (OSM `image` tags), dedupe, stored. */
-    async saveOsmMaps(input: { jobId: string; payload: Record<string, unknown>; places: NominatimPlace[] }): Promise<JobActivityOutput> {
+    async saveOsmMaps(input: {
+      jobId: string;
+      payload: Record<string, unknown>;
+      places: NominatimPlace[];
+    }): Promise<JobActivityOutput> {
       const payload = parsePayload(crawlMapsPayload, input.payload);
       return withHeartbeat(async (signal) => {
         const seen = new Set<string>();
@@ -274,7 +354,17 @@ export function createMapsActivities(deps: ActivityDeps) {
           const image = p.extratags?.image;
           photoSources.push(image && /^https?:\/\//i.test(image) ? [image] : []);
         }
-        return finish({ jobId: input.jobId, payload, provider: 'osm', query: payload.url ?? payload.search_query ?? '', businesses, photoSources }, signal);
+        return finish(
+          {
+            jobId: input.jobId,
+            payload,
+            provider: 'osm',
+            query: payload.url ?? payload.search_query ?? '',
+            businesses,
+            photoSources,
+          },
+          signal,
+        );
       });
     },
   };
@@ -317,7 +407,16 @@ async function searchGoogle(
   if (byId.size >= max || first < MAX_PER_QUERY) return { places: [...byId.values()] };
 
   const where = splitQuery(base.textQuery).where;
-  const area = bounds ?? (where ? (await client.searchText({ textQuery: where, pageSize: 1, languageCode: base.languageCode, regionCode: base.regionCode }, signal)).places[0]?.viewport : undefined);
+  const area =
+    bounds ??
+    (where
+      ? (
+          await client.searchText(
+            { textQuery: where, pageSize: 1, languageCode: base.languageCode, regionCode: base.regionCode },
+            signal,
+          )
+        ).places[0]?.viewport
+      : undefined);
   if (!area) return { places: [...byId.values()] };
   const tiles: Rect[] = [area];
   let tilesSearched = 0;
@@ -342,24 +441,41 @@ function quarters(r: Rect): Rect[] {
 }
 
 /** The Google place a `url` names: by id, by the id in a place URL, or by the name and coordinates of one. */
-async function googlePlace(client: GooglePlacesClient, ref: PlaceRef, payload: CrawlMapsPayload, signal: AbortSignal): Promise<GooglePlace> {
+async function googlePlace(
+  client: GooglePlacesClient,
+  ref: PlaceRef,
+  payload: CrawlMapsPayload,
+  signal: AbortSignal,
+): Promise<GooglePlace> {
   const opts = { reviews: payload.extract_reviews, languageCode: payload.language, regionCode: payload.region };
   if (ref.kind === 'google_place_id') return client.details(ref.placeId, opts, signal);
   if (ref.kind === 'google_place_url') {
     if (ref.placeId) return client.details(ref.placeId, opts, signal);
     if (!ref.name) throw notFound(ref.url);
-    const near = ref.lat !== null && ref.lng !== null ? { locationBias: { circle: { center: { latitude: ref.lat, longitude: ref.lng }, radius: 200 } } } : {};
-    const page = await client.searchText({ textQuery: ref.name, pageSize: 1, languageCode: payload.language, regionCode: payload.region, ...near }, signal);
+    const near =
+      ref.lat !== null && ref.lng !== null
+        ? { locationBias: { circle: { center: { latitude: ref.lat, longitude: ref.lng }, radius: 200 } } }
+        : {};
+    const page = await client.searchText(
+      { textQuery: ref.name, pageSize: 1, languageCode: payload.language, regionCode: payload.region, ...near },
+      signal,
+    );
     const first = page.places[0];
     if (!first) throw notFound(ref.name);
     return client.details(first.id, opts, signal);
   }
-  if (ref.kind === 'osm') throw ApplicationFailure.nonRetryable('an openstreetmap.org URL needs provider osm', 'InvalidInput');
-  throw ApplicationFailure.nonRetryable(`invalid maps URL or place id: ${ref.kind === 'invalid' ? ref.reason : payload.url}`, 'InvalidInput');
+  if (ref.kind === 'osm')
+    throw ApplicationFailure.nonRetryable('an openstreetmap.org URL needs provider osm', 'InvalidInput');
+  throw ApplicationFailure.nonRetryable(
+    `invalid maps URL or place id: ${ref.kind === 'invalid' ? ref.reason : payload.url}`,
+    'InvalidInput',
+  );
 }
 
 /** Runs `work` with the activity's cancellation signal, heartbeating every half second, and types its failure. */
-async function withHeartbeat<T>(work: (signal: AbortSignal, beat: (details?: unknown) => void) => Promise<T>): Promise<T> {
+async function withHeartbeat<T>(
+  work: (signal: AbortSignal, beat: (details?: unknown) => void) => Promise<T>,
+): Promise<T> {
   const ctx = Context.current();
   let last: unknown;
   const beat = (details?: unknown) => {
@@ -379,11 +495,17 @@ async function withHeartbeat<T>(work: (signal: AbortSignal, beat: (details?: unk
 
 function toFailure(err: unknown): unknown {
   if (err instanceof MapsError) {
-    return ApplicationFailure.create({ message: err.message, type: err.type, nonRetryable: !err.retryable, nextRetryDelay: err.retryAfterMs });
+    return ApplicationFailure.create({
+      message: err.message,
+      type: err.type,
+      nonRetryable: !err.retryable,
+      nextRetryDelay: err.retryAfterMs,
+    });
   }
   // A provider base URL (or share link) that resolves to a private address is refused for good.
   if (err instanceof BlockedAddressError) return ApplicationFailure.nonRetryable(err.message, 'OutboundBlocked');
-  if (err instanceof OutboundError) return ApplicationFailure.retryable(`maps provider request failed: ${err.message}`, 'ProviderUnavailable');
+  if (err instanceof OutboundError)
+    return ApplicationFailure.retryable(`maps provider request failed: ${err.message}`, 'ProviderUnavailable');
   return err;
 }
 

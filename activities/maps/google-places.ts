@@ -32,7 +32,13 @@ export interface GooglePlace {
   photos?: { name: string; widthPx?: number; heightPx?: number }[];
   accessibilityOptions?: Record<string, boolean>;
   viewport?: { low: { latitude: number; longitude: number }; high: { latitude: number; longitude: number } };
-  reviews?: { rating?: number; text?: { text?: string }; originalText?: { text?: string }; authorAttribution?: { displayName?: string }; publishTime?: string }[];
+  reviews?: {
+    rating?: number;
+    text?: { text?: string };
+    originalText?: { text?: string };
+    authorAttribution?: { displayName?: string };
+    publishTime?: string;
+  }[];
   [amenity: string]: unknown;
 }
 
@@ -57,9 +63,26 @@ export const AMENITY_FIELDS: Record<string, string> = {
 };
 
 const PLACE_FIELDS = [
-  'id', 'displayName', 'formattedAddress', 'addressComponents', 'nationalPhoneNumber', 'internationalPhoneNumber', 'websiteUri',
-  'rating', 'userRatingCount', 'priceLevel', 'businessStatus', 'types', 'primaryType', 'location', 'googleMapsUri',
-  'regularOpeningHours', 'photos', 'accessibilityOptions', 'viewport', ...Object.keys(AMENITY_FIELDS),
+  'id',
+  'displayName',
+  'formattedAddress',
+  'addressComponents',
+  'nationalPhoneNumber',
+  'internationalPhoneNumber',
+  'websiteUri',
+  'rating',
+  'userRatingCount',
+  'priceLevel',
+  'businessStatus',
+  'types',
+  'primaryType',
+  'location',
+  'googleMapsUri',
+  'regularOpeningHours',
+  'photos',
+  'accessibilityOptions',
+  'viewport',
+  ...Object.keys(AMENITY_FIELDS),
 ];
 
 /** The field mask of a text search: every place field, and nextPageToken (only returned when asked for). */
@@ -73,7 +96,9 @@ export interface TextSearch {
   languageCode?: string;
   regionCode?: string;
   locationBias?: { circle: { center: { latitude: number; longitude: number }; radius: number } };
-  locationRestriction?: { rectangle: { low: { latitude: number; longitude: number }; high: { latitude: number; longitude: number } } };
+  locationRestriction?: {
+    rectangle: { low: { latitude: number; longitude: number }; high: { latitude: number; longitude: number } };
+  };
 }
 
 export class GooglePlacesClient {
@@ -93,11 +118,19 @@ export class GooglePlacesClient {
   }
 
   /** One place by id; an unknown or malformed id is "business not found". */
-  async details(placeId: string, options: { reviews: boolean; languageCode?: string; regionCode?: string }, signal: AbortSignal): Promise<GooglePlace> {
+  async details(
+    placeId: string,
+    options: { reviews: boolean; languageCode?: string; regionCode?: string },
+    signal: AbortSignal,
+  ): Promise<GooglePlace> {
     const url = new URL(`${this.base()}/v1/places/${encodeURIComponent(placeId)}`);
     if (options.languageCode) url.searchParams.set('languageCode', options.languageCode);
     if (options.regionCode) url.searchParams.set('regionCode', options.regionCode);
-    const res = await this.options.http.fetch(url.href, { headers: { ...this.auth(), 'x-goog-fieldmask': detailsFieldMask(options.reviews) }, signal, provider: 'google_places' });
+    const res = await this.options.http.fetch(url.href, {
+      headers: { ...this.auth(), 'x-goog-fieldmask': detailsFieldMask(options.reviews) },
+      signal,
+      provider: 'google_places',
+    });
     return this.answer<GooglePlace>(res, placeId);
   }
 
@@ -111,7 +144,8 @@ export class GooglePlacesClient {
     url.searchParams.set('skipHttpRedirect', 'true');
     const res = await this.options.http.fetch(url.href, { headers: this.auth(), signal, provider: 'google_places' });
     const json = this.answer<{ photoUri?: string }>(res, null);
-    if (!json.photoUri) throw new MapsError('ProviderUnavailable', `${PROVIDER} answered a photo request without photoUri`, true);
+    if (!json.photoUri)
+      throw new MapsError('ProviderUnavailable', `${PROVIDER} answered a photo request without photoUri`, true);
     return json.photoUri;
   }
 
@@ -130,7 +164,9 @@ export class GooglePlacesClient {
       try {
         return res.json<T>();
       } catch (err) {
-        throw new MapsError('ProviderUnavailable', `${PROVIDER} sent an unreadable answer (HTTP ${res.status})`, true, { cause: err });
+        throw new MapsError('ProviderUnavailable', `${PROVIDER} sent an unreadable answer (HTTP ${res.status})`, true, {
+          cause: err,
+        });
       }
     }
     throw googleError(res, placeId);
@@ -138,7 +174,12 @@ export class GooglePlacesClient {
 }
 
 interface RpcError {
-  error?: { code?: number; message?: string; status?: string; details?: { '@type'?: string; reason?: string; retryDelay?: string }[] };
+  error?: {
+    code?: number;
+    message?: string;
+    status?: string;
+    details?: { '@type'?: string; reason?: string; retryDelay?: string }[];
+  };
 }
 
 /** A non-2xx answer in the google.rpc envelope as the failure a user reads. */
@@ -153,17 +194,40 @@ export function googleError(res: OutboundResponse, placeId: string | null): Maps
   const message = body.error?.message ?? `HTTP ${res.status}`;
   const details = body.error?.details ?? [];
   const reason = details.find((d) => d.reason)?.reason ?? '';
-  if (reason === 'API_KEY_INVALID' || reason === 'API_KEY_SERVICE_BLOCKED' || status === 'PERMISSION_DENIED' || status === 'UNAUTHENTICATED' || res.status === 401 || res.status === 403) {
-    return new MapsError('ProviderCredentialsRejected', `${PROVIDER} rejected the key (${reason || status || `HTTP ${res.status}`}): check GOOGLE_PLACES_API_KEY`, false);
+  if (
+    reason === 'API_KEY_INVALID' ||
+    reason === 'API_KEY_SERVICE_BLOCKED' ||
+    status === 'PERMISSION_DENIED' ||
+    status === 'UNAUTHENTICATED' ||
+    res.status === 401 ||
+    res.status === 403
+  ) {
+    return new MapsError(
+      'ProviderCredentialsRejected',
+      `${PROVIDER} rejected the key (${reason || status || `HTTP ${res.status}`}): check GOOGLE_PLACES_API_KEY`,
+      false,
+    );
   }
   if (res.status === 429 || status === 'RESOURCE_EXHAUSTED') {
     const retryDelay = details.find((d) => d.retryDelay)?.retryDelay;
-    const fromBody = retryDelay && /^\d+(\.\d+)?s$/.test(retryDelay) ? Math.max(1000, Number(retryDelay.slice(0, -1)) * 1000) : undefined;
+    const fromBody =
+      retryDelay && /^\d+(\.\d+)?s$/.test(retryDelay)
+        ? Math.max(1000, Number(retryDelay.slice(0, -1)) * 1000)
+        : undefined;
     return new MapsError('ProviderQuotaExceeded', `${PROVIDER} quota exceeded (RESOURCE_EXHAUSTED): ${message}`, true, {
       retryAfterMs: fromBody ?? retryAfterHeaderMs(res.headers['retry-after']) ?? 30_000,
     });
   }
-  if (placeId !== null && (res.status === 404 || status === 'NOT_FOUND' || (res.status === 400 && status === 'INVALID_ARGUMENT'))) return notFound(placeId);
-  if (res.status >= 500) return new MapsError('ProviderUnavailable', `${PROVIDER} is unavailable: HTTP ${res.status}`, true);
-  return new MapsError('ProviderRejected', `${PROVIDER} refused the request (${status || `HTTP ${res.status}`}): ${message}`, false);
+  if (
+    placeId !== null &&
+    (res.status === 404 || status === 'NOT_FOUND' || (res.status === 400 && status === 'INVALID_ARGUMENT'))
+  )
+    return notFound(placeId);
+  if (res.status >= 500)
+    return new MapsError('ProviderUnavailable', `${PROVIDER} is unavailable: HTTP ${res.status}`, true);
+  return new MapsError(
+    'ProviderRejected',
+    `${PROVIDER} refused the request (${status || `HTTP ${res.status}`}): ${message}`,
+    false,
+  );
 }

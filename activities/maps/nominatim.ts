@@ -31,7 +31,10 @@ export interface NominatimPlace {
 export class NominatimClient {
   constructor(private readonly options: { baseUrl: string; userAgent: string; http: OutboundClient }) {}
 
-  async search(input: { q: string; limit: number; excludePlaceIds: number[]; language?: string; countryCode?: string }, signal: AbortSignal): Promise<NominatimPlace[]> {
+  async search(
+    input: { q: string; limit: number; excludePlaceIds: number[]; language?: string; countryCode?: string },
+    signal: AbortSignal,
+  ): Promise<NominatimPlace[]> {
     const url = this.url('/search');
     url.searchParams.set('q', input.q);
     url.searchParams.set('limit', String(Math.min(NOMINATIM_PAGE, input.limit)));
@@ -65,18 +68,35 @@ export class NominatimClient {
 
 function answer(res: OutboundResponse): NominatimPlace[] {
   if (res.status === 429) {
-    return fail(new MapsError('ProviderQuotaExceeded', `${NOMINATIM} rate limit exceeded (HTTP 429: at most 1 request per second)`, true, { retryAfterMs: retryAfterHeaderMs(res.headers['retry-after']) ?? 2000 }));
+    return fail(
+      new MapsError(
+        'ProviderQuotaExceeded',
+        `${NOMINATIM} rate limit exceeded (HTTP 429: at most 1 request per second)`,
+        true,
+        { retryAfterMs: retryAfterHeaderMs(res.headers['retry-after']) ?? 2000 },
+      ),
+    );
   }
-  if (res.status === 403) return fail(new MapsError('ProviderCredentialsRejected', `${NOMINATIM} refused the request (HTTP 403): check OSM_USER_AGENT, its usage policy requires an identifying agent`, false));
-  if (res.status >= 500) return fail(new MapsError('ProviderUnavailable', `${NOMINATIM} is unavailable: HTTP ${res.status}`, true));
-  if (res.status !== 200) return fail(new MapsError('ProviderRejected', `${NOMINATIM} refused the request: HTTP ${res.status}`, false));
+  if (res.status === 403)
+    return fail(
+      new MapsError(
+        'ProviderCredentialsRejected',
+        `${NOMINATIM} refused the request (HTTP 403): check OSM_USER_AGENT, its usage policy requires an identifying agent`,
+        false,
+      ),
+    );
+  if (res.status >= 500)
+    return fail(new MapsError('ProviderUnavailable', `${NOMINATIM} is unavailable: HTTP ${res.status}`, true));
+  if (res.status !== 200)
+    return fail(new MapsError('ProviderRejected', `${NOMINATIM} refused the request: HTTP ${res.status}`, false));
   let body: unknown;
   try {
     body = res.json();
   } catch (err) {
     throw new MapsError('ProviderUnavailable', `${NOMINATIM} sent an unreadable answer`, true, { cause: err });
   }
-  if (!Array.isArray(body)) throw new MapsError('ProviderUnavailable', `${NOMINATIM} sent an unexpected answer (not a list)`, true);
+  if (!Array.isArray(body))
+    throw new MapsError('ProviderUnavailable', `${NOMINATIM} sent an unexpected answer (not a list)`, true);
   return body as NominatimPlace[];
 }
 

@@ -52,7 +52,12 @@ const CATEGORIES: Record<string, [string, string]> = {
 export function osmCategory(what: string): [string, string] | undefined {
   const w = what.trim().toLowerCase();
   // "bakeries" -> bakery, "cafes" -> cafe, "pharmacies" -> pharmacy, "hotels" -> hotel.
-  return CATEGORIES[w] ?? CATEGORIES[w.replace(/ies$/, 'y')] ?? CATEGORIES[w.replace(/s$/, '')] ?? CATEGORIES[w.replace(/es$/, '')];
+  return (
+    CATEGORIES[w] ??
+    CATEGORIES[w.replace(/ies$/, 'y')] ??
+    CATEGORIES[w.replace(/s$/, '')] ??
+    CATEGORIES[w.replace(/es$/, '')]
+  );
 }
 
 /** The Overpass QL of "every <key>=<value> in the area named <area>", at most `limit` objects. */
@@ -63,7 +68,9 @@ export function overpassQuery(tag: [string, string], area: string, limit: number
 
 /** The query with its server-side time limit set to `seconds`. */
 export function withQueryTimeout(ql: string, seconds: number): string {
-  return /\[timeout:\d+\]/.test(ql) ? ql.replace(/\[timeout:\d+\]/, `[timeout:${seconds}]`) : `[timeout:${seconds}]${ql}`;
+  return /\[timeout:\d+\]/.test(ql)
+    ? ql.replace(/\[timeout:\d+\]/, `[timeout:${seconds}]`)
+    : `[timeout:${seconds}]${ql}`;
 }
 
 /**
@@ -75,7 +82,11 @@ export function withQueryTimeout(ql: string, seconds: number): string {
 export function remarkFailure(remark: unknown): MapsError | undefined {
   if (typeof remark !== 'string' || !/runtime error/i.test(remark)) return undefined;
   const kind = /out of memory/i.test(remark) ? 'ran out of memory' : /timed out/i.test(remark) ? 'timed out' : 'failed';
-  return new MapsError('ProviderTimeout', `${OVERPASS} ${kind} on the query (${remark.trim()}); the area may be too large for one query`, false);
+  return new MapsError(
+    'ProviderTimeout',
+    `${OVERPASS} ${kind} on the query (${remark.trim()}); the area may be too large for one query`,
+    false,
+  );
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -85,7 +96,14 @@ const sleep = (ms: number, signal: AbortSignal) =>
   });
 
 export class OverpassClient {
-  constructor(private readonly options: { baseUrl: string; userAgent: string; http: OutboundClient; backoffMs?: readonly number[] }) {}
+  constructor(
+    private readonly options: {
+      baseUrl: string;
+      userAgent: string;
+      http: OutboundClient;
+      backoffMs?: readonly number[];
+    },
+  ) {}
 
   /**
    * The query's elements. A query Overpass stopped for time or memory is tried again after a pause
@@ -105,7 +123,11 @@ export class OverpassClient {
     }
   }
 
-  private async once(ql: string, seconds: number, signal: AbortSignal): Promise<{ elements?: OverpassElement[]; remark?: unknown }> {
+  private async once(
+    ql: string,
+    seconds: number,
+    signal: AbortSignal,
+  ): Promise<{ elements?: OverpassElement[]; remark?: unknown }> {
     const res = await this.options.http.fetch(`${this.options.baseUrl.replace(/\/+$/, '')}/api/interpreter`, {
       method: 'POST',
       headers: { 'user-agent': this.options.userAgent, 'content-type': 'application/x-www-form-urlencoded' },
@@ -117,24 +139,38 @@ export class OverpassClient {
     });
     // Overpass answers "too busy" with a 429 HTML page, or 504 when its queue is full: both pass.
     if (res.status === 429 || res.status === 504) {
-      throw new MapsError('ProviderQuotaExceeded', `${OVERPASS} is busy (HTTP ${res.status}): rate limit or server load`, true, { retryAfterMs: retryAfterHeaderMs(res.headers['retry-after']) ?? 5000 });
+      throw new MapsError(
+        'ProviderQuotaExceeded',
+        `${OVERPASS} is busy (HTTP ${res.status}): rate limit or server load`,
+        true,
+        { retryAfterMs: retryAfterHeaderMs(res.headers['retry-after']) ?? 5000 },
+      );
     }
-    if (res.status >= 500) throw new MapsError('ProviderUnavailable', `${OVERPASS} is unavailable: HTTP ${res.status}`, true);
-    if (res.status !== 200) throw new MapsError('ProviderRejected', `${OVERPASS} refused the query: HTTP ${res.status}`, false);
+    if (res.status >= 500)
+      throw new MapsError('ProviderUnavailable', `${OVERPASS} is unavailable: HTTP ${res.status}`, true);
+    if (res.status !== 200)
+      throw new MapsError('ProviderRejected', `${OVERPASS} refused the query: HTTP ${res.status}`, false);
     let body: unknown;
     try {
       body = res.json();
     } catch (err) {
       throw new MapsError('ProviderUnavailable', `${OVERPASS} sent an unreadable answer`, true, { cause: err });
     }
-    if (!body || typeof body !== 'object') throw new MapsError('ProviderUnavailable', `${OVERPASS} sent an unexpected answer (not an object)`, true);
+    if (!body || typeof body !== 'object')
+      throw new MapsError('ProviderUnavailable', `${OVERPASS} sent an unexpected answer (not an object)`, true);
     return body as { elements?: OverpassElement[]; remark?: unknown };
   }
 }
 
 /** Elements that are objects with a type and id (one malformed element is left out), marked with the answer's most named addr:country. */
 function withAreaCountry(raw: unknown[]): OverpassElement[] {
-  const elements = raw.filter((e): e is OverpassElement => !!e && typeof e === 'object' && typeof (e as OverpassElement).id === 'number' && typeof (e as OverpassElement).type === 'string');
+  const elements = raw.filter(
+    (e): e is OverpassElement =>
+      !!e &&
+      typeof e === 'object' &&
+      typeof (e as OverpassElement).id === 'number' &&
+      typeof (e as OverpassElement).type === 'string',
+  );
   const counts = new Map<string, number>();
   for (const e of elements) {
     const c = e.tags?.['addr:country']?.trim().toUpperCase();

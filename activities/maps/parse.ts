@@ -28,7 +28,12 @@ export interface GooglePeriod {
  */
 export function hoursFromPeriods(periods: GooglePeriod[] | undefined): Record<string, string> | null {
   if (!periods || periods.length === 0) return null;
-  if (periods.length === 1 && periods[0]?.close === undefined && (periods[0]?.open?.hour ?? 0) === 0 && (periods[0]?.open?.minute ?? 0) === 0) {
+  if (
+    periods.length === 1 &&
+    periods[0]?.close === undefined &&
+    (periods[0]?.open?.hour ?? 0) === 0 &&
+    (periods[0]?.open?.minute ?? 0) === 0
+  ) {
     return Object.fromEntries(WEEK_ORDER.map((d) => [DAYS[d], '00:00-24:00']));
   }
   const ranges = new Map<number, string[]>();
@@ -73,7 +78,10 @@ export function hoursFromOsm(value: string | undefined | null): Record<string, s
       continue;
     }
     out[name] = intervals
-      .map(([start, end]) => `${hhmm(start.getHours(), start.getMinutes())}-${end.getTime() >= to.getTime() ? '24:00' : hhmm(end.getHours(), end.getMinutes())}`)
+      .map(
+        ([start, end]) =>
+          `${hhmm(start.getHours(), start.getMinutes())}-${end.getTime() >= to.getTime() ? '24:00' : hhmm(end.getHours(), end.getMinutes())}`,
+      )
       .join(', ');
   }
   return out;

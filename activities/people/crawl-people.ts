@@ -13,7 +13,18 @@ import { nameSimilarity } from '../company/companies-house';
 import { parsePayload, type ActivityDeps, type JobActivityOutput } from '../deps';
 import { crawlSiteData, CRAWL_TIME_LIMIT_MS } from '../site/crawl';
 import { CrawlFailedError, type PagePeople } from '../site/crawler';
-import { absorbPerson, emailPattern, guessEmails, matchesRoles, mergeSightings, officerSightings, proflinkSightings, teamSightings, type Person, type Sighting } from './people';
+import {
+  absorbPerson,
+  emailPattern,
+  guessEmails,
+  matchesRoles,
+  mergeSightings,
+  officerSightings,
+  proflinkSightings,
+  teamSightings,
+  type Person,
+  type Sighting,
+} from './people';
 
 /** How alike a name must be to the company's for an IDAP business or registry record to be taken as it. */
 const SAME_COMPANY = 0.8;
@@ -42,7 +53,10 @@ export interface PeoplePlan {
   roles: string[];
 }
 
-const REGISTRY_NAMES: Record<string, string> = { uk_registry: 'UK registry (Companies House)', us_registry: 'US registry (SEC EDGAR)' };
+const REGISTRY_NAMES: Record<string, string> = {
+  uk_registry: 'UK registry (Companies House)',
+  us_registry: 'US registry (SEC EDGAR)',
+};
 
 export function createPeopleActivities(deps: ActivityDeps) {
   const { db, config } = deps;
@@ -56,7 +70,10 @@ export function createPeopleActivities(deps: ActivityDeps) {
   }
 
   /** The client's business most like `name` that has a website, if one is alike enough. */
-  async function businessNamed(clientId: string, name: string): Promise<{ name: string; website: string; domain: string } | undefined> {
+  async function businessNamed(
+    clientId: string,
+    name: string,
+  ): Promise<{ name: string; website: string; domain: string } | undefined> {
     const ranked = (await findByNameWords(db, clientId, 'businesses', name))
       .map((r) => ({ r, score: nameSimilarity(name, String(r.data.name ?? '')) }))
       .filter(({ r, score }) => score >= SAME_COMPANY && domainOf(String(r.data.website ?? r.data.domain ?? '')))
@@ -64,15 +81,27 @@ export function createPeopleActivities(deps: ActivityDeps) {
     const best = ranked[0]?.r;
     if (!best) return undefined;
     const domain = domainOf(String(best.data.website ?? best.data.domain)) as string;
-    return { name: String(best.data.name), website: typeof best.data.website === 'string' ? best.data.website : `https://${domain}/`, domain };
+    return {
+      name: String(best.data.name),
+      website: typeof best.data.website === 'string' ? best.data.website : `https://${domain}/`,
+      domain,
+    };
   }
 
   /** A company_registry record of the client (a crawlCompanyData lookup) with officers, by registry id or by name. */
-  async function registryRecord(clientId: string, by: { name?: string | null; registry?: string; id?: string }): Promise<KnownRegistry | null> {
+  async function registryRecord(
+    clientId: string,
+    by: { name?: string | null; registry?: string; id?: string },
+  ): Promise<KnownRegistry | null> {
     const key = naturalKeyOf('company_registry', { registry: by.registry, registry_id: by.id });
-    let rows = 'key' in key ? [await findByNaturalKey(db, clientId, 'company_registry', key.key)].filter((r) => r !== undefined) : [];
+    let rows =
+      'key' in key
+        ? [await findByNaturalKey(db, clientId, 'company_registry', key.key)].filter((r) => r !== undefined)
+        : [];
     if (rows.length === 0 && by.name) {
-      rows = (await findByNameWords(db, clientId, 'company_registry', by.name)).filter((r) => nameSimilarity(by.name as string, String(r.data.name ?? '')) >= SAME_COMPANY);
+      rows = (await findByNameWords(db, clientId, 'company_registry', by.name)).filter(
+        (r) => nameSimilarity(by.name as string, String(r.data.name ?? '')) >= SAME_COMPANY,
+      );
     }
     const best = rows.find((r) => Array.isArray(r.data.officers) && r.data.officers.length > 0);
     if (!best) return null;
@@ -99,20 +128,55 @@ export function createPeopleActivities(deps: ActivityDeps) {
       let domain = domainOf(website);
       let companyName = p.company_name ?? null;
       if (website && domain) {
-        companyName ??= (await findBusinessByKey(db, job.client_id, `domain:${domain}`))?.data.name as string | undefined ?? null;
-        return { ...base, website, domain, companyName, resolvedVia: 'payload', resolution: `the website given: ${website}`, registry: await registryRecord(job.client_id, { name: companyName }) };
+        companyName ??=
+          ((await findBusinessByKey(db, job.client_id, `domain:${domain}`))?.data.name as string | undefined) ?? null;
+        return {
+          ...base,
+          website,
+          domain,
+          companyName,
+          resolvedVia: 'payload',
+          resolution: `the website given: ${website}`,
+          registry: await registryRecord(job.client_id, { name: companyName }),
+        };
       }
       const name = companyName as string;
       const business = await businessNamed(job.client_id, name);
       if (business) {
         website = business.website;
         domain = business.domain;
-        return { ...base, website, domain, companyName: name, resolvedVia: 'idap_business', resolution: `the client's IDAP business "${business.name}" (${business.domain})`, registry: await registryRecord(job.client_id, { name }) };
+        return {
+          ...base,
+          website,
+          domain,
+          companyName: name,
+          resolvedVia: 'idap_business',
+          resolution: `the client's IDAP business "${business.name}" (${business.domain})`,
+          registry: await registryRecord(job.client_id, { name }),
+        };
       }
       const registry = await registryRecord(job.client_id, { name });
       const noBusiness = `none of the client's IDAP businesses is named like "${name}"`;
-      if (p.country) return { ...base, website: null, domain: null, companyName: name, resolvedVia: null, resolution: noBusiness, registry, registrySearch: { name, country: p.country } };
-      return { ...base, website: null, domain: null, companyName: name, resolvedVia: null, resolution: `no website for "${name}": ${noBusiness}; give url or company_domain, or country (US or GB) for a registry search`, registry };
+      if (p.country)
+        return {
+          ...base,
+          website: null,
+          domain: null,
+          companyName: name,
+          resolvedVia: null,
+          resolution: noBusiness,
+          registry,
+          registrySearch: { name, country: p.country },
+        };
+      return {
+        ...base,
+        website: null,
+        domain: null,
+        companyName: name,
+        resolvedVia: null,
+        resolution: `no website for "${name}": ${noBusiness}; give url or company_domain, or country (US or GB) for a registry search`,
+        registry,
+      };
     },
 
     /**
@@ -121,18 +185,39 @@ export function createPeopleActivities(deps: ActivityDeps) {
      * (with officers) is used. Registry records carry no website, so the resolution says so when
      * none is found. Reads Postgres only.
      */
-    async resolvePeopleCompany(input: { jobId: string; plan: PeoplePlan; records: CompanyRecord[] }): Promise<PeoplePlan> {
+    async resolvePeopleCompany(input: {
+      jobId: string;
+      plan: PeoplePlan;
+      records: CompanyRecord[];
+    }): Promise<PeoplePlan> {
       const { plan } = input;
       const job = await clientOf(input.jobId);
-      const registryName = REGISTRY_NAMES[input.records[0]?.source ?? ''] ?? `${plan.registrySearch?.country ?? ''} registry`;
-      const match = [...input.records].sort((a, b) => nameSimilarity(plan.companyName ?? '', b.name) - nameSimilarity(plan.companyName ?? '', a.name))[0];
+      const registryName =
+        REGISTRY_NAMES[input.records[0]?.source ?? ''] ?? `${plan.registrySearch?.country ?? ''} registry`;
+      const match = [...input.records].sort(
+        (a, b) => nameSimilarity(plan.companyName ?? '', b.name) - nameSimilarity(plan.companyName ?? '', a.name),
+      )[0];
       if (!match || nameSimilarity(plan.companyName ?? '', match.name) < SAME_COMPANY) {
-        return { ...plan, registrySearch: null, resolution: `no website for "${plan.companyName ?? ''}": ${plan.resolution}, and the ${registryName} has no company named like it` };
+        return {
+          ...plan,
+          registrySearch: null,
+          resolution: `no website for "${plan.companyName ?? ''}": ${plan.resolution}, and the ${registryName} has no company named like it`,
+        };
       }
-      const registry = plan.registry ?? (await registryRecord(job.client_id, { registry: match.source, id: match.source_id, name: match.name }));
+      const registry =
+        plan.registry ??
+        (await registryRecord(job.client_id, { registry: match.source, id: match.source_id, name: match.name }));
       const business = await businessNamed(job.client_id, match.name);
       if (business) {
-        return { ...plan, registrySearch: null, registry, website: business.website, domain: business.domain, resolvedVia: 'registry', resolution: `the ${registryName} names it "${match.name}" (${match.source_id}); the client's IDAP business "${business.name}" (${business.domain})` };
+        return {
+          ...plan,
+          registrySearch: null,
+          registry,
+          website: business.website,
+          domain: business.domain,
+          resolvedVia: 'registry',
+          resolution: `the ${registryName} names it "${match.name}" (${match.source_id}); the client's IDAP business "${business.name}" (${business.domain})`,
+        };
       }
       return {
         ...plan,
@@ -159,16 +244,21 @@ export function createPeopleActivities(deps: ActivityDeps) {
       let pagesCrawled = 0;
       if (plan.website) {
         try {
-          const crawled = await crawlSiteData(deps, job.client_id, {
-            url: plan.website,
-            maxPages: plan.maxPages,
-            extractTeam: true,
-            compendium: { enabled: false, cleanupLevel: 'fit' },
-            includePaths: [],
-            excludePaths: [],
-            respectRobots: true,
-            timeLimitMs: CRAWL_TIME_LIMIT_MS,
-          }, { renderJs: false, storeCompendium: false });
+          const crawled = await crawlSiteData(
+            deps,
+            job.client_id,
+            {
+              url: plan.website,
+              maxPages: plan.maxPages,
+              extractTeam: true,
+              compendium: { enabled: false, cleanupLevel: 'fit' },
+              includePaths: [],
+              excludePaths: [],
+              respectRobots: true,
+              timeLimitMs: CRAWL_TIME_LIMIT_MS,
+            },
+            { renderJs: false, storeCompendium: false },
+          );
           pages = crawled.pagePeople;
           pagesCrawled = crawled.data.pages_crawled;
           errors.push(...crawled.data.errors);
@@ -184,7 +274,9 @@ export function createPeopleActivities(deps: ActivityDeps) {
 
       const site = pages.flatMap(teamSightings);
       const profiles = pages.flatMap(proflinkSightings);
-      const officers = plan.registry ? officerSightings(plan.registry.officers, plan.registry.source_url || plan.registry.source) : [];
+      const officers = plan.registry
+        ? officerSightings(plan.registry.officers, plan.registry.source_url || plan.registry.source)
+        : [];
       const sightings: Sighting[] = [...site, ...profiles, ...officers];
       const everyone = mergeSightings(sightings);
       const pattern = emailPattern(everyone);
@@ -195,7 +287,8 @@ export function createPeopleActivities(deps: ActivityDeps) {
       const sourcesUsed: CrawlPeopleResult['sources_used'] = [];
       if (site.length) sourcesUsed.push('site');
       if (profiles.length) sourcesUsed.push('proflink');
-      if (officers.length && plan.registry) sourcesUsed.push(plan.registry.source === 'us_registry' ? 'us_registry' : 'uk_registry');
+      if (officers.length && plan.registry)
+        sourcesUsed.push(plan.registry.source === 'us_registry' ? 'us_registry' : 'uk_registry');
       const result: CrawlPeopleResult = {
         company: {
           name: plan.companyName ?? plan.registry?.name ?? null,
@@ -203,7 +296,14 @@ export function createPeopleActivities(deps: ActivityDeps) {
           website: plan.website,
           resolved_via: plan.resolvedVia,
           resolution: plan.resolution,
-          registry: plan.registry ? { source: plan.registry.source, source_id: plan.registry.source_id, name: plan.registry.name, source_url: plan.registry.source_url } : null,
+          registry: plan.registry
+            ? {
+                source: plan.registry.source,
+                source_id: plan.registry.source_id,
+                name: plan.registry.name,
+                source_url: plan.registry.source_url,
+              }
+            : null,
         },
         people: people as CrawlPeopleResult['people'],
         people_count: people.length,
@@ -222,21 +322,43 @@ export function createPeopleActivities(deps: ActivityDeps) {
    * person of this list just created is merged into that one; each keeps its canonical id and whether
    * the client's store held it before this job (records this job created on an earlier attempt count as new).
    */
-  async function deduplicate(job: JobModel, people: Person[], plan: PeoplePlan): Promise<(Person & { canonical_id: number | null; dedupe_unique: boolean })[]> {
-    if (!config.DEDUPE_ENABLED || people.length === 0) return people.map((p) => ({ ...p, canonical_id: null, dedupe_unique: true }));
+  async function deduplicate(
+    job: JobModel,
+    people: Person[],
+    plan: PeoplePlan,
+  ): Promise<(Person & { canonical_id: number | null; dedupe_unique: boolean })[]> {
+    if (!config.DEDUPE_ENABLED || people.length === 0)
+      return people.map((p) => ({ ...p, canonical_id: null, dedupe_unique: true }));
     const sourceWorker = `crawlPeople/${job.id}`;
     // No company_domain in the records: the store matches on it, and colleagues share it.
     const checked = await dedupe.check({
       clientId: job.client_id,
       recordType: 'contact',
-      records: people.map((p) => ({ full_name: p.full_name, first_name: p.first_name, last_name: p.last_name, position: p.position, email: p.email, proflink_url: p.proflink_url, company_name: plan.companyName ?? plan.domain })),
+      records: people.map((p) => ({
+        full_name: p.full_name,
+        first_name: p.first_name,
+        last_name: p.last_name,
+        position: p.position,
+        email: p.email,
+        proflink_url: p.proflink_url,
+        company_name: plan.companyName ?? plan.domain,
+      })),
       addToCanonical: true,
       campaignId: job.campaign_id,
       threshold: 0.5,
       sourceWorker,
     });
     const matched = checked.flatMap((c) => (c.isDuplicate ? [c.matchedId] : []));
-    const ownIds = new Set(matched.length === 0 ? [] : (await CanonicalRecordModel.forClient<CanonicalRecordModel>(db, job.client_id).whereIn('id', matched).where('source_worker', sourceWorker).select('id')).map((r) => Number(r.id)));
+    const ownIds = new Set(
+      matched.length === 0
+        ? []
+        : (
+            await CanonicalRecordModel.forClient<CanonicalRecordModel>(db, job.client_id)
+              .whereIn('id', matched)
+              .where('source_worker', sourceWorker)
+              .select('id')
+          ).map((r) => Number(r.id)),
+    );
     const out: (Person & { canonical_id: number | null; dedupe_unique: boolean })[] = [];
     const byCanonical = new Map<number, Person & { canonical_id: number | null; dedupe_unique: boolean }>();
     people.forEach((p, i) => {

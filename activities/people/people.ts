@@ -32,12 +32,31 @@ export interface Sighting {
   source: string;
 }
 
-const PARTICLES = new Set(['von', 'van', 'der', 'de', 'da', 'di', 'du', 'del', 'la', 'le', 'zu', 'ten', 'ter', 'bin', 'al']);
+const PARTICLES = new Set([
+  'von',
+  'van',
+  'der',
+  'de',
+  'da',
+  'di',
+  'du',
+  'del',
+  'la',
+  'le',
+  'zu',
+  'ten',
+  'ter',
+  'bin',
+  'al',
+]);
 const TITLES = /^(dr|prof|mr|mrs|ms|mx|sir|dame)\.?$/i;
 
 /** "Dr. Grace B. Hopper" -> Grace / Hopper (titles dropped; particles stay with the last name). */
 export function splitName(fullName: string): { first: string | null; last: string | null } {
-  const words = fullName.trim().split(/\s+/).filter((w) => !TITLES.test(w));
+  const words = fullName
+    .trim()
+    .split(/\s+/)
+    .filter((w) => !TITLES.test(w));
   if (words.length === 0) return { first: null, last: null };
   if (words.length === 1) return { first: words[0] ?? null, last: null };
   let lastStart = words.length - 1;
@@ -56,11 +75,18 @@ export function officerName(raw: string): string {
   const [last, given] = raw.split(',', 2).map((s) => s.trim());
   const name = given ? `${given} ${last ?? ''}` : raw;
   // Registry names are in capitals: "COOKSON" -> "Cookson", "McDONALD" stays recognisable enough.
-  return name.split(/\s+/).filter(Boolean).map((w) => (w === w.toUpperCase() ? w.charAt(0) + w.slice(1).toLowerCase() : w)).join(' ');
+  return name
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((w) => (w === w.toUpperCase() ? w.charAt(0) + w.slice(1).toLowerCase() : w))
+    .join(' ');
 }
 
 const SENIORITY_RULES: [Seniority, RegExp][] = [
-  ['executive', /\b(founder|co-?founder|owner|ceo|cto|cfo|coo|cmo|cio|chief|president|managing director|partner|chair(man|woman|person)?|geschäftsführer|inhaber)\b/i],
+  [
+    'executive',
+    /\b(founder|co-?founder|owner|ceo|cto|cfo|coo|cmo|cio|chief|president|managing director|partner|chair(man|woman|person)?|geschäftsführer|inhaber)\b/i,
+  ],
   ['director', /\b(director|vp|vice president|head of|head)\b/i],
   ['manager', /\b(manager|lead|leader|supervisor|principal)\b/i],
 ];
@@ -75,7 +101,19 @@ export function seniorityOf(position: string | null): Seniority | null {
 /** Words a role of the `roles` filter also matches. */
 const ROLE_WORDS: Record<string, string[]> = {
   founder: ['founder', 'co-founder', 'cofounder', 'owner', 'inhaber'],
-  executive: ['ceo', 'cto', 'cfo', 'coo', 'cmo', 'chief', 'president', 'managing director', 'founder', 'owner', 'director'],
+  executive: [
+    'ceo',
+    'cto',
+    'cfo',
+    'coo',
+    'cmo',
+    'chief',
+    'president',
+    'managing director',
+    'founder',
+    'owner',
+    'director',
+  ],
   sales: ['sales', 'business development', 'account', 'commercial', 'revenue'],
   marketing: ['marketing', 'brand', 'growth', 'communications', 'pr'],
   engineering: ['engineer', 'engineering', 'developer', 'cto', 'technology', 'technical', 'research'],
@@ -90,12 +128,20 @@ export function matchesRoles(position: string | null, roles: string[]): boolean 
   if (roles.length === 0) return true;
   if (!position) return false;
   const text = ` ${position.toLowerCase().replace(/[^\p{L}\p{N}-]+/gu, ' ')} `;
-  return roles.some((role) => (ROLE_WORDS[role.toLowerCase()] ?? [role.toLowerCase()]).some((w) => text.includes(` ${w} `)));
+  return roles.some((role) =>
+    (ROLE_WORDS[role.toLowerCase()] ?? [role.toLowerCase()]).some((w) => text.includes(` ${w} `)),
+  );
 }
 
 /** Team members of one crawled page as sightings. */
 export function teamSightings(page: { url: string; team: TeamMember[] }): Sighting[] {
-  return page.team.map((m) => ({ name: m.name, position: m.position, email: m.email, proflink_url: m.proflink_url, source: page.url }));
+  return page.team.map((m) => ({
+    name: m.name,
+    position: m.position,
+    email: m.email,
+    proflink_url: m.proflink_url,
+    source: page.url,
+  }));
 }
 
 /**
@@ -122,7 +168,13 @@ export function proflinkSightings(page: { url: string; social: string[] }): Sigh
 export function officerSightings(officers: CompanyOfficer[], sourceUrl: string): Sighting[] {
   return officers
     .filter((o) => !o.resigned_on)
-    .map((o) => ({ name: officerName(o.name), position: o.role ? o.role.replace(/-/g, ' ') : null, email: null, proflink_url: null, source: sourceUrl }));
+    .map((o) => ({
+      name: officerName(o.name),
+      position: o.role ? o.role.replace(/-/g, ' ') : null,
+      email: null,
+      proflink_url: null,
+      source: sourceUrl,
+    }));
 }
 
 /**
@@ -133,11 +185,25 @@ export function mergeSightings(sightings: Sighting[]): Person[] {
   const people: Person[] = [];
   const byKey = new Map<string, Person>();
   for (const s of sightings) {
-    const keys = [`name:${personKey(s.name)}`, s.email ? `email:${s.email.toLowerCase()}` : '', s.proflink_url ? `proflink:${s.proflink_url.toLowerCase()}` : ''].filter(Boolean);
+    const keys = [
+      `name:${personKey(s.name)}`,
+      s.email ? `email:${s.email.toLowerCase()}` : '',
+      s.proflink_url ? `proflink:${s.proflink_url.toLowerCase()}` : '',
+    ].filter(Boolean);
     let person = keys.map((k) => byKey.get(k)).find((p) => p !== undefined);
     if (!person) {
       const { first, last } = splitName(s.name);
-      person = { full_name: s.name.trim(), first_name: first, last_name: last, position: null, seniority: null, email: null, email_guess: null, proflink_url: null, sources: [] };
+      person = {
+        full_name: s.name.trim(),
+        first_name: first,
+        last_name: last,
+        position: null,
+        seniority: null,
+        email: null,
+        email_guess: null,
+        proflink_url: null,
+        sources: [],
+      };
       people.push(person);
     }
     person.position ??= s.position;
@@ -167,7 +233,17 @@ export function absorbPerson(into: Person, other: Person): void {
   into.email_guess = into.email ? null : (into.email_guess ?? other.email_guess);
 }
 
-type Pattern = 'first.last' | 'firstlast' | 'first_last' | 'first-last' | 'flast' | 'f.last' | 'first' | 'last' | 'lastf' | 'last.first';
+type Pattern =
+  | 'first.last'
+  | 'firstlast'
+  | 'first_last'
+  | 'first-last'
+  | 'flast'
+  | 'f.last'
+  | 'first'
+  | 'last'
+  | 'lastf'
+  | 'last.first';
 const PATTERNS: Record<Pattern, (f: string, l: string) => string> = {
   'first.last': (f, l) => `${f}.${l}`,
   firstlast: (f, l) => `${f}${l}`,
@@ -181,7 +257,12 @@ const PATTERNS: Record<Pattern, (f: string, l: string) => string> = {
   'last.first': (f, l) => `${l}.${f}`,
 };
 
-const asciiWord = (s: string | null) => (s ?? '').normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/[^a-z]/g, '');
+const asciiWord = (s: string | null) =>
+  (s ?? '')
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[^a-z]/g, '');
 
 /**
  * The company's address pattern, learnt from people whose known address fits one (the most common

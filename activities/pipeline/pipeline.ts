@@ -1,6 +1,12 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { JobResultStore } from '../../db/repositories/job-results';
-import { JobWorkflowRepository, type ListingFields, type NewWorkflowBusiness, type SiteFields, type WorkflowBusinessRow } from '../../db/repositories/job-workflows';
+import {
+  JobWorkflowRepository,
+  type ListingFields,
+  type NewWorkflowBusiness,
+  type SiteFields,
+  type WorkflowBusinessRow,
+} from '../../db/repositories/job-workflows';
 import { SearchOutbox } from '../../db/repositories/search-outbox';
 import { CATALOG } from '../../jobs';
 import { crawlSitePayload } from '../../jobs/crawl-site';
@@ -169,9 +175,17 @@ export function createPipelineActivities(deps: ActivityDeps) {
    */
   async function startPipeline(input: PipelineInput): Promise<PipelinePlan> {
     const { config } = deps;
-    const job = (await deps.db('jobs').where({ id: input.jobId }).first('payload', 'campaign_id', 'status', 'started_at')) as { payload: Obj; campaign_id: string | null; status: string; started_at: Date | null } | undefined;
+    const job = (await deps
+      .db('jobs')
+      .where({ id: input.jobId })
+      .first('payload', 'campaign_id', 'status', 'started_at')) as
+      { payload: Obj; campaign_id: string | null; status: string; started_at: Date | null } | undefined;
     if (!job) throw ApplicationFailure.nonRetryable(`job ${input.jobId} not found`, 'NotFound');
-    if (job.status !== 'completed') throw ApplicationFailure.nonRetryable(`job ${input.jobId} is ${job.status}, not completed: no pipeline`, 'InvalidInput');
+    if (job.status !== 'completed')
+      throw ApplicationFailure.nonRetryable(
+        `job ${input.jobId} is ${job.status}, not completed: no pipeline`,
+        'InvalidInput',
+      );
     const options = workflowOptions.parse(job.payload.workflow ?? {});
     const limits: PipelineLimits = {
       siteMs: config.WORKFLOW_SITE_TIMEOUT_SECONDS * 1000,
@@ -181,7 +195,11 @@ export function createPipelineActivities(deps: ActivityDeps) {
     const existing = await repo.get(input.jobId);
     const planned = existing ? [] : plannedBusinesses(await results.load(input.jobId), options);
     // Spec §8: the workflow (maps -> site -> verify) has 10 minutes overall, the maps job's own time included.
-    const row = await repo.start({ job_id: input.jobId, client_id: input.clientId, campaign_id: job.campaign_id, options, limits }, planned, job.started_at);
+    const row = await repo.start(
+      { job_id: input.jobId, client_id: input.clientId, campaign_id: job.campaign_id, options, limits },
+      planned,
+      job.started_at,
+    );
     const rows = await repo.businesses(input.jobId);
     return {
       // The first start's limits: a retry on a worker configured otherwise keeps them.
@@ -190,7 +208,10 @@ export function createPipelineActivities(deps: ActivityDeps) {
       startedAt: new Date(row.started_at).getTime(),
       deadlineAt: new Date(row.deadline_at).getTime(),
       verifyEnabled: workflowOptions.parse(row.options).verify.enabled,
-      queues: { site: jobTaskQueue(config.TASK_QUEUE_PREFIX, CATALOG.crawlSite), verify: jobTaskQueue(config.TASK_QUEUE_PREFIX, CATALOG.crawlVerify) },
+      queues: {
+        site: jobTaskQueue(config.TASK_QUEUE_PREFIX, CATALOG.crawlSite),
+        verify: jobTaskQueue(config.TASK_QUEUE_PREFIX, CATALOG.crawlVerify),
+      },
       businesses: rows.map((r) => ({ placeId: r.place_id, origin: r.site_origin, filtered: r.domain_filtered })),
     };
   }
@@ -207,15 +228,26 @@ export function createPipelineActivities(deps: ActivityDeps) {
     const first = rows[0];
     if (!first?.business.business_website) return { status: 'skipped', emailsFound: 0 };
     // Already ended (a retry after the row was written): what is stored stands.
-    if (first.site_status !== 'pending' && first.site_status !== 'processing') return { status: first.site_status, emailsFound: first.site?.emails_found.length ?? 0 };
+    if (first.site_status !== 'pending' && first.site_status !== 'processing')
+      return { status: first.site_status, emailsFound: first.site?.emails_found.length ?? 0 };
     const { options, limits } = await optionsOf(input.jobId);
     await repo.updateSite(input.jobId, input.origin, { site_status: 'processing' });
-    const payload = crawlSitePayload.parse({ url: first.business.business_website, max_pages: options.site.max_pages, extract_team: options.site.extract_team, compendium: options.site.compendium });
+    const payload = crawlSitePayload.parse({
+      url: first.business.business_website,
+      max_pages: options.site.max_pages,
+      extract_team: options.site.extract_team,
+      compendium: options.site.compendium,
+    });
     // The crawl stops a little before the stage limit, so the compendium upload and the row write fit.
     const timeLimitMs = Math.max(1000, limits.siteMs - Math.min(30_000, Math.round(limits.siteMs / 10)));
     const startedAt = Date.now();
     try {
-      const data = await crawlAndStoreCompendium(deps, input.clientId, { ...crawlRequest(payload), timeLimitMs }, { renderJs: false });
+      const data = await crawlAndStoreCompendium(
+        deps,
+        input.clientId,
+        { ...crawlRequest(payload), timeLimitMs },
+        { renderJs: false },
+      );
       const site: SiteFields = {
         pages_crawled: data.pages_crawled,
         emails_found: data.emails,
@@ -226,7 +258,12 @@ export function createPipelineActivities(deps: ActivityDeps) {
         compendium: data.compendium ? { ...data.compendium } : null,
       };
       const verify = data.emails.length > 0 && options.verify.enabled;
-      await repo.updateSite(input.jobId, input.origin, { site_status: 'completed', site, site_error: null, ...(verify ? {} : { verify_status: 'skipped' }) });
+      await repo.updateSite(input.jobId, input.origin, {
+        site_status: 'completed',
+        site,
+        site_error: null,
+        ...(verify ? {} : { verify_status: 'skipped' }),
+      });
       return { status: 'completed', emailsFound: data.emails.length };
     } catch (err) {
       if (!(err instanceof CrawlFailedError)) throw err;
@@ -235,7 +272,11 @@ export function createPipelineActivities(deps: ActivityDeps) {
         await repo.endOpenStage(input.jobId, input.origin, 'site', 'timed_out', `site stage timed out: ${err.message}`);
         return { status: 'timed_out', emailsFound: 0 };
       }
-      await repo.updateSite(input.jobId, input.origin, { site_status: 'failed', site_error: err.message, verify_status: 'skipped' });
+      await repo.updateSite(input.jobId, input.origin, {
+        site_status: 'failed',
+        site_error: err.message,
+        verify_status: 'skipped',
+      });
       return { status: 'failed', emailsFound: 0 };
     }
   }
@@ -249,7 +290,8 @@ export function createPipelineActivities(deps: ActivityDeps) {
   async function verifyBusinessEmails(input: SiteStageInput): Promise<{ status: StageStatus; valid: number }> {
     const rows = (await repo.businesses(input.jobId, input.origin)).filter((r) => !r.domain_filtered);
     const first = rows[0];
-    if (!first || (first.verify_status !== 'pending' && first.verify_status !== 'processing')) return { status: first?.verify_status ?? 'skipped', valid: first?.valid_emails_count ?? 0 };
+    if (!first || (first.verify_status !== 'pending' && first.verify_status !== 'processing'))
+      return { status: first?.verify_status ?? 'skipped', valid: first?.valid_emails_count ?? 0 };
     const addresses = distinctAddresses({ emails: first.site?.emails_found ?? [] });
     if (addresses.length === 0) {
       await repo.updateSite(input.jobId, input.origin, { verify_status: 'skipped' });
@@ -270,7 +312,9 @@ export function createPipelineActivities(deps: ActivityDeps) {
         timeoutSeconds: Math.max(1, Math.min(ADDRESS_SECONDS, Math.floor((limits.verifyMs - reserveMs) / 1000))),
         stageEnd,
         signal: ctx.cancellationSignal,
-        onProgress: (n) => { done = n; },
+        onProgress: (n) => {
+          done = n;
+        },
       });
       const verified: VerifiedEmail[] = items.map((r) => ({
         email: r.email,
@@ -282,7 +326,12 @@ export function createPipelineActivities(deps: ActivityDeps) {
         is_role_account: r.is_role_account,
       }));
       const valid = verified.filter((v) => v.status === 'valid').length;
-      await repo.updateSite(input.jobId, input.origin, { verify_status: 'completed', emails_verified: verified, valid_emails_count: valid, verify_error: null });
+      await repo.updateSite(input.jobId, input.origin, {
+        verify_status: 'completed',
+        emails_verified: verified,
+        valid_emails_count: valid,
+        verify_error: null,
+      });
       return { status: 'completed', valid };
     } finally {
       clearInterval(beat);
@@ -294,7 +343,9 @@ export function createPipelineActivities(deps: ActivityDeps) {
    * out (`timed_out`, and the job's spidersite/spiderverify_timed_out) or used up its retries
    * (`failed`). Only stages still open change.
    */
-  async function recordStageEnd(input: SiteStageInput & { stage: 'site' | 'verify'; status: 'failed' | 'timed_out'; error: string }): Promise<void> {
+  async function recordStageEnd(
+    input: SiteStageInput & { stage: 'site' | 'verify'; status: 'failed' | 'timed_out'; error: string },
+  ): Promise<void> {
     await repo.endOpenStage(input.jobId, input.origin, input.stage, input.status, input.error);
   }
 
@@ -305,22 +356,27 @@ export function createPipelineActivities(deps: ActivityDeps) {
    * error_message "cancelled"), the status follows spec §4.3 and completed_at is set. Idempotent:
    * the projection upserts on natural keys, the status is set once.
    */
-  async function finishPipeline(input: PipelineInput & { outcome: 'done' | 'deadline' | 'cancelled' }): Promise<{ status: string; businesses: number }> {
+  async function finishPipeline(
+    input: PipelineInput & { outcome: 'done' | 'deadline' | 'cancelled' },
+  ): Promise<{ status: string; businesses: number }> {
     // Stage results first: once the status is final, a reader of the results finds them in IDAP too.
     // The projection reads only finished stages, which the end below does not change.
     const wf = await repo.get(input.jobId);
     // Cancelled before startPipeline wrote anything: nothing to end.
     if (!wf) return { status: 'failed', businesses: 0 };
     const plans = stageProjections(await repo.businesses(input.jobId), input.jobId);
-    const businesses = plans.length === 0 ? 0 : await deps.db.transaction(async (trx) => {
-      const ids = new Set<string>();
-      for (const plan of plans) {
-        const written = await writeProjection(trx, input.clientId, plan, wf.campaign_id);
-        written.businessIds.forEach((id) => ids.add(id));
-      }
-      await outbox.enqueue(trx, input.clientId, [...ids], input.jobId);
-      return ids.size;
-    });
+    const businesses =
+      plans.length === 0
+        ? 0
+        : await deps.db.transaction(async (trx) => {
+            const ids = new Set<string>();
+            for (const plan of plans) {
+              const written = await writeProjection(trx, input.clientId, plan, wf.campaign_id);
+              written.businessIds.forEach((id) => ids.add(id));
+            }
+            await outbox.enqueue(trx, input.clientId, [...ids], input.jobId);
+            return ids.size;
+          });
     const row = await repo.finish(input.jobId, input.outcome);
     return { status: row?.status ?? 'failed', businesses };
   }

@@ -9,7 +9,7 @@ import type { CompanyInfo } from './extract/company';
  * the site's own word, and logo_url is never taken from a model (it must be a URL the page has).
  */
 const aiCompanyInfo = z.object({
-  name: z.string().nullable().describe('the company\'s name as the site gives it'),
+  name: z.string().nullable().describe("the company's name as the site gives it"),
   description: z.string().nullable().describe('one or two sentences: what the company does'),
   industry: z.string().nullable().describe('the industry, in a few words'),
   key_services: z.array(z.string()).nullable().describe('its main products or services, at most 8'),
@@ -19,7 +19,7 @@ const aiCompanyInfo = z.object({
 
 const INSTRUCTIONS =
   'You read the text of a company website (Markdown, one section per page) and describe the company. ' +
-  'Answer only from the text; use null for anything it does not say. Keep the site\'s language for names and addresses; write the other fields in English.';
+  "Answer only from the text; use null for anything it does not say. Keep the site's language for names and addresses; write the other fields in English.";
 
 // About 12k tokens: the first pages (home, about, services) say what a company does.
 export const AI_INPUT_CHARS = 48_000;
@@ -34,7 +34,14 @@ export interface AiCompanyOutcome {
  * `cancel` (the activity's cancellation) ends the activity; `timeoutMs` only ends the extraction,
  * which then leaves company_info as it was and says why.
  */
-export async function fillCompanyInfo(extractor: LlmExtractor, clientId: string, markdown: string, info: CompanyInfo, cancel: AbortSignal, timeoutMs: number): Promise<AiCompanyOutcome> {
+export async function fillCompanyInfo(
+  extractor: LlmExtractor,
+  clientId: string,
+  markdown: string,
+  info: CompanyInfo,
+  cancel: AbortSignal,
+  timeoutMs: number,
+): Promise<AiCompanyOutcome> {
   if (!markdown.trim()) return { companyInfo: info, error: 'ai_extraction: the crawl found no text to read' };
   const deadline = AbortSignal.timeout(timeoutMs);
   let outcome;
@@ -62,10 +69,16 @@ export async function fillCompanyInfo(extractor: LlmExtractor, clientId: string,
       fields.push(key);
     }
   }
-  const services = (ai.key_services ?? []).map((s) => s.trim()).filter(Boolean).slice(0, 8);
+  const services = (ai.key_services ?? [])
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .slice(0, 8);
   if ((merged.key_services === null || merged.key_services.length === 0) && services.length > 0) {
     merged.key_services = services;
     fields.push('key_services');
   }
-  return { companyInfo: merged, ai: { integration_id: outcome.integrationId, provider: outcome.provider, model: outcome.model, fields } };
+  return {
+    companyInfo: merged,
+    ai: { integration_id: outcome.integrationId, provider: outcome.provider, model: outcome.model, fields },
+  };
 }

@@ -21,7 +21,11 @@ export interface CompendiumPage {
   blocks: string[];
 }
 
-const MARKDOWN: DomMarkdownOptions = { codeBlockStyle: 'fenced', emDelimiter: '*', remove: ['script', 'style', 'noscript', 'template', 'iframe', 'object', 'canvas', 'svg'] };
+const MARKDOWN: DomMarkdownOptions = {
+  codeBlockStyle: 'fenced',
+  emDelimiter: '*',
+  remove: ['script', 'style', 'noscript', 'template', 'iframe', 'object', 'canvas', 'svg'],
+};
 
 /** One page's Markdown blocks, at the given cleanup level. Mutates the document (call it last). */
 export function pageMarkdown($: CheerioAPI, level: CleanupLevel, pageUrl?: string): string[] {
@@ -31,7 +35,7 @@ export function pageMarkdown($: CheerioAPI, level: CleanupLevel, pageUrl?: strin
   for (const { el, href } of anchors($)) if (/^\s*(javascript|vbscript|data):/i.test(href)) delete el.attribs.href;
   if (pageUrl) absolutizeLinks($, pageUrl);
   // The converter reads the parsed page itself: no second parse.
-  const nodes = level === 'fit' ? mainContent($) : ($('body').get(0) ?? $.root().get(0))?.children ?? [];
+  const nodes = level === 'fit' ? mainContent($) : (($('body').get(0) ?? $.root().get(0))?.children ?? []);
   let markdown: string;
   try {
     markdown = domToMarkdown(nodes, MARKDOWN);
@@ -54,7 +58,10 @@ function absolutizeLinks($: CheerioAPI, pageUrl: string): void {
   const elements = pageElements($);
   const baseHref = elements.named('base').find((el) => el.attribs.href !== undefined)?.attribs.href;
   const base = (baseHref && absoluteUrl(baseHref, pageUrl)) || pageUrl;
-  for (const [tag, name] of [['a', 'href'], ['img', 'src']] as const) {
+  for (const [tag, name] of [
+    ['a', 'href'],
+    ['img', 'src'],
+  ] as const) {
     for (const el of elements.named(tag)) {
       const value = el.attribs[name];
       if (!value || value.startsWith('#')) continue;
@@ -73,11 +80,13 @@ function trimSpacesEnd(line: string): string {
 
 /** Blank-line separated blocks, list items each on their own, whitespace trimmed, empties dropped. */
 export function splitBlocks(markdown: string): string[] {
-  return markdown
-    .split(/\n{2,}/)
-    // Per line and without a regex: `/[ \t]+\n/g` is quadratic in a long run of spaces inside a line.
-    .map((b) => b.split('\n').map(trimSpacesEnd).join('\n').trim())
-    .filter((b) => b.length > 0);
+  return (
+    markdown
+      .split(/\n{2,}/)
+      // Per line and without a regex: `/[ \t]+\n/g` is quadratic in a long run of spaces inside a line.
+      .map((b) => b.split('\n').map(trimSpacesEnd).join('\n').trim())
+      .filter((b) => b.length > 0)
+  );
 }
 
 const normalizeBlock = (b: string) => b.toLowerCase().replace(/\s+/g, ' ').trim();
@@ -94,7 +103,8 @@ export function buildCompendium(site: string, pages: CompendiumPage[], level: Cl
   const seenOn = new Map<string, number>();
   for (const blocks of normalized) for (const b of new Set(blocks)) seenOn.set(b, (seenOn.get(b) ?? 0) + 1);
   const threshold = Math.max(2, Math.floor(pages.length / 2) + 1);
-  const repeated = (b: string, p: number, i: number) => sitePass && !b.startsWith('#') && (seenOn.get(normalized[p]?.[i] ?? '') ?? 0) >= threshold;
+  const repeated = (b: string, p: number, i: number) =>
+    sitePass && !b.startsWith('#') && (seenOn.get(normalized[p]?.[i] ?? '') ?? 0) >= threshold;
 
   const sections = pages.map((page, p) => {
     const kept = page.blocks.filter((b, i) => !repeated(b, p, i));

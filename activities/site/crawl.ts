@@ -36,7 +36,12 @@ export type SiteResultData = CrawlData & { compendium?: CompendiumObject };
  * the crawlSite job and the pipeline's site stage. Throws CrawlFailedError when the start page cannot
  * be crawled, and the signal's reason on a cancel (every fetch and render is aborted at once).
  */
-export async function crawlAndStoreCompendium(deps: ActivityDeps, clientId: string, request: CrawlRequest, options: { renderJs: boolean }): Promise<SiteResultData> {
+export async function crawlAndStoreCompendium(
+  deps: ActivityDeps,
+  clientId: string,
+  request: CrawlRequest,
+  options: { renderJs: boolean },
+): Promise<SiteResultData> {
   return (await crawlSiteData(deps, clientId, request, { ...options, storeCompendium: true })).data;
 }
 
@@ -52,8 +57,14 @@ export async function crawlSiteData(
 ): Promise<{ data: SiteResultData; markdown?: string; pagePeople: PagePeople[] }> {
   const { config } = deps;
   const ctx = Context.current();
-  const pageOptions = { userAgent: config.SITE_USER_AGENT, pageTimeoutMs: config.SITE_PAGE_TIMEOUT_MS, maxPageBytes: config.SITE_MAX_PAGE_BYTES };
-  const source: PageSource = options.renderJs ? new BrowserPageSource(deps.http, config.CHROMIUM_PATH, pageOptions) : new HttpPageSource(deps.http, pageOptions);
+  const pageOptions = {
+    userAgent: config.SITE_USER_AGENT,
+    pageTimeoutMs: config.SITE_PAGE_TIMEOUT_MS,
+    maxPageBytes: config.SITE_MAX_PAGE_BYTES,
+  };
+  const source: PageSource = options.renderJs
+    ? new BrowserPageSource(deps.http, config.CHROMIUM_PATH, pageOptions)
+    : new HttpPageSource(deps.http, pageOptions);
   let progress = { pagesCrawled: 0, url: request.url };
   const beat = setInterval(() => ctx.heartbeat(progress), HEARTBEAT_INTERVAL.ms);
   try {
@@ -61,7 +72,11 @@ export async function crawlSiteData(
     const outcome = await crawl(
       source,
       request,
-      { userAgent: config.SITE_USER_AGENT, concurrency: config.SITE_CONCURRENCY_PER_HOST, delayMs: config.SITE_DELAY_MS },
+      {
+        userAgent: config.SITE_USER_AGENT,
+        concurrency: config.SITE_CONCURRENCY_PER_HOST,
+        delayMs: config.SITE_DELAY_MS,
+      },
       {
         signal: ctx.cancellationSignal,
         onPage: (p) => {
@@ -72,7 +87,13 @@ export async function crawlSiteData(
     );
     const data: SiteResultData = { ...outcome.data };
     if (outcome.compendium !== undefined && options.storeCompendium) {
-      data.compendium = await storeCompendium(deps, clientId, outcome.compendium, outcome.data.final_url, request.compendium.cleanupLevel);
+      data.compendium = await storeCompendium(
+        deps,
+        clientId,
+        outcome.compendium,
+        outcome.data.final_url,
+        request.compendium.cleanupLevel,
+      );
     }
     return { data, markdown: outcome.compendium, pagePeople: outcome.pagePeople };
   } finally {
@@ -82,11 +103,22 @@ export async function crawlSiteData(
 }
 
 /** The Markdown compendium in the client's media bucket; its key is its content hash, so a retry stores the same object. */
-async function storeCompendium(deps: ActivityDeps, clientId: string, markdown: string, finalUrl: string, cleanupLevel: CleanupLevel): Promise<CompendiumObject> {
+async function storeCompendium(
+  deps: ActivityDeps,
+  clientId: string,
+  markdown: string,
+  finalUrl: string,
+  cleanupLevel: CleanupLevel,
+): Promise<CompendiumObject> {
   const hash = contentHash(markdown);
   const host = new URL(finalUrl).hostname.replace(/[^a-z0-9.-]/gi, '-');
   const filename = `${host}-compendium.md`;
-  const stored = await deps.storage.put(clientId, `compendium/${hash}/${filename}`, markdown, 'text/markdown; charset=utf-8');
+  const stored = await deps.storage.put(
+    clientId,
+    `compendium/${hash}/${filename}`,
+    markdown,
+    'text/markdown; charset=utf-8',
+  );
   return {
     available: true,
     chars: markdown.length,
@@ -126,17 +158,32 @@ export function createSiteActivities(deps: ActivityDeps) {
     const request = crawlRequest(payload);
     if (payload.ai_extraction) {
       // The model reads the compendium (built even when not asked to be stored), and its call needs room in the 5 minutes.
-      request.compendium = { enabled: true, cleanupLevel: payload.compendium.enabled ? payload.compendium.cleanup_level : 'fit' };
+      request.compendium = {
+        enabled: true,
+        cleanupLevel: payload.compendium.enabled ? payload.compendium.cleanup_level : 'fit',
+      };
       request.timeLimitMs = Math.min(request.timeLimitMs, CRAWL_TIME_LIMIT_MS - deps.config.LLM_TIMEOUT_MS);
       // LLM_TIMEOUT_MS is at most 2 minutes (lib/config.ts), so the crawl keeps at least 2.5 of its 4.5.
     }
-    const { data, markdown } = await crawlSiteData(deps, input.clientId, request, { renderJs: payload.render_js, storeCompendium: payload.compendium.enabled }).catch((err: unknown) => {
+    const { data, markdown } = await crawlSiteData(deps, input.clientId, request, {
+      renderJs: payload.render_js,
+      storeCompendium: payload.compendium.enabled,
+    }).catch((err: unknown) => {
       if (err instanceof CrawlFailedError) throw ApplicationFailure.nonRetryable(err.message, err.type);
       throw err;
     });
     const result: SiteResultData & { ai_extraction?: AiCompanyOutcome['ai'] } = data;
     if (payload.ai_extraction) {
-      const filled = await withHeartbeat(() => fillCompanyInfo(extractor, input.clientId, markdown ?? '', data.company_info, Context.current().cancellationSignal, deps.config.LLM_TIMEOUT_MS));
+      const filled = await withHeartbeat(() =>
+        fillCompanyInfo(
+          extractor,
+          input.clientId,
+          markdown ?? '',
+          data.company_info,
+          Context.current().cancellationSignal,
+          deps.config.LLM_TIMEOUT_MS,
+        ),
+      );
       result.company_info = filled.companyInfo;
       if (filled.ai) result.ai_extraction = filled.ai;
       if (filled.error) result.errors = [...result.errors, { url: null, error: filled.error }];

@@ -13,7 +13,16 @@ import { Frontier } from './frontier';
 import { processPage, type PageFacts } from './page';
 import { fetchRobots, type RobotsRules } from './robots';
 import { sitemapUrls } from './sitemap';
-import { isContactLike, isSameSite, looksLikePage, normalizeUrl, pathFilter, siteKey, URL_TOO_LONG, urlKey } from './urls';
+import {
+  isContactLike,
+  isSameSite,
+  looksLikePage,
+  normalizeUrl,
+  pathFilter,
+  siteKey,
+  URL_TOO_LONG,
+  urlKey,
+} from './urls';
 
 /**
  * The crawl itself, free of Temporal (the activity in crawl.ts wraps it; bench/site.ts runs it
@@ -143,14 +152,28 @@ function describe(err: unknown): string {
 
 function failureType(err: unknown): string {
   if (err instanceof OutboundError) {
-    const types: Record<string, string> = { dns: 'DnsFailure', refused: 'Unreachable', network: 'Unreachable', timeout: 'Timeout', tls: 'TlsError', blocked: 'BlockedAddress', too_large: 'PageTooLarge', protocol: 'InvalidResponse' };
+    const types: Record<string, string> = {
+      dns: 'DnsFailure',
+      refused: 'Unreachable',
+      network: 'Unreachable',
+      timeout: 'Timeout',
+      tls: 'TlsError',
+      blocked: 'BlockedAddress',
+      too_large: 'PageTooLarge',
+      protocol: 'InvalidResponse',
+    };
     return types[err.kind] ?? 'Unreachable';
   }
   if (err instanceof RedirectRefusedError) return err.reason === URL_TOO_LONG ? 'UrlTooLong' : 'RobotsDisallowed';
   return 'CrawlFailed';
 }
 
-export async function crawl(source: PageSource, request: CrawlRequest, settings: CrawlSettings, hooks: CrawlHooks): Promise<CrawlOutcome> {
+export async function crawl(
+  source: PageSource,
+  request: CrawlRequest,
+  settings: CrawlSettings,
+  hooks: CrawlHooks,
+): Promise<CrawlOutcome> {
   const cancel = hooks.signal;
   const timeLimit = new AbortController();
   const timer = setTimeout(() => timeLimit.abort(new Error('time limit')), request.timeLimitMs);
@@ -160,7 +183,10 @@ export async function crawl(source: PageSource, request: CrawlRequest, settings:
   } catch (err) {
     if (cancel.aborted) throw cancel.reason;
     if (timeLimit.signal.aborted && !(err instanceof CrawlFailedError)) {
-      throw new CrawlFailedError(`${request.url} could not be crawled within the time limit of ${Math.round(request.timeLimitMs / 1000)} s`, 'Timeout');
+      throw new CrawlFailedError(
+        `${request.url} could not be crawled within the time limit of ${Math.round(request.timeLimitMs / 1000)} s`,
+        'Timeout',
+      );
     }
     throw err;
   } finally {
@@ -251,8 +277,13 @@ class SiteCrawl {
     }
     const final = normalizeUrl(page.finalUrl) ?? start;
     this.siteKeys.add(siteKey(new URL(final).hostname));
-    if (page.status >= 400) throw new CrawlFailedError(`${start} could not be crawled: the site answered HTTP ${page.status}`, 'HttpError');
-    if (page.html === null) throw new CrawlFailedError(`${start} is not an HTML page (Content-Type ${page.contentType || 'missing'})`, 'NotHtml');
+    if (page.status >= 400)
+      throw new CrawlFailedError(`${start} could not be crawled: the site answered HTTP ${page.status}`, 'HttpError');
+    if (page.html === null)
+      throw new CrawlFailedError(
+        `${start} is not an HTML page (Content-Type ${page.contentType || 'missing'})`,
+        'NotHtml',
+      );
     return { page, final };
   }
 
@@ -287,7 +318,9 @@ class SiteCrawl {
   /** `concurrency` loops work the frontier; every one has ended (on abort too), and every fetched page is read, when this resolves. */
   private async workFrontier(): Promise<PromiseSettledResult<void>[]> {
     const aborted = new Promise<void>((r) => this.signal.addEventListener('abort', () => r(), { once: true }));
-    const ended = await Promise.allSettled(Array.from({ length: this.settings.concurrency }, () => this.worker(aborted)));
+    const ended = await Promise.allSettled(
+      Array.from({ length: this.settings.concurrency }, () => this.worker(aborted)),
+    );
     await this.reading;
     return this.readFailure ? [...ended, { status: 'rejected', reason: this.readFailure.reason }] : ended;
   }
@@ -317,7 +350,8 @@ class SiteCrawl {
         }
       }
       // Fetching runs ahead of reading by at most `concurrency` pages.
-      while (this.unread >= this.settings.concurrency && !this.signal.aborted) await Promise.race([this.changed, aborted]);
+      while (this.unread >= this.settings.concurrency && !this.signal.aborted)
+        await Promise.race([this.changed, aborted]);
     }
   }
 
@@ -363,7 +397,8 @@ class SiteCrawl {
     } catch (err) {
       if (this.signal.aborted) throw err;
       // A redirect to a page crawled already is no error: that page is in the result once.
-      if (!(err instanceof RedirectRefusedError && err.reason === ALREADY_CRAWLED)) this.errors.push({ url, error: describe(err) });
+      if (!(err instanceof RedirectRefusedError && err.reason === ALREADY_CRAWLED))
+        this.errors.push({ url, error: describe(err) });
       return undefined;
     }
   }
@@ -374,7 +409,11 @@ class SiteCrawl {
     const final = normalizeUrl(page.finalUrl) ?? page.finalUrl;
     if (urlKey(final) !== urlKey(url)) {
       // The browser source follows redirects (and scripts' navigations) itself: where it ended up is checked afterwards.
-      const refusal = !isSameSite(final, this.siteKeys) ? 'it leads off the site' : final.length > MAX_CRAWL_URL_LENGTH ? URL_TOO_LONG : (this.pathRefusal(final) ?? (await this.robotsRefusal(final).catch((err: unknown) => describe(err))));
+      const refusal = !isSameSite(final, this.siteKeys)
+        ? 'it leads off the site'
+        : final.length > MAX_CRAWL_URL_LENGTH
+          ? URL_TOO_LONG
+          : (this.pathRefusal(final) ?? (await this.robotsRefusal(final).catch((err: unknown) => describe(err))));
       if (refusal) {
         errors.push({ url, error: `redirect to ${final} not used: ${refusal}` });
         return;
@@ -412,7 +451,11 @@ class SiteCrawl {
     this.hooks.signal.throwIfAborted();
     const failed = ended.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed && !this.timeUp.aborted) throw failed.reason;
-    if (this.timeUp.aborted) this.errors.push({ url: null, error: `crawl time limit of ${Math.round(this.request.timeLimitMs / 1000)} s reached after ${this.crawled.length} pages` });
+    if (this.timeUp.aborted)
+      this.errors.push({
+        url: null,
+        error: `crawl time limit of ${Math.round(this.request.timeLimitMs / 1000)} s reached after ${this.crawled.length} pages`,
+      });
     return assemble(this.request, this.start, startFinal, this.crawled, this.pages, this.errors, this.compendiumLevel);
   }
 
@@ -451,12 +494,15 @@ class SiteCrawl {
   /** Whether a link or sitemap URL joins the frontier; those left out are skipped without a note, as they are many. */
   private follows(url: string): boolean {
     // The length first: the checks after it cost in proportion to it.
-    return url.length <= MAX_CRAWL_URL_LENGTH && isSameSite(url, this.siteKeys) && looksLikePage(url) && this.wanted(url);
+    return (
+      url.length <= MAX_CRAWL_URL_LENGTH && isSameSite(url, this.siteKeys) && looksLikePage(url) && this.wanted(url)
+    );
   }
 
   private readRobots(origin: string): Promise<RobotsRules> {
     let rules = this.robotsByOrigin.get(origin);
-    if (!rules) this.robotsByOrigin.set(origin, (rules = fetchRobots(this.source, origin, this.settings.userAgent, this.signal)));
+    if (!rules)
+      this.robotsByOrigin.set(origin, (rules = fetchRobots(this.source, origin, this.settings.userAgent, this.signal)));
     return rules;
   }
 
@@ -483,7 +529,9 @@ class SiteCrawl {
       throw err;
     });
     if (rules.disallowAllReason) return rules.disallowAllReason;
-    return rules.allowed(url) ? undefined : `robots.txt of ${origin} disallows it for ${this.settings.userAgent.split('/')[0]}`;
+    return rules.allowed(url)
+      ? undefined
+      : `robots.txt of ${origin} disallows it for ${this.settings.userAgent.split('/')[0]}`;
   }
 
   /** The politeness gate of the URL's site, paced by SITE_DELAY_MS or robots.txt's Crawl-delay (at most 5 s). */
@@ -491,8 +539,11 @@ class SiteCrawl {
     const key = siteKey(new URL(url).hostname);
     let gate = this.gates.get(key);
     if (!gate) {
-      const crawlDelay = this.request.respectRobots ? (await this.readRobots(new URL(url).origin)).crawlDelayMs : undefined;
-      gate = this.gates.get(key) ?? new Gate(Math.max(this.settings.delayMs, Math.min(crawlDelay ?? 0, MAX_CRAWL_DELAY_MS)));
+      const crawlDelay = this.request.respectRobots
+        ? (await this.readRobots(new URL(url).origin)).crawlDelayMs
+        : undefined;
+      gate =
+        this.gates.get(key) ?? new Gate(Math.max(this.settings.delayMs, Math.min(crawlDelay ?? 0, MAX_CRAWL_DELAY_MS)));
       this.gates.set(key, gate);
     }
     return gate;
@@ -517,10 +568,23 @@ class SiteCrawl {
 
 /** Start page first, then contact-like pages, then by depth and URL: independent of fetch timing. */
 function pageOrder(a: CrawledPage, b: CrawledPage): number {
-  return Number(b.isStart) - Number(a.isStart) || Number(b.contactLike) - Number(a.contactLike) || a.depth - b.depth || a.entry.final_url.localeCompare(b.entry.final_url);
+  return (
+    Number(b.isStart) - Number(a.isStart) ||
+    Number(b.contactLike) - Number(a.contactLike) ||
+    a.depth - b.depth ||
+    a.entry.final_url.localeCompare(b.entry.final_url)
+  );
 }
 
-function assemble(request: CrawlRequest, start: string, startFinal: string, crawled: CrawledPage[], pages: PageEntry[], errors: CrawlError[], compendiumLevel: CleanupLevel | null): CrawlOutcome {
+function assemble(
+  request: CrawlRequest,
+  start: string,
+  startFinal: string,
+  crawled: CrawledPage[],
+  pages: PageEntry[],
+  errors: CrawlError[],
+  compendiumLevel: CleanupLevel | null,
+): CrawlOutcome {
   const ordered = [...crawled].sort(pageOrder);
   const social = pickSocial(ordered.flatMap((p) => p.facts.social));
   const data: CrawlData = {
@@ -538,7 +602,11 @@ function assemble(request: CrawlRequest, start: string, startFinal: string, craw
   };
   const pagePeople = ordered.map((p) => ({ url: p.entry.final_url, team: p.facts.team, social: p.facts.social }));
   if (!compendiumLevel) return { data, pagePeople };
-  const compendiumPages: CompendiumPage[] = ordered.map((p) => ({ url: p.entry.final_url, title: p.facts.title, blocks: p.facts.compendium ?? [] }));
+  const compendiumPages: CompendiumPage[] = ordered.map((p) => ({
+    url: p.entry.final_url,
+    title: p.facts.title,
+    blocks: p.facts.compendium ?? [],
+  }));
   const siteName = data.company_info.name ?? new URL(startFinal).hostname;
   return { data, pagePeople, compendium: buildCompendium(siteName, compendiumPages, compendiumLevel) };
 }

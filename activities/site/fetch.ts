@@ -81,7 +81,12 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 /** Runs `fn` with `signal` plus a per-page deadline; the deadline surfaces as an OutboundError of kind timeout. */
-async function withPageDeadline<T>(url: string, signal: AbortSignal, timeoutMs: number, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+async function withPageDeadline<T>(
+  url: string,
+  signal: AbortSignal,
+  timeoutMs: number,
+  fn: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   const deadline = AbortSignal.timeout(timeoutMs);
   try {
     return await fn(AbortSignal.any([signal, deadline]));
@@ -107,11 +112,20 @@ export class HttpPageSource implements PageSource {
   ) {}
 
   fetchPage(url: string, signal: AbortSignal, checkRedirect?: RedirectCheck): Promise<FetchedPage> {
-    return withPageDeadline(url, signal, this.options.pageTimeoutMs, async (s) => (await this.fetchDocument(url, s, checkRedirect)).page);
+    return withPageDeadline(
+      url,
+      signal,
+      this.options.pageTimeoutMs,
+      async (s) => (await this.fetchDocument(url, s, checkRedirect)).page,
+    );
   }
 
   /** The page and its final response, redirects followed hop by hop (each checked before it is requested); no deadline of its own. */
-  async fetchDocument(url: string, s: AbortSignal, checkRedirect?: RedirectCheck): Promise<{ page: FetchedPage; response: DocumentResponse }> {
+  async fetchDocument(
+    url: string,
+    s: AbortSignal,
+    checkRedirect?: RedirectCheck,
+  ): Promise<{ page: FetchedPage; response: DocumentResponse }> {
     const res = await this.http.fetch(url, {
       signal: s,
       maxBytes: this.options.maxPageBytes,
@@ -124,13 +138,24 @@ export class HttpPageSource implements PageSource {
       },
     });
     const contentType = res.headers['content-type'] ?? '';
-    const page = { url, finalUrl: res.url, status: res.status, redirectChain: res.redirectChain, contentType, html: isHtml(contentType, res.body) ? res.text() : null };
+    const page = {
+      url,
+      finalUrl: res.url,
+      status: res.status,
+      redirectChain: res.redirectChain,
+      contentType,
+      html: isHtml(contentType, res.body) ? res.text() : null,
+    };
     return { page, response: { status: res.status, headers: res.headers, body: res.body } };
   }
 
   fetchFile(url: string, signal: AbortSignal, maxBytes: number): Promise<FetchedFile> {
     return withPageDeadline(url, signal, this.options.pageTimeoutMs, async (s) => {
-      const res = await this.http.fetch(url, { signal: s, maxBytes, headers: { 'user-agent': this.options.userAgent } });
+      const res = await this.http.fetch(url, {
+        signal: s,
+        maxBytes,
+        headers: { 'user-agent': this.options.userAgent },
+      });
       return { status: res.status, body: res.body, text: res.text() };
     });
   }
@@ -141,8 +166,15 @@ export class HttpPageSource implements PageSource {
 }
 
 // Hop-by-hop and body-framing headers: the OutboundClient has already decoded and de-chunked the body.
-const DROP_RESPONSE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
-const responseHeaders = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).filter(([k]) => !DROP_RESPONSE_HEADERS.has(k)));
+const DROP_RESPONSE_HEADERS = new Set([
+  'content-encoding',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+]);
+const responseHeaders = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).filter(([k]) => !DROP_RESPONSE_HEADERS.has(k)));
 const DROP_REQUEST_HEADERS = new Set(['host', 'content-length', 'connection', 'accept-encoding']);
 
 /**
@@ -182,10 +214,18 @@ export class BrowserPageSource implements PageSource {
     const base = launchOptions(this.chromiumPath);
     // Loaded on first use: Playwright is large, and most crawls never render.
     this.browser ??= import('playwright-core').then(({ chromium }) =>
-      chromium.launch({ ...base, args: [...(base.args ?? []), '--proxy-bypass-list=<-loopback>'], proxy: { server: 'http://127.0.0.1:9' } }),
+      chromium.launch({
+        ...base,
+        args: [...(base.args ?? []), '--proxy-bypass-list=<-loopback>'],
+        proxy: { server: 'http://127.0.0.1:9' },
+      }),
     );
     this.context ??= this.browser.then(async (browser) => {
-      const context = await browser.newContext({ userAgent: this.options.userAgent, serviceWorkers: 'block', acceptDownloads: false });
+      const context = await browser.newContext({
+        userAgent: this.options.userAgent,
+        serviceWorkers: 'block',
+        acceptDownloads: false,
+      });
       await context.routeWebSocket(/.*/, (ws) => ws.close({ code: 1008, reason: 'WebSockets are not crawled' }));
       await context.route('**/*', (route) => this.forward(route));
       return context;
@@ -207,10 +247,20 @@ export class BrowserPageSource implements PageSource {
     const document = navigation ? this.documents.get(page as Page) : undefined;
     if (document && document.url === new URL(request.url()).href) {
       this.documents.delete(page as Page);
-      await route.fulfill({ status: document.response.status, headers: responseHeaders(document.response.headers), body: document.response.body }).catch(() => undefined);
+      await route
+        .fulfill({
+          status: document.response.status,
+          headers: responseHeaders(document.response.headers),
+          body: document.response.body,
+        })
+        .catch(() => undefined);
       return;
     }
-    const headers = Object.fromEntries(Object.entries(await request.allHeaders()).filter(([k]) => !DROP_REQUEST_HEADERS.has(k.toLowerCase()) && !k.startsWith(':')));
+    const headers = Object.fromEntries(
+      Object.entries(await request.allHeaders()).filter(
+        ([k]) => !DROP_REQUEST_HEADERS.has(k.toLowerCase()) && !k.startsWith(':'),
+      ),
+    );
     try {
       const res = await this.outbound.fetch(request.url(), {
         method: request.method(),
@@ -251,16 +301,32 @@ export class BrowserPageSource implements PageSource {
           response = await page.goto(fetched.page.finalUrl, { waitUntil: 'load', timeout: this.options.pageTimeoutMs });
         } catch (err) {
           s.throwIfAborted();
-          throw this.navigationErrors.get(page) ?? new OutboundError('network', `could not render ${url}: ${((err as Error).message ?? String(err)).split('\n')[0]}`, url);
+          throw (
+            this.navigationErrors.get(page) ??
+            new OutboundError(
+              'network',
+              `could not render ${url}: ${((err as Error).message ?? String(err)).split('\n')[0]}`,
+              url,
+            )
+          );
         }
         if (!response) throw new OutboundError('protocol', `no response for ${url}`, url);
         // Script-built pages fetch their content after load; wait briefly for the network to settle,
         // leaving the rest of the page's time for reading the result.
-        await page.waitForLoadState('networkidle', { timeout: Math.min(3000, Math.floor(this.options.pageTimeoutMs / 3)) }).catch(() => undefined);
+        await page
+          .waitForLoadState('networkidle', { timeout: Math.min(3000, Math.floor(this.options.pageTimeoutMs / 3)) })
+          .catch(() => undefined);
         s.throwIfAborted();
         const contentType = fetched.page.contentType;
         const html = await page.content();
-        return { url, finalUrl: page.url(), status: response.status(), redirectChain: fetched.page.redirectChain, contentType, html };
+        return {
+          url,
+          finalUrl: page.url(),
+          status: response.status(),
+          redirectChain: fetched.page.redirectChain,
+          contentType,
+          html,
+        };
       } finally {
         s.removeEventListener('abort', stop);
         await page.close().catch(() => undefined);

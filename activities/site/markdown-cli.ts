@@ -11,7 +11,8 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { htmlToMarkdown, type CleanupLevel } from './compendium';
 
-const USAGE = 'usage: npm run --silent markdown -- --level fit|raw [--url URL] [FILE]\n       npm run --silent markdown -- --level fit|raw --jsonl < pages.jsonl';
+const USAGE =
+  'usage: npm run --silent markdown -- --level fit|raw [--url URL] [FILE]\n       npm run --silent markdown -- --level fit|raw --jsonl < pages.jsonl';
 
 function fail(message: string): never {
   process.stderr.write(`markdown: ${message}\n${USAGE}\n`);
@@ -38,7 +39,8 @@ export function convertLine(line: string, level: CleanupLevel): Record<string, u
   let id: unknown = null;
   try {
     const input: unknown = JSON.parse(line);
-    if (!input || typeof input !== 'object' || Array.isArray(input)) throw new Error('a line must be a JSON object {"id", "url", "html"}');
+    if (!input || typeof input !== 'object' || Array.isArray(input))
+      throw new Error('a line must be a JSON object {"id", "url", "html"}');
     const { id: givenId, url, html } = input as Record<string, unknown>;
     id = givenId ?? null;
     if (typeof html !== 'string') throw new Error('"html" must be a string');
@@ -62,7 +64,12 @@ async function main(): Promise<void> {
   try {
     parsed = parseArgs({
       allowPositionals: true,
-      options: { level: { type: 'string' }, url: { type: 'string' }, jsonl: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        level: { type: 'string' },
+        url: { type: 'string' },
+        jsonl: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
     });
   } catch (err) {
     fail(err instanceof Error ? err.message : String(err));
@@ -74,7 +81,8 @@ async function main(): Promise<void> {
   }
   const level = readLevel(values.level);
   if (values.jsonl) {
-    if (positionals.length > 0 || values.url !== undefined) fail('--jsonl reads standard input; each line carries its own url');
+    if (positionals.length > 0 || values.url !== undefined)
+      fail('--jsonl reads standard input; each line carries its own url');
     const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
     for await (const line of lines) {
       if (line.trim() === '') continue;
@@ -90,7 +98,9 @@ async function main(): Promise<void> {
   try {
     html = readFileSync(positionals[0] ?? 0, 'utf8');
   } catch (err) {
-    return fail(`cannot read ${positionals[0] ?? 'standard input'}: ${err instanceof Error ? err.message : String(err)}`);
+    return fail(
+      `cannot read ${positionals[0] ?? 'standard input'}: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   process.stdout.write(`${htmlToMarkdown(html, level, url)}\n`);
 }

@@ -50,17 +50,24 @@ export function processPage(html: string, pageUrl: string, options: PageOptions)
   const base = (baseHref && normalizeUrl(baseHref, pageUrl)) || pageUrl;
   const ld = jsonLdNodes($);
   const hostname = new URL(pageUrl).hostname;
-  const region = options.region ?? guessRegion({ addressCountry: addressCountry(ld), lang: elements.named('html')[0]?.attribs.lang, hostname });
+  const region =
+    options.region ??
+    guessRegion({ addressCountry: addressCountry(ld), lang: elements.named('html')[0]?.attribs.lang, hostname });
   const text = visibleText($.root().children().toArray());
 
   const links: string[] = [];
   for (const el of elements.all) {
     const href = el.name === 'a' || el.name === 'area' ? el.attribs.href : undefined;
     // Cloudflare's /cdn-cgi/ paths (email protection, challenge pages) are no pages of the site.
-    const url = href && !/^(mailto|tel|javascript|data|callto):/i.test(href.trim()) && !href.includes('/cdn-cgi/') ? normalizeUrl(href, base) : undefined;
+    const url =
+      href && !/^(mailto|tel|javascript|data|callto):/i.test(href.trim()) && !href.includes('/cdn-cgi/')
+        ? normalizeUrl(href, base)
+        : undefined;
     if (url) links.push(url);
   }
-  const robotsMeta = (elements.named('meta').find((el) => el.attribs.name?.toLowerCase() === 'robots')?.attribs.content ?? '').toLowerCase();
+  const robotsMeta = (
+    elements.named('meta').find((el) => el.attribs.name?.toLowerCase() === 'robots')?.attribs.content ?? ''
+  ).toLowerCase();
 
   // Structured data states contacts explicitly: the emails of the organization and its people join
   // the page's; so does the organization's telephone (a person's is a direct line, not the company's).
@@ -68,11 +75,13 @@ export function processPage(html: string, pageUrl: string, options: PageOptions)
   const ldPhones: PhoneRecord[] = [];
   for (const node of ld) {
     for (const e of ldList(node.email)) if (typeof e === 'string') ldEmails.push(e.replace(/^mailto:/i, ''));
-    if (isOrganization(node)) for (const t of ldList(node.telephone)) if (typeof t === 'string') ldPhones.push(parsePhone(t, region));
+    if (isOrganization(node))
+      for (const t of ldList(node.telephone)) if (typeof t === 'string') ldPhones.push(parsePhone(t, region));
   }
 
   let team: TeamMember[] = [];
-  if (options.extractTeam) team = [...ldTeamMembers(ld, base), ...(options.teamPage ? structuredTeamMembers($, base) : [])];
+  if (options.extractTeam)
+    team = [...ldTeamMembers(ld, base), ...(options.teamPage ? structuredTeamMembers($, base) : [])];
   const facts: PageFacts = {
     title: clean($('title').first().text()) ?? clean($('h1').first().text()) ?? null,
     links,
@@ -88,4 +97,3 @@ export function processPage(html: string, pageUrl: string, options: PageOptions)
   if (options.compendium) facts.compendium = pageMarkdown($, options.compendium, base);
   return facts;
 }
-

@@ -22,7 +22,12 @@ const ALLOW_ALL: RobotsRules = { allowed: () => true, crawlDelayMs: undefined, s
 // RFC 9309 §2.5: parse at least 500 KiB; larger files are cut there.
 const MAX_ROBOTS_BYTES = 512 * 1024;
 
-export async function fetchRobots(source: PageSource, origin: string, userAgent: string, signal: AbortSignal): Promise<RobotsRules> {
+export async function fetchRobots(
+  source: PageSource,
+  origin: string,
+  userAgent: string,
+  signal: AbortSignal,
+): Promise<RobotsRules> {
   const url = `${origin}/robots.txt`;
   const res = await source.fetchFile(url, signal, MAX_ROBOTS_BYTES);
   if (res.status >= 500) {
@@ -70,7 +75,11 @@ function groupOf(robots: object, userAgent: string): ParsedRule[] | undefined {
   const byAgent = groups as Record<string, unknown>;
   const group = byAgent[agent] ?? byAgent['*'] ?? [];
   if (!Array.isArray(group)) return undefined;
-  const wellFormed = (r: unknown): r is ParsedRule => typeof r === 'object' && r !== null && typeof (r as ParsedRule).pattern === 'string' && typeof (r as ParsedRule).allow === 'boolean';
+  const wellFormed = (r: unknown): r is ParsedRule =>
+    typeof r === 'object' &&
+    r !== null &&
+    typeof (r as ParsedRule).pattern === 'string' &&
+    typeof (r as ParsedRule).allow === 'boolean';
   return group.every(wellFormed) ? group : undefined;
 }
 
@@ -88,13 +97,22 @@ function compileGroup(robotsUrl: string, group: ParsedRule[]): (url: string) => 
   // One entry per distinct segment, shared by the rules that have it.
   const segments = new Map<string, Segment>();
   // Longest first, allow first on a tie: the first rule that matches decides.
-  const rules = [...allowOf].sort(([a, aAllow], [b, bAllow]) => b.length - a.length || Number(bAllow) - Number(aAllow)).map(([pattern, allow]) => compileRule(pattern, allow, segments));
+  const rules = [...allowOf]
+    .sort(([a, aAllow], [b, bAllow]) => b.length - a.length || Number(bAllow) - Number(aAllow))
+    .map(([pattern, allow]) => compileRule(pattern, allow, segments));
   const scan = segmentScanner([...segments.keys()]);
   const home = parseUrl(robotsUrl);
   return (url) => {
     const target = parseUrl(url);
     // Another origin (or no URL): robots-parser answers undefined, and that file's own rules decide.
-    if (!home || !target || target.protocol !== home.protocol || target.hostname !== home.hostname || target.port !== home.port) return true;
+    if (
+      !home ||
+      !target ||
+      target.protocol !== home.protocol ||
+      target.hostname !== home.hostname ||
+      target.port !== home.port
+    )
+      return true;
     const path = urlEncodeToUpper(target.pathname + target.search);
     // Scanned when a rule first needs it: a prefix rule alone, or a failed `first`, needs no scan.
     let found: Occurrences | undefined;
@@ -243,7 +261,7 @@ function segmentScanner(texts: string[]): (path: string) => Occurrences {
         if (parent === 0) root[c] = node;
         else [sibling[node], firstChild[parent]] = [firstChild[parent] as number, node];
         let suffix = 0;
-        for (let f = parent; f !== 0 && suffix === 0; ) {
+        for (let f = parent; f !== 0 && suffix === 0;) {
           f = fail[f] as number;
           suffix = step(f, c);
         }

@@ -99,13 +99,20 @@ function readLocText(xml: string, lower: string, base: number): { text: string; 
 function decodeXml(s: string): string {
   return s.replace(/&(amp|lt|gt|quot|apos|#\d+|#x[0-9a-f]+);/gi, (_, e: string) => {
     const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
-    if (e[0] === '#') return String.fromCodePoint(e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10));
+    if (e[0] === '#')
+      return String.fromCodePoint(e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10));
     return named[e.toLowerCase()] ?? _;
   });
 }
 
 /** URLs listed by the sitemaps (at most 5000), in file order; `errors` collects what could not be read. */
-export async function sitemapUrls(source: PageSource, origin: string, declared: string[], signal: AbortSignal, errors: { url: string | null; error: string }[]): Promise<string[]> {
+export async function sitemapUrls(
+  source: PageSource,
+  origin: string,
+  declared: string[],
+  signal: AbortSignal,
+  errors: { url: string | null; error: string }[],
+): Promise<string[]> {
   const queue = declared.length ? [...declared] : [`${origin}/sitemap.xml`];
   const urls: string[] = [];
   let files = 0;
@@ -120,7 +127,10 @@ export async function sitemapUrls(source: PageSource, origin: string, declared: 
     try {
       const res = await source.fetchFile(url, signal, MAX_SITEMAP_BYTES);
       if (res.status < 200 || res.status >= 300) continue;
-      const xml = res.body[0] === 0x1f && res.body[1] === 0x8b ? gunzipSync(res.body, { maxOutputLength: MAX_SITEMAP_BYTES }).toString('utf8') : res.text;
+      const xml =
+        res.body[0] === 0x1f && res.body[1] === 0x8b
+          ? gunzipSync(res.body, { maxOutputLength: MAX_SITEMAP_BYTES }).toString('utf8')
+          : res.text;
       const parsed = parseSitemap(xml);
       urls.push(...parsed.urls);
       queue.push(...parsed.sitemaps);

@@ -15,7 +15,8 @@ import { registrableDomain } from '../../lib/normalize';
 // at submission).
 export const URL_TOO_LONG = `its URL is longer than ${MAX_CRAWL_URL_LENGTH.toLocaleString('en')} characters`;
 
-const TRACKING_PARAM = /^(utm_\w+|gclid|dclid|fbclid|msclkid|mc_cid|mc_eid|yclid|_ga|_gl|_hsenc|_hsmi|ref|ref_src|igshid|si)$/i;
+const TRACKING_PARAM =
+  /^(utm_\w+|gclid|dclid|fbclid|msclkid|mc_cid|mc_eid|yclid|_ga|_gl|_hsenc|_hsmi|ref|ref_src|igshid|si)$/i;
 const INDEX_FILE = /\/(index|default)\.(html?|php|aspx?)$/i;
 
 /** The normalised absolute URL, or undefined for other schemes (mailto:, javascript:, data:) and junk. */
@@ -53,7 +54,13 @@ export function urlKey(normalized: string): string {
  * addresses, localhost) are a site of their own, minus a `www.` or `m.` prefix.
  */
 export function siteKey(hostname: string): string {
-  return registrableDomain(hostname) ?? hostname.toLowerCase().replace(/\.+$/, '').replace(/^(www\d?|m)\./, '');
+  return (
+    registrableDomain(hostname) ??
+    hostname
+      .toLowerCase()
+      .replace(/\.+$/, '')
+      .replace(/^(www\d?|m)\./, '')
+  );
 }
 
 /** Whether a URL belongs to the site (compared by siteKey). */
@@ -66,7 +73,8 @@ export function isSameSite(url: string, siteKeys: ReadonlySet<string>): boolean 
 }
 
 // Links to these are files, not pages: skipped before any request.
-const NON_PAGE_EXTENSION = /\.(pdf|jpe?g|png|gif|webp|avif|svg|ico|bmp|tiff?|mp[34]|m4a|mov|avi|webm|wav|ogg|zip|gz|tgz|rar|7z|exe|dmg|msi|apk|docx?|xlsx?|pptx?|odt|ods|csv|css|js|mjs|json|xml|rss|atom|woff2?|ttf|eot|ics|vcf)$/i;
+const NON_PAGE_EXTENSION =
+  /\.(pdf|jpe?g|png|gif|webp|avif|svg|ico|bmp|tiff?|mp[34]|m4a|mov|avi|webm|wav|ogg|zip|gz|tgz|rar|7z|exe|dmg|msi|apk|docx?|xlsx?|pptx?|odt|ods|csv|css|js|mjs|json|xml|rss|atom|woff2?|ttf|eot|ics|vcf)$/i;
 
 export function looksLikePage(url: string): boolean {
   try {
@@ -77,7 +85,8 @@ export function looksLikePage(url: string): boolean {
 }
 
 /** Paths that usually hold contact details and people: crawled before the others. */
-const CONTACT_PATH = /(contact|kontakt|about|ueber|uber|über|team|people|staff|leadership|management|imprint|impressum|legal|mentions-legales|privacy|datenschutz|company|unternehmen|who-we-are)/i;
+const CONTACT_PATH =
+  /(contact|kontakt|about|ueber|uber|über|team|people|staff|leadership|management|imprint|impressum|legal|mentions-legales|privacy|datenschutz|company|unternehmen|who-we-are)/i;
 
 export function isContactLike(url: string): boolean {
   try {
@@ -95,7 +104,10 @@ export function isContactLike(url: string): boolean {
 export function pathFilter(include: string[], exclude: string[]): (url: string) => boolean {
   // The payload schema refuses braces, extglobs and more than two stars in a segment (jobs/crawl-site.ts
   // globProblem); turned off here too, so a glob can never be read as more than its text.
-  const compile = (globs: string[]) => globs.map((g) => picomatch(/^[/*]/.test(g) ? g : `/${g}`, { nocase: true, dot: true, nobrace: true, noextglob: true }));
+  const compile = (globs: string[]) =>
+    globs.map((g) =>
+      picomatch(/^[/*]/.test(g) ? g : `/${g}`, { nocase: true, dot: true, nobrace: true, noextglob: true }),
+    );
   const inc = compile(include);
   const exc = compile(exclude);
   return (url) => {

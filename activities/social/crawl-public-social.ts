@@ -19,7 +19,8 @@ export interface SocialPlan {
 }
 
 /** A profile request's outcome the workflow acts on; not found and blocked fail the activity for good. */
-export type ProfileFetch = { kind: 'profile'; user: WireUser } | { kind: 'throttled'; how: string; retryAfterSeconds: number | null };
+export type ProfileFetch =
+  { kind: 'profile'; user: WireUser } | { kind: 'throttled'; how: string; retryAfterSeconds: number | null };
 
 // A request heartbeats while it waits (for the pacing lock, the delay, the answer): a cancel is only delivered in a heartbeat's answer.
 /** Pacing key of the profile requests: one randomised pause between any two and the hourly rate, whichever worker makes them. */
@@ -36,7 +37,12 @@ export function createSocialActivities(deps: ActivityDeps) {
   let api: ProfileApiClient | undefined;
   // PROXY_URL: the profile requests leave through the operator's proxy; the guard still judges every target.
   const profileApi = (): ProfileApiClient =>
-    (api ??= new ProfileApiClient({ baseUrl: config.SOCIAL_BASE_URL, appId: config.SOCIAL_APP_ID, userAgent: config.SOCIAL_USER_AGENT, http: deps.proxiedHttp ?? endpointHttp(deps) }));
+    (api ??= new ProfileApiClient({
+      baseUrl: config.SOCIAL_BASE_URL,
+      appId: config.SOCIAL_APP_ID,
+      userAgent: config.SOCIAL_USER_AGENT,
+      http: deps.proxiedHttp ?? endpointHttp(deps),
+    }));
 
   return {
     /** The job's username (its payload parsed with the catalog schema) and the retry window. No I/O; an invalid payload fails for good. */
@@ -61,22 +67,39 @@ export function createSocialActivities(deps: ActivityDeps) {
       try {
         ctx.heartbeat({ username: input.username });
         const delay = randomInt(config.SOCIAL_DELAY_MIN_MS, config.SOCIAL_DELAY_MAX_MS + 1);
-        const answer = await pacedGlobally(deps.db, PACING_KEY, { gapMs: delay, perHour: config.SOCIAL_REQUESTS_PER_HOUR }, signal, () => profileApi().profile(input.username, signal));
+        const answer = await pacedGlobally(
+          deps.db,
+          PACING_KEY,
+          { gapMs: delay, perHour: config.SOCIAL_REQUESTS_PER_HOUR },
+          signal,
+          () => profileApi().profile(input.username, signal),
+        );
         switch (answer.kind) {
           case 'profile':
             return answer;
           case 'throttled':
             return answer;
           case 'not_found':
-            throw ApplicationFailure.nonRetryable(`profile not found: no public account named @${input.username}`, 'ProfileNotFound');
+            throw ApplicationFailure.nonRetryable(
+              `profile not found: no public account named @${input.username}`,
+              'ProfileNotFound',
+            );
           case 'blocked':
-            throw ApplicationFailure.nonRetryable(`request blocked by the platform (${answer.how}): it needs a mobile proxy (set PROXY_URL)`, 'RequestBlocked');
+            throw ApplicationFailure.nonRetryable(
+              `request blocked by the platform (${answer.how}): it needs a mobile proxy (set PROXY_URL)`,
+              'RequestBlocked',
+            );
         }
       } catch (err) {
         if (signal.aborted || err instanceof ApplicationFailure) throw err;
         if (err instanceof BlockedAddressError) throw ApplicationFailure.nonRetryable(err.message, 'BlockedAddress');
         // An unreadable answer, a 5xx, a network error: Temporal retries with backoff, then the job fails with this.
-        throw ApplicationFailure.retryable(err instanceof ProfileApiError ? err.message : `the profile API could not be reached: ${(err as Error).message}`, 'ProfileApiUnavailable');
+        throw ApplicationFailure.retryable(
+          err instanceof ProfileApiError
+            ? err.message
+            : `the profile API could not be reached: ${(err as Error).message}`,
+          'ProfileApiUnavailable',
+        );
       } finally {
         clearInterval(beat);
       }
@@ -97,10 +120,15 @@ export function createSocialActivities(deps: ActivityDeps) {
       if (source) {
         const beat = setInterval(() => ctx.heartbeat({ picture: source }), HEARTBEAT_INTERVAL.ms);
         try {
-          hosted = await hostImage(deps, job.client_id, source, 'social/profile-pics', signal, { 'user-agent': config.SOCIAL_USER_AGENT });
+          hosted = await hostImage(deps, job.client_id, source, 'social/profile-pics', signal, {
+            'user-agent': config.SOCIAL_USER_AGENT,
+          });
         } catch (err) {
           if (signal.aborted) throw err;
-          deps.logger.warn({ err: String(err), jobId: input.jobId }, 'profile picture not stored; the result keeps its source URL only');
+          deps.logger.warn(
+            { err: String(err), jobId: input.jobId },
+            'profile picture not stored; the result keeps its source URL only',
+          );
         } finally {
           clearInterval(beat);
         }

@@ -31,7 +31,10 @@ export const wireUser = z.object({
 });
 export type WireUser = z.infer<typeof wireUser>;
 
-const wireAnswer = z.object({ data: z.object({ user: z.unknown().nullable() }).nullish(), status: z.string().optional() });
+const wireAnswer = z.object({
+  data: z.object({ user: z.unknown().nullable() }).nullish(),
+  status: z.string().optional(),
+});
 
 export type ProfileAnswer =
   | { kind: 'profile'; user: WireUser }
@@ -80,11 +83,22 @@ export class ProfileApiClient {
 export function readAnswer(res: OutboundResponse): ProfileAnswer {
   const body = safeJson(res);
   if (res.status === 404) return { kind: 'not_found' };
-  if (res.status === 429) return { kind: 'throttled', how: 'HTTP 429', retryAfterSeconds: retryAfter(res.headers['retry-after']) };
-  if (res.status === 401 && isObject(body) && body.require_login === true) return { kind: 'throttled', how: 'HTTP 401 require_login', retryAfterSeconds: retryAfter(res.headers['retry-after']) };
-  if (res.status >= 300 && res.status < 400) return { kind: 'blocked', how: `HTTP ${res.status} redirect to ${res.headers.location ?? 'a login page'}` };
+  if (res.status === 429)
+    return { kind: 'throttled', how: 'HTTP 429', retryAfterSeconds: retryAfter(res.headers['retry-after']) };
+  if (res.status === 401 && isObject(body) && body.require_login === true)
+    return {
+      kind: 'throttled',
+      how: 'HTTP 401 require_login',
+      retryAfterSeconds: retryAfter(res.headers['retry-after']),
+    };
+  if (res.status >= 300 && res.status < 400)
+    return { kind: 'blocked', how: `HTTP ${res.status} redirect to ${res.headers.location ?? 'a login page'}` };
   if (res.status === 403 || res.status === 401) return { kind: 'blocked', how: `HTTP ${res.status}` };
-  if (res.status === 400 && isObject(body) && (body.message === 'checkpoint_required' || body.message === 'challenge_required' || 'checkpoint_url' in body)) {
+  if (
+    res.status === 400 &&
+    isObject(body) &&
+    (body.message === 'checkpoint_required' || body.message === 'challenge_required' || 'checkpoint_url' in body)
+  ) {
     return { kind: 'blocked', how: `HTTP 400 ${String(body.message)}` };
   }
   if (res.status !== 200) throw new ProfileApiError(`the profile API answered HTTP ${res.status}`);
@@ -94,7 +108,10 @@ export function readAnswer(res: OutboundResponse): ProfileAnswer {
   if (!parsed.success) throw new ProfileApiError('the profile API answered JSON without data.user');
   if (parsed.data.data?.user === null || parsed.data.data?.user === undefined) return { kind: 'not_found' };
   const user = wireUser.safeParse(parsed.data.data.user);
-  if (!user.success) throw new ProfileApiError(`the profile API answered a user the service cannot read: ${user.error.issues[0]?.path.join('.') ?? ''} ${user.error.issues[0]?.message ?? ''}`.trim());
+  if (!user.success)
+    throw new ProfileApiError(
+      `the profile API answered a user the service cannot read: ${user.error.issues[0]?.path.join('.') ?? ''} ${user.error.issues[0]?.message ?? ''}`.trim(),
+    );
   return { kind: 'profile', user: user.data };
 }
 

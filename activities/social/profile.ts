@@ -14,7 +14,9 @@ export const PROFILE_SOURCE = 'instagram_web_profile_info';
  * account's business phone or its bio link's country domain); without one only +CC numbers count.
  */
 export function bioContacts(bio: string, region?: CountryCode): { emails: string[]; phones: string[] } {
-  const phones = findPhonesInText(bio, region).filter((p) => p.valid && p.e164).map((p) => p.e164 as string);
+  const phones = findPhonesInText(bio, region)
+    .filter((p) => p.valid && p.e164)
+    .map((p) => p.e164 as string);
   return { emails: findEmailsInText(bio), phones: [...new Set(phones)] };
 }
 
@@ -36,7 +38,8 @@ export function profileResult(user: WireUser, hosted: { url: string } | undefine
   const isBusiness = user.is_business_account === true;
   const bio = isPrivate ? '' : (user.biography ?? '');
   const contacts = bio ? bioContacts(bio, profileRegion(user)) : { emails: [], phones: [] };
-  const businessPhone = isBusiness && !isPrivate && user.business_phone_number ? parsePhone(user.business_phone_number) : undefined;
+  const businessPhone =
+    isBusiness && !isPrivate && user.business_phone_number ? parsePhone(user.business_phone_number) : undefined;
   return {
     username: user.username,
     full_name: user.full_name ?? '',

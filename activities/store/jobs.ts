@@ -40,9 +40,19 @@ export function createJobLifecycleActivities(deps: ActivityDeps) {
       const result = await jobs.withLockedJob(input.jobId, async (trx, job) => {
         const run = job.status === 'queued' || job.status === 'processing';
         const current = run ? await jobs.markStarted(trx, job, deps.workerId) : job;
-        return { run, status: current.status, type: current.type, clientId: current.client_id, payload: current.payload };
+        return {
+          run,
+          status: current.status,
+          type: current.type,
+          clientId: current.client_id,
+          payload: current.payload,
+        };
       });
-      if (!result) throw ApplicationFailure.nonRetryable(`job ${input.jobId} not found: its submission was never committed`, 'JobNotFound');
+      if (!result)
+        throw ApplicationFailure.nonRetryable(
+          `job ${input.jobId} not found: its submission was never committed`,
+          'JobNotFound',
+        );
       return result;
     },
 
@@ -62,7 +72,10 @@ export function createJobLifecycleActivities(deps: ActivityDeps) {
           return job.status;
         }
         changed = job.type;
-        const finished = await jobs.finish(trx, job, 'completed', { resultsCount: input.resultsCount, workerId: deps.workerId });
+        const finished = await jobs.finish(trx, job, 'completed', {
+          resultsCount: input.resultsCount,
+          workerId: deps.workerId,
+        });
         if (CATALOG[job.type].project) await projections.enqueue(trx, job, deps.config.PROJECTION_SWEEP_AFTER_SECONDS);
         return finished.status;
       });
@@ -77,7 +90,8 @@ export function createJobLifecycleActivities(deps: ActivityDeps) {
       const status = await jobs.withLockedJob(input.jobId, async (trx, job) => {
         if (job.status !== 'queued' && job.status !== 'processing') return job.status;
         changed = job.type;
-        return (await jobs.finish(trx, job, 'failed', { errorMessage: input.errorMessage, workerId: deps.workerId })).status;
+        return (await jobs.finish(trx, job, 'failed', { errorMessage: input.errorMessage, workerId: deps.workerId }))
+          .status;
       });
       await discardObject(input.jobId, status);
       if (changed && status) countFinished(changed, status);

@@ -5,7 +5,16 @@ import { IcpProfiles } from '../../db/repositories/icp-profiles';
 import { LeadSources, type BusinessRow } from '../../db/repositories/lead-sources';
 import { SearchOutbox, type OutboxRow } from '../../db/repositories/search-outbox';
 import { ProjectionOutbox } from '../../db/repositories/projection-outbox';
-import { businessesOfEmails, findBusinessByKey, lockClient, relate, relatedOf, relateNamedEmails, upsertResources, type UpsertedResource } from '../../db/repositories/resources';
+import {
+  businessesOfEmails,
+  findBusinessByKey,
+  lockClient,
+  relate,
+  relatedOf,
+  relateNamedEmails,
+  upsertResources,
+  type UpsertedResource,
+} from '../../db/repositories/resources';
 import { idapRef, type ResourceType } from '../../lib/idap';
 import { buildLeadDocument, ensureLeadIndex, writeLeadDocuments, type LeadSource } from '../../search/leads';
 import type { ActivityDeps } from '../deps';
@@ -43,7 +52,12 @@ const COMPENDIUM_TYPES: readonly JobType[] = ALL_JOB_SPECS.filter((s) => s.compe
  * relations. Returns how many resources it wrote and the businesses whose leads changed (its own,
  * and those of the e-mails it wrote: a verification verdict changes their leads), for the outbox.
  */
-export async function writeProjection(trx: Knex.Transaction, clientId: string, plan: Projection, campaignId: string | null): Promise<{ resources: number; businessIds: string[] }> {
+export async function writeProjection(
+  trx: Knex.Transaction,
+  clientId: string,
+  plan: Projection,
+  campaignId: string | null,
+): Promise<{ resources: number; businessIds: string[] }> {
   const written = new Map<number, UpsertedResource>();
   const byType = new Map<ResourceType, number[]>();
   const targets = await existingOnlyTargets(trx, clientId, plan);
@@ -51,7 +65,17 @@ export async function writeProjection(trx: Knex.Transaction, clientId: string, p
     if (targets.get(i) !== null) byType.set(n.type, [...(byType.get(n.type) ?? []), i]);
   });
   for (const [type, indexes] of byType) {
-    const out = await upsertResources(trx, clientId, type, indexes.map((i) => ({ data: plan.nodes[i]?.data ?? {}, naturalKey: targets.get(i) ?? undefined, source: plan.source, campaignId })));
+    const out = await upsertResources(
+      trx,
+      clientId,
+      type,
+      indexes.map((i) => ({
+        data: plan.nodes[i]?.data ?? {},
+        naturalKey: targets.get(i) ?? undefined,
+        source: plan.source,
+        campaignId,
+      })),
+    );
     indexes.forEach((nodeIndex, k) => written.set(nodeIndex, out[k] as UpsertedResource));
   }
   for (const [a, b] of plan.edges) {
@@ -60,7 +84,9 @@ export async function writeProjection(trx: Knex.Transaction, clientId: string, p
     if (ra && rb) await relate(trx, ra, rb);
   }
   const ownBusinesses = plan.businesses.map((i) => written.get(i)?.id).filter((id): id is string => !!id);
-  const emails = plan.nodes.flatMap((n, i) => (n.type === 'emails' && written.get(i) ? [written.get(i) as UpsertedResource] : []));
+  const emails = plan.nodes.flatMap((n, i) =>
+    n.type === 'emails' && written.get(i) ? [written.get(i) as UpsertedResource] : [],
+  );
   // A business naming an address verified earlier is related to it here, so its lead shows the verdict.
   await relateNamedEmails(trx, clientId, ownBusinesses);
   const businessIds = [...new Set([...ownBusinesses, ...(await businessesOfEmails(trx, clientId, emails))])];
@@ -73,7 +99,11 @@ export async function writeProjection(trx: Knex.Transaction, clientId: string, p
  * that business holds a newer one. Read under the client's write lock, which the upserts take too, so
  * two projections of the same domain cannot both read the older value and write in turn.
  */
-async function existingOnlyTargets(trx: Knex.Transaction, clientId: string, plan: Projection): Promise<Map<number, string | null>> {
+async function existingOnlyTargets(
+  trx: Knex.Transaction,
+  clientId: string,
+  plan: Projection,
+): Promise<Map<number, string | null>> {
   const targets = new Map<number, string | null>();
   for (const [i, node] of plan.nodes.entries()) {
     if (!node.existingOnly) continue;
@@ -163,7 +193,7 @@ export function createLeadActivities(deps: ActivityDeps) {
 
   async function jobCompendium(clientId: string, jobId: string, type: JobType): Promise<string | null> {
     const result = await results.load(jobId);
-    const location = isObj(result) ? CATALOG[type].compendiumLocation?.(result) ?? null : null;
+    const location = isObj(result) ? (CATALOG[type].compendiumLocation?.(result) ?? null) : null;
     const m = location ? /^s3:\/\/([^/]+)\/(.+)$/.exec(location) : null;
     if (!m?.[1] || !m[2] || m[1] !== deps.storage.bucketFor(clientId)) return null;
     try {
@@ -198,8 +228,12 @@ export function createLeadActivities(deps: ActivityDeps) {
           campaignIds: b.campaign_ids,
           flags: b.flags,
           createdAt: b.created_at.toISOString(),
-          emails: (rel?.get('emails') ?? []).map((e) => ({ address: String(e.data.address ?? ''), verified: e.data.verified === true })).filter((e) => e.address),
-          phones: (rel?.get('phones') ?? []).map((p) => ({ number: String(p.data.number ?? '') })).filter((p) => p.number),
+          emails: (rel?.get('emails') ?? [])
+            .map((e) => ({ address: String(e.data.address ?? ''), verified: e.data.verified === true }))
+            .filter((e) => e.address),
+          phones: (rel?.get('phones') ?? [])
+            .map((p) => ({ number: String(p.data.number ?? '') }))
+            .filter((p) => p.number),
           compendium: compendiums.get(b.id) ?? null,
         };
         docs.push(buildLeadDocument(src, { industries: profile.industries, countries: profile.countries }));

@@ -21,19 +21,34 @@ export interface ParsedAddress {
  * are ASCII only, as lib/emails.ts takes them.
  */
 export function parseAddress(raw: string): ParsedAddress | { error: string; display: string } {
-  const trimmed = raw.trim().replace(/^mailto:/i, '').toLowerCase();
+  const trimmed = raw
+    .trim()
+    .replace(/^mailto:/i, '')
+    .toLowerCase();
   // isEmail accepts quoted local parts with CR, LF and other controls; the probe must never see one
   // (addresses also arrive here from crawled pages, not only from the payload's schema).
-  if (hasControlCharacter(trimmed)) return { error: 'invalid syntax: the address contains a control character', display: JSON.stringify(trimmed).slice(1, -1) };
+  if (hasControlCharacter(trimmed))
+    return {
+      error: 'invalid syntax: the address contains a control character',
+      display: JSON.stringify(trimmed).slice(1, -1),
+    };
   const at = trimmed.lastIndexOf('@');
-  if (at <= 0 || at === trimmed.length - 1) return { error: 'invalid syntax: no local part and domain around an @', display: trimmed };
+  if (at <= 0 || at === trimmed.length - 1)
+    return { error: 'invalid syntax: no local part and domain around an @', display: trimmed };
   const local = trimmed.slice(0, at);
   const written = trimmed.slice(at + 1).replace(/\.$/, '');
   const domain = domainToASCII(written);
   if (!domain) return { error: `invalid syntax: "${written}" is not a valid domain name`, display: trimmed };
   const display = `${local}@${domainToUnicode(domain) || written}`;
   const ascii = `${local}@${domain}`;
-  if (!isEmail(ascii, { allow_utf8_local_part: false, require_tld: true, allow_ip_domain: false, allow_display_name: false })) {
+  if (
+    !isEmail(ascii, {
+      allow_utf8_local_part: false,
+      require_tld: true,
+      allow_ip_domain: false,
+      allow_display_name: false,
+    })
+  ) {
     return { error: 'invalid syntax: not a valid e-mail address', display };
   }
   return { display, local, domain, ascii };
@@ -47,9 +62,39 @@ const DISPOSABLE = blacklist();
  * queue, so they count as risky for outreach (a short list, as Reacher keeps one).
  */
 export const ROLE_LOCAL_PARTS = new Set([
-  'abuse', 'accounts', 'admin', 'administrator', 'billing', 'careers', 'contact', 'enquiries', 'finance', 'hello', 'help', 'hostmaster', 'hr',
-  'info', 'inquiries', 'jobs', 'legal', 'mail', 'marketing', 'media', 'newsletter', 'no-reply', 'noreply', 'office', 'postmaster', 'press',
-  'privacy', 'sales', 'security', 'service', 'support', 'team', 'webmaster',
+  'abuse',
+  'accounts',
+  'admin',
+  'administrator',
+  'billing',
+  'careers',
+  'contact',
+  'enquiries',
+  'finance',
+  'hello',
+  'help',
+  'hostmaster',
+  'hr',
+  'info',
+  'inquiries',
+  'jobs',
+  'legal',
+  'mail',
+  'marketing',
+  'media',
+  'newsletter',
+  'no-reply',
+  'noreply',
+  'office',
+  'postmaster',
+  'press',
+  'privacy',
+  'sales',
+  'security',
+  'service',
+  'support',
+  'team',
+  'webmaster',
 ]);
 
 /** The domain or one of its parents is in the list (a provider's subdomains are the provider's). */

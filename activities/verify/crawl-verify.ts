@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { Context } from '@temporalio/activity';
 import { JobResultStore } from '../../db/repositories/job-results';
-import { crawlVerifyPayload, VERIFY_RESERVE_SECONDS, type CrawlVerifyResult, type VerifyResultItem } from '../../jobs/crawl-verify';
+import {
+  crawlVerifyPayload,
+  VERIFY_RESERVE_SECONDS,
+  type CrawlVerifyResult,
+  type VerifyResultItem,
+} from '../../jobs/crawl-verify';
 import { HEARTBEAT_INTERVAL, VERIFY_STAGE } from '../../jobs/limits';
 import type { Config } from '../../lib/config';
 import { normalizeEmail } from '../../lib/normalize';
@@ -97,7 +102,11 @@ const randomLocal = () => `x${randomBytes(10).toString('hex').slice(0, 19)}`;
  * that has an address is asked; its address must pass the SSRF guard. Greylisting (a 4xx answer)
  * is retried with backoff until the address's deadline.
  */
-async function checkMailbox(a: ParsedAddress, hosts: string[], ctx: VerifyContext): Promise<{ check: MailboxCheck; mx: string }> {
+async function checkMailbox(
+  a: ParsedAddress,
+  hosts: string[],
+  ctx: VerifyContext,
+): Promise<{ check: MailboxCheck; mx: string }> {
   let host: string | undefined;
   let address: string | undefined;
   for (const h of hosts) {
@@ -110,13 +119,29 @@ async function checkMailbox(a: ParsedAddress, hosts: string[], ctx: VerifyContex
       }
     } catch (err) {
       ctx.signal.throwIfAborted();
-      return { check: { kind: 'unknown', reason: `DNS lookup of mail server ${h} failed (${(err as { code?: string }).code ?? 'ERROR'})` }, mx: h };
+      return {
+        check: {
+          kind: 'unknown',
+          reason: `DNS lookup of mail server ${h} failed (${(err as { code?: string }).code ?? 'ERROR'})`,
+        },
+        mx: h,
+      };
     }
   }
-  if (!host || !address) return { check: { kind: 'unknown', reason: `no mail server of ${a.domain} has an address (${hosts.join(', ')})` }, mx: hosts[0] ?? a.domain };
+  if (!host || !address)
+    return {
+      check: { kind: 'unknown', reason: `no mail server of ${a.domain} has an address (${hosts.join(', ')})` },
+      mx: hosts[0] ?? a.domain,
+    };
   if (isBlockedAddress(address).blocked && !ctx.allowList.allows(host, address)) {
     // The MX name is the domain's own (public DNS); the address it resolved to is not said (issue 38 item 14).
-    return { check: { kind: 'unknown', reason: `mail server ${host} is not allowed (only public internet hosts can be reached)` }, mx: host };
+    return {
+      check: {
+        kind: 'unknown',
+        reason: `mail server ${host} is not allowed (only public internet hosts can be reached)`,
+      },
+      mx: host,
+    };
   }
   const mailServer = { address, host };
   let attempts = 0;
@@ -145,17 +170,34 @@ async function checkMailbox(a: ParsedAddress, hosts: string[], ctx: VerifyContex
       if (err instanceof SmtpProbeError) return { check: { kind: 'unknown', reason: err.message }, mx: host };
       throw err;
     }
-    const kind = answer.stage === 'mail' ? (answer.reply.code < 500 ? 'temporary' : 'refused') : classifyRcpt(answer.reply);
+    const kind =
+      answer.stage === 'mail' ? (answer.reply.code < 500 ? 'temporary' : 'refused') : classifyRcpt(answer.reply);
     const text = replyText(answer.reply);
-    if (kind === 'accepted') return { check: { kind: 'accepted', reply: answer.reply, catchAll: acceptsAnything(answer.randomReply) }, mx: host };
+    if (kind === 'accepted')
+      return {
+        check: { kind: 'accepted', reply: answer.reply, catchAll: acceptsAnything(answer.randomReply) },
+        mx: host,
+      };
     if (kind === 'full') return { check: { kind: 'full', reason: text }, mx: host };
     if (kind === 'rejected') return { check: { kind: 'rejected', reason: text }, mx: host };
     if (kind === 'refused') {
-      return { check: { kind: 'unknown', reason: `the mail server refused the probe (${answer.stage === 'mail' ? 'MAIL FROM' : 'RCPT TO'}): ${text}` }, mx: host };
+      return {
+        check: {
+          kind: 'unknown',
+          reason: `the mail server refused the probe (${answer.stage === 'mail' ? 'MAIL FROM' : 'RCPT TO'}): ${text}`,
+        },
+        mx: host,
+      };
     }
     // A temporary answer: greylisting. Try again after the backoff if the address's time allows.
     if (Date.now() + backoff >= ctx.deadline) {
-      return { check: { kind: 'unknown', reason: `greylisted: the mail server answered ${text} and still did after ${attempts} attempt${attempts === 1 ? '' : 's'}` }, mx: host };
+      return {
+        check: {
+          kind: 'unknown',
+          reason: `greylisted: the mail server answered ${text} and still did after ${attempts} attempt${attempts === 1 ? '' : 's'}`,
+        },
+        mx: host,
+      };
     }
     await sleep(backoff, ctx.signal);
     backoff *= 2;
@@ -165,14 +207,30 @@ async function checkMailbox(a: ParsedAddress, hosts: string[], ctx: VerifyContex
 /** One address from raw input to its result. */
 export async function verifyAddress(raw: string, ctx: VerifyContext): Promise<VerifyResultItem> {
   const parsed = parseAddress(raw);
-  if ('error' in parsed) return verdict({ email: parsed.display, syntaxError: parsed.error, disposable: false, free: false, role: false });
-  const facts: VerifyFacts = { email: parsed.display, disposable: isDisposable(parsed), free: isFreeProvider(parsed), role: isRoleAccount(parsed) };
+  if ('error' in parsed)
+    return verdict({ email: parsed.display, syntaxError: parsed.error, disposable: false, free: false, role: false });
+  const facts: VerifyFacts = {
+    email: parsed.display,
+    disposable: isDisposable(parsed),
+    free: isFreeProvider(parsed),
+    role: isRoleAccount(parsed),
+  };
   const route = await ctx.dns.route(parsed.domain);
   ctx.signal.throwIfAborted();
   if (route.kind !== 'servers') return verdict({ ...facts, dns: route });
   const best = route.hosts[0] ?? parsed.domain;
-  if (!ctx.smtpCheck) return verdict({ ...facts, dns: { kind: 'servers', mx: best }, mailbox: { kind: 'skipped', reason: 'mailbox not checked (smtp_check is false)' } });
-  if (facts.disposable) return verdict({ ...facts, dns: { kind: 'servers', mx: best }, mailbox: { kind: 'skipped', reason: 'disposable provider: not probed' } });
+  if (!ctx.smtpCheck)
+    return verdict({
+      ...facts,
+      dns: { kind: 'servers', mx: best },
+      mailbox: { kind: 'skipped', reason: 'mailbox not checked (smtp_check is false)' },
+    });
+  if (facts.disposable)
+    return verdict({
+      ...facts,
+      dns: { kind: 'servers', mx: best },
+      mailbox: { kind: 'skipped', reason: 'disposable provider: not probed' },
+    });
   const { check, mx } = await checkMailbox(parsed, route.hosts, ctx);
   return verdict({ ...facts, dns: { kind: 'servers', mx }, mailbox: check });
 }
@@ -183,7 +241,7 @@ export function distinctAddresses(payload: { emails?: string[]; email?: string }
   const out: string[] = [];
   for (const raw of [...(payload.emails ?? []), ...(payload.email === undefined ? [] : [payload.email])]) {
     const parsed = parseAddress(raw);
-    const key = 'error' in parsed ? parsed.display : normalizeEmail(parsed.ascii) ?? parsed.ascii;
+    const key = 'error' in parsed ? parsed.display : (normalizeEmail(parsed.ascii) ?? parsed.ascii);
     if (seen.has(key)) continue;
     seen.add(key);
     out.push(raw);
@@ -202,7 +260,10 @@ const sharedByDeps = new WeakMap<ActivityDeps, VerifyShared>();
 function sharedOf(deps: ActivityDeps): VerifyShared {
   let shared = sharedByDeps.get(deps);
   if (!shared) {
-    shared = { allowList: new AllowList(deps.config.USER_URL_ALLOW_HOSTS), limiter: new KeyedLimiter(deps.config.VERIFY_CONCURRENCY_PER_DOMAIN) };
+    shared = {
+      allowList: new AllowList(deps.config.USER_URL_ALLOW_HOSTS),
+      limiter: new KeyedLimiter(deps.config.VERIFY_CONCURRENCY_PER_DOMAIN),
+    };
     sharedByDeps.set(deps, shared);
   }
   return shared;
@@ -225,7 +286,11 @@ export interface VerifyRun {
  * aborts DNS queries and destroys every SMTP socket at once and rejects. Used by crawlVerify jobs
  * and by the pipeline's verify stage.
  */
-export async function verifyAddresses(deps: ActivityDeps, addresses: string[], run: VerifyRun): Promise<VerifyResultItem[]> {
+export async function verifyAddresses(
+  deps: ActivityDeps,
+  addresses: string[],
+  run: VerifyRun,
+): Promise<VerifyResultItem[]> {
   const { config } = deps;
   const { allowList, limiter } = sharedOf(deps);
   const { signal, stageEnd } = run;
@@ -242,10 +307,23 @@ export async function verifyAddresses(deps: ActivityDeps, addresses: string[], r
       while (next < addresses.length) {
         const i = next++;
         const raw = addresses[i] as string;
-        const vctx: VerifyContext = { config, dns, allowList, limiter, smtpCheck: run.smtpCheck, signal, deadline: Math.min(Date.now() + run.timeoutSeconds * 1000, stageEnd), stageEnd };
-        out[i] = Date.now() >= stageEnd
-          ? verdict({ ...listFacts(raw), mailbox: { kind: 'unknown', reason: 'not verified: the job\'s 2-minute verification time ran out' } })
-          : await withinDeadline(verifyAddress(raw, vctx), raw, () => vctx.deadline, signal);
+        const vctx: VerifyContext = {
+          config,
+          dns,
+          allowList,
+          limiter,
+          smtpCheck: run.smtpCheck,
+          signal,
+          deadline: Math.min(Date.now() + run.timeoutSeconds * 1000, stageEnd),
+          stageEnd,
+        };
+        out[i] =
+          Date.now() >= stageEnd
+            ? verdict({
+                ...listFacts(raw),
+                mailbox: { kind: 'unknown', reason: "not verified: the job's 2-minute verification time ran out" },
+              })
+            : await withinDeadline(verifyAddress(raw, vctx), raw, () => vctx.deadline, signal);
         done++;
         run.onProgress?.(done);
       }
@@ -282,7 +360,9 @@ export function createVerifyActivities(deps: ActivityDeps) {
         timeoutSeconds: payload.timeout_seconds,
         stageEnd,
         signal: ctx.cancellationSignal,
-        onProgress: (n) => { done = n; },
+        onProgress: (n) => {
+          done = n;
+        },
       });
       const summary = { valid: 0, risky: 0, invalid: 0, unknown: 0 };
       for (const r of out) summary[r.status]++;
@@ -300,22 +380,39 @@ export function createVerifyActivities(deps: ActivityDeps) {
 /** The list facts of an address that gets no further (for the time-out verdicts). */
 function listFacts(raw: string): VerifyFacts {
   const parsed = parseAddress(raw);
-  if ('error' in parsed) return { email: parsed.display, syntaxError: parsed.error, disposable: false, free: false, role: false };
-  return { email: parsed.display, disposable: isDisposable(parsed), free: isFreeProvider(parsed), role: isRoleAccount(parsed) };
+  if ('error' in parsed)
+    return { email: parsed.display, syntaxError: parsed.error, disposable: false, free: false, role: false };
+  return {
+    email: parsed.display,
+    disposable: isDisposable(parsed),
+    free: isFreeProvider(parsed),
+    role: isRoleAccount(parsed),
+  };
 }
 
 /**
  * The address's verification, or `unknown` when its time runs out first (DNS retries can outlast
  * it). The abandoned work ends by itself within its own timeouts.
  */
-async function withinDeadline(work: Promise<VerifyResultItem>, raw: string, deadlineOf: () => number, signal: AbortSignal): Promise<VerifyResultItem> {
+async function withinDeadline(
+  work: Promise<VerifyResultItem>,
+  raw: string,
+  deadlineOf: () => number,
+  signal: AbortSignal,
+): Promise<VerifyResultItem> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<VerifyResultItem>((resolve) => {
     // The deadline can move (a wait for a session slot): look again when it seems reached.
     const check = () => {
       const left = deadlineOf() + 250 - Date.now();
       if (left > 0) timer = setTimeout(check, left);
-      else resolve(verdict({ ...listFacts(raw), mailbox: { kind: 'unknown', reason: 'timeout: no answer within the address\'s time (timeout_seconds)' } }));
+      else
+        resolve(
+          verdict({
+            ...listFacts(raw),
+            mailbox: { kind: 'unknown', reason: "timeout: no answer within the address's time (timeout_seconds)" },
+          }),
+        );
     };
     check();
   });

@@ -53,8 +53,12 @@ export class MailDns {
     try {
       const mx = await this.resolver.resolveMx(domain);
       // RFC 7505 null MX: "MX 0 ." says the domain accepts no mail at all.
-      if (mx.length === 1 && mx[0]?.exchange.replace(/\.$/, '') === '') return { kind: 'none', reason: `${domain} accepts no mail (null MX record)` };
-      const hosts = mx.filter((r) => r.exchange !== '').sort((a, b) => a.priority - b.priority).map((r) => r.exchange.replace(/\.$/, '').toLowerCase());
+      if (mx.length === 1 && mx[0]?.exchange.replace(/\.$/, '') === '')
+        return { kind: 'none', reason: `${domain} accepts no mail (null MX record)` };
+      const hosts = mx
+        .filter((r) => r.exchange !== '')
+        .sort((a, b) => a.priority - b.priority)
+        .map((r) => r.exchange.replace(/\.$/, '').toLowerCase());
       if (hosts.length > 0) return { kind: 'servers', hosts, viaA: false };
     } catch (err) {
       const code = codeOf(err);

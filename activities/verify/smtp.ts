@@ -81,13 +81,24 @@ export class SmtpConnection {
   }
 
   /** Connects; rejects on refusal, network errors or when `timeoutMs` passes first. */
-  static open(address: string, port: number, timeoutMs: number, where: string, signal?: AbortSignal): Promise<SmtpConnection> {
+  static open(
+    address: string,
+    port: number,
+    timeoutMs: number,
+    where: string,
+    signal?: AbortSignal,
+  ): Promise<SmtpConnection> {
     return new Promise((resolve, reject) => {
       // net.connect destroys the socket itself when the signal aborts (and fails with AbortError).
       const socket = netConnect({ host: address, port, signal });
       const timer = setTimeout(() => {
         socket.destroy();
-        reject(new SmtpProbeError('timeout', `timed out connecting to ${where} after ${timeoutMs} ms (outbound port ${port} may be blocked on this network)`));
+        reject(
+          new SmtpProbeError(
+            'timeout',
+            `timed out connecting to ${where} after ${timeoutMs} ms (outbound port ${port} may be blocked on this network)`,
+          ),
+        );
       }, timeoutMs);
       socket.once('connect', () => {
         clearTimeout(timer);
@@ -117,8 +128,14 @@ export class SmtpConnection {
         reject(new SmtpProbeError('timeout', `${this.where} did not answer ${waitingFor} within ${timeoutMs} ms`));
       }, timeoutMs);
       this.waiter = {
-        resolve: (r) => { clearTimeout(timer); resolve(r); },
-        reject: (e) => { clearTimeout(timer); reject(e); },
+        resolve: (r) => {
+          clearTimeout(timer);
+          resolve(r);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
       };
     });
   }
@@ -127,7 +144,8 @@ export class SmtpConnection {
     if (this.failure) throw this.failure;
     // The last line of defence against command injection: a CR or LF inside `line` would end it
     // and start another command (RCPT, DATA) of someone else's choosing.
-    if (/[\r\n]/.test(line)) throw new SmtpProbeError('blocked', 'refusing to send an SMTP command that contains CR or LF');
+    if (/[\r\n]/.test(line))
+      throw new SmtpProbeError('blocked', 'refusing to send an SMTP command that contains CR or LF');
     this.socket.write(`${line}\r\n`);
     return this.read(timeoutMs, line.split(':')[0] ?? line);
   }
@@ -139,13 +157,25 @@ export class SmtpConnection {
     plain.off('close', this.onClose);
     plain.off('error', this.onError);
     const secure = await new Promise<TLSSocket>((resolve, reject) => {
-      const s = tlsConnect({ socket: plain, servername: isIP(servername) ? undefined : servername, rejectUnauthorized: false });
+      const s = tlsConnect({
+        socket: plain,
+        servername: isIP(servername) ? undefined : servername,
+        rejectUnauthorized: false,
+      });
       const timer = setTimeout(() => {
         s.destroy();
         reject(new SmtpProbeError('timeout', `TLS handshake with ${this.where} took longer than ${timeoutMs} ms`));
       }, timeoutMs);
-      s.once('secureConnect', () => { clearTimeout(timer); s.removeAllListeners('error'); resolve(s); });
-      s.once('error', (err) => { clearTimeout(timer); s.destroy(); reject(new SmtpProbeError('network', `TLS handshake with ${this.where} failed: ${err.message}`)); });
+      s.once('secureConnect', () => {
+        clearTimeout(timer);
+        s.removeAllListeners('error');
+        resolve(s);
+      });
+      s.once('error', (err) => {
+        clearTimeout(timer);
+        s.destroy();
+        reject(new SmtpProbeError('network', `TLS handshake with ${this.where} failed: ${err.message}`));
+      });
     });
     this.socket = secure;
     this.buffer = '';
@@ -178,7 +208,8 @@ export class SmtpConnection {
     try {
       const { replies, rest } = parseReplies(this.buffer);
       this.buffer = rest;
-      if (rest.length > MAX_REPLY_CHARS) throw new SmtpProtocolError(`${this.where} sent a reply longer than ${MAX_REPLY_CHARS} characters`);
+      if (rest.length > MAX_REPLY_CHARS)
+        throw new SmtpProtocolError(`${this.where} sent a reply longer than ${MAX_REPLY_CHARS} characters`);
       this.replies.push(...replies);
     } catch (err) {
       this.fail(err instanceof SmtpProbeError ? err : new SmtpProtocolError(String(err)));
@@ -203,9 +234,18 @@ export class SmtpConnection {
 
 function socketError(err: Error, where: string): SmtpProbeError {
   const code = (err as { code?: string }).code;
-  if (code === 'ECONNREFUSED') return new SmtpProbeError('refused', `connection refused by ${where} (nothing listens there, or outbound port is blocked)`);
-  if (code === 'ETIMEDOUT') return new SmtpProbeError('timeout', `timed out connecting to ${where} (outbound port 25 may be blocked on this network)`);
-  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return new SmtpProbeError('network', `${where} is unreachable (${code})`);
+  if (code === 'ECONNREFUSED')
+    return new SmtpProbeError(
+      'refused',
+      `connection refused by ${where} (nothing listens there, or outbound port is blocked)`,
+    );
+  if (code === 'ETIMEDOUT')
+    return new SmtpProbeError(
+      'timeout',
+      `timed out connecting to ${where} (outbound port 25 may be blocked on this network)`,
+    );
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH')
+    return new SmtpProbeError('network', `${where} is unreachable (${code})`);
   return new SmtpProbeError('network', `network error talking to ${where}: ${err.message}${code ? ` (${code})` : ''}`);
 }
 
@@ -257,7 +297,8 @@ export async function probeMailbox(req: ProbeRequest): Promise<ProbeAnswer> {
   req.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     const greeting = await conn.read(wait(), 'with its greeting');
-    if (greeting.code !== 220) throw new SmtpProbeError('protocol', `${where} refused the session: ${replyText(greeting)}`);
+    if (greeting.code !== 220)
+      throw new SmtpProbeError('protocol', `${where} refused the session: ${replyText(greeting)}`);
     let ehlo = await conn.command(`EHLO ${req.helo}`, wait());
     if (ehlo.code >= 500) ehlo = await conn.command(`HELO ${req.helo}`, wait());
     if (ehlo.code !== 250) throw new SmtpProbeError('protocol', `${where} refused EHLO/HELO: ${replyText(ehlo)}`);
@@ -266,7 +307,8 @@ export async function probeMailbox(req: ProbeRequest): Promise<ProbeAnswer> {
       if (go.code === 220) {
         await conn.startTls(req.host, wait());
         ehlo = await conn.command(`EHLO ${req.helo}`, wait());
-        if (ehlo.code !== 250) throw new SmtpProbeError('protocol', `${where} refused EHLO after STARTTLS: ${replyText(ehlo)}`);
+        if (ehlo.code !== 250)
+          throw new SmtpProbeError('protocol', `${where} refused EHLO after STARTTLS: ${replyText(ehlo)}`);
       }
     }
     const mail = await conn.command(`MAIL FROM:<${req.from}>`, wait());
@@ -275,7 +317,8 @@ export async function probeMailbox(req: ProbeRequest): Promise<ProbeAnswer> {
       return { stage: 'mail', reply: mail, randomReply: null, tls: conn.secure };
     }
     const reply = await conn.command(`RCPT TO:<${req.rcpt}>`, wait());
-    const randomReply = reply.code >= 200 && reply.code < 300 ? await conn.command(`RCPT TO:<${req.randomRcpt}>`, wait()) : null;
+    const randomReply =
+      reply.code >= 200 && reply.code < 300 ? await conn.command(`RCPT TO:<${req.randomRcpt}>`, wait()) : null;
     const tls = conn.secure;
     await conn.quit(Math.min(1000, Math.max(1, req.deadline - Date.now())));
     return { stage: 'rcpt', reply, randomReply, tls };

@@ -24,9 +24,11 @@ export interface VerifyFacts {
 
 const FULL_TEXT = /mailbox (is )?full|over ?quota|quota exceeded|insufficient (system )?storage|exceeded storage/i;
 /** RCPT refusals that say the mailbox does not exist (Reacher's list, plus the enhanced status codes of RFC 3463). */
-const NO_MAILBOX_TEXT = /no such (user|mailbox|recipient)|user unknown|unknown (user|recipient)|mailbox (unavailable|not found|does not exist)|not a valid mailbox|recipient (address )?rejected|does not exist|invalid (recipient|mailbox|address)|address rejected|5\.1\.[0-6]/i;
+const NO_MAILBOX_TEXT =
+  /no such (user|mailbox|recipient)|user unknown|unknown (user|recipient)|mailbox (unavailable|not found|does not exist)|not a valid mailbox|recipient (address )?rejected|does not exist|invalid (recipient|mailbox|address)|address rejected|5\.1\.[0-6]/i;
 /** Refusals aimed at the prober, not the mailbox: spam lists, reputation, policy. They say nothing about the address. */
-const POLICY_TEXT = /5\.7\.\d|block|spam|blacklist|listed|reputation|policy|access denied|not allowed|relay|rcpthosts|not in my list/i;
+const POLICY_TEXT =
+  /5\.7\.\d|block|spam|blacklist|listed|reputation|policy|access denied|not allowed|relay|rcpthosts|not in my list/i;
 
 /**
  * Reads the RCPT TO answer (RFC 5321 codes; the text decides between a missing mailbox, a full one
@@ -45,7 +47,8 @@ export function classifyRcpt(reply: SmtpReply): 'accepted' | 'full' | 'temporary
 }
 
 /** The catch-all probe: the random mailbox was accepted too. */
-export const acceptsAnything = (random: SmtpReply | null): boolean => !!random && random.code >= 200 && random.code < 300;
+export const acceptsAnything = (random: SmtpReply | null): boolean =>
+  !!random && random.code >= 200 && random.code < 300;
 
 /**
  * The verdict, following Reacher's rules (../shared/providers.md), first match wins:
@@ -67,7 +70,14 @@ export function verdict(f: VerifyFacts): VerifyResultItem {
     reason,
     is_deliverable: deliverable,
     is_catch_all: catchAll,
-    score: score(status, { deliverable, catchAll, full: mailbox?.kind === 'full', disposable: f.disposable, role: f.role, free: f.free }),
+    score: score(status, {
+      deliverable,
+      catchAll,
+      full: mailbox?.kind === 'full',
+      disposable: f.disposable,
+      role: f.role,
+      free: f.free,
+    }),
   });
   if (f.syntaxError) return out('invalid', f.syntaxError);
   if (f.dns?.kind === 'none') return out('invalid', `no mail server: ${f.dns.reason}`);
@@ -75,15 +85,21 @@ export function verdict(f: VerifyFacts): VerifyResultItem {
   if (mailbox?.kind === 'rejected') return out('invalid', `mailbox does not exist: ${mailbox.reason}`);
   if (mailbox?.kind === 'unknown') return out('unknown', mailbox.reason);
   if (mailbox?.kind === 'full') return out('risky', `mailbox full: ${mailbox.reason}`);
-  if (catchAll) return out('risky', 'catch-all domain: the mail server accepts any mailbox, so this one cannot be confirmed');
+  if (catchAll)
+    return out('risky', 'catch-all domain: the mail server accepts any mailbox, so this one cannot be confirmed');
   if (f.disposable) return out('risky', `disposable address provider (${f.email.slice(f.email.lastIndexOf('@') + 1)})`);
-  if (f.role) return out('risky', `role account (${f.email.slice(0, f.email.lastIndexOf('@'))}@): a shared inbox, not a person`);
-  if (mailbox?.kind === 'accepted') return out('valid', `the mail server accepted the mailbox: ${replyText(mailbox.reply)}`);
+  if (f.role)
+    return out('risky', `role account (${f.email.slice(0, f.email.lastIndexOf('@'))}@): a shared inbox, not a person`);
+  if (mailbox?.kind === 'accepted')
+    return out('valid', `the mail server accepted the mailbox: ${replyText(mailbox.reply)}`);
   return out('unknown', mailbox?.reason ?? 'mailbox not checked');
 }
 
 /** jobs/crawl-verify.ts SCORE_RULES, as code. */
-export function score(status: VerifyStatus, f: { deliverable: boolean; catchAll: boolean; full: boolean; disposable: boolean; role: boolean; free: boolean }): number {
+export function score(
+  status: VerifyStatus,
+  f: { deliverable: boolean; catchAll: boolean; full: boolean; disposable: boolean; role: boolean; free: boolean },
+): number {
   if (status === 'invalid') return 0;
   let s = f.deliverable ? 100 : 40;
   if (f.catchAll) s -= 30;

@@ -27,7 +27,10 @@ export function signWebhook(secret: string, body: string, unixSeconds: number): 
 export function createWebhookActivities(deps: ActivityDeps) {
   // Secrets are sealed with the integrations key, as mailbox passwords are (activities/mail/repo.ts).
   const repo = new WebhookRepository(deps.db, deps.config.DATABASE_SCHEMA, CredentialCipher.fromConfig(deps.config));
-  if (!repo.sealsSecrets) deps.logger.warn('INTEGRATIONS_ENCRYPTION_KEY is not set: only webhooks whose secret is stored in plaintext can be delivered; sealed ones retry until it is set');
+  if (!repo.sealsSecrets)
+    deps.logger.warn(
+      'INTEGRATIONS_ENCRYPTION_KEY is not set: only webhooks whose secret is stored in plaintext can be delivered; sealed ones retry until it is set',
+    );
   const initialMs = deps.config.WEBHOOK_RETRY_INITIAL_SECONDS * 1000;
 
   return {
@@ -58,7 +61,10 @@ export function createWebhookActivities(deps: ActivityDeps) {
       } catch (err) {
         // This worker's configuration, not the receiver's fault: no attempt is logged, and the
         // delivery retries (within its 24 h) until a worker with the key sends it.
-        throw ApplicationFailure.create({ message: `cannot sign the delivery: ${(err as Error).message}`, type: 'WebhookSecretUnavailable' });
+        throw ApplicationFailure.create({
+          message: `cannot sign the delivery: ${(err as Error).message}`,
+          type: 'WebhookSecretUnavailable',
+        });
       }
       const attempt = Context.current().info.attempt;
       const body = JSON.stringify(wireBody(delivery));
@@ -84,7 +90,12 @@ export function createWebhookActivities(deps: ActivityDeps) {
         statusCode = res.status;
       } catch (err) {
         if (Context.current().cancellationSignal.aborted) throw err;
-        error = err instanceof OutboundError ? `${err.kind}: ${err.message}` : err instanceof Error && err.name === 'TimeoutError' ? `timeout: no answer within ${WEBHOOK_TIMEOUT_MS / 1000} s` : String((err as Error).message ?? err);
+        error =
+          err instanceof OutboundError
+            ? `${err.kind}: ${err.message}`
+            : err instanceof Error && err.name === 'TimeoutError'
+              ? `timeout: no answer within ${WEBHOOK_TIMEOUT_MS / 1000} s`
+              : String((err as Error).message ?? err);
       }
       const durationMs = Date.now() - started;
       const logged = { attempt, status_code: statusCode, error: error?.slice(0, 500) ?? null, duration_ms: durationMs };
@@ -96,9 +107,16 @@ export function createWebhookActivities(deps: ActivityDeps) {
       const why = error ?? `receiver answered HTTP ${statusCode}`;
       if (!active) {
         await repo.setStatus(delivery.id, 'failed');
-        throw ApplicationFailure.nonRetryable(`webhook disabled after repeated failures; last: ${why}`, 'WebhookDisabled');
+        throw ApplicationFailure.nonRetryable(
+          `webhook disabled after repeated failures; last: ${why}`,
+          'WebhookDisabled',
+        );
       }
-      throw ApplicationFailure.create({ message: why, type: 'WebhookAttemptFailed', nextRetryDelay: Math.min(MAX_RETRY_DELAY_MS, initialMs * 2 ** (attempt - 1)) });
+      throw ApplicationFailure.create({
+        message: why,
+        type: 'WebhookAttemptFailed',
+        nextRetryDelay: Math.min(MAX_RETRY_DELAY_MS, initialMs * 2 ** (attempt - 1)),
+      });
     },
 
     /** After 24 h of failed attempts: the delivery is recorded as failed (idempotent). */

@@ -50,24 +50,71 @@ const SOCIAL_PLATFORMS = Object.keys(socialKeys);
 export const COLUMNS: readonly Column[] = [
   { name: 'job_id', kind: 'string', description: 'the crawlMaps job', get: (r) => r.job_id },
   { name: 'campaign_id', kind: 'string', description: 'empty outside a campaign', get: (r) => r.campaign_id },
-  { name: 'location', kind: 'string', description: "the campaign location's display name; empty outside a campaign", get: (r) => r.location },
+  {
+    name: 'location',
+    kind: 'string',
+    description: "the campaign location's display name; empty outside a campaign",
+    get: (r) => r.location,
+  },
   { name: 'business_name', kind: 'string', description: 'from the maps listing', get: (r) => r.business_name },
   { name: 'place_id', kind: 'string', description: "the maps provider's place id", get: (r) => r.place_id },
   { name: 'address', kind: 'string', description: 'from the maps listing', get: (r) => r.address },
   { name: 'phone', kind: 'string', description: 'from the maps listing', get: (r) => r.phone },
   { name: 'website', kind: 'string', description: 'from the maps listing', get: (r) => r.website },
   { name: 'rating', kind: 'number', description: 'maps rating', get: (r) => r.rating },
-  { name: 'category', kind: 'string', description: "the listing's first maps category, when the provider gives one", get: (r) => r.category },
-  { name: 'domain_filtered', kind: 'boolean', description: 'true: the website is a social network, review site, directory or marketplace and was not crawled; empty without a workflow', get: (r) => r.domain_filtered },
+  {
+    name: 'category',
+    kind: 'string',
+    description: "the listing's first maps category, when the provider gives one",
+    get: (r) => r.category,
+  },
+  {
+    name: 'domain_filtered',
+    kind: 'boolean',
+    description:
+      'true: the website is a social network, review site, directory or marketplace and was not crawled; empty without a workflow',
+    get: (r) => r.domain_filtered,
+  },
   { name: 'filter_reason', kind: 'string', description: 'why it was filtered', get: (r) => r.filter_reason },
-  { name: 'spidersite_status', kind: 'string', description: 'site stage: pending, processing, completed, failed, timed_out or skipped; empty without a workflow', get: (r) => r.spidersite_status },
+  {
+    name: 'spidersite_status',
+    kind: 'string',
+    description: 'site stage: pending, processing, completed, failed, timed_out or skipped; empty without a workflow',
+    get: (r) => r.spidersite_status,
+  },
   { name: 'pages_crawled', kind: 'number', description: 'pages of the website crawled', get: (r) => r.pages_crawled },
-  { name: 'spiderverify_status', kind: 'string', description: 'verify stage, as spidersite_status', get: (r) => r.spiderverify_status },
-  { name: 'best_email', kind: 'string', description: 'the best address: valid before risky before unknown, higher score first, then addresses found but not verified in the order found; invalid addresses never', get: (r) => r.best_email },
-  { name: 'best_email_status', kind: 'string', description: 'valid, risky or unknown; empty when best_email was not verified', get: (r) => r.best_email_status },
-  { name: 'best_email_score', kind: 'number', description: 'verification score 0-100; empty when not verified', get: (r) => r.best_email_score },
+  {
+    name: 'spiderverify_status',
+    kind: 'string',
+    description: 'verify stage, as spidersite_status',
+    get: (r) => r.spiderverify_status,
+  },
+  {
+    name: 'best_email',
+    kind: 'string',
+    description:
+      'the best address: valid before risky before unknown, higher score first, then addresses found but not verified in the order found; invalid addresses never',
+    get: (r) => r.best_email,
+  },
+  {
+    name: 'best_email_status',
+    kind: 'string',
+    description: 'valid, risky or unknown; empty when best_email was not verified',
+    get: (r) => r.best_email_status,
+  },
+  {
+    name: 'best_email_score',
+    kind: 'number',
+    description: 'verification score 0-100; empty when not verified',
+    get: (r) => r.best_email_score,
+  },
   { name: 'emails', kind: 'list', description: 'every address found on the website', get: (r) => r.emails },
-  { name: 'valid_emails_count', kind: 'number', description: 'addresses verified valid', get: (r) => r.valid_emails_count },
+  {
+    name: 'valid_emails_count',
+    kind: 'number',
+    description: 'addresses verified valid',
+    get: (r) => r.valid_emails_count,
+  },
   { name: 'phones_found', kind: 'list', description: 'phone numbers found on the website', get: (r) => r.phones_found },
   ...SOCIAL_PLATFORMS.map((platform): Column => ({
     name: platform,
@@ -75,7 +122,12 @@ export const COLUMNS: readonly Column[] = [
     description: `${socialKeys[platform as keyof typeof socialKeys].description ?? platform} profile URL found on the website`,
     get: (r) => r.social[platform] ?? null,
   })),
-  { name: 'industry', kind: 'string', description: "the company's industry read from its website", get: (r) => r.industry },
+  {
+    name: 'industry',
+    kind: 'string',
+    description: "the company's industry read from its website",
+    get: (r) => r.industry,
+  },
 ];
 
 export const COLUMN_NAMES = COLUMNS.map((c) => c.name);
@@ -92,11 +144,16 @@ const STATUS_RANK: Record<string, number> = { valid: 0, risky: 1, unknown: 2 };
  * The address a user should write to: verified ones by status (valid, risky, unknown) then score,
  * then addresses found but not (yet) verified in the order found. Null when there is none.
  */
-export function bestEmail(found: readonly string[], verified: readonly Pick<VerifiedEmail, 'email' | 'status' | 'score'>[]): { email: string; status: string | null; score: number | null } | null {
+export function bestEmail(
+  found: readonly string[],
+  verified: readonly Pick<VerifiedEmail, 'email' | 'status' | 'score'>[],
+): { email: string; status: string | null; score: number | null } | null {
   const ranked = verified
     .filter((v) => v.status in STATUS_RANK)
     .map((v, i) => ({ v, i }))
-    .sort((a, b) => (STATUS_RANK[a.v.status] ?? 9) - (STATUS_RANK[b.v.status] ?? 9) || b.v.score - a.v.score || a.i - b.i);
+    .sort(
+      (a, b) => (STATUS_RANK[a.v.status] ?? 9) - (STATUS_RANK[b.v.status] ?? 9) || b.v.score - a.v.score || a.i - b.i,
+    );
   const top = ranked[0]?.v;
   if (top) return { email: top.email, status: top.status, score: top.score };
   const seen = new Set(verified.map((v) => v.email.toLowerCase()));
@@ -107,7 +164,8 @@ export function bestEmail(found: readonly string[], verified: readonly Pick<Veri
 const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-const record = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const record = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 // Stored jsonb is read defensively: one odd row must not cut a 100k-row download off halfway.
 function verifiedList(v: unknown): Pick<VerifiedEmail, 'email' | 'status' | 'score'>[] {
@@ -156,7 +214,10 @@ export function rowFromWorkflow(r: WorkflowBusinessRow, category: string | null)
 }
 
 /** A business of a campaign job without the pipeline: the maps listing, stage columns empty. */
-export function rowFromMaps(b: Partial<MapsBusiness>, job: { jobId: string; campaignId: string | null; location: string | null }): ExportRow {
+export function rowFromMaps(
+  b: Partial<MapsBusiness>,
+  job: { jobId: string; campaignId: string | null; location: string | null },
+): ExportRow {
   return {
     job_id: job.jobId,
     campaign_id: job.campaignId,

@@ -71,7 +71,13 @@ function failOnce(onError: (err: Error) => void): (err: Error | null | undefined
 const CSV_QUOTE_ALSO = /[\r\n\t;]/;
 
 function csvStream(rows: AsyncIterable<ExportRow>, options: ExportOptions): Readable {
-  const out = stringify({ header: true, columns: COLUMN_NAMES, bom: options.bom, record_delimiter: 'windows', quoted_match: CSV_QUOTE_ALSO });
+  const out = stringify({
+    header: true,
+    columns: COLUMN_NAMES,
+    bom: options.bom,
+    record_delimiter: 'windows',
+    quoted_match: CSV_QUOTE_ALSO,
+  });
   pipeline(Readable.from(mapRows(rows, csvCells)), out, failOnce(options.onError));
   return out;
 }
@@ -91,7 +97,11 @@ function ndjsonStream(rows: AsyncIterable<ExportRow>, options: ExportOptions): R
 function xlsxStream(rows: AsyncIterable<ExportRow>, options: ExportOptions): Readable {
   const out = new PassThrough();
   const fail = failOnce(options.onError);
-  const book = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out as unknown as Writable, useSharedStrings: false, useStyles: false });
+  const book = new ExcelJS.stream.xlsx.WorkbookWriter({
+    stream: out as unknown as Writable,
+    useSharedStrings: false,
+    useStyles: false,
+  });
   // exceljs listens for the zip writer's errors only while finishing; without a listener an error
   // before then would be thrown at the process.
   (book as unknown as { zip: NodeJS.EventEmitter }).zip.on('error', (err: Error) => {
@@ -104,10 +114,12 @@ function xlsxStream(rows: AsyncIterable<ExportRow>, options: ExportOptions): Rea
   const write = async () => {
     for await (const row of rows) {
       sheet
-        .addRow(COLUMNS.map((c) => {
-          const v = spreadsheetText(c.get(row));
-          return typeof v === 'string' && v.length > XLSX_MAX_TEXT ? v.slice(0, XLSX_MAX_TEXT) : v;
-        }))
+        .addRow(
+          COLUMNS.map((c) => {
+            const v = spreadsheetText(c.get(row));
+            return typeof v === 'string' && v.length > XLSX_MAX_TEXT ? v.slice(0, XLSX_MAX_TEXT) : v;
+          }),
+        )
         .commit();
       // The zip writer compresses on the thread pool and pushes into `out` without waiting for it:
       // let it catch up now and then, and wait here while the client lags.

@@ -15,9 +15,15 @@ export interface RowSources {
 
 type MapsResult = { businesses?: Partial<MapsBusiness>[] } | undefined;
 
-export async function* jobRows(src: RowSources, clientId: string, jobId: string, location: string | null): AsyncGenerator<ExportRow> {
+export async function* jobRows(
+  src: RowSources,
+  clientId: string,
+  jobId: string,
+  location: string | null,
+): AsyncGenerator<ExportRow> {
   const categories = await categoriesOf(src, jobId);
-  for await (const b of src.exports.workflowBusinesses(clientId, jobId, location)) yield rowFromWorkflow(b, categories.get(b.place_id) ?? null);
+  for await (const b of src.exports.workflowBusinesses(clientId, jobId, location))
+    yield rowFromWorkflow(b, categories.get(b.place_id) ?? null);
 }
 
 /**
@@ -34,7 +40,12 @@ async function categoriesOf(src: RowSources, jobId: string): Promise<Map<string,
   return categories;
 }
 
-export async function* campaignRows(src: RowSources, clientId: string, campaignId: string, withWorkflow: boolean): AsyncGenerator<ExportRow> {
+export async function* campaignRows(
+  src: RowSources,
+  clientId: string,
+  campaignId: string,
+  withWorkflow: boolean,
+): AsyncGenerator<ExportRow> {
   for await (const job of src.exports.campaignJobs(clientId, campaignId)) {
     if (withWorkflow) {
       yield* jobRows(src, clientId, job.job_id, job.display_name);
@@ -43,6 +54,7 @@ export async function* campaignRows(src: RowSources, clientId: string, campaignI
     // Only a completed job has a result; the others have no businesses yet (or never will).
     if (job.job_status !== 'completed') continue;
     const result = (await src.results.load(job.job_id)) as MapsResult;
-    for (const b of result?.businesses ?? []) yield rowFromMaps(b, { jobId: job.job_id, campaignId, location: job.display_name });
+    for (const b of result?.businesses ?? [])
+      yield rowFromMaps(b, { jobId: job.job_id, campaignId, location: job.display_name });
   }
 }

@@ -24,7 +24,10 @@ export interface ClientFinder {
  * Resolves `client_id:api_key:api_secret` to an active client, or throws the spec's 401/403. The
  * row may come from the cache; the key and secret are compared with its hashes on every call.
  */
-export async function authenticateCredential(clients: ClientFinder, credential: string | undefined): Promise<ClientModel> {
+export async function authenticateCredential(
+  clients: ClientFinder,
+  credential: string | undefined,
+): Promise<ClientModel> {
   if (credential === undefined || credential.trim() === '') throw unauthorized(AUTH_MISSING);
   const parts = credential.split(':');
   if (parts.length !== 3 || parts.some((p) => p === '' || /\s/.test(p))) throw unauthorized(AUTH_FORMAT);
@@ -55,7 +58,10 @@ export async function authenticateCredential(clients: ClientFinder, credential: 
 export class AuthFailureLimit {
   private readonly limiter: RateLimiterPostgres;
 
-  constructor(db: Db, private readonly options: { perMinute: number; blockSeconds: number; schema: string }) {
+  constructor(
+    db: Db,
+    private readonly options: { perMinute: number; blockSeconds: number; schema: string },
+  ) {
     this.limiter = new RateLimiterPostgres({
       storeClient: db,
       storeType: 'knex',
@@ -80,9 +86,14 @@ export class AuthFailureLimit {
     } catch (rejected) {
       if (rejected instanceof Error) throw rejected;
       const waitMs = (rejected as RateLimiterRes).msBeforeNext;
-      return new AppError(429, `too many failed authentication attempts from this address, maximum ${this.options.perMinute} per minute`, 'rate_limited', {
-        'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))),
-      });
+      return new AppError(
+        429,
+        `too many failed authentication attempts from this address, maximum ${this.options.perMinute} per minute`,
+        'rate_limited',
+        {
+          'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))),
+        },
+      );
     }
   }
 }
@@ -96,7 +107,11 @@ async function bearerClient(clients: ClientFinder, header: string): Promise<Clie
 }
 
 /** Runs `authenticate`; a 401 it throws is counted against the caller's address first. */
-async function counted(ctx: AppContext, failures: AuthFailureLimit | undefined, authenticate: () => Promise<ClientModel>): Promise<ClientModel> {
+async function counted(
+  ctx: AppContext,
+  failures: AuthFailureLimit | undefined,
+  authenticate: () => Promise<ClientModel>,
+): Promise<ClientModel> {
   try {
     return await authenticate();
   } catch (err) {
@@ -134,7 +149,11 @@ async function ticketClient(clients: ClientFinder, tickets: TicketRedeemer, tick
  * so a proxy log that keeps the URL keeps nothing of use), or `client_id:api_key:api_secret` as
  * spec §5.4 has it; or the Bearer header.
  */
-export function tokenAuth(clients: ClientFinder, failures?: AuthFailureLimit, tickets?: TicketRedeemer): Middleware<AppState> {
+export function tokenAuth(
+  clients: ClientFinder,
+  failures?: AuthFailureLimit,
+  tickets?: TicketRedeemer,
+): Middleware<AppState> {
   return async (ctx, next) => {
     const token = ctx.query.token;
     ctx.state.client = await counted(ctx, failures, () => {

@@ -37,7 +37,12 @@ export const MAX_YAML_BODY = '256kb';
  * (413). Bodies of either type may nest at most MAX_BODY_DEPTH levels (422).
  */
 export function requestBody(options: { limit: string; skip?: (path: string) => boolean }): Middleware<AppState> {
-  const budget: Budget = { maxValues: parseSize(options.limit), maxTextBytes: parseSize(options.limit), maxDepth: MAX_BODY_DEPTH, limit: options.limit };
+  const budget: Budget = {
+    maxValues: parseSize(options.limit),
+    maxTextBytes: parseSize(options.limit),
+    maxDepth: MAX_BODY_DEPTH,
+    limit: options.limit,
+  };
   const yamlLimit = parseSize(MAX_YAML_BODY) < parseSize(options.limit) ? MAX_YAML_BODY : options.limit;
   return async (ctx, next) => {
     if (!['POST', 'PUT', 'PATCH'].includes(ctx.method) || options.skip?.(ctx.path)) return next();
@@ -48,14 +53,22 @@ export function requestBody(options: { limit: string; skip?: (path: string) => b
     const type = ctx.request.type; // media type without parameters, lower-cased
     const isYaml = YAML_TYPES.includes(type);
     if (type !== '' && !isYaml && !JSON_TYPES.includes(type)) {
-      throw new AppError(415, `unsupported content type '${type}'; send application/json or YAML (${YAML_TYPES.join(', ')})`, 'unsupported_media_type');
+      throw new AppError(
+        415,
+        `unsupported content type '${type}'; send application/json or YAML (${YAML_TYPES.join(', ')})`,
+        'unsupported_media_type',
+      );
     }
     const charset = ctx.request.charset.toLowerCase();
     if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
       throw new AppError(415, `unsupported charset '${charset}'; request bodies are UTF-8`, 'unsupported_media_type');
     }
     if (isYaml) {
-      const text = await readUtf8(ctx, yamlLimit, yamlLimit === options.limit ? '' : ' (the limit of a YAML body; send larger bodies as JSON)');
+      const text = await readUtf8(
+        ctx,
+        yamlLimit,
+        yamlLimit === options.limit ? '' : ' (the limit of a YAML body; send larger bodies as JSON)',
+      );
       ctx.request.body = parseYaml(text) as typeof ctx.request.body;
       measure(ctx.request.body, budget);
     } else {
@@ -63,7 +76,9 @@ export function requestBody(options: { limit: string; skip?: (path: string) => b
       try {
         ctx.request.body = JSON.parse(text) as typeof ctx.request.body;
       } catch (err) {
-        throw new ValidationError([{ type: 'json_invalid', loc: ['body'], msg: `JSON decode error: ${(err as Error).message}` }]);
+        throw new ValidationError([
+          { type: 'json_invalid', loc: ['body'], msg: `JSON decode error: ${(err as Error).message}` },
+        ]);
       }
       // A JSON document holds no shared values: within the byte limit it is within the value and
       // text budgets too, and only its depth needs a walk.
@@ -83,20 +98,32 @@ async function readUtf8(ctx: AppContext, limit: string, why = ''): Promise<strin
   let stream: NodeJS.ReadableStream = ctx.req;
   if (encoding === 'gzip' || encoding === 'x-gzip') stream = ctx.req.pipe(createGunzip());
   else if (encoding === 'deflate') stream = ctx.req.pipe(createInflate());
-  else if (encoding !== 'identity') throw new AppError(415, `unsupported content encoding '${encoding}'; send identity, gzip or deflate`, 'unsupported_media_type');
+  else if (encoding !== 'identity')
+    throw new AppError(
+      415,
+      `unsupported content encoding '${encoding}'; send identity, gzip or deflate`,
+      'unsupported_media_type',
+    );
   let raw: Buffer;
   try {
-    raw = await getRawBody(stream as Readable, { limit, ...(encoding === 'identity' && ctx.get('content-length') ? { length: ctx.get('content-length') } : {}) });
+    raw = await getRawBody(stream as Readable, {
+      limit,
+      ...(encoding === 'identity' && ctx.get('content-length') ? { length: ctx.get('content-length') } : {}),
+    });
   } catch (err) {
     const e = err as { status?: number; type?: string; code?: string; message?: string };
-    if (e.type === 'entity.too.large') throw new AppError(413, `request body is larger than ${limit}${why}`, 'payload_too_large');
-    if (e.code === 'Z_DATA_ERROR' || e.code === 'Z_BUF_ERROR') throw new AppError(400, `request body is not valid ${encoding} data`, 'bad_request');
-    if (e.type === 'request.aborted' || e.type === 'request.size.invalid') throw new AppError(400, e.message ?? 'request body incomplete', 'bad_request');
+    if (e.type === 'entity.too.large')
+      throw new AppError(413, `request body is larger than ${limit}${why}`, 'payload_too_large');
+    if (e.code === 'Z_DATA_ERROR' || e.code === 'Z_BUF_ERROR')
+      throw new AppError(400, `request body is not valid ${encoding} data`, 'bad_request');
+    if (e.type === 'request.aborted' || e.type === 'request.size.invalid')
+      throw new AppError(400, e.message ?? 'request body incomplete', 'bad_request');
     throw err;
   } finally {
     if (stream !== ctx.req) ctx.req.unpipe();
   }
-  if (!isUtf8(raw)) throw new ValidationError([{ type: 'utf8_invalid', loc: ['body'], msg: 'request body is not valid UTF-8' }]);
+  if (!isUtf8(raw))
+    throw new ValidationError([{ type: 'utf8_invalid', loc: ['body'], msg: 'request body is not valid UTF-8' }]);
   const text = raw.toString('utf8');
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
@@ -116,7 +143,9 @@ function parseYaml(text: string): unknown {
     const message = (err as Error).message;
     if (/exceeded maxAliases/.test(message)) throw yamlTooManyAliases();
     if (/exceeded maxDepth/.test(message)) throw tooDeep();
-    throw new ValidationError([{ type: 'yaml_invalid', loc: ['body'], msg: `YAML decode error: ${message.split('\n')[0]}` }]);
+    throw new ValidationError([
+      { type: 'yaml_invalid', loc: ['body'], msg: `YAML decode error: ${message.split('\n')[0]}` },
+    ]);
   }
 }
 
@@ -135,10 +164,18 @@ interface Extent {
   levels: number;
 }
 
-const yamlTooManyAliases = () => new ValidationError([{ type: 'yaml_too_many_aliases', loc: ['body'], msg: `YAML body uses more than ${MAX_YAML_ALIASES} aliases` }]);
-const tooDeep = () => new ValidationError([{ type: 'too_deep', loc: ['body'], msg: `body nests deeper than ${MAX_BODY_DEPTH} levels` }]);
+const yamlTooManyAliases = () =>
+  new ValidationError([
+    { type: 'yaml_too_many_aliases', loc: ['body'], msg: `YAML body uses more than ${MAX_YAML_ALIASES} aliases` },
+  ]);
+const tooDeep = () =>
+  new ValidationError([{ type: 'too_deep', loc: ['body'], msg: `body nests deeper than ${MAX_BODY_DEPTH} levels` }]);
 const tooLarge = (what: string, limit: string) =>
-  new AppError(413, `request body is too large once YAML aliases are expanded: more than ${what} (the limit of a ${limit} body)`, 'payload_too_large');
+  new AppError(
+    413,
+    `request body is too large once YAML aliases are expanded: more than ${what} (the limit of a ${limit} body)`,
+    'payload_too_large',
+  );
 
 /**
  * Counts the parsed body as it would be serialised: every value (collections, scalars, and each
@@ -174,7 +211,10 @@ function measure(body: unknown, budget: Budget): void {
       add(seen.values, seen.textBytes);
       return seen.levels;
     }
-    if (open.has(value)) throw new ValidationError([{ type: 'yaml_recursive_alias', loc: ['body'], msg: 'a YAML alias refers to a node that contains it' }]);
+    if (open.has(value))
+      throw new ValidationError([
+        { type: 'yaml_recursive_alias', loc: ['body'], msg: 'a YAML alias refers to a node that contains it' },
+      ]);
     if (outer + 1 > budget.maxDepth) throw tooDeep();
     open.add(value);
     const [values0, bytes0] = [values, textBytes];
@@ -212,6 +252,8 @@ function depthOf(value: unknown, max: number): number {
 function parseSize(limit: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(limit);
   if (!match) throw new Error(`body limit '${limit}' is not a size such as 2mb`);
-  const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(match[2] ?? 'b').toLowerCase() as 'b' | 'kb' | 'mb' | 'gb'];
+  const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[
+    (match[2] ?? 'b').toLowerCase() as 'b' | 'kb' | 'mb' | 'gb'
+  ];
   return Math.floor(Number(match[1]) * unit);
 }

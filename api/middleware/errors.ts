@@ -19,7 +19,8 @@ export function errorHandler(): Middleware<AppState> {
       await next();
       // Koa's own 404 and the router's 405 come without a body.
       if (ctx.status === 404 && ctx.body == null) send(ctx, 404, 'not found', 'not_found');
-      if (ctx.status === 405 && ctx.body == null) send(ctx, 405, `method ${ctx.method} not allowed`, 'method_not_allowed');
+      if (ctx.status === 405 && ctx.body == null)
+        send(ctx, 405, `method ${ctx.method} not allowed`, 'method_not_allowed');
     } catch (err) {
       if (err instanceof AppError) {
         for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
@@ -52,7 +53,14 @@ export function errorHandler(): Middleware<AppState> {
 
 function isHttpError(err: unknown): err is { status: number; expose: boolean; message: string } {
   const e = err as { status?: unknown; expose?: unknown };
-  return typeof e === 'object' && e !== null && typeof e.status === 'number' && e.status >= 400 && e.status < 500 && typeof e.expose === 'boolean';
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    typeof e.status === 'number' &&
+    e.status >= 400 &&
+    e.status < 500 &&
+    typeof e.expose === 'boolean'
+  );
 }
 
 function send(ctx: AppContext, status: number, detail: unknown, error = 'error'): void {

@@ -41,7 +41,10 @@ export function responseFormat(ownsFormat: (path: string) => boolean = () => fal
 /** In each route after authentication and rate limiting: 422 for a `?format=` the response-format middleware could not serve. */
 export function formatCheck(): Middleware<AppState> {
   return async (ctx, next) => {
-    if (ctx.state.badFormat) throw new ValidationError([{ type: 'enum', loc: ['query', 'format'], msg: "Input should be 'json', 'yaml' or 'md'" }]);
+    if (ctx.state.badFormat)
+      throw new ValidationError([
+        { type: 'enum', loc: ['query', 'format'], msg: "Input should be 'json', 'yaml' or 'md'" },
+      ]);
     return next();
   };
 }

@@ -23,10 +23,26 @@ export interface RateLimitOptions {
  * X-RateLimit-Limit/-Remaining/-Reset for the minute window; a 429 adds Retry-After.
  */
 export function rateLimit(db: Db, options: RateLimitOptions): Middleware<AppState> {
-  const common = { storeClient: db, storeType: 'knex', tableName: 'rate_limits', schemaName: options.schema, tableCreated: true } as const;
+  const common = {
+    storeClient: db,
+    storeType: 'knex',
+    tableName: 'rate_limits',
+    schemaName: options.schema,
+    tableCreated: true,
+  } as const;
   const prefix = options.per === 'address' ? 'public_' : '';
-  const minute = new RateLimiterPostgres({ ...common, keyPrefix: `${prefix}minute`, points: options.perMinute, duration: 60 });
-  const second = new RateLimiterPostgres({ ...common, keyPrefix: `${prefix}burst`, points: options.burst, duration: 1 });
+  const minute = new RateLimiterPostgres({
+    ...common,
+    keyPrefix: `${prefix}minute`,
+    points: options.perMinute,
+    duration: 60,
+  });
+  const second = new RateLimiterPostgres({
+    ...common,
+    keyPrefix: `${prefix}burst`,
+    points: options.burst,
+    duration: 1,
+  });
   const union = new RateLimiterUnion(minute, second);
 
   return async (ctx, next) => {

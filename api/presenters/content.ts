@@ -26,12 +26,36 @@ export const authorView = (a: AuthorRow) => ({
   country: a.country,
   city: a.city,
 });
-export const dashboardAuthorView = (a: AuthorRow) => ({ ...authorView(a), is_active: a.is_active, created_at: new Date(a.created_at).toISOString(), updated_at: new Date(a.updated_at).toISOString() });
+export const dashboardAuthorView = (a: AuthorRow) => ({
+  ...authorView(a),
+  is_active: a.is_active,
+  created_at: new Date(a.created_at).toISOString(),
+  updated_at: new Date(a.updated_at).toISOString(),
+});
 export const categoryView = (c: CategoryRow) => ({ id: c.id, name: c.name, slug: c.slug });
-export const dashboardCategoryView = (c: CategoryRow) => ({ ...categoryView(c), description: c.description, created_at: new Date(c.created_at).toISOString(), updated_at: new Date(c.updated_at).toISOString() });
-export const tagView = (t: TagRow & { post_count?: number }) => ({ id: t.id, name: t.name, slug: t.slug, ...(t.post_count === undefined ? {} : { post_count: t.post_count }), created_at: new Date(t.created_at).toISOString() });
+export const dashboardCategoryView = (c: CategoryRow) => ({
+  ...categoryView(c),
+  description: c.description,
+  created_at: new Date(c.created_at).toISOString(),
+  updated_at: new Date(c.updated_at).toISOString(),
+});
+export const tagView = (t: TagRow & { post_count?: number }) => ({
+  id: t.id,
+  name: t.name,
+  slug: t.slug,
+  ...(t.post_count === undefined ? {} : { post_count: t.post_count }),
+  created_at: new Date(t.created_at).toISOString(),
+});
 
-export const relatedView = (p: PostRow) => ({ id: p.id, slug: p.slug, title: p.title, excerpt: p.excerpt, cover_image_url: p.cover_image_url, published_at: iso(p.published_at), reading_time: p.reading_time });
+export const relatedView = (p: PostRow) => ({
+  id: p.id,
+  slug: p.slug,
+  title: p.title,
+  excerpt: p.excerpt,
+  cover_image_url: p.cover_image_url,
+  published_at: iso(p.published_at),
+  reading_time: p.reading_time,
+});
 
 export function postSummaryView(p: Omit<PostState, 'related'>) {
   return {
@@ -44,7 +68,13 @@ export function postSummaryView(p: Omit<PostState, 'related'>) {
     featured_image_alt: p.featured_image_alt,
     status: p.status,
     published_at: iso(p.published_at),
-    author: p.author && { id: p.author.id, full_name: p.author.full_name, slug: p.author.slug, avatar_url: p.author.avatar_url, bio: p.author.bio },
+    author: p.author && {
+      id: p.author.id,
+      full_name: p.author.full_name,
+      slug: p.author.slug,
+      avatar_url: p.author.avatar_url,
+      bio: p.author.bio,
+    },
     tags: p.tags,
     categories: p.categories.map(categoryView),
     reading_time: p.reading_time,
@@ -59,4 +89,9 @@ export function postSummaryView(p: Omit<PostState, 'related'>) {
 }
 
 /** Spec §2.11 Post: every field, the body as its JSON document and as sanitised HTML. */
-export const postView = (p: PostState) => ({ ...postSummaryView(p), body: p.body, body_html: p.body_html, related_posts: p.related.map(relatedView) });
+export const postView = (p: PostState) => ({
+  ...postSummaryView(p),
+  body: p.body,
+  body_html: p.body_html,
+  related_posts: p.related.map(relatedView),
+});

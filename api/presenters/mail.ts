@@ -3,14 +3,16 @@ import { iso } from '../../lib/dates';
 
 /** The API's views of mail rows (spec §2.13): what a response shows of a mailbox, a message and a template. */
 
-
 export function mailboxView(r: MailboxRow) {
   return {
     id: r.id,
     address: r.address,
     display_name: r.display_name,
     smtp: { host: r.smtp_host, port: r.smtp_port, secure: r.smtp_secure, username: r.smtp_username },
-    imap: r.imap_host && r.imap_port !== null && r.imap_username !== null ? { host: r.imap_host, port: r.imap_port, secure: r.imap_secure ?? false, username: r.imap_username } : null,
+    imap:
+      r.imap_host && r.imap_port !== null && r.imap_username !== null
+        ? { host: r.imap_host, port: r.imap_port, secure: r.imap_secure ?? false, username: r.imap_username }
+        : null,
     last_synced_at: iso(r.last_synced_at),
     last_sync_error: r.last_sync_error,
     created_at: new Date(r.created_at).toISOString(),

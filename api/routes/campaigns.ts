@@ -18,7 +18,7 @@ import {
 
 const idErrors = {
   400: { description: 'invalid campaign id format, expected UUID' },
-  404: { description: 'campaign not found (or another client\'s)' },
+  404: { description: "campaign not found (or another client's)" },
 };
 
 /** Campaigns: multi-location crawlMaps runs driven by the `campaign/<id>` workflow (docs/api.md "Campaigns"). */
@@ -39,13 +39,21 @@ export function campaignRoutes(api: ApiRouter, service: CampaignService): void {
     responses: {
       201: { description: 'Created; its workflow runs', schema: campaignCreatedResponse },
       422: { description: 'Invalid body, or a location that names no city' },
-      429: { description: 'the client has CAMPAIGN_MAX_RUNNING_PER_CLIENT (default 20) running campaigns already; nothing was stored' },
+      429: {
+        description:
+          'the client has CAMPAIGN_MAX_RUNNING_PER_CLIENT (default 20) running campaigns already; nothing was stored',
+      },
       503: { description: 'queue service unavailable (nothing was stored)' },
     },
     handler: async (ctx, { body }) => {
       const row = await service.create(clientIdOf(ctx), body);
       ctx.status = 201;
-      ctx.body = { campaign_id: row.id, status: row.status, locations_total: row.locations_total, created_at: new Date(row.created_at).toISOString() };
+      ctx.body = {
+        campaign_id: row.id,
+        status: row.status,
+        locations_total: row.locations_total,
+        created_at: new Date(row.created_at).toISOString(),
+      };
     },
   });
 
@@ -83,7 +91,8 @@ export function campaignRoutes(api: ApiRouter, service: CampaignService): void {
     path: '/api/v1/campaigns/{id}/next',
     operationId: 'releaseCampaignLocations',
     summary: 'Submit the next pending locations of a campaign created with auto_submit false',
-    description: 'Releases the next `count` pending locations in sequence order; they are submitted as soon as fewer than `concurrency` are in flight.',
+    description:
+      'Releases the next `count` pending locations in sequence order; they are submitted as soon as fewer than `concurrency` are in flight.',
     tags: ['campaigns'],
     security: 'client',
     params: campaignIdParams,
@@ -107,7 +116,7 @@ export function campaignRoutes(api: ApiRouter, service: CampaignService): void {
     summary: 'Cancel a running campaign',
     description:
       'At once: the campaign is cancelled, its pending locations skipped and its queued and processing jobs cancelled; ' +
-      'then its workflow and the jobs\' workflows are cancelled through Temporal, stopping their work within seconds. ' +
+      "then its workflow and the jobs' workflows are cancelled through Temporal, stopping their work within seconds. " +
       '`campaign.terminal` follows. A campaign that has ended answers 400.',
     tags: ['campaigns'],
     security: 'client',
@@ -131,7 +140,10 @@ export function campaignRoutes(api: ApiRouter, service: CampaignService): void {
     security: 'client',
     params: campaignJobsParams,
     query: campaignJobsQuery,
-    responses: { 200: { description: 'A page of campaign job items, in sequence order', schema: campaignJobsResponse }, ...idErrors },
+    responses: {
+      200: { description: 'A page of campaign job items, in sequence order', schema: campaignJobsResponse },
+      ...idErrors,
+    },
     handler: async (ctx, { params, query }) => {
       ctx.body = await service.jobs(clientIdOf(ctx), params.campaign_id, query);
     },
@@ -142,7 +154,8 @@ export function campaignRoutes(api: ApiRouter, service: CampaignService): void {
     path: '/api/v1/campaigns/{id}/workflow-results',
     operationId: 'getCampaignWorkflowResults',
     summary: 'Campaign-wide maps -> site -> verify results: sums over every location job, one line per job',
-    description: "Per-business entries are at each job's GET /api/v1/jobs/{job_id}/workflow-results, or in the campaign export.",
+    description:
+      "Per-business entries are at each job's GET /api/v1/jobs/{job_id}/workflow-results, or in the campaign export.",
     tags: ['campaigns'],
     security: 'client',
     params: campaignIdParams,

@@ -35,7 +35,7 @@ export function captureRoutes(api: ApiRouter, storage: Storage): void {
     operationId: 'landingCapturePage',
     summary: "A landing capture's HTML bundle, rendered sandboxed (html_bundle_url)",
     description:
-      "The page.html of a crawlLanding job as html_bundle_url links it, served with Content-Security-Policy: sandbox (an origin of its own, no script of any kind, no forms or popups), X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer. " +
+      'The page.html of a crawlLanding job as html_bundle_url links it, served with Content-Security-Policy: sandbox (an origin of its own, no script of any kind, no forms or popups), X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer. ' +
       'No credential: like the copy in the media bucket (a download there: Content-Disposition attachment), the address is what gives access. Unknown client, job or capture -> 404.',
     tags: ['jobs'],
     security: 'none',
@@ -46,7 +46,10 @@ export function captureRoutes(api: ApiRouter, storage: Storage): void {
     },
     handler: async (ctx, { params }) => {
       if (!CLIENT_ID.test(params.client_id) || !UUID.test(params.job_id)) throw notFound(NOT_FOUND);
-      const body = await storage.streamIfExists(storage.bucketFor(params.client_id), `landings/${params.job_id.toLowerCase()}/page.html`);
+      const body = await storage.streamIfExists(
+        storage.bucketFor(params.client_id),
+        `landings/${params.job_id.toLowerCase()}/page.html`,
+      );
       if (!body) throw notFound(NOT_FOUND);
       ctx.set(CAPTURE_HEADERS);
       ctx.status = 200;

@@ -26,8 +26,29 @@ const NOT_CONFIGURED = 'dedupe_not_configured';
 
 function checkView(r: CheckResult) {
   return r.isDuplicate
-    ? { success: true, is_duplicate: true, confidence: r.confidence, matched_record_id: r.matchedId, match_type: r.matchType, canonical_id: null, added_to_canonical: false, skipped: false, reason: null, ...(r.explanation ? { explanation: r.explanation } : {}) }
-    : { success: true, is_duplicate: false, confidence: 0, matched_record_id: null, match_type: null, canonical_id: r.canonicalId, added_to_canonical: r.added, skipped: false, reason: null };
+    ? {
+        success: true,
+        is_duplicate: true,
+        confidence: r.confidence,
+        matched_record_id: r.matchedId,
+        match_type: r.matchType,
+        canonical_id: null,
+        added_to_canonical: false,
+        skipped: false,
+        reason: null,
+        ...(r.explanation ? { explanation: r.explanation } : {}),
+      }
+    : {
+        success: true,
+        is_duplicate: false,
+        confidence: 0,
+        matched_record_id: null,
+        match_type: null,
+        canonical_id: r.canonicalId,
+        added_to_canonical: r.added,
+        skipped: false,
+        reason: null,
+      };
 }
 
 function canonicalView(r: CanonicalRecordModel) {
@@ -67,7 +88,17 @@ export function dedupeRoutes(api: ApiRouter, repo: DedupeRepository, options: De
     responses: { 200: { description: 'The verdict', schema: dedupeCheckResponse } },
     handler: async (ctx, { body }) => {
       if (!options.enabled) {
-        ctx.body = { success: true, is_duplicate: false, confidence: 0, matched_record_id: null, match_type: null, canonical_id: null, added_to_canonical: false, skipped: true, reason: NOT_CONFIGURED };
+        ctx.body = {
+          success: true,
+          is_duplicate: false,
+          confidence: 0,
+          matched_record_id: null,
+          match_type: null,
+          canonical_id: null,
+          added_to_canonical: false,
+          skipped: true,
+          reason: NOT_CONFIGURED,
+        };
         return;
       }
       const [result] = await repo.check({
@@ -95,14 +126,23 @@ export function dedupeRoutes(api: ApiRouter, repo: DedupeRepository, options: De
     tags: ['dedupe'],
     security: 'client',
     body: dedupeCheckBatchBody,
-    responses: { 200: { description: 'Unique records, duplicates with their match, and counts', schema: dedupeCheckBatchResponse } },
+    responses: {
+      200: { description: 'Unique records, duplicates with their match, and counts', schema: dedupeCheckBatchResponse },
+    },
     handler: async (ctx, { body }) => {
       if (!options.enabled) {
         ctx.body = {
           success: true,
           unique: body.records,
           duplicates: [],
-          stats: { total_checked: body.records.length, unique_count: body.records.length, duplicate_count: 0, added_to_canonical: 0, skipped: true, reason: NOT_CONFIGURED },
+          stats: {
+            total_checked: body.records.length,
+            unique_count: body.records.length,
+            duplicate_count: 0,
+            added_to_canonical: 0,
+            skipped: true,
+            reason: NOT_CONFIGURED,
+          },
         };
         return;
       }
@@ -124,7 +164,17 @@ export function dedupeRoutes(api: ApiRouter, repo: DedupeRepository, options: De
         const unique = body.records.filter((_, i) => results[i]?.isDuplicate === false);
         const duplicates = body.records.flatMap((record, i) => {
           const r = results[i];
-          return r?.isDuplicate ? [{ record, matched_canonical_id: r.matchedId, confidence: r.confidence, match_type: r.matchType, ...(r.explanation ? { explanation: r.explanation } : {}) }] : [];
+          return r?.isDuplicate
+            ? [
+                {
+                  record,
+                  matched_canonical_id: r.matchedId,
+                  confidence: r.confidence,
+                  match_type: r.matchType,
+                  ...(r.explanation ? { explanation: r.explanation } : {}),
+                },
+              ]
+            : [];
         });
         return {
           success: true,
@@ -160,7 +210,13 @@ export function dedupeRoutes(api: ApiRouter, repo: DedupeRepository, options: De
         limit: query.limit,
         offset: query.offset,
       });
-      ctx.body = { success: true, records: records.map(canonicalView), total, limit: query.limit, offset: query.offset };
+      ctx.body = {
+        success: true,
+        records: records.map(canonicalView),
+        total,
+        limit: query.limit,
+        offset: query.offset,
+      };
     },
   });
 
@@ -196,7 +252,8 @@ export function dedupeRoutes(api: ApiRouter, repo: DedupeRepository, options: De
     path: '/api/v1/dedupe/canonical/{id}/unmerge',
     operationId: 'unmergeCanonicalRecords',
     summary: 'Undo a merge',
-    description: 'Each record of record_ids, merged into {id} within DEDUPE_MERGE_UNDO_DAYS, is its own canonical record again.',
+    description:
+      'Each record of record_ids, merged into {id} within DEDUPE_MERGE_UNDO_DAYS, is its own canonical record again.',
     tags: ['dedupe'],
     security: 'client',
     params: canonicalIdParams,

@@ -11,10 +11,20 @@ import { AUTH_INACTIVE } from '../middleware/auth';
 import type { ApiRouter } from '../routing';
 
 const streamQuery = z.object({
-  token: z.string().optional().describe('a stream ticket from POST /api/v1/events/tickets (tkt_…: valid for a minute, one stream; keeps the credential out of URLs and proxy logs), or client_id:api_key:api_secret (EventSource cannot send headers)'),
+  token: z
+    .string()
+    .optional()
+    .describe(
+      'a stream ticket from POST /api/v1/events/tickets (tkt_…: valid for a minute, one stream; keeps the credential out of URLs and proxy logs), or client_id:api_key:api_secret (EventSource cannot send headers)',
+    ),
   job_id: z.string().uuid().optional(),
   campaign_id: z.string().min(1).max(200).optional(),
-  last_event_id: z.coerce.number().int().min(0).optional().describe('replay events after this id (the Last-Event-ID header does the same)'),
+  last_event_id: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('replay events after this id (the Last-Event-ID header does the same)'),
 });
 
 /** How long a stream ticket may wait to be used: long enough to open an EventSource, too short to be worth stealing from a log. */
@@ -37,10 +47,13 @@ const statusResponse = z.object({
 /** Spec §6: with filters, only events matching either filter (plus connected and heartbeat). */
 function matches(event: StoredEvent, jobId?: string, campaignId?: string): boolean {
   if (!jobId && !campaignId) return true;
-  return (jobId !== undefined && event.job_id === jobId) || (campaignId !== undefined && event.campaign_id === campaignId);
+  return (
+    (jobId !== undefined && event.job_id === jobId) || (campaignId !== undefined && event.campaign_id === campaignId)
+  );
 }
 
-const frame = (name: string, data: unknown, id?: number) => `${id !== undefined ? `id: ${id}\n` : ''}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+const frame = (name: string, data: unknown, id?: number) =>
+  `${id !== undefined ? `id: ${id}\n` : ''}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
 // A live event is one object shared by every subscriber of its client (db/event-listener.ts): its
 // frame is serialised once, not once per subscriber.
@@ -61,7 +74,8 @@ function eventFrame(e: StoredEvent): string {
 function lastEventIdHeader(header: string): number | undefined {
   if (header === '') return undefined;
   const id = /^\d{1,16}$/.test(header) ? Number(header) : Number.NaN;
-  if (!Number.isSafeInteger(id)) throw badRequest('invalid Last-Event-ID header: expected an event id (a non-negative integer)');
+  if (!Number.isSafeInteger(id))
+    throw badRequest('invalid Last-Event-ID header: expected an event id (a non-negative integer)');
   return id;
 }
 
@@ -76,7 +90,12 @@ export interface EventRouteOptions {
   tickets: StreamTickets;
 }
 
-export function eventRoutes(api: ApiRouter, events: EventService, listener: EventListener, options: EventRouteOptions): void {
+export function eventRoutes(
+  api: ApiRouter,
+  events: EventService,
+  listener: EventListener,
+  options: EventRouteOptions,
+): void {
   const { heartbeatSeconds, maxStreamsPerClient, tickets } = options;
   api.add({
     method: 'post',
@@ -84,7 +103,7 @@ export function eventRoutes(api: ApiRouter, events: EventService, listener: Even
     operationId: 'createStreamTicket',
     summary: 'A short-lived ticket that opens one event stream',
     description:
-      'The stream\'s `token` query parameter ends up in proxy and access logs; a ticket there is worth nothing once used or a minute old, ' +
+      "The stream's `token` query parameter ends up in proxy and access logs; a ticket there is worth nothing once used or a minute old, " +
       'where the client credential would stay valid. Ask for a ticket with the Bearer credential, then open ' +
       '`GET /api/v1/events/stream?token=<ticket>`. A ticket opens one stream (on any API server) within 60 seconds; a used or expired one is 401. ' +
       '`token=client_id:api_key:api_secret` keeps working as before.',
@@ -205,7 +224,10 @@ export function eventRoutes(api: ApiRouter, events: EventService, listener: Even
         }
       };
       const flushHeld = () => {
-        held.splice(0).sort((a, b) => a.id - b.id).forEach(send);
+        held
+          .splice(0)
+          .sort((a, b) => a.id - b.id)
+          .forEach(send);
         replaying = false;
       };
       const subscriber: EventSubscriber = {
@@ -213,7 +235,9 @@ export function eventRoutes(api: ApiRouter, events: EventService, listener: Even
         onEvent: (e) => (replaying ? held.push(e) : send(e)),
         onResync: () => {
           replaying = true;
-          replay().catch(() => undefined).finally(flushHeld);
+          replay()
+            .catch(() => undefined)
+            .finally(flushHeld);
         },
         // Deactivated (client:deactivate, on any API process's listener): the stream ends.
         onInactive: stop,
@@ -226,7 +250,11 @@ export function eventRoutes(api: ApiRouter, events: EventService, listener: Even
       } catch (err) {
         stop();
         if (err instanceof StreamLimitError) {
-          throw new AppError(429, `too many open event streams: this client has ${err.limit} on this server; close one first`, 'rate_limited');
+          throw new AppError(
+            429,
+            `too many open event streams: this client has ${err.limit} on this server; close one first`,
+            'rate_limited',
+          );
         }
         throw err;
       }
@@ -240,11 +268,23 @@ export function eventRoutes(api: ApiRouter, events: EventService, listener: Even
 
       ctx.req.socket.setTimeout(0);
       ctx.req.socket.setNoDelay(true);
-      ctx.set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+      ctx.set({
+        'Content-Type': 'text/event-stream; charset=utf-8',
+        'Cache-Control': 'no-cache, no-transform',
+        Connection: 'keep-alive',
+        'X-Accel-Buffering': 'no',
+      });
       ctx.status = 200;
       ctx.body = stream;
       write('retry: 3000\n\n');
-      write(frame('connected', { client_id: clientId, job_id: query.job_id ?? null, campaign_id: query.campaign_id ?? null, heartbeat_seconds: heartbeatSeconds }));
+      write(
+        frame('connected', {
+          client_id: clientId,
+          job_id: query.job_id ?? null,
+          campaign_id: query.campaign_id ?? null,
+          heartbeat_seconds: heartbeatSeconds,
+        }),
+      );
       // The stream goes out once the handler has returned (subscribed: nothing committed from now on
       // is missed); the replay writes into it then, as the client takes it.
       void replay().then(

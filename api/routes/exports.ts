@@ -9,13 +9,12 @@ import type { ApiRouter } from '../routing';
 import { NOT_A_WORKFLOW_JOB, type WorkflowResultsService } from '../workflow-results';
 import { campaignExportParams, exportQuery, jobExportParams } from '../schemas/exports';
 
-
 const FORMATS_DOC =
   'One row per business, streamed. csv: RFC 4180 (CRLF, header row, UTF-8 with a byte order mark unless bom=false), ' +
   'lists joined with "; ". xlsx: one sheet "businesses" with a header row; numbers and booleans are typed cells. ' +
   'ndjson (application/x-ndjson): one JSON object per line with the same keys, lists as arrays, empty values as null. ' +
   'In csv and xlsx a text that a spreadsheet would take for a formula (starting with = + - @, tab or CR) begins with a single quote ' +
-  "(OWASP), except + or - followed only by digits and phone punctuation (phone numbers). Columns: ";
+  '(OWASP), except + or - followed only by digits and phone punctuation (phone numbers). Columns: ';
 
 const exportResponse = z.string().describe('the export file, in the format chosen by `format`');
 /** The 200 answer's media types, one per format (charset parameters aside). */
@@ -28,7 +27,13 @@ export function exportRoutes(
   // The lookups (and their 400/404 details) of the campaign and workflow-results endpoints.
   lookups: { workflowResults: Pick<WorkflowResultsService, 'jobOf'>; campaigns: Pick<CampaignService, 'get'> },
 ): void {
-  function send(ctx: AppContext, format: ExportFormat, bom: boolean, name: string, rows: AsyncIterable<ExportRow>): void {
+  function send(
+    ctx: AppContext,
+    format: ExportFormat,
+    bom: boolean,
+    name: string,
+    rows: AsyncIterable<ExportRow>,
+  ): void {
     ctx.status = 200;
     ctx.attachment(`${name}.${format}`);
     ctx.type = CONTENT_TYPES[format];
@@ -38,7 +43,8 @@ export function exportRoutes(
       bom,
       onError: (err) => {
         // A client that hangs up mid-download is routine; anything else is a fault of ours.
-        if ((err as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE') log.debug({ export: name }, 'export stopped: client went away');
+        if ((err as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE')
+          log.debug({ export: name }, 'export stopped: client went away');
         else log.error({ err, export: name }, 'export failed mid-stream; response cut off');
       },
     });
@@ -58,7 +64,11 @@ export function exportRoutes(
     params: campaignExportParams,
     query: exportQuery,
     responses: {
-      200: { description: 'The export file (Content-Disposition attachment campaign-<id>.<format>)', contentType: exportContentTypes, schema: exportResponse },
+      200: {
+        description: 'The export file (Content-Disposition attachment campaign-<id>.<format>)',
+        contentType: exportContentTypes,
+        schema: exportResponse,
+      },
       400: { description: 'invalid campaign id format, expected UUID' },
       404: { description: 'campaign not found' },
     },
@@ -66,7 +76,13 @@ export function exportRoutes(
       const clientId = clientIdOf(ctx);
       const campaign = await lookups.campaigns.get(clientId, params.campaign_id);
       const withWorkflow = pipelineEnabled({ workflow: campaign.workflow });
-      send(ctx, query.format, query.bom, `campaign-${campaign.id}`, campaignRows(sources, clientId, campaign.id, withWorkflow));
+      send(
+        ctx,
+        query.format,
+        query.bom,
+        `campaign-${campaign.id}`,
+        campaignRows(sources, clientId, campaign.id, withWorkflow),
+      );
     },
   });
 
@@ -82,7 +98,11 @@ export function exportRoutes(
     params: jobExportParams,
     query: exportQuery,
     responses: {
-      200: { description: 'The export file (Content-Disposition attachment job-<id>.<format>)', contentType: exportContentTypes, schema: exportResponse },
+      200: {
+        description: 'The export file (Content-Disposition attachment job-<id>.<format>)',
+        contentType: exportContentTypes,
+        schema: exportResponse,
+      },
       400: { description: `invalid job id format, expected UUID; or ${NOT_A_WORKFLOW_JOB}` },
       404: { description: 'job not found' },
     },

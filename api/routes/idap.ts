@@ -38,7 +38,12 @@ function relatedItem(r: ResourceModel): Record<string, unknown> {
 }
 
 /** The resource as spec §2.9 shows it, with the `fields` projection and `include`d relations. */
-function view(r: ResourceModel, fields: string[] | undefined, include: ResourceType[] | undefined, related?: Map<string, ResourceModel[]>) {
+function view(
+  r: ResourceModel,
+  fields: string[] | undefined,
+  include: ResourceType[] | undefined,
+  related?: Map<string, ResourceModel[]>,
+) {
   const full: Record<string, unknown> = {
     idap_ref: idapRef(r.resource_type, r.id),
     resource_type: r.resource_type,
@@ -54,13 +59,21 @@ function view(r: ResourceModel, fields: string[] | undefined, include: ResourceT
     out = { idap_ref: full.idap_ref, resource_type: full.resource_type, resource_id: full.resource_id };
     for (const f of fields) if (TOP_LEVEL.has(f)) out[f] = full[f];
     const dataKeys = fields.filter((f) => !TOP_LEVEL.has(f) && !(f in out));
-    if (dataKeys.length > 0 && !fields.includes('data')) out.data = Object.fromEntries(dataKeys.filter((k) => k in r.data).map((k) => [k, r.data[k]]));
+    if (dataKeys.length > 0 && !fields.includes('data'))
+      out.data = Object.fromEntries(dataKeys.filter((k) => k in r.data).map((k) => [k, r.data[k]]));
   }
-  if (include && include.length > 0) out.related = Object.fromEntries(include.map((t) => [t, (related?.get(t) ?? []).map(relatedItem)]));
+  if (include && include.length > 0)
+    out.related = Object.fromEntries(include.map((t) => [t, (related?.get(t) ?? []).map(relatedItem)]));
   return out;
 }
 
-async function views(service: IdapService, clientId: string, rows: ResourceModel[], fields?: string[], include?: ResourceType[]) {
+async function views(
+  service: IdapService,
+  clientId: string,
+  rows: ResourceModel[],
+  fields?: string[],
+  include?: ResourceType[],
+) {
   const related = await service.related(clientId, rows, include);
   return rows.map((r) => view(r, fields, include, related?.get(r.id)));
 }
@@ -76,7 +89,15 @@ function isCursorTime(key: string): boolean {
   if (!m) return false;
   const [y, mo, d, h, mi, sec] = m.slice(1).map(Number) as [number, number, number, number, number, number];
   const t = new Date(Date.UTC(y, mo - 1, d, h, mi, sec));
-  return y >= 1 && t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d && t.getUTCHours() === h && t.getUTCMinutes() === mi && t.getUTCSeconds() === sec;
+  return (
+    y >= 1 &&
+    t.getUTCFullYear() === y &&
+    t.getUTCMonth() === mo - 1 &&
+    t.getUTCDate() === d &&
+    t.getUTCHours() === h &&
+    t.getUTCMinutes() === mi &&
+    t.getUTCSeconds() === sec
+  );
 }
 
 function decodeCursor(raw: string, sort: Cursor['sort'], order: Cursor['order']): Cursor {
@@ -89,10 +110,18 @@ function decodeCursor(raw: string, sort: Cursor['sort'], order: Cursor['order'])
   const ok = Array.isArray(parts) && parts.length === 4 && parts.every((p) => typeof p === 'string');
   const [s, o, key, id] = (ok ? parts : []) as string[];
   // Each part as the page wrote it, so that the query's casts cannot fail on a cursor that was altered.
-  if (!ok || !UUID.test(id as string) || (s === 'updated_at' && !isChangeSeq(key as string)) || (s === 'created_at' && !isCursorTime(key as string))) {
+  if (
+    !ok ||
+    !UUID.test(id as string) ||
+    (s === 'updated_at' && !isChangeSeq(key as string)) ||
+    (s === 'created_at' && !isCursorTime(key as string))
+  ) {
     throw badRequest('invalid cursor: pass next_cursor from the previous page as it is');
   }
-  if (s !== sort || o !== order) throw badRequest(`the cursor belongs to sort=${s}&order=${o}; pass the same sort and order as the page it came from`);
+  if (s !== sort || o !== order)
+    throw badRequest(
+      `the cursor belongs to sort=${s}&order=${o}; pass the same sort and order as the page it came from`,
+    );
   return { sort, order, key: key as string, id: id as string };
 }
 
@@ -107,11 +136,20 @@ export function idapRoutes(api: ApiRouter, service: IdapService): void {
     tags: ['idap'],
     security: 'client',
     params: typeParams,
-    responses: { 200: { description: 'Counts', schema: statsResponse }, 400: { description: 'Media types have no stats' } },
+    responses: {
+      200: { description: 'Counts', schema: statsResponse },
+      400: { description: 'Media types have no stats' },
+    },
     handler: async (ctx, { params }) => {
       const type = servedType(params.resource_type, 400);
       const s = await service.stats(clientIdOf(ctx), type);
-      ctx.body = { resource_type: type, total: s.total, by_flag: s.byFlag, by_source: s.bySource, last_24h: { created: s.created24h, updated: s.updated24h } };
+      ctx.body = {
+        resource_type: type,
+        total: s.total,
+        by_flag: s.byFlag,
+        by_source: s.bySource,
+        last_24h: { created: s.created24h, updated: s.updated24h },
+      };
     },
   });
 
@@ -124,7 +162,7 @@ export function idapRoutes(api: ApiRouter, service: IdapService): void {
       `pins: by ${PIN_KEYS.join(', ')} (all given must match; exactly one pin) -> the pin's parent business (set by the import's parent). ` +
       'businesses: by place_id, website or domain, or name (+ address), matched as an import of the same keys merges: the business stored ' +
       'under that key (where the import writes), else the oldest business whose data holds it: the place id, the registrable domain ' +
-      '(e.g. the maps listing of that website; of a chain\'s listings sharing a site, the first imported), or the name and address. ' +
+      "(e.g. the maps listing of that website; of a chain's listings sharing a site, the first imported), or the name and address. " +
       'Other types: by the keys their natural key is made of, e.g. emails?address=..., domains?domain=..., phones?number=...&country=GB.',
     tags: ['idap'],
     security: 'client',
@@ -133,7 +171,9 @@ export function idapRoutes(api: ApiRouter, service: IdapService): void {
     responses: {
       200: { description: 'The resolved resource', schema: resolveResponse },
       400: { description: 'Media type, or several pins match the keys' },
-      404: { description: `detail ${RESOURCE_NOT_FOUND}: no resource (no pin) of this client matches the keys; detail ${PARENT_NOT_FOUND}: the pin exists but has no parent business` },
+      404: {
+        description: `detail ${RESOURCE_NOT_FOUND}: no resource (no pin) of this client matches the keys; detail ${PARENT_NOT_FOUND}: the pin exists but has no parent business`,
+      },
     },
     handler: async (ctx, { params, query }) => {
       const type = servedType(params.resource_type, 400);
@@ -161,7 +201,10 @@ export function idapRoutes(api: ApiRouter, service: IdapService): void {
     responses: {
       200: { description: 'What happened to each record', schema: importResponse },
       400: { description: 'Media types cannot be imported' },
-      422: { description: 'A record without its natural key, or with a parent that is not a business of this client (or on a type other than pins)' },
+      422: {
+        description:
+          'A record without its natural key, or with a parent that is not a business of this client (or on a type other than pins)',
+      },
     },
     handler: async (ctx, { params, body }) => {
       const type = servedType(params.resource_type, 400);
@@ -199,7 +242,10 @@ export function idapRoutes(api: ApiRouter, service: IdapService): void {
     security: 'client',
     params: typeParams,
     query: listQuery,
-    responses: { 200: { description: 'A page', schema: listResponse }, 400: { description: 'Media type, or an invalid cursor' } },
+    responses: {
+      200: { description: 'A page', schema: listResponse },
+      400: { description: 'Media type, or an invalid cursor' },
+    },
     handler: async (ctx, { params, query }) => {
       const type = servedType(params.resource_type, 400);
       const clientId = clientIdOf(ctx);
@@ -218,7 +264,13 @@ export function idapRoutes(api: ApiRouter, service: IdapService): void {
         after: query.cursor === undefined ? undefined : decodeCursor(query.cursor, sort, query.order),
       });
       const items = await views(service, clientId, page.items, query.fields, query.include);
-      ctx.body = { resource_type: type, count: items.length, has_more: page.next !== undefined, next_cursor: page.next ? encodeCursor(page.next) : null, items };
+      ctx.body = {
+        resource_type: type,
+        count: items.length,
+        has_more: page.next !== undefined,
+        next_cursor: page.next ? encodeCursor(page.next) : null,
+        items,
+      };
     },
   });
 
@@ -254,7 +306,11 @@ export function idapRoutes(api: ApiRouter, service: IdapService): void {
     security: 'client',
     params: resourceParams,
     body: patchBody,
-    responses: { 200: { description: 'The resource after the change', schema: idapResource }, 400: { description: 'Media type' }, ...notFoundResponse },
+    responses: {
+      200: { description: 'The resource after the change', schema: idapResource },
+      400: { description: 'Media type' },
+      ...notFoundResponse,
+    },
     handler: async (ctx: AppContext, { params, body }) => {
       const type = servedType(params.resource_type, 400);
       const row = await service.changeFlags(clientIdOf(ctx), type, params.resource_id, body.add, body.remove);

@@ -2,7 +2,14 @@ import type { IntegrationRepository, IntegrationState, UsageRecord } from '../..
 import { AppError, notFound } from '../../lib/errors';
 import { callLlm, LlmError, type LlmUsage } from '../../lib/llm/call';
 import { costUsd, priceOf, type Price } from '../../lib/llm/prices';
-import { checkCredentials, isProviderName, PROVIDER_NAMES, PROVIDERS, type Credentials, type ProviderName } from '../../lib/llm/providers';
+import {
+  checkCredentials,
+  isProviderName,
+  PROVIDER_NAMES,
+  PROVIDERS,
+  type Credentials,
+  type ProviderName,
+} from '../../lib/llm/providers';
 import type { OutboundClient } from '../../lib/outbound';
 import { clientIdOf } from '../context';
 import type { ApiRouter } from '../routing';
@@ -56,7 +63,10 @@ export function integrationView(r: IntegrationState) {
     // From the current period's spend (the repository's one definition, which the selection obeys too).
     spend_limit_exceeded: r.spend_limit_exceeded_now,
     spend_current_period: Number(r.spend_current_period),
-    prices: r.price_input === null || r.price_output === null ? null : { input: Number(r.price_input), output: Number(r.price_output) },
+    prices:
+      r.price_input === null || r.price_output === null
+        ? null
+        : { input: Number(r.price_input), output: Number(r.price_output) },
     key_preview: r.key_preview,
     created_at: new Date(r.created_at).toISOString(),
   };
@@ -67,7 +77,8 @@ const invalid = (message: string) => new AppError(400, message, message);
 
 function provider(raw: unknown): ProviderName {
   if (raw === undefined) throw invalid('provider_name is required');
-  if (!isProviderName(raw)) throw invalid(`provider_name ${JSON.stringify(raw)} is not supported; one of: ${PROVIDER_NAMES.join(', ')}`);
+  if (!isProviderName(raw))
+    throw invalid(`provider_name ${JSON.stringify(raw)} is not supported; one of: ${PROVIDER_NAMES.join(', ')}`);
   return raw;
 }
 
@@ -79,11 +90,21 @@ function credentials(p: ProviderName, raw: unknown): Credentials {
 }
 
 // The live check's question: tiny, so that it costs next to nothing.
-const PROBE_SCHEMA = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false };
+const PROBE_SCHEMA = {
+  type: 'object',
+  properties: { ok: { type: 'boolean' } },
+  required: ['ok'],
+  additionalProperties: false,
+};
 
 export function integrationRoutes(api: ApiRouter, deps: IntegrationRouteDeps): void {
   const repoOf = () => {
-    if (!deps.repo) throw new AppError(503, 'LLM integrations are not configured on this server (INTEGRATIONS_ENCRYPTION_KEY is unset)', 'not_configured');
+    if (!deps.repo)
+      throw new AppError(
+        503,
+        'LLM integrations are not configured on this server (INTEGRATIONS_ENCRYPTION_KEY is unset)',
+        'not_configured',
+      );
     return deps.repo;
   };
   // Another client's integration and a malformed id are the same answer: no such integration.
@@ -126,7 +147,7 @@ export function integrationRoutes(api: ApiRouter, deps: IntegrationRouteDeps): v
     method: 'get',
     path: '/api/v1/integrations',
     operationId: 'listIntegrations',
-    summary: 'The client\'s LLM integrations, in selection order',
+    summary: "The client's LLM integrations, in selection order",
     description: 'Primary first, then priority (higher first), then oldest first: the order calls try them in.',
     responses: { 200: { description: 'Every integration of the client', schema: integrationListResponse } },
     handler: async (ctx) => {
@@ -142,7 +163,10 @@ export function integrationRoutes(api: ApiRouter, deps: IntegrationRouteDeps): v
     operationId: 'getIntegration',
     summary: 'One LLM integration',
     params: integrationIdParams,
-    responses: { 200: { description: 'The integration', schema: integrationResponse }, 404: { description: 'No such integration for this client' } },
+    responses: {
+      200: { description: 'The integration', schema: integrationResponse },
+      404: { description: 'No such integration for this client' },
+    },
     handler: async (ctx, { params }) => {
       ctx.body = { success: true, integration: integrationView(await own(clientIdOf(ctx), params.integration_id)) };
     },
@@ -153,8 +177,9 @@ export function integrationRoutes(api: ApiRouter, deps: IntegrationRouteDeps): v
     method: 'patch',
     path: '/api/v1/integrations/{integration_id}',
     operationId: 'updateIntegration',
-    summary: 'Change an integration\'s settings or credentials',
-    description: 'New credentials replace the old ones (same provider) and reset the key\'s health. Changing the spend limit re-checks it at the next call.',
+    summary: "Change an integration's settings or credentials",
+    description:
+      "New credentials replace the old ones (same provider) and reset the key's health. Changing the spend limit re-checks it at the next call.",
     params: integrationIdParams,
     body: integrationPatchBody,
     responses: {
@@ -181,7 +206,10 @@ export function integrationRoutes(api: ApiRouter, deps: IntegrationRouteDeps): v
     operationId: 'deleteIntegration',
     summary: 'Delete an integration and its usage log',
     params: integrationIdParams,
-    responses: { 200: { description: 'Deleted', schema: integrationDeletedResponse }, 404: { description: 'No such integration for this client' } },
+    responses: {
+      200: { description: 'Deleted', schema: integrationDeletedResponse },
+      404: { description: 'No such integration for this client' },
+    },
     handler: async (ctx, { params }) => {
       const clientId = clientIdOf(ctx);
       const current = await own(clientId, params.integration_id);
@@ -201,7 +229,10 @@ export function integrationRoutes(api: ApiRouter, deps: IntegrationRouteDeps): v
       'a failure other than a 429 counts towards its circuit breaker. The tokens the answer reports are recorded as usage (and count towards the spend limit) ' +
       'even when the answer is not the JSON asked for. Request and spend limits do not stop the check.',
     params: integrationIdParams,
-    responses: { 200: { description: 'The check\'s outcome and the integration after it', schema: integrationTestResponse }, 404: { description: 'No such integration for this client' } },
+    responses: {
+      200: { description: "The check's outcome and the integration after it", schema: integrationTestResponse },
+      404: { description: 'No such integration for this client' },
+    },
     handler: async (ctx, { params }) => {
       const clientId = clientIdOf(ctx);
       const repo = repoOf();
@@ -214,7 +245,14 @@ export function integrationRoutes(api: ApiRouter, deps: IntegrationRouteDeps): v
         costUsd: costUsd(priceOf(row.model, deps.prices, repo.ownPrice(row)), u.inputTokens, u.outputTokens),
       });
       const started = Date.now();
-      let test: { ok: boolean; model: string; latency_ms: number; input_tokens: number | null; output_tokens: number | null; error: string | null };
+      let test: {
+        ok: boolean;
+        model: string;
+        latency_ms: number;
+        input_tokens: number | null;
+        output_tokens: number | null;
+        error: string | null;
+      };
       try {
         const answer = await callLlm(deps.http, {
           provider: row.provider_name,
@@ -226,14 +264,29 @@ export function integrationRoutes(api: ApiRouter, deps: IntegrationRouteDeps): v
           maxOutputTokens: 20,
         });
         await repo.recordSuccess(row, usageRecord(answer));
-        test = { ok: true, model: answer.model, latency_ms: Date.now() - started, input_tokens: answer.inputTokens, output_tokens: answer.outputTokens, error: null };
+        test = {
+          ok: true,
+          model: answer.model,
+          latency_ms: Date.now() - started,
+          input_tokens: answer.inputTokens,
+          output_tokens: answer.outputTokens,
+          error: null,
+        };
       } catch (err) {
-        const e = err instanceof LlmError ? err : new LlmError('unavailable', err instanceof Error ? err.message : String(err));
+        const e =
+          err instanceof LlmError ? err : new LlmError('unavailable', err instanceof Error ? err.message : String(err));
         // An answer that is not the JSON asked for was billed all the same.
         if (e.usage) await repo.recordUsage(row, usageRecord(e.usage));
         if (e.kind === 'rate_limited') await repo.recordRateLimited(row.id, e.retryAfterSeconds ?? 60, e.message);
         else await repo.recordFailure(row.id, e.message, deps.breaker.failures, deps.breaker.cooldownSeconds);
-        test = { ok: false, model: e.usage?.model ?? row.model, latency_ms: Date.now() - started, input_tokens: e.usage?.inputTokens ?? null, output_tokens: e.usage?.outputTokens ?? null, error: e.message };
+        test = {
+          ok: false,
+          model: e.usage?.model ?? row.model,
+          latency_ms: Date.now() - started,
+          input_tokens: e.usage?.inputTokens ?? null,
+          output_tokens: e.usage?.outputTokens ?? null,
+          error: e.message,
+        };
       }
       const after = await own(clientId, params.integration_id);
       ctx.body = { success: true, test, integration: integrationView(after) };

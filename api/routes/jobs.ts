@@ -21,7 +21,6 @@ import {
 import { validate } from '../validation';
 import { iso } from '../../lib/dates';
 
-
 const STATUS_MESSAGE: Record<JobModel['status'], string> = {
   queued: 'job is queued',
   processing: 'job is processing',
@@ -55,11 +54,23 @@ export interface JobRoutesOptions {
 }
 
 export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoutesOptions): void {
-  async function submit(ctx: AppContext, type: JobType, rawPayload: unknown, rawPriority: number | '' | null | undefined, payloadLoc: (string | number)[]) {
+  async function submit(
+    ctx: AppContext,
+    type: JobType,
+    rawPayload: unknown,
+    rawPriority: number | '' | null | undefined,
+    payloadLoc: (string | number)[],
+  ) {
     const spec = CATALOG[type];
     const payload = validate(spec.payload, rawPayload ?? {}, payloadLoc) as Record<string, unknown>;
-    if (!options.availableTypes.includes(type)) throw new AppError(501, `job type ${type} is not available yet on this service`, 'not_implemented');
-    const { job, fromCache } = await service.submit({ clientId: clientIdOf(ctx), type, payload, priority: rawPriority === '' ? spec.defaultPriority : rawPriority ?? spec.defaultPriority });
+    if (!options.availableTypes.includes(type))
+      throw new AppError(501, `job type ${type} is not available yet on this service`, 'not_implemented');
+    const { job, fromCache } = await service.submit({
+      clientId: clientIdOf(ctx),
+      type,
+      payload,
+      priority: rawPriority === '' ? spec.defaultPriority : (rawPriority ?? spec.defaultPriority),
+    });
     if (!fromCache) options.onCreated?.(type);
     ctx.status = 201;
     ctx.body = {
@@ -138,14 +149,25 @@ export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoute
         const { priority, payload, ...topLevel } = body;
         const nested = payload !== undefined && payload !== null;
         if (nested && (typeof payload !== 'object' || Array.isArray(payload))) {
-          throw new ValidationError([{ type: 'dict_type', loc: ['body', 'payload'], msg: 'payload must be an object of the job\'s keys' }]);
+          throw new ValidationError([
+            { type: 'dict_type', loc: ['body', 'payload'], msg: "payload must be an object of the job's keys" },
+          ]);
         }
         const keys = Object.keys(topLevel);
         if (nested && keys.length > 0) {
           // Which of the two to run is a guess either way: the client says.
-          throw new ValidationError([{ type: 'payload_conflict', loc: ['body', 'payload'], msg: `give the payload either as the object \`payload\` or as top-level keys, not both (top-level: ${keys.slice(0, 10).join(', ')})` }]);
+          throw new ValidationError([
+            {
+              type: 'payload_conflict',
+              loc: ['body', 'payload'],
+              msg: `give the payload either as the object \`payload\` or as top-level keys, not both (top-level: ${keys.slice(0, 10).join(', ')})`,
+            },
+          ]);
         }
-        const p = priority === undefined || priority === null || priority === '' ? undefined : validate(prioritySchema, priority, ['body', 'priority']);
+        const p =
+          priority === undefined || priority === null || priority === ''
+            ? undefined
+            : validate(prioritySchema, priority, ['body', 'priority']);
         return submit(ctx, type, nested ? payload : topLevel, p, nested ? ['body', 'payload'] : ['body']);
       },
     });
@@ -241,7 +263,8 @@ export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoute
     path: '/api/v1/jobs/{job_id}',
     operationId: 'cancelJob',
     summary: 'Cancel a queued or processing job',
-    description: 'A queued job is cancelled at once; a processing one stops within seconds and its partial results are discarded. Completed, failed and cancelled jobs answer 400.',
+    description:
+      'A queued job is cancelled at once; a processing one stops within seconds and its partial results are discarded. Completed, failed and cancelled jobs answer 400.',
     tags: ['jobs'],
     security: 'client',
     params: jobIdParams,
@@ -256,4 +279,3 @@ export function jobRoutes(api: ApiRouter, service: JobService, options: JobRoute
     },
   });
 }
-

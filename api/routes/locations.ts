@@ -20,7 +20,12 @@ export function locationRoutes(api: ApiRouter, repo: LocationRepository): void {
     responses: { 200: { description: 'A page of cities', schema: locationListResponse } },
     handler: async (ctx, { query }) => {
       const key = query.q ? searchKey(query.q) : undefined;
-      const result = await repo.search({ prefix: key, countryCode: query.country, limit: query.limit, page: query.page });
+      const result = await repo.search({
+        prefix: key,
+        countryCode: query.country,
+        limit: query.limit,
+        page: query.page,
+      });
       ctx.body = { total: result.total, page: query.page, limit: query.limit, locations: result.locations };
     },
   });

@@ -10,7 +10,14 @@ import type { Storage } from '../../lib/storage';
 import { clientIdOf, type AppContext } from '../context';
 import { attachmentDisposition, INVALID_IMAGE, type MediaUploads, type UploadKind } from '../media-upload';
 import type { ApiRouter } from '../routing';
-import { mediaIdParams, uploadBodyDoc, uploadResponse, videoIdParams, videoImportBody, videoResponse } from '../schemas/media';
+import {
+  mediaIdParams,
+  uploadBodyDoc,
+  uploadResponse,
+  videoIdParams,
+  videoImportBody,
+  videoResponse,
+} from '../schemas/media';
 
 export const MEDIA_UPLOAD_PATHS = ['/api/v1/media/images/upload', '/api/v1/media/files/upload'];
 
@@ -62,7 +69,9 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
     bodyContentType: 'multipart/form-data',
     responses: {
       201: { description: 'Stored', schema: uploadResponse },
-      400: { description: `error '${INVALID_IMAGE}': the content is not one of the ten formats (or not a well-formed SVG, or one nested deeper than 256 levels or with more than 20,000 elements); error 'Invalid folder': folder tries to leave its folder` },
+      400: {
+        description: `error '${INVALID_IMAGE}': the content is not one of the ten formats (or not a well-formed SVG, or one nested deeper than 256 levels or with more than 20,000 elements); error 'Invalid folder': folder tries to leave its folder`,
+      },
       413: { description: 'Larger than MEDIA_MAX_UPLOAD_BYTES (an SVG: MEDIA_MAX_SVG_BYTES); nothing stored' },
       415: { description: 'Not multipart/form-data' },
     },
@@ -113,7 +122,11 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
     handler: async (ctx, { params }) => {
       // This route is matched before the IDAP ones: /idap/media/stats and /resolve answer as those do for media types.
       if (params.media_id === 'stats' || params.media_id === 'resolve') {
-        throw new AppError(400, `media are media resources: fetch each one through the media proxy GET ${MEDIA_PROXY_PATH}`, 'bad_request');
+        throw new AppError(
+          400,
+          `media are media resources: fetch each one through the media proxy GET ${MEDIA_PROXY_PATH}`,
+          'bad_request',
+        );
       }
       const file = await deps.repo.getFile(clientIdOf(ctx), params.media_id);
       if (!file) throw notFound(RESOURCE_NOT_FOUND);
@@ -139,7 +152,9 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
       if (range && size > 0 && (!ifRange || ifRange === etag)) {
         const ranges = rangeParser(size, range, { combine: true });
         if (ranges === -1) {
-          throw new AppError(416, `range not satisfiable: the object has ${size} bytes`, 'range_not_satisfiable', { 'Content-Range': `bytes */${size}` });
+          throw new AppError(416, `range not satisfiable: the object has ${size} bytes`, 'range_not_satisfiable', {
+            'Content-Range': `bytes */${size}`,
+          });
         }
         // Several ranges would need multipart/byteranges; the whole object is a valid answer too.
         if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1) {
@@ -152,13 +167,25 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
       }
       ctx.type = file.content_type;
       ctx.length = length;
-      ctx.body = length === 0 ? '' : await deps.storage.stream(file.bucket, file.key, offset, offset === 0 && length === size ? undefined : length);
+      ctx.body =
+        length === 0
+          ? ''
+          : await deps.storage.stream(
+              file.bucket,
+              file.key,
+              offset,
+              offset === 0 && length === size ? undefined : length,
+            );
     },
   });
 
   const peertube = (): PeerTubeClient => {
     if ('missing' in deps.peertube) {
-      throw new AppError(503, `video import is not configured: set ${deps.peertube.missing.join(', ')}`, 'Video import not configured');
+      throw new AppError(
+        503,
+        `video import is not configured: set ${deps.peertube.missing.join(', ')}`,
+        'Video import not configured',
+      );
     }
     return deps.peertube;
   };
@@ -179,14 +206,25 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
     body: videoImportBody,
     responses: {
       201: { description: 'Import started (spec §2.14)', schema: videoResponse },
-      400: { description: 'PeerTube refused the import (its reason in detail); or the URL, or a redirect from it, names a private address or a host that does not resolve, or could not be checked (no answer within 5 s, refused, TLS error)' },
-      503: { description: 'PeerTube not configured, unreachable, too slow (PEERTUBE_TIMEOUT_MS), rate limiting (Retry-After) or refusing the configured account' },
+      400: {
+        description:
+          'PeerTube refused the import (its reason in detail); or the URL, or a redirect from it, names a private address or a host that does not resolve, or could not be checked (no answer within 5 s, refused, TLS error)',
+      },
+      503: {
+        description:
+          'PeerTube not configured, unreachable, too slow (PEERTUBE_TIMEOUT_MS), rate limiting (Retry-After) or refusing the configured account',
+      },
     },
     handler: async (ctx, { body }) => {
       const client = peertube();
       const targetUrl = await finalTargetUrl(body.url, allow, deps.http);
       const signal = client.deadline();
-      const started = await call(() => client.importVideo({ targetUrl, name: body.title, description: body.description, privacy: body.privacy }, signal));
+      const started = await call(() =>
+        client.importVideo(
+          { targetUrl, name: body.title, description: body.description, privacy: body.privacy },
+          signal,
+        ),
+      );
       // The import answer has no channel or description: the video itself says them.
       const video = await call(() => client.getVideo(started.video.id, signal)).catch((err: unknown) => {
         if (err instanceof AppError && err.status === 404) return undefined;
@@ -219,7 +257,7 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
     method: 'get',
     path: '/api/v1/media/videos/{video_id}',
     operationId: 'getVideo',
-    summary: "A video the client imported, with its current state from PeerTube",
+    summary: 'A video the client imported, with its current state from PeerTube',
     tags: ['media'],
     security: 'client',
     errorShape: 'success',
@@ -251,7 +289,8 @@ export function mediaRoutes(api: ApiRouter, deps: MediaRouteDeps): void {
  */
 function videoBody(
   client: PeerTubeClient,
-  v: Pick<PeerTubeVideo, 'id' | 'uuid' | 'shortUUID' | 'name'> & Partial<Pick<PeerTubeVideo, 'description' | 'embedPath' | 'privacy' | 'channel'>>,
+  v: Pick<PeerTubeVideo, 'id' | 'uuid' | 'shortUUID' | 'name'> &
+    Partial<Pick<PeerTubeVideo, 'description' | 'embedPath' | 'privacy' | 'channel'>>,
   known: { title: string | null; description: string | null; privacy: number; state: string; state_label: string },
 ) {
   return {
@@ -312,7 +351,10 @@ async function finalTargetUrl(raw: string, allow: AllowList, http: OutboundClien
     });
     return res.url;
   } catch (err) {
-    if (err instanceof OutboundError && err.kind === 'timeout') throw refused(`url could not be checked before the import: ${current} did not answer within ${URL_CHECK_TIMEOUT_MS} ms`);
+    if (err instanceof OutboundError && err.kind === 'timeout')
+      throw refused(
+        `url could not be checked before the import: ${current} did not answer within ${URL_CHECK_TIMEOUT_MS} ms`,
+      );
     if (err instanceof OutboundError) throw refused(`url could not be checked before the import: ${err.message}`);
     throw err;
   }
@@ -328,7 +370,10 @@ function refused(detail: string): AppError {
  */
 async function checkTargetUrl(url: URL, allow: AllowList, from?: URL): Promise<void> {
   // "localhost." is localhost: a trailing dot names the same host.
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase().replace(/\.+$/, '');
+  const host = url.hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .toLowerCase()
+    .replace(/\.+$/, '');
   const which = from ? `url redirects (from ${from.href}) to ${url.href}, which` : 'url';
   // Names the host the URL gave, never the address it resolved to nor its range (issue 38 item 14).
   const refuse = (): never => {
@@ -344,7 +389,9 @@ async function checkTargetUrl(url: URL, allow: AllowList, from?: URL): Promise<v
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     const whose = from ? `url redirects (from ${from.href}) to ${url.href}, whose host` : 'url host';
-    throw refused(`${whose} ${host} does not resolve${typeof code === 'string' ? ` (${code})` : ''}; only a host that resolves to a public address can be imported`);
+    throw refused(
+      `${whose} ${host} does not resolve${typeof code === 'string' ? ` (${code})` : ''}; only a host that resolves to a public address can be imported`,
+    );
   }
   for (const address of addresses) {
     if (allow.refusal(host, address)) refuse();

@@ -6,7 +6,14 @@ import { leadAggregations, MAX_RESULT_WINDOW, searchLeads } from '../../search/l
 import { clientIdOf } from '../context';
 import type { IcpService } from '../icp-service';
 import type { ApiRouter } from '../routing';
-import { icpBody, icpResponse, leadAggregationsQuery, leadAggregationsResponse, leadSearchQuery, leadSearchResponse } from '../schemas/search';
+import {
+  icpBody,
+  icpResponse,
+  leadAggregationsQuery,
+  leadAggregationsResponse,
+  leadSearchQuery,
+  leadSearchResponse,
+} from '../schemas/search';
 
 export interface SearchRouteDeps {
   icp: IcpService;
@@ -15,9 +22,14 @@ export interface SearchRouteDeps {
   logger: Logger;
 }
 
-const icpView = (row: IcpRow) => ({ industries: row.industries, countries: row.countries, updated_at: row.updated_at ? new Date(row.updated_at).toISOString() : null });
+const icpView = (row: IcpRow) => ({
+  industries: row.industries,
+  countries: row.countries,
+  updated_at: row.updated_at ? new Date(row.updated_at).toISOString() : null,
+});
 
-const unavailable = () => new AppError(503, 'search service unavailable', 'search_unavailable', { 'retry-after': '30' });
+const unavailable = () =>
+  new AppError(503, 'search service unavailable', 'search_unavailable', { 'retry-after': '30' });
 
 /** Lead search (spec §4.7) over the client's leads in Elasticsearch, and the client's ICP. */
 export function searchRoutes(api: ApiRouter, deps: SearchRouteDeps): void {
@@ -36,7 +48,7 @@ export function searchRoutes(api: ApiRouter, deps: SearchRouteDeps): void {
     method: 'get',
     path: '/api/v1/search/leads',
     operationId: 'searchLeads',
-    summary: 'Search the client\'s leads',
+    summary: "Search the client's leads",
     description:
       'Full-text search over name, description and site compendium with filters; facets count categories over all matches. ' +
       `Pages reach ${MAX_RESULT_WINDOW} hits deep (page x per_page); every response's next_cursor continues at any depth (cursor=). 503 while Elasticsearch is unavailable.`,
@@ -45,7 +57,10 @@ export function searchRoutes(api: ApiRouter, deps: SearchRouteDeps): void {
     query: leadSearchQuery,
     responses: {
       200: { description: 'A page of hits', schema: leadSearchResponse },
-      400: { description: 'Elasticsearch refused the search as built (its reason in detail); retrying the same request will not help' },
+      400: {
+        description:
+          'Elasticsearch refused the search as built (its reason in detail); retrying the same request will not help',
+      },
       503: { description: 'Elasticsearch is unavailable (Retry-After)' },
     },
     handler: async (ctx, { query }) => {
@@ -62,7 +77,13 @@ export function searchRoutes(api: ApiRouter, deps: SearchRouteDeps): void {
           after: query.after,
         }),
       );
-      ctx.body = { success: true, ...result, page: query.after ? null : query.page, per_page: query.per_page, next_cursor: nextCursor };
+      ctx.body = {
+        success: true,
+        ...result,
+        page: query.after ? null : query.page,
+        per_page: query.per_page,
+        next_cursor: nextCursor,
+      };
     },
   });
 
@@ -70,11 +91,16 @@ export function searchRoutes(api: ApiRouter, deps: SearchRouteDeps): void {
     method: 'get',
     path: '/api/v1/search/aggregations',
     operationId: 'leadAggregations',
-    summary: 'Statistics over the client\'s leads',
+    summary: "Statistics over the client's leads",
     tags: ['search'],
     security: 'client',
     query: leadAggregationsQuery,
-    responses: { 200: { description: 'Counts by job type, category and country; ratings; indexing over time', schema: leadAggregationsResponse } },
+    responses: {
+      200: {
+        description: 'Counts by job type, category and country; ratings; indexing over time',
+        schema: leadAggregationsResponse,
+      },
+    },
     handler: async (ctx, { query }) => {
       const aggs = await esCall(() => leadAggregations(deps.search, deps.indexPrefix, clientIdOf(ctx), query.job_type));
       ctx.body = { success: true, ...aggs, error: null };
@@ -85,7 +111,7 @@ export function searchRoutes(api: ApiRouter, deps: SearchRouteDeps): void {
     method: 'get',
     path: '/api/v1/search/icp',
     operationId: 'getIcp',
-    summary: 'The client\'s ideal-customer profile (icp_score measures leads against it)',
+    summary: "The client's ideal-customer profile (icp_score measures leads against it)",
     tags: ['search'],
     security: 'client',
     responses: { 200: { description: 'The profile; empty lists when none is set', schema: icpResponse } },
@@ -105,7 +131,10 @@ export function searchRoutes(api: ApiRouter, deps: SearchRouteDeps): void {
     body: icpBody,
     responses: { 200: { description: 'The stored profile', schema: icpResponse } },
     handler: async (ctx, { body }) => {
-      const { row, requeued } = await deps.icp.put(clientIdOf(ctx), { industries: [...new Set(body.industries)], countries: [...new Set(body.countries)] });
+      const { row, requeued } = await deps.icp.put(clientIdOf(ctx), {
+        industries: [...new Set(body.industries)],
+        countries: [...new Set(body.countries)],
+      });
       ctx.body = { ...icpView(row), requeued };
     },
   });

@@ -1,7 +1,12 @@
 import { koaBody } from 'koa-body';
 import type { UnsubscribeRepository } from '../../db/repositories/unsubscribe';
 import { AppError } from '../../lib/errors';
-import { signUnsubscribeToken, unsubscribeUrl, verifyUnsubscribeToken, type UnsubscribeClaims } from '../../lib/unsubscribe';
+import {
+  signUnsubscribeToken,
+  unsubscribeUrl,
+  verifyUnsubscribeToken,
+  type UnsubscribeClaims,
+} from '../../lib/unsubscribe';
 import { clientIdOf, type AppContext } from '../context';
 import { hasBody, requestBody, YAML_TYPES } from '../middleware/body';
 import type { ApiRouter } from '../routing';
@@ -50,7 +55,8 @@ async function readForm(ctx: AppContext): Promise<Record<string, unknown> | null
   const type = ctx.request.type;
   try {
     if (type === 'application/json' || YAML_TYPES.includes(type)) await parseData(ctx, async () => undefined);
-    else if (FORM_TYPES.includes(type) || !hasBody(ctx.get('content-length'), ctx.get('transfer-encoding'))) await parseForm(ctx, async () => undefined);
+    else if (FORM_TYPES.includes(type) || !hasBody(ctx.get('content-length'), ctx.get('transfer-encoding')))
+      await parseForm(ctx, async () => undefined);
     else return null;
   } catch {
     return null;
@@ -92,12 +98,12 @@ export function unsubscribeRoutes(api: ApiRouter, deps: UnsubscribeRouteDeps): v
     summary: 'A signed unsubscribe link for one recipient and list',
     description:
       'The token binds the client, the recipient and the list, and carries a random nonce (every call gives a new one; all stay valid). ' +
-      'The link\'s page lets the recipient leave this list or every list. Mail sent by this service adds it (List-Unsubscribe, RFC 8058 one-click) and honours the preferences.',
+      "The link's page lets the recipient leave this list or every list. Mail sent by this service adds it (List-Unsubscribe, RFC 8058 one-click) and honours the preferences.",
     tags: ['unsubscribe'],
     security: 'client',
     body: unsubscribeLinkBody,
     responses: {
-      201: { description: 'The token and its page\'s address', schema: unsubscribeLinkResponse },
+      201: { description: "The token and its page's address", schema: unsubscribeLinkResponse },
       503: { description: 'UNSUBSCRIBE_SIGNING_KEY is not set' },
     },
     handler: async (ctx, { body }) => {
@@ -115,7 +121,7 @@ export function unsubscribeRoutes(api: ApiRouter, deps: UnsubscribeRouteDeps): v
     method: 'get',
     path: '/api/v1/unsubscribe/preferences',
     operationId: 'getUnsubscribePreferences',
-    summary: 'A recipient\'s unsubscribe preferences and audit trail',
+    summary: "A recipient's unsubscribe preferences and audit trail",
     tags: ['unsubscribe'],
     security: 'client',
     query: unsubscribePreferencesQuery,
@@ -125,7 +131,12 @@ export function unsubscribeRoutes(api: ApiRouter, deps: UnsubscribeRouteDeps): v
       ctx.body = {
         email: p.email,
         unsubscribed_all: p.unsubscribed_all,
-        lists: Object.fromEntries(Object.entries(p.lists).map(([list, v]) => [list, { status: v.status, updated_at: v.updated_at.toISOString() }])),
+        lists: Object.fromEntries(
+          Object.entries(p.lists).map(([list, v]) => [
+            list,
+            { status: v.status, updated_at: v.updated_at.toISOString() },
+          ]),
+        ),
         audit: p.audit.map((a) => ({
           list: a.list,
           scope: a.scope,
@@ -146,7 +157,8 @@ export function unsubscribeRoutes(api: ApiRouter, deps: UnsubscribeRouteDeps): v
     path: '/u/{token}',
     operationId: 'showUnsubscribePage',
     summary: 'Unsubscribe confirmation page (changes nothing)',
-    description: 'An HTML page naming the recipient and the list, with a form to leave that list or every list. No credential: the token is the capability.',
+    description:
+      'An HTML page naming the recipient and the list, with a form to leave that list or every list. No credential: the token is the capability.',
     responses: {
       200: { description: 'The confirmation page', schema: htmlPage, contentType: 'text/html' },
       422: { description: 'A malformed or tampered token', schema: htmlPage, contentType: 'text/html' },
@@ -162,14 +174,18 @@ export function unsubscribeRoutes(api: ApiRouter, deps: UnsubscribeRouteDeps): v
     method: 'post',
     path: '/u/{token}',
     operationId: 'applyUnsubscribe',
-    summary: 'Unsubscribe (the page\'s form, or RFC 8058 one-click)',
+    summary: "Unsubscribe (the page's form, or RFC 8058 one-click)",
     description:
-      'Form field `scope` = `list` (default) or `all`; an RFC 8058 body `List-Unsubscribe=One-Click` (urlencoded or multipart) leaves the token\'s list. The same fields may come as a JSON or YAML object (spec §1.2.5); a body of any other type is a 422. ' +
+      "Form field `scope` = `list` (default) or `all`; an RFC 8058 body `List-Unsubscribe=One-Click` (urlencoded or multipart) leaves the token's list. The same fields may come as a JSON or YAML object (spec §1.2.5); a body of any other type is a 422. " +
       'The preference and an audit row (time, source address, user agent) commit together. A repeat changes nothing but adds another audit row.',
     bodyContentType: 'application/x-www-form-urlencoded',
     responses: {
       200: { description: 'Unsubscribed (also on a repeat)', schema: htmlPage, contentType: 'text/html' },
-      422: { description: 'A malformed or tampered token, or an unknown scope', schema: htmlPage, contentType: 'text/html' },
+      422: {
+        description: 'A malformed or tampered token, or an unknown scope',
+        schema: htmlPage,
+        contentType: 'text/html',
+      },
     },
     handler: async (ctx, { params }) => {
       const claims = claimsOf(ctx, params.token);
@@ -178,7 +194,8 @@ export function unsubscribeRoutes(api: ApiRouter, deps: UnsubscribeRouteDeps): v
       if (form === null) return html(ctx, 422, invalidPage('The request could not be read.'));
       const oneClick = first(form['List-Unsubscribe']) === 'One-Click';
       const scope = first(form.scope) ?? 'list';
-      if (scope !== 'list' && scope !== 'all') return html(ctx, 422, invalidPage('Choose this list or all mailing lists.'));
+      if (scope !== 'list' && scope !== 'all')
+        return html(ctx, 422, invalidPage('Choose this list or all mailing lists.'));
       const applied = await deps.repo.apply({
         clientId: claims.clientId,
         email: claims.email,

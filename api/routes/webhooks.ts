@@ -15,7 +15,6 @@ import { UUID } from '../../lib/ids';
 import type { Logger } from '../../lib/logger';
 import { iso } from '../../lib/dates';
 
-
 /** Never the secret: it is shown once, in the create response. */
 function webhookView(w: WebhookRow) {
   return {
@@ -31,7 +30,8 @@ function webhookView(w: WebhookRow) {
 
 /** `taskQueue`: this deployment's webhooks queue (jobs/queues.ts), recorded with each webhook. */
 export function webhookRoutes(api: ApiRouter, repo: WebhookRepository, taskQueue: string, logger: Logger): void {
-  if (!repo.sealsSecrets) logger.warn('INTEGRATIONS_ENCRYPTION_KEY is not set: new webhook signing secrets are stored in plaintext');
+  if (!repo.sealsSecrets)
+    logger.warn('INTEGRATIONS_ENCRYPTION_KEY is not set: new webhook signing secrets are stored in plaintext');
   // Another client's webhook and a malformed id are the same answer: no such webhook.
   const own = async (clientId: string, id: string) => {
     const hook = UUID.test(id) ? await repo.find(clientId, id) : undefined;
@@ -54,7 +54,11 @@ export function webhookRoutes(api: ApiRouter, repo: WebhookRepository, taskQueue
     body: webhookCreateBody,
     responses: { 201: { description: 'Created, with its signing secret', schema: webhookCreatedResponse } },
     handler: async (ctx, { body }) => {
-      const { webhook, secret } = await repo.create(clientIdOf(ctx), taskQueue, { url: body.url, events: body.events, description: body.description });
+      const { webhook, secret } = await repo.create(clientIdOf(ctx), taskQueue, {
+        url: body.url,
+        events: body.events,
+        description: body.description,
+      });
       ctx.status = 201;
       ctx.body = { ...webhookView(webhook), secret };
     },
@@ -83,7 +87,10 @@ export function webhookRoutes(api: ApiRouter, repo: WebhookRepository, taskQueue
     tags: ['webhooks'],
     security: 'client',
     params: webhookIdParams,
-    responses: { 200: { description: 'The webhook', schema: webhookResponse }, 404: { description: 'No such webhook for this client' } },
+    responses: {
+      200: { description: 'The webhook', schema: webhookResponse },
+      404: { description: 'No such webhook for this client' },
+    },
     handler: async (ctx, { params }) => {
       ctx.body = webhookView(await own(clientIdOf(ctx), params.webhook_id));
     },
@@ -111,12 +118,15 @@ export function webhookRoutes(api: ApiRouter, repo: WebhookRepository, taskQueue
     path: '/api/v1/webhooks/{webhook_id}/deliveries',
     operationId: 'listWebhookDeliveries',
     summary: 'The delivery log, newest first',
-    description: 'Each delivery with every attempt: the receiver\'s status code or the error, and how long it took.',
+    description: "Each delivery with every attempt: the receiver's status code or the error, and how long it took.",
     tags: ['webhooks'],
     security: 'client',
     params: webhookIdParams,
     query: webhookListQuery,
-    responses: { 200: { description: 'A page of deliveries', schema: webhookDeliveriesResponse }, 404: { description: 'No such webhook for this client' } },
+    responses: {
+      200: { description: 'A page of deliveries', schema: webhookDeliveriesResponse },
+      404: { description: 'No such webhook for this client' },
+    },
     handler: async (ctx, { params, query }) => {
       const hook = await own(clientIdOf(ctx), params.webhook_id);
       const { total, deliveries } = await repo.deliveries(hook.client_id, hook.id, query.page, query.page_size);
@@ -126,7 +136,13 @@ export function webhookRoutes(api: ApiRouter, repo: WebhookRepository, taskQueue
           event: d.event,
           event_id: Number(d.event_id),
           status: d.status,
-          attempts: d.attempt_log.map((a) => ({ attempt: a.attempt, status_code: a.status_code, error: a.error, duration_ms: a.duration_ms, at: new Date(a.created_at).toISOString() })),
+          attempts: d.attempt_log.map((a) => ({
+            attempt: a.attempt,
+            status_code: a.status_code,
+            error: a.error,
+            duration_ms: a.duration_ms,
+            at: new Date(a.created_at).toISOString(),
+          })),
           created_at: new Date(d.created_at).toISOString(),
           delivered_at: iso(d.delivered_at),
         })),

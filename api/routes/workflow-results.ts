@@ -1,16 +1,21 @@
 import { clientIdOf, type AppContext } from '../context';
 import type { ApiRouter } from '../routing';
-import { campaignJobParams, workflowJobParams, workflowResults, workflowResultsQuery } from '../schemas/workflow-results';
+import {
+  campaignJobParams,
+  workflowJobParams,
+  workflowResults,
+  workflowResultsQuery,
+} from '../schemas/workflow-results';
 import { NOT_A_WORKFLOW_JOB, type WorkflowResultsService } from '../workflow-results';
 
 const DESCRIPTION =
   'The maps -> site -> verify pipeline of a crawlMaps job submitted with `workflow`: every business of the maps result with its site ' +
   'and verify stage results (spec §2.8, §4.3). Businesses whose website is a social network, review site, directory or marketplace ' +
   'are domain_filtered (filter_reason) and not crawled. Status: queued / processing (progress) until the pipeline ends; then completed, ' +
-  'completed_with_errors (a site or verification failed), partial (the overall time limit, or a stage\'s, was reached: spidersite_timed_out / ' +
+  "completed_with_errors (a site or verification failed), partial (the overall time limit, or a stage's, was reached: spidersite_timed_out / " +
   'spiderverify_timed_out) or failed (the maps job failed or was cancelled, or the pipeline was cancelled: error_message "cancelled"). ' +
   'success is true for completed, completed_with_errors and partial; has_results when they have businesses. With wait=true (default) ' +
-  'the answer comes when the status is final, or with the current state once the pipeline\'s deadline has passed.';
+  "the answer comes when the status is final, or with the current state once the pipeline's deadline has passed.";
 
 /**
  * A hang-up of the client ends a waiting request. Taken before the handler's first query: the
@@ -29,7 +34,6 @@ function disconnectSignal(ctx: AppContext): AbortSignal {
 
 /** Workflow results of one crawlMaps job, standalone or in a campaign (spec §4.2, §4.3). */
 export function workflowResultRoutes(api: ApiRouter, service: WorkflowResultsService): void {
-
   api.add({
     method: 'get',
     path: '/api/v1/jobs/{job_id}/workflow-results',
@@ -43,7 +47,7 @@ export function workflowResultRoutes(api: ApiRouter, service: WorkflowResultsSer
     responses: {
       200: { description: 'The workflow results (spec §4.3)', schema: workflowResults },
       400: { description: `'invalid job id format, expected UUID', or '${NOT_A_WORKFLOW_JOB}'` },
-      404: { description: 'job not found (or another client\'s)' },
+      404: { description: "job not found (or another client's)" },
     },
     handler: async (ctx, { params, query }) => {
       const signal = disconnectSignal(ctx);
@@ -64,8 +68,13 @@ export function workflowResultRoutes(api: ApiRouter, service: WorkflowResultsSer
     query: workflowResultsQuery,
     responses: {
       200: { description: 'The workflow results (spec §4.3)', schema: workflowResults },
-      400: { description: "'invalid campaign id format, expected UUID', 'invalid job id format, expected UUID', or 'campaign without workflow configuration'" },
-      404: { description: "'campaign not found' (or another client's), or 'job not found' (not a job of this campaign)" },
+      400: {
+        description:
+          "'invalid campaign id format, expected UUID', 'invalid job id format, expected UUID', or 'campaign without workflow configuration'",
+      },
+      404: {
+        description: "'campaign not found' (or another client's), or 'job not found' (not a job of this campaign)",
+      },
     },
     handler: async (ctx, { params, query }) => {
       const signal = disconnectSignal(ctx);

@@ -7,10 +7,20 @@ import { uuidParam } from './params';
 
 // ---- requests -------------------------------------------------------------------------------
 
-const slug = z.string().trim().toLowerCase().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a slug: lower-case letters and digits joined by single hyphens').max(SLUG_MAX);
+const slug = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a slug: lower-case letters and digits joined by single hyphens')
+  .max(SLUG_MAX);
 const text = (max: number) => z.string().trim().max(max);
 const optionalText = (max: number) => text(max).nullable().optional();
-const httpUrl = z.string().trim().max(2000).refine(isHttpUrl, 'must be an http:// or https:// URL').meta({ pattern: HTTP_URL_PATTERN });
+const httpUrl = z
+  .string()
+  .trim()
+  .max(2000)
+  .refine(isHttpUrl, 'must be an http:// or https:// URL')
+  .meta({ pattern: HTTP_URL_PATTERN });
 const optionalUrl = httpUrl.nullable().optional();
 const uuid = z.string().uuid();
 
@@ -23,7 +33,9 @@ const LABEL_CHAR = '[^\\u0000-\\u002c\\u002e\\u002f\\u003a-\\u0040\\u005b-\\u006
 const NON_ASCII = '[^\\u0000-\\u007f]';
 // An internationalised last label (any label with a non-ASCII character) is taken in its punycode form.
 const TLD = `(?:[^\\u0000-\\u0040\\u005b-\\u0060\\u007b-\\u007f]{2,}|[Xx][Nn]${LABEL_CHAR}{2,}|${LABEL_CHAR}*${NON_ASCII}${LABEL_CHAR}*)`;
-const DOMAIN_PATTERN = trimmedPattern(`(?:[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]|(?:${LABEL_CHAR}+\\.)+${TLD})\\.?(?::[0-9]+)?`);
+const DOMAIN_PATTERN = trimmedPattern(
+  `(?:[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]|(?:${LABEL_CHAR}+\\.)+${TLD})\\.?(?::[0-9]+)?`,
+);
 
 /**
  * Each label with a non-ASCII character in its punycode form (UTS #46, as browsers map it), when
@@ -50,10 +62,15 @@ export const domainName = z
   .toLowerCase()
   .transform((v) => v.replace(/:\d+$/, '').replace(/\.$/, ''))
   .transform(asciiDomain)
-  .refine((v) => v === 'localhost' || isFQDN(v, { require_tld: true, allow_underscores: false }), 'must be a domain name such as blog.example.com')
+  .refine(
+    (v) => v === 'localhost' || isFQDN(v, { require_tld: true, allow_underscores: false }),
+    'must be a domain name such as blog.example.com',
+  )
   .meta({ pattern: DOMAIN_PATTERN });
 
-export const siteCreateBody = z.strictObject({ domain: domainName.describe('the domain the site is served from; the public endpoints take it in X-Content-Domain') });
+export const siteCreateBody = z.strictObject({
+  domain: domainName.describe('the domain the site is served from; the public endpoints take it in X-Content-Domain'),
+});
 export const siteIdParams = z.object({ site_id: uuidParam('site id (UUID)') });
 
 export const contentPageQuery = z.object({
@@ -62,7 +79,9 @@ export const contentPageQuery = z.object({
 });
 
 /** The public endpoints' site: X-Content-Domain (spec §4.11), required. */
-export const contentDomainHeaders = z.object({ 'x-content-domain': domainName.describe('the domain of one of the client\'s sites (X-Content-Domain)') });
+export const contentDomainHeaders = z.object({
+  'x-content-domain': domainName.describe("the domain of one of the client's sites (X-Content-Domain)"),
+});
 
 const authorFields = {
   slug: slug.optional().describe('default: from full_name (a taken one gets -2, -3, ...)'),
@@ -79,11 +98,22 @@ export const authorCreateBody = z.strictObject({ full_name: text(200).min(1), ..
 export const authorPatchBody = z.strictObject({ full_name: text(200).min(1).optional(), ...authorFields });
 export const authorIdParams = z.object({ author_id: uuidParam('author id (UUID)') });
 
-export const categoryCreateBody = z.strictObject({ name: text(200).min(1), slug: slug.optional().describe('default: from the name'), description: optionalText(2000) });
-export const categoryPatchBody = z.strictObject({ name: text(200).min(1).optional(), slug: slug.optional(), description: optionalText(2000) });
+export const categoryCreateBody = z.strictObject({
+  name: text(200).min(1),
+  slug: slug.optional().describe('default: from the name'),
+  description: optionalText(2000),
+});
+export const categoryPatchBody = z.strictObject({
+  name: text(200).min(1).optional(),
+  slug: slug.optional(),
+  description: optionalText(2000),
+});
 export const categoryIdParams = z.object({ category_id: uuidParam('category id (UUID)') });
 
-export const tagCreateBody = z.strictObject({ name: text(100).min(1), slug: slug.optional().describe('default: from the name') });
+export const tagCreateBody = z.strictObject({
+  name: text(100).min(1),
+  slug: slug.optional().describe('default: from the name'),
+});
 export const tagPatchBody = z.strictObject({ name: text(100).min(1).optional(), slug: slug.optional() });
 export const tagIdParams = z.object({ tag_id: uuidParam('tag id (UUID)') });
 
@@ -106,20 +136,35 @@ const postFields = {
 const richText = z
   .record(z.string(), z.unknown())
   .meta({ required: ['type'], properties: { type: { const: 'doc' } } })
-  .describe('rich-text JSON document (ProseMirror/TipTap): {"type": "doc", "content": [...]}; nodes: paragraph, text, heading, blockquote, bulletList, orderedList, listItem, codeBlock, hardBreak, horizontalRule, image; marks: bold, italic, strike, underline, code, link');
+  .describe(
+    'rich-text JSON document (ProseMirror/TipTap): {"type": "doc", "content": [...]}; nodes: paragraph, text, heading, blockquote, bulletList, orderedList, listItem, codeBlock, hardBreak, horizontalRule, image; marks: bold, italic, strike, underline, code, link',
+  );
 
 /** Spec §4.11; checked by the handler so that a missing field is the spec's 400 (not a 422). */
-export const postCreateBody = z.strictObject({ slug: slug.describe('unique per client'), title: text(300).min(1), body: richText, ...postFields });
-export const postPatchBody = z.strictObject({ slug: slug.optional(), title: text(300).min(1).optional(), body: richText.optional(), ...postFields });
+export const postCreateBody = z.strictObject({
+  slug: slug.describe('unique per client'),
+  title: text(300).min(1),
+  body: richText,
+  ...postFields,
+});
+export const postPatchBody = z.strictObject({
+  slug: slug.optional(),
+  title: text(300).min(1).optional(),
+  body: richText.optional(),
+  ...postFields,
+});
 export const postIdParams = z.object({ post_id: uuidParam('post id (UUID)') });
-export const postSlugParams = z.object({ slug: z.string().describe('the post\'s slug') });
+export const postSlugParams = z.object({ slug: z.string().describe("the post's slug") });
 
 export const postListQuery = contentPageQuery.extend({
   status: z.enum(['draft', 'published']).optional(),
   tag: z.string().max(SLUG_MAX).optional().describe('tag slug'),
   category: z.string().max(SLUG_MAX).optional().describe('category slug'),
   author: z.string().max(SLUG_MAX).optional().describe('author slug'),
-  featured: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
+  featured: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional(),
 });
 export const publicPostListQuery = postListQuery.omit({ status: true });
 
@@ -129,13 +174,15 @@ export const siteResponse = z
   .object({
     id: z.string(),
     domain: z.string(),
-    verified: z.boolean().describe('whether the client has shown it controls the domain; only a verified site answers X-Content-Domain'),
+    verified: z
+      .boolean()
+      .describe('whether the client has shown it controls the domain; only a verified site answers X-Content-Domain'),
     verified_at: z.string().nullable(),
     verification: z
       .object({
         type: z.literal('dns_txt'),
         name: z.string().describe('the DNS name to put the TXT record on: the domain itself'),
-        value: z.string().describe('the TXT record\'s value: leadjobs-site-verification=<token>'),
+        value: z.string().describe("the TXT record's value: leadjobs-site-verification=<token>"),
       })
       .describe('how to verify the domain: publish this TXT record, then POST .../verify'),
     created_at: z.string(),
@@ -158,17 +205,54 @@ export const authorResponse = z
     city: z.string().nullable(),
   })
   .meta({ id: 'Author' });
-export const dashboardAuthorResponse = authorResponse.extend({ is_active: z.boolean(), created_at: z.string(), updated_at: z.string() }).meta({ id: 'DashboardAuthor' });
-export const authorListResponse = z.object({ authors: z.array(authorResponse), total: z.number().int(), page: z.number().int(), page_size: z.number().int() }).meta({ id: 'AuthorList' });
-export const dashboardAuthorListResponse = z.object({ authors: z.array(dashboardAuthorResponse), total: z.number().int(), page: z.number().int(), page_size: z.number().int() });
+export const dashboardAuthorResponse = authorResponse
+  .extend({ is_active: z.boolean(), created_at: z.string(), updated_at: z.string() })
+  .meta({ id: 'DashboardAuthor' });
+export const authorListResponse = z
+  .object({
+    authors: z.array(authorResponse),
+    total: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+  })
+  .meta({ id: 'AuthorList' });
+export const dashboardAuthorListResponse = z.object({
+  authors: z.array(dashboardAuthorResponse),
+  total: z.number().int(),
+  page: z.number().int(),
+  page_size: z.number().int(),
+});
 
-export const categoryResponse = z.object({ id: z.string(), name: z.string(), slug: z.string() }).meta({ id: 'Category' });
-export const dashboardCategoryResponse = categoryResponse.extend({ description: z.string().nullable(), created_at: z.string(), updated_at: z.string() }).meta({ id: 'DashboardCategory' });
-export const categoryListResponse = z.object({ categories: z.array(dashboardCategoryResponse), total: z.number().int() });
-export const tagResponse = z.object({ id: z.string(), name: z.string(), slug: z.string(), post_count: z.number().int().optional(), created_at: z.string() }).meta({ id: 'Tag' });
+export const categoryResponse = z
+  .object({ id: z.string(), name: z.string(), slug: z.string() })
+  .meta({ id: 'Category' });
+export const dashboardCategoryResponse = categoryResponse
+  .extend({ description: z.string().nullable(), created_at: z.string(), updated_at: z.string() })
+  .meta({ id: 'DashboardCategory' });
+export const categoryListResponse = z.object({
+  categories: z.array(dashboardCategoryResponse),
+  total: z.number().int(),
+});
+export const tagResponse = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    slug: z.string(),
+    post_count: z.number().int().optional(),
+    created_at: z.string(),
+  })
+  .meta({ id: 'Tag' });
 export const tagListResponse = z.object({ tags: z.array(tagResponse), total: z.number().int() });
 
-const postAuthor = z.object({ id: z.string(), full_name: z.string(), slug: z.string(), avatar_url: z.string().nullable(), bio: z.string().nullable() }).nullable();
+const postAuthor = z
+  .object({
+    id: z.string(),
+    full_name: z.string(),
+    slug: z.string(),
+    avatar_url: z.string().nullable(),
+    bio: z.string().nullable(),
+  })
+  .nullable();
 
 const postSummaryFields = {
   id: z.string(),
@@ -183,7 +267,7 @@ const postSummaryFields = {
   author: postAuthor,
   tags: z.array(z.string()),
   categories: z.array(categoryResponse),
-  reading_time: z.number().int().describe('minutes, from the body\'s words at 200 per minute'),
+  reading_time: z.number().int().describe("minutes, from the body's words at 200 per minute"),
   view_count: z.number().int(),
   is_featured: z.boolean(),
   seo_title: z.string().nullable(),
@@ -193,7 +277,15 @@ const postSummaryFields = {
   updated_at: z.string(),
 };
 export const relatedPostResponse = z
-  .object({ id: z.string(), slug: z.string(), title: z.string(), excerpt: z.string().nullable(), cover_image_url: z.string().nullable(), published_at: z.string().nullable(), reading_time: z.number().int() })
+  .object({
+    id: z.string(),
+    slug: z.string(),
+    title: z.string(),
+    excerpt: z.string().nullable(),
+    cover_image_url: z.string().nullable(),
+    published_at: z.string().nullable(),
+    reading_time: z.number().int(),
+  })
   .meta({ id: 'RelatedPost' });
 export const postSummaryResponse = z.object(postSummaryFields).meta({ id: 'PostSummary' });
 /** Spec §2.11 Post, with the body rendered as sanitised HTML. */
@@ -205,4 +297,11 @@ export const postResponse = z
     related_posts: z.array(relatedPostResponse),
   })
   .meta({ id: 'Post' });
-export const postListResponse = z.object({ posts: z.array(postSummaryResponse), total: z.number().int(), page: z.number().int(), page_size: z.number().int() }).meta({ id: 'PostList' });
+export const postListResponse = z
+  .object({
+    posts: z.array(postSummaryResponse),
+    total: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+  })
+  .meta({ id: 'PostList' });

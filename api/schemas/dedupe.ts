@@ -12,23 +12,44 @@ const emailField = field.refine((v) => v == null || !hasControlCharacter(v), NO_
 
 /** A checked record (spec §2.7): the listed fields only, at least one of them non-empty. */
 export const dedupeRecord = z
-  .strictObject(Object.fromEntries(RECORD_FIELDS.map((f) => [f, f === 'email' ? emailField : field])) as Record<(typeof RECORD_FIELDS)[number], typeof field>)
-  .refine((r) => Object.values(r).some((v) => typeof v === 'string' && v.trim() !== ''), { message: 'record must carry at least one non-empty field', path: [] })
+  .strictObject(
+    Object.fromEntries(RECORD_FIELDS.map((f) => [f, f === 'email' ? emailField : field])) as Record<
+      (typeof RECORD_FIELDS)[number],
+      typeof field
+    >,
+  )
+  .refine((r) => Object.values(r).some((v) => typeof v === 'string' && v.trim() !== ''), {
+    message: 'record must carry at least one non-empty field',
+    path: [],
+  })
   .meta({
     id: 'DedupeRecord',
     description: 'A lead record to check; fields as in spec §2.7, at least one of them a string that is not blank',
-    anyOf: RECORD_FIELDS.map((f) => ({ required: [f], properties: { [f]: { type: 'string', pattern: NOT_BLANK_PATTERN } } })),
+    anyOf: RECORD_FIELDS.map((f) => ({
+      required: [f],
+      properties: { [f]: { type: 'string', pattern: NOT_BLANK_PATTERN } },
+    })),
   });
 
 const recordType = z.enum(RECORD_TYPES).describe('business, contact, email or profile');
 const addToCanonical = z.boolean().default(true).describe('store a unique record in the canonical store');
-const campaignId = z.string().trim().min(1).max(200).optional().describe('scopes matching (and the stored record) to this campaign; without it a record matches any of the client\'s records');
+const campaignId = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  .optional()
+  .describe(
+    "scopes matching (and the stored record) to this campaign; without it a record matches any of the client's records",
+  );
 const threshold = z
   .number()
   .min(0)
   .max(1)
   .default(0.5)
-  .describe('minimum confidence for a match to count. Exact matches have confidence 1.0, so any threshold accepts them; a fuzzy match (with `fuzzy`) counts when its confidence is at least this');
+  .describe(
+    'minimum confidence for a match to count. Exact matches have confidence 1.0, so any threshold accepts them; a fuzzy match (with `fuzzy`) counts when its confidence is at least this',
+  );
 const fuzzy = z
   .boolean()
   .default(false)
@@ -55,13 +76,24 @@ export const dedupeCheckBatchBody = z.strictObject({
   campaign_id: campaignId,
   threshold,
   fuzzy,
-  idempotency_key: z.string().min(1).max(100).optional().describe('the same key returns the same response for 5 minutes'),
+  idempotency_key: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('the same key returns the same response for 5 minutes'),
 });
 
-export const canonicalIdParams = z.strictObject({ id: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).describe('canonical record id') });
+export const canonicalIdParams = z.strictObject({
+  id: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).describe('canonical record id'),
+});
 
 export const canonicalMergeBody = z.strictObject({
-  record_ids: z.array(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)).min(1).max(100).describe('1-100 canonical record ids of the same record_type'),
+  record_ids: z
+    .array(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER))
+    .min(1)
+    .max(100)
+    .describe('1-100 canonical record ids of the same record_type'),
 });
 
 export const canonicalListQuery = z.strictObject({
@@ -77,85 +109,108 @@ const ALL_MATCH_TYPES = [...MATCH_TYPES, ...FUZZY_MATCH_TYPES] as const;
 const matchType = z
   .enum(ALL_MATCH_TYPES)
   .nullable()
-  .describe('the first key that matched, in the order maps_place_id, email, proflink_url, phone, company_domain, exact_hash; then, with `fuzzy`, fuzzy_business or fuzzy_contact');
+  .describe(
+    'the first key that matched, in the order maps_place_id, email, proflink_url, phone, company_domain, exact_hash; then, with `fuzzy`, fuzzy_business or fuzzy_contact',
+  );
 /** Why a fuzzy match matched: each field both records carry, compared. */
 const explanation = z
-  .record(z.string(), z.object({
-    score: z.number().min(0).max(1).describe('how alike the two values are (1 when equal)'),
-    agreed: z.boolean(),
-    weight: z.number().describe('the log2 likelihood ratio the comparison added to the match weight'),
-  }))
-  .describe('fuzzy matches only: the fields compared (company_name, city, country, phone, website, address; first_name, last_name, company_domain) and whether each agreed')
+  .record(
+    z.string(),
+    z.object({
+      score: z.number().min(0).max(1).describe('how alike the two values are (1 when equal)'),
+      agreed: z.boolean(),
+      weight: z.number().describe('the log2 likelihood ratio the comparison added to the match weight'),
+    }),
+  )
+  .describe(
+    'fuzzy matches only: the fields compared (company_name, city, country, phone, website, address; first_name, last_name, company_domain) and whether each agreed',
+  )
   .meta({ id: 'DedupeMatchExplanation' });
 
-export const dedupeCheckResponse = z.object({
-  success: z.boolean(),
-  is_duplicate: z.boolean(),
-  confidence: z.number().describe('1.0 for exact matches, 0.0 when unique'),
-  matched_record_id: z.number().int().nullable(),
-  match_type: matchType,
-  canonical_id: z.number().int().nullable().describe('when unique and added'),
-  explanation: explanation.optional(),
-  added_to_canonical: z.boolean(),
-  skipped: z.boolean(),
-  reason: z.string().nullable().describe('dedupe_not_configured when de-duplication is disabled'),
-}).meta({ id: 'DedupeCheckResponse' });
-
-export const dedupeCheckBatchResponse = z.object({
-  success: z.boolean(),
-  unique: z.array(dedupeRecord),
-  duplicates: z.array(z.object({
-    record: dedupeRecord,
-    matched_canonical_id: z.number().int(),
-    confidence: z.number(),
-    match_type: z.enum(ALL_MATCH_TYPES),
+export const dedupeCheckResponse = z
+  .object({
+    success: z.boolean(),
+    is_duplicate: z.boolean(),
+    confidence: z.number().describe('1.0 for exact matches, 0.0 when unique'),
+    matched_record_id: z.number().int().nullable(),
+    match_type: matchType,
+    canonical_id: z.number().int().nullable().describe('when unique and added'),
     explanation: explanation.optional(),
-  })),
-  stats: z.object({
-    total_checked: z.number().int(),
-    unique_count: z.number().int(),
-    duplicate_count: z.number().int(),
-    added_to_canonical: z.number().int().describe('records added to the canonical store'),
+    added_to_canonical: z.boolean(),
     skipped: z.boolean(),
-    reason: z.string().nullable(),
-  }),
-}).meta({ id: 'DedupeCheckBatchResponse' });
+    reason: z.string().nullable().describe('dedupe_not_configured when de-duplication is disabled'),
+  })
+  .meta({ id: 'DedupeCheckResponse' });
 
-export const canonicalRecord = z.object({
-  id: z.number().int(),
-  record_hash: z.string().describe('SHA-256 of the normalised record'),
-  record_type: z.enum(RECORD_TYPES),
-  email: z.string().nullable(),
-  full_name: z.string().nullable(),
-  company_name: z.string().nullable(),
-  company_domain: z.string().nullable(),
-  maps_place_id: z.string().nullable(),
-  proflink_url: z.string().nullable(),
-  phone: z.string().nullable(),
-  city: z.string().nullable(),
-  country: z.string().nullable(),
-  source_worker: z.string(),
-  campaign_id: z.string().nullable(),
-  created_at: z.string().describe('ISO 8601'),
-}).meta({ id: 'CanonicalRecord' });
+export const dedupeCheckBatchResponse = z
+  .object({
+    success: z.boolean(),
+    unique: z.array(dedupeRecord),
+    duplicates: z.array(
+      z.object({
+        record: dedupeRecord,
+        matched_canonical_id: z.number().int(),
+        confidence: z.number(),
+        match_type: z.enum(ALL_MATCH_TYPES),
+        explanation: explanation.optional(),
+      }),
+    ),
+    stats: z.object({
+      total_checked: z.number().int(),
+      unique_count: z.number().int(),
+      duplicate_count: z.number().int(),
+      added_to_canonical: z.number().int().describe('records added to the canonical store'),
+      skipped: z.boolean(),
+      reason: z.string().nullable(),
+    }),
+  })
+  .meta({ id: 'DedupeCheckBatchResponse' });
 
-export const canonicalListResponse = z.object({
-  success: z.boolean(),
-  records: z.array(canonicalRecord),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
-}).meta({ id: 'CanonicalListResponse' });
+export const canonicalRecord = z
+  .object({
+    id: z.number().int(),
+    record_hash: z.string().describe('SHA-256 of the normalised record'),
+    record_type: z.enum(RECORD_TYPES),
+    email: z.string().nullable(),
+    full_name: z.string().nullable(),
+    company_name: z.string().nullable(),
+    company_domain: z.string().nullable(),
+    maps_place_id: z.string().nullable(),
+    proflink_url: z.string().nullable(),
+    phone: z.string().nullable(),
+    city: z.string().nullable(),
+    country: z.string().nullable(),
+    source_worker: z.string(),
+    campaign_id: z.string().nullable(),
+    created_at: z.string().describe('ISO 8601'),
+  })
+  .meta({ id: 'CanonicalRecord' });
 
-export const canonicalMergeResponse = z.object({
-  success: z.boolean(),
-  canonical_id: z.number().int(),
-  merged_record_ids: z.array(z.number().int()),
-  undo_until: z.string().describe('ISO 8601: until then POST .../unmerge restores the records (DEDUPE_MERGE_UNDO_DAYS after the merge)'),
-}).meta({ id: 'DedupeMergeResponse' });
+export const canonicalListResponse = z
+  .object({
+    success: z.boolean(),
+    records: z.array(canonicalRecord),
+    total: z.number().int(),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  })
+  .meta({ id: 'CanonicalListResponse' });
 
-export const canonicalUnmergeResponse = z.object({
-  success: z.boolean(),
-  canonical_id: z.number().int(),
-  unmerged_record_ids: z.array(z.number().int()),
-}).meta({ id: 'DedupeUnmergeResponse' });
+export const canonicalMergeResponse = z
+  .object({
+    success: z.boolean(),
+    canonical_id: z.number().int(),
+    merged_record_ids: z.array(z.number().int()),
+    undo_until: z
+      .string()
+      .describe('ISO 8601: until then POST .../unmerge restores the records (DEDUPE_MERGE_UNDO_DAYS after the merge)'),
+  })
+  .meta({ id: 'DedupeMergeResponse' });
+
+export const canonicalUnmergeResponse = z
+  .object({
+    success: z.boolean(),
+    canonical_id: z.number().int(),
+    unmerged_record_ids: z.array(z.number().int()),
+  })
+  .meta({ id: 'DedupeUnmergeResponse' });

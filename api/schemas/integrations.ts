@@ -9,12 +9,17 @@ const price = z
   .number()
   .min(0)
   .max(10000)
-  .refine((v) => decimalPlaces(v) <= PRICE_DECIMALS, `a price may have at most ${PRICE_DECIMALS} decimal places (USD per million tokens)`)
-  .describe(`USD per million tokens, at most ${PRICE_DECIMALS} decimal places (as stored; more is refused, not rounded)`);
+  .refine(
+    (v) => decimalPlaces(v) <= PRICE_DECIMALS,
+    `a price may have at most ${PRICE_DECIMALS} decimal places (USD per million tokens)`,
+  )
+  .describe(
+    `USD per million tokens, at most ${PRICE_DECIMALS} decimal places (as stored; more is refused, not rounded)`,
+  );
 const prices = z
   .strictObject({ input: price, output: price })
   .nullable()
-  .describe('USD per million tokens for this key (over LLM_PRICES and the built-in table); null: the table\'s');
+  .describe("USD per million tokens for this key (over LLM_PRICES and the built-in table); null: the table's");
 
 // daily_limit and minute_limit are Postgres integer columns.
 const PG_INTEGER_MAX = 2 ** 31 - 1;
@@ -34,26 +39,64 @@ function decimalPlaces(v: number): number {
 const settings = {
   key_label: z.string().trim().min(1).max(200).nullable().optional(),
   is_primary: z.boolean().optional().describe('primary keys are selected first (default false)'),
-  priority: z.number().int().min(0).max(1000).optional().describe('higher first, after primary; default 10 for primary keys, 0 for others'),
-  daily_limit: z.number().int().min(1).max(PG_INTEGER_MAX).nullable().optional().describe('requests per UTC day, counted by all workers together'),
-  minute_limit: z.number().int().min(1).max(PG_INTEGER_MAX).nullable().optional().describe('requests per minute, counted by all workers together'),
+  priority: z
+    .number()
+    .int()
+    .min(0)
+    .max(1000)
+    .optional()
+    .describe('higher first, after primary; default 10 for primary keys, 0 for others'),
+  daily_limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(PG_INTEGER_MAX)
+    .nullable()
+    .optional()
+    .describe('requests per UTC day, counted by all workers together'),
+  minute_limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(PG_INTEGER_MAX)
+    .nullable()
+    .optional()
+    .describe('requests per minute, counted by all workers together'),
   spend_limit_amount: z
     .number()
     .min(0)
     .max(1e9)
-    .refine((v) => decimalPlaces(v) <= SPEND_DECIMALS, `spend_limit_amount may have at most ${SPEND_DECIMALS} decimal places (USD to 0.0001)`)
+    .refine(
+      (v) => decimalPlaces(v) <= SPEND_DECIMALS,
+      `spend_limit_amount may have at most ${SPEND_DECIMALS} decimal places (USD to 0.0001)`,
+    )
     .nullable()
     .optional()
-    .describe(`USD per period, at most ${SPEND_DECIMALS} decimal places (stored to 0.0001 USD; more is refused, not rounded)`),
+    .describe(
+      `USD per period, at most ${SPEND_DECIMALS} decimal places (stored to 0.0001 USD; more is refused, not rounded)`,
+    ),
   spend_limit_period: z.enum(['daily', 'monthly']).optional().describe('default monthly'),
-  spend_limit_action: z.enum(['warn', 'block']).optional().describe('warn: flag and event integration.spend_limit_exceeded; block: the key is skipped until the period ends (default warn)'),
+  spend_limit_action: z
+    .enum(['warn', 'block'])
+    .optional()
+    .describe(
+      'warn: flag and event integration.spend_limit_exceeded; block: the key is skipped until the period ends (default warn)',
+    ),
   prices: prices.optional(),
 };
 
 // provider_name and credentials are checked by the handler, so that a bad one is the 400 of spec §4.9 (not a 422).
 export const integrationCreateBody = z.strictObject({
-  provider_name: z.unknown().optional().describe(`one of ${PROVIDER_NAMES.join(', ')}`),
-  credentials: z.unknown().optional().describe('api_key; azure_openai also endpoint and deployment; cloudflare_workers_ai also account_id; ollama base_url (no key); openai_compatible base_url and model. Optional: base_url (with the version prefix), model'),
+  provider_name: z
+    .unknown()
+    .optional()
+    .describe(`one of ${PROVIDER_NAMES.join(', ')}`),
+  credentials: z
+    .unknown()
+    .optional()
+    .describe(
+      'api_key; azure_openai also endpoint and deployment; cloudflare_workers_ai also account_id; ollama base_url (no key); openai_compatible base_url and model. Optional: base_url (with the version prefix), model',
+    ),
   ...settings,
 });
 
@@ -103,8 +146,12 @@ export const integrationView = z
   })
   .meta({ id: 'LlmIntegration' });
 
-export const integrationResponse = z.object({ success: z.literal(true), integration: integrationView }).meta({ id: 'LlmIntegrationResponse' });
-export const integrationListResponse = z.object({ success: z.literal(true), integrations: z.array(integrationView), total: z.number().int() }).meta({ id: 'LlmIntegrationList' });
+export const integrationResponse = z
+  .object({ success: z.literal(true), integration: integrationView })
+  .meta({ id: 'LlmIntegrationResponse' });
+export const integrationListResponse = z
+  .object({ success: z.literal(true), integrations: z.array(integrationView), total: z.number().int() })
+  .meta({ id: 'LlmIntegrationList' });
 export const integrationDeletedResponse = z.object({ success: z.literal(true), deleted: z.number().int() });
 export const integrationTestResponse = z
   .object({
@@ -115,7 +162,7 @@ export const integrationTestResponse = z
       latency_ms: z.number().int(),
       input_tokens: z.number().int().nullable(),
       output_tokens: z.number().int().nullable(),
-      error: z.string().nullable().describe('why the check failed: the provider\'s answer or the network error'),
+      error: z.string().nullable().describe("why the check failed: the provider's answer or the network error"),
     }),
     integration: integrationView,
   })

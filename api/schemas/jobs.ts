@@ -28,50 +28,58 @@ export const typedSubmitBody = z.strictObject({
 });
 
 /** crawlMaps: the payload keys sit at the top level of the body (the spec's examples), with priority. */
-export const topLevelSubmitBody = z.record(z.string(), z.unknown()).describe('payload keys at the top level, plus priority (0-10)');
+export const topLevelSubmitBody = z
+  .record(z.string(), z.unknown())
+  .describe('payload keys at the top level, plus priority (0-10)');
 
 // ---- responses (spec §2.1) ------------------------------------------------------------------
 
 const isoTime = z.string().describe('ISO 8601');
 
-export const jobSubmitResponse = z.object({
-  job_id: z.string().uuid(),
-  type: z.enum(JOB_TYPES),
-  status: z.enum(JOB_STATUSES),
-  created_at: isoTime,
-  from_cache: z.boolean(),
-  message: z.string(),
-  success: z.boolean().optional().describe('present for crawlMaps submissions'),
-}).meta({ id: 'JobSubmitResponse' });
+export const jobSubmitResponse = z
+  .object({
+    job_id: z.string().uuid(),
+    type: z.enum(JOB_TYPES),
+    status: z.enum(JOB_STATUSES),
+    created_at: isoTime,
+    from_cache: z.boolean(),
+    message: z.string(),
+    success: z.boolean().optional().describe('present for crawlMaps submissions'),
+  })
+  .meta({ id: 'JobSubmitResponse' });
 
-export const jobStatusResponse = z.object({
-  job_id: z.string().uuid(),
-  type: z.enum(JOB_TYPES),
-  status: z.enum(JOB_STATUSES),
-  priority: z.number().int(),
-  created_at: isoTime,
-  started_at: isoTime.nullable(),
-  completed_at: isoTime.nullable(),
-  processing_time_seconds: z.number().nullable(),
-  worker_id: z.string().nullable(),
-  results_count: z.number().int().nullable(),
-  error_message: z.string().nullable(),
-  campaign_id: z.string().nullable(),
-  message: z.string(),
-}).meta({ id: 'JobStatusResponse' });
+export const jobStatusResponse = z
+  .object({
+    job_id: z.string().uuid(),
+    type: z.enum(JOB_TYPES),
+    status: z.enum(JOB_STATUSES),
+    priority: z.number().int(),
+    created_at: isoTime,
+    started_at: isoTime.nullable(),
+    completed_at: isoTime.nullable(),
+    processing_time_seconds: z.number().nullable(),
+    worker_id: z.string().nullable(),
+    results_count: z.number().int().nullable(),
+    error_message: z.string().nullable(),
+    campaign_id: z.string().nullable(),
+    message: z.string(),
+  })
+  .meta({ id: 'JobStatusResponse' });
 
-export const unifiedJobResponse = z.object({
-  success: z.boolean(),
-  job_id: z.string().uuid(),
-  type: z.enum(JOB_TYPES),
-  status: z.enum(JOB_STATUSES),
-  processing_time_seconds: z.number().nullable(),
-  worker_id: z.string().nullable(),
-  completed_at: isoTime.nullable(),
-  data: jobResultData,
-  error_message: z.string().nullable(),
-  message: z.string().optional().describe('present while queued/processing and for cancelled jobs'),
-}).meta({ id: 'UnifiedJobResponse' });
+export const unifiedJobResponse = z
+  .object({
+    success: z.boolean(),
+    job_id: z.string().uuid(),
+    type: z.enum(JOB_TYPES),
+    status: z.enum(JOB_STATUSES),
+    processing_time_seconds: z.number().nullable(),
+    worker_id: z.string().nullable(),
+    completed_at: isoTime.nullable(),
+    data: jobResultData,
+    error_message: z.string().nullable(),
+    message: z.string().optional().describe('present while queued/processing and for cancelled jobs'),
+  })
+  .meta({ id: 'UnifiedJobResponse' });
 
 export const jobListItem = jobStatusResponse.omit({ message: true }).meta({ id: 'JobListItem' });
 
@@ -82,18 +90,22 @@ export const jobListQuery = z.strictObject({
   page_size: z.coerce.number().int().min(1).max(100).default(50),
 });
 
-export const jobListResponse = z.object({
-  total: z.number().int(),
-  page: z.number().int(),
-  page_size: z.number().int(),
-  jobs: z.array(jobListItem),
-}).meta({ id: 'JobListResponse' });
+export const jobListResponse = z
+  .object({
+    total: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+    jobs: z.array(jobListItem),
+  })
+  .meta({ id: 'JobListResponse' });
 
 export const jobIdParams = z.object({ job_id: uuidParam('job id (UUID)') });
 
-export const cancelResponse = z.object({
-  success: z.boolean(),
-  job_id: z.string().uuid(),
-  status: z.literal('cancelled'),
-  message: z.string(),
-}).meta({ id: 'JobCancelResponse' });
+export const cancelResponse = z
+  .object({
+    success: z.boolean(),
+    job_id: z.string().uuid(),
+    status: z.literal('cancelled'),
+    message: z.string(),
+  })
+  .meta({ id: 'JobCancelResponse' });

@@ -11,7 +11,9 @@ export const uploadBodyDoc = z.strictObject({
     .string()
     .max(512)
     .optional()
-    .describe("folder path inside the client's bucket, e.g. blog/2026; '\\' counts as '/', '..' is refused, other characters outside letters, digits and ._- become '-'"),
+    .describe(
+      "folder path inside the client's bucket, e.g. blog/2026; '\\' counts as '/', '..' is refused, other characters outside letters, digits and ._- become '-'",
+    ),
 });
 
 export const uploadResponse = z.object({
@@ -23,9 +25,14 @@ export const uploadResponse = z.object({
   url: z.string().describe('public address of the object: {media_url}/{bucket}/{key}'),
   size: z.number().int().describe('bytes stored (an SVG: after sanitising)'),
   content_type: z.string(),
-  detected_format: z.enum(IMAGE_FORMATS).nullable().describe('from the leading bytes; the files endpoint reports it when it recognises an image, else null'),
+  detected_format: z
+    .enum(IMAGE_FORMATS)
+    .nullable()
+    .describe('from the leading bytes; the files endpoint reports it when it recognises an image, else null'),
   original_filename: z.string().nullable().describe('the filename the client sent'),
-  corrected_filename: z.string().describe('the stored filename: normalised, with the extension of the detected format (images)'),
+  corrected_filename: z
+    .string()
+    .describe('the stored filename: normalised, with the extension of the detected format (images)'),
   format_corrected: z.boolean().describe('true when the extension was changed or added to match the content'),
 });
 
@@ -34,10 +41,27 @@ export const mediaIdParams = z.object({ media_id: uuidParam('media id (the file_
 // ---- video import (spec §4.8, §2.14) --------------------------------------------------------
 
 export const videoImportBody = z.strictObject({
-  url: z.string().trim().url().max(2000).refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL').describe('address of the video to import (a page PeerTube can import from, or a media file)'),
-  title: z.string().trim().min(3).max(120).optional().describe('defaults to the source title (PeerTube: 3-120 characters)'),
+  url: z
+    .string()
+    .trim()
+    .url()
+    .max(2000)
+    .refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL')
+    .describe('address of the video to import (a page PeerTube can import from, or a media file)'),
+  title: z
+    .string()
+    .trim()
+    .min(3)
+    .max(120)
+    .optional()
+    .describe('defaults to the source title (PeerTube: 3-120 characters)'),
   description: z.string().max(10000).optional(),
-  privacy: z.union([z.literal(1), z.literal(2), z.literal(3)], { error: 'privacy must be 1 (public), 2 (unlisted) or 3 (private)' }).default(2).describe('1 public, 2 unlisted (default), 3 private'),
+  privacy: z
+    .union([z.literal(1), z.literal(2), z.literal(3)], {
+      error: 'privacy must be 1 (public), 2 (unlisted) or 3 (private)',
+    })
+    .default(2)
+    .describe('1 public, 2 unlisted (default), 3 private'),
 });
 
 export const VIDEO_STATES = ['importing', 'processing', 'published', 'failed'] as const;
@@ -55,4 +79,11 @@ export const videoResponse = z.object({
   state_label: z.string().describe("PeerTube's own label of the state"),
 });
 
-export const videoIdParams = z.object({ video_id: z.coerce.number().int().min(1).max(2 ** 31 - 1).describe('video_id from the import') });
+export const videoIdParams = z.object({
+  video_id: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(2 ** 31 - 1)
+    .describe('video_id from the import'),
+});

@@ -4,7 +4,9 @@ import { LIST_NAME } from '../../lib/unsubscribe';
 
 // ---- requests -------------------------------------------------------------------------------
 
-const email = trimmedEmail().transform((v) => v.toLowerCase()).describe('the recipient (compared case-insensitively)');
+const email = trimmedEmail()
+  .transform((v) => v.toLowerCase())
+  .describe('the recipient (compared case-insensitively)');
 
 export const unsubscribeLinkBody = z.strictObject({
   email,
@@ -24,8 +26,14 @@ export const unsubscribeTokenParams = z.object({ token: z.string().describe('the
 
 export const unsubscribeLinkResponse = z
   .object({
-    token: z.string().describe('signed (HMAC-SHA256), bound to the client, the recipient and the list; carries a random nonce'),
-    url: z.string().describe('`{PUBLIC_BASE_URL}/u/{token}`: for the mail body and the List-Unsubscribe header (with List-Unsubscribe-Post: List-Unsubscribe=One-Click)'),
+    token: z
+      .string()
+      .describe('signed (HMAC-SHA256), bound to the client, the recipient and the list; carries a random nonce'),
+    url: z
+      .string()
+      .describe(
+        '`{PUBLIC_BASE_URL}/u/{token}`: for the mail body and the List-Unsubscribe header (with List-Unsubscribe-Post: List-Unsubscribe=One-Click)',
+      ),
   })
   .meta({ id: 'UnsubscribeLink' });
 
@@ -33,13 +41,17 @@ export const unsubscribePreferencesResponse = z
   .object({
     email: z.string(),
     unsubscribed_all: z.boolean().describe('true once the recipient chose "all mailing lists"'),
-    lists: z.record(z.string(), z.object({ status: z.enum(['subscribed', 'unsubscribed']), updated_at: z.string() })).describe('every list a link was made for or the recipient left'),
+    lists: z
+      .record(z.string(), z.object({ status: z.enum(['subscribed', 'unsubscribed']), updated_at: z.string() }))
+      .describe('every list a link was made for or the recipient left'),
     audit: z
       .array(
         z.object({
           list: z.string().describe('the list of the link used'),
           scope: z.enum(['list', 'all']),
-          source: z.enum(['page', 'one_click']).describe('page: the confirmation page; one_click: an RFC 8058 List-Unsubscribe-Post request'),
+          source: z
+            .enum(['page', 'one_click'])
+            .describe('page: the confirmation page; one_click: an RFC 8058 List-Unsubscribe-Post request'),
           ip_address: z.string().nullable(),
           user_agent: z.string().nullable(),
           created_at: z.string(),

@@ -9,9 +9,13 @@ const httpUrl = z
   .string()
   .trim()
   .max(2000)
-  .refine((v) => isHttpUrl(v) && !hasCredentials(v), { message: 'must be an http:// or https:// URL without credentials' })
+  .refine((v) => isHttpUrl(v) && !hasCredentials(v), {
+    message: 'must be an http:// or https:// URL without credentials',
+  })
   .meta({ pattern: HTTP_URL_PATTERN })
-  .describe('where deliveries are POSTed; checked against private and loopback addresses at each delivery (SSRF guard)');
+  .describe(
+    'where deliveries are POSTed; checked against private and loopback addresses at each delivery (SSRF guard)',
+  );
 
 export const webhookCreateBody = z.strictObject({
   url: httpUrl,
@@ -38,7 +42,11 @@ const webhookFields = {
   url: z.string(),
   events: z.array(z.enum(EVENT_NAMES)),
   description: z.string().nullable(),
-  active: z.boolean().describe('false once disabled after WEBHOOK_DISABLE_AFTER_FAILURES failed attempts in a row (a webhook.disabled event says so)'),
+  active: z
+    .boolean()
+    .describe(
+      'false once disabled after WEBHOOK_DISABLE_AFTER_FAILURES failed attempts in a row (a webhook.disabled event says so)',
+    ),
   consecutive_failures: z.number().int().describe('failed attempts since the last delivered one'),
   created_at: z.string(),
 };
@@ -49,30 +57,43 @@ export const webhookCreatedResponse = z
   .object({ ...webhookFields, secret: z.string().describe('the signing secret: shown in this response only, keep it') })
   .meta({ id: 'WebhookCreated' });
 
-export const webhookListResponse = z.object({
-  webhooks: z.array(webhookResponse),
-  total: z.number().int(),
-  page: z.number().int(),
-  page_size: z.number().int(),
-}).meta({ id: 'WebhookList' });
+export const webhookListResponse = z
+  .object({
+    webhooks: z.array(webhookResponse),
+    total: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+  })
+  .meta({ id: 'WebhookList' });
 
-export const webhookDeliveriesResponse = z.object({
-  deliveries: z.array(z.object({
-    delivery_id: z.string().uuid().describe('the `id` of the delivered body, the same on every attempt'),
-    event: z.enum(EVENT_NAMES),
-    event_id: z.number().int().describe('the event\'s id on the SSE stream'),
-    status: z.enum(['pending', 'delivered', 'failed', 'cancelled']).describe('pending while attempts go on (24 h at most); cancelled when the webhook was disabled first'),
-    attempts: z.array(z.object({
-      attempt: z.number().int(),
-      status_code: z.number().int().nullable().describe('the receiver\'s HTTP status; null when there was none'),
-      error: z.string().nullable().describe('why no answer came (timeout, refused, blocked by the SSRF guard, ...)'),
-      duration_ms: z.number().int(),
-      at: z.string(),
-    })),
-    created_at: z.string(),
-    delivered_at: z.string().nullable(),
-  })),
-  total: z.number().int(),
-  page: z.number().int(),
-  page_size: z.number().int(),
-}).meta({ id: 'WebhookDeliveries' });
+export const webhookDeliveriesResponse = z
+  .object({
+    deliveries: z.array(
+      z.object({
+        delivery_id: z.string().uuid().describe('the `id` of the delivered body, the same on every attempt'),
+        event: z.enum(EVENT_NAMES),
+        event_id: z.number().int().describe("the event's id on the SSE stream"),
+        status: z
+          .enum(['pending', 'delivered', 'failed', 'cancelled'])
+          .describe('pending while attempts go on (24 h at most); cancelled when the webhook was disabled first'),
+        attempts: z.array(
+          z.object({
+            attempt: z.number().int(),
+            status_code: z.number().int().nullable().describe("the receiver's HTTP status; null when there was none"),
+            error: z
+              .string()
+              .nullable()
+              .describe('why no answer came (timeout, refused, blocked by the SSRF guard, ...)'),
+            duration_ms: z.number().int(),
+            at: z.string(),
+          }),
+        ),
+        created_at: z.string(),
+        delivered_at: z.string().nullable(),
+      }),
+    ),
+    total: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+  })
+  .meta({ id: 'WebhookDeliveries' });

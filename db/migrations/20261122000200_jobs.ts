@@ -25,7 +25,9 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['client_id', 'created_at'], 'jobs_client_created_idx');
     t.index(['client_id', 'campaign_id'], 'jobs_client_campaign_idx');
   });
-  await knex.raw(`ALTER TABLE jobs ADD CONSTRAINT jobs_status_check CHECK (status IN ('queued','processing','completed','failed','cancelled'))`);
+  await knex.raw(
+    `ALTER TABLE jobs ADD CONSTRAINT jobs_status_check CHECK (status IN ('queued','processing','completed','failed','cancelled'))`,
+  );
   // Queue capacity counts queued jobs per type: keep that count an index-only scan.
   await knex.raw(`CREATE INDEX jobs_queued_type_idx ON jobs (type) WHERE status = 'queued'`);
 

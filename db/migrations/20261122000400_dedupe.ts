@@ -12,7 +12,18 @@ export async function up(knex: Knex): Promise<void> {
     t.text('campaign_id');
     t.text('record_hash').notNullable();
     // The record's fields as given (trimmed), shown by the canonical listing.
-    for (const f of ['email', 'full_name', 'company_name', 'company_domain', 'maps_place_id', 'proflink_url', 'phone', 'city', 'country']) t.text(f);
+    for (const f of [
+      'email',
+      'full_name',
+      'company_name',
+      'company_domain',
+      'maps_place_id',
+      'proflink_url',
+      'phone',
+      'city',
+      'country',
+    ])
+      t.text(f);
     // Normalised match keys (lib/dedupe.ts matchKeys); maps_place_id is its own key.
     t.text('key_email');
     t.text('key_proflink');
@@ -23,7 +34,9 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp('deleted_at', { useTz: true });
   });
-  await knex.raw(`ALTER TABLE canonical_records ADD CONSTRAINT canonical_records_type_check CHECK (record_type IN ('business','contact','email','profile'))`);
+  await knex.raw(
+    `ALTER TABLE canonical_records ADD CONSTRAINT canonical_records_type_check CHECK (record_type IN ('business','contact','email','profile'))`,
+  );
   // One live record per (client, type, key, campaign scope): two concurrent checks of the same new
   // record cannot both insert. The key leads the campaign so that a check without campaign_id
   // (matching across all campaigns) uses the same index by its prefix.
@@ -34,8 +47,12 @@ export async function up(knex: Knex): Promise<void> {
     );
   }
   // The canonical listing: newest first, with or without a record_type filter.
-  await knex.raw(`CREATE INDEX canonical_records_list_idx ON canonical_records (client_id, created_at DESC, id DESC) WHERE deleted_at IS NULL`);
-  await knex.raw(`CREATE INDEX canonical_records_list_type_idx ON canonical_records (client_id, record_type, created_at DESC, id DESC) WHERE deleted_at IS NULL`);
+  await knex.raw(
+    `CREATE INDEX canonical_records_list_idx ON canonical_records (client_id, created_at DESC, id DESC) WHERE deleted_at IS NULL`,
+  );
+  await knex.raw(
+    `CREATE INDEX canonical_records_list_type_idx ON canonical_records (client_id, record_type, created_at DESC, id DESC) WHERE deleted_at IS NULL`,
+  );
 
   await knex.schema.createTable('dedupe_idempotency', (t) => {
     t.text('client_id').notNullable().references('id').inTable('clients').onDelete('CASCADE');

@@ -22,13 +22,23 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('modified_at', { useTz: true, precision: 6 }).notNullable();
     t.unique(['client_id', 'resource_type', 'natural_key'], { indexName: 'idap_resources_natural_key_uniq' });
   });
-  await knex.raw(`ALTER TABLE idap_resources ADD CONSTRAINT idap_resources_type_check CHECK (resource_type IN ('businesses','domains','contacts','emails','phones','company_registry','proflink_profiles','pins'))`);
+  await knex.raw(
+    `ALTER TABLE idap_resources ADD CONSTRAINT idap_resources_type_check CHECK (resource_type IN ('businesses','domains','contacts','emails','phones','company_registry','proflink_profiles','pins'))`,
+  );
   // Keyset indexes: sync (modified order) and the default listing (created_at), both directions.
-  await knex.raw('CREATE UNIQUE INDEX idap_resources_sync_idx ON idap_resources (client_id, resource_type, change_seq)');
-  await knex.raw('CREATE INDEX idap_resources_created_idx ON idap_resources (client_id, resource_type, created_at, id)');
-  await knex.raw(`CREATE INDEX idap_resources_name_idx ON idap_resources (client_id, resource_type, (coalesce(data->>'name', '')), id)`);
+  await knex.raw(
+    'CREATE UNIQUE INDEX idap_resources_sync_idx ON idap_resources (client_id, resource_type, change_seq)',
+  );
+  await knex.raw(
+    'CREATE INDEX idap_resources_created_idx ON idap_resources (client_id, resource_type, created_at, id)',
+  );
+  await knex.raw(
+    `CREATE INDEX idap_resources_name_idx ON idap_resources (client_id, resource_type, (coalesce(data->>'name', '')), id)`,
+  );
   // resolve: pins by pin_name, pin_data_set_id, account_id, pin_subscription_id.
-  await knex.raw(`CREATE INDEX idap_resources_pin_keys_idx ON idap_resources USING gin (data jsonb_path_ops) WHERE resource_type = 'pins'`);
+  await knex.raw(
+    `CREATE INDEX idap_resources_pin_keys_idx ON idap_resources USING gin (data jsonb_path_ops) WHERE resource_type = 'pins'`,
+  );
 
   await knex.schema.createTable('idap_relations', (t) => {
     t.text('client_id').notNullable().references('id').inTable('clients').onDelete('CASCADE');

@@ -9,7 +9,12 @@ export const config = { transaction: false };
  * meet (db/repositories/resources.ts businessesByDomain), on every business upsert.
  */
 export async function up(knex: Knex): Promise<void> {
-  await createIndexOnline(knex, 'idap_resources', 'idap_resources_business_domain_idx', `(client_id, (data->>'domain')) WHERE resource_type = 'businesses'`);
+  await createIndexOnline(
+    knex,
+    'idap_resources',
+    'idap_resources_business_domain_idx',
+    `(client_id, (data->>'domain')) WHERE resource_type = 'businesses'`,
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {

@@ -43,9 +43,13 @@ export async function up(knex: Knex): Promise<void> {
     t.unique(['webhook_id', 'event_id']);
     t.index(['webhook_id', 'created_at'], 'webhook_deliveries_webhook_created_idx');
   });
-  await knex.raw(`ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_status_check CHECK (status IN ('pending','delivered','failed','cancelled'))`);
+  await knex.raw(
+    `ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_status_check CHECK (status IN ('pending','delivered','failed','cancelled'))`,
+  );
   // The dispatcher's poll: only undispatched rows, oldest first.
-  await knex.raw('CREATE INDEX webhook_deliveries_undispatched_idx ON webhook_deliveries (task_queue, created_at) WHERE dispatched_at IS NULL');
+  await knex.raw(
+    'CREATE INDEX webhook_deliveries_undispatched_idx ON webhook_deliveries (task_queue, created_at) WHERE dispatched_at IS NULL',
+  );
 
   await knex.schema.createTable('webhook_attempts', (t) => {
     t.bigIncrements('id').primary();

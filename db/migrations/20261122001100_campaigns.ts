@@ -34,7 +34,9 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamps(true, true);
     t.index(['client_id', 'created_at'], 'campaigns_client_created_idx');
   });
-  await knex.raw(`ALTER TABLE campaigns ADD CONSTRAINT campaigns_status_check CHECK (status IN ('running','completed','cancelled','failed'))`);
+  await knex.raw(
+    `ALTER TABLE campaigns ADD CONSTRAINT campaigns_status_check CHECK (status IN ('running','completed','cancelled','failed'))`,
+  );
 
   await knex.schema.createTable('campaign_locations', (t) => {
     t.bigIncrements('id').primary();
@@ -58,7 +60,9 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['job_id'], 'campaign_locations_job_idx');
     t.index(['campaign_id', 'claim_key'], 'campaign_locations_claim_idx');
   });
-  await knex.raw(`ALTER TABLE campaign_locations ADD CONSTRAINT campaign_locations_status_check CHECK (status IN ('pending','submitted','completed','failed','skipped'))`);
+  await knex.raw(
+    `ALTER TABLE campaign_locations ADD CONSTRAINT campaign_locations_status_check CHECK (status IN ('pending','submitted','completed','failed','skipped'))`,
+  );
 
   await knex.schema.createTable('job_workflows', (t) => {
     t.uuid('job_id').primary().references('id').inTable('jobs').onDelete('CASCADE');
@@ -78,7 +82,9 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('completed_at', { useTz: true });
     t.index(['campaign_id'], 'job_workflows_campaign_idx');
   });
-  await knex.raw(`ALTER TABLE job_workflows ADD CONSTRAINT job_workflows_status_check CHECK (status IN ('processing','completed','completed_with_errors','failed','partial'))`);
+  await knex.raw(
+    `ALTER TABLE job_workflows ADD CONSTRAINT job_workflows_status_check CHECK (status IN ('processing','completed','completed_with_errors','failed','partial'))`,
+  );
 
   await knex.schema.createTable('workflow_businesses', (t) => {
     t.uuid('job_id').notNullable().references('job_id').inTable('job_workflows').onDelete('CASCADE');

@@ -42,11 +42,19 @@ export async function up(knex: Knex): Promise<void> {
     t.boolean('spend_limit_exceeded').notNullable().defaultTo(false);
     t.timestamps(true, true);
   });
-  await knex.raw(`ALTER TABLE llm_integrations ADD CONSTRAINT llm_integrations_health_check CHECK (health_status IN ('healthy','unhealthy'))`);
-  await knex.raw(`ALTER TABLE llm_integrations ADD CONSTRAINT llm_integrations_spend_check CHECK (spend_limit_period IN ('daily','monthly') AND spend_limit_action IN ('warn','block'))`);
+  await knex.raw(
+    `ALTER TABLE llm_integrations ADD CONSTRAINT llm_integrations_health_check CHECK (health_status IN ('healthy','unhealthy'))`,
+  );
+  await knex.raw(
+    `ALTER TABLE llm_integrations ADD CONSTRAINT llm_integrations_spend_check CHECK (spend_limit_period IN ('daily','monthly') AND spend_limit_action IN ('warn','block'))`,
+  );
   // The same credential twice for one provider of one client is a 409.
-  await knex.raw('CREATE UNIQUE INDEX llm_integrations_credential_idx ON llm_integrations (client_id, provider_name, credential_fingerprint)');
-  await knex.raw('CREATE INDEX llm_integrations_selection_idx ON llm_integrations (client_id, is_primary DESC, priority DESC, id) WHERE is_active');
+  await knex.raw(
+    'CREATE UNIQUE INDEX llm_integrations_credential_idx ON llm_integrations (client_id, provider_name, credential_fingerprint)',
+  );
+  await knex.raw(
+    'CREATE INDEX llm_integrations_selection_idx ON llm_integrations (client_id, is_primary DESC, priority DESC, id) WHERE is_active',
+  );
 
   await knex.schema.createTable('llm_usage', (t) => {
     t.bigIncrements('id').primary();

@@ -15,9 +15,13 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.primary(['client_id', 'email', 'list']);
   });
-  await knex.raw(`ALTER TABLE unsubscribe_preferences ADD CONSTRAINT unsubscribe_preferences_status_check CHECK (status IN ('subscribed','unsubscribed'))`);
+  await knex.raw(
+    `ALTER TABLE unsubscribe_preferences ADD CONSTRAINT unsubscribe_preferences_status_check CHECK (status IN ('subscribed','unsubscribed'))`,
+  );
   // Compared case-insensitively by construction: only lower-case addresses are stored.
-  await knex.raw('ALTER TABLE unsubscribe_preferences ADD CONSTRAINT unsubscribe_preferences_email_lower CHECK (email = lower(email))');
+  await knex.raw(
+    'ALTER TABLE unsubscribe_preferences ADD CONSTRAINT unsubscribe_preferences_email_lower CHECK (email = lower(email))',
+  );
 
   await knex.schema.createTable('unsubscribe_audit', (t) => {
     t.bigIncrements('id').primary();
@@ -33,7 +37,9 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.index(['client_id', 'email', 'created_at'], 'unsubscribe_audit_recipient_idx');
   });
-  await knex.raw(`ALTER TABLE unsubscribe_audit ADD CONSTRAINT unsubscribe_audit_scope_check CHECK (scope IN ('list','all') AND source IN ('page','one_click'))`);
+  await knex.raw(
+    `ALTER TABLE unsubscribe_audit ADD CONSTRAINT unsubscribe_audit_scope_check CHECK (scope IN ('list','all') AND source IN ('page','one_click'))`,
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {

@@ -76,9 +76,13 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamps(true, true);
     t.unique(['client_id', 'slug']);
   });
-  await knex.raw(`ALTER TABLE content_posts ADD CONSTRAINT content_posts_status_check CHECK (status IN ('draft','published'))`);
+  await knex.raw(
+    `ALTER TABLE content_posts ADD CONSTRAINT content_posts_status_check CHECK (status IN ('draft','published'))`,
+  );
   // The public list: a client's published posts, newest first.
-  await knex.raw(`CREATE INDEX content_posts_published_idx ON content_posts (client_id, published_at DESC) WHERE status = 'published'`);
+  await knex.raw(
+    `CREATE INDEX content_posts_published_idx ON content_posts (client_id, published_at DESC) WHERE status = 'published'`,
+  );
 
   await knex.schema.createTable('content_post_tags', (t) => {
     t.uuid('post_id').notNullable().references('id').inTable('content_posts').onDelete('CASCADE');
@@ -102,7 +106,16 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const table of ['content_post_related', 'content_post_categories', 'content_post_tags', 'content_posts', 'content_tags', 'content_categories', 'content_authors', 'content_sites']) {
+  for (const table of [
+    'content_post_related',
+    'content_post_categories',
+    'content_post_tags',
+    'content_posts',
+    'content_tags',
+    'content_categories',
+    'content_authors',
+    'content_sites',
+  ]) {
     await knex.schema.dropTable(table);
   }
 }

@@ -42,7 +42,9 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamps(true, true);
     t.index(['client_id', 'template_type'], 'mail_templates_client_type_idx');
   });
-  await knex.raw(`ALTER TABLE mail_templates ADD CONSTRAINT mail_templates_type_check CHECK (template_type IN ('signature','header','layout','full'))`);
+  await knex.raw(
+    `ALTER TABLE mail_templates ADD CONSTRAINT mail_templates_type_check CHECK (template_type IN ('signature','header','layout','full'))`,
+  );
 
   await knex.schema.createTable('mail_messages', (t) => {
     t.increments('id').primary();
@@ -77,8 +79,12 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('sent_at', { useTz: true });
     t.timestamps(true, true);
   });
-  await knex.raw(`ALTER TABLE mail_messages ADD CONSTRAINT mail_messages_direction_check CHECK (direction IN ('inbound','outbound'))`);
-  await knex.raw(`ALTER TABLE mail_messages ADD CONSTRAINT mail_messages_send_status_check CHECK (send_status IS NULL OR send_status IN ('queued','sent','failed'))`);
+  await knex.raw(
+    `ALTER TABLE mail_messages ADD CONSTRAINT mail_messages_direction_check CHECK (direction IN ('inbound','outbound'))`,
+  );
+  await knex.raw(
+    `ALTER TABLE mail_messages ADD CONSTRAINT mail_messages_send_status_check CHECK (send_status IS NULL OR send_status IN ('queued','sent','failed'))`,
+  );
   // Idempotent import and sync: one copy of a Message-ID per mailbox.
   await knex.raw('CREATE UNIQUE INDEX mail_messages_message_id_idx ON mail_messages (mailbox_id, message_id)');
   await knex.raw('CREATE INDEX mail_messages_thread_idx ON mail_messages (client_id, thread_id, date)');

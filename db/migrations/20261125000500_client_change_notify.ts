@@ -14,7 +14,9 @@ export async function up(knex: Knex): Promise<void> {
       perform pg_notify(tg_table_schema || '_clients', old.id);
       return null;
     end $$`);
-  await knex.raw('create trigger clients_notify_change after update or delete on clients for each row execute function notify_client_change()');
+  await knex.raw(
+    'create trigger clients_notify_change after update or delete on clients for each row execute function notify_client_change()',
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {

@@ -13,7 +13,12 @@ export const config = { transaction: false };
  * expression, and jobs of campaigns, never de-duplicated, are left out.
  */
 export async function up(knex: Knex): Promise<void> {
-  await createIndexOnline(knex, 'jobs', 'jobs_dedupe_key_idx', `((client_id || '/' || type || '/' || payload_hash), created_at) WHERE campaign_id IS NULL`);
+  await createIndexOnline(
+    knex,
+    'jobs',
+    'jobs_dedupe_key_idx',
+    `((client_id || '/' || type || '/' || payload_hash), created_at) WHERE campaign_id IS NULL`,
+  );
   await dropIndexOnline(knex, 'jobs', 'jobs_dedupe_idx');
 }
 

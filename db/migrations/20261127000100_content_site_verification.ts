@@ -9,10 +9,14 @@ import type { Knex } from 'knex';
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`ALTER TABLE content_sites ADD COLUMN verification_token text, ADD COLUMN verified_at timestamptz`);
-  await knex.raw(`UPDATE content_sites SET verification_token = replace(gen_random_uuid()::text, '-', ''), verified_at = created_at`);
+  await knex.raw(
+    `UPDATE content_sites SET verification_token = replace(gen_random_uuid()::text, '-', ''), verified_at = created_at`,
+  );
   await knex.raw(`ALTER TABLE content_sites ALTER COLUMN verification_token SET NOT NULL`);
   await knex.raw(`ALTER TABLE content_sites DROP CONSTRAINT content_sites_domain_unique`);
-  await knex.raw(`CREATE UNIQUE INDEX content_sites_verified_domain_uniq ON content_sites (domain) WHERE verified_at IS NOT NULL`);
+  await knex.raw(
+    `CREATE UNIQUE INDEX content_sites_verified_domain_uniq ON content_sites (domain) WHERE verified_at IS NOT NULL`,
+  );
   await knex.raw(`CREATE UNIQUE INDEX content_sites_client_domain_uniq ON content_sites (client_id, domain)`);
 }
 

@@ -8,7 +8,8 @@ export const config = { transaction: false };
 // for the same expression. test/integration/idap.test.ts checks that it does.
 const SPACE = `[\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]`;
 const nameKey = (lower: (e: string) => string) => {
-  const normText = (e: string) => `nullif(${lower(`regexp_replace(regexp_replace(${e}, '^${SPACE}+|${SPACE}+$', '', 'g'), '${SPACE}+', ' ', 'g')`)}, '')`;
+  const normText = (e: string) =>
+    `nullif(${lower(`regexp_replace(regexp_replace(${e}, '^${SPACE}+|${SPACE}+$', '', 'g'), '${SPACE}+', ' ', 'g')`)}, '')`;
   return `(client_id, ((${normText(`data->>'name'`)} || '|' || coalesce(${normText(`data->>'address'`)}, '')))) WHERE resource_type = 'businesses'`;
 };
 const icuLower = (e: string) => `lower((${e}) COLLATE "und-x-icu")`;

@@ -19,7 +19,9 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('given_up_at', { useTz: true });
   });
   // The sweeper's claim: the due rows still retried, oldest due first.
-  await knex.raw('CREATE INDEX projection_outbox_due_idx ON projection_outbox (next_attempt_at) WHERE given_up_at IS NULL');
+  await knex.raw(
+    'CREATE INDEX projection_outbox_due_idx ON projection_outbox (next_attempt_at) WHERE given_up_at IS NULL',
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {

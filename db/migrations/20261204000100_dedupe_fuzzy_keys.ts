@@ -20,16 +20,30 @@ const BATCH = 5000;
 export async function up(knex: Knex): Promise<void> {
   for (const ext of ['pg_trgm', 'btree_gin']) await createExtension(knex, ext);
   await raiseTrigramCost(knex);
-  await knex.raw('ALTER TABLE canonical_records ADD COLUMN IF NOT EXISTS key_name text, ADD COLUMN IF NOT EXISTS key_person text');
+  await knex.raw(
+    'ALTER TABLE canonical_records ADD COLUMN IF NOT EXISTS key_name text, ADD COLUMN IF NOT EXISTS key_person text',
+  );
   // A merged record points to its canonical record (POST /api/v1/dedupe/canonical/{id}/merge).
-  await knex.raw('ALTER TABLE canonical_records ADD COLUMN IF NOT EXISTS merged_into bigint REFERENCES canonical_records (id) ON DELETE SET NULL, ADD COLUMN IF NOT EXISTS merged_at timestamptz');
-  await createIndexOnline(knex, 'canonical_records', 'canonical_records_merged_into_idx', '(merged_into) WHERE merged_into IS NOT NULL');
+  await knex.raw(
+    'ALTER TABLE canonical_records ADD COLUMN IF NOT EXISTS merged_into bigint REFERENCES canonical_records (id) ON DELETE SET NULL, ADD COLUMN IF NOT EXISTS merged_at timestamptz',
+  );
+  await createIndexOnline(
+    knex,
+    'canonical_records',
+    'canonical_records_merged_into_idx',
+    '(merged_into) WHERE merged_into IS NOT NULL',
+  );
   // A campaign's location jobs match fuzzily when it says so (crawlMaps dedupe_fuzzy).
   await knex.raw('ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS dedupe_fuzzy boolean NOT NULL DEFAULT false');
-  for (let last = 0; ; ) {
-    const { rows } = (await knex.raw('SELECT id, data FROM canonical_records WHERE id > ? ORDER BY id LIMIT ?', [last, BATCH])) as { rows: { id: string; data: DedupeRecord }[] };
+  for (let last = 0; ;) {
+    const { rows } = (await knex.raw('SELECT id, data FROM canonical_records WHERE id > ? ORDER BY id LIMIT ?', [
+      last,
+      BATCH,
+    ])) as { rows: { id: string; data: DedupeRecord }[] };
     if (rows.length === 0) break;
-    const keys = rows.map((r) => ({ id: r.id, ...fuzzyKeys(r.data) })).filter((k) => k.name !== null || k.person !== null);
+    const keys = rows
+      .map((r) => ({ id: r.id, ...fuzzyKeys(r.data) }))
+      .filter((k) => k.name !== null || k.person !== null);
     if (keys.length > 0) {
       await knex.raw(
         `UPDATE canonical_records c SET key_name = x.name, key_person = x.person
@@ -39,15 +53,27 @@ export async function up(knex: Knex): Promise<void> {
     }
     last = Number(rows[rows.length - 1]?.id);
   }
-  await createIndexOnline(knex, 'canonical_records', 'canonical_records_key_name_trgm_idx', 'USING gin (client_id, key_name public.gin_trgm_ops) WHERE key_name IS NOT NULL AND deleted_at IS NULL');
-  await createIndexOnline(knex, 'canonical_records', 'canonical_records_key_person_idx', '(client_id, record_type, key_person) WHERE key_person IS NOT NULL AND deleted_at IS NULL');
+  await createIndexOnline(
+    knex,
+    'canonical_records',
+    'canonical_records_key_name_trgm_idx',
+    'USING gin (client_id, key_name public.gin_trgm_ops) WHERE key_name IS NOT NULL AND deleted_at IS NULL',
+  );
+  await createIndexOnline(
+    knex,
+    'canonical_records',
+    'canonical_records_key_person_idx',
+    '(client_id, record_type, key_person) WHERE key_person IS NOT NULL AND deleted_at IS NULL',
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {
   await dropIndexOnline(knex, 'canonical_records', 'canonical_records_key_person_idx');
   await dropIndexOnline(knex, 'canonical_records', 'canonical_records_key_name_trgm_idx');
   await dropIndexOnline(knex, 'canonical_records', 'canonical_records_merged_into_idx');
-  await knex.raw('ALTER TABLE canonical_records DROP COLUMN IF EXISTS key_person, DROP COLUMN IF EXISTS key_name, DROP COLUMN IF EXISTS merged_into, DROP COLUMN IF EXISTS merged_at');
+  await knex.raw(
+    'ALTER TABLE canonical_records DROP COLUMN IF EXISTS key_person, DROP COLUMN IF EXISTS key_name, DROP COLUMN IF EXISTS merged_into, DROP COLUMN IF EXISTS merged_at',
+  );
   await knex.raw('ALTER TABLE campaigns DROP COLUMN IF EXISTS dedupe_fuzzy');
   // The extensions stay: other schemas of the database (other installs, test schemas) may use them.
 }
@@ -61,7 +87,14 @@ export async function down(knex: Knex): Promise<void> {
  * it, and docs/operations.md gives the statement to run once.
  */
 async function raiseTrigramCost(knex: Knex): Promise<void> {
-  const current = async () => Number(((await knex.raw("SELECT procost FROM pg_proc WHERE oid = 'public.similarity_op(text, text)'::regprocedure")) as { rows: { procost: number }[] }).rows[0]?.procost);
+  const current = async () =>
+    Number(
+      (
+        (await knex.raw(
+          "SELECT procost FROM pg_proc WHERE oid = 'public.similarity_op(text, text)'::regprocedure",
+        )) as { rows: { procost: number }[] }
+      ).rows[0]?.procost,
+    );
   if ((await current()) >= 100) return;
   try {
     await knex.raw('ALTER FUNCTION public.similarity_op(text, text) COST 100');

@@ -15,8 +15,16 @@ export class CampaignModel extends TenantModel {
 
   static override get relationMappings(): RelationMappings {
     return {
-      jobs: { relation: TenantModel.HasManyRelation, modelClass: JobModel, join: { from: 'campaigns.id', to: 'jobs.campaign_id' } },
-      locations: { relation: TenantModel.HasManyRelation, modelClass: CampaignLocationModel, join: { from: 'campaigns.id', to: 'campaign_locations.campaign_id' } },
+      jobs: {
+        relation: TenantModel.HasManyRelation,
+        modelClass: JobModel,
+        join: { from: 'campaigns.id', to: 'jobs.campaign_id' },
+      },
+      locations: {
+        relation: TenantModel.HasManyRelation,
+        modelClass: CampaignLocationModel,
+        join: { from: 'campaigns.id', to: 'campaign_locations.campaign_id' },
+      },
     };
   }
 }

@@ -91,16 +91,28 @@ export class ContentPostModel extends TenantModel {
   relatedPosts?: ContentPostModel[];
 
   static override relationMappings = (): RelationMappings => ({
-    author: { relation: TenantModel.BelongsToOneRelation, modelClass: ContentAuthorModel, join: { from: 'content_posts.author_id', to: 'content_authors.id' } },
+    author: {
+      relation: TenantModel.BelongsToOneRelation,
+      modelClass: ContentAuthorModel,
+      join: { from: 'content_posts.author_id', to: 'content_authors.id' },
+    },
     tagModels: {
       relation: TenantModel.ManyToManyRelation,
       modelClass: ContentTagModel,
-      join: { from: 'content_posts.id', through: { from: 'content_post_tags.post_id', to: 'content_post_tags.tag_id' }, to: 'content_tags.id' },
+      join: {
+        from: 'content_posts.id',
+        through: { from: 'content_post_tags.post_id', to: 'content_post_tags.tag_id' },
+        to: 'content_tags.id',
+      },
     },
     categories: {
       relation: TenantModel.ManyToManyRelation,
       modelClass: ContentCategoryModel,
-      join: { from: 'content_posts.id', through: { from: 'content_post_categories.post_id', to: 'content_post_categories.category_id' }, to: 'content_categories.id' },
+      join: {
+        from: 'content_posts.id',
+        through: { from: 'content_post_categories.post_id', to: 'content_post_categories.category_id' },
+        to: 'content_categories.id',
+      },
     },
     // The editor's choice, in the order given (position); read with `.orderBy('position')`.
     relatedPosts: {
@@ -108,7 +120,11 @@ export class ContentPostModel extends TenantModel {
       modelClass: ContentPostModel,
       join: {
         from: 'content_posts.id',
-        through: { from: 'content_post_related.post_id', to: 'content_post_related.related_post_id', extra: ['position'] },
+        through: {
+          from: 'content_post_related.post_id',
+          to: 'content_post_related.related_post_id',
+          extra: ['position'],
+        },
         to: 'content_posts.id',
       },
     },

@@ -35,12 +35,19 @@ export class MailboxModel extends TenantModel {
   messages?: MailMessageModel[];
 
   static override relationMappings = (): RelationMappings => ({
-    messages: { relation: TenantModel.HasManyRelation, modelClass: MailMessageModel, join: { from: 'mail_mailboxes.id', to: 'mail_messages.mailbox_id' } },
+    messages: {
+      relation: TenantModel.HasManyRelation,
+      modelClass: MailMessageModel,
+      join: { from: 'mail_mailboxes.id', to: 'mail_messages.mailbox_id' },
+    },
   });
 }
 
 /** Per recipient, once the SMTP server took the message (or it was skipped); a retry skips those. */
-export type MailDelivery = Record<string, { accepted_at: string; response: string } | { skipped_at: string; reason: string }>;
+export type MailDelivery = Record<
+  string,
+  { accepted_at: string; response: string } | { skipped_at: string; reason: string }
+>;
 
 /** A stored message: the parsed headers and bodies, and where it stands in the mailbox. */
 export class MailMessageModel extends TenantModel {
@@ -81,8 +88,16 @@ export class MailMessageModel extends TenantModel {
   template?: MailTemplateModel | null;
 
   static override relationMappings = (): RelationMappings => ({
-    mailbox: { relation: TenantModel.BelongsToOneRelation, modelClass: MailboxModel, join: { from: 'mail_messages.mailbox_id', to: 'mail_mailboxes.id' } },
-    template: { relation: TenantModel.BelongsToOneRelation, modelClass: MailTemplateModel, join: { from: 'mail_messages.template_id', to: 'mail_templates.id' } },
+    mailbox: {
+      relation: TenantModel.BelongsToOneRelation,
+      modelClass: MailboxModel,
+      join: { from: 'mail_messages.mailbox_id', to: 'mail_mailboxes.id' },
+    },
+    template: {
+      relation: TenantModel.BelongsToOneRelation,
+      modelClass: MailTemplateModel,
+      join: { from: 'mail_messages.template_id', to: 'mail_templates.id' },
+    },
   });
 }
 
@@ -100,6 +115,10 @@ export class MailTemplateModel extends TenantModel {
   updated_at!: Date;
 
   static override relationMappings = (): RelationMappings => ({
-    messages: { relation: TenantModel.HasManyRelation, modelClass: MailMessageModel, join: { from: 'mail_templates.id', to: 'mail_messages.template_id' } },
+    messages: {
+      relation: TenantModel.HasManyRelation,
+      modelClass: MailMessageModel,
+      join: { from: 'mail_templates.id', to: 'mail_messages.template_id' },
+    },
   });
 }

@@ -17,7 +17,6 @@ export class MediaFileModel extends TenantModel {
   format_corrected!: boolean;
   sha256!: string;
   created_at!: Date;
-
 }
 
 /** A video a client imported into PeerTube (spec §2.14); `video_id` is PeerTube's. */
@@ -34,5 +33,4 @@ export class VideoImportModel extends TenantModel {
   description!: string | null;
   privacy!: number;
   created_at!: Date;
-
 }

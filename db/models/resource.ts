@@ -18,5 +18,4 @@ export class ResourceModel extends TenantModel {
   /** created_at / modified_at as ISO 8601 with microseconds (selected by the repository). */
   created_iso?: string;
   modified_iso?: string;
-
 }

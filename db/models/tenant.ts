@@ -31,7 +31,11 @@ export abstract class TenantModel extends Model {
   };
 
   /** The client's rows of this table: the only way a repository reads or changes them. */
-  static forClient<M extends TenantModel>(this: new () => M, db: TransactionOrKnex, clientId: string): QueryBuilderType<M> {
+  static forClient<M extends TenantModel>(
+    this: new () => M,
+    db: TransactionOrKnex,
+    clientId: string,
+  ): QueryBuilderType<M> {
     // `this: new () => M` (as Objection types Model.query) lets TypeScript infer the subclass.
     return (this as unknown as ModelClass<M>).query(db).modify('forClient', clientId);
   }
@@ -53,7 +57,11 @@ const bindingsIn = (sql: string): number => [...sql.matchAll(/\\?\?\??/g)].filte
  * is the alias when none is given), and splices the client id into the positional bindings at each
  * reference's place. Throws when the SQL holds another number of bindings than given.
  */
-export function scopeTenantTables(sql: string, bindings: readonly Knex.RawBinding[], clientId: string): { sql: string; bindings: Knex.RawBinding[] } {
+export function scopeTenantTables(
+  sql: string,
+  bindings: readonly Knex.RawBinding[],
+  clientId: string,
+): { sql: string; bindings: Knex.RawBinding[] } {
   const parts: string[] = [];
   const scoped: Knex.RawBinding[] = [];
   let copied = 0; // of sql
@@ -75,7 +83,8 @@ export function scopeTenantTables(sql: string, bindings: readonly Knex.RawBindin
     copied += ref.length;
   }
   copyTo(sql.length);
-  if (taken !== bindings.length) throw new Error(`tenant SQL holds ${taken} bindings, ${bindings.length} given: ${sql}`);
+  if (taken !== bindings.length)
+    throw new Error(`tenant SQL holds ${taken} bindings, ${bindings.length} given: ${sql}`);
   return { sql: parts.join(''), bindings: scoped };
 }
 
@@ -91,7 +100,10 @@ export function scopeTenantTables(sql: string, bindings: readonly Knex.RawBindin
  * records) showed every read with the same plan, indexes and index conditions, while an UPDATE or
  * DELETE located through the scoped table adds one index probe (its target by key) per changed row.
  */
-export function tenantSql(db: TransactionOrKnex, clientId: string): { raw: (sql: string, bindings?: readonly Knex.RawBinding[]) => Knex.Raw } {
+export function tenantSql(
+  db: TransactionOrKnex,
+  clientId: string,
+): { raw: (sql: string, bindings?: readonly Knex.RawBinding[]) => Knex.Raw } {
   return {
     raw(sql, bindings = []) {
       const scoped = scopeTenantTables(sql, bindings, clientId);

@@ -6,5 +6,4 @@ export class WebhookDeliveryModel extends TenantModel {
 
   id!: string;
   status!: string;
-
 }

@@ -15,7 +15,11 @@ export class WebhookModel extends TenantModel {
 
   static override get relationMappings(): RelationMappings {
     return {
-      deliveries: { relation: TenantModel.HasManyRelation, modelClass: WebhookDeliveryModel, join: { from: 'webhooks.id', to: 'webhook_deliveries.webhook_id' } },
+      deliveries: {
+        relation: TenantModel.HasManyRelation,
+        modelClass: WebhookDeliveryModel,
+        join: { from: 'webhooks.id', to: 'webhook_deliveries.webhook_id' },
+      },
     };
   }
 }

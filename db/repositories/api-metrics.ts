@@ -59,6 +59,11 @@ export class ApiMetricsRepository {
       return { pending: r?.pending ?? 0, oldestSeconds: r?.oldest ?? 0 };
     };
     const projection = await new ProjectionOutbox(this.db).backlog();
-    return { search: of('search'), webhooks: of('webhooks'), projection: { pending: projection.pending, oldestSeconds: projection.oldestSeconds }, projectionGivenUp: projection.givenUp };
+    return {
+      search: of('search'),
+      webhooks: of('webhooks'),
+      projection: { pending: projection.pending, oldestSeconds: projection.oldestSeconds },
+      projectionGivenUp: projection.givenUp,
+    };
   }
 }

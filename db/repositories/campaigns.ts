@@ -1,6 +1,13 @@
 import type { Knex } from 'knex';
 import type { JobStatus } from '../../jobs';
-import { CAMPAIGN_DAYS, LOCATION_STATUSES, type CampaignStatus, type LocationStatus, type WorkflowOptions, type WorkflowStatus } from '../../jobs/workflow';
+import {
+  CAMPAIGN_DAYS,
+  LOCATION_STATUSES,
+  type CampaignStatus,
+  type LocationStatus,
+  type WorkflowOptions,
+  type WorkflowStatus,
+} from '../../jobs/workflow';
 import { CampaignModel } from '../models/campaign';
 import { JobModel } from '../models/job';
 import { appendEvent, transactionWithEvents } from './events';
@@ -128,7 +135,14 @@ export interface WorkflowAggregate {
   total_valid_emails: number;
   spidersite_timed_out: boolean;
   spiderverify_timed_out: boolean;
-  jobs: { job_id: string; location_id: number; display_name: string; status: WorkflowStatus; businesses_total: number; total_valid_emails: number }[];
+  jobs: {
+    job_id: string;
+    location_id: number;
+    display_name: string;
+    status: WorkflowStatus;
+    businesses_total: number;
+    total_valid_emails: number;
+  }[];
 }
 
 const emptyCounts = (): LocationCounts => Object.fromEntries(LOCATION_STATUSES.map((s) => [s, 0])) as LocationCounts;
@@ -182,13 +196,20 @@ export class CampaignRepository {
    * client's creations take turns (a transaction-scoped advisory lock), so concurrent ones cannot
    * pass the count together.
    */
-  async create(c: NewCampaign, locations: NewCampaignLocation[], start: (row: CampaignRow) => Promise<void>, maxRunning = Number.POSITIVE_INFINITY): Promise<CampaignRow> {
+  async create(
+    c: NewCampaign,
+    locations: NewCampaignLocation[],
+    start: (row: CampaignRow) => Promise<void>,
+    maxRunning = Number.POSITIVE_INFINITY,
+  ): Promise<CampaignRow> {
     return this.db.transaction(async (trx) => {
       // Held until the commit: the workflow's first claim, if it comes sooner, waits for the row (lockedCampaign).
       await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [submissionLockKey(c.id)]);
       if (Number.isFinite(maxRunning)) {
         await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`campaigns/${c.clientId}`]);
-        const [running] = (await CampaignModel.forClient(trx, c.clientId).where({ status: 'running' }).count('* as count')) as unknown as { count: string }[];
+        const [running] = (await CampaignModel.forClient(trx, c.clientId)
+          .where({ status: 'running' })
+          .count('* as count')) as unknown as { count: string }[];
         if (Number(running?.count ?? 0) >= maxRunning) throw new CampaignLimitError(maxRunning);
       }
       const [row] = (await trx('campaigns')
@@ -239,7 +260,10 @@ export class CampaignRepository {
     const [counted, rows] = await Promise.all([
       CampaignModel.forClient(this.db, clientId).count('* as count') as unknown as Promise<{ count: string }[]>,
       CampaignModel.forClient(this.db, clientId)
-        .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
         .limit(pageSize)
         .offset((page - 1) * pageSize),
     ]);
@@ -255,7 +279,12 @@ export class CampaignRepository {
       .count('* as n')
       .sum('results_count as businesses')
       .whereIn('campaign_id', ids)
-      .groupBy('campaign_id', 'status')) as unknown as { campaign_id: string; status: LocationStatus; n: string; businesses: string | null }[];
+      .groupBy('campaign_id', 'status')) as unknown as {
+      campaign_id: string;
+      status: LocationStatus;
+      n: string;
+      businesses: string | null;
+    }[];
     for (const r of rows) {
       const c = out.get(r.campaign_id);
       if (!c) continue;
@@ -276,7 +305,9 @@ export class CampaignRepository {
             .select(this.db.raw(`coalesce(sum(${EMAILS_FOUND}), 0) as emails_found`))
             .select(this.db.raw('coalesce(sum(valid_emails_count), 0) as valid_emails'))
             .whereIn('campaign_id', ids)
-            .groupBy('campaign_id') as unknown as Promise<{ campaign_id: string; emails_found: string; valid_emails: string }[]>),
+            .groupBy('campaign_id') as unknown as Promise<
+            { campaign_id: string; emails_found: string; valid_emails: string }[]
+          >),
     ]);
     const byId = new Map(emails.map((e) => [e.campaign_id, e]));
     return new Map(
@@ -293,9 +324,15 @@ export class CampaignRepository {
    * released_through, then `notify` (the workflow's signal) before the commit: a failed signal
    * releases nothing. The workflow's claim locks this row, so it sees the release once committed.
    */
-  async release(clientId: string, id: string, count: number, notify: (c: CampaignRow) => Promise<void>): Promise<ReleaseOutcome | undefined> {
+  async release(
+    clientId: string,
+    id: string,
+    count: number,
+    notify: (c: CampaignRow) => Promise<void>,
+  ): Promise<ReleaseOutcome | undefined> {
     return this.db.transaction(async (trx) => {
-      const c = (await CampaignModel.forClient(trx, clientId).findById(id).forUpdate()) as unknown as CampaignRow | undefined;
+      const c = (await CampaignModel.forClient(trx, clientId).findById(id).forUpdate()) as unknown as
+        CampaignRow | undefined;
       if (!c) return undefined;
       if (c.status !== 'running') return { kind: 'terminal', status: c.status } as const;
       if (c.auto_submit) return { kind: 'auto_submit' } as const;
@@ -325,12 +362,21 @@ export class CampaignRepository {
    */
   async cancel(clientId: string, id: string): Promise<{ campaign: CampaignRow; changed: boolean } | undefined> {
     return transactionWithEvents(this.db, this.schema, async (trx) => {
-      const c = (await CampaignModel.forClient(trx, clientId).findById(id).forUpdate()) as unknown as CampaignRow | undefined;
+      const c = (await CampaignModel.forClient(trx, clientId).findById(id).forUpdate()) as unknown as
+        CampaignRow | undefined;
       if (!c) return undefined;
       if (c.status !== 'running') return { campaign: c, changed: false };
-      const [updated] = (await trx('campaigns').where({ id }).update({ status: 'cancelled', completed_at: trx.fn.now(), updated_at: trx.fn.now() }).returning('*')) as CampaignRow[];
+      const [updated] = (await trx('campaigns')
+        .where({ id })
+        .update({ status: 'cancelled', completed_at: trx.fn.now(), updated_at: trx.fn.now() })
+        .returning('*')) as CampaignRow[];
       await trx('campaign_locations').where({ campaign_id: id, status: 'pending' }).update({ status: 'skipped' });
-      const running = await JobModel.query(trx).modify('forClient', clientId).where('campaign_id', id).whereIn('status', ['queued', 'processing']).orderBy('id').forUpdate();
+      const running = await JobModel.query(trx)
+        .modify('forClient', clientId)
+        .where('campaign_id', id)
+        .whereIn('status', ['queued', 'processing'])
+        .orderBy('id')
+        .forUpdate();
       for (const job of running) await this.jobs.finish(trx, job, 'cancelled', {});
       return { campaign: updated ?? c, changed: true };
     });
@@ -341,7 +387,10 @@ export class CampaignRepository {
    * workers/client-watch.ts); returns those it changed, whose workflows the caller then cancels.
    */
   async cancelRunning(clientId: string): Promise<CampaignRow[]> {
-    const running = await CampaignModel.query(this.db).modify('forClient', clientId).select('id').where('status', 'running');
+    const running = await CampaignModel.query(this.db)
+      .modify('forClient', clientId)
+      .select('id')
+      .where('status', 'running');
     const changed: CampaignRow[] = [];
     for (const { id } of running) {
       const outcome = await this.cancel(clientId, id);
@@ -365,9 +414,14 @@ export class CampaignRepository {
       const c = await lockedCampaign(trx, campaignId);
       if (!c) return undefined;
       const claimed: ClaimedLocation[] = [];
-      const earlier = (await trx('campaign_locations').where({ campaign_id: campaignId, claim_key: claimKey }).orderBy('sequence_order')) as CampaignLocationRow[];
+      const earlier = (await trx('campaign_locations')
+        .where({ campaign_id: campaignId, claim_key: claimKey })
+        .orderBy('sequence_order')) as CampaignLocationRow[];
       if (earlier.length > 0) {
-        const jobs = await JobModel.query(trx).whereIn('id', earlier.map((l) => l.job_id as string));
+        const jobs = await JobModel.query(trx).whereIn(
+          'id',
+          earlier.map((l) => l.job_id as string),
+        );
         const byId = new Map(jobs.map((j) => [j.id, j]));
         for (const location of earlier) {
           const job = byId.get(location.job_id as string);
@@ -377,7 +431,9 @@ export class CampaignRepository {
         const q = trx('campaign_locations').where({ campaign_id: campaignId, status: 'pending' });
         if (!c.auto_submit) q.andWhere('sequence_order', '<=', c.released_through);
         const next = (await q.orderBy('sequence_order').limit(limit).forUpdate()) as CampaignLocationRow[];
-        const cities = (await trx('locations').select('id', 'country_code').whereIn('id', [...new Set(next.map((l) => l.location_id))])) as { id: number; country_code: string }[];
+        const cities = (await trx('locations')
+          .select('id', 'country_code')
+          .whereIn('id', [...new Set(next.map((l) => l.location_id))])) as { id: number; country_code: string }[];
         const countryOf = new Map(cities.map((r) => [r.id, r.country_code.trim()]));
         for (const location of next) {
           const job = await this.jobs.insertQueued(trx, newJob(c, location, countryOf.get(location.location_id)));
@@ -391,7 +447,12 @@ export class CampaignRepository {
       const [left] = (await trx('campaign_locations')
         .where({ campaign_id: campaignId, status: 'pending' })
         .select(trx.raw('count(*) as pending'))
-        .select(trx.raw('count(*) filter (where ? or sequence_order <= ?) as releasable', [c.auto_submit, c.released_through]))) as { pending: string; releasable: string }[];
+        .select(
+          trx.raw('count(*) filter (where ? or sequence_order <= ?) as releasable', [
+            c.auto_submit,
+            c.released_through,
+          ]),
+        )) as { pending: string; releasable: string }[];
       const running = c.status === 'running';
       return {
         campaign: c,
@@ -414,20 +475,34 @@ export class CampaignRepository {
    * it claimed but never started are cancelled; an expired one then gets its status from its
    * locations as an ended one does, with an error_message that says what was left undone.
    */
-  async finish(campaignId: string, outcome: 'ended' | 'cancelled' | 'expired'): Promise<{ status: CampaignStatus; eventId: string } | undefined> {
+  async finish(
+    campaignId: string,
+    outcome: 'ended' | 'cancelled' | 'expired',
+  ): Promise<{ status: CampaignStatus; eventId: string } | undefined> {
     return transactionWithEvents(this.db, this.schema, async (trx) => {
       let c = await lockedCampaign(trx, campaignId);
       if (!c) return undefined;
       if (c.terminal_event_id !== null) return { status: c.status, eventId: String(c.terminal_event_id) };
       if (c.status === 'running') {
         if (outcome !== 'ended') {
-          await trx('campaign_locations').where({ campaign_id: campaignId, status: 'pending' }).update({ status: 'skipped' });
+          await trx('campaign_locations')
+            .where({ campaign_id: campaignId, status: 'pending' })
+            .update({ status: 'skipped' });
           // Jobs claimed but never started (the cancel came between the claim and the child's start).
-          const left = await JobModel.query(trx).where('campaign_id', campaignId).whereIn('status', ['queued', 'processing']).orderBy('id').forUpdate();
+          const left = await JobModel.query(trx)
+            .where('campaign_id', campaignId)
+            .whereIn('status', ['queued', 'processing'])
+            .orderBy('id')
+            .forUpdate();
           for (const job of left) await this.jobs.finish(trx, job, 'cancelled', {});
         }
         const { summary } = (await this.counts(trx, [campaignId])).get(campaignId) as CampaignCounts;
-        const status: CampaignStatus = outcome === 'cancelled' ? 'cancelled' : summary.completed === 0 && summary.failed > 0 ? 'failed' : 'completed';
+        const status: CampaignStatus =
+          outcome === 'cancelled'
+            ? 'cancelled'
+            : summary.completed === 0 && summary.failed > 0
+              ? 'failed'
+              : 'completed';
         const errorMessage =
           outcome === 'expired'
             ? `the campaign reached its deadline (${CAMPAIGN_DAYS} days): ${summary.skipped} location(s) not run were skipped`
@@ -446,7 +521,9 @@ export class CampaignRepository {
         if (!c) throw new Error(`campaign ${campaignId} vanished`);
       }
       const { summary, businesses } = (await this.counts(trx, [campaignId])).get(campaignId) as CampaignCounts;
-      const [valid] = (await trx('workflow_businesses').where({ campaign_id: campaignId }).sum('valid_emails_count as n')) as { n: string | null }[];
+      const [valid] = (await trx('workflow_businesses')
+        .where({ campaign_id: campaignId })
+        .sum('valid_emails_count as n')) as { n: string | null }[];
       const attempted = c.locations_total - summary.skipped;
       const event = await appendEvent(trx, this.schema, {
         clientId: c.client_id,
@@ -475,7 +552,9 @@ export class CampaignRepository {
     filter: { status?: LocationStatus; jobStatus?: JobStatus; page: number; pageSize: number },
   ): Promise<{ total: number; jobs: CampaignJobItem[] }> {
     const base = () => {
-      const q = this.db('campaign_locations as l').leftJoin('jobs as j', 'j.id', 'l.job_id').where('l.campaign_id', campaignId);
+      const q = this.db('campaign_locations as l')
+        .leftJoin('jobs as j', 'j.id', 'l.job_id')
+        .where('l.campaign_id', campaignId);
       if (filter.status) q.andWhere('l.status', filter.status);
       if (filter.jobStatus) q.andWhere('j.status', filter.jobStatus);
       return q;
@@ -483,7 +562,19 @@ export class CampaignRepository {
     const [counted, rows] = await Promise.all([
       base().count<{ count: string }[]>('* as count'),
       base()
-        .select('l.job_id', 'l.location_id', 'l.search_string', 'l.display_name', 'l.status', 'j.status as job_status', 'l.results_count', 'l.error_message', 'l.submitted_at', 'l.completed_at', 'l.sequence_order')
+        .select(
+          'l.job_id',
+          'l.location_id',
+          'l.search_string',
+          'l.display_name',
+          'l.status',
+          'j.status as job_status',
+          'l.results_count',
+          'l.error_message',
+          'l.submitted_at',
+          'l.completed_at',
+          'l.sequence_order',
+        )
         .orderBy('l.sequence_order')
         .limit(filter.pageSize)
         .offset((filter.page - 1) * filter.pageSize),
@@ -516,7 +607,11 @@ export class CampaignRepository {
         .first() as Promise<Record<string, string> | undefined>,
       this.db('job_workflows')
         .where({ campaign_id: campaignId })
-        .select(this.db.raw('coalesce(bool_or(site_timed_out), false) as site, coalesce(bool_or(verify_timed_out), false) as verify'))
+        .select(
+          this.db.raw(
+            'coalesce(bool_or(site_timed_out), false) as site, coalesce(bool_or(verify_timed_out), false) as verify',
+          ),
+        )
         .first() as Promise<{ site: boolean; verify: boolean } | undefined>,
       this.db
         .raw(
@@ -533,7 +628,19 @@ export class CampaignRepository {
            order by l.sequence_order`,
           [campaignId, campaignId],
         )
-        .then((r: { rows: { job_id: string; location_id: number; display_name: string; job_status: JobStatus; workflow_status: WorkflowStatus | null; businesses_total: string; total_valid_emails: string }[] }) => r.rows),
+        .then(
+          (r: {
+            rows: {
+              job_id: string;
+              location_id: number;
+              display_name: string;
+              job_status: JobStatus;
+              workflow_status: WorkflowStatus | null;
+              businesses_total: string;
+              total_valid_emails: string;
+            }[];
+          }) => r.rows,
+        ),
     ]);
     const n = (k: string) => Number(stats?.[k] ?? 0);
     return {

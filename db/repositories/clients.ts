@@ -27,7 +27,10 @@ export class ClientRepository {
    * within it ends that grace: only one previous pair is kept). The clients table's trigger tells
    * every API process to drop its cached row. Undefined when no such client exists.
    */
-  async rotate(id: string, graceMs: number): Promise<(IssuedCredentials & { previous_valid_until: string }) | undefined> {
+  async rotate(
+    id: string,
+    graceMs: number,
+  ): Promise<(IssuedCredentials & { previous_valid_until: string }) | undefined> {
     const { api_key, api_secret } = issueCredentials();
     const validUntil = new Date(Date.now() + graceMs);
     const rows = (await this.db('clients')

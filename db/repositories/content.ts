@@ -5,7 +5,13 @@ import slugify from 'slugify';
 import { isUniqueViolation, type Db } from '..';
 import { conflict, invalid } from '../../lib/errors';
 import { UUID } from '../../lib/ids';
-import { ContentAuthorModel, ContentCategoryModel, ContentPostModel, ContentSiteModel, ContentTagModel } from '../models/content';
+import {
+  ContentAuthorModel,
+  ContentCategoryModel,
+  ContentPostModel,
+  ContentSiteModel,
+  ContentTagModel,
+} from '../models/content';
 
 /** The rows as the models declare them (db/models/content.ts), without the loaded relations. */
 export type SiteRow = ModelObject<ContentSiteModel>;
@@ -22,7 +28,12 @@ export interface PostState extends PostRow {
   related: PostRow[];
 }
 
-export type AuthorInput = Partial<Pick<AuthorRow, 'full_name' | 'slug' | 'avatar_url' | 'bio' | 'email' | 'role' | 'agent_type' | 'country' | 'city' | 'is_active'>>;
+export type AuthorInput = Partial<
+  Pick<
+    AuthorRow,
+    'full_name' | 'slug' | 'avatar_url' | 'bio' | 'email' | 'role' | 'agent_type' | 'country' | 'city' | 'is_active'
+  >
+>;
 export type CategoryInput = Partial<Pick<CategoryRow, 'name' | 'slug' | 'description'>>;
 
 /** The post's own columns a request may set, plus what it refers to (resolved here). */
@@ -114,7 +125,9 @@ export class ContentRepository {
   async createSite(clientId: string, domain: string): Promise<SiteRow> {
     try {
       const token = randomBytes(16).toString('hex');
-      const [row] = (await this.db('content_sites').insert({ id: randomUUID(), client_id: clientId, domain, verification_token: token }).returning('*')) as SiteRow[];
+      const [row] = (await this.db('content_sites')
+        .insert({ id: randomUUID(), client_id: clientId, domain, verification_token: token })
+        .returning('*')) as SiteRow[];
       if (!row) throw new Error('site insert returned nothing');
       return row;
     } catch (err) {
@@ -130,8 +143,14 @@ export class ContentRepository {
 
   /** The other client's verified site of the domain, if any (the one that answers X-Content-Domain). */
   async verifiedElsewhere(clientId: string, domain: string): Promise<SiteRow | undefined> {
-    // tenancy: crosses tenants on purpose: another client's verified site of the domain (the domain alone picks the client).
-    return (await this.db('content_sites').where({ domain }).whereNotNull('verified_at').whereNot({ client_id: clientId }).first()) as SiteRow | undefined;
+    return (
+      (await this.db('content_sites')
+        .where({ domain })
+        .whereNotNull('verified_at')
+        // tenancy: crosses tenants on purpose: another client's verified site of the domain (the domain alone picks the client).
+        .whereNot({ client_id: clientId })
+        .first()) as SiteRow | undefined
+    );
   }
 
   /**
@@ -143,7 +162,11 @@ export class ContentRepository {
   async verifySite(clientId: string, id: string, previous: SiteRow | undefined): Promise<SiteRow | undefined> {
     try {
       return await this.db.transaction(async (trx) => {
-        if (previous) await trx('content_sites').where({ id: previous.id }).whereNotNull('verified_at').update({ verified_at: null });
+        if (previous)
+          await trx('content_sites')
+            .where({ id: previous.id })
+            .whereNotNull('verified_at')
+            .update({ verified_at: null });
         const [row] = (await ContentSiteModel.forClient(trx, clientId)
           .where({ id })
           .patch({ verified_at: trx.raw('coalesce(verified_at, now())') as unknown as Date })
@@ -173,7 +196,8 @@ export class ContentRepository {
   /** The client whose verified site answers to this domain. */
   async clientOfDomain(domain: string): Promise<string | undefined> {
     // tenancy: the public side has no client yet: the verified domain picks it.
-    const row = (await this.db('content_sites').where({ domain }).whereNotNull('verified_at').first('client_id')) as { client_id: string } | undefined;
+    const row = (await this.db('content_sites').where({ domain }).whereNotNull('verified_at').first('client_id')) as
+      { client_id: string } | undefined;
     return row?.client_id;
   }
 
@@ -187,36 +211,58 @@ export class ContentRepository {
    * With `autoSlug`, a taken slug gets a -2, -3, ... suffix (also when another request takes the free
    * one first: the insert then does nothing and the next free one is tried); otherwise it is a 409.
    */
-  private async insertAuthor(db: Knex, clientId: string, input: AuthorInput & { full_name: string }, autoSlug: boolean): Promise<AuthorRow> {
+  private async insertAuthor(
+    db: Knex,
+    clientId: string,
+    input: AuthorInput & { full_name: string },
+    autoSlug: boolean,
+  ): Promise<AuthorRow> {
     const base = input.slug ?? (slugOf(input.full_name) || 'author');
     if (autoSlug) {
       for (let attempt = 0; attempt < SLUG_ATTEMPTS; attempt += 1) {
         const slug = await this.freeSlug(db, ContentAuthorModel, clientId, base);
-        const [row] = (await db('content_authors').insert({ ...input, id: randomUUID(), client_id: clientId, slug }).onConflict(['client_id', 'slug']).ignore().returning('*')) as AuthorRow[];
+        const [row] = (await db('content_authors')
+          .insert({ ...input, id: randomUUID(), client_id: clientId, slug })
+          .onConflict(['client_id', 'slug'])
+          .ignore()
+          .returning('*')) as AuthorRow[];
         if (row) return row;
       }
       throw new Error(`author ${JSON.stringify(input.full_name)}: no free slug after ${SLUG_ATTEMPTS} attempts`);
     }
     return conflictAs409(`an author with slug '${base}' already exists`, async () => {
-      const [row] = (await db('content_authors').insert({ ...input, id: randomUUID(), client_id: clientId, slug: base }).returning('*')) as AuthorRow[];
+      const [row] = (await db('content_authors')
+        .insert({ ...input, id: randomUUID(), client_id: clientId, slug: base })
+        .returning('*')) as AuthorRow[];
       if (!row) throw new Error('author insert returned nothing');
       return row;
     });
   }
 
   /** The first of base, base-2, base-3, ... (numberedSlug: within SLUG_MAX) that no row of the client's in `table` has. */
-  private async freeSlug(db: Knex, model: typeof ContentAuthorModel | typeof ContentTagModel, clientId: string, base: string): Promise<string> {
+  private async freeSlug(
+    db: Knex,
+    model: typeof ContentAuthorModel | typeof ContentTagModel,
+    clientId: string,
+    base: string,
+  ): Promise<string> {
     for (let first = 1; ; first += SLUG_BATCH) {
       const candidates = Array.from({ length: SLUG_BATCH }, (_, i) => numberedSlug(base, first + i));
       // Both models have a slug column; the cast only picks one of the two forClient signatures.
-      const rows = await (model as typeof ContentTagModel).forClient(db, clientId).whereIn('slug', candidates).select('slug');
+      const rows = await (model as typeof ContentTagModel)
+        .forClient(db, clientId)
+        .whereIn('slug', candidates)
+        .select('slug');
       const taken = new Set(rows.map((r) => r.slug));
       const free = candidates.find((slug) => !taken.has(slug));
       if (free !== undefined) return free;
     }
   }
 
-  async listAuthors(clientId: string, opts: { activeOnly: boolean; page: number; pageSize: number }): Promise<Page<AuthorRow>> {
+  async listAuthors(
+    clientId: string,
+    opts: { activeOnly: boolean; page: number; pageSize: number },
+  ): Promise<Page<AuthorRow>> {
     const base = ContentAuthorModel.forClient(this.db, clientId);
     if (opts.activeOnly) void base.where({ is_active: true });
     return paged<AuthorRow>(base.orderBy([{ column: 'full_name' }, { column: 'id' }]), opts);
@@ -230,7 +276,10 @@ export class ContentRepository {
   async updateAuthor(clientId: string, id: string, input: AuthorInput): Promise<AuthorRow | undefined> {
     if (!isUuid(id)) return undefined;
     return conflictAs409(`an author with slug '${input.slug ?? ''}' already exists`, async () => {
-      const [row] = (await ContentAuthorModel.forClient(this.db, clientId).where({ id }).update({ ...input, updated_at: this.db.fn.now() }).returning('*')) as AuthorRow[];
+      const [row] = (await ContentAuthorModel.forClient(this.db, clientId)
+        .where({ id })
+        .update({ ...input, updated_at: this.db.fn.now() })
+        .returning('*')) as AuthorRow[];
       return row;
     });
   }
@@ -246,7 +295,9 @@ export class ContentRepository {
     const slug = input.slug ?? slugOf(input.name);
     if (!slug) throw invalid('slug: the name gives no slug; send one');
     return conflictAs409(`a category with slug '${slug}' already exists`, async () => {
-      const [row] = (await this.db('content_categories').insert({ ...input, id: randomUUID(), client_id: clientId, slug }).returning('*')) as CategoryRow[];
+      const [row] = (await this.db('content_categories')
+        .insert({ ...input, id: randomUUID(), client_id: clientId, slug })
+        .returning('*')) as CategoryRow[];
       if (!row) throw new Error('category insert returned nothing');
       return row;
     });
@@ -264,7 +315,10 @@ export class ContentRepository {
   async updateCategory(clientId: string, id: string, input: CategoryInput): Promise<CategoryRow | undefined> {
     if (!isUuid(id)) return undefined;
     return conflictAs409(`a category with slug '${input.slug ?? ''}' already exists`, async () => {
-      const [row] = (await ContentCategoryModel.forClient(this.db, clientId).where({ id }).update({ ...input, updated_at: this.db.fn.now() }).returning('*')) as CategoryRow[];
+      const [row] = (await ContentCategoryModel.forClient(this.db, clientId)
+        .where({ id })
+        .update({ ...input, updated_at: this.db.fn.now() })
+        .returning('*')) as CategoryRow[];
       return row;
     });
   }
@@ -280,7 +334,9 @@ export class ContentRepository {
   async createTag(clientId: string, name: string, slug?: string): Promise<TagRow> {
     const insert = async (s: string) =>
       conflictAs409(`a tag named '${name}' or with slug '${s}' already exists`, async () => {
-        const [row] = (await this.db('content_tags').insert({ id: randomUUID(), client_id: clientId, name, slug: s }).returning('*')) as TagRow[];
+        const [row] = (await this.db('content_tags')
+          .insert({ id: randomUUID(), client_id: clientId, name, slug: s })
+          .returning('*')) as TagRow[];
         if (!row) throw new Error('tag insert returned nothing');
         return row;
       });
@@ -289,7 +345,11 @@ export class ContentRepository {
       const s = await this.freeSlug(this.db, ContentTagModel, clientId, slugOf(name) || 'tag');
       // A clash on the slug alone is a race for a free slug: try the next one. A clash on the name is the 409.
       if (attempt === SLUG_ATTEMPTS - 1 || (await this.tagIdByName(this.db, clientId, name))) return insert(s);
-      const [row] = (await this.db('content_tags').insert({ id: randomUUID(), client_id: clientId, name, slug: s }).onConflict(['client_id', 'slug']).ignore().returning('*')) as TagRow[];
+      const [row] = (await this.db('content_tags')
+        .insert({ id: randomUUID(), client_id: clientId, name, slug: s })
+        .onConflict(['client_id', 'slug'])
+        .ignore()
+        .returning('*')) as TagRow[];
       if (row) return row;
     }
   }
@@ -299,7 +359,10 @@ export class ContentRepository {
     const rows = await ContentTagModel.query(this.db)
       .alias('t')
       .modify('forClient', clientId)
-      .select('t.*', this.db.raw('(SELECT count(*) FROM content_post_tags pt WHERE pt.tag_id = t.id)::int AS post_count'))
+      .select(
+        't.*',
+        this.db.raw('(SELECT count(*) FROM content_post_tags pt WHERE pt.tag_id = t.id)::int AS post_count'),
+      )
       .orderBy('t.name');
     return rows as unknown as (TagRow & { post_count: number })[];
   }
@@ -313,9 +376,17 @@ export class ContentRepository {
     if (!isUuid(id)) return undefined;
     // Nothing to change: the tag as it is (knex refuses an empty update).
     if (input.name === undefined && input.slug === undefined) return this.findTag(clientId, id);
-    const taken = [input.name !== undefined && `named '${input.name}'`, input.slug !== undefined && `with slug '${input.slug}'`].filter(Boolean).join(' or ');
+    const taken = [
+      input.name !== undefined && `named '${input.name}'`,
+      input.slug !== undefined && `with slug '${input.slug}'`,
+    ]
+      .filter(Boolean)
+      .join(' or ');
     return conflictAs409(`a tag ${taken} already exists`, async () => {
-      const [row] = (await ContentTagModel.forClient(this.db, clientId).where({ id }).update(input).returning('*')) as TagRow[];
+      const [row] = (await ContentTagModel.forClient(this.db, clientId)
+        .where({ id })
+        .update(input)
+        .returning('*')) as TagRow[];
       return row;
     });
   }
@@ -327,12 +398,21 @@ export class ContentRepository {
   // ---- posts ------------------------------------------------------------------------------------
 
   /** A new draft. 409 when the slug is taken; 400 when an id it refers to is not this client's. */
-  async createPost(clientId: string, input: PostInput & { slug: string; title: string; document: NonNullable<PostInput['document']> }): Promise<PostState> {
+  async createPost(
+    clientId: string,
+    input: PostInput & { slug: string; title: string; document: NonNullable<PostInput['document']> },
+  ): Promise<PostState> {
     const id = randomUUID();
     await this.db.transaction(async (trx) => {
       const authorId = await this.resolveAuthor(trx, clientId, input);
       await conflictAs409(`a post with slug '${input.slug}' already exists`, () =>
-        trx('content_posts').insert({ id, client_id: clientId, status: 'draft', ...postColumns(input), author_id: authorId ?? null }),
+        trx('content_posts').insert({
+          id,
+          client_id: clientId,
+          status: 'draft',
+          ...postColumns(input),
+          author_id: authorId ?? null,
+        }),
       );
       await this.writeLinks(trx, clientId, id, input);
     });
@@ -349,7 +429,9 @@ export class ContentRepository {
       const authorId = await this.resolveAuthor(trx, clientId, input);
       const columns: Record<string, unknown> = { ...postColumns(input), updated_at: trx.fn.now() };
       if (authorId !== undefined) columns.author_id = authorId;
-      await conflictAs409(`a post with slug '${input.slug ?? ''}' already exists`, async () => ContentPostModel.forClient(trx, clientId).where({ id }).update(columns));
+      await conflictAs409(`a post with slug '${input.slug ?? ''}' already exists`, async () =>
+        ContentPostModel.forClient(trx, clientId).where({ id }).update(columns),
+      );
       await this.writeLinks(trx, clientId, id, input, true);
       return true;
     });
@@ -362,7 +444,11 @@ export class ContentRepository {
     const now = this.db.fn.now() as unknown as Date;
     const n = await ContentPostModel.forClient(this.db, clientId)
       .where({ id })
-      .patch(published ? { status: 'published', published_at: now, updated_at: now } : { status: 'draft', published_at: null, updated_at: now });
+      .patch(
+        published
+          ? { status: 'published', published_at: now, updated_at: now }
+          : { status: 'draft', published_at: null, updated_at: now },
+      );
     return n > 0 ? this.findPost(clientId, id) : undefined;
   }
 
@@ -392,7 +478,10 @@ export class ContentRepository {
     const [post] = await this.withLinks(clientId, [row]);
     if (!post) return undefined;
     const chosen = (await this.chosenRelated(clientId, row.id, true)).slice(0, RELATED_LIMIT);
-    const more = chosen.length >= RELATED_LIMIT ? [] : await this.similar(clientId, row.id, [row.id, ...chosen.map((p) => p.id)], RELATED_LIMIT - chosen.length);
+    const more =
+      chosen.length >= RELATED_LIMIT
+        ? []
+        : await this.similar(clientId, row.id, [row.id, ...chosen.map((p) => p.id)], RELATED_LIMIT - chosen.length);
     return { ...post, related: [...chosen, ...more] };
   }
 
@@ -401,60 +490,128 @@ export class ContentRepository {
     if (filter.status) void base.where('p.status', filter.status);
     if (filter.featured !== undefined) void base.where('p.is_featured', filter.featured);
     // The tag, category and author are the post's own (links only join a client's rows to its posts).
-    if (filter.tag) void base.whereExists(this.db('content_post_tags as pt').join('content_tags as t', 't.id', 'pt.tag_id').whereRaw('pt.post_id = p.id').where('t.slug', filter.tag).select(1));
-    if (filter.category) void base.whereExists(this.db('content_post_categories as pc').join('content_categories as c', 'c.id', 'pc.category_id').whereRaw('pc.post_id = p.id').where('c.slug', filter.category).select(1));
-    if (filter.author) void base.whereExists(this.db('content_authors as a').whereRaw('a.id = p.author_id').where('a.slug', filter.author).select(1));
-    const order = filter.status === 'published'
-      ? [{ column: 'p.published_at', order: 'desc' as const }, { column: 'p.id', order: 'desc' as const }]
-      : [{ column: 'p.created_at', order: 'desc' as const }, { column: 'p.id', order: 'desc' as const }];
+    if (filter.tag)
+      void base.whereExists(
+        this.db('content_post_tags as pt')
+          .join('content_tags as t', 't.id', 'pt.tag_id')
+          .whereRaw('pt.post_id = p.id')
+          .where('t.slug', filter.tag)
+          .select(1),
+      );
+    if (filter.category)
+      void base.whereExists(
+        this.db('content_post_categories as pc')
+          .join('content_categories as c', 'c.id', 'pc.category_id')
+          .whereRaw('pc.post_id = p.id')
+          .where('c.slug', filter.category)
+          .select(1),
+      );
+    if (filter.author)
+      void base.whereExists(
+        this.db('content_authors as a').whereRaw('a.id = p.author_id').where('a.slug', filter.author).select(1),
+      );
+    const order =
+      filter.status === 'published'
+        ? [
+            { column: 'p.published_at', order: 'desc' as const },
+            { column: 'p.id', order: 'desc' as const },
+          ]
+        : [
+            { column: 'p.created_at', order: 'desc' as const },
+            { column: 'p.id', order: 'desc' as const },
+          ];
     const page = await paged<PostRow>(base.select('p.*').orderBy(order), filter);
-    return { total: page.total, items: (await this.withLinks(clientId, page.items)).map((p) => ({ ...p, related: [] })) };
+    return {
+      total: page.total,
+      items: (await this.withLinks(clientId, page.items)).map((p) => ({ ...p, related: [] })),
+    };
   }
 
   // ---- helpers ----------------------------------------------------------------------------------
 
   /** author_id (must be the client's) wins over author_name (found by name, else created); undefined: neither given. */
-  private async resolveAuthor(trx: Knex.Transaction, clientId: string, input: PostInput): Promise<string | null | undefined> {
+  private async resolveAuthor(
+    trx: Knex.Transaction,
+    clientId: string,
+    input: PostInput,
+  ): Promise<string | null | undefined> {
     if (input.author_id !== undefined) {
       if (input.author_id === null) return null;
-      const found = isUuid(input.author_id) && (await ContentAuthorModel.forClient(trx, clientId).findById(input.author_id).select('id'));
+      const found =
+        isUuid(input.author_id) &&
+        (await ContentAuthorModel.forClient(trx, clientId).findById(input.author_id).select('id'));
       if (!found) throw invalid(`author_id: no author ${input.author_id}`);
       return input.author_id;
     }
     if (input.author_name === undefined) return undefined;
     const name = input.author_name.trim();
     // Posts written at once by the same new author would each create them: one at a time per client and name's slug.
-    await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`content-author:${clientId}:${slugOf(name) || name.toLowerCase()}`]);
-    const existing = await ContentAuthorModel.forClient(trx, clientId).whereRaw('lower(full_name) = lower(?)', [name]).orderBy('created_at').select('id').first();
+    await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [
+      `content-author:${clientId}:${slugOf(name) || name.toLowerCase()}`,
+    ]);
+    const existing = await ContentAuthorModel.forClient(trx, clientId)
+      .whereRaw('lower(full_name) = lower(?)', [name])
+      .orderBy('created_at')
+      .select('id')
+      .first();
     if (existing) return existing.id;
     return (await this.insertAuthor(trx, clientId, { full_name: name }, true)).id;
   }
 
   /** Replaces the post's tags, categories and related posts that the input names (all of them on create). */
-  private async writeLinks(trx: Knex.Transaction, clientId: string, postId: string, input: PostInput, replace = false): Promise<void> {
+  private async writeLinks(
+    trx: Knex.Transaction,
+    clientId: string,
+    postId: string,
+    input: PostInput,
+    replace = false,
+  ): Promise<void> {
     if (input.tags !== undefined || input.tag_ids !== undefined) {
       const ids = new Set<string>(await this.ownIds(trx, ContentTagModel, clientId, input.tag_ids ?? [], 'tag_ids'));
       for (const id of await this.tagsByName(trx, clientId, input.tags ?? [])) ids.add(id);
       await relink(trx, postId, 'tagModels', [...ids], replace);
     }
     if (input.category_ids !== undefined) {
-      await relink(trx, postId, 'categories', await this.ownIds(trx, ContentCategoryModel, clientId, input.category_ids, 'category_ids'), replace);
+      await relink(
+        trx,
+        postId,
+        'categories',
+        await this.ownIds(trx, ContentCategoryModel, clientId, input.category_ids, 'category_ids'),
+        replace,
+      );
     }
     if (input.related_post_ids !== undefined) {
-      if (input.related_post_ids.includes(postId)) throw invalid('related_post_ids: a post cannot be related to itself');
+      if (input.related_post_ids.includes(postId))
+        throw invalid('related_post_ids: a post cannot be related to itself');
       const ids = await this.ownIds(trx, ContentPostModel, clientId, input.related_post_ids, 'related_post_ids');
-      await relink(trx, postId, 'relatedPosts', ids.map((id, position) => ({ id, position })), replace);
+      await relink(
+        trx,
+        postId,
+        'relatedPosts',
+        ids.map((id, position) => ({ id, position })),
+        replace,
+      );
     }
   }
 
   /** The ids (deduplicated, in order), each checked to be the client's: otherwise a 400 naming the field. */
-  private async ownIds(trx: Knex.Transaction, model: typeof ContentTagModel | typeof ContentCategoryModel | typeof ContentPostModel, clientId: string, ids: string[], field: string): Promise<string[]> {
+  private async ownIds(
+    trx: Knex.Transaction,
+    model: typeof ContentTagModel | typeof ContentCategoryModel | typeof ContentPostModel,
+    clientId: string,
+    ids: string[],
+    field: string,
+  ): Promise<string[]> {
     const unique = [...new Set(ids)];
     if (unique.length === 0) return [];
     const bad = unique.find((id) => !isUuid(id));
     if (bad) throw invalid(`${field}: ${bad} is not an id`);
     // Each model has a uuid id; the cast only picks one of the forClient signatures.
-    const found = new Set((await (model as typeof ContentTagModel).forClient(trx, clientId).whereIn('id', unique).select('id')).map((r) => r.id));
+    const found = new Set(
+      (await (model as typeof ContentTagModel).forClient(trx, clientId).whereIn('id', unique).select('id')).map(
+        (r) => r.id,
+      ),
+    );
     const missing = unique.filter((id) => !found.has(id));
     if (missing.length > 0) throw invalid(`${field}: not found: ${missing.join(', ')}`);
     return unique;
@@ -486,7 +643,10 @@ export class ContentRepository {
   }
 
   private async tagIdByName(db: Knex, clientId: string, name: string): Promise<string | undefined> {
-    const row = await ContentTagModel.forClient(db, clientId).whereRaw('lower(name) = lower(?)', [name]).select('id').first();
+    const row = await ContentTagModel.forClient(db, clientId)
+      .whereRaw('lower(name) = lower(?)', [name])
+      .select('id')
+      .first();
     return row?.id;
   }
 
@@ -500,7 +660,11 @@ export class ContentRepository {
       const existing = await this.tagIdByName(trx, clientId, name);
       if (existing) return existing;
       const slug = await this.freeSlug(trx, ContentTagModel, clientId, slugOf(name) || 'tag');
-      const [row] = (await trx('content_tags').insert({ id: randomUUID(), client_id: clientId, name, slug }).onConflict().ignore().returning('id')) as { id: string }[];
+      const [row] = (await trx('content_tags')
+        .insert({ id: randomUUID(), client_id: clientId, name, slug })
+        .onConflict()
+        .ignore()
+        .returning('id')) as { id: string }[];
       if (row) return row.id;
     }
     throw new Error(`tag ${JSON.stringify(name)}: no free slug after ${SLUG_ATTEMPTS} attempts`);
@@ -509,7 +673,11 @@ export class ContentRepository {
   /** The posts with their author, tag names and categories (by name), fetched through the model's relations. */
   private async withLinks(clientId: string, rows: PostRow[]): Promise<Omit<PostState, 'related'>[]> {
     if (rows.length === 0) return [];
-    const posts = await ContentPostModel.fetchGraph(rows as ContentPostModel[], '[author(own), tagModels(own, byName), categories(own, byName)]', { transaction: this.db }).modifiers({
+    const posts = await ContentPostModel.fetchGraph(
+      rows as ContentPostModel[],
+      '[author(own), tagModels(own, byName), categories(own, byName)]',
+      { transaction: this.db },
+    ).modifiers({
       own: (q: QueryBuilder<Model>) => q.modify('forClient', clientId),
       byName: (q: QueryBuilder<Model>) => q.orderBy('name'),
     });
@@ -522,7 +690,13 @@ export class ContentRepository {
   }
 
   private async chosenRelated(clientId: string, postId: string, publishedOnly: boolean): Promise<PostRow[]> {
-    const q = ContentPostModel.query(this.db).alias('p').modify('forClient', clientId).join('content_post_related as r', 'r.related_post_id', 'p.id').where('r.post_id', postId).orderBy('r.position').select('p.*');
+    const q = ContentPostModel.query(this.db)
+      .alias('p')
+      .modify('forClient', clientId)
+      .join('content_post_related as r', 'r.related_post_id', 'p.id')
+      .where('r.post_id', postId)
+      .orderBy('r.position')
+      .select('p.*');
     if (publishedOnly) void q.where('p.status', 'published');
     return (await q) as unknown as PostRow[];
   }
@@ -542,9 +716,14 @@ export class ContentRepository {
       )
       .where('p.status', 'published')
       .whereNotIn('p.id', exclude)
-      .orderBy([{ column: 'shared', order: 'desc' }, { column: 'p.published_at', order: 'desc' }])
+      .orderBy([
+        { column: 'shared', order: 'desc' },
+        { column: 'p.published_at', order: 'desc' },
+      ])
       .limit(limit)
-      .then((rows) => (rows as unknown as (PostRow & { shared: string })[]).filter((r) => Number(r.shared) > 0))) as PostRow[];
+      .then((rows) =>
+        (rows as unknown as (PostRow & { shared: string })[]).filter((r) => Number(r.shared) > 0),
+      )) as PostRow[];
   }
 }
 
@@ -553,14 +732,31 @@ export class ContentRepository {
  * relation's join table, first dropping its links there when `replace`. The join tables have no
  * client_id: a link is the client's when its post is.
  */
-async function relink(trx: Knex.Transaction, postId: string, relation: 'tagModels' | 'categories' | 'relatedPosts', targets: (string | { id: string; position: number })[], replace: boolean): Promise<void> {
+async function relink(
+  trx: Knex.Transaction,
+  postId: string,
+  relation: 'tagModels' | 'categories' | 'relatedPosts',
+  targets: (string | { id: string; position: number })[],
+  replace: boolean,
+): Promise<void> {
   if (replace) await ContentPostModel.relatedQuery(relation, trx).for(postId).unrelate();
   if (targets.length > 0) await ContentPostModel.relatedQuery(relation, trx).for(postId).relate(targets);
 }
 
 function postColumns(input: PostInput): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const keys = ['slug', 'title', 'excerpt', 'tldr_summary', 'cover_image_url', 'featured_image_alt', 'is_featured', 'seo_title', 'seo_description', 'og_image_url'] as const;
+  const keys = [
+    'slug',
+    'title',
+    'excerpt',
+    'tldr_summary',
+    'cover_image_url',
+    'featured_image_alt',
+    'is_featured',
+    'seo_title',
+    'seo_description',
+    'og_image_url',
+  ] as const;
   for (const k of keys) if (input[k] !== undefined) out[k] = input[k];
   if (input.document) {
     // jsonb from a string: knex would send a JS object as a Postgres record literal otherwise.

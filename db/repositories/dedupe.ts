@@ -1,7 +1,23 @@
 import type { Knex } from 'knex';
 import { DedupeIdempotencyModel } from '../models/dedupe-idempotency';
-import { MATCH_CONFIDENCE, MATCH_TYPES, matchKeys, type DedupeRecord, type MatchKeys, type MatchType, type RecordType } from '../../lib/dedupe';
-import { fuzzyKeys, mayMatch, namesDiffer, scoreBusiness, scoreContact, type FuzzyMatchType, type FuzzyScore } from '../../lib/dedupe-fuzzy';
+import {
+  MATCH_CONFIDENCE,
+  MATCH_TYPES,
+  matchKeys,
+  type DedupeRecord,
+  type MatchKeys,
+  type MatchType,
+  type RecordType,
+} from '../../lib/dedupe';
+import {
+  fuzzyKeys,
+  mayMatch,
+  namesDiffer,
+  scoreBusiness,
+  scoreContact,
+  type FuzzyMatchType,
+  type FuzzyScore,
+} from '../../lib/dedupe-fuzzy';
 import { CanonicalRecordModel } from '../models/canonical-record';
 import { tenantSql } from '../models/tenant';
 import { conflict, DomainError, invalid } from '../../lib/errors';
@@ -30,7 +46,13 @@ export interface CheckRequest {
 export type MatchExplanation = FuzzyScore['fields'];
 
 export type CheckResult =
-  | { isDuplicate: true; matchedId: number; matchType: MatchType | FuzzyMatchType; confidence: number; explanation?: MatchExplanation }
+  | {
+      isDuplicate: true;
+      matchedId: number;
+      matchType: MatchType | FuzzyMatchType;
+      confidence: number;
+      explanation?: MatchExplanation;
+    }
   | { isDuplicate: false; canonicalId: number | null; added: boolean };
 
 export interface CanonicalFilter {
@@ -53,7 +75,17 @@ const KEY_COLUMN: Record<MatchType, string> = {
   company_domain: 'key_domain',
   exact_hash: 'record_hash',
 };
-const DISPLAY_FIELDS = ['email', 'full_name', 'company_name', 'company_domain', 'maps_place_id', 'proflink_url', 'phone', 'city', 'country'] as const;
+const DISPLAY_FIELDS = [
+  'email',
+  'full_name',
+  'company_name',
+  'company_domain',
+  'maps_place_id',
+  'proflink_url',
+  'phone',
+  'city',
+  'country',
+] as const;
 
 type KeyRow = { id: string } & Record<string, string | null>;
 
@@ -67,11 +99,16 @@ interface Candidate {
 const fuzzyMatcher = (type: FuzzyMatchType, score: (r: DedupeRecord, c: DedupeRecord) => FuzzyScore | null) => ({
   type,
   /** The candidate with the highest confidence at or above the threshold (the oldest of equals). */
-  best(record: DedupeRecord, candidates: Candidate[], threshold: number): { id: number; score: FuzzyScore } | undefined {
+  best(
+    record: DedupeRecord,
+    candidates: Candidate[],
+    threshold: number,
+  ): { id: number; score: FuzzyScore } | undefined {
     let best: { id: number; score: FuzzyScore } | undefined;
     for (const c of candidates) {
       const s = score(record, c.data);
-      if (s && s.confidence > 0 && s.confidence >= threshold && (!best || s.confidence > best.score.confidence)) best = { id: c.id, score: s };
+      if (s && s.confidence > 0 && s.confidence >= threshold && (!best || s.confidence > best.score.confidence))
+        best = { id: c.id, score: s };
     }
     return best;
   },
@@ -97,7 +134,11 @@ class KeyIndex<T> {
   }
 
   /** The first match type (in MATCH_TYPES order) whose key is held, and that `accept` (when given) lets count. */
-  find(keys: MatchKeys, threshold: number, accept?: (value: T, type: MatchType) => boolean): { value: T; matchType: MatchType } | undefined {
+  find(
+    keys: MatchKeys,
+    threshold: number,
+    accept?: (value: T, type: MatchType) => boolean,
+  ): { value: T; matchType: MatchType } | undefined {
     for (const t of MATCH_TYPES) {
       const k = keys[t];
       if (k === null || MATCH_CONFIDENCE[t] < threshold) continue;
@@ -136,7 +177,11 @@ export class DedupeRepository {
     // unique index does not refuse it and a later record is not matched to it by that key alone.
     const refused = new Map<number, Set<MatchType>>();
     const sharedKeyOk = (i: number) => (type: MatchType, otherName: string | null | undefined) => {
-      const ok = !(fuzzy?.type === 'fuzzy_business' && (type === 'phone' || type === 'company_domain') && namesDiffer(req.records[i]?.company_name, otherName));
+      const ok = !(
+        fuzzy?.type === 'fuzzy_business' &&
+        (type === 'phone' || type === 'company_domain') &&
+        namesDiffer(req.records[i]?.company_name, otherName)
+      );
       if (!ok) refused.set(i, (refused.get(i) ?? new Set<MatchType>()).add(type));
       return ok;
     };
@@ -144,9 +189,23 @@ export class DedupeRepository {
       const ok = sharedKeyOk(i);
       return stored.find(keys[i] as MatchKeys, req.threshold, (id, type) => ok(type, storedNames.get(id)));
     };
-    const candidates = fuzzy ? await this.fuzzyCandidates(db, req, keys.map((_, i) => (storedHit(i) ? null : i)).filter((i): i is number => i !== null)) : new Map<number, Candidate[]>();
+    const candidates = fuzzy
+      ? await this.fuzzyCandidates(
+          db,
+          req,
+          keys.map((_, i) => (storedHit(i) ? null : i)).filter((i): i is number => i !== null),
+        )
+      : new Map<number, Candidate[]>();
 
-    type Slot = CheckResult | { dupOfPending: number; matchType: MatchType | FuzzyMatchType; confidence: number; explanation?: MatchExplanation } | undefined;
+    type Slot =
+      | CheckResult
+      | {
+          dupOfPending: number;
+          matchType: MatchType | FuzzyMatchType;
+          confidence: number;
+          explanation?: MatchExplanation;
+        }
+      | undefined;
     const results: Slot[] = [];
     const pendingIndex = new KeyIndex<number>();
     let pending: number[] = [];
@@ -154,20 +213,52 @@ export class DedupeRepository {
       const record = req.records[i] ?? {};
       const ok = sharedKeyOk(i);
       const hit = storedHit(i);
-      const earlier = hit || !req.addToCanonical ? undefined : pendingIndex.find(k, req.threshold, (j, type) => ok(type, req.records[j]?.company_name));
+      const earlier =
+        hit || !req.addToCanonical
+          ? undefined
+          : pendingIndex.find(k, req.threshold, (j, type) => ok(type, req.records[j]?.company_name));
       // Fuzzy after every exact type: the stored candidates, then the batch's earlier new records.
       const similar = hit || earlier || !fuzzy ? undefined : fuzzy.best(record, candidates.get(i) ?? [], req.threshold);
-      const similarPending = hit || earlier || similar || !fuzzy || !req.addToCanonical ? undefined : fuzzy.best(record, pending.flatMap((j) => (mayMatch(record, req.records[j] ?? {}) ? [{ id: j, data: req.records[j] ?? {} }] : [])), req.threshold);
+      const similarPending =
+        hit || earlier || similar || !fuzzy || !req.addToCanonical
+          ? undefined
+          : fuzzy.best(
+              record,
+              pending.flatMap((j) =>
+                mayMatch(record, req.records[j] ?? {}) ? [{ id: j, data: req.records[j] ?? {} }] : [],
+              ),
+              req.threshold,
+            );
       if (hit) {
-        results[i] = { isDuplicate: true, matchedId: hit.value, matchType: hit.matchType, confidence: MATCH_CONFIDENCE[hit.matchType] };
+        results[i] = {
+          isDuplicate: true,
+          matchedId: hit.value,
+          matchType: hit.matchType,
+          confidence: MATCH_CONFIDENCE[hit.matchType],
+        };
       } else if (similar) {
-        results[i] = { isDuplicate: true, matchedId: similar.id, matchType: fuzzy?.type as FuzzyMatchType, confidence: similar.score.confidence, explanation: similar.score.fields };
+        results[i] = {
+          isDuplicate: true,
+          matchedId: similar.id,
+          matchType: fuzzy?.type as FuzzyMatchType,
+          confidence: similar.score.confidence,
+          explanation: similar.score.fields,
+        };
       } else if (!req.addToCanonical) {
         results[i] = { isDuplicate: false, canonicalId: null, added: false };
       } else if (earlier) {
-        results[i] = { dupOfPending: earlier.value, matchType: earlier.matchType, confidence: MATCH_CONFIDENCE[earlier.matchType] };
+        results[i] = {
+          dupOfPending: earlier.value,
+          matchType: earlier.matchType,
+          confidence: MATCH_CONFIDENCE[earlier.matchType],
+        };
       } else if (similarPending) {
-        results[i] = { dupOfPending: similarPending.id, matchType: fuzzy?.type as FuzzyMatchType, confidence: similarPending.score.confidence, explanation: similarPending.score.fields };
+        results[i] = {
+          dupOfPending: similarPending.id,
+          matchType: fuzzy?.type as FuzzyMatchType,
+          confidence: similarPending.score.confidence,
+          explanation: similarPending.score.fields,
+        };
       } else {
         const own = { ...k };
         for (const t of refused.get(i) ?? []) own[t] = null;
@@ -191,14 +282,26 @@ export class DedupeRepository {
       if (lost.length === 0) break;
       const fresh = new KeyIndex<number>();
       const freshNames = new Map<number, string | null>();
-      for (const row of await this.lookup(db, req, lost.map((i) => keys[i] as MatchKeys))) {
+      for (const row of await this.lookup(
+        db,
+        req,
+        lost.map((i) => keys[i] as MatchKeys),
+      )) {
         fresh.add(Number(row.id), rowKeys(row));
         if (!freshNames.has(Number(row.id))) freshNames.set(Number(row.id), row.company_name ?? null);
       }
       pending = [];
       for (const i of lost) {
-        const hit = fresh.find(keys[i] as MatchKeys, req.threshold, (id, type) => sharedKeyOk(i)(type, freshNames.get(id)));
-        if (hit) results[i] = { isDuplicate: true, matchedId: hit.value, matchType: hit.matchType, confidence: MATCH_CONFIDENCE[hit.matchType] };
+        const hit = fresh.find(keys[i] as MatchKeys, req.threshold, (id, type) =>
+          sharedKeyOk(i)(type, freshNames.get(id)),
+        );
+        if (hit)
+          results[i] = {
+            isDuplicate: true,
+            matchedId: hit.value,
+            matchType: hit.matchType,
+            confidence: MATCH_CONFIDENCE[hit.matchType],
+          };
         else pending.push(i);
       }
     }
@@ -239,19 +342,31 @@ export class DedupeRepository {
          on conflict (client_id, idempotency_key) do update set response = excluded.response, created_at = excluded.created_at`,
         [clientId, key, JSON.stringify(response)],
       );
-      await DedupeIdempotencyModel.forClient(trx, clientId).where('created_at', '<', trx.raw(`now() - ${IDEMPOTENCY_WINDOW}`)).delete();
+      await DedupeIdempotencyModel.forClient(trx, clientId)
+        .where('created_at', '<', trx.raw(`now() - ${IDEMPOTENCY_WINDOW}`))
+        .delete();
       return response;
     });
   }
 
   /** Live canonical records of the client, newest first (spec §4.6); merged ones are represented by their canonical record. */
-  async listCanonical(clientId: string, filter: CanonicalFilter): Promise<{ total: number; records: CanonicalRecordModel[] }> {
+  async listCanonical(
+    clientId: string,
+    filter: CanonicalFilter,
+  ): Promise<{ total: number; records: CanonicalRecordModel[] }> {
     const base = CanonicalRecordModel.query(this.db).modify('forClient', clientId).whereNull('merged_into');
     if (filter.recordType) base.where('record_type', filter.recordType);
     if (filter.campaignId) base.where('campaign_id', filter.campaignId);
     const [total, records] = await Promise.all([
       base.clone().resultSize(),
-      base.clone().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(filter.limit).offset(filter.offset),
+      base
+        .clone()
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .limit(filter.limit)
+        .offset(filter.offset),
     ]);
     return { total, records };
   }
@@ -265,24 +380,39 @@ export class DedupeRepository {
    */
   async merge(clientId: string, targetId: number, ids: number[]): Promise<{ merged: number[]; mergedAt: Date }> {
     return this.db.transaction(async (trx) => {
-      const rows = await CanonicalRecordModel.forClient<CanonicalRecordModel>(trx, clientId).whereIn('id', [targetId, ...ids]).forUpdate();
+      const rows = await CanonicalRecordModel.forClient<CanonicalRecordModel>(trx, clientId)
+        .whereIn('id', [targetId, ...ids])
+        .forUpdate();
       const byId = new Map(rows.map((r) => [Number(r.id), r]));
       const target = byId.get(targetId);
       if (!target) throw notFound(targetId);
       const missing = ids.filter((id) => !byId.has(id));
       if (missing.length > 0) throw notFound(missing[0] as number);
       if (ids.includes(targetId)) throw invalid('a record cannot be merged into itself', 'bad_request');
-      if (target.merged_into !== null) throw conflict(`canonical record ${targetId} is merged into ${target.merged_into}: merge into that record`);
+      if (target.merged_into !== null)
+        throw conflict(`canonical record ${targetId} is merged into ${target.merged_into}: merge into that record`);
       for (const id of ids) {
         const r = byId.get(id) as CanonicalRecordModel;
-        if (r.record_type !== target.record_type) throw invalid(`canonical record ${id} is a ${r.record_type} record, ${targetId} a ${target.record_type} one`, 'bad_request');
-        if (r.merged_into !== null && Number(r.merged_into) !== targetId) throw conflict(`canonical record ${id} is merged into ${r.merged_into}`);
+        if (r.record_type !== target.record_type)
+          throw invalid(
+            `canonical record ${id} is a ${r.record_type} record, ${targetId} a ${target.record_type} one`,
+            'bad_request',
+          );
+        if (r.merged_into !== null && Number(r.merged_into) !== targetId)
+          throw conflict(`canonical record ${id} is merged into ${r.merged_into}`);
       }
-      const parents = await CanonicalRecordModel.forClient<CanonicalRecordModel>(trx, clientId).whereIn('merged_into', ids).select('merged_into').first();
-      if (parents) throw conflict(`records are merged into canonical record ${parents.merged_into}: unmerge them first`);
+      const parents = await CanonicalRecordModel.forClient<CanonicalRecordModel>(trx, clientId)
+        .whereIn('merged_into', ids)
+        .select('merged_into')
+        .first();
+      if (parents)
+        throw conflict(`records are merged into canonical record ${parents.merged_into}: unmerge them first`);
       const fresh = ids.filter((id) => byId.get(id)?.merged_into === null);
       const mergedAt = new Date();
-      if (fresh.length > 0) await CanonicalRecordModel.forClient(trx, clientId).whereIn('id', fresh).patch({ merged_into: String(targetId), merged_at: mergedAt });
+      if (fresh.length > 0)
+        await CanonicalRecordModel.forClient(trx, clientId)
+          .whereIn('id', fresh)
+          .patch({ merged_into: String(targetId), merged_at: mergedAt });
       return { merged: [...new Set(ids)], mergedAt };
     });
   }
@@ -294,24 +424,35 @@ export class DedupeRepository {
    */
   async unmerge(clientId: string, targetId: number, ids: number[], undoDays: number): Promise<number[]> {
     return this.db.transaction(async (trx) => {
-      const rows = await CanonicalRecordModel.forClient<CanonicalRecordModel>(trx, clientId).whereIn('id', [targetId, ...ids]).forUpdate();
+      const rows = await CanonicalRecordModel.forClient<CanonicalRecordModel>(trx, clientId)
+        .whereIn('id', [targetId, ...ids])
+        .forUpdate();
       const byId = new Map(rows.map((r) => [Number(r.id), r]));
       if (!byId.has(targetId)) throw notFound(targetId);
       const windowStart = Date.now() - undoDays * 86_400_000;
       for (const id of ids) {
         const r = byId.get(id);
         if (!r) throw notFound(id);
-        if (r.merged_into === null || Number(r.merged_into) !== targetId) throw conflict(`canonical record ${id} is not merged into ${targetId}`);
-        if (r.merged_at && new Date(r.merged_at).getTime() < windowStart) throw conflict(`canonical record ${id} was merged more than ${undoDays} days ago: the merge can no longer be undone`);
+        if (r.merged_into === null || Number(r.merged_into) !== targetId)
+          throw conflict(`canonical record ${id} is not merged into ${targetId}`);
+        if (r.merged_at && new Date(r.merged_at).getTime() < windowStart)
+          throw conflict(
+            `canonical record ${id} was merged more than ${undoDays} days ago: the merge can no longer be undone`,
+          );
       }
-      await CanonicalRecordModel.forClient(trx, clientId).whereIn('id', ids).patch({ merged_into: null, merged_at: null });
+      await CanonicalRecordModel.forClient(trx, clientId)
+        .whereIn('id', ids)
+        .patch({ merged_into: null, merged_at: null });
       return [...new Set(ids)];
     });
   }
 
   /** Soft-deletes a canonical record: it no longer matches and is omitted from the listing. */
   async softDelete(clientId: string, id: number): Promise<boolean> {
-    const n = await CanonicalRecordModel.query(this.db).modify('forClient', clientId).where('id', id).patch({ deleted_at: new Date() });
+    const n = await CanonicalRecordModel.query(this.db)
+      .modify('forClient', clientId)
+      .where('id', id)
+      .patch({ deleted_at: new Date() });
     return n > 0;
   }
 
@@ -375,7 +516,10 @@ export class DedupeRepository {
     const out = new Map<number, Candidate[]>();
     if (wanted.length === 0) return out;
     const scope = req.campaignId !== null ? 'and campaign_id = ?' : '';
-    const match = column === 'name' ? 'key_name % k.key order by similarity(key_name, k.key) desc, id limit 10' : 'key_person = k.key order by id limit 10';
+    const match =
+      column === 'name'
+        ? 'key_name % k.key order by similarity(key_name, k.key) desc, id limit 10'
+        : 'key_person = k.key order by id limit 10';
     const { rows } = (await tenantSql(db, req.clientId).raw(
       `select k.i, c.id, c.data from unnest(?::int[], ?::text[]) as k(i, key)
        cross join lateral (
@@ -383,14 +527,24 @@ export class DedupeRepository {
          where record_type = ? and deleted_at is null ${scope} and ${match}
        ) c
        order by k.i`,
-      [wanted.map((w) => w.i), wanted.map((w) => w.key), req.recordType, ...(req.campaignId !== null ? [req.campaignId] : [])],
+      [
+        wanted.map((w) => w.i),
+        wanted.map((w) => w.key),
+        req.recordType,
+        ...(req.campaignId !== null ? [req.campaignId] : []),
+      ],
     )) as { rows: { i: number; id: string; data: DedupeRecord }[] };
     for (const r of rows) out.set(r.i, [...(out.get(r.i) ?? []), { id: Number(r.id), data: r.data }]);
     return out;
   }
 
   /** Inserts the records at `positions`; returns record_hash -> id of those actually inserted. */
-  private async insert(db: Knex, req: CheckRequest, positions: number[], keys: MatchKeys[]): Promise<Map<string, number>> {
+  private async insert(
+    db: Knex,
+    req: CheckRequest,
+    positions: number[],
+    keys: MatchKeys[],
+  ): Promise<Map<string, number>> {
     const rows = positions.map((i) => {
       const record = req.records[i] ?? {};
       const k = keys[i] as MatchKeys;
@@ -410,7 +564,16 @@ export class DedupeRepository {
         data: record,
       };
     });
-    const cols = [...DISPLAY_FIELDS, 'record_hash', 'key_email', 'key_proflink', 'key_phone', 'key_domain', 'key_name', 'key_person'];
+    const cols = [
+      ...DISPLAY_FIELDS,
+      'record_hash',
+      'key_email',
+      'key_proflink',
+      'key_phone',
+      'key_domain',
+      'key_name',
+      'key_person',
+    ];
     // Rows hold several keys, so two concurrent batches could each insert a key the other then
     // waits on (a deadlock). A transaction-level lock per (client, record type), taken in the same
     // statement before its first row is inserted, queues such inserts instead.
@@ -421,7 +584,14 @@ export class DedupeRepository {
        from scope_lock, jsonb_to_recordset(?::jsonb) as x(${cols.map((c) => `${c} text`).join(', ')}, data jsonb)
        on conflict do nothing
        returning id, record_hash`,
-      [`dedupe/${req.clientId}/${req.recordType}`, req.clientId, req.recordType, req.campaignId, req.sourceWorker, JSON.stringify(rows)],
+      [
+        `dedupe/${req.clientId}/${req.recordType}`,
+        req.clientId,
+        req.recordType,
+        req.campaignId,
+        req.sourceWorker,
+        JSON.stringify(rows),
+      ],
     )) as { rows: { id: string; record_hash: string }[] };
     return new Map(inserted.map((r) => [r.record_hash, Number(r.id)]));
   }

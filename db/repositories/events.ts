@@ -42,7 +42,11 @@ const pendingByTransaction = new WeakMap<Knex.Transaction, StoredEvent[]>();
  * announcements piled up on the connection pool under a submission storm (a CI run saw the
  * worker's activities time out acquiring a connection).
  */
-export async function transactionWithEvents<T>(db: Knex, schema: string, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+export async function transactionWithEvents<T>(
+  db: Knex,
+  schema: string,
+  fn: (trx: Knex.Transaction) => Promise<T>,
+): Promise<T> {
   let events: StoredEvent[] = [];
   const result = await db.transaction(async (trx) => {
     events = [];
@@ -57,20 +61,27 @@ export async function transactionWithEvents<T>(db: Knex, schema: string, fn: (tr
 function notifyPayloads(events: StoredEvent[]): string[] {
   return events.map((e) => {
     const full = JSON.stringify(e);
-    return Buffer.byteLength(full) > MAX_NOTIFY_BYTES ? JSON.stringify({ id: e.id, client_id: e.client_id, truncated: true }) : full;
+    return Buffer.byteLength(full) > MAX_NOTIFY_BYTES
+      ? JSON.stringify({ id: e.id, client_id: e.client_id, truncated: true })
+      : full;
   });
 }
 
 async function publishEvents(db: Knex, schema: string, events: StoredEvent[]): Promise<void> {
   if (events.length === 0) return;
   const payloads = notifyPayloads(events);
-  await db.raw(`select ${payloads.map(() => 'pg_notify(?, ?)').join(', ')}`, payloads.flatMap((p) => [eventsChannel(schema), p]));
+  await db.raw(
+    `select ${payloads.map(() => 'pg_notify(?, ?)').join(', ')}`,
+    payloads.flatMap((p) => [eventsChannel(schema), p]),
+  );
 }
 
 /** The statement that announces `events`, sent in a batch after a commit (db/batched.ts); undefined for none. */
 export function announcementStatement(schema: string, events: StoredEvent[]): string | undefined {
   if (events.length === 0) return undefined;
-  return `select ${notifyPayloads(events.map(normalize)).map((p) => `pg_notify(${inline('$1, $2', [eventsChannel(schema), p])})`).join(', ')}`;
+  return `select ${notifyPayloads(events.map(normalize))
+    .map((p) => `pg_notify(${inline('$1, $2', [eventsChannel(schema), p])})`)
+    .join(', ')}`;
 }
 
 /** Queues an event inserted by other means for announcement after the commit; false outside transactionWithEvents. */
@@ -111,8 +122,18 @@ export async function findEvent(db: Knex, id: number): Promise<StoredEvent | und
  * could be replayed before a lower one that has yet to commit, and a client that resumes after it
  * would never get that one.
  */
-export async function eventsSince(db: Knex, clientId: string, afterId: number, upTo: number, limit = 1000): Promise<StoredEvent[]> {
-  const rows = (await EventModel.forClient(db, clientId).where('id', '>', afterId).andWhere('id', '<=', upTo).orderBy('id').limit(limit)) as unknown as StoredEvent[];
+export async function eventsSince(
+  db: Knex,
+  clientId: string,
+  afterId: number,
+  upTo: number,
+  limit = 1000,
+): Promise<StoredEvent[]> {
+  const rows = (await EventModel.forClient(db, clientId)
+    .where('id', '>', afterId)
+    .andWhere('id', '<=', upTo)
+    .orderBy('id')
+    .limit(limit)) as unknown as StoredEvent[];
   return rows.map(normalize);
 }
 
@@ -122,7 +143,10 @@ export async function eventsInRanges(db: Knex, ranges: [number, number][]): Prom
   // Two array parameters however many ranges; each range is one index range scan, however wide.
   const rows = (await db('events')
     .select('events.*')
-    .joinRaw('join unnest(?::bigint[], ?::bigint[]) as r(lo, hi) on events.id between r.lo and r.hi', [`{${ranges.map((r) => r[0]).join(',')}}`, `{${ranges.map((r) => r[1]).join(',')}}`])
+    .joinRaw('join unnest(?::bigint[], ?::bigint[]) as r(lo, hi) on events.id between r.lo and r.hi', [
+      `{${ranges.map((r) => r[0]).join(',')}}`,
+      `{${ranges.map((r) => r[1]).join(',')}}`,
+    ])
     .orderBy('events.id')) as StoredEvent[];
   return rows.map(normalize);
 }

@@ -41,7 +41,8 @@ export class ExportRepository {
   /** The client's campaign; another client's is simply not there. */
   /** The display name of the campaign location a job was submitted for; null for a standalone job. */
   async locationOfJob(jobId: string): Promise<string | null> {
-    const row = (await this.db('campaign_locations').select('display_name').where({ job_id: jobId }).first()) as { display_name: string } | undefined;
+    const row = (await this.db('campaign_locations').select('display_name').where({ job_id: jobId }).first()) as
+      { display_name: string } | undefined;
     return row?.display_name ?? null;
   }
 
@@ -67,11 +68,28 @@ export class ExportRepository {
   }
 
   /** One job's businesses in maps order (position, then place id), `PAGE` rows a query. */
-  async *workflowBusinesses(clientId: string, jobId: string, location: string | null): AsyncGenerator<WorkflowBusinessRow> {
+  async *workflowBusinesses(
+    clientId: string,
+    jobId: string,
+    location: string | null,
+  ): AsyncGenerator<WorkflowBusinessRow> {
     let after: [number, string] | null = null;
     for (;;) {
       const q = WorkflowBusinessModel.forClient(this.db, clientId)
-        .select('job_id', 'place_id', 'campaign_id', 'position', 'business', 'domain_filtered', 'filter_reason', 'site_status', 'site', 'verify_status', 'emails_verified', 'valid_emails_count')
+        .select(
+          'job_id',
+          'place_id',
+          'campaign_id',
+          'position',
+          'business',
+          'domain_filtered',
+          'filter_reason',
+          'site_status',
+          'site',
+          'verify_status',
+          'emails_verified',
+          'valid_emails_count',
+        )
         .where({ job_id: jobId })
         .orderBy([{ column: 'position' }, { column: 'place_id' }])
         .limit(PAGE);

@@ -12,7 +12,9 @@ export class IcpProfiles {
   constructor(private readonly db: Knex) {}
 
   async get(clientId: string): Promise<IcpRow> {
-    const row = (await IcpProfileModel.forClient(this.db, clientId).select('industries', 'countries', 'updated_at').first()) as unknown as IcpRow | undefined;
+    const row = (await IcpProfileModel.forClient(this.db, clientId)
+      .select('industries', 'countries', 'updated_at')
+      .first()) as unknown as IcpRow | undefined;
     return row ?? { industries: [], countries: [], updated_at: null };
   }
 

@@ -1,7 +1,14 @@
 import type { Knex } from 'knex';
 import { conflict, type DomainError } from '../../lib/errors';
 import type { CredentialCipher, SealContext } from '../../lib/llm/cipher';
-import { credentialIdentity, keyPreview, modelOf, PROVIDERS, type Credentials, type ProviderName } from '../../lib/llm/providers';
+import {
+  credentialIdentity,
+  keyPreview,
+  modelOf,
+  PROVIDERS,
+  type Credentials,
+  type ProviderName,
+} from '../../lib/llm/providers';
 import type { Price } from '../../lib/llm/prices';
 import { IntegrationModel } from '../models/integration';
 import { appendEvent } from './events';
@@ -51,7 +58,8 @@ export interface IntegrationState extends IntegrationRow {
 }
 
 /** A `block` key whose limit is reached: calls skip it until the period rolls over or the limit is raised. */
-export const spendBlocked = (k: IntegrationState): boolean => k.spend_limit_action === 'block' && k.spend_limit_exceeded_now;
+export const spendBlocked = (k: IntegrationState): boolean =>
+  k.spend_limit_action === 'block' && k.spend_limit_exceeded_now;
 
 /** One answer's usage as logged: what for, the key's model, tokens and their cost in USD. */
 export interface UsageRecord {
@@ -77,7 +85,8 @@ export interface IntegrationSettings {
 
 const UTC_TODAY = "(now() AT TIME ZONE 'utc')::date";
 const THIS_MINUTE = "date_trunc('minute', now())";
-const PERIOD_START = "CASE i.spend_limit_period WHEN 'daily' THEN date_trunc('day', now() AT TIME ZONE 'utc') AT TIME ZONE 'utc' ELSE date_trunc('month', now() AT TIME ZONE 'utc') AT TIME ZONE 'utc' END";
+const PERIOD_START =
+  "CASE i.spend_limit_period WHEN 'daily' THEN date_trunc('day', now() AT TIME ZONE 'utc') AT TIME ZONE 'utc' ELSE date_trunc('month', now() AT TIME ZONE 'utc') AT TIME ZONE 'utc' END";
 /** USD the key `i` spent in its current period (UTC day or month), from the usage log. */
 const SPEND_CURRENT_PERIOD = `(SELECT coalesce(sum(u.cost_usd), 0) FROM llm_usage u WHERE u.integration_id = i.id AND u.created_at >= ${PERIOD_START})`;
 /**
@@ -101,16 +110,24 @@ export class IntegrationRepository {
 
   /** The client's integrations (aliased `i`) with their counters as of now. */
   private state(clientId: string) {
-    return IntegrationModel.query(this.db).alias('i').modify('forClient', clientId).select(
-      'i.*',
-      this.db.raw(`CASE WHEN i.daily_window = ${UTC_TODAY} THEN i.daily_count ELSE 0 END AS daily_count_now`),
-      this.db.raw(`CASE WHEN i.minute_window = ${THIS_MINUTE} THEN i.minute_count ELSE 0 END AS minute_count_now`),
-      this.db.raw(`${SPEND_CURRENT_PERIOD}::float8 AS spend_current_period`),
-      this.db.raw(`${SPEND_LIMIT_EXCEEDED} AS spend_limit_exceeded_now`),
-    );
+    return IntegrationModel.query(this.db)
+      .alias('i')
+      .modify('forClient', clientId)
+      .select(
+        'i.*',
+        this.db.raw(`CASE WHEN i.daily_window = ${UTC_TODAY} THEN i.daily_count ELSE 0 END AS daily_count_now`),
+        this.db.raw(`CASE WHEN i.minute_window = ${THIS_MINUTE} THEN i.minute_count ELSE 0 END AS minute_count_now`),
+        this.db.raw(`${SPEND_CURRENT_PERIOD}::float8 AS spend_current_period`),
+        this.db.raw(`${SPEND_LIMIT_EXCEEDED} AS spend_limit_exceeded_now`),
+      );
   }
 
-  async create(clientId: string, provider: ProviderName, credentials: Credentials, settings: IntegrationSettings): Promise<IntegrationState> {
+  async create(
+    clientId: string,
+    provider: ProviderName,
+    credentials: Credentials,
+    settings: IntegrationSettings,
+  ): Promise<IntegrationState> {
     const isPrimary = settings.is_primary ?? false;
     const fingerprint = this.cipher.fingerprint(provider, credentialIdentity(credentials));
     // The id first: the sealed value is bound to its row (lib/cipher.ts).
@@ -136,7 +153,11 @@ export class IntegrationRepository {
   }
 
   async list(clientId: string): Promise<IntegrationState[]> {
-    return (await this.state(clientId).orderBy([{ column: 'i.is_primary', order: 'desc' }, { column: 'i.priority', order: 'desc' }, { column: 'i.id', order: 'asc' }])) as unknown as IntegrationState[];
+    return (await this.state(clientId).orderBy([
+      { column: 'i.is_primary', order: 'desc' },
+      { column: 'i.priority', order: 'desc' },
+      { column: 'i.id', order: 'asc' },
+    ])) as unknown as IntegrationState[];
   }
 
   async find(clientId: string, id: number): Promise<IntegrationState | undefined> {
@@ -144,14 +165,25 @@ export class IntegrationRepository {
   }
 
   /** Settings, and new credentials (re-sealed, new preview and fingerprint) when given. */
-  async update(clientId: string, id: number, settings: IntegrationSettings, credentials?: Credentials): Promise<IntegrationState | undefined> {
+  async update(
+    clientId: string,
+    id: number,
+    settings: IntegrationSettings,
+    credentials?: Credentials,
+  ): Promise<IntegrationState | undefined> {
     const current = await this.find(clientId, id);
     if (!current) return undefined;
     const patch: Record<string, unknown> = { ...columns(settings), updated_at: this.db.fn.now() };
     // Becoming primary (or not) moves the default priority with it unless one is given.
-    if (settings.is_primary !== undefined && settings.priority === undefined && current.priority === (current.is_primary ? 10 : 0)) patch.priority = settings.is_primary ? 10 : 0;
+    if (
+      settings.is_primary !== undefined &&
+      settings.priority === undefined &&
+      current.priority === (current.is_primary ? 10 : 0)
+    )
+      patch.priority = settings.is_primary ? 10 : 0;
     // Another limit or period is a new threshold: its crossing (seen at the next recorded usage) stores its own event.
-    if (settings.spend_limit_amount !== undefined || settings.spend_limit_period !== undefined) patch.spend_limit_exceeded = false;
+    if (settings.spend_limit_amount !== undefined || settings.spend_limit_period !== undefined)
+      patch.spend_limit_exceeded = false;
     if (credentials) {
       Object.assign(patch, {
         credentials_sealed: this.cipher.seal(JSON.stringify(credentials), credentialsSealedAt(clientId, id)),
@@ -180,7 +212,9 @@ export class IntegrationRepository {
   }
 
   credentials(row: IntegrationRow): Credentials {
-    return JSON.parse(this.cipher.open(row.credentials_sealed, credentialsSealedAt(row.client_id, row.id))) as Credentials;
+    return JSON.parse(
+      this.cipher.open(row.credentials_sealed, credentialsSealedAt(row.client_id, row.id)),
+    ) as Credentials;
   }
 
   /**
@@ -192,7 +226,11 @@ export class IntegrationRepository {
       .where({ 'i.is_active': true })
       .andWhere((q) => q.where('i.health_status', 'healthy').orWhere('i.retry_at', '<=', this.db.fn.now()))
       .andWhere((q) => q.whereNull('i.rate_limited_until').orWhere('i.rate_limited_until', '<=', this.db.fn.now()))
-      .orderBy([{ column: 'i.is_primary', order: 'desc' }, { column: 'i.priority', order: 'desc' }, { column: 'i.id', order: 'asc' }])) as unknown as IntegrationState[];
+      .orderBy([
+        { column: 'i.is_primary', order: 'desc' },
+        { column: 'i.priority', order: 'desc' },
+        { column: 'i.id', order: 'asc' },
+      ])) as unknown as IntegrationState[];
   }
 
   /**
@@ -237,7 +275,9 @@ export class IntegrationRepository {
   }
 
   private async logUsage(row: IntegrationRow, usage: UsageRecord, healthy: boolean): Promise<void> {
-    const health = healthy ? "health_status = 'healthy', consecutive_failures = 0, retry_at = NULL, last_error = NULL," : '';
+    const health = healthy
+      ? "health_status = 'healthy', consecutive_failures = 0, retry_at = NULL, last_error = NULL,"
+      : '';
     await this.db.transaction(async (trx) => {
       await trx('llm_usage').insert({
         integration_id: row.id,
@@ -255,12 +295,23 @@ export class IntegrationRepository {
          RETURNING i.spend_limit_exceeded AS now_exceeded, old.spend_limit_exceeded AS was_exceeded, i.spend_limit_action AS action, i.spend_limit_amount AS amount, i.spend_limit_period AS period`,
         [row.id],
       );
-      const r = (res as { rows: { now_exceeded: boolean; was_exceeded: boolean; action: string; amount: string; period: string }[] }).rows[0];
+      const r = (
+        res as {
+          rows: { now_exceeded: boolean; was_exceeded: boolean; action: string; amount: string; period: string }[];
+        }
+      ).rows[0];
       if (r?.now_exceeded && !r.was_exceeded) {
         await appendEvent(trx, this.schema, {
           clientId: row.client_id,
           name: 'integration.spend_limit_exceeded',
-          data: { integration_id: row.id, provider_name: row.provider_name, key_label: row.key_label, spend_limit_amount: Number(r.amount), spend_limit_period: r.period, spend_limit_action: r.action },
+          data: {
+            integration_id: row.id,
+            provider_name: row.provider_name,
+            key_label: row.key_label,
+            spend_limit_amount: Number(r.amount),
+            spend_limit_period: r.period,
+            spend_limit_action: r.action,
+          },
         });
       }
     });
@@ -284,12 +335,17 @@ export class IntegrationRepository {
   /** A 429: the key is skipped for Retry-After (at least a second), which is not a failure of the key. */
   async recordRateLimited(id: number, seconds: number, error: string): Promise<void> {
     // tenancy: an integration by its id, chosen by the client-scoped key selection (lib/llm) before the call.
-    await this.db.raw(`UPDATE llm_integrations SET rate_limited_until = now() + make_interval(secs => ?), last_error = ? WHERE id = ?`, [Math.min(Math.max(seconds, 1), 3600), error.slice(0, 1000), id]);
+    await this.db.raw(
+      `UPDATE llm_integrations SET rate_limited_until = now() + make_interval(secs => ?), last_error = ? WHERE id = ?`,
+      [Math.min(Math.max(seconds, 1), 3600), error.slice(0, 1000), id],
+    );
   }
 
   /** The integration's own price, when it has one. */
   ownPrice(row: IntegrationRow): Price | null {
-    return row.price_input === null || row.price_output === null ? null : { input: Number(row.price_input), output: Number(row.price_output) };
+    return row.price_input === null || row.price_output === null
+      ? null
+      : { input: Number(row.price_input), output: Number(row.price_output) };
   }
 
   /**
@@ -300,14 +356,22 @@ export class IntegrationRepository {
    * it with the current key already.
    */
   async reseal(clientId?: string): Promise<{ resealed: number; unopenable: string[] }> {
-    const query = clientId === undefined ? IntegrationModel.query(this.db) : IntegrationModel.forClient<IntegrationModel>(this.db, clientId);
-    const rows = (await query.select('id', 'client_id', 'provider_name', 'credentials_sealed')) as unknown as Pick<IntegrationRow, 'id' | 'client_id' | 'provider_name' | 'credentials_sealed'>[];
+    const query =
+      clientId === undefined
+        ? IntegrationModel.query(this.db)
+        : IntegrationModel.forClient<IntegrationModel>(this.db, clientId);
+    const rows = (await query.select('id', 'client_id', 'provider_name', 'credentials_sealed')) as unknown as Pick<
+      IntegrationRow,
+      'id' | 'client_id' | 'provider_name' | 'credentials_sealed'
+    >[];
     const outcome = { resealed: 0, unopenable: [] as string[] };
     for (const r of rows) {
       if (this.cipher.isCurrent(r.credentials_sealed)) continue;
       let creds: Credentials;
       try {
-        creds = JSON.parse(this.cipher.open(r.credentials_sealed, credentialsSealedAt(r.client_id, r.id))) as Credentials;
+        creds = JSON.parse(
+          this.cipher.open(r.credentials_sealed, credentialsSealedAt(r.client_id, r.id)),
+        ) as Credentials;
       } catch {
         // Only the row id: the error of a JSON.parse may quote the plaintext.
         outcome.unopenable.push(`llm_integrations ${r.id}`);
@@ -315,18 +379,28 @@ export class IntegrationRepository {
       }
       outcome.resealed += await this.db('llm_integrations')
         .where({ id: r.id, credentials_sealed: r.credentials_sealed })
-        .update({ credentials_sealed: this.cipher.seal(JSON.stringify(creds), credentialsSealedAt(r.client_id, r.id)), credential_fingerprint: this.cipher.fingerprint(r.provider_name, credentialIdentity(creds)) });
+        .update({
+          credentials_sealed: this.cipher.seal(JSON.stringify(creds), credentialsSealedAt(r.client_id, r.id)),
+          credential_fingerprint: this.cipher.fingerprint(r.provider_name, credentialIdentity(creds)),
+        });
     }
     return outcome;
   }
 }
 
 /** Where an integration's credentials are sealed for (lib/cipher.ts's associated data). */
-export const credentialsSealedAt = (clientId: string, id: number): SealContext => ({ table: 'llm_integrations', column: 'credentials_sealed', clientId, rowId: id });
+export const credentialsSealedAt = (clientId: string, id: number): SealContext => ({
+  table: 'llm_integrations',
+  column: 'credentials_sealed',
+  clientId,
+  rowId: id,
+});
 
 /** The next id of a serial primary key, taken before the insert that uses it. */
 export async function nextId(db: Knex, table: string): Promise<number> {
-  const { rows } = (await db.raw('select nextval(pg_get_serial_sequence(?, ?)) as id', [table, 'id'])) as { rows: { id: string }[] };
+  const { rows } = (await db.raw('select nextval(pg_get_serial_sequence(?, ?)) as id', [table, 'id'])) as {
+    rows: { id: string }[];
+  };
   return Number(rows[0]?.id);
 }
 
@@ -337,7 +411,17 @@ function duplicate(provider: ProviderName): DomainError {
 
 function columns(s: IntegrationSettings): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of ['key_label', 'is_active', 'is_primary', 'priority', 'daily_limit', 'minute_limit', 'spend_limit_amount', 'spend_limit_period', 'spend_limit_action'] as const) {
+  for (const k of [
+    'key_label',
+    'is_active',
+    'is_primary',
+    'priority',
+    'daily_limit',
+    'minute_limit',
+    'spend_limit_amount',
+    'spend_limit_period',
+    'spend_limit_action',
+  ] as const) {
     if (s[k] !== undefined) out[k] = s[k];
   }
   if (s.prices !== undefined) {

@@ -45,9 +45,13 @@ export class JobResultStore {
 
   /** The stored result, wherever it lives; undefined when there is none. */
   async load(jobId: string): Promise<unknown> {
-    const row = (await this.db('job_results').where({ job_id: jobId }).first()) as { data: unknown; object_key: string | null } | undefined;
+    const row = (await this.db('job_results').where({ job_id: jobId }).first()) as
+      { data: unknown; object_key: string | null } | undefined;
     if (!row) return undefined;
-    if (row.object_key) return JSON.parse((await this.storage.get(this.storage.resultsBucket, row.object_key)).toString('utf8')) as unknown;
+    if (row.object_key)
+      return JSON.parse(
+        (await this.storage.get(this.storage.resultsBucket, row.object_key)).toString('utf8'),
+      ) as unknown;
     return row.data;
   }
 }

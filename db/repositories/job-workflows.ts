@@ -57,7 +57,17 @@ export interface WorkflowBusinessRow {
   verify_error: string | null;
 }
 
-export type NewWorkflowBusiness = Pick<WorkflowBusinessRow, 'place_id' | 'position' | 'business' | 'site_origin' | 'domain_filtered' | 'filter_reason' | 'site_status' | 'verify_status'>;
+export type NewWorkflowBusiness = Pick<
+  WorkflowBusinessRow,
+  | 'place_id'
+  | 'position'
+  | 'business'
+  | 'site_origin'
+  | 'domain_filtered'
+  | 'filter_reason'
+  | 'site_status'
+  | 'verify_status'
+>;
 
 /** Stages not yet at an end: what a deadline or a cancel leaves behind. */
 const OPEN: StageStatus[] = ['pending', 'processing'];
@@ -72,17 +82,37 @@ export class JobWorkflowRepository {
 
   /** The row of a job's pipeline, written by the first call; later calls (retries) return it unchanged. */
   /** `overallFrom`: when the workflow's overall time began (the maps job's start); now when unknown. */
-  async start(row: Pick<JobWorkflowRow, 'job_id' | 'client_id' | 'campaign_id' | 'options' | 'limits'>, businesses: NewWorkflowBusiness[], overallFrom: Date | null = null): Promise<JobWorkflowRow> {
+  async start(
+    row: Pick<JobWorkflowRow, 'job_id' | 'client_id' | 'campaign_id' | 'options' | 'limits'>,
+    businesses: NewWorkflowBusiness[],
+    overallFrom: Date | null = null,
+  ): Promise<JobWorkflowRow> {
     return this.db.transaction(async (trx) => {
       await trx.raw(
         `insert into job_workflows (job_id, client_id, campaign_id, status, options, limits, started_at, deadline_at)
          values (?, ?, ?, 'processing', ?::jsonb, ?::jsonb, now(), coalesce(?::timestamptz, now()) + (? * interval '1 millisecond'))
          on conflict (job_id) do nothing`,
-        [row.job_id, row.client_id, row.campaign_id, JSON.stringify(row.options), JSON.stringify(row.limits), overallFrom, row.limits.overallMs],
+        [
+          row.job_id,
+          row.client_id,
+          row.campaign_id,
+          JSON.stringify(row.options),
+          JSON.stringify(row.limits),
+          overallFrom,
+          row.limits.overallMs,
+        ],
       );
       if (businesses.length > 0) {
         await trx('workflow_businesses')
-          .insert(businesses.map((b) => ({ ...b, business: JSON.stringify(b.business), job_id: row.job_id, client_id: row.client_id, campaign_id: row.campaign_id })))
+          .insert(
+            businesses.map((b) => ({
+              ...b,
+              business: JSON.stringify(b.business),
+              job_id: row.job_id,
+              client_id: row.client_id,
+              campaign_id: row.campaign_id,
+            })),
+          )
           .onConflict(['job_id', 'place_id'])
           .ignore();
       }
@@ -101,24 +131,55 @@ export class JobWorkflowRepository {
   }
 
   /** Sets stage fields of every (non-filtered) business on one site. */
-  async updateSite(jobId: string, origin: string, patch: Partial<Pick<WorkflowBusinessRow, 'site_status' | 'site' | 'site_error' | 'verify_status' | 'emails_verified' | 'valid_emails_count' | 'verify_error'>>): Promise<void> {
+  async updateSite(
+    jobId: string,
+    origin: string,
+    patch: Partial<
+      Pick<
+        WorkflowBusinessRow,
+        | 'site_status'
+        | 'site'
+        | 'site_error'
+        | 'verify_status'
+        | 'emails_verified'
+        | 'valid_emails_count'
+        | 'verify_error'
+      >
+    >,
+  ): Promise<void> {
     const values: Record<string, unknown> = { ...patch, updated_at: this.db.fn.now() };
     if (patch.site !== undefined) values.site = JSON.stringify(patch.site);
     if (patch.emails_verified !== undefined) values.emails_verified = JSON.stringify(patch.emails_verified);
-    await this.db('workflow_businesses').where({ job_id: jobId, site_origin: origin, domain_filtered: false }).update(values);
+    await this.db('workflow_businesses')
+      .where({ job_id: jobId, site_origin: origin, domain_filtered: false })
+      .update(values);
   }
 
   /** A stage of one site that ended without its activity's own word (a time-out, retries used up): only stages still open change. */
-  async endOpenStage(jobId: string, origin: string, stage: 'site' | 'verify', status: 'failed' | 'timed_out', error: string): Promise<void> {
+  async endOpenStage(
+    jobId: string,
+    origin: string,
+    stage: 'site' | 'verify',
+    status: 'failed' | 'timed_out',
+    error: string,
+  ): Promise<void> {
     await this.db.transaction(async (trx) => {
       const rows = trx('workflow_businesses').where({ job_id: jobId, site_origin: origin, domain_filtered: false });
       if (stage === 'site') {
         // A site that never finished has no e-mails to verify.
-        await rows.clone().whereIn('site_status', OPEN).update({ site_status: status, site_error: error, verify_status: 'skipped', updated_at: trx.fn.now() });
-        if (status === 'timed_out') await trx('job_workflows').where({ job_id: jobId }).update({ site_timed_out: true });
+        await rows
+          .clone()
+          .whereIn('site_status', OPEN)
+          .update({ site_status: status, site_error: error, verify_status: 'skipped', updated_at: trx.fn.now() });
+        if (status === 'timed_out')
+          await trx('job_workflows').where({ job_id: jobId }).update({ site_timed_out: true });
       } else {
-        await rows.clone().whereIn('verify_status', OPEN).update({ verify_status: status, verify_error: error, updated_at: trx.fn.now() });
-        if (status === 'timed_out') await trx('job_workflows').where({ job_id: jobId }).update({ verify_timed_out: true });
+        await rows
+          .clone()
+          .whereIn('verify_status', OPEN)
+          .update({ verify_status: status, verify_error: error, updated_at: trx.fn.now() });
+        if (status === 'timed_out')
+          await trx('job_workflows').where({ job_id: jobId }).update({ verify_timed_out: true });
       }
     });
   }
@@ -146,20 +207,37 @@ export class JobWorkflowRepository {
    */
   async finish(jobId: string, outcome: 'done' | 'deadline' | 'cancelled'): Promise<JobWorkflowRow | undefined> {
     return this.db.transaction(async (trx) => {
-      const row = (await trx('job_workflows').where({ job_id: jobId }).forUpdate().first()) as JobWorkflowRow | undefined;
+      const row = (await trx('job_workflows').where({ job_id: jobId }).forUpdate().first()) as
+        JobWorkflowRow | undefined;
       if (!row || row.status !== 'processing') return row;
       const open = () => trx('workflow_businesses').where({ job_id: jobId });
       if (outcome === 'deadline' || outcome === 'cancelled') {
-        const [status, error] = outcome === 'deadline' ? (['timed_out', 'the pipeline\'s overall time limit was reached'] as const) : (['skipped', 'cancelled'] as const);
+        const [status, error] =
+          outcome === 'deadline'
+            ? (['timed_out', "the pipeline's overall time limit was reached"] as const)
+            : (['skipped', 'cancelled'] as const);
         // A site that did not finish leaves nothing to verify: its verify stage is skipped, not timed out.
-        const site = await open().whereIn('site_status', OPEN).update({ site_status: status, site_error: error, verify_status: 'skipped', updated_at: trx.fn.now() });
-        const verify = await open().whereIn('verify_status', OPEN).update({ verify_status: status, verify_error: error, updated_at: trx.fn.now() });
+        const site = await open()
+          .whereIn('site_status', OPEN)
+          .update({ site_status: status, site_error: error, verify_status: 'skipped', updated_at: trx.fn.now() });
+        const verify = await open()
+          .whereIn('verify_status', OPEN)
+          .update({ verify_status: status, verify_error: error, updated_at: trx.fn.now() });
         if (outcome === 'deadline') {
-          await trx('job_workflows').where({ job_id: jobId }).update({ ...(site > 0 ? { site_timed_out: true } : {}), ...(verify > 0 ? { verify_timed_out: true } : {}) });
+          await trx('job_workflows')
+            .where({ job_id: jobId })
+            .update({
+              ...(site > 0 ? { site_timed_out: true } : {}),
+              ...(verify > 0 ? { verify_timed_out: true } : {}),
+            });
         }
       }
-      const stages = (await open().select('site_status', 'verify_status')) as Pick<WorkflowBusinessRow, 'site_status' | 'verify_status'>[];
-      const status = outcome === 'cancelled' ? 'failed' : pipelineStatus(stages.flatMap((s) => [s.site_status, s.verify_status]));
+      const stages = (await open().select('site_status', 'verify_status')) as Pick<
+        WorkflowBusinessRow,
+        'site_status' | 'verify_status'
+      >[];
+      const status =
+        outcome === 'cancelled' ? 'failed' : pipelineStatus(stages.flatMap((s) => [s.site_status, s.verify_status]));
       const [updated] = (await trx('job_workflows')
         .where({ job_id: jobId })
         .update({ status, completed_at: trx.fn.now(), error_message: outcome === 'cancelled' ? 'cancelled' : null })

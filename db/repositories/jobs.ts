@@ -97,7 +97,17 @@ const SUBMIT_STATEMENT = prepared(
    from gate left join j on true left join e on true`,
 );
 
-const queuedValues = (job: NewJob) => [job.id, job.clientId, job.type, job.priority, JSON.stringify(job.payload), job.payloadHash, job.campaignId, job.workflowId, job.taskQueue];
+const queuedValues = (job: NewJob) => [
+  job.id,
+  job.clientId,
+  job.type,
+  job.priority,
+  JSON.stringify(job.payload),
+  job.payloadHash,
+  job.campaignId,
+  job.workflowId,
+  job.taskQueue,
+];
 
 /** Jobs as the API and the lifecycle activities see them; tenant scoping via JobModel.forClient. */
 export class JobRepository {
@@ -119,16 +129,36 @@ export class JobRepository {
       const [, rows] = await trx.run(
         // The lock is a statement of its own: a statement's snapshot is taken before it waits, so
         // a lookup in the same statement would miss the job the lock holder just committed.
-        inline('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`${job.clientId}/${job.type}/${job.payloadHash}`]),
+        inline('select pg_advisory_xact_lock(hashtextextended($1, 0))', [
+          `${job.clientId}/${job.type}/${job.payloadHash}`,
+        ]),
         {
           statement: SUBMIT_STATEMENT,
-          values: [options.capacity ?? null, job.taskQueue, job.clientId, job.type, job.payloadHash, new Date(Date.now() - options.dedupeWindowMs), ...queuedValues(job), submissionLockKey(job.id)],
+          values: [
+            options.capacity ?? null,
+            job.taskQueue,
+            job.clientId,
+            job.type,
+            job.payloadHash,
+            new Date(Date.now() - options.dedupeWindowMs),
+            ...queuedValues(job),
+            submissionLockKey(job.id),
+          ],
         },
       );
-      const row = rows?.[0] as { cached: Record<string, unknown> | null; queued: string | null; full: boolean; job: Record<string, unknown> | null; event: StoredEvent | null } | undefined;
+      const row = rows?.[0] as
+        | {
+            cached: Record<string, unknown> | null;
+            queued: string | null;
+            full: boolean;
+            job: Record<string, unknown> | null;
+            event: StoredEvent | null;
+          }
+        | undefined;
       if (row?.cached) return { kind: 'cached', job: JobModel.fromDatabaseJson(row.cached) } as const;
       const queued = row?.queued === null || row?.queued === undefined ? null : Number(row.queued);
-      if (row?.full && options.capacity !== undefined) return { kind: 'queue_full', capacity: options.capacity, queued: queued ?? options.capacity } as const;
+      if (row?.full && options.capacity !== undefined)
+        return { kind: 'queue_full', capacity: options.capacity, queued: queued ?? options.capacity } as const;
       if (!row?.job || !row.event) throw new Error('job insert returned nothing');
       const created = JobModel.fromDatabaseJson(row.job);
       await start(created);
@@ -144,7 +174,7 @@ export class JobRepository {
    */
   async insertQueued(trx: Knex.Transaction, job: NewJob): Promise<JobModel> {
     const { rows: inserted } = (await trx.raw(
-      `with ${queuedInsert('values (?, ?, ?, \'queued\', ?, ?, ?, ?, ?, ?)')}
+      `with ${queuedInsert("values (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)")}
        select row_to_json(j.*) as job, row_to_json(e.*) as event from j, e`,
       queuedValues(job),
     )) as { rows: { job: Record<string, unknown>; event: StoredEvent }[] };
@@ -175,7 +205,12 @@ export class JobRepository {
     if (filter.campaignId) base.where('campaign_id', filter.campaignId);
     const [total, jobs] = await Promise.all([
       base.clone().resultSize(),
-      base.clone().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+      base
+        .clone()
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
         .limit(filter.pageSize)
         .offset((filter.page - 1) * filter.pageSize),
     ]);
@@ -230,8 +265,10 @@ export class JobRepository {
         });
     }
     const data: Record<string, unknown> = { job_id: job.id, type: job.type, status };
-    if (status === 'completed') Object.assign(data, { processing_time: processing, results_count: fields.resultsCount ?? 0 });
-    if (status === 'failed') Object.assign(data, { error_message: fields.errorMessage ?? null, processing_time: processing });
+    if (status === 'completed')
+      Object.assign(data, { processing_time: processing, results_count: fields.resultsCount ?? 0 });
+    if (status === 'failed')
+      Object.assign(data, { error_message: fields.errorMessage ?? null, processing_time: processing });
     await appendEvent(trx, this.schema, { clientId: job.client_id, name: `job.${status}`, jobId: job.id, data });
     return updated;
   }
@@ -262,7 +299,11 @@ export class JobRepository {
   /** queued -> processing, recording the worker; `job.started` only on the first start, not on a retry. */
   async markStarted(trx: Knex.Transaction, job: JobModel, workerId: string): Promise<JobModel> {
     const firstStart = job.status === 'queued';
-    const updated = await JobModel.query(trx).patchAndFetchById(job.id, { status: 'processing', started_at: job.started_at ?? new Date(), worker_id: workerId });
+    const updated = await JobModel.query(trx).patchAndFetchById(job.id, {
+      status: 'processing',
+      started_at: job.started_at ?? new Date(),
+      worker_id: workerId,
+    });
     if (firstStart) {
       await appendEvent(trx, this.schema, {
         clientId: job.client_id,

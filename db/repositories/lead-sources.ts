@@ -24,7 +24,8 @@ export class LeadSources {
 
   /** The campaign of a job (its resources join it); null when it has none. */
   async campaignOfJob(jobId: string): Promise<string | null> {
-    const job = (await this.db('jobs').where({ id: jobId }).first('campaign_id')) as { campaign_id: string | null } | undefined;
+    const job = (await this.db('jobs').where({ id: jobId }).first('campaign_id')) as
+      { campaign_id: string | null } | undefined;
     return job?.campaign_id ?? null;
   }
 
@@ -43,11 +44,18 @@ export class LeadSources {
    * the indexer may read for this client. Ids that are not uuids (business data is client-writable)
    * are left out before they reach Postgres.
    */
-  async completedJobsOfTypes(clientId: string, jobIds: string[], types: readonly JobType[]): Promise<Map<string, JobType>> {
+  async completedJobsOfTypes(
+    clientId: string,
+    jobIds: string[],
+    types: readonly JobType[],
+  ): Promise<Map<string, JobType>> {
     const ids = [...new Set(jobIds)].filter((id) => UUID.test(id));
     if (ids.length === 0 || types.length === 0) return new Map();
-    const rows = (await JobModel.forClient(this.db, clientId).where({ status: 'completed' }).whereIn('type', types).whereIn('id', ids).select('id', 'type')) as unknown as { id: string; type: JobType }[];
+    const rows = (await JobModel.forClient(this.db, clientId)
+      .where({ status: 'completed' })
+      .whereIn('type', types)
+      .whereIn('id', ids)
+      .select('id', 'type')) as unknown as { id: string; type: JobType }[];
     return new Map(rows.map((r) => [r.id, r.type]));
   }
 }
-

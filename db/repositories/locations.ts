@@ -15,8 +15,31 @@ export interface LocationRow {
 // Letters that Unicode does not decompose into a base letter and a mark, spelt as GeoNames'
 // asciiname spells them (Øster -> Oster, Straße -> Strasse, Əhmədbəyli -> Ahmadbayli).
 const LETTERS: Record<string, string> = {
-  ß: 'ss', ẞ: 'SS', ø: 'o', Ø: 'O', æ: 'ae', Æ: 'AE', œ: 'oe', Œ: 'OE', ł: 'l', Ł: 'L', đ: 'd', Đ: 'D',
-  ð: 'd', Ð: 'D', þ: 'th', Þ: 'Th', ı: 'i', ħ: 'h', Ħ: 'H', ə: 'a', Ə: 'A', '‘': "'", '’': "'", ʼ: "'", ʻ: "'",
+  ß: 'ss',
+  ẞ: 'SS',
+  ø: 'o',
+  Ø: 'O',
+  æ: 'ae',
+  Æ: 'AE',
+  œ: 'oe',
+  Œ: 'OE',
+  ł: 'l',
+  Ł: 'L',
+  đ: 'd',
+  Đ: 'D',
+  ð: 'd',
+  Ð: 'D',
+  þ: 'th',
+  Þ: 'Th',
+  ı: 'i',
+  ħ: 'h',
+  Ħ: 'H',
+  ə: 'a',
+  Ə: 'A',
+  '‘': "'",
+  '’': "'",
+  ʼ: "'",
+  ʻ: "'",
 };
 
 /**
@@ -51,7 +74,17 @@ export interface LocationQuery {
   page: number;
 }
 
-const COLUMNS = ['id', 'name', 'ascii_name', 'country_code', 'country', 'region', 'latitude', 'longitude', 'population'] as const;
+const COLUMNS = [
+  'id',
+  'name',
+  'ascii_name',
+  'country_code',
+  'country',
+  'region',
+  'latitude',
+  'longitude',
+  'population',
+] as const;
 
 /** The cities loaded by db/seeds/locations.ts: prefix search, biggest first. */
 export class LocationRepository {
@@ -69,7 +102,10 @@ export class LocationRepository {
       filtered()
         .select<LocationRow[]>(COLUMNS)
         // id breaks ties so that pages neither repeat nor skip a city of equal population.
-        .orderBy([{ column: 'population', order: 'desc' }, { column: 'id', order: 'asc' }])
+        .orderBy([
+          { column: 'population', order: 'desc' },
+          { column: 'id', order: 'asc' },
+        ])
         .limit(q.limit)
         .offset((q.page - 1) * q.limit),
     ]);
@@ -83,4 +119,9 @@ export class LocationRepository {
 }
 
 // char(2) and double precision come back as they are; population is an integer column.
-const view = (r: LocationRow): LocationRow => ({ ...r, country_code: r.country_code.trim(), latitude: Number(r.latitude), longitude: Number(r.longitude) });
+const view = (r: LocationRow): LocationRow => ({
+  ...r,
+  country_code: r.country_code.trim(),
+  latitude: Number(r.latitude),
+  longitude: Number(r.longitude),
+});

@@ -48,7 +48,12 @@ export const SENT = 'Sent';
 export const SNOOZED = 'Snoozed';
 
 /** Where a mailbox password is sealed for (lib/cipher.ts's associated data). */
-export const passwordSealedAt = (server: 'smtp' | 'imap', clientId: string, id: number): SealContext => ({ table: 'mail_mailboxes', column: `${server}_password_sealed`, clientId, rowId: id });
+export const passwordSealedAt = (server: 'smtp' | 'imap', clientId: string, id: number): SealContext => ({
+  table: 'mail_mailboxes',
+  column: `${server}_password_sealed`,
+  clientId,
+  rowId: id,
+});
 
 /**
  * Mailboxes, messages and templates of one client: every query starts from the models' `forClient`
@@ -78,7 +83,10 @@ export class MailRepository {
     };
   }
 
-  async createMailbox(clientId: string, input: Required<Pick<MailboxInput, 'address' | 'smtp'>> & MailboxInput): Promise<MailboxRow> {
+  async createMailbox(
+    clientId: string,
+    input: Required<Pick<MailboxInput, 'address' | 'smtp'>> & MailboxInput,
+  ): Promise<MailboxRow> {
     // The id first: the sealed passwords are bound to their row (lib/cipher.ts).
     const id = await nextId(this.db, 'mail_mailboxes');
     return MailboxModel.query(this.db)
@@ -132,7 +140,11 @@ export class MailRepository {
     if (patch.address !== undefined) changes.address = patch.address;
     if (patch.display_name !== undefined) changes.display_name = patch.display_name;
     if (patch.smtp !== undefined) Object.assign(changes, this.serverColumns('smtp', patch.smtp, clientId, id));
-    if (patch.imap !== undefined) Object.assign(changes, this.serverColumns('imap', patch.imap, clientId, id), { imap_uidvalidity: null, imap_last_uid: 0 });
+    if (patch.imap !== undefined)
+      Object.assign(changes, this.serverColumns('imap', patch.imap, clientId, id), {
+        imap_uidvalidity: null,
+        imap_last_uid: 0,
+      });
     const [row] = await this.mailboxes(clientId).where({ id }).patch(changes).returning('*');
     return row;
   }
@@ -143,15 +155,31 @@ export class MailRepository {
 
   /** The mailbox's servers with their passwords opened (for the worker and the login check only). */
   servers(row: MailboxRow): { smtp: MailServer; imap: MailServer | null } {
-    const smtp = { host: row.smtp_host, port: row.smtp_port, secure: row.smtp_secure, username: row.smtp_username, password: this.cipher.open(row.smtp_password_sealed, passwordSealedAt('smtp', row.client_id, row.id)) };
+    const smtp = {
+      host: row.smtp_host,
+      port: row.smtp_port,
+      secure: row.smtp_secure,
+      username: row.smtp_username,
+      password: this.cipher.open(row.smtp_password_sealed, passwordSealedAt('smtp', row.client_id, row.id)),
+    };
     const imap =
       row.imap_host && row.imap_port !== null && row.imap_username !== null && row.imap_password_sealed
-        ? { host: row.imap_host, port: row.imap_port, secure: row.imap_secure ?? false, username: row.imap_username, password: this.cipher.open(row.imap_password_sealed, passwordSealedAt('imap', row.client_id, row.id)) }
+        ? {
+            host: row.imap_host,
+            port: row.imap_port,
+            secure: row.imap_secure ?? false,
+            username: row.imap_username,
+            password: this.cipher.open(row.imap_password_sealed, passwordSealedAt('imap', row.client_id, row.id)),
+          }
         : null;
     return { smtp, imap };
   }
 
-  async recordSync(clientId: string, id: number, state: { uidvalidity?: string; lastUid?: number; error: string | null }): Promise<void> {
+  async recordSync(
+    clientId: string,
+    id: number,
+    state: { uidvalidity?: string; lastUid?: number; error: string | null },
+  ): Promise<void> {
     await this.mailboxes(clientId)
       .findById(id)
       .patch({
@@ -174,7 +202,10 @@ export class MailRepository {
     const outcome = { resealed: 0, unopenable: [] as string[] };
     for (const r of rows) {
       // One update per password: a PATCH replaces SMTP and IMAP separately.
-      for (const [column, sealed, name] of [['smtp_password_sealed', r.smtp_password_sealed, 'smtp'], ['imap_password_sealed', r.imap_password_sealed, 'imap']] as const) {
+      for (const [column, sealed, name] of [
+        ['smtp_password_sealed', r.smtp_password_sealed, 'smtp'],
+        ['imap_password_sealed', r.imap_password_sealed, 'imap'],
+      ] as const) {
         if (!sealed || this.cipher.isCurrent(sealed)) continue;
         let password: string;
         try {
@@ -204,7 +235,14 @@ export class MailRepository {
     clientId: string,
     mailboxId: number,
     message: ParsedMessage,
-    extra: { direction: 'inbound' | 'outbound'; folder: string; is_read?: boolean; list?: string | null; template_id?: number | null; send_status?: 'queued' | null },
+    extra: {
+      direction: 'inbound' | 'outbound';
+      folder: string;
+      is_read?: boolean;
+      list?: string | null;
+      template_id?: number | null;
+      send_status?: 'queued' | null;
+    },
   ): Promise<{ row: MessageRow; created: boolean }> {
     const existing = await this.byMessageId(clientId, mailboxId, message.message_id);
     if (existing) return { row: existing, created: false };
@@ -212,8 +250,15 @@ export class MailRepository {
       // One message of the client threaded at a time: a reply and its ancestor stored at once would each miss the other.
       await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`mail-thread/${clientId}`]);
       const ancestors = [...message.references, ...(message.in_reply_to ? [message.in_reply_to] : [])];
-      const known = ancestors.length ? await MailMessageModel.forClient<MailMessageModel>(trx, clientId).whereIn('message_id', ancestors).select('message_id', 'thread_id') : [];
-      const threadId = threadIdOf({ messageId: message.message_id, inReplyTo: message.in_reply_to, references: message.references }, (id) => known.find((k) => k.message_id === id)?.thread_id);
+      const known = ancestors.length
+        ? await MailMessageModel.forClient<MailMessageModel>(trx, clientId)
+            .whereIn('message_id', ancestors)
+            .select('message_id', 'thread_id')
+        : [];
+      const threadId = threadIdOf(
+        { messageId: message.message_id, inReplyTo: message.in_reply_to, references: message.references },
+        (id) => known.find((k) => k.message_id === id)?.thread_id,
+      );
       // knex, not the model: an insert the conflict clause ignored returns no row, and the model would answer with its input.
       const [inserted] = (await trx('mail_messages')
         .insert({
@@ -242,13 +287,18 @@ export class MailRepository {
         .returning('*')) as Record<string, unknown>[];
       if (!inserted) {
         // A concurrent import of the same message won the race: answer with its copy.
-        const raced = await MailMessageModel.forClient<MailMessageModel>(trx, clientId).findOne({ mailbox_id: mailboxId, message_id: message.message_id });
+        const raced = await MailMessageModel.forClient<MailMessageModel>(trx, clientId).findOne({
+          mailbox_id: mailboxId,
+          message_id: message.message_id,
+        });
         if (!raced) throw new Error(`message ${message.message_id} neither inserted nor found`);
         return { row: raced, created: false };
       }
       // Descendants stored while this message was unknown have its Message-ID as their thread (threadIdOf's fallback).
       if (threadId !== message.message_id) {
-        await MailMessageModel.forClient<MailMessageModel>(trx, clientId).where({ thread_id: message.message_id }).patch({ thread_id: threadId, updated_at: trx.fn.now() as unknown as Date });
+        await MailMessageModel.forClient<MailMessageModel>(trx, clientId)
+          .where({ thread_id: message.message_id })
+          .patch({ thread_id: threadId, updated_at: trx.fn.now() as unknown as Date });
       }
       return { row: MailMessageModel.fromDatabaseJson(inserted), created: true };
     });
@@ -265,7 +315,13 @@ export class MailRepository {
     if (f.label !== undefined) void q.andWhereRaw('? = ANY(labels)', [f.label]);
     if (f.is_read !== undefined) void q.andWhere({ is_read: f.is_read });
     const total = await q.clone().resultSize();
-    const messages = await q.orderBy([{ column: 'date', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(f.page_size).offset((f.page - 1) * f.page_size);
+    const messages = await q
+      .orderBy([
+        { column: 'date', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(f.page_size)
+      .offset((f.page - 1) * f.page_size);
     return { messages, total };
   }
 
@@ -275,7 +331,10 @@ export class MailRepository {
 
   /** The full message, marked read (spec §4.10). */
   async readMessage(clientId: string, id: number): Promise<MessageRow | undefined> {
-    const [row] = await this.messages(clientId).where({ id }).patch({ is_read: true, updated_at: this.db.fn.now() as unknown as Date }).returning('*');
+    const [row] = await this.messages(clientId)
+      .where({ id })
+      .patch({ is_read: true, updated_at: this.db.fn.now() as unknown as Date })
+      .returning('*');
     return row;
   }
 
@@ -284,7 +343,8 @@ export class MailRepository {
     if (flags.is_read !== undefined) changes.is_read = flags.is_read;
     if (flags.is_starred !== undefined) changes.is_starred = flags.is_starred;
     if (flags.labels !== undefined) changes.labels = flags.labels;
-    if (flags.folder !== undefined) Object.assign(changes, { folder: flags.folder, snoozed_until: null, snooze_original_folder: null });
+    if (flags.folder !== undefined)
+      Object.assign(changes, { folder: flags.folder, snoozed_until: null, snooze_original_folder: null });
     const [row] = await this.messages(clientId).where({ id }).patch(changes).returning('*');
     return row;
   }
@@ -302,7 +362,9 @@ export class MailRepository {
       .count({ total: '*' })
       .select(this.db.raw('count(*) FILTER (WHERE NOT is_read) AS unread'))
       .orderBy('folder')) as unknown as { name: string; total: string; unread: string }[];
-    const byName = new Map(rows.map((r) => [r.name, { name: r.name, total: Number(r.total), unread: Number(r.unread) }]));
+    const byName = new Map(
+      rows.map((r) => [r.name, { name: r.name, total: Number(r.total), unread: Number(r.unread) }]),
+    );
     for (const name of [INBOX, SENT, SNOOZED]) if (!byName.has(name)) byName.set(name, { name, total: 0, unread: 0 });
     return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
@@ -324,7 +386,10 @@ export class MailRepository {
       .where({ id })
       .patch({
         snoozed_until: until,
-        snooze_original_folder: this.db.raw('CASE WHEN folder = ? THEN coalesce(snooze_original_folder, ?) ELSE folder END', [SNOOZED, INBOX]) as unknown as string,
+        snooze_original_folder: this.db.raw(
+          'CASE WHEN folder = ? THEN coalesce(snooze_original_folder, ?) ELSE folder END',
+          [SNOOZED, INBOX],
+        ) as unknown as string,
         folder: SNOOZED,
         updated_at: this.db.fn.now() as unknown as Date,
       })
@@ -333,12 +398,21 @@ export class MailRepository {
   }
 
   private unsnoozed() {
-    return { folder: this.db.raw('coalesce(snooze_original_folder, ?)', [INBOX]) as unknown as string, snoozed_until: null, snooze_original_folder: null, updated_at: this.db.fn.now() as unknown as Date };
+    return {
+      folder: this.db.raw('coalesce(snooze_original_folder, ?)', [INBOX]) as unknown as string,
+      snoozed_until: null,
+      snooze_original_folder: null,
+      updated_at: this.db.fn.now() as unknown as Date,
+    };
   }
 
   /** Back to the remembered folder now; undefined when the message is not snoozed. */
   async unsnooze(clientId: string, id: number): Promise<MessageRow | undefined> {
-    const [row] = await this.messages(clientId).where({ id }).where({ folder: SNOOZED }).patch(this.unsnoozed()).returning('*');
+    const [row] = await this.messages(clientId)
+      .where({ id })
+      .where({ folder: SNOOZED })
+      .patch(this.unsnoozed())
+      .returning('*');
     return row;
   }
 
@@ -355,22 +429,39 @@ export class MailRepository {
   }
 
   async snoozed(clientId: string, mailboxId: number): Promise<MessageRow[]> {
-    return this.messages(clientId).where({ mailbox_id: mailboxId, folder: SNOOZED }).orderBy([{ column: 'snoozed_until' }, { column: 'id' }]);
+    return this.messages(clientId)
+      .where({ mailbox_id: mailboxId, folder: SNOOZED })
+      .orderBy([{ column: 'snoozed_until' }, { column: 'id' }]);
   }
 
   /** Every message of the client's thread, oldest first. */
   async thread(clientId: string, threadId: string): Promise<MessageRow[]> {
-    return this.messages(clientId).where({ thread_id: threadId }).orderBy([{ column: 'date' }, { column: 'id' }]);
+    return this.messages(clientId)
+      .where({ thread_id: threadId })
+      .orderBy([{ column: 'date' }, { column: 'id' }]);
   }
 
   /** Full-text search in one mailbox (websearch syntax), most relevant first. */
-  async search(clientId: string, mailboxId: number, query: string, limit: number): Promise<{ total: number; messages: (MessageRow & { rank: number })[] }> {
+  async search(
+    clientId: string,
+    mailboxId: number,
+    query: string,
+    limit: number,
+  ): Promise<{ total: number; messages: (MessageRow & { rank: number })[] }> {
     const q = this.db.raw('websearch_to_tsquery(?, ?)', ['english', query]);
     const rows = (await this.messages(clientId)
-      .select('mail_messages.*', this.db.raw('ts_rank(search, ?) AS rank', [q]), this.db.raw('count(*) OVER () AS total_hits'))
+      .select(
+        'mail_messages.*',
+        this.db.raw('ts_rank(search, ?) AS rank', [q]),
+        this.db.raw('count(*) OVER () AS total_hits'),
+      )
       .where({ mailbox_id: mailboxId })
       .whereRaw('search @@ ?', [q])
-      .orderBy([{ column: 'rank', order: 'desc' }, { column: 'date', order: 'desc' }, { column: 'id', order: 'desc' }])
+      .orderBy([
+        { column: 'rank', order: 'desc' },
+        { column: 'date', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
       .limit(limit)) as (MessageRow & { rank: number | string; total_hits: string; search?: unknown })[];
     const total = rows[0] ? Number(rows[0].total_hits) : 0;
     const messages = rows.map((m) => {
@@ -386,26 +477,50 @@ export class MailRepository {
   async recordAccepted(clientId: string, id: number, recipient: string, response: string): Promise<void> {
     await this.messages(clientId)
       .findById(id)
-      .patch({ delivery: this.db.raw("delivery || jsonb_build_object(?::text, jsonb_build_object('accepted_at', now(), 'response', ?::text))", [recipient, response]) as unknown as MessageRow['delivery'], updated_at: this.db.fn.now() as unknown as Date });
+      .patch({
+        delivery: this.db.raw(
+          "delivery || jsonb_build_object(?::text, jsonb_build_object('accepted_at', now(), 'response', ?::text))",
+          [recipient, response],
+        ) as unknown as MessageRow['delivery'],
+        updated_at: this.db.fn.now() as unknown as Date,
+      });
   }
 
   /** Records that `recipient` gets no copy (e.g. unsubscribed after the message was accepted for delivery). */
   async recordSkipped(clientId: string, id: number, recipient: string, reason: string): Promise<void> {
     await this.messages(clientId)
       .findById(id)
-      .patch({ delivery: this.db.raw("delivery || jsonb_build_object(?::text, jsonb_build_object('skipped_at', now(), 'reason', ?::text))", [recipient, reason]) as unknown as MessageRow['delivery'], updated_at: this.db.fn.now() as unknown as Date });
+      .patch({
+        delivery: this.db.raw(
+          "delivery || jsonb_build_object(?::text, jsonb_build_object('skipped_at', now(), 'reason', ?::text))",
+          [recipient, reason],
+        ) as unknown as MessageRow['delivery'],
+        updated_at: this.db.fn.now() as unknown as Date,
+      });
   }
 
   async markSent(clientId: string, id: number): Promise<void> {
-    await this.messages(clientId).findById(id).patch({ send_status: 'sent', send_error: null, sent_at: this.db.fn.now() as unknown as Date, updated_at: this.db.fn.now() as unknown as Date });
+    await this.messages(clientId)
+      .findById(id)
+      .patch({
+        send_status: 'sent',
+        send_error: null,
+        sent_at: this.db.fn.now() as unknown as Date,
+        updated_at: this.db.fn.now() as unknown as Date,
+      });
   }
 
   async markFailed(clientId: string, id: number, error: string): Promise<void> {
-    await this.messages(clientId).findById(id).whereNot({ send_status: 'sent' }).patch({ send_status: 'failed', send_error: error, updated_at: this.db.fn.now() as unknown as Date });
+    await this.messages(clientId)
+      .findById(id)
+      .whereNot({ send_status: 'sent' })
+      .patch({ send_status: 'failed', send_error: error, updated_at: this.db.fn.now() as unknown as Date });
   }
 
   async recordSendError(clientId: string, id: number, error: string): Promise<void> {
-    await this.messages(clientId).findById(id).patch({ send_error: error, updated_at: this.db.fn.now() as unknown as Date });
+    await this.messages(clientId)
+      .findById(id)
+      .patch({ send_error: error, updated_at: this.db.fn.now() as unknown as Date });
   }
 
   // ---- templates -----------------------------------------------------------------------------
@@ -421,12 +536,26 @@ export class MailRepository {
     return this.templates(clientId).findById(id);
   }
 
-  async createTemplate(clientId: string, t: Pick<TemplateRow, 'name' | 'description' | 'template_type' | 'html_source' | 'variables'>): Promise<TemplateRow> {
-    return MailTemplateModel.query(this.db).insert({ client_id: clientId, ...t }).returning('*');
+  async createTemplate(
+    clientId: string,
+    t: Pick<TemplateRow, 'name' | 'description' | 'template_type' | 'html_source' | 'variables'>,
+  ): Promise<TemplateRow> {
+    return MailTemplateModel.query(this.db)
+      .insert({ client_id: clientId, ...t })
+      .returning('*');
   }
 
-  async updateTemplate(clientId: string, id: number, patch: Partial<Pick<TemplateRow, 'name' | 'description' | 'template_type' | 'html_source' | 'variables' | 'is_active'>>): Promise<TemplateRow | undefined> {
-    const [row] = await this.templates(clientId).where({ id }).patch({ ...patch, updated_at: this.db.fn.now() as unknown as Date }).returning('*');
+  async updateTemplate(
+    clientId: string,
+    id: number,
+    patch: Partial<
+      Pick<TemplateRow, 'name' | 'description' | 'template_type' | 'html_source' | 'variables' | 'is_active'>
+    >,
+  ): Promise<TemplateRow | undefined> {
+    const [row] = await this.templates(clientId)
+      .where({ id })
+      .patch({ ...patch, updated_at: this.db.fn.now() as unknown as Date })
+      .returning('*');
     return row;
   }
 }

@@ -4,7 +4,19 @@ import { UUID } from '../../lib/ids';
 
 export type MediaFileRow = Pick<
   MediaFileModel,
-  'id' | 'client_id' | 'kind' | 'bucket' | 'key' | 'size' | 'content_type' | 'detected_format' | 'original_filename' | 'corrected_filename' | 'format_corrected' | 'sha256' | 'created_at'
+  | 'id'
+  | 'client_id'
+  | 'kind'
+  | 'bucket'
+  | 'key'
+  | 'size'
+  | 'content_type'
+  | 'detected_format'
+  | 'original_filename'
+  | 'corrected_filename'
+  | 'format_corrected'
+  | 'sha256'
+  | 'created_at'
 >;
 
 export interface NewVideoImport {

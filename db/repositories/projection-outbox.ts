@@ -29,7 +29,10 @@ export interface SweepRetry {
 }
 
 /** What one sweep did: nothing was due, or a job's projection was tried (`error` when it failed). */
-export type SweepOutcome = { kind: 'none' } | { kind: 'projected'; row: ProjectionRow } | { kind: 'failed'; row: ProjectionRow; error: string; givenUp: boolean };
+export type SweepOutcome =
+  | { kind: 'none' }
+  | { kind: 'projected'; row: ProjectionRow }
+  | { kind: 'failed'; row: ProjectionRow; error: string; givenUp: boolean };
 
 /**
  * The projection outbox (migration 20261202000100): completed jobs whose results still have to
@@ -45,9 +48,18 @@ export class ProjectionOutbox {
    * Owes the job's projection, in the transaction that completes it; the first sweep may take it
    * `sweepAfterSeconds` later (after the workflow's own attempts). Idempotent.
    */
-  async enqueue(trx: Knex.Transaction, job: { id: string; client_id: string; type: JobType }, sweepAfterSeconds: number): Promise<void> {
+  async enqueue(
+    trx: Knex.Transaction,
+    job: { id: string; client_id: string; type: JobType },
+    sweepAfterSeconds: number,
+  ): Promise<void> {
     await trx('projection_outbox')
-      .insert({ job_id: job.id, client_id: job.client_id, type: job.type, next_attempt_at: trx.raw("now() + ? * interval '1 second'", [sweepAfterSeconds]) })
+      .insert({
+        job_id: job.id,
+        client_id: job.client_id,
+        type: job.type,
+        next_attempt_at: trx.raw("now() + ? * interval '1 second'", [sweepAfterSeconds]),
+      })
       .onConflict('job_id')
       .ignore();
   }
@@ -63,7 +75,10 @@ export class ProjectionOutbox {
    * with the error, its next attempt backed off, and given up once the job completed more than
    * `retry.retryHours` ago. Throws only when Postgres cannot be reached at all.
    */
-  async sweepOne(retry: SweepRetry, work: (row: ProjectionRow, trx: Knex.Transaction) => Promise<void>): Promise<SweepOutcome> {
+  async sweepOne(
+    retry: SweepRetry,
+    work: (row: ProjectionRow, trx: Knex.Transaction) => Promise<void>,
+  ): Promise<SweepOutcome> {
     let claimed: ProjectionRow | undefined;
     try {
       return await this.db.transaction(async (trx) => {
@@ -90,8 +105,13 @@ export class ProjectionOutbox {
         .update({
           attempts: this.db.raw('attempts + 1'),
           last_error: error,
-          next_attempt_at: this.db.raw("now() + least(? * power(2, least(attempts, 30)), ?) * interval '1 millisecond'", [retry.initialMs, retry.maxMs]),
-          given_up_at: this.db.raw("case when enqueued_at < now() - ? * interval '1 hour' then now() end", [retry.retryHours]),
+          next_attempt_at: this.db.raw(
+            "now() + least(? * power(2, least(attempts, 30)), ?) * interval '1 millisecond'",
+            [retry.initialMs, retry.maxMs],
+          ),
+          given_up_at: this.db.raw("case when enqueued_at < now() - ? * interval '1 hour' then now() end", [
+            retry.retryHours,
+          ]),
         })
         .returning('given_up_at')
         .catch(() => [])) as { given_up_at: Date | null }[];
@@ -130,4 +150,8 @@ const backlogColumns = (t: string): string[] => [
   `count(*) filter (where ${t}.given_up_at is not null)::int as given_up`,
 ];
 
-const fromRow = (row: BacklogRow | undefined): ProjectionBacklog => ({ pending: Number(row?.pending ?? 0), oldestSeconds: Number(row?.oldest ?? 0), givenUp: Number(row?.given_up ?? 0) });
+const fromRow = (row: BacklogRow | undefined): ProjectionBacklog => ({
+  pending: Number(row?.pending ?? 0),
+  oldestSeconds: Number(row?.oldest ?? 0),
+  givenUp: Number(row?.given_up ?? 0),
+});

@@ -46,18 +46,24 @@ export interface UpsertedResource extends ResourceRef {
 }
 
 export class InvalidResourceError extends Error {
-  constructor(readonly index: number, readonly field: string, message: string) {
+  constructor(
+    readonly index: number,
+    readonly field: string,
+    message: string,
+  ) {
     super(message);
   }
 }
 
 /** Serialises one client's IDAP writes until the transaction ends (see the module comment). */
 export async function lockClient(trx: Knex.Transaction, clientId: string): Promise<void> {
-  if (!trx.isTransaction) throw new Error('IDAP writes need a transaction (db.transaction(...)) to hold the client lock until commit');
+  if (!trx.isTransaction)
+    throw new Error('IDAP writes need a transaction (db.transaction(...)) to hold the client lock until commit');
   await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`idap/${clientId}`]);
 }
 
-const withoutNulls = (data: Record<string, unknown>) => Object.fromEntries(Object.entries(data).filter(([, v]) => v !== null && v !== undefined));
+const withoutNulls = (data: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(data).filter(([, v]) => v !== null && v !== undefined));
 
 /**
  * Upserts one resource on its natural key: created once, later calls merge data (shallow; stored
@@ -80,7 +86,17 @@ export async function upsertResources(
   type: ResourceType,
   items: Omit<UpsertInput, 'clientId' | 'type'>[],
 ): Promise<UpsertedResource[]> {
-  const merged = new Map<string, { natural_key: string; data: Record<string, unknown>; insert_data: Record<string, unknown>; flags: string[] | null; sources: string[]; campaign_ids: string[] }>();
+  const merged = new Map<
+    string,
+    {
+      natural_key: string;
+      data: Record<string, unknown>;
+      insert_data: Record<string, unknown>;
+      flags: string[] | null;
+      sources: string[];
+      campaign_ids: string[];
+    }
+  >();
   const keys = items.map((item, i) => {
     let key = item.naturalKey?.trim();
     if (!key) {
@@ -92,7 +108,9 @@ export async function upsertResources(
     // A business records its registrable domain (as its natural key derives it), by which a maps
     // listing and a crawl of its website meet (businessesByDomain).
     if (type === 'businesses') {
-      const domain = domainOf(typeof data.website === 'string' ? data.website : typeof data.domain === 'string' ? data.domain : null);
+      const domain = domainOf(
+        typeof data.website === 'string' ? data.website : typeof data.domain === 'string' ? data.domain : null,
+      );
       if (domain) data.domain = domain;
     }
     const prev = merged.get(key);
@@ -130,7 +148,9 @@ export async function upsertResources(
         campaign_ids: [...new Set([...(prev?.campaign_ids ?? []), ...entry.campaign_ids])],
       });
     }
-    keys.forEach((key, i) => { keys[i] = remap.get(key) ?? key; });
+    keys.forEach((key, i) => {
+      keys[i] = remap.get(key) ?? key;
+    });
   }
   // upd changes the client's row of each key (mine) through its id.
   const { rows } = (await tenantSql(trx, clientId).raw(
@@ -189,7 +209,11 @@ export async function upsertResources(
  *   it stays its own.
  * Returns natural key -> the key of the row to write into. Runs under the client's write lock.
  */
-async function businessesByDomain(trx: Knex.Transaction, clientId: string, entries: { natural_key: string; data: Record<string, unknown> }[]): Promise<Map<string, string>> {
+async function businessesByDomain(
+  trx: Knex.Transaction,
+  clientId: string,
+  entries: { natural_key: string; data: Record<string, unknown> }[],
+): Promise<Map<string, string>> {
   const remap = new Map<string, string>();
   const withDomain = entries.filter((e) => typeof e.data.domain === 'string');
   if (withDomain.length === 0) return remap;
@@ -209,7 +233,10 @@ async function businessesByDomain(trx: Knex.Transaction, clientId: string, entri
     const sameDomain = rows.filter((r) => r.domain === domain);
     if (e.natural_key.startsWith('place:')) {
       const placeId = e.natural_key.slice('place:'.length);
-      const target = sameDomain.find((r) => r.natural_key === `domain:${domain}` && (r.place_id ?? claimed.get(r.natural_key) ?? placeId) === placeId);
+      const target = sameDomain.find(
+        (r) =>
+          r.natural_key === `domain:${domain}` && (r.place_id ?? claimed.get(r.natural_key) ?? placeId) === placeId,
+      );
       if (target) {
         remap.set(e.natural_key, target.natural_key);
         claimed.set(target.natural_key, placeId);
@@ -250,7 +277,8 @@ export async function relate(trx: Knex.Transaction, a: ResourceRef, b: ResourceR
      select (select count(*) from pair)::int as found, (select count(*) from bump)::int as bumped`,
     [a.id, b.id, a.clientId, a.clientId],
   )) as { rows: { found: number; bumped: number }[] };
-  if (rows[0]?.found !== 1) throw new Error(`relate: ${a.type}/${a.id} or ${b.type}/${b.id} not found for client ${a.clientId}`);
+  if (rows[0]?.found !== 1)
+    throw new Error(`relate: ${a.type}/${a.id} or ${b.type}/${b.id} not found for client ${a.clientId}`);
   return (rows[0]?.bumped ?? 0) > 0;
 }
 
@@ -261,7 +289,8 @@ export async function relate(trx: Knex.Transaction, a: ResourceRef, b: ResourceR
  * changed. Needs a transaction.
  */
 export async function setPinParent(trx: Knex.Transaction, pin: ResourceRef, business: ResourceRef): Promise<boolean> {
-  if (pin.type !== 'pins' || business.type !== 'businesses') throw new Error(`setPinParent: ${pin.type} -> ${business.type}, expected pins -> businesses`);
+  if (pin.type !== 'pins' || business.type !== 'businesses')
+    throw new Error(`setPinParent: ${pin.type} -> ${business.type}, expected pins -> businesses`);
   if (pin.clientId !== business.clientId) throw new Error('setPinParent: resources of different clients');
   await lockClient(trx, pin.clientId);
   // gone deletes the client's relations (mine) through their primary key.
@@ -324,14 +353,32 @@ const COLUMNS = [
   raw(`to_char(idap_resources.modified_at at time zone 'UTC', ${ISO_US}) as modified_iso`),
 ];
 
-export async function getResource(db: Knex, clientId: string, type: ResourceType, id: string): Promise<ResourceModel | undefined> {
+export async function getResource(
+  db: Knex,
+  clientId: string,
+  type: ResourceType,
+  id: string,
+): Promise<ResourceModel | undefined> {
   if (!UUID.test(id)) return undefined;
-  return ResourceModel.query(db).modify('forClient', clientId).where('resource_type', type).findById(id).select(COLUMNS);
+  return ResourceModel.query(db)
+    .modify('forClient', clientId)
+    .where('resource_type', type)
+    .findById(id)
+    .select(COLUMNS);
 }
 
 /** A resource by its natural key as written or as derived from `data`-like keys. */
-export async function findByNaturalKey(db: Knex, clientId: string, type: ResourceType, key: string): Promise<ResourceModel | undefined> {
-  return ResourceModel.query(db).modify('forClient', clientId).where({ resource_type: type, natural_key: key }).first().select(COLUMNS);
+export async function findByNaturalKey(
+  db: Knex,
+  clientId: string,
+  type: ResourceType,
+  key: string,
+): Promise<ResourceModel | undefined> {
+  return ResourceModel.query(db)
+    .modify('forClient', clientId)
+    .where({ resource_type: type, natural_key: key })
+    .first()
+    .select(COLUMNS);
 }
 
 // JavaScript's \s (what lib/normalize.ts normalizeText trims and collapses); Postgres's \s is its
@@ -344,7 +391,8 @@ const JS_SPACE = `[${WHITESPACE_CLASS}]`;
  */
 const jsLower = (e: string) => `lower((${e}) COLLATE "und-x-icu")`;
 /** lib/normalize.ts normalizeText in SQL: trimmed, inner whitespace as one space, lower case; blank is null. */
-const normText = (e: string) => `nullif(${jsLower(`regexp_replace(regexp_replace(${e}, '^${JS_SPACE}+|${JS_SPACE}+$', '', 'g'), '${JS_SPACE}+', ' ', 'g')`)}, '')`;
+const normText = (e: string) =>
+  `nullif(${jsLower(`regexp_replace(regexp_replace(${e}, '^${JS_SPACE}+|${JS_SPACE}+$', '', 'g'), '${JS_SPACE}+', ' ', 'g')`)}, '')`;
 /** A business's `name:` key value (lib/idap.ts naturalKeyOf) from its data: normalized name, `|`, normalized address. */
 export const BUSINESS_NAME_KEY_SQL = `(${normText(`idap_resources.data->>'name'`)} || '|' || coalesce(${normText(`idap_resources.data->>'address'`)}, ''))`;
 
@@ -386,20 +434,41 @@ export async function findBusinessByKey(db: Knex, clientId: string, key: string)
      SELECT id FROM holding ORDER BY created_at, id LIMIT 1)`,
     held.map(() => value),
   );
-  return ResourceModel.query(db).modify('forClient', clientId).where('resource_type', 'businesses').where('idap_resources.id', oldestHolding).first().select(COLUMNS);
+  return ResourceModel.query(db)
+    .modify('forClient', clientId)
+    .where('resource_type', 'businesses')
+    .where('idap_resources.id', oldestHolding)
+    .first()
+    .select(COLUMNS);
 }
 
 /**
  * The client's resources whose `data.name` contains any of the name's words of three or more
  * letters (case-insensitive), newest first, at most `limit`: candidates for the caller to rank.
  */
-export async function findByNameWords(db: Knex, clientId: string, type: ResourceType, name: string, limit = 100): Promise<ResourceModel[]> {
-  const words = [...new Set(name.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length >= 3))].slice(0, 8);
+export async function findByNameWords(
+  db: Knex,
+  clientId: string,
+  type: ResourceType,
+  name: string,
+  limit = 100,
+): Promise<ResourceModel[]> {
+  const words = [
+    ...new Set(
+      name
+        .toLowerCase()
+        .split(/[^\p{L}\p{N}]+/u)
+        .filter((w) => w.length >= 3),
+    ),
+  ].slice(0, 8);
   if (words.length === 0) return [];
   return ResourceModel.query(db)
     .modify('forClient', clientId)
     .where('resource_type', type)
-    .where((q) => { for (const w of words) q.orWhereRaw(`${jsLower(`idap_resources.data->>'name'`)} like ?`, [`%${w.replace(/[\\%_]/g, '\\$&')}%`]); })
+    .where((q) => {
+      for (const w of words)
+        q.orWhereRaw(`${jsLower(`idap_resources.data->>'name'`)} like ?`, [`%${w.replace(/[\\%_]/g, '\\$&')}%`]);
+    })
     .orderBy('modified_at', 'desc')
     .limit(limit)
     .select(COLUMNS);
@@ -439,7 +508,12 @@ const NAME = `coalesce(idap_resources.data->>'name', '')`;
  * order, which loses and repeats nothing while writes happen (a resource changed after it was
  * read comes again, later, in its new version). created_at and name page on (key, id).
  */
-export async function listResources(db: Knex, clientId: string, type: ResourceType, o: ListOptions): Promise<{ items: ResourceModel[]; next?: Cursor }> {
+export async function listResources(
+  db: Knex,
+  clientId: string,
+  type: ResourceType,
+  o: ListOptions,
+): Promise<{ items: ResourceModel[]; next?: Cursor }> {
   const q = ResourceModel.query(db).modify('forClient', clientId).where('resource_type', type).select(COLUMNS);
   if (o.since) q.where('modified_at', '>', o.since);
   if (o.until) q.where('modified_at', '<', o.until);
@@ -454,8 +528,15 @@ export async function listResources(db: Knex, clientId: string, type: ResourceTy
     if (o.after) q.whereRaw(`change_seq ${cmp} ?::bigint`, [o.after.key]);
     q.orderBy('change_seq', o.order);
   } else if (o.sort === 'created_at') {
-    if (o.after) q.whereRaw(`(idap_resources.created_at, idap_resources.id) ${cmp} (?::timestamptz, ?::uuid)`, [o.after.key, o.after.id]);
-    q.orderBy([{ column: 'created_at', order: o.order }, { column: 'id', order: o.order }]);
+    if (o.after)
+      q.whereRaw(`(idap_resources.created_at, idap_resources.id) ${cmp} (?::timestamptz, ?::uuid)`, [
+        o.after.key,
+        o.after.id,
+      ]);
+    q.orderBy([
+      { column: 'created_at', order: o.order },
+      { column: 'id', order: o.order },
+    ]);
   } else {
     if (o.after) q.whereRaw(`(${NAME}, idap_resources.id) ${cmp} (?, ?::uuid)`, [o.after.key, o.after.id]);
     q.orderByRaw(`${NAME} ${o.order}, idap_resources.id ${o.order}`);
@@ -464,12 +545,23 @@ export async function listResources(db: Knex, clientId: string, type: ResourceTy
   const items = rows.slice(0, o.limit);
   const last = items.at(-1);
   if (rows.length <= o.limit || !last) return { items };
-  const key = o.sort === 'updated_at' ? String(last.change_seq) : o.sort === 'created_at' ? (last.created_iso as string) : String(last.data.name ?? '');
+  const key =
+    o.sort === 'updated_at'
+      ? String(last.change_seq)
+      : o.sort === 'created_at'
+        ? (last.created_iso as string)
+        : String(last.data.name ?? '');
   return { items, next: { sort: o.sort, order: o.order, key, id: last.id } };
 }
 
 /** Related resources of `ids`, of the given types, at most `perType` each: id -> type -> resources. */
-export async function relatedOf(db: Knex, clientId: string, ids: string[], types: ResourceType[], perType = 100): Promise<Map<string, Map<string, ResourceModel[]>>> {
+export async function relatedOf(
+  db: Knex,
+  clientId: string,
+  ids: string[],
+  types: ResourceType[],
+  perType = 100,
+): Promise<Map<string, Map<string, ResourceModel[]>>> {
   const out = new Map<string, Map<string, ResourceModel[]>>();
   if (ids.length === 0 || types.length === 0) return out;
   const { rows } = (await tenantSql(db, clientId).raw(
@@ -495,7 +587,11 @@ export async function relatedOf(db: Knex, clientId: string, ids: string[], types
  * address (`email`, e.g. an imported business), which are related to the e-mail here so that the
  * lead index sees its verification. Returns the business ids. Needs a transaction.
  */
-export async function businessesOfEmails(trx: Knex.Transaction, clientId: string, emails: UpsertedResource[]): Promise<string[]> {
+export async function businessesOfEmails(
+  trx: Knex.Transaction,
+  clientId: string,
+  emails: UpsertedResource[],
+): Promise<string[]> {
   if (emails.length === 0) return [];
   const { rows: naming } = (await tenantSql(trx, clientId).raw(
     `select r.id, e.id as email_id from {idap_resources r}
@@ -504,8 +600,13 @@ export async function businessesOfEmails(trx: Knex.Transaction, clientId: string
      where r.resource_type = 'businesses' and r.data->>'email' is not null`,
     [emails.map((e) => e.id)],
   )) as { rows: { id: string; email_id: string }[] };
-  for (const n of naming) await relate(trx, { clientId, type: 'businesses', id: n.id }, { clientId, type: 'emails', id: n.email_id });
-  return businessesRelatedTo(trx, clientId, emails.map((e) => e.id));
+  for (const n of naming)
+    await relate(trx, { clientId, type: 'businesses', id: n.id }, { clientId, type: 'emails', id: n.email_id });
+  return businessesRelatedTo(
+    trx,
+    clientId,
+    emails.map((e) => e.id),
+  );
 }
 
 /** The businesses related to the given resources (raw SQL: one indexed read of idap_relations). */
@@ -522,7 +623,11 @@ async function businessesRelatedTo(trx: Knex.Transaction, clientId: string, ids:
  * given before the business was written (a crawlVerify, an import of the e-mail) reaches its lead.
  * Returns the businesses that gained a relation. Needs a transaction.
  */
-export async function relateNamedEmails(trx: Knex.Transaction, clientId: string, businessIds: string[]): Promise<string[]> {
+export async function relateNamedEmails(
+  trx: Knex.Transaction,
+  clientId: string,
+  businessIds: string[],
+): Promise<string[]> {
   if (businessIds.length === 0) return [];
   const { rows } = (await tenantSql(trx, clientId).raw(
     `select r.id, e.id as email_id from {idap_resources r}
@@ -532,15 +637,24 @@ export async function relateNamedEmails(trx: Knex.Transaction, clientId: string,
   )) as { rows: { id: string; email_id: string }[] };
   const linked = new Set<string>();
   for (const n of rows) {
-    if (await relate(trx, { clientId, type: 'businesses', id: n.id }, { clientId, type: 'emails', id: n.email_id })) linked.add(n.id);
+    if (await relate(trx, { clientId, type: 'businesses', id: n.id }, { clientId, type: 'emails', id: n.email_id }))
+      linked.add(n.id);
   }
   return [...linked];
 }
 
 /** The businesses related to phone resources (their leads show the number). */
-export async function businessesOfPhones(trx: Knex.Transaction, clientId: string, phones: ResourceRef[]): Promise<string[]> {
+export async function businessesOfPhones(
+  trx: Knex.Transaction,
+  clientId: string,
+  phones: ResourceRef[],
+): Promise<string[]> {
   if (phones.length === 0) return [];
-  return businessesRelatedTo(trx, clientId, phones.map((p) => p.id));
+  return businessesRelatedTo(
+    trx,
+    clientId,
+    phones.map((p) => p.id),
+  );
 }
 
 /** Pins whose data holds all of `keys` (pin_name, pin_data_set_id, account_id, pin_subscription_id), oldest first. */
@@ -572,7 +686,15 @@ export async function resourceStats(db: Knex, clientId: string, type: ResourceTy
        (select coalesce(jsonb_object_agg(f, n), '{}') from (select f, count(*)::int as n from {idap_resources}, unnest(flags) f where resource_type = ? group by f) a) as by_flag,
        (select coalesce(jsonb_object_agg(s, n), '{}') from (select s, count(*)::int as n from {idap_resources}, unnest(sources) s where resource_type = ? group by s) b) as by_source`,
     Array.from({ length: 5 }, () => type),
-  )) as { rows: { total: number; created: number; updated: number; by_flag: Record<string, number>; by_source: Record<string, number> }[] };
+  )) as {
+    rows: {
+      total: number;
+      created: number;
+      updated: number;
+      by_flag: Record<string, number>;
+      by_source: Record<string, number>;
+    }[];
+  };
   const r = rows[0] ?? { total: 0, created: 0, updated: 0, by_flag: {}, by_source: {} };
   return { total: r.total, byFlag: r.by_flag, bySource: r.by_source, created24h: r.created, updated24h: r.updated };
 }

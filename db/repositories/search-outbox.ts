@@ -41,22 +41,41 @@ export class SearchOutbox {
    * Runs `work` on up to `limit` claimed rows (all clients, or one) inside a transaction; the rows
    * are deleted if it succeeds and released, with the error recorded, if it throws.
    */
-  async drain(limit: number, clientId: string | undefined, work: (rows: OutboxRow[], trx: Knex.Transaction) => Promise<void>): Promise<number> {
+  async drain(
+    limit: number,
+    clientId: string | undefined,
+    work: (rows: OutboxRow[], trx: Knex.Transaction) => Promise<void>,
+  ): Promise<number> {
     let claimed: OutboxRow[] = [];
     try {
       return await this.db.transaction(async (trx) => {
-        const q = clientId ? SearchOutboxModel.forClient<SearchOutboxModel>(trx, clientId) : SearchOutboxModel.query(trx);
-        claimed = (await q.select('client_id', 'resource_id', 'job_id').orderBy('enqueued_at').limit(limit).forUpdate().skipLocked()) as unknown as OutboxRow[];
+        const q = clientId
+          ? SearchOutboxModel.forClient<SearchOutboxModel>(trx, clientId)
+          : SearchOutboxModel.query(trx);
+        claimed = (await q
+          .select('client_id', 'resource_id', 'job_id')
+          .orderBy('enqueued_at')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked()) as unknown as OutboxRow[];
         if (claimed.length === 0) return 0;
         await work(claimed, trx);
-        await trx('search_outbox').whereIn(['client_id', 'resource_id'], claimed.map((r) => [r.client_id, r.resource_id])).delete();
+        await trx('search_outbox')
+          .whereIn(
+            ['client_id', 'resource_id'],
+            claimed.map((r) => [r.client_id, r.resource_id]),
+          )
+          .delete();
         return claimed.length;
       });
     } catch (err) {
       // The rows stay queued (the transaction rolled back); note why, for operators.
       if (claimed.length > 0) {
         await this.db('search_outbox')
-          .whereIn(['client_id', 'resource_id'], claimed.map((r) => [r.client_id, r.resource_id]))
+          .whereIn(
+            ['client_id', 'resource_id'],
+            claimed.map((r) => [r.client_id, r.resource_id]),
+          )
           .increment('attempts', 1)
           .update({ last_error: String((err as Error).message).slice(0, 500) })
           .catch(() => undefined);

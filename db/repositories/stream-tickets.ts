@@ -13,7 +13,11 @@ export class StreamTickets {
     const ticket = `${TICKET_PREFIX}${randomToken(43)}`;
     const expiresAt = new Date(Date.now() + ttlMs);
     await this.db('stream_tickets').where('expires_at', '<', this.db.fn.now()).delete();
-    await this.db('stream_tickets').insert({ ticket_hash: hashSecret(ticket), client_id: clientId, expires_at: expiresAt });
+    await this.db('stream_tickets').insert({
+      ticket_hash: hashSecret(ticket),
+      client_id: clientId,
+      expires_at: expiresAt,
+    });
     return { ticket, expiresAt };
   }
 

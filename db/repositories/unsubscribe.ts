@@ -114,13 +114,24 @@ export class UnsubscribeRepository {
   async preferences(clientId: string, email: string): Promise<Preferences> {
     const addr = normaliseEmail(email);
     const [rows, audit] = await Promise.all([
-      UnsubscribePreferenceModel.forClient(this.db, clientId).where({ email: addr }).orderBy('list') as unknown as Promise<PreferenceRow[]>,
-      UnsubscribeAuditModel.forClient(this.db, clientId).where({ email: addr }).orderBy('id', 'desc').limit(AUDIT_LIMIT) as unknown as Promise<UnsubscribeAuditRow[]>,
+      UnsubscribePreferenceModel.forClient(this.db, clientId)
+        .where({ email: addr })
+        .orderBy('list') as unknown as Promise<PreferenceRow[]>,
+      UnsubscribeAuditModel.forClient(this.db, clientId)
+        .where({ email: addr })
+        .orderBy('id', 'desc')
+        .limit(AUDIT_LIMIT) as unknown as Promise<UnsubscribeAuditRow[]>,
     ]);
     const all = rows.find((r) => r.list === ALL_LISTS);
     const lists: Preferences['lists'] = {};
     for (const r of rows) if (r.list !== ALL_LISTS) lists[r.list] = { status: r.status, updated_at: r.updated_at };
     const unsubscribedAll = all?.status === 'unsubscribed';
-    return { email: addr, unsubscribed_all: unsubscribedAll, unsubscribed_all_at: unsubscribedAll && all ? all.updated_at : null, lists, audit };
+    return {
+      email: addr,
+      unsubscribed_all: unsubscribedAll,
+      unsubscribed_all_at: unsubscribedAll && all ? all.updated_at : null,
+      lists,
+      audit,
+    };
   }
 }

@@ -7,7 +7,10 @@ import { tenantSql } from '../models/tenant';
  * caller's transaction (the outbox: no event is committed without its deliveries, and none is
  * delivered that was rolled back). One statement, and none at all for the common "no webhooks".
  */
-export async function queueDeliveries(trx: Knex | Knex.Transaction, event: WireEvent & { client_id: string }): Promise<void> {
+export async function queueDeliveries(
+  trx: Knex | Knex.Transaction,
+  event: WireEvent & { client_id: string },
+): Promise<void> {
   // `data` as on the event stream (api/routes/events.ts): jobs/event-body.ts owns the shape.
   const body = webhookBody(event);
   await tenantSql(trx, event.client_id).raw(

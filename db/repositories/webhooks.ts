@@ -46,7 +46,12 @@ export interface AttemptRow {
 }
 
 /** Where a webhook's signing secret is sealed for (lib/cipher.ts's associated data). */
-export const secretSealedAt = (clientId: string, id: string): SealContext => ({ table: 'webhooks', column: 'secret', clientId, rowId: id });
+export const secretSealedAt = (clientId: string, id: string): SealContext => ({
+  table: 'webhooks',
+  column: 'secret',
+  clientId,
+  rowId: id,
+});
 
 /** Secrets as issued start with this; a sealed one starts with `v2.` (`v1.` before reseal; lib/cipher.ts). */
 const PLAINTEXT_PREFIX = 'whsec_';
@@ -75,12 +80,24 @@ export class WebhookRepository {
    * `taskQueue`: the deployment's webhooks queue, where its deliveries will run. Returns the row and
    * the secret in the clear, for the create response only (the row holds it sealed).
    */
-  async create(clientId: string, taskQueue: string, input: { url: string; events: EventName[]; description?: string | null }): Promise<{ webhook: WebhookRow; secret: string }> {
+  async create(
+    clientId: string,
+    taskQueue: string,
+    input: { url: string; events: EventName[]; description?: string | null },
+  ): Promise<{ webhook: WebhookRow; secret: string }> {
     // 32 random bytes: the receiver's HMAC key. The prefix tells a leaked string's origin at a glance.
     const secret = `${PLAINTEXT_PREFIX}${randomBytes(32).toString('hex')}`;
     const id = randomUUID();
     const [row] = (await this.db('webhooks')
-      .insert({ id, client_id: clientId, url: input.url, events: input.events, description: input.description ?? null, secret: this.cipher?.seal(secret, secretSealedAt(clientId, id)) ?? secret, task_queue: taskQueue })
+      .insert({
+        id,
+        client_id: clientId,
+        url: input.url,
+        events: input.events,
+        description: input.description ?? null,
+        secret: this.cipher?.seal(secret, secretSealedAt(clientId, id)) ?? secret,
+        task_queue: taskQueue,
+      })
       .returning('*')) as WebhookRow[];
     if (!row) throw new Error('webhook insert returned nothing');
     return { webhook: row, secret };
@@ -89,7 +106,8 @@ export class WebhookRepository {
   /** The secret deliveries are signed with. Throws if it is sealed and this process has no key that opens it. */
   signingSecret(row: Pick<WebhookRow, 'secret' | 'id' | 'client_id'>): string {
     if (row.secret.startsWith(PLAINTEXT_PREFIX)) return row.secret;
-    if (!this.cipher) throw new Error('the webhook secret is sealed but INTEGRATIONS_ENCRYPTION_KEY is not set: it cannot be opened');
+    if (!this.cipher)
+      throw new Error('the webhook secret is sealed but INTEGRATIONS_ENCRYPTION_KEY is not set: it cannot be opened');
     return this.cipher.open(row.secret, secretSealedAt(row.client_id, row.id));
   }
 
@@ -102,8 +120,12 @@ export class WebhookRepository {
   async reseal(clientId?: string): Promise<{ resealed: number; unopenable: string[] }> {
     const cipher = this.cipher;
     if (!cipher) throw new Error('webhook secrets cannot be sealed without INTEGRATIONS_ENCRYPTION_KEY');
-    const query = clientId === undefined ? WebhookModel.query(this.db) : WebhookModel.forClient<WebhookModel>(this.db, clientId);
-    const rows = (await query.select('id', 'client_id', 'secret')) as unknown as Pick<WebhookRow, 'id' | 'client_id' | 'secret'>[];
+    const query =
+      clientId === undefined ? WebhookModel.query(this.db) : WebhookModel.forClient<WebhookModel>(this.db, clientId);
+    const rows = (await query.select('id', 'client_id', 'secret')) as unknown as Pick<
+      WebhookRow,
+      'id' | 'client_id' | 'secret'
+    >[];
     const outcome = { resealed: 0, unopenable: [] as string[] };
     for (const r of rows) {
       if (cipher.isCurrent(r.secret)) continue;
@@ -114,7 +136,9 @@ export class WebhookRepository {
         outcome.unopenable.push(`webhooks ${r.id}`);
         continue;
       }
-      outcome.resealed += await this.db('webhooks').where({ id: r.id, secret: r.secret }).update({ secret: cipher.seal(secret, secretSealedAt(r.client_id, r.id)) });
+      outcome.resealed += await this.db('webhooks')
+        .where({ id: r.id, secret: r.secret })
+        .update({ secret: cipher.seal(secret, secretSealedAt(r.client_id, r.id)) });
     }
     return outcome;
   }
@@ -123,7 +147,14 @@ export class WebhookRepository {
     const base = WebhookModel.forClient<WebhookModel>(this.db, clientId);
     const [count, rows] = await Promise.all([
       base.clone().count('* as count') as unknown as Promise<{ count: string }[]>,
-      base.clone().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(pageSize).offset((page - 1) * pageSize),
+      base
+        .clone()
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .limit(pageSize)
+        .offset((page - 1) * pageSize),
     ]);
     return { total: Number(count[0]?.count ?? 0), webhooks: rows as unknown as WebhookRow[] };
   }
@@ -142,14 +173,37 @@ export class WebhookRepository {
    * repeatable-read snapshot: a success committed between the reads would otherwise show a
    * `pending` delivery with its 200 attempt.
    */
-  async deliveries(clientId: string, webhookId: string, page: number, pageSize: number): Promise<{ total: number; deliveries: (DeliveryRow & { attempt_log: AttemptRow[] })[] }> {
+  async deliveries(
+    clientId: string,
+    webhookId: string,
+    page: number,
+    pageSize: number,
+  ): Promise<{ total: number; deliveries: (DeliveryRow & { attempt_log: AttemptRow[] })[] }> {
     return this.db.transaction(
       async (trx) => {
         const base = WebhookDeliveryModel.forClient(trx, clientId).where({ webhook_id: webhookId });
         const count = (await base.clone().count('* as count')) as unknown as { count: string }[];
-        const deliveries = (await base.clone().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'event_id', order: 'desc' }]).limit(pageSize).offset((page - 1) * pageSize)) as unknown as DeliveryRow[];
-        const attempts = deliveries.length === 0 ? [] : ((await trx('webhook_attempts').whereIn('delivery_id', deliveries.map((d) => d.id)).orderBy('id')) as AttemptRow[]);
-        return { total: Number(count[0]?.count ?? 0), deliveries: deliveries.map((d) => ({ ...d, attempt_log: attempts.filter((a) => a.delivery_id === d.id) })) };
+        const deliveries = (await base
+          .clone()
+          .orderBy([
+            { column: 'created_at', order: 'desc' },
+            { column: 'event_id', order: 'desc' },
+          ])
+          .limit(pageSize)
+          .offset((page - 1) * pageSize)) as unknown as DeliveryRow[];
+        const attempts =
+          deliveries.length === 0
+            ? []
+            : ((await trx('webhook_attempts')
+                .whereIn(
+                  'delivery_id',
+                  deliveries.map((d) => d.id),
+                )
+                .orderBy('id')) as AttemptRow[]);
+        return {
+          total: Number(count[0]?.count ?? 0),
+          deliveries: deliveries.map((d) => ({ ...d, attempt_log: attempts.filter((a) => a.delivery_id === d.id) })),
+        };
       },
       { isolationLevel: 'repeatable read', readOnly: true },
     );
@@ -162,7 +216,11 @@ export class WebhookRepository {
    * that several workers share the work, and marks them dispatched once `start` returned. If it
    * throws, they stay undispatched and the next poll tries again (`start` must be idempotent).
    */
-  async dispatch(taskQueue: string, limit: number, start: (rows: Pick<DeliveryRow, 'id' | 'client_id' | 'webhook_id' | 'event'>[]) => Promise<void>): Promise<number> {
+  async dispatch(
+    taskQueue: string,
+    limit: number,
+    start: (rows: Pick<DeliveryRow, 'id' | 'client_id' | 'webhook_id' | 'event'>[]) => Promise<void>,
+  ): Promise<number> {
     return this.db.transaction(async (trx) => {
       const rows = (await trx('webhook_deliveries')
         .select('id', 'client_id', 'webhook_id', 'event')
@@ -174,13 +232,20 @@ export class WebhookRepository {
         .skipLocked()) as Pick<DeliveryRow, 'id' | 'client_id' | 'webhook_id' | 'event'>[];
       if (rows.length === 0) return 0;
       await start(rows);
-      await trx('webhook_deliveries').whereIn('id', rows.map((r) => r.id)).update({ dispatched_at: trx.fn.now() });
+      await trx('webhook_deliveries')
+        .whereIn(
+          'id',
+          rows.map((r) => r.id),
+        )
+        .update({ dispatched_at: trx.fn.now() });
       return rows.length;
     });
   }
 
   /** The delivery, its webhook, and whether its client is active (a deactivated client's deliveries are not sent). */
-  async delivery(id: string): Promise<{ delivery: DeliveryRow; webhook: WebhookRow | undefined; clientActive: boolean } | undefined> {
+  async delivery(
+    id: string,
+  ): Promise<{ delivery: DeliveryRow; webhook: WebhookRow | undefined; clientActive: boolean } | undefined> {
     const delivery = (await this.db('webhook_deliveries').where({ id }).first()) as DeliveryRow | undefined;
     if (!delivery) return undefined;
     const [webhook, client] = await Promise.all([
@@ -192,7 +257,10 @@ export class WebhookRepository {
 
   /** A deactivated client's deliveries still pending -> cancelled (not sent on re-activation either); how many. */
   async cancelPending(clientId: string): Promise<number> {
-    return WebhookDeliveryModel.query(this.db).modify('forClient', clientId).where('status', 'pending').patch({ status: 'cancelled' });
+    return WebhookDeliveryModel.query(this.db)
+      .modify('forClient', clientId)
+      .where('status', 'pending')
+      .patch({ status: 'cancelled' });
   }
 
   async setStatus(id: string, status: DeliveryRow['status']): Promise<void> {
@@ -203,7 +271,9 @@ export class WebhookRepository {
   async recordSuccess(delivery: DeliveryRow, attempt: Omit<AttemptRow, 'delivery_id' | 'created_at'>): Promise<void> {
     await this.db.transaction(async (trx) => {
       await trx('webhook_attempts').insert({ delivery_id: delivery.id, ...attempt });
-      await trx('webhook_deliveries').where({ id: delivery.id }).update({ status: 'delivered', delivered_at: trx.fn.now(), attempts: trx.raw('attempts + 1') });
+      await trx('webhook_deliveries')
+        .where({ id: delivery.id })
+        .update({ status: 'delivered', delivered_at: trx.fn.now(), attempts: trx.raw('attempts + 1') });
       await trx('webhooks').where({ id: delivery.webhook_id }).update({ consecutive_failures: 0 });
     });
   }
@@ -213,11 +283,23 @@ export class WebhookRepository {
    * a row the webhook is disabled and `webhook.disabled` is stored for its client (once: only the
    * update that flips `active` writes the event). Returns whether the webhook is still active.
    */
-  async recordFailure(delivery: DeliveryRow, attempt: Omit<AttemptRow, 'delivery_id' | 'created_at'>, disableAfter: number): Promise<{ active: boolean }> {
+  async recordFailure(
+    delivery: DeliveryRow,
+    attempt: Omit<AttemptRow, 'delivery_id' | 'created_at'>,
+    disableAfter: number,
+  ): Promise<{ active: boolean }> {
     return this.db.transaction(async (trx) => {
       await trx('webhook_attempts').insert({ delivery_id: delivery.id, ...attempt });
-      await trx('webhook_deliveries').where({ id: delivery.id }).update({ attempts: trx.raw('attempts + 1') });
-      const [hook] = (await trx('webhooks').where({ id: delivery.webhook_id }).increment('consecutive_failures', 1).returning(['id', 'url', 'active', 'consecutive_failures'])) as Pick<WebhookRow, 'id' | 'url' | 'active' | 'consecutive_failures'>[];
+      await trx('webhook_deliveries')
+        .where({ id: delivery.id })
+        .update({ attempts: trx.raw('attempts + 1') });
+      const [hook] = (await trx('webhooks')
+        .where({ id: delivery.webhook_id })
+        .increment('consecutive_failures', 1)
+        .returning(['id', 'url', 'active', 'consecutive_failures'])) as Pick<
+        WebhookRow,
+        'id' | 'url' | 'active' | 'consecutive_failures'
+      >[];
       if (!hook) return { active: false };
       if (!hook.active) return { active: false };
       if (hook.consecutive_failures < disableAfter) return { active: true };
@@ -225,7 +307,12 @@ export class WebhookRepository {
       await appendEvent(trx, this.schema, {
         clientId: delivery.client_id,
         name: 'webhook.disabled',
-        data: { webhook_id: hook.id, url: hook.url, consecutive_failures: hook.consecutive_failures, last_error: attempt.error ?? `HTTP ${attempt.status_code}` },
+        data: {
+          webhook_id: hook.id,
+          url: hook.url,
+          consecutive_failures: hook.consecutive_failures,
+          last_error: attempt.error ?? `HTTP ${attempt.status_code}`,
+        },
       });
       return { active: false };
     });

@@ -52,7 +52,10 @@ async function buildRows(): Promise<SeedRow[]> {
 export async function seedLocations(db: Db): Promise<{ loaded: number }> {
   return db.transaction(async (trx) => {
     await trx.raw(`SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.locations'))`);
-    const current = await trx('location_data').first<{ version: string; count: number } | undefined>('version', 'count');
+    const current = await trx('location_data').first<{ version: string; count: number } | undefined>(
+      'version',
+      'count',
+    );
     if (current?.version === LOCATION_DATA_VERSION) {
       const [{ count }] = (await trx('locations').count<{ count: string }[]>('* as count')) as [{ count: string }];
       if (Number(count) === current.count) return { loaded: 0 };

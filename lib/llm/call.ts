@@ -87,7 +87,15 @@ export function guardedFetch(http: OutboundClient, timeoutMs: number, provider?:
     });
     const body = init?.body;
     if (body != null && typeof body !== 'string') throw new Error('guarded fetch sends string bodies only');
-    const res = await http.fetch(url, { method: init?.method ?? 'GET', headers, body: body ?? undefined, signal: init?.signal ?? undefined, redirect: 'manual', timeoutMs, provider });
+    const res = await http.fetch(url, {
+      method: init?.method ?? 'GET',
+      headers,
+      body: body ?? undefined,
+      signal: init?.signal ?? undefined,
+      redirect: 'manual',
+      timeoutMs,
+      provider,
+    });
     const nullBody = res.status === 204 || res.status === 304 || (init?.method ?? 'GET').toUpperCase() === 'HEAD';
     return new Response(nullBody ? null : new Uint8Array(res.body), { status: res.status, headers: res.headers });
   };
@@ -95,10 +103,22 @@ export function guardedFetch(http: OutboundClient, timeoutMs: number, provider?:
 
 async function callOpenAi(http: OutboundClient, call: LlmCall, model: string): Promise<LlmAnswer> {
   const c = call.credentials;
-  const common = { fetch: guardedFetch(http, call.timeoutMs, call.provider), maxRetries: 0, timeout: call.timeoutMs, organization: null, project: null };
+  const common = {
+    fetch: guardedFetch(http, call.timeoutMs, call.provider),
+    maxRetries: 0,
+    timeout: call.timeoutMs,
+    organization: null,
+    project: null,
+  };
   const client =
     call.provider === 'azure_openai'
-      ? new AzureOpenAI({ ...common, apiKey: c.api_key ?? '', endpoint: c.endpoint ?? '', deployment: c.deployment ?? '', apiVersion: c.api_version ?? '2024-10-21' })
+      ? new AzureOpenAI({
+          ...common,
+          apiKey: c.api_key ?? '',
+          endpoint: c.endpoint ?? '',
+          deployment: c.deployment ?? '',
+          apiVersion: c.api_version ?? '2024-10-21',
+        })
       : // Ollama ignores the key, but the SDK insists on one.
         new OpenAI({ ...common, apiKey: c.api_key ?? 'ollama', baseURL: baseUrlOf(call.provider, c) });
   const completion = await client.chat.completions.create(
@@ -108,12 +128,19 @@ async function callOpenAi(http: OutboundClient, call: LlmCall, model: string): P
         { role: 'system', content: call.instructions },
         { role: 'user', content: call.input },
       ],
-      response_format: { type: 'json_schema', json_schema: { name: SCHEMA_NAME, schema: call.jsonSchema, strict: false } },
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: SCHEMA_NAME, schema: call.jsonSchema, strict: false },
+      },
       max_tokens: call.maxOutputTokens,
     },
     { signal: call.signal },
   );
-  return answerOf(call.provider, completion.choices[0]?.message?.content, usageOf(completion.model || model, completion.usage?.prompt_tokens, completion.usage?.completion_tokens));
+  return answerOf(
+    call.provider,
+    completion.choices[0]?.message?.content,
+    usageOf(completion.model || model, completion.usage?.prompt_tokens, completion.usage?.completion_tokens),
+  );
 }
 
 async function callAnthropic(http: OutboundClient, call: LlmCall, model: string): Promise<LlmAnswer> {
@@ -138,14 +165,26 @@ async function callAnthropic(http: OutboundClient, call: LlmCall, model: string)
       max_tokens: call.maxOutputTokens ?? 2048,
       system: call.instructions,
       messages: [{ role: 'user', content: call.input }],
-      tools: [{ name: SCHEMA_NAME, description: 'Record the extracted data.', input_schema: { ...call.jsonSchema, type: 'object' } }],
+      tools: [
+        {
+          name: SCHEMA_NAME,
+          description: 'Record the extracted data.',
+          input_schema: { ...call.jsonSchema, type: 'object' },
+        },
+      ],
       tool_choice: { type: 'tool', name: SCHEMA_NAME },
     },
     { signal: call.signal },
   );
   const usage = usageOf(message.model || model, message.usage?.input_tokens, message.usage?.output_tokens);
   const block = message.content.find((b) => b.type === 'tool_use');
-  if (!block || block.type !== 'tool_use') throw new LlmError('invalid_output', 'anthropic answered without the forced tool_use block', undefined, usage.reported ? usage : undefined);
+  if (!block || block.type !== 'tool_use')
+    throw new LlmError(
+      'invalid_output',
+      'anthropic answered without the forced tool_use block',
+      undefined,
+      usage.reported ? usage : undefined,
+    );
   return { json: block.input, model: usage.model, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
 }
 
@@ -158,21 +197,35 @@ async function callGemini(http: OutboundClient, call: LlmCall, model: string): P
     body: JSON.stringify({
       systemInstruction: { parts: [{ text: call.instructions }] },
       contents: [{ role: 'user', parts: [{ text: call.input }] }],
-      generationConfig: { responseMimeType: 'application/json', responseJsonSchema: call.jsonSchema, maxOutputTokens: call.maxOutputTokens },
+      generationConfig: {
+        responseMimeType: 'application/json',
+        responseJsonSchema: call.jsonSchema,
+        maxOutputTokens: call.maxOutputTokens,
+      },
     }),
     signal: call.signal,
     timeoutMs: call.timeoutMs,
     provider: call.provider,
   });
-  const body = safeJson(res.text()) as {
-    candidates?: { content?: { parts?: { text?: string }[] } }[];
-    usageMetadata?: { promptTokenCount?: number; candidatesTokenCount?: number };
-    modelVersion?: string;
-    error?: { message?: string };
-  } | undefined;
+  const body = safeJson(res.text()) as
+    | {
+        candidates?: { content?: { parts?: { text?: string }[] } }[];
+        usageMetadata?: { promptTokenCount?: number; candidatesTokenCount?: number };
+        modelVersion?: string;
+        error?: { message?: string };
+      }
+    | undefined;
   if (res.status >= 400) throw httpError('google_gemini', res.status, body?.error?.message, res.headers['retry-after']);
   const text = body?.candidates?.[0]?.content?.parts?.map((p) => p.text ?? '').join('');
-  return answerOf('google_gemini', text, usageOf(body?.modelVersion ?? model, body?.usageMetadata?.promptTokenCount, body?.usageMetadata?.candidatesTokenCount));
+  return answerOf(
+    'google_gemini',
+    text,
+    usageOf(
+      body?.modelVersion ?? model,
+      body?.usageMetadata?.promptTokenCount,
+      body?.usageMetadata?.candidatesTokenCount,
+    ),
+  );
 }
 
 /** Cohere v2 chat (docs.cohere.com/reference/chat): JSON output by response_format json_object with a json_schema. */
@@ -194,30 +247,62 @@ async function callCohere(http: OutboundClient, call: LlmCall, model: string): P
     timeoutMs: call.timeoutMs,
     provider: call.provider,
   });
-  const body = safeJson(res.text()) as {
-    message?: { content?: { type?: string; text?: string }[] };
-    usage?: { tokens?: { input_tokens?: number; output_tokens?: number }; billed_units?: { input_tokens?: number; output_tokens?: number } };
-  } & { message?: unknown } | undefined;
-  if (res.status >= 400) throw httpError('cohere', res.status, typeof body?.message === 'string' ? body.message : undefined, res.headers['retry-after']);
+  const body = safeJson(res.text()) as
+    | ({
+        message?: { content?: { type?: string; text?: string }[] };
+        usage?: {
+          tokens?: { input_tokens?: number; output_tokens?: number };
+          billed_units?: { input_tokens?: number; output_tokens?: number };
+        };
+      } & { message?: unknown })
+    | undefined;
+  if (res.status >= 400)
+    throw httpError(
+      'cohere',
+      res.status,
+      typeof body?.message === 'string' ? body.message : undefined,
+      res.headers['retry-after'],
+    );
   const content = body?.message as { content?: { text?: string }[] } | undefined;
   const tokens = body?.usage?.tokens ?? body?.usage?.billed_units;
-  return answerOf('cohere', content?.content?.map((p) => p.text ?? '').join(''), usageOf(model, tokens?.input_tokens, tokens?.output_tokens));
+  return answerOf(
+    'cohere',
+    content?.content?.map((p) => p.text ?? '').join(''),
+    usageOf(model, tokens?.input_tokens, tokens?.output_tokens),
+  );
 }
 
 /** An answer's usage (0 for a count it leaves out); `reported`: whether it gave any count at all. */
-function usageOf(model: string, inputTokens: number | null | undefined, outputTokens: number | null | undefined): LlmUsage & { reported: boolean } {
-  return { model, inputTokens: inputTokens ?? 0, outputTokens: outputTokens ?? 0, reported: inputTokens != null || outputTokens != null };
+function usageOf(
+  model: string,
+  inputTokens: number | null | undefined,
+  outputTokens: number | null | undefined,
+): LlmUsage & { reported: boolean } {
+  return {
+    model,
+    inputTokens: inputTokens ?? 0,
+    outputTokens: outputTokens ?? 0,
+    reported: inputTokens != null || outputTokens != null,
+  };
 }
 
 /**
  * The JSON of an answer's text, with its usage. Text that is not JSON throws invalid_output that
  * carries the usage the answer reported: the provider bills those tokens all the same.
  */
-function answerOf(provider: string, text: string | null | undefined, { reported, ...usage }: LlmUsage & { reported: boolean }): LlmAnswer {
-  const unusable = (why: string) => new LlmError('invalid_output', `${provider} answered ${why}`, undefined, reported ? usage : undefined);
+function answerOf(
+  provider: string,
+  text: string | null | undefined,
+  { reported, ...usage }: LlmUsage & { reported: boolean },
+): LlmAnswer {
+  const unusable = (why: string) =>
+    new LlmError('invalid_output', `${provider} answered ${why}`, undefined, reported ? usage : undefined);
   if (!text) throw unusable('with no content');
   // Some models wrap JSON in a Markdown fence despite the response format.
-  const stripped = text.trim().replace(/^```(?:json)?\s*/i, '').replace(/\s*```$/, '');
+  const stripped = text
+    .trim()
+    .replace(/^```(?:json)?\s*/i, '')
+    .replace(/\s*```$/, '');
   const parsed = safeJson(stripped);
   if (parsed === undefined) throw unusable('with text that is not JSON');
   return { json: parsed, ...usage };

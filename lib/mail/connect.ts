@@ -44,10 +44,17 @@ export async function resolveMailHost(host: string, allow: AllowList): Promise<s
   }
   for (const address of addresses) if (!allow.refusal(host, address)) return address;
   // Neither the address nor its range is named: a client could map the internal network with them.
-  throw new MailServerError('blocked', `${host} is not allowed as a mail server (only public internet hosts can be reached)`);
+  throw new MailServerError(
+    'blocked',
+    `${host} is not allowed as a mail server (only public internet hosts can be reached)`,
+  );
 }
 
-export function smtpTransport(server: MailServer, address: string, timeoutMs: number): Transporter<SMTPTransport.SentMessageInfo> {
+export function smtpTransport(
+  server: MailServer,
+  address: string,
+  timeoutMs: number,
+): Transporter<SMTPTransport.SentMessageInfo> {
   return nodemailer.createTransport({
     host: address,
     port: server.port,
@@ -68,7 +75,11 @@ export function smtpTransport(server: MailServer, address: string, timeoutMs: nu
  * worker. The largest message we download fits: as a literal, with headroom because a server's size
  * claim can be a little below what it sends (line endings), or as a quoted string in one line.
  */
-export function imapLimits(maxMessageBytes: number): { maxLiteralSize: number; maxLineLength: number; maxResponseSize: number } {
+export function imapLimits(maxMessageBytes: number): {
+  maxLiteralSize: number;
+  maxLineLength: number;
+  maxResponseSize: number;
+} {
   const maxLiteralSize = maxMessageBytes + Math.max(64 * 1024, Math.ceil(maxMessageBytes / 8));
   // The rest of a FETCH answer around the message (UID, flags, dates, the literal's marker).
   const maxResponseSize = maxLiteralSize + 64 * 1024;
@@ -98,13 +109,24 @@ export function imapClient(server: MailServer, address: string, timeoutMs: numbe
 /** A nodemailer or imapflow failure as a MailServerError (auth vs the rest). */
 export function mailServerError(err: unknown, what: string): MailServerError {
   if (err instanceof MailServerError) return err;
-  const e = err as { code?: string; responseCode?: number; authenticationFailed?: boolean; response?: string; message?: string };
-  if (e.code === 'EAUTH' || e.authenticationFailed || e.responseCode === 535) return new MailServerError('auth', `${what}: authentication failed${e.response ? ` (${e.response})` : ''}`);
+  const e = err as {
+    code?: string;
+    responseCode?: number;
+    authenticationFailed?: boolean;
+    response?: string;
+    message?: string;
+  };
+  if (e.code === 'EAUTH' || e.authenticationFailed || e.responseCode === 535)
+    return new MailServerError('auth', `${what}: authentication failed${e.response ? ` (${e.response})` : ''}`);
   return new MailServerError('connect', `${what}: ${e.response ?? e.message ?? String(err)}`);
 }
 
 /** Logs in to SMTP (EHLO + AUTH) and, when given, IMAP; the outcome of each. */
-export async function checkLogins(servers: { smtp: MailServer; imap: MailServer | null }, allow: AllowList, timeoutMs: number): Promise<{ smtp: LoginResult; imap: LoginResult | null }> {
+export async function checkLogins(
+  servers: { smtp: MailServer; imap: MailServer | null },
+  allow: AllowList,
+  timeoutMs: number,
+): Promise<{ smtp: LoginResult; imap: LoginResult | null }> {
   const smtp = await loginResult(async () => {
     const transport = smtpTransport(servers.smtp, await resolveMailHost(servers.smtp.host, allow), timeoutMs);
     try {

@@ -1,6 +1,11 @@
 import type { Config } from '../config';
 import { AppError } from '../errors';
-import { listUnsubscribeHeaders as headersFor, signUnsubscribeToken, unsubscribeSigningKey, unsubscribeUrl } from '../unsubscribe';
+import {
+  listUnsubscribeHeaders as headersFor,
+  signUnsubscribeToken,
+  unsubscribeSigningKey,
+  unsubscribeUrl,
+} from '../unsubscribe';
 
 /**
  * Everything mail does for unsubscribe preferences (spec §4.12), in one place: the signed
@@ -32,7 +37,9 @@ export interface Suppressions {
  * Signed links under PUBLIC_BASE_URL (else the API's own HOST:PORT), or undefined when
  * UNSUBSCRIBE_SIGNING_KEY is unset (development only: production requires it).
  */
-export function unsubscribeLinks(config: Pick<Config, 'UNSUBSCRIBE_SIGNING_KEY' | 'PUBLIC_BASE_URL' | 'HOST' | 'PORT'>): UnsubscribeLinks | undefined {
+export function unsubscribeLinks(
+  config: Pick<Config, 'UNSUBSCRIBE_SIGNING_KEY' | 'PUBLIC_BASE_URL' | 'HOST' | 'PORT'>,
+): UnsubscribeLinks | undefined {
   const key = unsubscribeSigningKey(config);
   if (!key) return undefined;
   const base = config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`;
@@ -40,20 +47,37 @@ export function unsubscribeLinks(config: Pick<Config, 'UNSUBSCRIBE_SIGNING_KEY' 
 }
 
 /** The two headers of one recipient's copy; none when the service has no signing key. */
-export function listUnsubscribeHeaders(links: UnsubscribeLinks | undefined, c: UnsubscribeClaimsInput): Record<string, string> {
+export function listUnsubscribeHeaders(
+  links: UnsubscribeLinks | undefined,
+  c: UnsubscribeClaimsInput,
+): Record<string, string> {
   if (!links) return {};
   return headersFor(links.urlFor({ clientId: c.clientId, email: c.email, list: c.list ?? DEFAULT_LIST }));
 }
 
 /** Those of `recipients` who unsubscribed from the message's list (DEFAULT_LIST when it has none) or from everything. */
-export async function unsubscribedOf(suppressions: Suppressions | undefined, clientId: string, recipients: string[], list: string | null): Promise<string[]> {
+export async function unsubscribedOf(
+  suppressions: Suppressions | undefined,
+  clientId: string,
+  recipients: string[],
+  list: string | null,
+): Promise<string[]> {
   return suppressions ? suppressions.suppressed(clientId, recipients, list ?? DEFAULT_LIST) : [];
 }
 
 /** 409 naming every recipient who unsubscribed from the message's list or from everything. */
-export async function refuseUnsubscribed(suppressions: Suppressions | undefined, clientId: string, recipients: string[], list: string | null): Promise<void> {
+export async function refuseUnsubscribed(
+  suppressions: Suppressions | undefined,
+  clientId: string,
+  recipients: string[],
+  list: string | null,
+): Promise<void> {
   const refused = await unsubscribedOf(suppressions, clientId, recipients, list);
   if (refused.length > 0) {
-    throw new AppError(409, `recipients unsubscribed from ${list ? `list "${list}"` : 'this mail'} (or from everything): ${refused.join(', ')}`, 'unsubscribed');
+    throw new AppError(
+      409,
+      `recipients unsubscribed from ${list ? `list "${list}"` : 'this mail'} (or from everything): ${refused.join(', ')}`,
+      'unsubscribed',
+    );
   }
 }

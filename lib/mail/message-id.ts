@@ -34,7 +34,10 @@ export function messageIdsIn(value: string | string[] | undefined | null): strin
  * ancestor's thread wins; else the first of References (the root, RFC 5322 §3.6.4), else
  * In-Reply-To, else the message starts a thread of its own.
  */
-export function threadIdOf(message: { messageId: string; inReplyTo: string | null; references: string[] }, knownThreadOf: (id: string) => string | undefined): string {
+export function threadIdOf(
+  message: { messageId: string; inReplyTo: string | null; references: string[] },
+  knownThreadOf: (id: string) => string | undefined,
+): string {
   const ancestors = [...message.references, ...(message.inReplyTo ? [message.inReplyTo] : [])];
   for (const id of ancestors) {
     const known = knownThreadOf(id);

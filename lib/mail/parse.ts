@@ -38,9 +38,15 @@ const addresses = (field: AddressObject | AddressObject[] | undefined): string[]
 export async function parseRawMessage(raw: Buffer, receivedAt = new Date()): Promise<ParsedMessage> {
   // mailparser's own text for an HTML-only message (html-to-text) grows worse than quadratically
   // with a table's rows: 6 MiB took 55 s and 1 GB of one thread. The text part is made here instead.
-  const mail = await simpleParser(raw, { skipImageLinks: true, skipTextLinks: true, skipHtmlToText: true, skipTextToHtml: true });
+  const mail = await simpleParser(raw, {
+    skipImageLinks: true,
+    skipTextLinks: true,
+    skipHtmlToText: true,
+    skipTextToHtml: true,
+  });
   const from = addresses(mail.from)[0];
-  if (mail.headerLines.length === 0 || (!from && !mail.messageId)) throw new UnparseableMessageError('not an RFC 5322 message: no headers, or neither From nor Message-ID');
+  if (mail.headerLines.length === 0 || (!from && !mail.messageId))
+    throw new UnparseableMessageError('not an RFC 5322 message: no headers, or neither From nor Message-ID');
   const inReplyTo = messageIdsIn(mail.inReplyTo)[0] ?? null;
   const cc = addresses(mail.cc);
   return {
@@ -59,7 +65,44 @@ export async function parseRawMessage(raw: Buffer, receivedAt = new Date()): Pro
 }
 
 // Elements that start a line of their own in the text of an HTML-only message.
-const BLOCKS = new Set(['address', 'article', 'aside', 'blockquote', 'br', 'dd', 'div', 'dl', 'dt', 'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul']);
+const BLOCKS = new Set([
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'br',
+  'dd',
+  'div',
+  'dl',
+  'dt',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'hr',
+  'li',
+  'main',
+  'nav',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'table',
+  'tbody',
+  'td',
+  'tfoot',
+  'th',
+  'thead',
+  'tr',
+  'ul',
+]);
 const HIDDEN = new Set(['script', 'style', 'head', 'title', 'template', 'noscript']);
 
 /**

@@ -15,7 +15,10 @@ export function placeholders(source: string): string[] {
 }
 
 /** What is wrong between a template's placeholders and its declared variables (empty: nothing). */
-export function variableMismatch(source: string, declared: readonly string[]): { undeclared: string[]; unused: string[] } {
+export function variableMismatch(
+  source: string,
+  declared: readonly string[],
+): { undeclared: string[]; unused: string[] } {
   const used = placeholders(source);
   return { undeclared: used.filter((v) => !declared.includes(v)), unused: declared.filter((v) => !used.includes(v)) };
 }
@@ -27,7 +30,11 @@ export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => HT
  * Fills every placeholder with its value (HTML-escaped when `html`). Returns the names that have
  * no value instead of a half-filled text, so that no message goes out with `{{first_name}}` in it.
  */
-export function render(source: string, values: Record<string, string>, options: { html: boolean }): { text: string; missing: string[] } {
+export function render(
+  source: string,
+  values: Record<string, string>,
+  options: { html: boolean },
+): { text: string; missing: string[] } {
   const missing = placeholders(source).filter((v) => !Object.hasOwn(values, v));
   if (missing.length > 0) return { text: source, missing };
   const text = source.replace(PLACEHOLDER, (_, name: string) => {
@@ -42,5 +49,7 @@ export function render(source: string, values: Record<string, string>, options: 
  * Throws HtmlTooDeepError (lib/dom-markdown.ts) for HTML nested beyond MAX_HTML_DEPTH.
  */
 export function htmlToText(html: string): string {
-  return domToMarkdown(parseDocument(html).children, { remove: ['script', 'style', 'noscript', 'template', 'head'] }).trim();
+  return domToMarkdown(parseDocument(html).children, {
+    remove: ['script', 'style', 'noscript', 'template', 'head'],
+  }).trim();
 }

@@ -39,7 +39,8 @@ function trimDotsAndDashes(name: string): string {
  */
 export function normalizeFolder(raw: string | undefined): string {
   if (raw === undefined) return '';
-  if (raw.length > MAX_FOLDER_LENGTH) throw new InvalidNameError(`folder is longer than ${MAX_FOLDER_LENGTH} characters`);
+  if (raw.length > MAX_FOLDER_LENGTH)
+    throw new InvalidNameError(`folder is longer than ${MAX_FOLDER_LENGTH} characters`);
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(raw)) throw new InvalidNameError('folder contains control characters');
   const segments = raw.split(/[/\\]+/).map((s) => s.trim());
@@ -52,9 +53,13 @@ export function normalizeFolder(raw: string | undefined): string {
     } catch {
       // Not percent-encoding: the segment is taken as written.
     }
-    if (/^\.{2,}$/.test(decoded.trim())) throw new InvalidNameError(`folder may not contain '..' (it would leave the folder): ${JSON.stringify(raw)}`);
+    if (/^\.{2,}$/.test(decoded.trim()))
+      throw new InvalidNameError(`folder may not contain '..' (it would leave the folder): ${JSON.stringify(raw)}`);
     const clean = cleanSegment(segment);
-    if (clean === '') throw new InvalidNameError(`folder segment ${JSON.stringify(segment)} has no usable characters (letters, digits, '.', '_', '-')`);
+    if (clean === '')
+      throw new InvalidNameError(
+        `folder segment ${JSON.stringify(segment)} has no usable characters (letters, digits, '.', '_', '-')`,
+      );
     out.push(clean);
   }
   if (out.length > MAX_FOLDER_DEPTH) throw new InvalidNameError(`folder is deeper than ${MAX_FOLDER_DEPTH} levels`);
@@ -67,8 +72,12 @@ export function normalizeFolder(raw: string | undefined): string {
  * characters with the extension kept; `fallback` when nothing usable is left.
  */
 export function normalizeFilename(raw: string | null | undefined, fallback = 'file'): string {
-  // eslint-disable-next-line no-control-regex
-  const base = (raw ?? '').replace(/[\u0000-\u001f\u007f]/g, '').split(/[/\\]/).pop() ?? '';
+  const base =
+    (raw ?? '')
+      // eslint-disable-next-line no-control-regex
+      .replace(/[\u0000-\u001f\u007f]/g, '')
+      .split(/[/\\]/)
+      .pop() ?? '';
   let name = cleanSegment(base.trim());
   if (name === '') return fallback;
   if (name.length > MAX_FILENAME_LENGTH) {

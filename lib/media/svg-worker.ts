@@ -72,7 +72,9 @@ export class SvgSanitizer {
     try {
       await ready;
     } catch (err) {
-      throw new InvalidSvgError(`it could not be processed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300));
+      throw new InvalidSvgError(
+        `it could not be processed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300),
+      );
     }
     const id = ++this.nextId;
     return new Promise<SanitizedSvg>((resolve, reject) => {

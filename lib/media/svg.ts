@@ -109,14 +109,18 @@ function checkShape(text: string): void {
       const start = i;
       const tag = scanTag(text, i + 1);
       i = tag.end;
-      if (i - start > MAX_SVG_TAG_CHARS) throw new InvalidSvgError(`one of its tags is longer than ${MAX_SVG_TAG_CHARS} characters`);
-      if (tag.attributes > MAX_SVG_ATTRIBUTES_PER_ELEMENT) throw new InvalidSvgError(`one of its elements has more than ${MAX_SVG_ATTRIBUTES_PER_ELEMENT} attributes`);
+      if (i - start > MAX_SVG_TAG_CHARS)
+        throw new InvalidSvgError(`one of its tags is longer than ${MAX_SVG_TAG_CHARS} characters`);
+      if (tag.attributes > MAX_SVG_ATTRIBUTES_PER_ELEMENT)
+        throw new InvalidSvgError(`one of its elements has more than ${MAX_SVG_ATTRIBUTES_PER_ELEMENT} attributes`);
       attributes += tag.attributes;
-      if (attributes > MAX_SVG_ATTRIBUTES) throw new InvalidSvgError(`it has more than ${MAX_SVG_ATTRIBUTES} attributes`);
+      if (attributes > MAX_SVG_ATTRIBUTES)
+        throw new InvalidSvgError(`it has more than ${MAX_SVG_ATTRIBUTES} attributes`);
       elements += 1;
       if (elements > MAX_SVG_ELEMENTS) throw new InvalidSvgError(`it has more than ${MAX_SVG_ELEMENTS} elements`);
       if (text[i - 2] !== '/') depth += 1;
-      if (depth > MAX_SVG_DEPTH) throw new InvalidSvgError(`its elements are nested deeper than ${MAX_SVG_DEPTH} levels`);
+      if (depth > MAX_SVG_DEPTH)
+        throw new InvalidSvgError(`its elements are nested deeper than ${MAX_SVG_DEPTH} levels`);
     }
   }
 }
@@ -175,7 +179,9 @@ export function sanitizeSvg(text: string): SanitizedSvg {
     if (err instanceof InvalidSvgError) throw err;
     // A document jsdom or DOMPurify cannot handle (a stack overflow, say) is the uploader's SVG
     // that cannot be processed, not a server error.
-    throw new InvalidSvgError(`it could not be processed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300));
+    throw new InvalidSvgError(
+      `it could not be processed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300),
+    );
   }
 }
 
@@ -184,7 +190,9 @@ function sanitizeParsed(source: string): SanitizedSvg {
   const doc = new window.DOMParser().parseFromString(source, 'image/svg+xml');
   const root = doc.documentElement;
   if (!root || root.localName === 'parsererror' || doc.getElementsByTagName('parsererror').length > 0) {
-    const why = (doc.getElementsByTagName('parsererror')[0]?.textContent ?? root?.textContent ?? 'not XML').trim().slice(0, 200);
+    const why = (doc.getElementsByTagName('parsererror')[0]?.textContent ?? root?.textContent ?? 'not XML')
+      .trim()
+      .slice(0, 200);
     throw new InvalidSvgError(`not a well-formed SVG document: ${why}`);
   }
   if (root.localName !== 'svg' || root.namespaceURI !== SVG_NS) {
@@ -193,7 +201,9 @@ function sanitizeParsed(source: string): SanitizedSvg {
   removed.length = 0;
   purify.sanitize(root, { USE_PROFILES: { svg: true, svgFilters: true }, ADD_TAGS: ['use'], IN_PLACE: true });
   const notes = [
-    ...purify.removed.map((r) => ('element' in r ? `element ${(r.element as Element).nodeName}` : `attribute ${r.attribute?.name ?? '?'}`)),
+    ...purify.removed.map((r) =>
+      'element' in r ? `element ${(r.element as Element).nodeName}` : `attribute ${r.attribute?.name ?? '?'}`,
+    ),
     ...removed,
   ];
   const svg = `<?xml version="1.0" encoding="UTF-8"?>\n${new window.XMLSerializer().serializeToString(root)}\n`;

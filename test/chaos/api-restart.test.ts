@@ -49,7 +49,14 @@ test(`${SUBMISSIONS} submissions through an API SIGKILL and an API SIGTERM: ever
   const base = `http://127.0.0.1:${port}`;
   const auth = bearer(await new ClientRepository(db).create('storm'));
   apiProcess = await startApiProcess(port, env);
-  const tally: Tally = { created: new Set(), fromCache: 0, statuses: new Map(), connectionErrors: 0, unexpected: [], latencies: [] };
+  const tally: Tally = {
+    created: new Set(),
+    fromCache: 0,
+    statuses: new Map(),
+    connectionErrors: 0,
+    unexpected: [],
+    latencies: [],
+  };
   let next = 0;
 
   /** One attempt at submission i: false when the connection failed (the API is down), to try again. */
@@ -87,16 +94,21 @@ test(`${SUBMISSIONS} submissions through an API SIGKILL and an API SIGTERM: ever
     }
     return true;
   };
-  const storm = Promise.all(Array.from({ length: CALLERS }, async () => {
-    while (next < SUBMISSIONS) {
-      const i = next++;
-      while (!(await submitOne(i)));
-    }
-  }));
+  const storm = Promise.all(
+    Array.from({ length: CALLERS }, async () => {
+      while (next < SUBMISSIONS) {
+        const i = next++;
+        while (!(await submitOne(i)));
+      }
+    }),
+  );
 
   // The restarts: a SIGKILL at a third of the storm, a SIGTERM (drain) at two thirds.
   const restarts: { signal: string; at_submission: number; down_ms: number; exit: string }[] = [];
-  for (const [signal, at] of [['SIGKILL', 1 / 3], ['SIGTERM', 2 / 3]] as const) {
+  for (const [signal, at] of [
+    ['SIGKILL', 1 / 3],
+    ['SIGTERM', 2 / 3],
+  ] as const) {
     await waitFor(async () => next >= SUBMISSIONS * at, 120_000, `submission ${Math.round(SUBMISSIONS * at)}`);
     const t0 = Date.now();
     const atSubmission = next;
@@ -107,22 +119,40 @@ test(`${SUBMISSIONS} submissions through an API SIGKILL and an API SIGTERM: ever
   await storm;
 
   // Every 201 is a committed job that reaches a terminal state.
-  const terminal = async () => Number(((await db('jobs').whereIn('id', [...tally.created]).whereIn('status', ['completed', 'failed', 'cancelled']).count<{ count: string }[]>('* as count'))[0])?.count ?? 0);
+  const terminal = async () =>
+    Number(
+      (
+        await db('jobs')
+          .whereIn('id', [...tally.created])
+          .whereIn('status', ['completed', 'failed', 'cancelled'])
+          .count<{ count: string }[]>('* as count')
+      )[0]?.count ?? 0,
+    );
   await waitFor(async () => (await terminal()) === tally.created.size, size(10, 20) * 60_000, 'every 201 job terminal');
-  const byStatus = await db('jobs').whereIn('id', [...tally.created]).groupBy('status').select('status').count<{ status: string; count: string }[]>('* as count');
+  const byStatus = await db('jobs')
+    .whereIn('id', [...tally.created])
+    .groupBy('status')
+    .select('status')
+    .count<{ status: string; count: string }[]>('* as count');
 
-  reportFigures('api-restart', [{
-    submissions: SUBMISSIONS,
-    jobs_201: tally.created.size,
-    from_cache: tally.fromCache,
-    connection_errors: tally.connectionErrors,
-    answered_503: tally.statuses.get(503) ?? 0,
-    answered_500: tally.statuses.get(500) ?? 0,
-    unexpected: tally.unexpected.length,
-    terminal: await terminal(),
-    submit_p50_ms: percentile(tally.latencies, 50),
-    submit_p99_ms: percentile(tally.latencies, 99),
-  }], { restarts, statuses: Object.fromEntries(tally.statuses), jobs_by_status: byStatus });
+  reportFigures(
+    'api-restart',
+    [
+      {
+        submissions: SUBMISSIONS,
+        jobs_201: tally.created.size,
+        from_cache: tally.fromCache,
+        connection_errors: tally.connectionErrors,
+        answered_503: tally.statuses.get(503) ?? 0,
+        answered_500: tally.statuses.get(500) ?? 0,
+        unexpected: tally.unexpected.length,
+        terminal: await terminal(),
+        submit_p50_ms: percentile(tally.latencies, 50),
+        submit_p99_ms: percentile(tally.latencies, 99),
+      },
+    ],
+    { restarts, statuses: Object.fromEntries(tally.statuses), jobs_by_status: byStatus },
+  );
 
   expect(restarts.map((r) => r.exit)).toEqual(['SIGKILL', '0']);
   expect(tally.statuses.get(500) ?? 0).toBe(0);

@@ -1,5 +1,13 @@
 import { bearer, ownQueues } from '../support/api';
-import { FULL, reportFigures, size, sleep, startApiProcess, startWorkerProcess, type ServiceProcess } from '../support/chaos';
+import {
+  FULL,
+  reportFigures,
+  size,
+  sleep,
+  startApiProcess,
+  startWorkerProcess,
+  type ServiceProcess,
+} from '../support/chaos';
 import { PDF } from '../support/media-fixtures';
 import { startPrivateStack, type PrivateStack, type ServerName } from '../support/private-stack';
 import { freePort, waitFor } from '../support/processes';
@@ -18,7 +26,9 @@ import { UNAVAILABLE_DETAIL } from '../../lib/outages';
 // completed while Elasticsearch was down appear in lead search (the lead index catches up).
 // npm test stops Postgres, Temporal and MinIO (private ones; Elasticsearch is the shared node, not
 // stopped: a private node takes minutes to start on this machine); CHAOS=1 stops all four.
-const STOPPED: ServerName[] = FULL ? ['elasticsearch', 'minio', 'temporal', 'postgres'] : ['minio', 'temporal', 'postgres'];
+const STOPPED: ServerName[] = FULL
+  ? ['elasticsearch', 'minio', 'temporal', 'postgres']
+  : ['minio', 'temporal', 'postgres'];
 const DOWN_MS = size(8_000, 20_000);
 jest.setTimeout(size(6, 15) * 60_000);
 
@@ -47,7 +57,13 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
   sites = await startLeadSites();
   stack = await startPrivateStack(STOPPED);
   const s = stack;
-  const env = { ...s.env, ...ownQueues('outages'), RATE_LIMIT_ENABLED: 'false', USER_URL_ALLOW_HOSTS: '127.0.0.0/8', SITE_DELAY_MS: '0' };
+  const env = {
+    ...s.env,
+    ...ownQueues('outages'),
+    RATE_LIMIT_ENABLED: 'false',
+    USER_URL_ALLOW_HOSTS: '127.0.0.0/8',
+    SITE_DELAY_MS: '0',
+  };
   const dbConfig = parseDbConfig({ ...process.env, ...env });
   const db = createDb(dbConfig);
   let auth: string;
@@ -77,7 +93,11 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
     const body = await res.text();
     answers.push({ phase, what, status: res.status, retryAfter: res.headers.get('retry-after'), body });
     let json: Json = {};
-    try { json = JSON.parse(body) as Json; } catch { /* not JSON: recorded above */ }
+    try {
+      json = JSON.parse(body) as Json;
+    } catch {
+      /* not JSON: recorded above */
+    }
     return { status: res.status, json };
   };
   let submissions = 0;
@@ -87,7 +107,11 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
     const distinct = submissions++ % 4 === 0;
     const url = distinct ? await sites.ownHost({ delay_ms: 300 }) : sites.url({ delay_ms: 300 });
     const site = String(new URL(url).searchParams.get('site'));
-    const r = await call('submit', '/api/v1/jobs/crawlSite/submit', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ payload: { url } }) });
+    const r = await call('submit', '/api/v1/jobs/crawlSite/submit', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ payload: { url } }),
+    });
     if (r.status === 201) created.push({ id: String(r.json.job_id), site, phase, distinct });
   };
   const upload = () => {
@@ -118,14 +142,23 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
   const probes: Record<ServerName, () => Promise<void>> = {
     postgres: async () => {
       const r = await call('probe list', '/api/v1/jobs/list');
-      expect({ status: r.status, json: r.json }).toEqual({ status: 503, json: { detail: UNAVAILABLE_DETAIL.database } });
+      expect({ status: r.status, json: r.json }).toEqual({
+        status: 503,
+        json: { detail: UNAVAILABLE_DETAIL.database },
+      });
     },
     temporal: async () => {
       const q = await call('probe queues', '/api/v1/system/queues');
-      expect({ status: q.status, json: q.json }).toEqual({ status: 503, json: { detail: 'queue service unavailable' } });
+      expect({ status: q.status, json: q.json }).toEqual({
+        status: 503,
+        json: { detail: 'queue service unavailable' },
+      });
       const before = created.length;
       await submit();
-      expect(answers[answers.length - 1]).toMatchObject({ status: 503, body: JSON.stringify({ detail: 'queue service unavailable' }) });
+      expect(answers[answers.length - 1]).toMatchObject({
+        status: 503,
+        body: JSON.stringify({ detail: 'queue service unavailable' }),
+      });
       expect(created.length).toBe(before);
     },
     elasticsearch: async () => {
@@ -134,10 +167,18 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
     },
     minio: async () => {
       const r = await upload();
-      expect({ status: r.status, json: r.json }).toEqual({ status: 503, json: { success: false, error: 'storage_unavailable', detail: UNAVAILABLE_DETAIL.storage } });
+      expect({ status: r.status, json: r.json }).toEqual({
+        status: 503,
+        json: { success: false, error: 'storage_unavailable', detail: UNAVAILABLE_DETAIL.storage },
+      });
     },
   };
-  const HEALTH_KEY: Record<ServerName, string> = { postgres: 'database', temporal: 'queue', elasticsearch: 'search', minio: 'storage' };
+  const HEALTH_KEY: Record<ServerName, string> = {
+    postgres: 'database',
+    temporal: 'queue',
+    elasticsearch: 'search',
+    minio: 'storage',
+  };
   const terminal = ['completed', 'failed', 'cancelled'];
 
   // Distinct-lead jobs seen completed while Elasticsearch was down: their leads must reach the index afterwards.
@@ -151,11 +192,19 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
     await server.kill();
     const downSince = Date.now();
     // Health names the missing dependency (503), and a request that needs it is refused the spec's way.
-    await waitFor(async () => {
-      const h = await call('probe health', '/api/v1/system/health');
-      // Without Postgres the credential cannot be checked: the request is refused before the probes run.
-      return h.status === 503 && (h.json[HEALTH_KEY[name]] === 'unavailable' || (name === 'postgres' && h.json.detail === UNAVAILABLE_DETAIL.database));
-    }, 30_000, `health to report ${name} down`);
+    await waitFor(
+      async () => {
+        const h = await call('probe health', '/api/v1/system/health');
+        // Without Postgres the credential cannot be checked: the request is refused before the probes run.
+        return (
+          h.status === 503 &&
+          (h.json[HEALTH_KEY[name]] === 'unavailable' ||
+            (name === 'postgres' && h.json.detail === UNAVAILABLE_DETAIL.database))
+        );
+      },
+      30_000,
+      `health to report ${name} down`,
+    );
     await probes[name]();
     const rest = DOWN_MS - (Date.now() - killedAt);
     if (rest > 0) await sleep(rest);
@@ -164,16 +213,21 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
       // outage lasts until one with a lead of its own has completed in it (on a loaded machine the
       // worker may finish none within DOWN_MS), and the test fails if none does.
       const seen = new Set<string>();
-      await waitFor(async () => {
-        for (const c of created.filter((x) => x.distinct && !seen.has(x.id))) {
-          const { json } = await call('status while search down', `/api/v1/jobs/${c.id}/status`);
-          if (!terminal.includes(String(json.status))) continue;
-          seen.add(c.id);
-          // Started after the kill and completed before the restart: its leads had no index to go to.
-          if (json.status === 'completed' && Date.parse(String(json.started_at)) > downSince) completedWhileSearchDown.add(c.id);
-        }
-        return completedWhileSearchDown.size > 0;
-      }, 180_000, 'a job with a lead of its own to complete while Elasticsearch is down');
+      await waitFor(
+        async () => {
+          for (const c of created.filter((x) => x.distinct && !seen.has(x.id))) {
+            const { json } = await call('status while search down', `/api/v1/jobs/${c.id}/status`);
+            if (!terminal.includes(String(json.status))) continue;
+            seen.add(c.id);
+            // Started after the kill and completed before the restart: its leads had no index to go to.
+            if (json.status === 'completed' && Date.parse(String(json.started_at)) > downSince)
+              completedWhileSearchDown.add(c.id);
+          }
+          return completedWhileSearchDown.size > 0;
+        },
+        180_000,
+        'a job with a lead of its own to complete while Elasticsearch is down',
+      );
     }
     phase = `${name} back`;
     const restartedAt = Date.now();
@@ -202,7 +256,11 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
     const { json } = await call('final status', `/api/v1/jobs/${id}/status`);
     return { status: String(json.status), error: json.error_message ?? null };
   };
-  await waitFor(async () => (await Promise.all(created.map((c) => stateOf(c.id)))).every((st) => terminal.includes(st.status)), size(4, 8) * 60_000, 'every job terminal');
+  await waitFor(
+    async () => (await Promise.all(created.map((c) => stateOf(c.id)))).every((st) => terminal.includes(st.status)),
+    size(4, 8) * 60_000,
+    'every job terminal',
+  );
   const finals = await Promise.all(created.map(async (c) => ({ ...c, ...(await stateOf(c.id)) })));
 
   // The lead index catches up: every completed job's own lead is found, those done during the search outage too.
@@ -213,7 +271,11 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
   const completed = finals.filter((f) => f.status === 'completed' && f.distinct);
   // Those include the jobs that completed while the index was down (when it was stopped).
   expect([...completedWhileSearchDown].filter((id) => !completed.some((f) => f.id === id))).toEqual([]);
-  await waitFor(async () => (await Promise.all(completed.map((f) => leadFound(f.site)))).every(Boolean), 120_000, 'every completed job\'s lead in lead search');
+  await waitFor(
+    async () => (await Promise.all(completed.map((f) => leadFound(f.site)))).every(Boolean),
+    120_000,
+    "every completed job's lead in lead search",
+  );
 
   const fiveHundreds = answers.filter((a) => a.status >= 500 && !(a.status === 503 && a.retryAfter));
   reportFigures('dependency-outages', outages, {
@@ -221,7 +283,10 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
     down_ms: DOWN_MS,
     requests: answers.length,
     jobs: finals.length,
-    jobs_by_status: finals.reduce<Record<string, number>>((acc, f) => ({ ...acc, [f.status]: (acc[f.status] ?? 0) + 1 }), {}),
+    jobs_by_status: finals.reduce<Record<string, number>>(
+      (acc, f) => ({ ...acc, [f.status]: (acc[f.status] ?? 0) + 1 }),
+      {},
+    ),
     leads_found: completed.length,
     leads_of_jobs_during_search_outage: created.filter((c) => c.phase === 'elasticsearch down' && c.distinct).length,
     leads_of_jobs_completed_during_search_outage: completedWhileSearchDown.size,
@@ -229,8 +294,15 @@ test(`${STOPPED.join(', ')} each killed and restarted under load: 503 with Retry
 
   expect(unreachable).toEqual([]);
   // With the API's error log lines, which say what a 500 was.
-  expect({ answers: fiveHundreds.map((a) => `${a.phase} ${a.what}: ${a.status} ${a.body}`), api_errors: fiveHundreds.length ? api?.errorLogs : [] }).toEqual({ answers: [], api_errors: [] });
-  expect(finals.filter((f) => f.status !== 'completed').map((f) => `${f.phase}: ${f.id} ${f.status} (${JSON.stringify(f.error)})`)).toEqual([]);
+  expect({
+    answers: fiveHundreds.map((a) => `${a.phase} ${a.what}: ${a.status} ${a.body}`),
+    api_errors: fiveHundreds.length ? api?.errorLogs : [],
+  }).toEqual({ answers: [], api_errors: [] });
+  expect(
+    finals
+      .filter((f) => f.status !== 'completed')
+      .map((f) => `${f.phase}: ${f.id} ${f.status} (${JSON.stringify(f.error)})`),
+  ).toEqual([]);
   // The processes were never restarted.
   expect([api?.child.exitCode, worker?.child.exitCode]).toEqual([null, null]);
 });

@@ -21,7 +21,12 @@ let db: Db;
 const figures: Record<string, unknown> = {};
 
 beforeAll(async () => {
-  const config = testConfig({ RATE_LIMIT_ENABLED: 'false', PORT: '0', HTTP_HEADERS_TIMEOUT_MS: '2000', ...ownQueues('abuse') });
+  const config = testConfig({
+    RATE_LIMIT_ENABLED: 'false',
+    PORT: '0',
+    HTTP_HEADERS_TIMEOUT_MS: '2000',
+    ...ownQueues('abuse'),
+  });
   db = createDb(config);
   server = await startServer(config);
   const address = server.server.address();
@@ -36,12 +41,19 @@ afterAll(async () => {
   process.stdout.write(`input abuse\n${JSON.stringify(figures, null, 2)}\n`);
   const dir = path.join(__dirname, '../../bench/results');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'input-abuse.json'), `${JSON.stringify({ at: new Date().toISOString(), figures }, null, 2)}\n`);
+  writeFileSync(
+    path.join(dir, 'input-abuse.json'),
+    `${JSON.stringify({ at: new Date().toISOString(), figures }, null, 2)}\n`,
+  );
 });
 
 /** A webhook create: a small JSON body that stores a row when it gets through. */
 const post = (body: Buffer | string, headers: Record<string, string>) =>
-  fetch(`${base}/api/v1/webhooks`, { method: 'POST', headers: { authorization: auth, ...headers }, body: typeof body === 'string' ? body : new Uint8Array(body) });
+  fetch(`${base}/api/v1/webhooks`, {
+    method: 'POST',
+    headers: { authorization: auth, ...headers },
+    body: typeof body === 'string' ? body : new Uint8Array(body),
+  });
 
 async function webhookCount(): Promise<number> {
   const [row] = await db('webhooks').count<{ count: string }[]>('* as count');
@@ -52,13 +64,24 @@ describe('encodings', () => {
   test('invalid UTF-8 is a 422 saying so, and stores nothing', async () => {
     const before = await webhookCount();
     // "caf\xe9" in Latin-1 inside a JSON string: not UTF-8.
-    const body = Buffer.concat([Buffer.from('{"url":"http://hooks.example/caf'), Buffer.from([0xe9]), Buffer.from('","events":["job.completed"]}')]);
+    const body = Buffer.concat([
+      Buffer.from('{"url":"http://hooks.example/caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('","events":["job.completed"]}'),
+    ]);
     const res = await post(body, { 'content-type': 'application/json' });
     expect(res.status).toBe(422);
-    expect(await res.json()).toEqual({ detail: [{ type: 'utf8_invalid', loc: ['body'], msg: 'request body is not valid UTF-8' }] });
+    expect(await res.json()).toEqual({
+      detail: [{ type: 'utf8_invalid', loc: ['body'], msg: 'request body is not valid UTF-8' }],
+    });
     // An overlong encoding of "/" and a lone surrogate are refused the same way.
-    for (const bad of [[0xc0, 0xaf], [0xed, 0xa0, 0x80]]) {
-      const r = await post(Buffer.concat([Buffer.from('{"url":"'), Buffer.from(bad), Buffer.from('"}')]), { 'content-type': 'application/json' });
+    for (const bad of [
+      [0xc0, 0xaf],
+      [0xed, 0xa0, 0x80],
+    ]) {
+      const r = await post(Buffer.concat([Buffer.from('{"url":"'), Buffer.from(bad), Buffer.from('"}')]), {
+        'content-type': 'application/json',
+      });
       expect(r.status).toBe(422);
     }
     expect(await webhookCount()).toBe(before);
@@ -66,25 +89,50 @@ describe('encodings', () => {
   });
 
   test('a charset other than UTF-8 is a 415; UTF-8 with a BOM is read', async () => {
-    const latin1 = await post(Buffer.from('{"url":"http://hooks.example/caf\xe9"}', 'latin1'), { 'content-type': 'application/json; charset=iso-8859-1' });
+    const latin1 = await post(Buffer.from('{"url":"http://hooks.example/caf\xe9"}', 'latin1'), {
+      'content-type': 'application/json; charset=iso-8859-1',
+    });
     expect(latin1.status).toBe(415);
     expect(((await latin1.json()) as { detail: string }).detail).toContain("unsupported charset 'iso-8859-1'");
-    const bom = await post(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ url: 'https://hooks.example/bom', events: ['job.completed'] }))]), { 'content-type': 'application/json; charset=UTF-8' });
+    const bom = await post(
+      Buffer.concat([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        Buffer.from(JSON.stringify({ url: 'https://hooks.example/bom', events: ['job.completed'] })),
+      ]),
+      { 'content-type': 'application/json; charset=UTF-8' },
+    );
     expect(bom.status).toBe(201);
   });
 
   test('gzip bodies are read; a gzip bomb stops at the size limit (413) and a broken stream is a 400', async () => {
-    const ok = await post(gzipSync(JSON.stringify({ url: 'https://hooks.example/gz', events: ['job.completed'] })), { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+    const ok = await post(gzipSync(JSON.stringify({ url: 'https://hooks.example/gz', events: ['job.completed'] })), {
+      'content-type': 'application/json',
+      'content-encoding': 'gzip',
+    });
     expect(ok.status).toBe(201);
     const before = await webhookCount();
     // 100 MB of spaces in a JSON string compress to about 100 KB.
-    const bomb = gzipSync(Buffer.concat([Buffer.from('{"url":"https://hooks.example/'), Buffer.alloc(100 * 1024 * 1024, 0x61), Buffer.from('"}')]));
+    const bomb = gzipSync(
+      Buffer.concat([
+        Buffer.from('{"url":"https://hooks.example/'),
+        Buffer.alloc(100 * 1024 * 1024, 0x61),
+        Buffer.from('"}'),
+      ]),
+    );
     const started = Date.now();
     const res = await post(bomb, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
     expect(res.status).toBe(413);
     expect(((await res.json()) as { detail: string }).detail).toBe('request body is larger than 2mb');
-    figures.gzip_bomb = { compressed_bytes: bomb.length, inflated_bytes: 100 * 1024 * 1024, status: res.status, ms: Date.now() - started };
-    const broken = await post(Buffer.from('not gzip at all'), { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+    figures.gzip_bomb = {
+      compressed_bytes: bomb.length,
+      inflated_bytes: 100 * 1024 * 1024,
+      status: res.status,
+      ms: Date.now() - started,
+    };
+    const broken = await post(Buffer.from('not gzip at all'), {
+      'content-type': 'application/json',
+      'content-encoding': 'gzip',
+    });
     expect(broken.status).toBe(400);
     const br = await post(Buffer.from('x'), { 'content-type': 'application/json', 'content-encoding': 'compress' });
     expect(br.status).toBe(415);
@@ -94,12 +142,18 @@ describe('encodings', () => {
 
 describe('sizes', () => {
   test('a huge query string or header is refused with a 4xx before any handler runs', async () => {
-    const res = await fetch(`${base}/api/v1/jobs/list?status_filter=${'q'.repeat(100_000)}`, { headers: { authorization: auth } });
+    const res = await fetch(`${base}/api/v1/jobs/list?status_filter=${'q'.repeat(100_000)}`, {
+      headers: { authorization: auth },
+    });
     expect(res.status).toBe(431);
-    const header = await fetch(`${base}/api/v1/jobs/list`, { headers: { authorization: auth, 'x-junk': 'j'.repeat(64 * 1024) } });
+    const header = await fetch(`${base}/api/v1/jobs/list`, {
+      headers: { authorization: auth, 'x-junk': 'j'.repeat(64 * 1024) },
+    });
     expect(header.status).toBe(431);
     // A long but legal query is validated like any other.
-    const long = await fetch(`${base}/api/v1/jobs/list?status_filter=${'q'.repeat(4000)}`, { headers: { authorization: auth } });
+    const long = await fetch(`${base}/api/v1/jobs/list?status_filter=${'q'.repeat(4000)}`, {
+      headers: { authorization: auth },
+    });
     expect(long.status).toBe(422);
     figures.huge_query = { query_bytes: 100_000, status: res.status };
   });
@@ -138,7 +192,8 @@ describe('addresses with control characters (issue 38 item 3: SMTP command injec
   test('a crawlVerify job and a de-duplication check with one are 422 naming control characters; no job is stored', async () => {
     const [before] = await db('jobs').count<{ count: string }[]>('* as count');
     const job = await fetch(`${base}/api/v1/jobs/submit`, {
-      method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/json' },
       body: JSON.stringify({ type: 'crawlVerify', payload: { emails: ['ok@example.com', injected] } }),
     });
     expect(job.status).toBe(422);
@@ -146,7 +201,8 @@ describe('addresses with control characters (issue 38 item 3: SMTP command injec
     const [after] = await db('jobs').count<{ count: string }[]>('* as count');
     expect(after?.count).toBe(before?.count);
     const dedupe = await fetch(`${base}/api/v1/dedupe/check`, {
-      method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/json' },
       body: JSON.stringify({ record: { email: injected }, record_type: 'email' }),
     });
     expect(dedupe.status).toBe(422);
@@ -159,9 +215,17 @@ describe('SVG attribute bombs (issue 38 item 1)', () => {
   test('an SVG element with 10,000 attributes (quadratic for jsdom and DOMPurify) is a 400 naming the limit, and nothing is stored', async () => {
     const attrs = Array.from({ length: 10_000 }, (_, i) => `a${i}="1"`).join(' ');
     const form = new FormData();
-    form.set('file', new Blob([`<svg xmlns="http://www.w3.org/2000/svg"><rect ${attrs}/></svg>`], { type: 'image/svg+xml' }), 'bomb.svg');
+    form.set(
+      'file',
+      new Blob([`<svg xmlns="http://www.w3.org/2000/svg"><rect ${attrs}/></svg>`], { type: 'image/svg+xml' }),
+      'bomb.svg',
+    );
     const [before] = await db('media_files').count<{ count: string }[]>('* as count');
-    const res = await fetch(`${base}/api/v1/media/images/upload`, { method: 'POST', headers: { authorization: auth }, body: form });
+    const res = await fetch(`${base}/api/v1/media/images/upload`, {
+      method: 'POST',
+      headers: { authorization: auth },
+      body: form,
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { detail: string }).detail).toContain('more than 256 attributes');
     const [after] = await db('media_files').count<{ count: string }[]>('* as count');

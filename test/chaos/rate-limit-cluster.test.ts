@@ -52,7 +52,12 @@ async function stopServer(s: Server): Promise<void> {
 
 let db: Db;
 const agents: Agent[] = [];
-const figures: Record<string, unknown> = { per_minute: PER_MINUTE, burst: BURST, auth_failures_per_minute: AUTH_FAILURES, processes: 2 };
+const figures: Record<string, unknown> = {
+  per_minute: PER_MINUTE,
+  burst: BURST,
+  auth_failures_per_minute: AUTH_FAILURES,
+  processes: 2,
+};
 
 beforeAll(async () => {
   db = createDb(config);
@@ -67,14 +72,18 @@ afterAll(async () => {
   process.stdout.write(`Rate limit across two API processes\n${JSON.stringify(figures, null, 2)}\n`);
   const dir = path.join(repo, 'bench/results');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'rate-limit-cluster.json'), `${JSON.stringify({ at: new Date().toISOString(), figures }, null, 2)}\n`);
+  writeFileSync(
+    path.join(dir, 'rate-limit-cluster.json'),
+    `${JSON.stringify({ at: new Date().toISOString(), figures }, null, 2)}\n`,
+  );
 });
 
 const newClient = (name: string): Promise<IssuedCredentials> => new ClientRepository(db).create(name);
 const health = (i: number, auth: string, dispatcher?: Agent) =>
   fetch(`${servers[i % 2]?.url}/api/v1/system/health`, { headers: { authorization: auth }, dispatcher });
 const count = (statuses: number[], s: number) => statuses.filter((x) => x === s).length;
-const perServer = (statuses: number[], s: number) => [0, 1].map((k) => statuses.filter((x, i) => i % 2 === k && x === s).length);
+const perServer = (statuses: number[], s: number) =>
+  [0, 1].map((k) => statuses.filter((x, i) => i % 2 === k && x === s).length);
 
 async function expectClientLimited(res: Response) {
   expect(res.status).toBe(429);
@@ -85,8 +94,13 @@ async function expectClientLimited(res: Response) {
 }
 
 /** The `rate_limits` row of one of a client's windows: RateLimiterPostgres keys it `<keyPrefix>:<client id>` (api/middleware/rate-limit.ts). */
-async function windowRow(prefix: 'burst' | 'minute', clientId: string): Promise<{ points: number; expire: number } | undefined> {
-  const row = (await db('rate_limits').where({ key: `${prefix}:${clientId}` }).first('points', 'expire')) as { points: number; expire: string } | undefined;
+async function windowRow(
+  prefix: 'burst' | 'minute',
+  clientId: string,
+): Promise<{ points: number; expire: number } | undefined> {
+  const row = (await db('rate_limits')
+    .where({ key: `${prefix}:${clientId}` })
+    .first('points', 'expire')) as { points: number; expire: string } | undefined;
   return row && { points: Number(row.points), expire: Number(row.expire) };
 }
 
@@ -118,8 +132,16 @@ test(`a burst at both processes at once: ${BURST} pass in total, the rest 429 wi
   const drain = (responses: Response[]) => Promise.all(responses.map((r) => r.body?.cancel()));
   const warm = bearer(await newClient('burst warm-up'));
   const attempts: {
-    dispatch_ms: number; elapsed_ms: number; window_start_after_send_ms: number | null; window_points: number | null;
-    ok: number; limited: number; ok_per_process: number[]; other: number[]; primed: number[]; clean: boolean;
+    dispatch_ms: number;
+    elapsed_ms: number;
+    window_start_after_send_ms: number | null;
+    window_points: number | null;
+    ok: number;
+    limited: number;
+    ok_per_process: number[];
+    other: number[];
+    primed: number[];
+    clean: boolean;
   }[] = [];
   let clean: { statuses: number[]; responses: Response[] } | undefined;
   for (let attempt = 0; attempt < BURST_ATTEMPTS && !clean; attempt++) {
@@ -151,7 +173,12 @@ test(`a burst at both processes at once: ${BURST} pass in total, the rest 429 wi
       // When the last window began (the first request counted in it), after the burst was sent.
       window_start_after_send_ms: row ? row.expire - 1000 - sentAt : null,
       window_points: row?.points ?? null,
-      ok: count(statuses, 200), limited: count(statuses, 429), ok_per_process: perServer(statuses, 200), other, primed: primed.map((r) => r.status), clean: isClean,
+      ok: count(statuses, 200),
+      limited: count(statuses, 429),
+      ok_per_process: perServer(statuses, 200),
+      other,
+      primed: primed.map((r) => r.status),
+      clean: isClean,
     });
     if (isClean) clean = { statuses, responses };
     else await drain(responses);
@@ -240,7 +267,9 @@ test(`failed authentications from one address: ${AUTH_FAILURES} per minute acros
   figures.auth_429_per_process = perServer(statuses, 429);
   expect(statuses).toEqual([...Array<number>(AUTH_FAILURES).fill(401), ...Array<number>(6).fill(429)]);
   for (const res of limited) {
-    expect(await res.json()).toEqual({ detail: `too many failed authentication attempts from this address, maximum ${AUTH_FAILURES} per minute` });
+    expect(await res.json()).toEqual({
+      detail: `too many failed authentication attempts from this address, maximum ${AUTH_FAILURES} per minute`,
+    });
     const retryAfter = Number(res.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(config.AUTH_FAILURE_BLOCK_SECONDS);

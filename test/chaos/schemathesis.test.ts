@@ -39,11 +39,18 @@ async function ensureSchemathesis(): Promise<void> {
   } catch {
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
     await run('apt-get', ['update', '-q'], { env, maxBuffer: 1 << 24 });
-    await run('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'python3-venv'], { env, maxBuffer: 1 << 24 });
+    await run('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'python3-venv'], {
+      env,
+      maxBuffer: 1 << 24,
+    });
     rmSync(venv, { recursive: true, force: true });
     await run('python3', ['-m', 'venv', venv]);
   }
-  await run(path.join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS_VERSION}`], { maxBuffer: 1 << 24 });
+  await run(
+    path.join(venv, 'bin', 'pip'),
+    ['install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS_VERSION}`],
+    { maxBuffer: 1 << 24 },
+  );
   writeFileSync(done, `${SCHEMATHESIS_VERSION}\n`);
 }
 
@@ -157,26 +164,43 @@ test(`schemathesis: ${MAX_EXAMPLES} cases per operation, all checks, 0 failures`
   writeFileSync(configFile, CONFIG);
   const started = Date.now();
   const args = [
-    '--config-file', configFile,
-    'run', `${api.url}/openapi.json`,
-    '--header', `Authorization: ${auth}`,
-    '--checks', 'all',
-    '--phases', 'examples,fuzzing,stateful',
-    '--max-examples', String(MAX_EXAMPLES),
-    '--seed', String(SEED),
+    '--config-file',
+    configFile,
+    'run',
+    `${api.url}/openapi.json`,
+    '--header',
+    `Authorization: ${auth}`,
+    '--checks',
+    'all',
+    '--phases',
+    'examples,fuzzing,stateful',
+    '--max-examples',
+    String(MAX_EXAMPLES),
+    '--seed',
+    String(SEED),
     // No example database carried between runs: the seed alone decides the cases.
-    '--generation-database', 'none',
-    '--workers', '2',
-    '--request-timeout', '10',
+    '--generation-database',
+    'none',
+    '--workers',
+    '2',
+    '--request-timeout',
+    '10',
     '--continue-on-failure',
     // How fast Hypothesis makes cases is the test tool's own health, not the API's: on a loaded
     // machine it judged the content posts' rich-text schema "too slow to generate" and errored.
-    '--suppress-health-check', 'too_slow',
+    '--suppress-health-check',
+    'too_slow',
     '--no-color',
-    '--report', 'junit,ndjson',
-    '--report-dir', outDir,
+    '--report',
+    'junit,ndjson',
+    '--report-dir',
+    outDir,
   ];
-  const result = await run(st, args, { cwd: outDir, maxBuffer: 1 << 28, env: { ...process.env, SCHEMATHESIS_HOOKS: '' } }).then(
+  const result = await run(st, args, {
+    cwd: outDir,
+    maxBuffer: 1 << 28,
+    env: { ...process.env, SCHEMATHESIS_HOOKS: '' },
+  }).then(
     (r) => ({ code: 0, stdout: r.stdout }),
     (e: { code?: number; stdout?: string }) => ({ code: e.code ?? -1, stdout: e.stdout ?? '' }),
   );
@@ -187,11 +211,20 @@ test(`schemathesis: ${MAX_EXAMPLES} cases per operation, all checks, 0 failures`
       `${figures.cases_exercised} exercised their operation (${figures.cases_answered_503} answered 503; operations answering only 503: ${JSON.stringify(figures.operations_only_503)}); ` +
       `responses by status: ${JSON.stringify(figures.responses_by_status)}; failures by check: ${JSON.stringify(figures.failures_by_check)}; errors: ${figures.errors}\n`,
   );
-  writeFileSync(path.join(repo, 'bench', 'results', 'schemathesis.json'), `${JSON.stringify({ at: new Date().toISOString(), ...figures }, null, 2)}\n`);
+  writeFileSync(
+    path.join(repo, 'bench', 'results', 'schemathesis.json'),
+    `${JSON.stringify({ at: new Date().toISOString(), ...figures }, null, 2)}\n`,
+  );
 
-  const gated = Object.fromEntries(Object.entries(figures.failures_by_check).filter(([check]) => !REPORTED_ONLY.has(check)));
+  const gated = Object.fromEntries(
+    Object.entries(figures.failures_by_check).filter(([check]) => !REPORTED_ONLY.has(check)),
+  );
   const summary = result.stdout.slice(result.stdout.lastIndexOf('=== SUMMARY ==='));
-  expect({ failures: gated, errors: figures.errors, summary: Object.keys(gated).length || figures.errors ? summary : '' }).toEqual({ failures: {}, errors: 0, summary: '' });
+  expect({
+    failures: gated,
+    errors: figures.errors,
+    summary: Object.keys(gated).length || figures.errors ? summary : '',
+  }).toEqual({ failures: {}, errors: 0, summary: '' });
   // Enough cases that tested their operation (not a 503 of a backing service past its deadline), and
   // none of the operations tested only through 503s.
   expect(figures.operations_only_503).toEqual([]);
@@ -217,7 +250,12 @@ function summarize(files: string[], durationS: number): Figures {
     if (!body) continue;
     if (kind === 'ScenarioFinished') {
       const recorder = body.recorder as
-        | { label?: string; cases?: Record<string, unknown>; checks?: Record<string, { name: string; status: string }[]>; interactions?: Record<string, { response?: { status_code?: number } | null }> }
+        | {
+            label?: string;
+            cases?: Record<string, unknown>;
+            checks?: Record<string, { name: string; status: string }[]>;
+            interactions?: Record<string, { response?: { status_code?: number } | null }>;
+          }
         | undefined;
       const label = recorder?.label ?? '(no label)';
       const op = byOperation.get(label) ?? { answered: 0, answered503: 0 };
@@ -239,10 +277,21 @@ function summarize(files: string[], durationS: number): Figures {
       }
     } else if (kind === 'NonFatalError') errors++;
   }
-  const only503 = [...byOperation].filter(([, o]) => o.answered > 0 && o.answered503 === o.answered).map(([label]) => label);
+  const only503 = [...byOperation]
+    .filter(([, o]) => o.answered > 0 && o.answered503 === o.answered)
+    .map(([label]) => label);
   return {
-    schemathesis: SCHEMATHESIS_VERSION, seed: SEED, max_examples_per_operation: MAX_EXAMPLES, operations: operations.size, cases,
-    cases_answered_503: answered503, cases_exercised: cases - answered503, operations_only_503: only503,
-    failures_by_check: failures, responses_by_status: statuses, errors, duration_s: Math.round(durationS),
+    schemathesis: SCHEMATHESIS_VERSION,
+    seed: SEED,
+    max_examples_per_operation: MAX_EXAMPLES,
+    operations: operations.size,
+    cases,
+    cases_answered_503: answered503,
+    cases_exercised: cases - answered503,
+    operations_only_503: only503,
+    failures_by_check: failures,
+    responses_by_status: statuses,
+    errors,
+    duration_s: Math.round(durationS),
   };
 }

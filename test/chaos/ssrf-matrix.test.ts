@@ -24,7 +24,9 @@ interface Sentinel {
 
 async function sentinel(host: string, port = 0, handler?: Parameters<typeof createServer>[1]): Promise<Sentinel> {
   let connections = 0;
-  const server: Server = createServer(handler ?? ((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<title>reached</title>')));
+  const server: Server = createServer(
+    handler ?? ((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<title>reached</title>')),
+  );
   server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   return {
@@ -33,7 +35,11 @@ async function sentinel(host: string, port = 0, handler?: Parameters<typeof crea
     reset: () => {
       connections = 0;
     },
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -111,11 +117,16 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([loop.close(), loop2.close(), redirector.close()]);
-  const lines = Object.entries(figures).map(([k, v]) => `${k}: ${v.refused}/${v.cases} refused, ${v.connections} connections got through`);
+  const lines = Object.entries(figures).map(
+    ([k, v]) => `${k}: ${v.refused}/${v.cases} refused, ${v.connections} connections got through`,
+  );
   process.stdout.write(`SSRF matrix\n${lines.join('\n')}\n`);
   const dir = path.join(__dirname, '../../bench/results');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'ssrf-matrix.json'), `${JSON.stringify({ at: new Date().toISOString(), figures }, null, 2)}\n`);
+  writeFileSync(
+    path.join(dir, 'ssrf-matrix.json'),
+    `${JSON.stringify({ at: new Date().toISOString(), figures }, null, 2)}\n`,
+  );
 });
 
 async function refusal(client: OutboundClient, url: string): Promise<OutboundError | undefined> {
@@ -138,7 +149,12 @@ describe('the guarded client (every outbound request)', () => {
       // Each is refused by the guard (blocked address, unsupported scheme), or its name does not resolve at all.
       expect(outcomes.filter((o) => !['blocked', 'protocol', 'dns'].includes(o.kind ?? ''))).toEqual([]);
       expect({ loopback: loop.connections(), loopback2: loop2.connections() }).toEqual({ loopback: 0, loopback2: 0 });
-      record('guarded client', cases.length, outcomes.filter((o) => o.kind).length, loop.connections() + loop2.connections());
+      record(
+        'guarded client',
+        cases.length,
+        outcomes.filter((o) => o.kind).length,
+        loop.connections() + loop2.connections(),
+      );
     } finally {
       await client.close();
     }
@@ -161,7 +177,8 @@ describe('the guarded client (every outbound request)', () => {
       const through: string[] = [];
       for (const [name, to] of targets) {
         const err = await refusal(client, `http://127.0.0.1:${redirector.port}/?to=${encodeURIComponent(to)}`);
-        if (!err || !['blocked', 'protocol', 'dns'].includes(err.kind)) through.push(`${name}: ${err?.kind ?? 'fetched'}`);
+        if (!err || !['blocked', 'protocol', 'dns'].includes(err.kind))
+          through.push(`${name}: ${err?.kind ?? 'fetched'}`);
       }
       expect(through).toEqual([]);
       expect(loop2.connections()).toBe(0);
@@ -193,18 +210,33 @@ describe("the operator's endpoints and clients' URLs have separate allow-lists (
   });
 
   test("through the API: a mailbox on the operator's host is refused, an LLM integration's base URL on it is called", async () => {
-    const api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', INTEGRATIONS_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), ...operatorOnly });
+    const api = await startTestApi({
+      RATE_LIMIT_ENABLED: 'false',
+      INTEGRATIONS_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+      ...operatorOnly,
+    });
     try {
       const c = caller(api, bearer(await api.newClient('allow-list split')));
       const server = { host: '127.0.0.1', port: loop.port, secure: false, username: 'box@mail.test', password: 'x' };
       const created = await c.post('/api/v1/mail/mailboxes', { address: 'box@mail.test', smtp: server, imap: server });
       expect(created.status).toBe(201);
       const { mailbox } = await c.json<{ mailbox: { id: number } }>(created);
-      const checked = await c.json<{ smtp: { ok: boolean; error: string }; imap: { ok: boolean; error: string } }>(await c.post(`/api/v1/mail/mailboxes/${mailbox.id}/test`, {}));
-      expect(checked.smtp).toMatchObject({ ok: false, error: expect.stringContaining('is not allowed as a mail server') });
-      expect(checked.imap).toMatchObject({ ok: false, error: expect.stringContaining('is not allowed as a mail server') });
+      const checked = await c.json<{ smtp: { ok: boolean; error: string }; imap: { ok: boolean; error: string } }>(
+        await c.post(`/api/v1/mail/mailboxes/${mailbox.id}/test`, {}),
+      );
+      expect(checked.smtp).toMatchObject({
+        ok: false,
+        error: expect.stringContaining('is not allowed as a mail server'),
+      });
+      expect(checked.imap).toMatchObject({
+        ok: false,
+        error: expect.stringContaining('is not allowed as a mail server'),
+      });
       expect(loop.connections()).toBe(0);
-      const integration = await c.post('/api/v1/integrations', { provider_name: 'openai_compatible', credentials: { api_key: `sk-split-${Math.random()}`, base_url: `http://127.0.0.1:${loop.port}/v1`, model: 'm' } });
+      const integration = await c.post('/api/v1/integrations', {
+        provider_name: 'openai_compatible',
+        credentials: { api_key: `sk-split-${Math.random()}`, base_url: `http://127.0.0.1:${loop.port}/v1`, model: 'm' },
+      });
       expect(integration.status).toBe(201);
       const { integration: row } = await c.json<{ integration: { id: number } }>(integration);
       await c.post(`/api/v1/integrations/${row.id}/test`, {});
@@ -236,9 +268,18 @@ describe('what a refusal says (issue 38 item 14)', () => {
       const said: { name: string; message: string }[] = [];
       for (const [name, url] of named) said.push({ name, message: (await refusal(client, url))?.message ?? 'fetched' });
       // The same names as redirect hops from an allowed host.
-      for (const [name, to] of named) said.push({ name: `redirect to ${name}`, message: (await refusal(hop, `http://127.0.0.2:${redirector2.port}/?to=${encodeURIComponent(new URL(to).href)}`))?.message ?? 'fetched' });
+      for (const [name, to] of named)
+        said.push({
+          name: `redirect to ${name}`,
+          message:
+            (await refusal(hop, `http://127.0.0.2:${redirector2.port}/?to=${encodeURIComponent(new URL(to).href)}`))
+              ?.message ?? 'fetched',
+        });
       for (const { name, message } of said) {
-        expect({ name, message }).toEqual({ name, message: expect.stringMatching(/^the target of http:\/\/localhost:\d+\/ is not allowed/) });
+        expect({ name, message }).toEqual({
+          name,
+          message: expect.stringMatching(/^the target of http:\/\/localhost:\d+\/ is not allowed/),
+        });
         expect({ name, leaks: message.match(/127\.0\.0\.1|::1|::ffff/) }).toEqual({ name, leaks: null });
         expect({ name, leaks: message.match(RANGE_WORDS) }).toEqual({ name, leaks: null });
       }
@@ -254,10 +295,19 @@ describe('through the API, where a client names the URL', () => {
   let worker: TestWorker;
   let c: Caller;
   // Nothing allowed: the settings of production.
-  const settings = { RATE_LIMIT_ENABLED: 'false', USER_URL_ALLOW_HOSTS: '', INTEGRATIONS_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), ...ownQueues('ssrf-matrix') };
+  const settings = {
+    RATE_LIMIT_ENABLED: 'false',
+    USER_URL_ALLOW_HOSTS: '',
+    INTEGRATIONS_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+    ...ownQueues('ssrf-matrix'),
+  };
   beforeAll(async () => {
     api = await startTestApi(settings);
-    worker = await startTestWorker({ types: ['crawlSite', 'crawlLanding'], identity: 'ssrf-matrix-worker', overrides: settings });
+    worker = await startTestWorker({
+      types: ['crawlSite', 'crawlLanding'],
+      identity: 'ssrf-matrix-worker',
+      overrides: settings,
+    });
     c = caller(api, bearer(await api.newClient('ssrf matrix')));
   });
   afterAll(async () => {
@@ -269,7 +319,10 @@ describe('through the API, where a client names the URL', () => {
     const forms = loopbackForms(loop.port).filter(([name]) => !name.includes('backslash'));
     let refused = 0;
     for (const [name, url] of [...forms, ...OTHER_FORMS.slice(0, 4)]) {
-      const created = await c.post('/api/v1/integrations', { provider_name: 'openai_compatible', credentials: { api_key: `sk-${name.replace(/\W/g, '')}-${Math.random()}`, base_url: `${url}v1` } });
+      const created = await c.post('/api/v1/integrations', {
+        provider_name: 'openai_compatible',
+        credentials: { api_key: `sk-${name.replace(/\W/g, '')}-${Math.random()}`, base_url: `${url}v1` },
+      });
       if (created.status !== 201) {
         // Refused at creation (not a valid URL) is as good as refused at the call.
         expect(created.status).toBeLessThan(500);
@@ -287,11 +340,20 @@ describe('through the API, where a client names the URL', () => {
     record('LLM base URL', forms.length + 4, refused, loop.connections());
   });
 
-  test('a crawlSite start page and a crawlLanding page (Chromium) in those spellings fail with the guard\'s reason', async () => {
+  test("a crawlSite start page and a crawlLanding page (Chromium) in those spellings fail with the guard's reason", async () => {
     const p = loop.port;
-    const forms: string[] = [`http://2130706433:${p}/`, `http://[::ffff:127.0.0.1]:${p}/`, `http://0x7f.0.0.1:${p}/`, `http://127\u30020\u30020\u30021:${p}/`, 'http://169.254.169.254/latest/meta-data/'];
+    const forms: string[] = [
+      `http://2130706433:${p}/`,
+      `http://[::ffff:127.0.0.1]:${p}/`,
+      `http://0x7f.0.0.1:${p}/`,
+      `http://127\u30020\u30020\u30021:${p}/`,
+      'http://169.254.169.254/latest/meta-data/',
+    ];
     const jobs: string[] = [];
-    const submit = (type: string, url: string) => c.post(`/api/v1/jobs/${type}/submit`, { payload: { url, ...(type === 'crawlLanding' ? { options: { capture_full_page: false } } : {}) } });
+    const submit = (type: string, url: string) =>
+      c.post(`/api/v1/jobs/${type}/submit`, {
+        payload: { url, ...(type === 'crawlLanding' ? { options: { capture_full_page: false } } : {}) },
+      });
     for (const url of forms) {
       for (const type of ['crawlSite', 'crawlLanding']) {
         const res = await submit(type, url);
@@ -306,7 +368,13 @@ describe('through the API, where a client names the URL', () => {
       expect(JSON.stringify(await res.json())).toContain('url must not contain credentials');
     }
     const ends = await Promise.all(jobs.map((id) => waitForStatus(c, id, ['completed', 'failed'], 90_000)));
-    expect(ends.filter((e) => e.status !== 'failed' || !/refusing to connect|refused|not allowed/i.test(String(e.error_message))).map((e) => [e.type, e.error_message])).toEqual([]);
+    expect(
+      ends
+        .filter(
+          (e) => e.status !== 'failed' || !/refusing to connect|refused|not allowed/i.test(String(e.error_message)),
+        )
+        .map((e) => [e.type, e.error_message]),
+    ).toEqual([]);
     expect(loop.connections()).toBe(0);
     record('crawlSite + crawlLanding', forms.length * 2, ends.length, loop.connections());
   });

@@ -35,8 +35,21 @@ interface Operation {
 /** A marker of its own for each thing A writes, so B's answers can be searched for any of A's data. */
 const token = () => `t${randomBytes(6).toString('hex')}`;
 const mk = {
-  campaign: token(), webhook: token(), integration: token(), business: token(), business2: token(), media: token(),
-  author: token(), category: token(), tag: token(), post: token(), mailbox: token(), template: token(), subject: token(), list: token(), dedupe: token(),
+  campaign: token(),
+  webhook: token(),
+  integration: token(),
+  business: token(),
+  business2: token(),
+  media: token(),
+  author: token(),
+  category: token(),
+  tag: token(),
+  post: token(),
+  mailbox: token(),
+  template: token(),
+  subject: token(),
+  list: token(),
+  dedupe: token(),
 };
 
 /** A's ids, by kind. */
@@ -71,7 +84,12 @@ interface Owned {
 
 /** Path parameter -> the kind of A's id it is filled with (the sweep's mapping). `id` depends on the path. */
 const PATH_PARAM_KINDS: Record<string, (p: string) => keyof Owned | undefined> = {
-  id: (p) => (p.startsWith('/api/v1/campaigns/') ? 'campaign' : p.startsWith('/api/v1/dedupe/canonical/') ? 'canonical' : undefined),
+  id: (p) =>
+    p.startsWith('/api/v1/campaigns/')
+      ? 'campaign'
+      : p.startsWith('/api/v1/dedupe/canonical/')
+        ? 'canonical'
+        : undefined,
   job_id: () => 'job',
   campaign_id: () => 'campaign',
   webhook_id: () => 'webhook',
@@ -106,27 +124,48 @@ const QUERY_KINDS: Record<string, (keyof Owned)[]> = {
 
 /** Listings where A's own call shows A's items: B's same call is searched for them. */
 const OWNER_LISTINGS = [
-  '/api/v1/jobs/list', '/api/v1/campaigns', '/api/v1/webhooks', '/api/v1/integrations', '/api/v1/dashboard/content/sites', '/api/v1/dashboard/content/authors',
-  '/api/v1/dashboard/content/categories', '/api/v1/dashboard/content/tags', '/api/v1/dashboard/content/posts', '/api/v1/mail/mailboxes', '/api/v1/mail/messages',
-  '/api/v1/mail/templates', '/api/v1/events/stream', '/api/v1/dedupe/canonical', '/api/v1/unsubscribe/preferences',
+  '/api/v1/jobs/list',
+  '/api/v1/campaigns',
+  '/api/v1/webhooks',
+  '/api/v1/integrations',
+  '/api/v1/dashboard/content/sites',
+  '/api/v1/dashboard/content/authors',
+  '/api/v1/dashboard/content/categories',
+  '/api/v1/dashboard/content/tags',
+  '/api/v1/dashboard/content/posts',
+  '/api/v1/mail/mailboxes',
+  '/api/v1/mail/messages',
+  '/api/v1/mail/templates',
+  '/api/v1/events/stream',
+  '/api/v1/dedupe/canonical',
+  '/api/v1/unsubscribe/preferences',
 ];
 
 /** Operations with path parameters the sweep does not call, each with its reason. */
 const SKIPPED: Record<string, string> = {
   'GET /api/v1/locations/{id}': 'shared reference data (GeoNames places), owned by no client',
-  'GET /api/v1/media/videos/{video_id}': 'a video needs PeerTube accepting an import (stand-in + settings); not created in this sweep',
-  'GET /u/{token}': 'public by design: the signed token is the credential (no client authentication); covered by unsubscribe.test.ts',
-  'POST /u/{token}': 'public by design: the signed token is the credential (no client authentication); covered by unsubscribe.test.ts',
-  'GET /api/v1/content/posts/{slug}': 'public by design: addressed by X-Content-Domain, never by client; A\'s post is a draft, which is never served',
-  'GET /api/v1/captures/{client_id}/landings/{job_id}/page.html': "public by design, as the media bucket's URL of the same object: the address (the client's bucket and the job's random UUID) is the capability; reads one object, no row; covered by landing-hostile.test.ts and input-abuse.test.ts",
-  'POST /api/v1/idap/{resource_type}/import': 'creates in the caller\'s own scope; swept separately: B importing A\'s natural key makes its own resource',
+  'GET /api/v1/media/videos/{video_id}':
+    'a video needs PeerTube accepting an import (stand-in + settings); not created in this sweep',
+  'GET /u/{token}':
+    'public by design: the signed token is the credential (no client authentication); covered by unsubscribe.test.ts',
+  'POST /u/{token}':
+    'public by design: the signed token is the credential (no client authentication); covered by unsubscribe.test.ts',
+  'GET /api/v1/content/posts/{slug}':
+    "public by design: addressed by X-Content-Domain, never by client; A's post is a draft, which is never served",
+  'GET /api/v1/captures/{client_id}/landings/{job_id}/page.html':
+    "public by design, as the media bucket's URL of the same object: the address (the client's bucket and the job's random UUID) is the capability; reads one object, no row; covered by landing-hostile.test.ts and input-abuse.test.ts",
+  'POST /api/v1/idap/{resource_type}/import':
+    "creates in the caller's own scope; swept separately: B importing A's natural key makes its own resource",
 };
 
 /** B's own canonical record, which B's merge calls name beside A's id. */
 let intruderCanonical = 0;
 
 /** A record A adds to its canonical store. */
-const dedupeRecord = { record_type: 'business', record: { company_name: mk.dedupe, email: `info@${mk.dedupe}.test`, city: 'Leeds' } };
+const dedupeRecord = {
+  record_type: 'business',
+  record: { company_name: mk.dedupe, email: `info@${mk.dedupe}.test`, city: 'Leeds' },
+};
 
 /** Harmless valid bodies for B's writes (a valid body so the id lookup is what answers). */
 const future = new Date(Date.now() + 3600_000).toISOString();
@@ -149,7 +188,10 @@ function bodyFor(op: Operation): { body: string; type: string } | undefined {
     'POST /api/v1/dedupe/canonical/{id}/merge': () => json({ record_ids: [intruderCanonical] }),
     'POST /api/v1/dedupe/canonical/{id}/unmerge': () => json({ record_ids: [intruderCanonical] }),
     'POST /api/v1/mail/messages/{message_id}/snooze': () => json({ snoozed_until: future }),
-    'POST /api/v1/mail/mailboxes/{mailbox_id}/import': () => ({ body: rfc822(`<intruder-${token()}@example.com>`, 'intruder'), type: 'message/rfc822' }),
+    'POST /api/v1/mail/mailboxes/{mailbox_id}/import': () => ({
+      body: rfc822(`<intruder-${token()}@example.com>`, 'intruder'),
+      type: 'message/rfc822',
+    }),
   };
   return (bodies[key] ?? (() => json({})))();
 }
@@ -174,14 +216,31 @@ let a: Caller;
 let b: Caller;
 let owned: Owned;
 const operations: Operation[] = [];
-const figures = { operations_in_document: 0, path_param_operations: 0, swept: 0, skipped: 0, listings_checked: 0, calls_as_intruder: 0, calls_as_owner: 0, listings_with_owner_data: 0, leaks: 0, streams_read_to_heartbeat: 0 };
+const figures = {
+  operations_in_document: 0,
+  path_param_operations: 0,
+  swept: 0,
+  skipped: 0,
+  listings_checked: 0,
+  calls_as_intruder: 0,
+  calls_as_owner: 0,
+  listings_with_owner_data: 0,
+  leaks: 0,
+  streams_read_to_heartbeat: 0,
+};
 const leaks: string[] = [];
 /** What B got for each swept operation (written to the results file). */
 const outcomes: Record<string, number> = {};
 /** Listings whose owner's call showed A's data. */
 const ownerSees = new Set<string>();
 
-async function send(who: Caller, method: Method, url: string, body?: { body: string; type: string }, signal?: AbortSignal): Promise<Response> {
+async function send(
+  who: Caller,
+  method: Method,
+  url: string,
+  body?: { body: string; type: string },
+  signal?: AbortSignal,
+): Promise<Response> {
   if (who === b) figures.calls_as_intruder++;
   else figures.calls_as_owner++;
   return fetch(`${api.url}${url}`, {
@@ -194,13 +253,26 @@ async function send(who: Caller, method: Method, url: string, body?: { body: str
 
 async function created<T = Json>(res: Response, what: string): Promise<T> {
   const json = (await res.json()) as T;
-  if (res.status !== 201 && res.status !== 200) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(json)}`);
+  if (res.status !== 201 && res.status !== 200)
+    throw new Error(`${what} answered ${res.status}: ${JSON.stringify(json)}`);
   return json;
 }
 
 /** Every marker and string id of A's; an answer to B containing one (other than what B itself sent) is a leak. */
 function aMarkers(): string[] {
-  const ids = [owned.job, owned.campaign, owned.idap, owned.media, owned.site, owned.author, owned.category, owned.tag, owned.post, owned.thread, owned.idapCursor];
+  const ids = [
+    owned.job,
+    owned.campaign,
+    owned.idap,
+    owned.media,
+    owned.site,
+    owned.author,
+    owned.category,
+    owned.tag,
+    owned.post,
+    owned.thread,
+    owned.idapCursor,
+  ];
   return [...Object.values(mk), ...ids.filter((v) => v.length >= 8)];
 }
 function leaked(text: string, sent: string): string[] {
@@ -212,7 +284,10 @@ async function ownerView(): Promise<Record<string, unknown>> {
   const read = async (p: string) => {
     const res = await send(a, 'get', p);
     const text = await res.text();
-    return { status: res.status, body: text.startsWith('{') || text.startsWith('[') ? (JSON.parse(text) as unknown) : text.length };
+    return {
+      status: res.status,
+      body: text.startsWith('{') || text.startsWith('[') ? (JSON.parse(text) as unknown) : text.length,
+    };
   };
   const e = encodeURIComponent;
   return {
@@ -241,36 +316,77 @@ beforeAll(async () => {
   const post = (who: Caller, p: string, body: unknown, type = 'application/json') =>
     send(who, 'post', p, { body: typeof body === 'string' ? body : JSON.stringify(body), type });
 
-  const job = await created<{ job_id: string }>(await post(a, '/api/v1/jobs/crawlSite/submit', { payload: { url: 'https://example.com/' } }), 'job');
+  const job = await created<{ job_id: string }>(
+    await post(a, '/api/v1/jobs/crawlSite/submit', { payload: { url: 'https://example.com/' } }),
+    'job',
+  );
   const campaign = await created<{ campaign_id: string }>(
-    await post(a, '/api/v1/campaigns', { name: mk.campaign, search_terms: ['bakery'], locations: [{ city: 'Leeds', country: 'GB' }] }),
+    await post(a, '/api/v1/campaigns', {
+      name: mk.campaign,
+      search_terms: ['bakery'],
+      locations: [{ city: 'Leeds', country: 'GB' }],
+    }),
     'campaign',
   );
-  const webhook = await created<Json>(await post(a, '/api/v1/webhooks', { url: 'http://127.0.0.1:9/tenant-hook', events: ['job.completed'], description: mk.webhook }), 'webhook');
+  const webhook = await created<Json>(
+    await post(a, '/api/v1/webhooks', {
+      url: 'http://127.0.0.1:9/tenant-hook',
+      events: ['job.completed'],
+      description: mk.webhook,
+    }),
+    'webhook',
+  );
   const integration = await created<{ integration: { id: number } }>(
-    await post(a, '/api/v1/integrations', { provider_name: 'openai', credentials: { api_key: 'sk-proj-9f8e7d6c5b4a3210a1B2' }, key_label: mk.integration }),
+    await post(a, '/api/v1/integrations', {
+      provider_name: 'openai',
+      credentials: { api_key: 'sk-proj-9f8e7d6c5b4a3210a1B2' },
+      key_label: mk.integration,
+    }),
     'integration',
   );
   const imported = await created<{ items: { resource_id: string }[] }>(
     await post(a, '/api/v1/idap/businesses/import', {
       records: [
-        { data: { place_id: mk.business, name: mk.business, address: '1 High St', website: 'https://acme-tenant.test' } },
+        {
+          data: { place_id: mk.business, name: mk.business, address: '1 High St', website: 'https://acme-tenant.test' },
+        },
         { data: { place_id: mk.business2, name: mk.business2, address: '2 High St' } },
       ],
     }),
     'IDAP import',
   );
-  const firstPage = (await (await send(a, 'get', '/api/v1/idap/businesses?limit=1')).json()) as { next_cursor: string | null };
+  const firstPage = (await (await send(a, 'get', '/api/v1/idap/businesses?limit=1')).json()) as {
+    next_cursor: string | null;
+  };
   const form = new FormData();
   form.set('file', new Blob([new Uint8Array(PDF)], { type: 'application/octet-stream' }), `${mk.media}.pdf`);
   figures.calls_as_owner++;
-  const media = await created<{ file_id: string }>(await fetch(`${api.url}/api/v1/media/files/upload`, { method: 'POST', headers: { authorization: a.auth }, body: form }), 'media upload');
+  const media = await created<{ file_id: string }>(
+    await fetch(`${api.url}/api/v1/media/files/upload`, {
+      method: 'POST',
+      headers: { authorization: a.auth },
+      body: form,
+    }),
+    'media upload',
+  );
 
   const siteDomain = `blog-${token()}.example.com`;
-  const site = await created<{ id: string }>(await post(a, '/api/v1/dashboard/content/sites', { domain: siteDomain }), 'content site');
-  const author = await created<{ id: string }>(await post(a, '/api/v1/dashboard/content/authors', { full_name: `Ada ${mk.author}` }), 'content author');
-  const category = await created<{ id: string }>(await post(a, '/api/v1/dashboard/content/categories', { name: mk.category }), 'content category');
-  const tag = await created<{ id: string }>(await post(a, '/api/v1/dashboard/content/tags', { name: mk.tag }), 'content tag');
+  const site = await created<{ id: string }>(
+    await post(a, '/api/v1/dashboard/content/sites', { domain: siteDomain }),
+    'content site',
+  );
+  const author = await created<{ id: string }>(
+    await post(a, '/api/v1/dashboard/content/authors', { full_name: `Ada ${mk.author}` }),
+    'content author',
+  );
+  const category = await created<{ id: string }>(
+    await post(a, '/api/v1/dashboard/content/categories', { name: mk.category }),
+    'content category',
+  );
+  const tag = await created<{ id: string }>(
+    await post(a, '/api/v1/dashboard/content/tags', { name: mk.tag }),
+    'content tag',
+  );
   const postSlug = `post-${mk.post}`;
   const contentPost = await created<{ id: string }>(
     await post(a, '/api/v1/dashboard/content/posts', {
@@ -283,24 +399,56 @@ beforeAll(async () => {
 
   const address = `${mk.mailbox}@mail.test`;
   const mailbox = await created<{ mailbox: { id: number } }>(
-    await post(a, '/api/v1/mail/mailboxes', { address, display_name: mk.mailbox, smtp: { host: '127.0.0.1', port: 9, secure: false, username: address, password: 'secret-password' } }),
+    await post(a, '/api/v1/mail/mailboxes', {
+      address,
+      display_name: mk.mailbox,
+      smtp: { host: '127.0.0.1', port: 9, secure: false, username: address, password: 'secret-password' },
+    }),
     'mailbox',
   );
   const template = await created<{ template: { id: number } }>(
-    await post(a, '/api/v1/mail/templates', { name: mk.template, template_type: 'full', html_source: '<p>Hi {{first_name}}</p>', variables: ['first_name'] }),
+    await post(a, '/api/v1/mail/templates', {
+      name: mk.template,
+      template_type: 'full',
+      html_source: '<p>Hi {{first_name}}</p>',
+      variables: ['first_name'],
+    }),
     'template',
   );
   const message = await created<{ message: { id: number; thread_id: string } }>(
-    await post(a, `/api/v1/mail/mailboxes/${mailbox.mailbox.id}/import`, rfc822(`<${mk.subject}@example.com>`, mk.subject), 'message/rfc822'),
+    await post(
+      a,
+      `/api/v1/mail/mailboxes/${mailbox.mailbox.id}/import`,
+      rfc822(`<${mk.subject}@example.com>`, mk.subject),
+      'message/rfc822',
+    ),
     'raw import',
   );
   const unsubscribeEmail = `recipient-${token()}@example.com`;
-  const link = await created<{ token: string }>(await post(a, '/api/v1/unsubscribe/links', { email: unsubscribeEmail, list: mk.list }), 'unsubscribe link');
+  const link = await created<{ token: string }>(
+    await post(a, '/api/v1/unsubscribe/links', { email: unsubscribeEmail, list: mk.list }),
+    'unsubscribe link',
+  );
   // The recipient unsubscribes on the public page: A now has a preference for that address.
-  const unsubscribed = await fetch(`${api.url}/u/${link.token}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+  const unsubscribed = await fetch(`${api.url}/u/${link.token}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'List-Unsubscribe=One-Click',
+  });
   expect(unsubscribed.status).toBeLessThan(400);
-  const canonical = await created<{ canonical_id: number }>(await post(a, '/api/v1/dedupe/check', dedupeRecord), 'dedupe check');
-  intruderCanonical = (await created<{ canonical_id: number }>(await post(b, '/api/v1/dedupe/check', { record_type: 'business', record: { company_name: `intruder ${token()}` } }), 'B dedupe check')).canonical_id;
+  const canonical = await created<{ canonical_id: number }>(
+    await post(a, '/api/v1/dedupe/check', dedupeRecord),
+    'dedupe check',
+  );
+  intruderCanonical = (
+    await created<{ canonical_id: number }>(
+      await post(b, '/api/v1/dedupe/check', {
+        record_type: 'business',
+        record: { company_name: `intruder ${token()}` },
+      }),
+      'B dedupe check',
+    )
+  ).canonical_id;
 
   owned = {
     job: job.job_id,
@@ -330,7 +478,9 @@ beforeAll(async () => {
   };
   expect(Object.entries(owned).filter(([, v]) => !v || v === 'undefined')).toEqual([]);
 
-  const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>> };
+  const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>>;
+  };
   for (const [p, item] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(item)) {
       if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
@@ -375,7 +525,9 @@ describe('every operation of the OpenAPI document, called by another client', ()
     expect(withParams.length).toBeGreaterThan(40);
     const unmapped = withParams
       .filter((op) => !(opKey(op) in SKIPPED))
-      .flatMap((op) => op.pathParams.filter((n) => PATH_PARAM_KINDS[n]?.(op.path) === undefined).map((n) => `${opKey(op)}: {${n}}`));
+      .flatMap((op) =>
+        op.pathParams.filter((n) => PATH_PARAM_KINDS[n]?.(op.path) === undefined).map((n) => `${opKey(op)}: {${n}}`),
+      );
     expect(unmapped).toEqual([]);
     const keys = new Set(operations.map(opKey));
     expect(Object.keys(SKIPPED).filter((k) => !keys.has(k))).toEqual([]);
@@ -390,7 +542,9 @@ describe('every operation of the OpenAPI document, called by another client', ()
         figures.skipped++;
         continue;
       }
-      const url = op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => encodeURIComponent(owned[PATH_PARAM_KINDS[name]?.(op.path) as keyof Owned]));
+      const url = op.path.replace(/\{([^}]+)\}/g, (_m, name: string) =>
+        encodeURIComponent(owned[PATH_PARAM_KINDS[name]?.(op.path) as keyof Owned]),
+      );
       if (ownerIdParams(op).length === 0) {
         // Only a type in the path (/idap/{resource_type}, /stats, /resolve): B's own listing, which must hold none of A's.
         const res = await send(b, op.method, `${url}${listingQuery(op)}`, bodyFor(op));
@@ -409,15 +563,21 @@ describe('every operation of the OpenAPI document, called by another client', ()
       outcomes[opKey(op)] = res.status;
       const found = leaked(text, url);
       if (found.length) problems.push(`LEAK ${opKey(op)} -> ${res.status} contains ${found.join(', ')}`);
-      if (res.status >= 200 && res.status < 300) problems.push(`LEAK ${opKey(op)} -> ${res.status} for another client's id`);
+      if (res.status >= 200 && res.status < 300)
+        problems.push(`LEAK ${opKey(op)} -> ${res.status} for another client's id`);
       else if (res.status === 400 || res.status === 422) {
         // Refused before the lookup: only if the owner's same read is not refused (the id's format was right).
-        if (op.method !== 'get') problems.push(`${opKey(op)} -> ${res.status} for a write: the sweep's body must be valid (${text.slice(0, 200)})`);
+        if (op.method !== 'get')
+          problems.push(
+            `${opKey(op)} -> ${res.status} for a write: the sweep's body must be valid (${text.slice(0, 200)})`,
+          );
         else {
           const mine = await send(a, 'get', url);
-          if (mine.status === 400 || mine.status === 422) problems.push(`${opKey(op)} -> ${mine.status} for the owner too: the sweep's id is malformed`);
+          if (mine.status === 400 || mine.status === 422)
+            problems.push(`${opKey(op)} -> ${mine.status} for the owner too: the sweep's id is malformed`);
         }
-      } else if (res.status !== 404) problems.push(`${opKey(op)} -> ${res.status}, expected 404 (${text.slice(0, 200)})`);
+      } else if (res.status !== 404)
+        problems.push(`${opKey(op)} -> ${res.status}, expected 404 (${text.slice(0, 200)})`);
     }
     figures.leaks += problems.filter((p) => p.startsWith('LEAK')).length;
     leaks.push(...problems.filter((p) => p.startsWith('LEAK')));
@@ -427,25 +587,27 @@ describe('every operation of the OpenAPI document, called by another client', ()
   test("listings and searches with A's filters and cursors: empty or refused, never A's items", async () => {
     const problems: string[] = [];
     const listings = operations.filter((op) => op.method === 'get' && op.pathParams.length === 0);
-    for (const op of listings) for (const query of listingQueries(op)) {
-      const url = `${op.path}${query}`;
-      figures.listings_checked++;
-      if (op.path === '/api/v1/events/stream') {
-        // A stream: read all it replays from the start (up to its first heartbeat), then hang up.
-        const replayed = `${url}${url.includes('?') ? '&' : '?'}last_event_id=0`;
-        const found = leaked(await streamText(b, replayed), url);
-        if (found.length) problems.push(`LEAK ${opKey(op)} -> contains ${found.join(', ')}`);
-        if (leaked(await streamText(a, replayed), url).length > 0) ownerSees.add(op.path);
-        continue;
+    for (const op of listings)
+      for (const query of listingQueries(op)) {
+        const url = `${op.path}${query}`;
+        figures.listings_checked++;
+        if (op.path === '/api/v1/events/stream') {
+          // A stream: read all it replays from the start (up to its first heartbeat), then hang up.
+          const replayed = `${url}${url.includes('?') ? '&' : '?'}last_event_id=0`;
+          const found = leaked(await streamText(b, replayed), url);
+          if (found.length) problems.push(`LEAK ${opKey(op)} -> contains ${found.join(', ')}`);
+          if (leaked(await streamText(a, replayed), url).length > 0) ownerSees.add(op.path);
+          continue;
+        }
+        const res = await send(b, 'get', url);
+        const text = await res.text();
+        const found = leaked(text, url);
+        if (found.length)
+          problems.push(`LEAK ${opKey(op)}${url.slice(op.path.length)} -> ${res.status} contains ${found.join(', ')}`);
+        if (res.status >= 500) problems.push(`${opKey(op)} -> ${res.status}`);
+        // The same call by the owner shows A's data, so the search above is a search for something that is there.
+        if (leaked(await (await send(a, 'get', url)).text(), url).length > 0) ownerSees.add(op.path);
       }
-      const res = await send(b, 'get', url);
-      const text = await res.text();
-      const found = leaked(text, url);
-      if (found.length) problems.push(`LEAK ${opKey(op)}${url.slice(op.path.length)} -> ${res.status} contains ${found.join(', ')}`);
-      if (res.status >= 500) problems.push(`${opKey(op)} -> ${res.status}`);
-      // The same call by the owner shows A's data, so the search above is a search for something that is there.
-      if (leaked(await (await send(a, 'get', url)).text(), url).length > 0) ownerSees.add(op.path);
-    }
     figures.listings_with_owner_data = ownerSees.size;
     expect(OWNER_LISTINGS.filter((p) => !ownerSees.has(p))).toEqual([]);
     figures.leaks += problems.filter((p) => p.startsWith('LEAK')).length;
@@ -465,7 +627,10 @@ describe('every operation of the OpenAPI document, called by another client', ()
   });
 
   test("B checking A's record against the canonical store: unique for B, never a duplicate of A's", async () => {
-    const res = await send(b, 'post', '/api/v1/dedupe/check', { body: JSON.stringify(dedupeRecord), type: 'application/json' });
+    const res = await send(b, 'post', '/api/v1/dedupe/check', {
+      body: JSON.stringify(dedupeRecord),
+      type: 'application/json',
+    });
     const body = (await res.json()) as { is_duplicate: boolean; matched_record_id: number | null };
     expect(res.status).toBe(200);
     expect(body).toMatchObject({ is_duplicate: false, matched_record_id: null });
@@ -475,12 +640,22 @@ describe('every operation of the OpenAPI document, called by another client', ()
   // attacker with write access to one column) into another client's row, it does not open there.
   test("A's sealed credential copied into B's integration does not open for B: B's check fails saying so, and A's key is nowhere in the answer", async () => {
     const mine = await created<{ integration: { id: number } }>(
-      await b.post('/api/v1/integrations', { provider_name: 'openai', credentials: { api_key: 'sk-proj-intruder00000000000000' }, key_label: 'intruder' }),
+      await b.post('/api/v1/integrations', {
+        provider_name: 'openai',
+        credentials: { api_key: 'sk-proj-intruder00000000000000' },
+        key_label: 'intruder',
+      }),
       'integration',
     );
-    const [aRow] = (await api.deps.db('llm_integrations').where({ id: Number(owned.integration) }).select('credentials_sealed')) as { credentials_sealed: string }[];
+    const [aRow] = (await api.deps
+      .db('llm_integrations')
+      .where({ id: Number(owned.integration) })
+      .select('credentials_sealed')) as { credentials_sealed: string }[];
     expect(aRow?.credentials_sealed).toMatch(/^v2\./);
-    await api.deps.db('llm_integrations').where({ id: mine.integration.id }).update({ credentials_sealed: aRow?.credentials_sealed });
+    await api.deps
+      .db('llm_integrations')
+      .where({ id: mine.integration.id })
+      .update({ credentials_sealed: aRow?.credentials_sealed });
 
     const res = await b.post(`/api/v1/integrations/${mine.integration.id}/test`, {});
     const text = await res.text();
@@ -517,14 +692,20 @@ async function streamText(who: Caller, url: string): Promise<string> {
     const decoder = new TextDecoder();
     while (!/(^|\n)event: heartbeat\n/.test(text)) {
       const chunk = await reader.read();
-      if (chunk.done) throw new Error(`${url}: the stream ended before its first heartbeat, so its replay may be cut short: ${JSON.stringify(text.slice(0, 300))}`);
+      if (chunk.done)
+        throw new Error(
+          `${url}: the stream ended before its first heartbeat, so its replay may be cut short: ${JSON.stringify(text.slice(0, 300))}`,
+        );
       text += decoder.decode(chunk.value, { stream: true });
     }
     figures.streams_read_to_heartbeat++;
     return text;
   } catch (err) {
     if (!controller.signal.aborted) throw err;
-    throw new Error(`${url}: no heartbeat within ${STREAM_READ_MS} ms, so its replay was not read whole: ${JSON.stringify(text.slice(0, 300))}`, { cause: err });
+    throw new Error(
+      `${url}: no heartbeat within ${STREAM_READ_MS} ms, so its replay was not read whole: ${JSON.stringify(text.slice(0, 300))}`,
+      { cause: err },
+    );
   } finally {
     clearTimeout(timer);
     controller.abort();

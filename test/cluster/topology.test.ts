@@ -5,11 +5,22 @@ import { promisify } from 'node:util';
 import { createDb, type Db } from '../../db';
 import { ClientRepository } from '../../db/repositories/clients';
 import { bearer, ownQueues, testConfig, type TestApi } from '../support/api';
-import { sleep, standbyWorkerProcess, startApiProcess, startWorkerProcess, type ServiceProcess } from '../support/chaos';
+import {
+  sleep,
+  standbyWorkerProcess,
+  startApiProcess,
+  startWorkerProcess,
+  type ServiceProcess,
+} from '../support/chaos';
 import { caller, type Caller } from '../support/jobs';
 import { freePort, waitFor } from '../support/processes';
 import { startDnsStandIn, type DnsStandIn } from '../stand-ins/dns';
-import { cityPlaces, startGooglePlacesStandIn, type GooglePlacesStandIn, type StandInPlace } from '../stand-ins/google-places';
+import {
+  cityPlaces,
+  startGooglePlacesStandIn,
+  type GooglePlacesStandIn,
+  type StandInPlace,
+} from '../stand-ins/google-places';
 import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
 import { startSmtpStandIn, type SmtpStandIn } from '../stand-ins/smtp';
 
@@ -38,9 +49,18 @@ const workers: (ServiceProcess | undefined)[] = [];
 const apis: { port: number; process?: ServiceProcess }[] = [];
 
 /** `dev/cluster up temporal`: installs and starts what is missing of the cluster, reuses what runs. */
-const clusterUp = () => run('bash', [path.join(repo, 'dev/cluster'), 'up', 'temporal'], { cwd: repo, timeout: 15 * 60_000 });
-const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
-const serverPid = (service: string) => Number(readFileSync(path.join(stackDir, 'cluster/run', `temporal-${service}.pid`), 'utf8').trim());
+const clusterUp = () =>
+  run('bash', [path.join(repo, 'dev/cluster'), 'up', 'temporal'], { cwd: repo, timeout: 15 * 60_000 });
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const serverPid = (service: string) =>
+  Number(readFileSync(path.join(stackDir, 'cluster/run', `temporal-${service}.pid`), 'utf8').trim());
 
 /** Each city's bakery has a mail domain of its own (the SMTP stand-in knows the mailbox 'owner'). */
 const mailDomain = (city: string) => `${city.toLowerCase()}.${MAIL_DOMAIN}`;
@@ -50,8 +70,21 @@ async function cityBusinesses(city: string): Promise<StandInPlace[]> {
   const [withSite, without] = cityPlaces(city, 'bakery', 2) as [StandInPlace, StandInPlace];
   const { websiteUri: _none, ...bare } = without;
   return [
-    { ...withSite, id: `ChIJcluster${city}1`, displayName: { text: `${city} Crust`, languageCode: 'en' }, websiteUri: await sites.ownHost({ emails: `owner@${mailDomain(city)}` }), photos: [], reviews: [] },
-    { ...bare, id: `ChIJcluster${city}2`, displayName: { text: `${city} Offline`, languageCode: 'en' }, photos: [], reviews: [] },
+    {
+      ...withSite,
+      id: `ChIJcluster${city}1`,
+      displayName: { text: `${city} Crust`, languageCode: 'en' },
+      websiteUri: await sites.ownHost({ emails: `owner@${mailDomain(city)}` }),
+      photos: [],
+      reviews: [],
+    },
+    {
+      ...bare,
+      id: `ChIJcluster${city}2`,
+      displayName: { text: `${city} Offline`, languageCode: 'en' },
+      photos: [],
+      reviews: [],
+    },
   ];
 }
 
@@ -59,10 +92,16 @@ beforeAll(async () => {
   await clusterUp();
   [sites, smtp] = await Promise.all([startLeadSites(), startSmtpStandIn({ catchAllDomain: 'catchall.test' })]);
   dns = await startDnsStandIn({
-    ...Object.fromEntries(CITIES.map((city) => [mailDomain(city), { mx: [{ exchange: `mx.${MAIL_DOMAIN}`, priority: 10 }] }])),
+    ...Object.fromEntries(
+      CITIES.map((city) => [mailDomain(city), { mx: [{ exchange: `mx.${MAIL_DOMAIN}`, priority: 10 }] }]),
+    ),
     [`mx.${MAIL_DOMAIN}`]: { a: [smtp.address] },
   });
-  places = await startGooglePlacesStandIn({ apiKey: KEY, byCity: true, places: (await Promise.all(CITIES.map(cityBusinesses))).flat() });
+  places = await startGooglePlacesStandIn({
+    apiKey: KEY,
+    byCity: true,
+    places: (await Promise.all(CITIES.map(cityBusinesses))).flat(),
+  });
   env = {
     ...ownQueues('cluster'),
     TEMPORAL_ADDRESS: FRONTEND,
@@ -76,10 +115,17 @@ beforeAll(async () => {
     SHUTDOWN_GRACE_MS: '2000',
   };
   db = createDb(testConfig(env));
-  const [w1, w2] = await Promise.all([startWorkerProcess('cluster-worker-1', env), startWorkerProcess('cluster-worker-2', env)]);
+  const [w1, w2] = await Promise.all([
+    startWorkerProcess('cluster-worker-1', env),
+    startWorkerProcess('cluster-worker-2', env),
+  ]);
   workers.push(w1, w2);
   for (let i = 0; i < 2; i++) apis.push({ port: await freePort() });
-  await Promise.all(apis.map(async (a) => { a.process = await startApiProcess(a.port, env); }));
+  await Promise.all(
+    apis.map(async (a) => {
+      a.process = await startApiProcess(a.port, env);
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -104,14 +150,23 @@ async function read<T = Record<string, unknown>>(c: Caller, urlPath: string): Pr
 }
 
 /** Polls the job's status once a second (within the rate limit) until it is one of `statuses`. */
-async function statusOf(c: Caller, jobId: string, statuses: string[], timeoutMs: number): Promise<Record<string, unknown>> {
+async function statusOf(
+  c: Caller,
+  jobId: string,
+  statuses: string[],
+  timeoutMs: number,
+): Promise<Record<string, unknown>> {
   let last: Record<string, unknown> = {};
-  await waitFor(async () => {
-    last = await read(c, `/api/v1/jobs/${jobId}/status`);
-    if (statuses.includes(String(last.status))) return true;
-    await sleep(800);
-    return false;
-  }, timeoutMs, `job ${jobId} ${statuses.join('|')}`);
+  await waitFor(
+    async () => {
+      last = await read(c, `/api/v1/jobs/${jobId}/status`);
+      if (statuses.includes(String(last.status))) return true;
+      await sleep(800);
+      return false;
+    },
+    timeoutMs,
+    `job ${jobId} ${statuses.join('|')}`,
+  );
   return last;
 }
 
@@ -132,11 +187,18 @@ test('a 5-location campaign (maps -> site -> verify) completes while a worker pr
     max_results_per_location: 5,
     workflow: { enabled: true, site: { max_pages: 3 }, verify: { smtp_check: true } },
   });
-  expect({ status: created.status, body: created.status === 201 ? '' : await created.text() }).toEqual({ status: 201, body: '' });
+  expect({ status: created.status, body: created.status === 201 ? '' : await created.text() }).toEqual({
+    status: 201,
+    body: '',
+  });
   const { campaign_id: id } = await c.json<{ campaign_id: string }>(created);
 
   // Mid-run (a location job has started): SIGKILL worker 1 and the first history process.
-  await waitFor(async () => (await read<{ jobs: unknown[] }>(c, `/api/v1/jobs/crawlMaps/campaigns/${id}/jobs`)).jobs.length > 0, 120_000, 'the first location job');
+  await waitFor(
+    async () => (await read<{ jobs: unknown[] }>(c, `/api/v1/jobs/crawlMaps/campaigns/${id}/jobs`)).jobs.length > 0,
+    120_000,
+    'the first location job',
+  );
   const historyPid = serverPid('history-1');
   process.kill(historyPid, 'SIGKILL');
   expect(await workers[0]?.kill('SIGKILL')).toBe('SIGKILL');
@@ -146,23 +208,34 @@ test('a 5-location campaign (maps -> site -> verify) completes while a worker pr
   expect(serverPid('history-1')).not.toBe(historyPid);
 
   let record: Record<string, unknown> = {};
-  await waitFor(async () => {
-    record = await read(c, `/api/v1/campaigns/${id}`);
-    if (record.status !== 'running') return true;
-    await sleep(800);
-    return false;
-  }, 10 * 60_000, 'the campaign to end');
+  await waitFor(
+    async () => {
+      record = await read(c, `/api/v1/campaigns/${id}`);
+      if (record.status !== 'running') return true;
+      await sleep(800);
+      return false;
+    },
+    10 * 60_000,
+    'the campaign to end',
+  );
   expect(record).toMatchObject({
     status: 'completed',
     summary: { pending: 0, submitted: 0, completed: 5, failed: 0, skipped: 0 },
     totals: { businesses: 10, emails_found: 5, valid_emails: 5 },
   });
-  const items = await read<{ jobs: { job_id: string; search_string: string; status: string; results_count: number }[] }>(c, `/api/v1/jobs/crawlMaps/campaigns/${id}/jobs`);
+  const items = await read<{
+    jobs: { job_id: string; search_string: string; status: string; results_count: number }[];
+  }>(c, `/api/v1/jobs/crawlMaps/campaigns/${id}/jobs`);
   // One job per location, each with its two businesses: none lost, none run twice.
-  expect(items.jobs.map((j) => [j.search_string, j.status, j.results_count]).sort()).toEqual(CITIES.map((city) => [`bakery in ${city}, GB`, 'completed', 2]).sort());
+  expect(items.jobs.map((j) => [j.search_string, j.status, j.results_count]).sort()).toEqual(
+    CITIES.map((city) => [`bakery in ${city}, GB`, 'completed', 2]).sort(),
+  );
   const names: string[] = [];
   for (const job of items.jobs) {
-    const body = await read<{ businesses: { business_name: string }[] }>(c, `/api/v1/jobs/crawlMaps/campaigns/${id}/jobs/${job.job_id}/results?wait=false`);
+    const body = await read<{ businesses: { business_name: string }[] }>(
+      c,
+      `/api/v1/jobs/crawlMaps/campaigns/${id}/jobs/${job.job_id}/results?wait=false`,
+    );
     for (const b of body.businesses) names.push(b.business_name);
   }
   expect(names.sort()).toEqual(CITIES.flatMap((city) => [`${city} Crust`, `${city} Offline`]).sort());
@@ -177,7 +250,9 @@ test('submissions spread over both API processes while one is SIGKILLed and rest
   const submitOne = async (i: number, attempt: number): Promise<boolean> => {
     const c = (clients[i % 3] as [Caller, Caller])[(i + attempt) % 2] as Caller;
     try {
-      const res = await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: `${sites.baseUrl}/?site=cluster-storm-${process.pid}-${i}` } });
+      const res = await c.post('/api/v1/jobs/crawlSite/submit', {
+        payload: { url: `${sites.baseUrl}/?site=cluster-storm-${process.pid}-${i}` },
+      });
       if (res.status !== 201) throw new Error(`submission ${i}: ${res.status} ${await res.text()}`);
       created.set(i, (await c.json<{ job_id: string }>(res)).job_id);
       return true;
@@ -188,12 +263,14 @@ test('submissions spread over both API processes while one is SIGKILLed and rest
       return false;
     }
   };
-  const storm = Promise.all(Array.from({ length: 4 }, async () => {
-    while (next < SUBMISSIONS) {
-      const i = next++;
-      for (let attempt = 0; !(await submitOne(i, attempt)); attempt++) await sleep(100);
-    }
-  }));
+  const storm = Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < SUBMISSIONS) {
+        const i = next++;
+        for (let attempt = 0; !(await submitOne(i, attempt)); attempt++) await sleep(100);
+      }
+    }),
+  );
   await waitFor(async () => next >= SUBMISSIONS / 3, 120_000, 'a third of the submissions');
   const first = apis[0] as { port: number; process?: ServiceProcess };
   expect(await first.process?.kill('SIGKILL')).toBe('SIGKILL');
@@ -230,7 +307,9 @@ test('the per-client rate limit is one counter across both API processes: reques
   // allowance did: the rest are 429 with Retry-After.
   const [c, d] = await newCallers('cluster rate limit burst');
   const total = config.RATE_LIMIT_PER_MINUTE + burst;
-  const answers = await Promise.all(Array.from({ length: total }, (_, i) => (i % 2 === 0 ? c : d).get('/api/v1/jobs/list')));
+  const answers = await Promise.all(
+    Array.from({ length: total }, (_, i) => (i % 2 === 0 ? c : d).get('/api/v1/jobs/list')),
+  );
   expect(answers.map((r) => r.status).filter((st) => st !== 200 && st !== 429)).toEqual([]);
   const admitted = answers.filter((r) => r.status === 200).map(remaining);
   const limited = answers.filter((r) => r.status === 429);
@@ -261,7 +340,11 @@ test('a cancel reaches a running activity on either worker process within 3 s', 
   for (const { jobId, url } of byWorker.values()) {
     const before = Date.now();
     expect((await c.del(`/api/v1/jobs/${jobId}`)).status).toBe(200);
-    await waitFor(async () => sites.requests(url).some((r) => r.abortedAt !== undefined), 10_000, 'the worker to hang up on the page');
+    await waitFor(
+      async () => sites.requests(url).some((r) => r.abortedAt !== undefined),
+      10_000,
+      'the worker to hang up on the page',
+    );
     const abortedAt = sites.requests(url).find((r) => r.abortedAt !== undefined)?.abortedAt as number;
     expect(abortedAt - before).toBeLessThan(3000);
     expect((await statusOf(c, jobId, ['cancelled', 'completed', 'failed'], 10_000)).status).toBe('cancelled');

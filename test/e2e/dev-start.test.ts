@@ -27,7 +27,11 @@ function descendants(pid: number): { pid: number; cmd: string }[] {
   const visit = (p: number) => {
     for (const child of parents.get(p) ?? []) {
       let cmd = '';
-      try { cmd = readFileSync(`/proc/${child}/cmdline`, 'utf8').replace(/\0/g, ' ').trim(); } catch { /* ended */ }
+      try {
+        cmd = readFileSync(`/proc/${child}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+      } catch {
+        /* ended */
+      }
       found.push({ pid: child, cmd });
       visit(child);
     }
@@ -51,20 +55,35 @@ describe('dev/start', () => {
     const start = spawn('bash', ['dev/start'], {
       cwd: root,
       // Its own queues: this worker must not take tasks of other test files of this run.
-      env: { ...process.env, PORT: String(port), TASK_QUEUE_PREFIX: `${process.env.TASK_QUEUE_PREFIX ?? 'leadjobs'}-devstart`, LOG_LEVEL: 'info' },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        TASK_QUEUE_PREFIX: `${process.env.TASK_QUEUE_PREFIX ?? 'leadjobs'}-devstart`,
+        LOG_LEVEL: 'info',
+      },
       // A process group of its own, as under a process manager; the signal below goes to the script's pid only.
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    start.stdout.on('data', (d: Buffer) => { output += d.toString(); });
-    start.stderr.on('data', (d: Buffer) => { output += d.toString(); });
+    start.stdout.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    start.stderr.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
     const exited = new Promise<number | null>((resolve) => start.once('exit', (code) => resolve(code)));
     let children: { pid: number; cmd: string }[] = [];
     try {
-      await waitFor(async () => output.includes('leadjobs is running') && output.includes('"msg":"worker running"'), 90000, 'dev/start');
+      await waitFor(
+        async () => output.includes('leadjobs is running') && output.includes('"msg":"worker running"'),
+        90000,
+        'dev/start',
+      );
       children = descendants(start.pid as number);
-      expect(children.map((c) => c.cmd)).toEqual(expect.arrayContaining([expect.stringContaining('api/server.ts'), expect.stringContaining('workers/main.ts')]));
+      expect(children.map((c) => c.cmd)).toEqual(
+        expect.arrayContaining([expect.stringContaining('api/server.ts'), expect.stringContaining('workers/main.ts')]),
+      );
 
       process.kill(start.pid as number, 'SIGTERM');
       expect(await exited).toBe(0);

@@ -19,7 +19,11 @@ describe('API documentation', () => {
   test('/openapi.json is OpenAPI 3.1 with version 2.10.0 and documents the health route', async () => {
     const res = await fetch(`${api.url}/openapi.json`);
     expect(res.status).toBe(200);
-    const doc = (await res.json()) as { openapi: string; info: { version: string }; paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const doc = (await res.json()) as {
+      openapi: string;
+      info: { version: string };
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('2.10.0');
     const health = doc.paths['/api/v1/system/health']?.get;
@@ -39,7 +43,10 @@ describe('API documentation', () => {
     expect(await page.title()).toBe('leadjobs API reference');
     // Swagger UI fetched /openapi.json and rendered the title and the health operation from it.
     await page.getByText('leadjobs — asynchronous lead-data job service').first().waitFor({ timeout: 20000 });
-    await page.locator('.opblock-summary-path', { hasText: '/api/v1/system/health' }).first().waitFor({ timeout: 20000 });
+    await page
+      .locator('.opblock-summary-path', { hasText: '/api/v1/system/health' })
+      .first()
+      .waitFor({ timeout: 20000 });
     const dir = path.join(__dirname, '../../.stack/artifacts');
     mkdirSync(dir, { recursive: true });
     const shot = await page.screenshot({ path: path.join(dir, 'docs.png'), fullPage: false });

@@ -24,21 +24,40 @@ beforeAll(async () => {
   // node_modules next to dist, as in a deployment (the worker's bundler resolves packages from there).
   symlinkSync(path.join(root, 'node_modules'), path.join(out, 'node_modules'), 'dir');
   // Types are checked by `npm test` before Jest runs; here only the emitted files matter.
-  await promisify(execFile)(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', path.join(out, 'dist'), '--noCheck'], { cwd: root });
+  await promisify(execFile)(
+    process.execPath,
+    [
+      require.resolve('typescript/bin/tsc'),
+      '-p',
+      'tsconfig.build.json',
+      '--outDir',
+      path.join(out, 'dist'),
+      '--noCheck',
+    ],
+    { cwd: root },
+  );
 }, 90000);
 afterAll(() => {
   children.forEach((c) => c.kill('SIGKILL'));
   rmSync(out, { recursive: true, force: true });
 });
 
-interface Started { child: ChildProcess; output: () => string; exit: Promise<number | null> }
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  exit: Promise<number | null>;
+}
 
 /** Waits for `check`, failing at once with the process's output if it exits first. */
 async function ready(proc: Started, check: () => Promise<boolean>, what: string): Promise<void> {
   let done = false;
   await Promise.race([
-    waitFor(check, 45000, what).finally(() => { done = true; }),
-    proc.exit.then((code) => { if (!done) throw new Error(`${what} exited with ${code}:\n${proc.output()}`); }),
+    waitFor(check, 45000, what).finally(() => {
+      done = true;
+    }),
+    proc.exit.then((code) => {
+      if (!done) throw new Error(`${what} exited with ${code}:\n${proc.output()}`);
+    }),
   ]);
 }
 
@@ -50,8 +69,12 @@ function start(entry: string, env: Record<string, string>): Started {
   });
   children.push(child);
   let text = '';
-  child.stdout?.on('data', (d: Buffer) => { text += d.toString(); });
-  child.stderr?.on('data', (d: Buffer) => { text += d.toString(); });
+  child.stdout?.on('data', (d: Buffer) => {
+    text += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    text += d.toString();
+  });
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, output: () => text, exit };
 }
@@ -88,7 +111,16 @@ describe('compiled production processes', () => {
 
     const auth = bearer(await new ClientRepository(db).create('production build'));
     const call = (path: string, body?: unknown) =>
-      fetch(`http://127.0.0.1:${port}${path}`, body === undefined ? { headers: { authorization: auth } } : { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(
+        `http://127.0.0.1:${port}${path}`,
+        body === undefined
+          ? { headers: { authorization: auth } }
+          : {
+              method: 'POST',
+              headers: { authorization: auth, 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            },
+      );
     const submit = async (payload: Record<string, unknown>) => {
       const res = await call('/api/v1/jobs/crawlSite/submit', { payload });
       expect(res.status).toBe(201);
@@ -96,11 +128,20 @@ describe('compiled production processes', () => {
     };
     const finished = async (jobId: string) => {
       let status = '';
-      await waitFor(async () => {
-        status = ((await (await call(`/api/v1/jobs/${jobId}/status`)).json()) as { status: string }).status;
-        return ['completed', 'failed', 'cancelled'].includes(status);
-      }, 60000, `job ${jobId} to finish`);
-      return { status, results: (await (await call(`/api/v1/jobs/${jobId}/results`)).json()) as { data: { pages_crawled: number; emails?: unknown[] } } };
+      await waitFor(
+        async () => {
+          status = ((await (await call(`/api/v1/jobs/${jobId}/status`)).json()) as { status: string }).status;
+          return ['completed', 'failed', 'cancelled'].includes(status);
+        },
+        60000,
+        `job ${jobId} to finish`,
+      );
+      return {
+        status,
+        results: (await (await call(`/api/v1/jobs/${jobId}/results`)).json()) as {
+          data: { pages_crawled: number; emails?: unknown[] };
+        },
+      };
     };
 
     const first = await finished(await submit({ url: `${site.baseUrl}/`, max_pages: 3 }));
@@ -126,12 +167,18 @@ describe('compiled production processes', () => {
     await ready(api2, async () => (await fetch(`http://127.0.0.1:${port2}/openapi.json`)).ok, 'second compiled API');
     const call2 = (path: string) => fetch(`http://127.0.0.1:${port2}${path}`, { headers: { authorization: auth } });
     let status = '';
-    await waitFor(async () => {
-      status = ((await (await call2(`/api/v1/jobs/${inFlight}/status`)).json()) as { status: string }).status;
-      return ['completed', 'failed', 'cancelled'].includes(status);
-    }, 60000, 'the drained job to finish');
+    await waitFor(
+      async () => {
+        status = ((await (await call2(`/api/v1/jobs/${inFlight}/status`)).json()) as { status: string }).status;
+        return ['completed', 'failed', 'cancelled'].includes(status);
+      },
+      60000,
+      'the drained job to finish',
+    );
     expect(status).toBe('completed');
-    const results = (await (await call2(`/api/v1/jobs/${inFlight}/results`)).json()) as { data: { pages_crawled: number } };
+    const results = (await (await call2(`/api/v1/jobs/${inFlight}/results`)).json()) as {
+      data: { pages_crawled: number };
+    };
     expect(results.data.pages_crawled).toBe(1);
     expect(slow.count('/p/0')).toBe(1);
     for (const { child } of [api2, worker2]) child.kill('SIGTERM');

@@ -10,7 +10,8 @@ beforeAll(async () => {
 });
 afterAll(() => Promise.all(apis.map((a) => a.close())));
 
-const health = (api: TestApi, authorization: string) => fetch(`${api.url}/api/v1/system/health`, { headers: { authorization } });
+const health = (api: TestApi, authorization: string) =>
+  fetch(`${api.url}/api/v1/system/health`, { headers: { authorization } });
 
 /** Each API's status for this credential, once every API answers `status` or 1 s has passed (the issue's bound). */
 async function statusesWithinOneSecond(authorization: string, status: number): Promise<number[]> {
@@ -48,13 +49,16 @@ describe('cached client credentials across two API processes', () => {
 
     // An operator rotating the secret: a new one's hash in the row.
     const fresh = issueCredentials().api_secret;
-    await apis[1]!.deps.db('clients').where({ id: c.client_id }).update({ api_secret_hash: hashSecret(fresh) });
+    await apis[1]!.deps
+      .db('clients')
+      .where({ id: c.client_id })
+      .update({ api_secret_hash: hashSecret(fresh) });
     expect(await statusesWithinOneSecond(bearer(c), 401)).toEqual([401, 401]);
     for (const api of apis) expect(await detail(await health(api, bearer(c)))).toBe('invalid client credentials');
     expect(await statusesWithinOneSecond(bearer({ ...c, api_secret: fresh }), 200)).toEqual([200, 200]);
   });
 
-  test('a cached client is still refused with a wrong key or secret, or another client\'s secret', async () => {
+  test("a cached client is still refused with a wrong key or secret, or another client's secret", async () => {
     const [c, other] = [await apis[0]!.newClient(), await apis[0]!.newClient()];
     expect(await statusesWithinOneSecond(bearer(c), 200)).toEqual([200, 200]);
     const wrong = [

@@ -21,7 +21,9 @@ const token = (c: IssuedCredentials) => `${c.client_id}:${c.api_key}:${c.api_sec
 
 async function expectLimited(res: Response, perMinute: number) {
   expect(res.status).toBe(429);
-  expect(await res.json()).toEqual({ detail: `too many failed authentication attempts from this address, maximum ${perMinute} per minute` });
+  expect(await res.json()).toEqual({
+    detail: `too many failed authentication attempts from this address, maximum ${perMinute} per minute`,
+  });
   const retryAfter = Number(res.headers.get('retry-after'));
   expect(retryAfter).toBeGreaterThanOrEqual(1);
   expect(retryAfter).toBeLessThanOrEqual(300);
@@ -67,7 +69,10 @@ describe('failed authentications are limited per source address', () => {
     const two = await api({ AUTH_FAILURES_PER_MINUTE: '3' });
     const send = from();
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) statuses.push((await send(`${(i % 2 ? two : one).url}/api/v1/system/health`, { authorization: 'Bearer a:b:c' })).status);
+    for (let i = 0; i < 4; i++)
+      statuses.push(
+        (await send(`${(i % 2 ? two : one).url}/api/v1/system/health`, { authorization: 'Bearer a:b:c' })).status,
+      );
     expect(statuses).toEqual([401, 401, 401, 429]);
     await expectLimited(await send(`${one.url}/api/v1/system/health`, { authorization: 'Bearer a:b:c' }), 3);
   });

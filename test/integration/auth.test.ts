@@ -5,7 +5,9 @@ import { bearer, startTestApi, type TestApi } from '../support/api';
 
 const run = promisify(execFile);
 let api: TestApi;
-beforeAll(async () => { api = await startTestApi({ RATE_LIMIT_ENABLED: 'false' }); });
+beforeAll(async () => {
+  api = await startTestApi({ RATE_LIMIT_ENABLED: 'false' });
+});
 afterAll(() => api.close());
 
 const health = (authorization?: string) =>
@@ -30,16 +32,32 @@ describe('authentication (spec §5)', () => {
     ['an empty part', 'Bearer cli_a::secret_c'],
     ['another scheme', 'Basic Y2xpX2E6c2tfYg=='],
   ])('a credential with %s is 401 naming the expected format', async (_name, header) => {
-    await expectDetail(await health(header), 401, 'invalid authentication format, expected client_id:api_key:api_secret');
+    await expectDetail(
+      await health(header),
+      401,
+      'invalid authentication format, expected client_id:api_key:api_secret',
+    );
   });
 
   test('unknown client, wrong key and wrong secret are all 401 invalid client credentials', async () => {
     const c = await api.newClient();
-    await expectDetail(await health(`Bearer cli_nosuchclient:${c.api_key}:${c.api_secret}`), 401, 'invalid client credentials');
+    await expectDetail(
+      await health(`Bearer cli_nosuchclient:${c.api_key}:${c.api_secret}`),
+      401,
+      'invalid client credentials',
+    );
     // The key with its last character changed (to x, or to y when it was an x: a CI run drew a key ending in x).
     const wrongKey = `${c.api_key.slice(0, -1)}${c.api_key.endsWith('x') ? 'y' : 'x'}`;
-    await expectDetail(await health(`Bearer ${c.client_id}:${wrongKey}:${c.api_secret}`), 401, 'invalid client credentials');
-    await expectDetail(await health(`Bearer ${c.client_id}:${c.api_key}:${c.api_secret}x`), 401, 'invalid client credentials');
+    await expectDetail(
+      await health(`Bearer ${c.client_id}:${wrongKey}:${c.api_secret}`),
+      401,
+      'invalid client credentials',
+    );
+    await expectDetail(
+      await health(`Bearer ${c.client_id}:${c.api_key}:${c.api_secret}x`),
+      401,
+      'invalid client credentials',
+    );
   });
 
   test('valid credentials pass', async () => {
@@ -51,7 +69,8 @@ describe('authentication (spec §5)', () => {
 });
 
 describe('operator CLI', () => {
-  const npm = (args: string[]) => run('npm', ['run', '--silent', ...args], { env: process.env, cwd: `${__dirname}/../..` });
+  const npm = (args: string[]) =>
+    run('npm', ['run', '--silent', ...args], { env: process.env, cwd: `${__dirname}/../..` });
 
   test('client:create prints one JSON object with well-formed credentials, stores only hashes, client:deactivate gives 403 and client:activate undoes it', async () => {
     const { stdout } = await npm(['client:create', '--', '--name', 'Acme Leads']);
@@ -87,7 +106,12 @@ describe('operator CLI', () => {
     const old = await api.newClient('rotating');
     expect((await jobsList(bearer(old))).status).toBe(200);
     const { stdout } = await npm(['client:rotate', '--', '--client-id', old.client_id]);
-    const rotated = JSON.parse(stdout.trim()) as { client_id: string; api_key: string; api_secret: string; previous_valid_until: string };
+    const rotated = JSON.parse(stdout.trim()) as {
+      client_id: string;
+      api_key: string;
+      api_secret: string;
+      previous_valid_until: string;
+    };
     expect(rotated.client_id).toBe(old.client_id);
     expect(rotated.api_key).toMatch(/^sk_[A-Za-z0-9]{47}$/);
     expect(rotated.api_key).not.toBe(old.api_key);
@@ -97,9 +121,16 @@ describe('operator CLI', () => {
     expect((await jobsList(bearer(rotated))).status).toBe(200);
     expect((await jobsList(bearer(old))).status).toBe(200);
     // The old key with the new secret (or the reverse) is no pair at all.
-    await expectDetail(await jobsList(`Bearer ${old.client_id}:${old.api_key}:${rotated.api_secret}`), 401, 'invalid client credentials');
+    await expectDetail(
+      await jobsList(`Bearer ${old.client_id}:${old.api_key}:${rotated.api_secret}`),
+      401,
+      'invalid client credentials',
+    );
     // The grace period over (as if a day had passed): the old pair is refused, the new one works.
-    await api.deps.db('clients').where({ id: old.client_id }).update({ previous_valid_until: new Date(Date.now() - 1000) });
+    await api.deps
+      .db('clients')
+      .where({ id: old.client_id })
+      .update({ previous_valid_until: new Date(Date.now() - 1000) });
     await expectDetail(await jobsList(bearer(old)), 401, 'invalid client credentials');
     expect((await jobsList(bearer(rotated))).status).toBe(200);
     // A grace of 0 (`--grace-hours 0`, for a leaked pair): the pair it replaces is refused at once.

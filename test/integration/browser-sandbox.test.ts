@@ -34,12 +34,13 @@ function chromiumDescendants(): ChromiumProcess[] {
     }
   }
   const mine = new Set([process.pid]);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
-    for (const [pid, ppid] of parent) if (!mine.has(pid) && mine.has(ppid)) {
-      mine.add(pid);
-      grew = true;
-    }
+    for (const [pid, ppid] of parent)
+      if (!mine.has(pid) && mine.has(ppid)) {
+        mine.add(pid);
+        grew = true;
+      }
   }
   const found: ChromiumProcess[] = [];
   for (const pid of mine) {
@@ -65,20 +66,30 @@ function chromiumDescendants(): ChromiumProcess[] {
   return found;
 }
 
-test('Chromium renders without --no-sandbox, as the unprivileged browser user, sandboxed, without the worker\'s environment', async () => {
+test("Chromium renders without --no-sandbox, as the unprivileged browser user, sandboxed, without the worker's environment", async () => {
   const config = testConfig();
   let seen: ChromiumProcess[] = [];
   // The page asks for /probe while it renders: the renderer is alive when the processes are read.
-  const web = await listenLocal(createServer((req, res) => {
-    if (req.url === '/probe') {
-      seen = chromiumDescendants();
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>sandbox</title><script>fetch("/probe").then((r) => r.text()).then((t) => { document.title = t; });</script>');
-  }));
+  const web = await listenLocal(
+    createServer((req, res) => {
+      if (req.url === '/probe') {
+        seen = chromiumDescendants();
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+        return;
+      }
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(
+          '<!doctype html><title>sandbox</title><script>fetch("/probe").then((r) => r.text()).then((t) => { document.title = t; });</script>',
+        );
+    }),
+  );
   const outbound = new OutboundClient({ allowHosts: ['127.0.0.1'], userAgent: 'test' });
-  const source = new BrowserPageSource(outbound, config.CHROMIUM_PATH, { userAgent: 'test', pageTimeoutMs: 20_000, maxPageBytes: 100_000 });
+  const source = new BrowserPageSource(outbound, config.CHROMIUM_PATH, {
+    userAgent: 'test',
+    pageTimeoutMs: 20_000,
+    maxPageBytes: 100_000,
+  });
   try {
     const page = await source.fetchPage(`${web.baseUrl}/`, new AbortController().signal);
     expect(page.html).toContain('<title>ok</title>');
@@ -92,12 +103,30 @@ test('Chromium renders without --no-sandbox, as the unprivileged browser user, s
   // Playwright adds --no-sandbox unless told otherwise; no process of the browser has it.
   expect(seen.filter((p) => /(^| )--no-sandbox( |$)/.test(p.cmdline)).map((p) => p.type)).toEqual([]);
   // As root (here and in CI) the browser runs as dev/stack's unprivileged user; otherwise as this user.
-  const browserUid = process.getuid?.() === 0 ? execFileSync('id', ['-u', 'leadjobs-browser'], { encoding: 'utf8' }).trim() : String(process.getuid?.());
+  const browserUid =
+    process.getuid?.() === 0
+      ? execFileSync('id', ['-u', 'leadjobs-browser'], { encoding: 'utf8' }).trim()
+      : String(process.getuid?.());
   expect(browserUid).not.toBe('0');
-  for (const p of seen) expect({ type: p.type, uids: p.uids }).toEqual({ type: p.type, uids: [browserUid, browserUid, browserUid, browserUid] });
+  for (const p of seen)
+    expect({ type: p.type, uids: p.uids }).toEqual({
+      type: p.type,
+      uids: [browserUid, browserUid, browserUid, browserUid],
+    });
   // The sandbox itself: every renderer under a seccomp-bpf filter (mode 2) in a user namespace of its own.
   const ours = readlinkSync('/proc/self/ns/user');
-  for (const r of renderers) expect({ pid: r.pid, seccomp: r.seccomp, ownNamespace: r.userNamespace !== ours }).toEqual({ pid: r.pid, seccomp: '2', ownNamespace: true });
+  for (const r of renderers)
+    expect({ pid: r.pid, seccomp: r.seccomp, ownNamespace: r.userNamespace !== ours }).toEqual({
+      pid: r.pid,
+      seccomp: '2',
+      ownNamespace: true,
+    });
   // None of the worker's secrets in any browser process's environment.
-  for (const p of seen) expect({ type: p.type, secrets: ['DATABASE_URL', 'MINIO_SECRET_KEY', 'INTEGRATIONS_ENCRYPTION_KEY'].filter((k) => p.environ.includes(`${k}=`)) }).toEqual({ type: p.type, secrets: [] });
+  for (const p of seen)
+    expect({
+      type: p.type,
+      secrets: ['DATABASE_URL', 'MINIO_SECRET_KEY', 'INTEGRATIONS_ENCRYPTION_KEY'].filter((k) =>
+        p.environ.includes(`${k}=`),
+      ),
+    }).toEqual({ type: p.type, secrets: [] });
 });

@@ -31,7 +31,13 @@ async function claimAttempted(workflowId: string): Promise<void> {
     const d = await handle.describe();
     if (d.status.name !== 'RUNNING') return;
     const claim = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'claimCampaignLocations');
-    if (claim && (Number(claim.attempt ?? 0) > 1 || String(claim.state) === 'PENDING_ACTIVITY_STATE_STARTED' || Number(claim.state) === 2)) return;
+    if (
+      claim &&
+      (Number(claim.attempt ?? 0) > 1 ||
+        String(claim.state) === 'PENDING_ACTIVITY_STATE_STARTED' ||
+        Number(claim.state) === 2)
+    )
+      return;
     await sleep(50);
   }
 }
@@ -44,11 +50,23 @@ test('a campaign whose first claim runs before its row commits still runs: its l
   const service = new CampaignService(api.deps.db, api.deps.temporal, api.deps.config, api.deps.logger);
   const create = service.repo.create.bind(service.repo);
   service.repo.create = (campaign, locations, start, maxRunning) =>
-    create(campaign, locations, async (row) => {
-      await start(row);
-      await claimAttempted(row.workflow_id);
-    }, maxRunning);
-  const row = await service.create(creds.client_id, campaignCreateBody.parse({ name: 'slow commit', search_terms: ['bakery'], locations: [{ city: 'York', country: 'GB' }] }));
+    create(
+      campaign,
+      locations,
+      async (row) => {
+        await start(row);
+        await claimAttempted(row.workflow_id);
+      },
+      maxRunning,
+    );
+  const row = await service.create(
+    creds.client_id,
+    campaignCreateBody.parse({
+      name: 'slow commit',
+      search_terms: ['bakery'],
+      locations: [{ city: 'York', country: 'GB' }],
+    }),
+  );
 
   // What the client sees: its location is submitted as a job (no crawlMaps worker runs it here).
   const deadline = Date.now() + 30_000;
@@ -67,6 +85,12 @@ test('a campaign whose first claim runs before its row commits still runs: its l
   expect((await c.json<{ status: string }>(await c.get(`/api/v1/campaigns/${row.id}`))).status).toBe('cancelled');
   // No crawlMaps worker here to take the child job's cancel: both workflows go.
   const jobId = String(items.jobs[0]?.job_id);
-  await api.deps.temporal.client.workflow.getHandle(`job/${jobId}`).terminate('test over').catch(() => undefined);
-  await api.deps.temporal.client.workflow.getHandle(row.workflow_id).terminate('test over').catch(() => undefined);
+  await api.deps.temporal.client.workflow
+    .getHandle(`job/${jobId}`)
+    .terminate('test over')
+    .catch(() => undefined);
+  await api.deps.temporal.client.workflow
+    .getHandle(row.workflow_id)
+    .terminate('test over')
+    .catch(() => undefined);
 }, 90_000);

@@ -5,7 +5,12 @@ import { caller, type Caller } from '../support/jobs';
 import { SseReader } from '../support/sse';
 import { startTestWorker, type TestWorker } from '../support/worker';
 import { startDnsStandIn, type DnsStandIn } from '../stand-ins/dns';
-import { cityPlaces, startGooglePlacesStandIn, type GooglePlacesStandIn, type StandInPlace } from '../stand-ins/google-places';
+import {
+  cityPlaces,
+  startGooglePlacesStandIn,
+  type GooglePlacesStandIn,
+  type StandInPlace,
+} from '../stand-ins/google-places';
 import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
 import { startSmtpStandIn, type SmtpStandIn } from '../stand-ins/smtp';
 
@@ -39,7 +44,10 @@ function place(city: string, n: number, name: string, website: string | null): S
 
 beforeAll(async () => {
   [sites, smtp] = await Promise.all([startLeadSites(), startSmtpStandIn({ catchAllDomain: 'catchall.test' })]);
-  dns = await startDnsStandIn({ [MAIL_DOMAIN]: { mx: [{ exchange: `mx.${MAIL_DOMAIN}`, priority: 10 }] }, [`mx.${MAIL_DOMAIN}`]: { a: [smtp.address] } });
+  dns = await startDnsStandIn({
+    [MAIL_DOMAIN]: { mx: [{ exchange: `mx.${MAIL_DOMAIN}`, priority: 10 }] },
+    [`mx.${MAIL_DOMAIN}`]: { a: [smtp.address] },
+  });
   const mail = (...locals: string[]) => locals.map((l) => `${l}@${MAIL_DOMAIN}`).join(',');
   places = await startGooglePlacesStandIn({
     apiKey: KEY,
@@ -64,7 +72,11 @@ beforeAll(async () => {
     WORKFLOW_SITE_TIMEOUT_SECONDS: '8',
   };
   api = await startTestApi(env);
-  worker = await startTestWorker({ types: ['crawlMaps', 'crawlSite', 'crawlVerify'], identity: 'campaign-workflow-worker', overrides: env });
+  worker = await startTestWorker({
+    types: ['crawlMaps', 'crawlSite', 'crawlVerify'],
+    identity: 'campaign-workflow-worker',
+    overrides: env,
+  });
   creds = await api.newClient();
   c = caller(api, bearer(creds));
 });
@@ -77,7 +89,8 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const entry = (body: WorkflowResults, name: string) => body.businesses.find((b) => b.business_name === name) as WorkflowBusinessEntry;
+const entry = (body: WorkflowResults, name: string) =>
+  body.businesses.find((b) => b.business_name === name) as WorkflowBusinessEntry;
 
 interface JobItem {
   job_id: string;
@@ -91,13 +104,19 @@ test('a 3-location campaign with the workflow: filtered directory site, a hangin
   const created = await c.post('/api/v1/campaigns', {
     name: 'bakeries with e-mails',
     search_terms: ['bakery'],
-    locations: [{ city: 'Leeds', country: 'GB' }, { city: 'Manchester', country: 'GB' }, { city: 'Bristol', country: 'GB' }],
+    locations: [
+      { city: 'Leeds', country: 'GB' },
+      { city: 'Manchester', country: 'GB' },
+      { city: 'Bristol', country: 'GB' },
+    ],
     max_results_per_location: 5,
     workflow: { enabled: true, site: { max_pages: 3 }, verify: { smtp_check: true } },
   });
   expect(created.status).toBe(201);
   const { campaign_id: id } = await c.json<{ campaign_id: string }>(created);
-  const sse = await new SseReader().open(`${api.url}/api/v1/events/stream?token=${encodeURIComponent(`${creds.client_id}:${creds.api_key}:${creds.api_secret}`)}&campaign_id=${id}&last_event_id=0`);
+  const sse = await new SseReader().open(
+    `${api.url}/api/v1/events/stream?token=${encodeURIComponent(`${creds.client_id}:${creds.api_key}:${creds.api_secret}`)}&campaign_id=${id}&last_event_id=0`,
+  );
   readers.push(sse);
 
   // The campaign ends only once every location's pipeline has ended.
@@ -113,7 +132,9 @@ test('a 3-location campaign with the workflow: filtered directory site, a hangin
     totals: { businesses: 5, emails_found: 3, valid_emails: 2 },
   });
 
-  const items = await c.json<{ jobs: JobItem[]; summary: Record<string, number> }>(await c.get(`/api/v1/jobs/crawlMaps/campaigns/${id}/jobs`));
+  const items = await c.json<{ jobs: JobItem[]; summary: Record<string, number> }>(
+    await c.get(`/api/v1/jobs/crawlMaps/campaigns/${id}/jobs`),
+  );
   expect(items.summary).toEqual({ pending: 0, submitted: 0, completed: 3, failed: 0, skipped: 0 });
   expect(items.jobs.map((j) => [j.search_string, j.status, j.job_status, j.results_count])).toEqual([
     ['bakery in Leeds, GB', 'completed', 'completed', 2],
@@ -131,33 +152,88 @@ test('a 3-location campaign with the workflow: filtered directory site, a hangin
   };
 
   const leeds = await results(leedsJob);
-  expect(leeds).toMatchObject({ success: true, has_results: true, campaign_id: id, status: 'completed', businesses_total: 2, businesses_filtered: 1, total_emails_found: 2, total_valid_emails: 1 });
-  expect(entry(leeds, 'Leeds Social Bakery')).toMatchObject({ domain_filtered: true, spidersite_status: 'skipped', spiderverify_status: 'skipped', emails_found: [] });
+  expect(leeds).toMatchObject({
+    success: true,
+    has_results: true,
+    campaign_id: id,
+    status: 'completed',
+    businesses_total: 2,
+    businesses_filtered: 1,
+    total_emails_found: 2,
+    total_valid_emails: 1,
+  });
+  expect(entry(leeds, 'Leeds Social Bakery')).toMatchObject({
+    domain_filtered: true,
+    spidersite_status: 'skipped',
+    spiderverify_status: 'skipped',
+    emails_found: [],
+  });
   expect(entry(leeds, 'Leeds Social Bakery').filter_reason).toMatch(/facebook\.com/);
   const crust = entry(leeds, 'Leeds Crust');
-  expect(crust).toMatchObject({ domain_filtered: false, spidersite_status: 'completed', spiderverify_status: 'completed', valid_emails_count: 1 });
-  expect(crust.emails_verified.map((e) => [e.email, e.status]).sort()).toEqual([[`alice@${MAIL_DOMAIN}`, 'valid'], [`info@${MAIL_DOMAIN}`, 'risky']]);
+  expect(crust).toMatchObject({
+    domain_filtered: false,
+    spidersite_status: 'completed',
+    spiderverify_status: 'completed',
+    valid_emails_count: 1,
+  });
+  expect(crust.emails_verified.map((e) => [e.email, e.status]).sort()).toEqual([
+    [`alice@${MAIL_DOMAIN}`, 'valid'],
+    [`info@${MAIL_DOMAIN}`, 'risky'],
+  ]);
 
   const manchester = await results(manchesterJob);
   expect(manchester).toMatchObject({ status: 'completed', businesses_total: 2, total_valid_emails: 1 });
-  expect(entry(manchester, 'Manchester Offline')).toMatchObject({ business_website: null, spidersite_status: 'skipped', domain_filtered: false });
+  expect(entry(manchester, 'Manchester Offline')).toMatchObject({
+    business_website: null,
+    spidersite_status: 'skipped',
+    domain_filtered: false,
+  });
 
   // The site that never answers: its stage timed out, the job's results are partial but successful.
   const bristol = await results(bristolJob);
-  expect(bristol).toMatchObject({ success: true, has_results: true, status: 'partial', spidersite_timed_out: true, businesses_total: 1 });
+  expect(bristol).toMatchObject({
+    success: true,
+    has_results: true,
+    status: 'partial',
+    spidersite_timed_out: true,
+    businesses_total: 1,
+  });
   expect(entry(bristol, 'Bristol Slow').spidersite_status).toBe('timed_out');
 
   // The campaign-wide aggregate adds the three up.
   const aggregate = await c.json<Record<string, unknown>>(await c.get(`/api/v1/campaigns/${id}/workflow-results`));
-  expect(aggregate).toMatchObject({ campaign_id: id, businesses_total: 5, businesses_filtered: 1, total_emails_found: 3, total_valid_emails: 2, spidersite_timed_out: true });
+  expect(aggregate).toMatchObject({
+    campaign_id: id,
+    businesses_total: 5,
+    businesses_filtered: 1,
+    total_emails_found: 3,
+    total_valid_emails: 2,
+    spidersite_timed_out: true,
+  });
 
   const terminal = await sse.waitFor((e) => e.event === 'campaign.terminal');
-  expect(terminal.data).toMatchObject({ campaign_id: id, status: 'completed', success_pct: 100, completed: 3, businesses_total: 5, total_valid_emails: 2 });
+  expect(terminal.data).toMatchObject({
+    campaign_id: id,
+    status: 'completed',
+    success_pct: 100,
+    completed: 3,
+    businesses_total: 5,
+    total_valid_emails: 2,
+  });
 
   // The export has one row per business, each with its best e-mail.
   const ndjson = await (await c.get(`/api/v1/campaigns/${id}/export?format=ndjson`)).text();
-  const rows = ndjson.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const rows = ndjson
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   expect(rows).toHaveLength(5);
-  expect(rows.find((r) => r.business_name === 'Leeds Crust')).toMatchObject({ best_email: `alice@${MAIL_DOMAIN}`, best_email_status: 'valid' });
-  expect(rows.find((r) => r.business_name === 'Leeds Social Bakery')).toMatchObject({ domain_filtered: true, best_email: null });
+  expect(rows.find((r) => r.business_name === 'Leeds Crust')).toMatchObject({
+    best_email: `alice@${MAIL_DOMAIN}`,
+    best_email_status: 'valid',
+  });
+  expect(rows.find((r) => r.business_name === 'Leeds Social Bakery')).toMatchObject({
+    domain_filtered: true,
+    best_email: null,
+  });
 });

@@ -23,7 +23,6 @@ afterAll(async () => {
   await http.close();
 });
 
-
 describe('UK Companies House adapter', () => {
   let ch: CompaniesHouseStandIn;
   let client: CompaniesHouseClient;
@@ -76,7 +75,14 @@ describe('UK Companies House adapter', () => {
       legal_form: 'ltd',
       registration_number: '03323845',
       incorporation_date: '1997-02-25',
-      address: { line_1: 'Shell Centre, York Road', line_2: null, city: 'London', region: null, postal_code: 'SE1 7NA', country: 'United Kingdom' },
+      address: {
+        line_1: 'Shell Centre, York Road',
+        line_2: null,
+        city: 'London',
+        region: null,
+        postal_code: 'SE1 7NA',
+        country: 'United Kingdom',
+      },
       industry: { sic_codes: ['70100', '06100'], nace_codes: [], description: null },
       officers: [
         {
@@ -88,14 +94,28 @@ describe('UK Companies House adapter', () => {
           occupation: 'Investor',
           country_of_residence: 'England',
         },
-        { name: 'HARRIS, Jane Elizabeth', role: 'secretary', appointed_on: '2018-01-08', resigned_on: null, nationality: null, occupation: null, country_of_residence: null },
+        {
+          name: 'HARRIS, Jane Elizabeth',
+          role: 'secretary',
+          appointed_on: '2018-01-08',
+          resigned_on: null,
+          nationality: null,
+          occupation: null,
+          country_of_residence: null,
+        },
       ],
       financials: null,
       vat_number: null,
       tax_id: null,
       lei: null,
       dissolution_date: null,
-      metadata: { cached: false, retrieved_at: expect.any(String), data_freshness: 'live', confidence_score: 1, cache_expires_at: null },
+      metadata: {
+        cached: false,
+        retrieved_at: expect.any(String),
+        data_freshness: 'live',
+        confidence_score: 1,
+        cache_expires_at: null,
+      },
       source_url: 'https://find-and-update.company-information.service.gov.uk/company/03323845',
     });
     expect(ch.requests.get('/company/03323845/officers')).toBe(before + 1);
@@ -108,20 +128,35 @@ describe('UK Companies House adapter', () => {
       status: 'dissolved',
       legal_form: 'plc',
       dissolution_date: '2019-06-11',
-      address: { line_1: '2nd Floor, 80 Strand', line_2: 'Covent Garden', city: 'London', region: 'Greater London', postal_code: 'WC2R 0DT', country: 'England' },
+      address: {
+        line_1: '2nd Floor, 80 Strand',
+        line_2: 'Covent Garden',
+        city: 'London',
+        region: 'Greater London',
+        postal_code: 'WC2R 0DT',
+        country: 'England',
+      },
     });
     expect(dissolved.officers).toHaveLength(1);
 
     // No officers resource at all (404) is an empty list, not "company not found".
     const insolvent = await client.lookup('SC123456');
-    expect(insolvent).toMatchObject({ status: 'liquidation', legal_form: 'llp', officers: [], industry: { sic_codes: [] } });
+    expect(insolvent).toMatchObject({
+      status: 'liquidation',
+      legal_form: 'llp',
+      officers: [],
+      industry: { sic_codes: [] },
+    });
   });
 
   test('a bad API key is RegistryAuthError and an unknown company is CompanyNotFoundError', async () => {
     const badKey = new CompaniesHouseClient({ baseUrl: ch.baseUrl, apiKey: 'wrong', http });
     const auth = await failure(badKey.lookup('03323845'));
     expect(auth).toBeInstanceOf(RegistryAuthError);
-    expect(auth).toMatchObject({ type: 'RegistryAuth', message: 'the registry rejected the credentials (UK Companies House)' });
+    expect(auth).toMatchObject({
+      type: 'RegistryAuth',
+      message: 'the registry rejected the credentials (UK Companies House)',
+    });
 
     const missing = await failure(client.lookup('09999999'));
     expect(missing).toBeInstanceOf(CompanyNotFoundError);
@@ -182,7 +217,13 @@ describe('EU VIES adapter', () => {
 
   test('a withheld name and address stay the literal ---', async () => {
     const result = await client.check('DE282741168');
-    expect(result).toMatchObject({ valid: true, vat_number: '282741168', country_code: 'DE', company_name: '---', company_address: '---' });
+    expect(result).toMatchObject({
+      valid: true,
+      vat_number: '282741168',
+      country_code: 'DE',
+      company_name: '---',
+      company_address: '---',
+    });
   });
 
   test('an unregistered number is valid:false', async () => {
@@ -192,7 +233,10 @@ describe('EU VIES adapter', () => {
   });
 
   test('errorWrappers sent with HTTP 200 are retried, then the answer is returned', async () => {
-    vies.failNext('NL004495445B01', [{ error: 'MS_MAX_CONCURRENT_REQ' }, { error: 'GLOBAL_MAX_CONCURRENT_REQ', status: 503 }]);
+    vies.failNext('NL004495445B01', [
+      { error: 'MS_MAX_CONCURRENT_REQ' },
+      { error: 'GLOBAL_MAX_CONCURRENT_REQ', status: 503 },
+    ]);
     const result = await client.check('NL004495445B01');
     expect(result).toMatchObject({ valid: true, company_name: 'KONINKLIJKE PHILIPS N.V.' });
     expect(vies.requests.get('NL004495445B01')).toBe(3);
@@ -209,7 +253,10 @@ describe('EU VIES adapter', () => {
   });
 
   test('a member state that stays unavailable is RegistryUnavailableError, never "invalid"', async () => {
-    vies.failNext('FR40303265045', Array.from({ length: 5 }, () => ({ error: 'MS_UNAVAILABLE' })));
+    vies.failNext(
+      'FR40303265045',
+      Array.from({ length: 5 }, () => ({ error: 'MS_UNAVAILABLE' })),
+    );
     const err = await failure(client.check('FR40303265045'));
     expect(err).toBeInstanceOf(RegistryUnavailableError);
     expect((err as RegistryUnavailableError).type).toBe('RegistryUnavailable');

@@ -28,7 +28,14 @@ async function startJobSet(name: string, overrides: Record<string, string>): Pro
   const api = await startTestApi(all);
   const worker = await startCompanyDataWorker({ identity: `${name}-worker`, overrides: all });
   const c = caller(api, bearer(await api.newClient()));
-  return { api, c, stop: async () => { await worker.stop(); await api.close(); } };
+  return {
+    api,
+    c,
+    stop: async () => {
+      await worker.stop();
+      await api.close();
+    },
+  };
 }
 
 interface Finished {
@@ -49,7 +56,8 @@ async function run(c: Caller, payload: Record<string, unknown>): Promise<Finishe
 
 const hours = (from: string, to: string) => (Date.parse(to) - Date.parse(from)) / 3_600_000;
 /** The most requests that started within any one second (SEC counts any one-second window). */
-const busiestSecond = (requests: { at: number }[]) => Math.max(...requests.map((r) => requests.filter((o) => o.at >= r.at && o.at < r.at + 1000).length));
+const busiestSecond = (requests: { at: number }[]) =>
+  Math.max(...requests.map((r) => requests.filter((o) => o.at >= r.at && o.at < r.at + 1000).length));
 
 let sec: SecStandIn;
 let ch: CompaniesHouseStandIn;
@@ -57,7 +65,11 @@ let vies: ViesStandIn;
 let main: JobSet;
 
 beforeAll(async () => {
-  [sec, ch, vies] = await Promise.all([startSecStandIn({ syntheticFilers: 60 }), startCompaniesHouseStandIn({ apiKey: CH_KEY }), startViesStandIn()]);
+  [sec, ch, vies] = await Promise.all([
+    startSecStandIn({ syntheticFilers: 60 }),
+    startCompaniesHouseStandIn({ apiKey: CH_KEY }),
+    startViesStandIn(),
+  ]);
   main = await startJobSet('company', {
     SEC_BASE_URL: sec.baseUrl,
     SEC_DATA_BASE_URL: sec.baseUrl,
@@ -123,15 +135,35 @@ describe('crawlCompanyData: UK Companies House', () => {
     const officersBefore = ch.requests.get('/company/03323845/officers') ?? 0;
     const live = await run(main.c, { mode: 'lookup', country: 'GB', identifier: '03323845' });
     expect(live.status).toMatchObject({ status: 'completed', results_count: 1 });
-    expect(live.data).toMatchObject({ success: true, country: 'GB', query_time_ms: expect.any(Number), metadata: { source: 'uk_registry', cached: false } });
+    expect(live.data).toMatchObject({
+      success: true,
+      country: 'GB',
+      query_time_ms: expect.any(Number),
+      metadata: { source: 'uk_registry', cached: false },
+    });
     expect(live.data.data).toMatchObject({
       name: 'SHELL GROUP LIMITED',
       status: 'active',
       registration_number: '03323845',
-      address: { line_1: 'Shell Centre, York Road', line_2: null, city: 'London', region: null, postal_code: 'SE1 7NA', country: 'United Kingdom' },
+      address: {
+        line_1: 'Shell Centre, York Road',
+        line_2: null,
+        city: 'London',
+        region: null,
+        postal_code: 'SE1 7NA',
+        country: 'United Kingdom',
+      },
       industry: { sic_codes: ['70100', '06100'], nace_codes: [], description: null },
       officers: [
-        { name: 'COOKSON, Alastair John Ivor', role: 'director', appointed_on: '2013-12-23', resigned_on: '2017-05-22', nationality: 'British', occupation: 'Investor', country_of_residence: 'England' },
+        {
+          name: 'COOKSON, Alastair John Ivor',
+          role: 'director',
+          appointed_on: '2013-12-23',
+          resigned_on: '2017-05-22',
+          nationality: 'British',
+          occupation: 'Investor',
+          country_of_residence: 'England',
+        },
         { name: 'HARRIS, Jane Elizabeth', role: 'secretary', appointed_on: '2018-01-08', resigned_on: null },
       ],
       financials: null,
@@ -144,9 +176,24 @@ describe('crawlCompanyData: UK Companies House', () => {
     expect(() => companyLookupResult.parse(live.data)).not.toThrow();
 
     // The record is also an IDAP company_registry resource of the client, keyed by registry and number.
-    const registry = async () => (await main.c.json<{ items: { data: Record<string, unknown> }[] }>(await main.c.get('/api/v1/idap/company_registry?source=crawl_company_data'))).items;
-    await waitFor(async () => (await registry()).some((r) => r.data.registry_id === '03323845'), 15_000, 'the company_registry resource');
-    expect((await registry()).find((r) => r.data.registry_id === '03323845')?.data).toMatchObject({ registry: 'uk_registry', source: 'uk_registry', name: 'SHELL GROUP LIMITED', status: 'active', source_url: expect.stringContaining('03323845') });
+    const registry = async () =>
+      (
+        await main.c.json<{ items: { data: Record<string, unknown> }[] }>(
+          await main.c.get('/api/v1/idap/company_registry?source=crawl_company_data'),
+        )
+      ).items;
+    await waitFor(
+      async () => (await registry()).some((r) => r.data.registry_id === '03323845'),
+      15_000,
+      'the company_registry resource',
+    );
+    expect((await registry()).find((r) => r.data.registry_id === '03323845')?.data).toMatchObject({
+      registry: 'uk_registry',
+      source: 'uk_registry',
+      name: 'SHELL GROUP LIMITED',
+      status: 'active',
+      source_url: expect.stringContaining('03323845'),
+    });
 
     // Registry data is public: another client's job asking the same question is answered from the cache.
     const other = caller(main.api, bearer(await main.api.newClient('other')));
@@ -154,7 +201,10 @@ describe('crawlCompanyData: UK Companies House', () => {
     expect(cached.status).toMatchObject({ status: 'completed', results_count: 1 });
     expect(cached.data.metadata).toMatchObject({ source: 'uk_registry', cached: true });
     const record = cached.data.data as Record<string, unknown> & { metadata: Record<string, unknown> };
-    expect(record).toMatchObject({ registration_number: '03323845', officers: expect.arrayContaining([expect.objectContaining({ name: 'HARRIS, Jane Elizabeth' })]) });
+    expect(record).toMatchObject({
+      registration_number: '03323845',
+      officers: expect.arrayContaining([expect.objectContaining({ name: 'HARRIS, Jane Elizabeth' })]),
+    });
     const liveMeta = (live.data.data as { metadata: Record<string, unknown> }).metadata;
     expect(record.metadata).toEqual({ ...liveMeta, cached: true, data_freshness: 'cached' });
     expect(ch.requests.get('/company/03323845')).toBe(profileBefore + 1);
@@ -180,14 +230,30 @@ describe('crawlCompanyData: UK Companies House', () => {
 describe('crawlCompanyData: US SEC EDGAR', () => {
   test('search ranks listed companies by name; lookup maps the submissions document', async () => {
     const search = await run(main.c, { mode: 'search', name: 'apple', country: 'US', limit: 10 });
-    expect(search.data).toMatchObject({ success: true, query: 'apple', country: 'US', sources_queried: ['us_registry'], metadata: { cached: false } });
+    expect(search.data).toMatchObject({
+      success: true,
+      query: 'apple',
+      country: 'US',
+      sources_queried: ['us_registry'],
+      metadata: { cached: false },
+    });
     const results = search.data.results as Record<string, unknown>[];
-    expect(results[0]).toMatchObject({ name: 'Apple Inc.', source: 'us_registry', source_id: '320193', country_code: 'US', address: { line_1: null, country: 'US' } });
+    expect(results[0]).toMatchObject({
+      name: 'Apple Inc.',
+      source: 'us_registry',
+      source_id: '320193',
+      country_code: 'US',
+      address: { line_1: null, country: 'US' },
+    });
     expect(results.map((r) => r.source_id)).toContain('1418121');
     expect(results.map((r) => r.source_id)).not.toContain('789019');
 
     const lookup = await run(main.c, { mode: 'lookup', country: 'US', identifier: '0000320193' });
-    expect(lookup.data).toMatchObject({ success: true, country: 'US', metadata: { source: 'us_registry', cached: false } });
+    expect(lookup.data).toMatchObject({
+      success: true,
+      country: 'US',
+      metadata: { source: 'us_registry', cached: false },
+    });
     expect(lookup.data.data).toMatchObject({
       name: 'Apple Inc.',
       source_id: '320193',
@@ -203,7 +269,9 @@ describe('crawlCompanyData: US SEC EDGAR', () => {
   test('30 lookups at once never exceed 10 SEC requests in any second', async () => {
     const first = sec.requests.length;
     const ids = Array.from({ length: 30 }, (_, i) => String(SYNTHETIC_CIK_BASE + i));
-    const finished = await Promise.all(ids.map((identifier) => run(main.c, { mode: 'lookup', country: 'US', identifier })));
+    const finished = await Promise.all(
+      ids.map((identifier) => run(main.c, { mode: 'lookup', country: 'US', identifier })),
+    );
     expect(finished.map((f) => f.status.status)).toEqual(ids.map(() => 'completed'));
     expect(finished.map((f) => (f.data.data as { source_id: string }).source_id).sort()).toEqual([...ids].sort());
 
@@ -213,21 +281,27 @@ describe('crawlCompanyData: US SEC EDGAR', () => {
     expect(busiestSecond(burst)).toBeLessThanOrEqual(10);
   });
 
-  test('lookups that a busy worker starts together still keep SEC\'s rate: none is refused', async () => {
+  test("lookups that a busy worker starts together still keep SEC's rate: none is refused", async () => {
     // CI, 2026-11-27: on a loaded machine activities the queue had dispatched at its rate started
     // together, and SEC's stand-in refused two of 30 requests for going past 10 in a second.
     const first = sec.requests.length;
     const ids = Array.from({ length: 16 }, (_, i) => String(SYNTHETIC_CIK_BASE + 40 + i));
-    const jobs = await Promise.all(ids.map(async (identifier) => {
-      const res = await main.c.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { mode: 'lookup', country: 'US', identifier } });
-      expect(res.status).toBe(201);
-      return (await main.c.json<{ job_id: string }>(res)).job_id;
-    }));
+    const jobs = await Promise.all(
+      ids.map(async (identifier) => {
+        const res = await main.c.post('/api/v1/jobs/crawlCompanyData/submit', {
+          payload: { mode: 'lookup', country: 'US', identifier },
+        });
+        expect(res.status).toBe(201);
+        return (await main.c.json<{ job_id: string }>(res)).job_id;
+      }),
+    );
     await waitFor(async () => sec.requests.length > first, 30_000, 'the first SEC request');
     // This process (worker and stand-in alike) busy for 4 s: the queue goes on dispatching lookups,
     // which then start at once.
     const until = Date.now() + 4000;
-    while (Date.now() < until) { /* busy */ }
+    while (Date.now() < until) {
+      /* busy */
+    }
     // The freeze also stalls this process's HTTP client: a status poll on a connection pooled before
     // it was once reset (ECONNRESET, CI 2026-12-02 under load; not reproduced alone). What this test
     // asserts is SEC's rate, so a reset poll is asked again, as any poller would.
@@ -236,7 +310,11 @@ describe('crawlCompanyData: US SEC EDGAR', () => {
         try {
           return await waitForStatus(main.c, id, ['completed', 'failed'], 60_000);
         } catch (err) {
-          if (attempt >= 3 || !(err instanceof TypeError && /ECONNRESET|socket/i.test(String((err as { cause?: unknown }).cause)))) throw err;
+          if (
+            attempt >= 3 ||
+            !(err instanceof TypeError && /ECONNRESET|socket/i.test(String((err as { cause?: unknown }).cause)))
+          )
+            throw err;
         }
       }
     };
@@ -254,12 +332,24 @@ describe('crawlCompanyData: EU VIES', () => {
     expect(philips.data).toMatchObject({
       success: true,
       query_time_ms: expect.any(Number),
-      data: { valid: true, vat_number: '004495445B01', country_code: 'NL', company_name: 'KONINKLIJKE PHILIPS N.V.', company_address: 'HIGH TECH CAMPUS 00052\n5656AG EINDHOVEN', request_date: expect.any(String) },
+      data: {
+        valid: true,
+        vat_number: '004495445B01',
+        country_code: 'NL',
+        company_name: 'KONINKLIJKE PHILIPS N.V.',
+        company_address: 'HIGH TECH CAMPUS 00052\n5656AG EINDHOVEN',
+        request_date: expect.any(String),
+      },
       metadata: { source: 'eu_vies', cached: false },
     });
     expect(() => companyVatResult.parse(philips.data)).not.toThrow();
     const withheld = await run(main.c, { mode: 'vat', vat_number: 'DE282741168' });
-    expect(withheld.data.data).toMatchObject({ valid: true, country_code: 'DE', company_name: '---', company_address: '---' });
+    expect(withheld.data.data).toMatchObject({
+      valid: true,
+      country_code: 'DE',
+      company_name: '---',
+      company_address: '---',
+    });
     const unknown = await run(main.c, { mode: 'vat', vat_number: 'DE999999999' });
     expect(unknown.status.status).toBe('completed');
     expect(unknown.data.data).toMatchObject({ valid: false, country_code: 'DE' });
@@ -278,7 +368,11 @@ describe('crawlCompanyData: EU VIES', () => {
 
 describe('crawlCompanyData: configuration and limits', () => {
   test('a rejected Companies House key fails the job saying the registry rejected the credentials', async () => {
-    const badKey = await startJobSet('company-badkey', { COMPANIES_HOUSE_BASE_URL: ch.baseUrl, COMPANIES_HOUSE_API_KEY: 'not-the-key', VIES_BASE_URL: vies.baseUrl });
+    const badKey = await startJobSet('company-badkey', {
+      COMPANIES_HOUSE_BASE_URL: ch.baseUrl,
+      COMPANIES_HOUSE_API_KEY: 'not-the-key',
+      VIES_BASE_URL: vies.baseUrl,
+    });
     try {
       const { status } = await run(badKey.c, { mode: 'search', name: 'Northern', country: 'GB' });
       expect(status.status).toBe('failed');
@@ -293,7 +387,10 @@ describe('crawlCompanyData: configuration and limits', () => {
 
   test('a Companies House 429 waits until X-Ratelimit-Reset and then completes', async () => {
     const limited = await startCompaniesHouseStandIn({ apiKey: CH_KEY, limit: 1, windowSeconds: 2 });
-    const set = await startJobSet('company-limited', { COMPANIES_HOUSE_BASE_URL: limited.baseUrl, COMPANIES_HOUSE_API_KEY: CH_KEY });
+    const set = await startJobSet('company-limited', {
+      COMPANIES_HOUSE_BASE_URL: limited.baseUrl,
+      COMPANIES_HOUSE_API_KEY: CH_KEY,
+    });
     try {
       // Profile and officers are two requests: the second is over the limit of 1 per 2 s.
       const { status, data } = await run(set.c, { mode: 'lookup', country: 'GB', identifier: 'SC123456' });
@@ -309,15 +406,21 @@ describe('crawlCompanyData: configuration and limits', () => {
   test('cancelling a job whose registry never answers stops the request within 3 seconds', async () => {
     // A VIES that accepts requests and never answers; each is recorded with when the worker hung up.
     const calls: { startedAt: number; closedAt?: number }[] = [];
-    const hanging = await listenLocal(createServer((req, res) => {
-      const call: { startedAt: number; closedAt?: number } = { startedAt: Date.now() };
-      calls.push(call);
-      res.on('close', () => { call.closedAt = Date.now(); });
-    }));
+    const hanging = await listenLocal(
+      createServer((req, res) => {
+        const call: { startedAt: number; closedAt?: number } = { startedAt: Date.now() };
+        calls.push(call);
+        res.on('close', () => {
+          call.closedAt = Date.now();
+        });
+      }),
+    );
     const set = await startJobSet('company-hang', { VIES_BASE_URL: hanging.baseUrl });
     try {
       // A number no other test asks about: registry answers are cached for every client.
-      const res = await set.c.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { mode: 'vat', vat_number: `DE${Math.floor(1e8 + Math.random() * 9e8)}` } });
+      const res = await set.c.post('/api/v1/jobs/crawlCompanyData/submit', {
+        payload: { mode: 'vat', vat_number: `DE${Math.floor(1e8 + Math.random() * 9e8)}` },
+      });
       const { job_id } = await set.c.json<{ job_id: string }>(res);
       await waitFor(async () => calls.length > 0, 30_000, 'the registry request');
       const cancelledAt = Date.now();

@@ -19,7 +19,12 @@ type Tag = { id: string; name: string; slug: string; post_count: number };
 
 async function newClient(): Promise<Client> {
   const c = caller(api, bearer(await api.newClient()));
-  const patch = (path: string, body: unknown) => fetch(`${api.url}${path}`, { method: 'PATCH', headers: { authorization: c.auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const patch = (path: string, body: unknown) =>
+    fetch(`${api.url}${path}`, {
+      method: 'PATCH',
+      headers: { authorization: c.auth, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   return { ...c, patch };
 }
 
@@ -39,7 +44,11 @@ async function tagsOf(c: Client): Promise<Tag[]> {
 }
 
 const postsTagged = async (c: Client, slug: string) =>
-  (await c.json<{ posts: Post[] }>(await c.get(`/api/v1/dashboard/content/posts?tag=${encodeURIComponent(slug)}`))).posts.map((p) => p.slug).sort();
+  (
+    await c.json<{ posts: Post[] }>(await c.get(`/api/v1/dashboard/content/posts?tag=${encodeURIComponent(slug)}`))
+  ).posts
+    .map((p) => p.slug)
+    .sort();
 
 describe('content tags', () => {
   test('tags are their names: C# and C++ stay two tags with distinct slugs; News and news are one', async () => {
@@ -118,7 +127,9 @@ describe('content tags', () => {
 
     // A long name cut at a hyphen leaves none at the end; and the same for tags.
     const words = `${'b'.repeat(117)} cc`;
-    const author = await c.json<{ slug: string }>(await c.post('/api/v1/dashboard/content/authors', { full_name: words }));
+    const author = await c.json<{ slug: string }>(
+      await c.post('/api/v1/dashboard/content/authors', { full_name: words }),
+    );
     expect(author.slug).toBe('b'.repeat(117) + '-cc');
     const cut = await c.json<{ slug: string }>(await c.post('/api/v1/dashboard/content/authors', { full_name: words }));
     expect(cut.slug).toBe(`${'b'.repeat(117)}-2`);
@@ -143,10 +154,14 @@ describe('content tags', () => {
 
   test('authors and tags created at once whose slugs clash each get a free slug (-2, -3, ...), not a 409', async () => {
     const c = await newClient();
-    const authors = await Promise.all(Array.from({ length: 12 }, () => c.post('/api/v1/dashboard/content/authors', { full_name: 'Jane Doe' })));
+    const authors = await Promise.all(
+      Array.from({ length: 12 }, () => c.post('/api/v1/dashboard/content/authors', { full_name: 'Jane Doe' })),
+    );
     expect(authors.map((r) => r.status)).toEqual(Array.from({ length: 12 }, () => 201));
     const authorSlugs = await Promise.all(authors.map(async (r) => (await c.json<{ slug: string }>(r)).slug));
-    expect(authorSlugs.sort()).toEqual(['jane-doe', ...Array.from({ length: 11 }, (_, i) => `jane-doe-${i + 2}`)].sort());
+    expect(authorSlugs.sort()).toEqual(
+      ['jane-doe', ...Array.from({ length: 11 }, (_, i) => `jane-doe-${i + 2}`)].sort(),
+    );
     // Names that differ but share the slug 'c' race for it; the same name twice is still a 409 (the name is the tag).
     const names = ['C#', 'C++', 'C!', 'C?', 'C*', 'C#'];
     const tags = await Promise.all(names.map((name) => c.post('/api/v1/dashboard/content/tags', { name })));
@@ -158,8 +173,11 @@ describe('content tags', () => {
     const c = await newClient();
     // Each post one new tag: 'C#' and 'C++' race for the slug 'c'; the CJK name for 'tag'; the
     // release notes in two cases for one tag.
-    const tagsOfPost = (i: number) => [['C#'], ['C++'], ['日本語'], [i % 2 === 0 ? 'Release Notes' : 'release notes']][i % 4] as string[];
-    const posts = await Promise.all(Array.from({ length: 16 }, (_, i) => createPost(c, { slug: `at-once-${i}`, tags: tagsOfPost(i) })));
+    const tagsOfPost = (i: number) =>
+      [['C#'], ['C++'], ['日本語'], [i % 2 === 0 ? 'Release Notes' : 'release notes']][i % 4] as string[];
+    const posts = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => createPost(c, { slug: `at-once-${i}`, tags: tagsOfPost(i) })),
+    );
     const tags = await tagsOf(c);
     expect(tags.map((t) => [t.name.toLowerCase(), t.post_count]).sort()).toEqual([
       ['c#', 4],

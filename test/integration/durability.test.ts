@@ -14,7 +14,9 @@ import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
 let api: TestApi;
 let sites: LeadSites;
 const children: ChildProcess[] = [];
-beforeAll(async () => { sites = await startLeadSites(); });
+beforeAll(async () => {
+  sites = await startLeadSites();
+});
 afterAll(async () => {
   children.forEach((p) => p.kill('SIGKILL'));
   await api?.close();
@@ -35,7 +37,9 @@ describe('durability', () => {
     const doomed = await workerProcess('doomed-worker', queues);
     // A site whose page takes 4 s: the worker dies while it waits for it.
     const url = sites.url({ delay_ms: 4000, leads: 2 });
-    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url } }));
+    const { job_id } = await c.json<{ job_id: string }>(
+      await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url } }),
+    );
     expect((await waitForStatus(c, job_id, ['processing'])).worker_id).toBe('doomed-worker');
     while (sites.requests(url).length === 0) await new Promise((r) => setTimeout(r, 50));
     doomed.kill('SIGKILL');
@@ -69,15 +73,27 @@ describe('durability', () => {
       const handle = await api.deps.temporal.client.workflow.start(runJob, {
         taskQueue: jobTaskQueue(queues.TASK_QUEUE_PREFIX as string, CATALOG.crawlSite),
         workflowId: `job/${jobId}`,
-        args: [runJobInput({ id: jobId, client_id: 'cli_orphan', type: 'crawlSite', payload: { url: sites.url() } }, api.deps.config)],
+        args: [
+          runJobInput(
+            { id: jobId, client_id: 'cli_orphan', type: 'crawlSite', payload: { url: sites.url() } },
+            api.deps.config,
+          ),
+        ],
       });
-      const outcome = await handle.result().then(() => 'completed', (err: unknown) => err);
+      const outcome = await handle.result().then(
+        () => 'completed',
+        (err: unknown) => err,
+      );
       expect(outcome).toBeInstanceOf(WorkflowFailedError);
       expect(String((outcome as WorkflowFailedError).cause?.message)).toContain(`job ${jobId} not found`);
       // Ended at once: startJob ran one attempt, not its 20 retries (Temporal records an activity's
       // last attempt in the history's started event). Counted, not timed.
       const { events } = await handle.fetchHistory();
-      const scheduled = new Map((events ?? []).filter((e) => e.activityTaskScheduledEventAttributes).map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes?.activityType?.name]));
+      const scheduled = new Map(
+        (events ?? [])
+          .filter((e) => e.activityTaskScheduledEventAttributes)
+          .map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes?.activityType?.name]),
+      );
       const attempts = (events ?? []).flatMap((e) => {
         const run = e.activityTaskStartedEventAttributes;
         return run ? [[scheduled.get(String(run.scheduledEventId)), run.attempt]] : [];

@@ -20,7 +20,11 @@ const readers: SseReader[] = [];
 beforeAll(async () => {
   sites = await startLeadSites();
   api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', SSE_HEARTBEAT_SECONDS: '0.3', ...ownQueues('events') });
-  worker = await startTestWorker({ types: ['crawlSite'], identity: 'events-test-worker', overrides: ownQueues('events') });
+  worker = await startTestWorker({
+    types: ['crawlSite'],
+    identity: 'events-test-worker',
+    overrides: ownQueues('events'),
+  });
   creds = await api.newClient();
   c = caller(api, bearer(creds));
 });
@@ -38,7 +42,11 @@ async function stream(query: string, headers: Record<string, string> = {}) {
   return r;
 }
 const submit = async (query: Record<string, string | number> = {}) =>
-  (await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: sites.url(query) } }))).job_id;
+  (
+    await c.json<{ job_id: string }>(
+      await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: sites.url(query) } }),
+    )
+  ).job_id;
 
 describe('GET /api/v1/events/stream', () => {
   test('needs the token; a bad one is the spec 401', async () => {
@@ -55,7 +63,11 @@ describe('GET /api/v1/events/stream', () => {
       return c.json<{ ticket: string; expires_at: string; expires_in: number }>(res);
     };
     const first = await issue();
-    expect(first).toEqual({ ticket: expect.stringMatching(/^tkt_[A-Za-z0-9]{43}$/), expires_at: expect.any(String), expires_in: 60 });
+    expect(first).toEqual({
+      ticket: expect.stringMatching(/^tkt_[A-Za-z0-9]{43}$/),
+      expires_at: expect.any(String),
+      expires_in: 60,
+    });
     expect(Date.parse(first.expires_at) - Date.now()).toBeGreaterThan(50_000);
     // Nothing of the client's credential is in the URL a proxy logs.
     expect(first.ticket).not.toContain(creds.api_key);
@@ -66,7 +78,9 @@ describe('GET /api/v1/events/stream', () => {
     // One stream: the same ticket again (a replayed log line) is refused.
     const again = await fetch(`${api.url}/api/v1/events/stream?token=${first.ticket}`);
     expect(again.status).toBe(401);
-    expect(await again.json()).toEqual({ detail: 'invalid or expired stream ticket: ask POST /api/v1/events/tickets for a new one' });
+    expect(await again.json()).toEqual({
+      detail: 'invalid or expired stream ticket: ask POST /api/v1/events/tickets for a new one',
+    });
     // A minute later (the clock moved on in the table): refused.
     const late = await issue();
     await api.deps.db('stream_tickets').update({ expires_at: new Date(Date.now() - 1000) });
@@ -77,11 +91,14 @@ describe('GET /api/v1/events/stream', () => {
     const goneTicket = await goneCaller.json<{ ticket: string }>(await goneCaller.post('/api/v1/events/tickets', {}));
     await api.deps.db('clients').where({ id: gone.client_id }).update({ is_active: false });
     // Once this API process has heard of the change (the clients table's NOTIFY), as its credential is.
-    for (let i = 0; i < 20 && (await goneCaller.get('/api/v1/jobs/list')).status !== 403; i++) await new Promise((res) => setTimeout(res, 100));
+    for (let i = 0; i < 20 && (await goneCaller.get('/api/v1/jobs/list')).status !== 403; i++)
+      await new Promise((res) => setTimeout(res, 100));
     expect((await fetch(`${api.url}/api/v1/events/stream?token=${goneTicket.ticket}`)).status).toBe(403);
     // The credential in token= still works as spec §5.4 has it; the OpenAPI document has the ticket operation.
     expect((await stream(`token=${encodeURIComponent(token(creds))}`)).status).toBe(200);
-    const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId?: string }>> };
+    const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { operationId?: string }>>;
+    };
     expect(doc.paths['/api/v1/events/tickets']?.post?.operationId).toBe('createStreamTicket');
   });
 
@@ -105,12 +122,20 @@ describe('GET /api/v1/events/stream', () => {
     const r = await stream(`token=${encodeURIComponent(token(creds))}`);
     await r.waitFor((e) => e.event === 'connected');
     const intruder = await api.newClient('other');
-    const theirs = await caller(api, bearer(intruder)).post('/api/v1/jobs/crawlSite/submit', { payload: { url: sites.url() } });
+    const theirs = await caller(api, bearer(intruder)).post('/api/v1/jobs/crawlSite/submit', {
+      payload: { url: sites.url() },
+    });
     const theirId = ((await theirs.json()) as { job_id: string }).job_id;
     const failing = await submit({ status: 502 });
     const failed = await r.waitFor((e) => e.event === 'job.failed' && e.data.job_id === failing);
     expect(failed.data.error_message).toMatch(/could not be crawled: the site answered HTTP 502$/);
-    const queuedId = (await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { mode: 'vat', vat_number: `DE${Date.now() % 1e9}` } }))).job_id;
+    const queuedId = (
+      await c.json<{ job_id: string }>(
+        await c.post('/api/v1/jobs/crawlCompanyData/submit', {
+          payload: { mode: 'vat', vat_number: `DE${Date.now() % 1e9}` },
+        }),
+      )
+    ).job_id;
     await c.del(`/api/v1/jobs/${queuedId}`);
     await r.waitFor((e) => e.event === 'job.cancelled' && e.data.job_id === queuedId);
     await waitForStatus(caller(api, bearer(intruder)), theirId, ['completed']);
@@ -136,13 +161,22 @@ describe('GET /api/v1/events/stream', () => {
   test('events reach an API process other than the one the job was submitted to', async () => {
     const second = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('events') });
     try {
-      const r = await new SseReader().open(`${second.url}/api/v1/events/stream?token=${encodeURIComponent(token(creds))}`);
+      const r = await new SseReader().open(
+        `${second.url}/api/v1/events/stream?token=${encodeURIComponent(token(creds))}`,
+      );
       readers.push(r);
       await r.waitFor((e) => e.event === 'connected');
       const jobId = await submit();
       await r.waitFor((e) => e.event === 'job.completed' && e.data.job_id === jobId);
-      const status = await caller(second, bearer(creds)).json(await caller(second, bearer(creds)).get('/api/v1/events/status'));
-      expect(status).toMatchObject({ status: 'healthy', listening: true, active_subscriptions: 1, heartbeat_seconds: 30 });
+      const status = await caller(second, bearer(creds)).json(
+        await caller(second, bearer(creds)).get('/api/v1/events/status'),
+      );
+      expect(status).toMatchObject({
+        status: 'healthy',
+        listening: true,
+        active_subscriptions: 1,
+        heartbeat_seconds: 30,
+      });
       await r.close();
     } finally {
       await second.close();
@@ -156,7 +190,10 @@ describe('GET /api/v1/events/stream', () => {
       setTimeout(() => {
         const upstream = connect(Number(target.port || 5432), target.hostname);
         client.pipe(upstream).pipe(client);
-        const end = () => { client.destroy(); upstream.destroy(); };
+        const end = () => {
+          client.destroy();
+          upstream.destroy();
+        };
         client.on('error', end);
         upstream.on('error', end);
       }, 400);
@@ -164,8 +201,18 @@ describe('GET /api/v1/events/stream', () => {
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const slowUrl = new URL(target);
     slowUrl.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-    const slow = await startTestApi({ RATE_LIMIT_ENABLED: 'false', DATABASE_URL: slowUrl.toString(), ...ownQueues('events') });
-    return { slow, close: async () => { await slow.close(); proxy.close(); } };
+    const slow = await startTestApi({
+      RATE_LIMIT_ENABLED: 'false',
+      DATABASE_URL: slowUrl.toString(),
+      ...ownQueues('events'),
+    });
+    return {
+      slow,
+      close: async () => {
+        await slow.close();
+        proxy.close();
+      },
+    };
   }
 
   test('`connected` comes once the process listens: an event committed right after it is delivered', async () => {
@@ -179,7 +226,13 @@ describe('GET /api/v1/events/stream', () => {
       readers.push(r);
       await r.waitFor((e) => e.event === 'connected');
       const { db, config } = api.deps;
-      const stored = await transactionWithEvents(db, config.DATABASE_SCHEMA, (trx) => appendEvent(trx, config.DATABASE_SCHEMA, { clientId: own.client_id, name: 'job.queued', data: { job_id: null, type: 'crawlSite', priority: 1 } }));
+      const stored = await transactionWithEvents(db, config.DATABASE_SCHEMA, (trx) =>
+        appendEvent(trx, config.DATABASE_SCHEMA, {
+          clientId: own.client_id,
+          name: 'job.queued',
+          data: { job_id: null, type: 'crawlSite', priority: 1 },
+        }),
+      );
       await r.waitFor((e) => e.id === stored.id, 5000);
       await r.close();
     } finally {
@@ -221,28 +274,45 @@ describe('GET /api/v1/events/stream', () => {
   test('a Last-Event-ID header that is no event id is a 400, and subscribes nothing', async () => {
     const own = await api.newClient();
     const as = caller(api, bearer(own));
-    const before = (await as.json<{ active_subscriptions: number }>(await as.get('/api/v1/events/status'))).active_subscriptions;
+    const before = (await as.json<{ active_subscriptions: number }>(await as.get('/api/v1/events/status')))
+      .active_subscriptions;
     for (const header of ['999999999999999999999999999999', '12345678901234567', 'abc', '-1', '1.5']) {
-      const res = await fetch(`${api.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}`, { headers: { 'last-event-id': header } });
-      expect([header, res.status, await res.json()]).toEqual([header, 400, { detail: 'invalid Last-Event-ID header: expected an event id (a non-negative integer)' }]);
+      const res = await fetch(`${api.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}`, {
+        headers: { 'last-event-id': header },
+      });
+      expect([header, res.status, await res.json()]).toEqual([
+        header,
+        400,
+        { detail: 'invalid Last-Event-ID header: expected an event id (a non-negative integer)' },
+      ]);
     }
-    expect((await as.json<{ active_subscriptions: number }>(await as.get('/api/v1/events/status'))).active_subscriptions).toBe(before);
+    expect(
+      (await as.json<{ active_subscriptions: number }>(await as.get('/api/v1/events/status'))).active_subscriptions,
+    ).toBe(before);
   });
 
-  const queuedEvent = (clientId: string, priority: number) => ({ clientId, name: 'job.queued' as const, data: { job_id: null, type: 'crawlSite', priority } });
+  const queuedEvent = (clientId: string, priority: number) => ({
+    clientId,
+    name: 'job.queued' as const,
+    data: { job_id: null, type: 'crawlSite', priority },
+  });
   const queuedIds = (r: SseReader) => r.events.filter((e) => e.event === 'job.queued').map((e) => e.id as number);
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   /** Appends and commits one event of the client. */
   const commitEvent = (clientId: string, priority: number) => {
     const { db, config } = api.deps;
-    return transactionWithEvents(db, config.DATABASE_SCHEMA, (trx) => appendEvent(trx, config.DATABASE_SCHEMA, queuedEvent(clientId, priority)));
+    return transactionWithEvents(db, config.DATABASE_SCHEMA, (trx) =>
+      appendEvent(trx, config.DATABASE_SCHEMA, queuedEvent(clientId, priority)),
+    );
   };
   /** A writer (transactionWithEvents) that has appended an event, so holds its id, and stays open until committed or rolled back. */
   async function openWriter(clientId: string, priority: number) {
     const { db, config } = api.deps;
     const schema = config.DATABASE_SCHEMA;
     let end!: (commit: boolean) => void;
-    const gate = new Promise<boolean>((resolve) => { end = resolve; });
+    const gate = new Promise<boolean>((resolve) => {
+      end = resolve;
+    });
     let id = 0;
     let done: Promise<unknown> = Promise.resolve();
     await new Promise<void>((inserted) => {
@@ -252,7 +322,17 @@ describe('GET /api/v1/events/stream', () => {
         if (!(await gate)) throw new Error('rolled back on purpose');
       }).catch(() => undefined);
     });
-    return { id, commit: async () => { end(true); await done; }, rollBack: async () => { end(false); await done; } };
+    return {
+      id,
+      commit: async () => {
+        end(true);
+        await done;
+      },
+      rollBack: async () => {
+        end(false);
+        await done;
+      },
+    };
   }
 
   test('events go out in id order: a later event waits for a concurrent writer that holds a lower id to commit', async () => {
@@ -315,7 +395,9 @@ describe('GET /api/v1/events/stream', () => {
     const gapped = await startTestApi({ RATE_LIMIT_ENABLED: 'false', SSE_GAP_WAIT_MS: '300', ...ownQueues('events') });
     try {
       const own = await gapped.newClient();
-      const r = await new SseReader().open(`${gapped.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}`);
+      const r = await new SseReader().open(
+        `${gapped.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}`,
+      );
       readers.push(r);
       await r.waitFor((e) => e.event === 'connected');
       const long = await openWriter(own.client_id, 1);
@@ -340,7 +422,9 @@ describe('GET /api/v1/events/stream', () => {
     const gapped = await startTestApi({ RATE_LIMIT_ENABLED: 'false', SSE_GAP_WAIT_MS: '2000', ...ownQueues('events') });
     try {
       const own = await gapped.newClient();
-      const r = await new SseReader().open(`${gapped.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}`);
+      const r = await new SseReader().open(
+        `${gapped.url}/api/v1/events/stream?token=${encodeURIComponent(token(own))}`,
+      );
       readers.push(r);
       await r.waitFor((e) => e.event === 'connected');
       const long = await openWriter(own.client_id, 1);
@@ -441,7 +525,9 @@ describe('GET /api/v1/events/stream', () => {
     const before = await commitEvent(own.client_id, 0);
     await r.waitFor((e) => e.id === before.id);
     // As after a restore, or ids taken by a large write that was rolled back: 3 million ids no event has.
-    await api.deps.db.raw("select setval(pg_get_serial_sequence('events', 'id'), (select max(id) from events) + 3000000)");
+    await api.deps.db.raw(
+      "select setval(pg_get_serial_sequence('events', 'id'), (select max(id) from events) + 3000000)",
+    );
     const after = await commitEvent(own.client_id, 1);
     await r.waitFor((e) => e.id === after.id, 1000);
     expect(queuedIds(r)).toEqual([before.id, after.id]);
@@ -451,15 +537,25 @@ describe('GET /api/v1/events/stream', () => {
 describe('stream limits', () => {
   let limited: TestApi;
   beforeAll(async () => {
-    limited = await startTestApi({ RATE_LIMIT_ENABLED: 'false', SSE_HEARTBEAT_SECONDS: '0.3', SSE_MAX_STREAMS_PER_CLIENT: '2', ...ownQueues('events') });
+    limited = await startTestApi({
+      RATE_LIMIT_ENABLED: 'false',
+      SSE_HEARTBEAT_SECONDS: '0.3',
+      SSE_MAX_STREAMS_PER_CLIENT: '2',
+      ...ownQueues('events'),
+    });
   });
   afterAll(async () => {
     await limited?.close();
   });
-  const subscriptions = async (as: Caller) => (await as.json<{ active_subscriptions: number }>(await as.get('/api/v1/events/status'))).active_subscriptions;
+  const subscriptions = async (as: Caller) =>
+    (await as.json<{ active_subscriptions: number }>(await as.get('/api/v1/events/status'))).active_subscriptions;
   /** `n` stored events of the client, `size` bytes each on the stream (made large: the kernel's socket buffers hold tens of MB). */
   async function history(clientId: string, n: number, size: number): Promise<void> {
-    const rows = Array.from({ length: n }, (_, i) => ({ client_id: clientId, name: 'job.queued', data: JSON.stringify({ job_id: null, type: 'crawlSite', priority: 1, n: i, note: 'x'.repeat(size) }) }));
+    const rows = Array.from({ length: n }, (_, i) => ({
+      client_id: clientId,
+      name: 'job.queued',
+      data: JSON.stringify({ job_id: null, type: 'crawlSite', priority: 1, n: i, note: 'x'.repeat(size) }),
+    }));
     for (let i = 0; i < rows.length; i += 200) await limited.deps.db('events').insert(rows.slice(i, i + 200));
   }
 
@@ -470,10 +566,15 @@ describe('stream limits', () => {
     const open = [await new SseReader().open(url), await new SseReader().open(url)];
     for (const r of open) await r.waitFor((e) => e.event === 'connected');
     const refused = await fetch(url);
-    expect([refused.status, await refused.json()]).toEqual([429, { detail: 'too many open event streams: this client has 2 on this server; close one first' }]);
+    expect([refused.status, await refused.json()]).toEqual([
+      429,
+      { detail: 'too many open event streams: this client has 2 on this server; close one first' },
+    ]);
     // Another client is not held to this one's streams.
     const other = await limited.newClient();
-    const theirs = await new SseReader().open(`${limited.url}/api/v1/events/stream?token=${encodeURIComponent(token(other))}`);
+    const theirs = await new SseReader().open(
+      `${limited.url}/api/v1/events/stream?token=${encodeURIComponent(token(other))}`,
+    );
     expect(theirs.status).toBe(200);
     await theirs.close();
     await open[0]?.close();
@@ -487,9 +588,13 @@ describe('stream limits', () => {
     const reading = await limited.newClient();
     const as = caller(limited, bearer(reading));
     await history(reading.client_id, 1500, 2000);
-    const reader = await new SseReader().open(`${limited.url}/api/v1/events/stream?token=${encodeURIComponent(token(reading))}&last_event_id=0`);
+    const reader = await new SseReader().open(
+      `${limited.url}/api/v1/events/stream?token=${encodeURIComponent(token(reading))}&last_event_id=0`,
+    );
     await reader.waitFor(() => reader.events.filter((e) => e.event === 'job.queued').length === 1500, 60_000);
-    expect(reader.events.filter((e) => e.event === 'job.queued').map((e) => (e.data as { n: number }).n)).toEqual(Array.from({ length: 1500 }, (_, i) => i));
+    expect(reader.events.filter((e) => e.event === 'job.queued').map((e) => (e.data as { n: number }).n)).toEqual(
+      Array.from({ length: 1500 }, (_, i) => i),
+    );
     await reader.close();
     for (let i = 0; i < 50 && (await subscriptions(as)) > 0; i++) await new Promise((r) => setTimeout(r, 100));
     expect(await subscriptions(as)).toBe(0);
@@ -502,7 +607,10 @@ describe('stream limits', () => {
     const stallingAs = caller(limited, bearer(stalling));
     await history(stalling.client_id, 3000, 20_000);
     const stalled = await new Promise<import('node:http').ClientRequest>((resolve) => {
-      const req = request(`${limited.url}/api/v1/events/stream?token=${encodeURIComponent(token(stalling))}&last_event_id=0`, (res) => res.pause());
+      const req = request(
+        `${limited.url}/api/v1/events/stream?token=${encodeURIComponent(token(stalling))}&last_event_id=0`,
+        (res) => res.pause(),
+      );
       req.on('error', () => undefined);
       req.end();
       resolve(req);
@@ -526,10 +634,19 @@ test('a listener closed while its LISTEN connection is being made leaves no conn
   const { DATABASE_URL, DATABASE_SCHEMA } = api.deps.config;
   // This process's listeners (the test API's own one too, if it is connected), by the name they give Postgres.
   const listeners = async () =>
-    Number(((await api.deps.db.raw(`select count(*) as n from pg_stat_activity where datname = current_database() and application_name = ?`, [`leadjobs-events/${process.pid}`])) as { rows: { n: string }[] }).rows[0]?.n);
+    Number(
+      (
+        (await api.deps.db.raw(
+          `select count(*) as n from pg_stat_activity where datname = current_database() and application_name = ?`,
+          [`leadjobs-events/${process.pid}`],
+        )) as { rows: { n: string }[] }
+      ).rows[0]?.n,
+    );
   const before = await listeners();
   const listener = new EventListener(DATABASE_URL, DATABASE_SCHEMA, api.deps.db, createLogger('silent'));
-  const subscribed = listener.subscribe({ clientId: 'cli_closing', onEvent: () => undefined, onResync: () => undefined }).catch(() => undefined);
+  const subscribed = listener
+    .subscribe({ clientId: 'cli_closing', onEvent: () => undefined, onResync: () => undefined })
+    .catch(() => undefined);
   await listener.close();
   await subscribed;
   // A connection left open would show up here for good; one being ended goes within moments.
@@ -549,9 +666,16 @@ test('closing the listener does not wait for long on a database that accepts the
   const silent = createServer((socket) => void sockets.add(socket));
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   const { port } = silent.address() as AddressInfo;
-  const listener = new EventListener(`postgres://postgres@127.0.0.1:${port}/leadjobs`, 'public', api.deps.db, createLogger('silent'));
+  const listener = new EventListener(
+    `postgres://postgres@127.0.0.1:${port}/leadjobs`,
+    'public',
+    api.deps.db,
+    createLogger('silent'),
+  );
   try {
-    void listener.subscribe({ clientId: 'cli_silent', onEvent: () => undefined, onResync: () => undefined }).catch(() => undefined);
+    void listener
+      .subscribe({ clientId: 'cli_silent', onEvent: () => undefined, onResync: () => undefined })
+      .catch(() => undefined);
     await new Promise((r) => setTimeout(r, 200));
     const started = Date.now();
     await listener.close();
@@ -582,7 +706,14 @@ test('a large event whose read fails when it is announced still goes out, in ord
   const listener = new EventListener(config.DATABASE_URL, schema, flaky, createLogger('silent'));
   const own = await api.newClient();
   const got: number[] = [];
-  const append = (note: string) => transactionWithEvents(db, schema, (trx) => appendEvent(trx, schema, { clientId: own.client_id, name: 'job.queued', data: { job_id: null, type: 'crawlSite', priority: 1, note } }));
+  const append = (note: string) =>
+    transactionWithEvents(db, schema, (trx) =>
+      appendEvent(trx, schema, {
+        clientId: own.client_id,
+        name: 'job.queued',
+        data: { job_id: null, type: 'crawlSite', priority: 1, note },
+      }),
+    );
   const waitForIds = async (n: number) => {
     const until = Date.now() + 5000;
     while (got.length < n && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
@@ -605,9 +736,16 @@ test('a large event whose read fails when it is announced still goes out, in ord
 });
 
 test('a subscription whose LISTEN cannot start is not kept (nor counted)', async () => {
-  const listener = new EventListener('postgres://postgres@127.0.0.1:1/leadjobs', 'public', api.deps.db, createLogger('silent'));
+  const listener = new EventListener(
+    'postgres://postgres@127.0.0.1:1/leadjobs',
+    'public',
+    api.deps.db,
+    createLogger('silent'),
+  );
   try {
-    await expect(listener.subscribe({ clientId: 'cli_x', onEvent: () => undefined, onResync: () => undefined })).rejects.toThrow();
+    await expect(
+      listener.subscribe({ clientId: 'cli_x', onEvent: () => undefined, onResync: () => undefined }),
+    ).rejects.toThrow();
     expect(listener.subscriptionCount).toBe(0);
   } finally {
     await listener.close();

@@ -24,46 +24,113 @@ afterAll(async () => {
 });
 
 const COLUMNS = [
-  'job_id', 'campaign_id', 'location', 'business_name', 'place_id', 'address', 'phone', 'website', 'rating', 'category',
-  'domain_filtered', 'filter_reason', 'spidersite_status', 'pages_crawled', 'spiderverify_status', 'best_email', 'best_email_status',
-  'best_email_score', 'emails', 'valid_emails_count', 'phones_found', 'proflink', 'microblog', 'socialnet', 'instagram', 'youtube',
-  'tiktok', 'pinterest', 'github', 'industry',
+  'job_id',
+  'campaign_id',
+  'location',
+  'business_name',
+  'place_id',
+  'address',
+  'phone',
+  'website',
+  'rating',
+  'category',
+  'domain_filtered',
+  'filter_reason',
+  'spidersite_status',
+  'pages_crawled',
+  'spiderverify_status',
+  'best_email',
+  'best_email_status',
+  'best_email_score',
+  'emails',
+  'valid_emails_count',
+  'phones_found',
+  'proflink',
+  'microblog',
+  'socialnet',
+  'instagram',
+  'youtube',
+  'tiktok',
+  'pinterest',
+  'github',
+  'industry',
 ];
 
-const WORKFLOW = { enabled: true, site: { max_pages: 10, extract_team: true, compendium: { enabled: false, cleanup_level: 'fit' } }, verify: { enabled: true, smtp_check: true } };
+const WORKFLOW = {
+  enabled: true,
+  site: { max_pages: 10, extract_team: true, compendium: { enabled: false, cleanup_level: 'fit' } },
+  verify: { enabled: true, smtp_check: true },
+};
 const json = (v: unknown) => JSON.stringify(v);
 const db = () => api.deps.db;
 
-async function seedCampaign(clientId: string, workflow: unknown, cities: string[]): Promise<{ id: string; jobs: string[] }> {
+async function seedCampaign(
+  clientId: string,
+  workflow: unknown,
+  cities: string[],
+): Promise<{ id: string; jobs: string[] }> {
   const id = randomUUID();
   await db()('campaigns').insert({
-    id, client_id: clientId, name: 'bakeries', search_terms: ['bakery'], max_results_per_location: 20, workflow: workflow === null ? null : json(workflow),
-    priority: 0, concurrency: 5, auto_submit: true, locations_total: cities.length, workflow_id: `campaign/${id}`, task_queue: 'test-campaigns',
+    id,
+    client_id: clientId,
+    name: 'bakeries',
+    search_terms: ['bakery'],
+    max_results_per_location: 20,
+    workflow: workflow === null ? null : json(workflow),
+    priority: 0,
+    concurrency: 5,
+    auto_submit: true,
+    locations_total: cities.length,
+    workflow_id: `campaign/${id}`,
+    task_queue: 'test-campaigns',
   });
   const jobs: string[] = [];
   for (const [i, city] of cities.entries()) {
     const jobId = await seedJob(clientId, { campaignId: id, workflow, query: `bakery in ${city}` });
     jobs.push(jobId);
     await db()('campaign_locations').insert({
-      campaign_id: id, client_id: clientId, location_id: 1000 + i, search_term: 'bakery', search_string: `bakery in ${city}`,
-      display_name: city, sequence_order: i + 1, status: 'completed', job_id: jobId,
+      campaign_id: id,
+      client_id: clientId,
+      location_id: 1000 + i,
+      search_term: 'bakery',
+      search_string: `bakery in ${city}`,
+      display_name: city,
+      sequence_order: i + 1,
+      status: 'completed',
+      job_id: jobId,
     });
   }
   return { id, jobs };
 }
 
-async function seedJob(clientId: string, o: { campaignId?: string; workflow: unknown; query?: string; status?: string; type?: string }): Promise<string> {
+async function seedJob(
+  clientId: string,
+  o: { campaignId?: string; workflow: unknown; query?: string; status?: string; type?: string },
+): Promise<string> {
   const id = randomUUID();
   const payload: Record<string, unknown> = { search_query: o.query ?? 'bakery in Leeds, GB', max_results: 20 };
   if (o.workflow) payload.workflow = o.workflow;
   await db()('jobs').insert({
-    id, client_id: clientId, type: o.type ?? 'crawlMaps', status: o.status ?? 'completed', priority: 0, payload: json(payload), payload_hash: randomUUID(),
-    campaign_id: o.campaignId ?? null, workflow_id: `job/${id}`, task_queue: 'test-crawl-maps',
+    id,
+    client_id: clientId,
+    type: o.type ?? 'crawlMaps',
+    status: o.status ?? 'completed',
+    priority: 0,
+    payload: json(payload),
+    payload_hash: randomUUID(),
+    campaign_id: o.campaignId ?? null,
+    workflow_id: `job/${id}`,
+    task_queue: 'test-crawl-maps',
   });
   if (o.workflow) {
     await db()('job_workflows').insert({
-      job_id: id, client_id: clientId, campaign_id: o.campaignId ?? null, status: 'completed', options: json(o.workflow),
-      limits: json({ site_ms: 300_000, verify_ms: 120_000, overall_ms: 600_000 }), deadline_at: new Date(Date.now() + 600_000),
+      job_id: id,
+      client_id: clientId,
+      campaign_id: o.campaignId ?? null,
+      status: 'completed',
+      options: json(o.workflow),
+      limits: json({ site_ms: 300_000, verify_ms: 120_000, overall_ms: 600_000 }),
+      deadline_at: new Date(Date.now() + 600_000),
     });
   }
   return id;
@@ -82,16 +149,46 @@ interface Biz {
 
 async function seedBusinesses(clientId: string, jobId: string, campaignId: string | null, list: Biz[]): Promise<void> {
   const rows = list.map((b, i) => ({
-    job_id: jobId, place_id: `place-${jobId.slice(0, 8)}-${String(i).padStart(5, '0')}`, client_id: clientId, campaign_id: campaignId, position: i,
-    business: json({ business_name: b.name, business_place_id: `place-${i}`, business_address: `${i} High St, Leeds`, business_phone: b.phone ?? null, business_rating: 4.5, business_website: b.website ?? null }),
-    domain_filtered: b.filtered !== undefined, filter_reason: b.filtered ?? null,
-    site_status: b.filtered !== undefined ? 'skipped' : 'completed',
-    site: b.filtered !== undefined ? null : json({
-      pages_crawled: 3, emails_found: b.emails ?? [], phones_found: ['+44 113 496 0000'], social_media: b.social ?? {},
-      company_info: { industry: b.industry ?? null }, team_members: [], compendium: null,
+    job_id: jobId,
+    place_id: `place-${jobId.slice(0, 8)}-${String(i).padStart(5, '0')}`,
+    client_id: clientId,
+    campaign_id: campaignId,
+    position: i,
+    business: json({
+      business_name: b.name,
+      business_place_id: `place-${i}`,
+      business_address: `${i} High St, Leeds`,
+      business_phone: b.phone ?? null,
+      business_rating: 4.5,
+      business_website: b.website ?? null,
     }),
+    domain_filtered: b.filtered !== undefined,
+    filter_reason: b.filtered ?? null,
+    site_status: b.filtered !== undefined ? 'skipped' : 'completed',
+    site:
+      b.filtered !== undefined
+        ? null
+        : json({
+            pages_crawled: 3,
+            emails_found: b.emails ?? [],
+            phones_found: ['+44 113 496 0000'],
+            social_media: b.social ?? {},
+            company_info: { industry: b.industry ?? null },
+            team_members: [],
+            compendium: null,
+          }),
     verify_status: b.verified ? 'completed' : 'skipped',
-    emails_verified: b.verified ? json(b.verified.map((v) => ({ ...v, is_deliverable: v.status === 'valid', is_free_email: false, is_disposable: false, is_role_account: false }))) : null,
+    emails_verified: b.verified
+      ? json(
+          b.verified.map((v) => ({
+            ...v,
+            is_deliverable: v.status === 'valid',
+            is_free_email: false,
+            is_disposable: false,
+            is_role_account: false,
+          })),
+        )
+      : null,
     valid_emails_count: (b.verified ?? []).filter((v) => v.status === 'valid').length,
   }));
   for (let i = 0; i < rows.length; i += 500) await db()('workflow_businesses').insert(rows.slice(i, i + 500));
@@ -106,11 +203,27 @@ function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const ch = text[i];
     if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') { field += '"'; i++; } else if (ch === '"') quoted = false; else field += ch;
+      if (ch === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else field += ch;
     } else if (ch === '"') quoted = true;
-    else if (ch === ',') { record.push(field); field = ''; } else if (ch === '\r' && text[i + 1] === '\n') { record.push(field); records.push(record); record = []; field = ''; i++; } else field += ch;
+    else if (ch === ',') {
+      record.push(field);
+      field = '';
+    } else if (ch === '\r' && text[i + 1] === '\n') {
+      record.push(field);
+      records.push(record);
+      record = [];
+      field = '';
+      i++;
+    } else field += ch;
   }
-  if (field !== '' || record.length > 0) { record.push(field); records.push(record); }
+  if (field !== '' || record.length > 0) {
+    record.push(field);
+    records.push(record);
+  }
   return records;
 }
 
@@ -131,7 +244,9 @@ describe('campaign with workflow', () => {
     const [leeds, zurich] = campaign.jobs as [string, string];
     await seedBusinesses(owner.client_id, leeds, campaign.id, [
       {
-        name: 'Crumb & Co', website: 'https://crumb.example', phone: '+44 113 496 0001',
+        name: 'Crumb & Co',
+        website: 'https://crumb.example',
+        phone: '+44 113 496 0001',
         emails: ['info@crumb.example', 'sales@crumb.example', 'bob@crumb.example', 'old@crumb.example'],
         verified: [
           { email: 'info@crumb.example', status: 'risky', score: 90 },
@@ -143,14 +258,28 @@ describe('campaign with workflow', () => {
         industry: 'Bakery',
       },
       { name: 'Loaf on Facebook', website: 'https://facebook.com/loaf', filtered: 'social_media: facebook.com' },
-      { name: '=HYPERLINK("http://evil.example","click")', website: 'https://evil.example', emails: ['-x@evil.example', 'first@evil.example'] },
+      {
+        name: '=HYPERLINK("http://evil.example","click")',
+        website: 'https://evil.example',
+        emails: ['-x@evil.example', 'first@evil.example'],
+      },
     ]);
     // The maps result the pipeline started from: the category column comes from it.
     await new JobResultStore(db(), api.deps.storage).save(leeds, {
-      businesses: [{ business_name: 'Crumb & Co', place_id: `place-${leeds.slice(0, 8)}-00000`, categories: ['Bakery', 'Cafe'] }], results_count: 1, provider: 'osm', query: 'bakery in Leeds, GB',
+      businesses: [
+        { business_name: 'Crumb & Co', place_id: `place-${leeds.slice(0, 8)}-00000`, categories: ['Bakery', 'Cafe'] },
+      ],
+      results_count: 1,
+      provider: 'osm',
+      query: 'bakery in Leeds, GB',
     });
     await seedBusinesses(owner.client_id, zurich, campaign.id, [
-      { name: 'Bäckerei Zürich', website: 'https://baeckerei.example', emails: ['hallo@baeckerei.example'], verified: [{ email: 'hallo@baeckerei.example', status: 'invalid', score: 10 }] },
+      {
+        name: 'Bäckerei Zürich',
+        website: 'https://baeckerei.example',
+        emails: ['hallo@baeckerei.example'],
+        verified: [{ email: 'hallo@baeckerei.example', status: 'invalid', score: 10 }],
+      },
     ]);
   });
 
@@ -169,19 +298,51 @@ describe('campaign with workflow', () => {
 
     const crumb = rows[0] as Record<string, string>;
     expect(crumb).toMatchObject({
-      job_id: campaign.jobs[0], business_name: 'Crumb & Co', website: 'https://crumb.example', rating: '4.5', category: 'Bakery',
+      job_id: campaign.jobs[0],
+      business_name: 'Crumb & Co',
+      website: 'https://crumb.example',
+      rating: '4.5',
+      category: 'Bakery',
       // A phone number keeps its + (no formula can hide in digits), so it still dials.
-      phone: '+44 113 496 0001', domain_filtered: 'false', spidersite_status: 'completed', pages_crawled: '3',
+      phone: '+44 113 496 0001',
+      domain_filtered: 'false',
+      spidersite_status: 'completed',
+      pages_crawled: '3',
       // Valid before risky, then the higher score; the invalid one never, however high its score.
-      best_email: 'bob@crumb.example', best_email_status: 'valid', best_email_score: '95',
-      emails: 'info@crumb.example; sales@crumb.example; bob@crumb.example; old@crumb.example', valid_emails_count: '2',
-      phones_found: '+44 113 496 0000', socialnet: 'https://facebook.com/crumb', instagram: 'https://instagram.com/crumb', proflink: '', industry: 'Bakery',
+      best_email: 'bob@crumb.example',
+      best_email_status: 'valid',
+      best_email_score: '95',
+      emails: 'info@crumb.example; sales@crumb.example; bob@crumb.example; old@crumb.example',
+      valid_emails_count: '2',
+      phones_found: '+44 113 496 0000',
+      socialnet: 'https://facebook.com/crumb',
+      instagram: 'https://instagram.com/crumb',
+      proflink: '',
+      industry: 'Bakery',
     });
-    expect(rows[1]).toMatchObject({ business_name: 'Loaf on Facebook', category: '', domain_filtered: 'true', filter_reason: 'social_media: facebook.com', spidersite_status: 'skipped', best_email: '', emails: '' });
+    expect(rows[1]).toMatchObject({
+      business_name: 'Loaf on Facebook',
+      category: '',
+      domain_filtered: 'true',
+      filter_reason: 'social_media: facebook.com',
+      spidersite_status: 'skipped',
+      best_email: '',
+      emails: '',
+    });
     // Not verified: the first address found; a cell a spreadsheet would run as a formula starts with a quote.
-    expect(rows[2]).toMatchObject({ business_name: `'=HYPERLINK("http://evil.example","click")`, best_email: "'-x@evil.example", best_email_status: '', best_email_score: '' });
+    expect(rows[2]).toMatchObject({
+      business_name: `'=HYPERLINK("http://evil.example","click")`,
+      best_email: "'-x@evil.example",
+      best_email_status: '',
+      best_email_score: '',
+    });
     // Only invalid addresses: no best e-mail.
-    expect(rows[3]).toMatchObject({ business_name: 'Bäckerei Zürich', best_email: '', emails: 'hallo@baeckerei.example', valid_emails_count: '0' });
+    expect(rows[3]).toMatchObject({
+      business_name: 'Bäckerei Zürich',
+      best_email: '',
+      emails: 'hallo@baeckerei.example',
+      valid_emails_count: '0',
+    });
   });
 
   test('csv without the byte order mark on request', async () => {
@@ -220,10 +381,19 @@ describe('campaign with workflow', () => {
     expect(res.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
     const text = body.toString('utf8');
     expect(text.endsWith('\n')).toBe(true);
-    const lines = text.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toHaveLength(4);
     expect(Object.keys(lines[0] ?? {})).toEqual(COLUMNS);
-    expect(lines[0]).toMatchObject({ best_email: 'bob@crumb.example', best_email_score: 95, rating: 4.5, domain_filtered: false, emails: ['info@crumb.example', 'sales@crumb.example', 'bob@crumb.example', 'old@crumb.example'] });
+    expect(lines[0]).toMatchObject({
+      best_email: 'bob@crumb.example',
+      best_email_score: 95,
+      rating: 4.5,
+      domain_filtered: false,
+      emails: ['info@crumb.example', 'sales@crumb.example', 'bob@crumb.example', 'old@crumb.example'],
+    });
     expect(lines[1]).toMatchObject({ domain_filtered: true, best_email: null, emails: [], pages_crawled: 0 });
     // Data for programs: no spreadsheet quoting.
     expect(lines[2]?.business_name).toBe('=HYPERLINK("http://evil.example","click")');
@@ -233,8 +403,14 @@ describe('campaign with workflow', () => {
     const { res, body } = await download(c, `/api/v1/jobs/${campaign.jobs[1]}/workflow-results/export?format=ndjson`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename="job-${campaign.jobs[1]}.ndjson"`);
-    const lines = body.toString('utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.map((l) => [l.business_name, l.location, l.campaign_id])).toEqual([['Bäckerei Zürich', 'Zürich, CH', campaign.id]]);
+    const lines = body
+      .toString('utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => [l.business_name, l.location, l.campaign_id])).toEqual([
+      ['Bäckerei Zürich', 'Zürich, CH', campaign.id],
+    ]);
   });
 
   test("another client's campaign and job are not found", async () => {
@@ -251,7 +427,11 @@ describe('standalone job with workflow', () => {
   test('businesses in maps order across many pages, without campaign or location', async () => {
     const jobId = await seedJob(owner.client_id, { workflow: WORKFLOW });
     // More than one page of the keyset reads (500 rows a query).
-    const many = Array.from({ length: 1203 }, (_, i) => ({ name: `Bakery ${i}`, website: `https://b${i}.example`, emails: [`hi@b${i}.example`] }));
+    const many = Array.from({ length: 1203 }, (_, i) => ({
+      name: `Bakery ${i}`,
+      website: `https://b${i}.example`,
+      emails: [`hi@b${i}.example`],
+    }));
     await seedBusinesses(owner.client_id, jobId, null, many);
     const { res, body } = await download(c, `/api/v1/jobs/${jobId}/workflow-results/export?format=csv&bom=false`);
     expect(res.status).toBe(200);
@@ -264,7 +444,10 @@ describe('standalone job with workflow', () => {
     const plain = await seedJob(owner.client_id, { workflow: null });
     let res = await c.get(`/api/v1/jobs/${plain}/workflow-results/export`);
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ detail: 'this job was not submitted with a workflow: workflow results exist only for crawlMaps jobs submitted with workflow (enabled)' });
+    expect(await res.json()).toEqual({
+      detail:
+        'this job was not submitted with a workflow: workflow results exist only for crawlMaps jobs submitted with workflow (enabled)',
+    });
     res = await c.get('/api/v1/jobs/not-a-uuid/workflow-results/export?format=xlsx');
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ detail: 'invalid job id format, expected UUID' });
@@ -290,9 +473,17 @@ describe('standalone job with workflow', () => {
 
   test('a client hanging up mid-download leaves the service answering', async () => {
     const jobId = await seedJob(owner.client_id, { workflow: WORKFLOW });
-    await seedBusinesses(owner.client_id, jobId, null, Array.from({ length: 1500 }, (_, i) => ({ name: `Shop ${i}`, emails: [`a${i}@s.example`] })));
+    await seedBusinesses(
+      owner.client_id,
+      jobId,
+      null,
+      Array.from({ length: 1500 }, (_, i) => ({ name: `Shop ${i}`, emails: [`a${i}@s.example`] })),
+    );
     const abort = new AbortController();
-    const res = await fetch(`${api.url}/api/v1/jobs/${jobId}/workflow-results/export?format=xlsx`, { headers: { authorization: c.auth }, signal: abort.signal });
+    const res = await fetch(`${api.url}/api/v1/jobs/${jobId}/workflow-results/export?format=xlsx`, {
+      headers: { authorization: c.auth },
+      signal: abort.signal,
+    });
     const reader = res.body?.getReader();
     await reader?.read();
     abort.abort();
@@ -306,19 +497,38 @@ describe('stored rows of odd shape', () => {
   test('an entry that is not what the pipeline writes is read as empty, not a broken download', async () => {
     const jobId = await seedJob(owner.client_id, { workflow: WORKFLOW });
     await db()('workflow_businesses').insert({
-      job_id: jobId, place_id: 'odd-1', client_id: owner.client_id, campaign_id: null, position: 0, business: json({ business_name: 42 }),
-      site_status: 'completed', site: json({ emails_found: 'not a list', social_media: ['x'], pages_crawled: '3' }),
-      verify_status: 'completed', emails_verified: json([null, 'x', { email: 'ok@odd.example', status: 'valid' }]),
+      job_id: jobId,
+      place_id: 'odd-1',
+      client_id: owner.client_id,
+      campaign_id: null,
+      position: 0,
+      business: json({ business_name: 42 }),
+      site_status: 'completed',
+      site: json({ emails_found: 'not a list', social_media: ['x'], pages_crawled: '3' }),
+      verify_status: 'completed',
+      emails_verified: json([null, 'x', { email: 'ok@odd.example', status: 'valid' }]),
     });
     const { res, body } = await download(c, `/api/v1/jobs/${jobId}/workflow-results/export?format=ndjson`);
     expect(res.status).toBe(200);
-    expect(JSON.parse(body.toString('utf8'))).toMatchObject({ place_id: 'odd-1', business_name: null, best_email: 'ok@odd.example', best_email_score: 0, emails: ['ok@odd.example'], pages_crawled: 0 });
+    expect(JSON.parse(body.toString('utf8'))).toMatchObject({
+      place_id: 'odd-1',
+      business_name: null,
+      best_email: 'ok@odd.example',
+      best_email_score: 0,
+      emails: ['ok@odd.example'],
+      pages_crawled: 0,
+    });
   });
 });
 
 describe('OpenAPI', () => {
   test('documents both exports with their own format parameter and the columns', async () => {
-    const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { description: string; parameters: { name: string; schema: { enum?: string[] } }[] }>> };
+    const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as {
+      paths: Record<
+        string,
+        Record<string, { description: string; parameters: { name: string; schema: { enum?: string[] } }[] }>
+      >;
+    };
     for (const path of ['/api/v1/campaigns/{campaign_id}/export', '/api/v1/jobs/{job_id}/workflow-results/export']) {
       const op = doc.paths[path]?.get;
       const formats = op?.parameters.filter((p) => p.name === 'format') ?? [];
@@ -333,10 +543,27 @@ describe('campaign without workflow', () => {
     const campaign = await seedCampaign(owner.client_id, null, ['Leeds, GB', 'York, GB', 'Hull, GB']);
     const store = new JobResultStore(db(), api.deps.storage);
     const business = (name: string, place: string) => ({
-      business_name: name, name, address: '1 Main St', phone: '+44 1904 000000', website: 'https://x.example', rating: 4.1, categories: ['Bakery', 'Cafe'], place_id: place,
+      business_name: name,
+      name,
+      address: '1 Main St',
+      phone: '+44 1904 000000',
+      website: 'https://x.example',
+      rating: 4.1,
+      categories: ['Bakery', 'Cafe'],
+      place_id: place,
     });
-    await store.save(campaign.jobs[0] as string, { businesses: [business('Leeds Loaf', 'p-leeds-1'), business('@Leeds Bun', 'p-leeds-2')], results_count: 2, provider: 'osm', query: 'bakery in Leeds, GB' });
-    await store.save(campaign.jobs[2] as string, { businesses: [business('Hull Bakes', 'p-hull-1')], results_count: 1, provider: 'osm', query: 'bakery in Hull, GB' });
+    await store.save(campaign.jobs[0] as string, {
+      businesses: [business('Leeds Loaf', 'p-leeds-1'), business('@Leeds Bun', 'p-leeds-2')],
+      results_count: 2,
+      provider: 'osm',
+      query: 'bakery in Leeds, GB',
+    });
+    await store.save(campaign.jobs[2] as string, {
+      businesses: [business('Hull Bakes', 'p-hull-1')],
+      results_count: 1,
+      provider: 'osm',
+      query: 'bakery in Hull, GB',
+    });
     // York's job failed: no result, no rows.
     await db()('jobs').where({ id: campaign.jobs[1] }).update({ status: 'failed' });
 
@@ -348,6 +575,15 @@ describe('campaign without workflow', () => {
       ["'@Leeds Bun", 'Leeds, GB', 'p-leeds-2'],
       ['Hull Bakes', 'Hull, GB', 'p-hull-1'],
     ]);
-    expect(rows[0]).toMatchObject({ category: 'Bakery', rating: '4.1', phone: '+44 1904 000000', domain_filtered: '', spidersite_status: '', best_email: '', emails: '', pages_crawled: '' });
+    expect(rows[0]).toMatchObject({
+      category: 'Bakery',
+      rating: '4.1',
+      phone: '+44 1904 000000',
+      domain_filtered: '',
+      spidersite_status: '',
+      best_email: '',
+      emails: '',
+      pages_crawled: '',
+    });
   });
 });

@@ -38,11 +38,18 @@ describe('response formats (spec §1.2.5)', () => {
   test('an unknown format is a 422 in the validation shape', async () => {
     const res = await get('/api/v1/system/health?format=xml');
     expect(res.status).toBe(422);
-    expect(await res.json()).toEqual({ detail: [{ type: 'enum', loc: ['query', 'format'], msg: "Input should be 'json', 'yaml' or 'md'" }] });
+    expect(await res.json()).toEqual({
+      detail: [{ type: 'enum', loc: ['query', 'format'], msg: "Input should be 'json', 'yaml' or 'md'" }],
+    });
   });
 
-  test('?format is a GET\'s (spec §1.2.5, as the document says): other methods answer JSON whatever it says', async () => {
-    const post = (query: string) => fetch(`${api.url}/api/v1/jobs/crawlSite/submit${query}`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify({ payload: {} }) });
+  test("?format is a GET's (spec §1.2.5, as the document says): other methods answer JSON whatever it says", async () => {
+    const post = (query: string) =>
+      fetch(`${api.url}/api/v1/jobs/crawlSite/submit${query}`, {
+        method: 'POST',
+        headers: { authorization: auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ payload: {} }),
+      });
     const plain = await post('');
     const body = (await plain.json()) as unknown;
     expect(JSON.stringify(body)).toContain('url');
@@ -59,13 +66,18 @@ describe('response formats (spec §1.2.5)', () => {
     const missing = await get('/api/v1/nothing-here');
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({ detail: 'not found' });
-    const wrong = await fetch(`${api.url}/api/v1/system/health`, { method: 'DELETE', headers: { authorization: auth } });
+    const wrong = await fetch(`${api.url}/api/v1/system/health`, {
+      method: 'DELETE',
+      headers: { authorization: auth },
+    });
     expect(wrong.status).toBe(405);
     expect(await wrong.json()).toEqual({ detail: 'method DELETE not allowed' });
   });
 
   test('every response carries a request id, and a sane incoming one is kept', async () => {
-    const res = await fetch(`${api.url}/api/v1/system/health`, { headers: { authorization: auth, 'x-request-id': 'trace-123' } });
+    const res = await fetch(`${api.url}/api/v1/system/health`, {
+      headers: { authorization: auth, 'x-request-id': 'trace-123' },
+    });
     expect(res.headers.get('x-request-id')).toBe('trace-123');
     const other = await get('/api/v1/system/health');
     expect(other.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);

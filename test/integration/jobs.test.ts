@@ -25,7 +25,11 @@ beforeAll(async () => {
   sites = await startLeadSites();
   api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('jobs') });
   // Pages may take a minute (the cancel test's slow site); the crawl's own limits stay the product's.
-  worker = await startTestWorker({ types: ['crawlSite'], identity: 'jobs-test-worker', overrides: { ...ownQueues('jobs'), SITE_PAGE_TIMEOUT_MS: '90000' } });
+  worker = await startTestWorker({
+    types: ['crawlSite'],
+    identity: 'jobs-test-worker',
+    overrides: { ...ownQueues('jobs'), SITE_PAGE_TIMEOUT_MS: '90000' },
+  });
   c = caller(api, bearer(await api.newClient()));
 });
 afterAll(async () => {
@@ -34,7 +38,9 @@ afterAll(async () => {
   await sites.close();
 });
 
-const site = (query: Record<string, string | number> = {}, extra: Record<string, unknown> = {}) => ({ payload: { url: sites.url(query), ...extra } });
+const site = (query: Record<string, string | number> = {}, extra: Record<string, unknown> = {}) => ({
+  payload: { url: sites.url(query), ...extra },
+});
 /** A job that stays queued: a real type whose queue no worker of this file polls. */
 const queuedJob = () => ({ payload: { mode: 'vat', vat_number: `DE${Math.floor(1e8 + Math.random() * 9e8)}` } });
 
@@ -53,13 +59,27 @@ describe('submit', () => {
     });
     const done = await waitForStatus(c, String(body.job_id), ['completed']);
     // results_count of crawlSite is the pages crawled: the stand-in site is one page.
-    expect(done).toMatchObject({ status: 'completed', worker_id: 'jobs-test-worker', results_count: 1, error_message: null, priority: 5, message: 'job completed' });
+    expect(done).toMatchObject({
+      status: 'completed',
+      worker_id: 'jobs-test-worker',
+      results_count: 1,
+      error_message: null,
+      priority: 5,
+      message: 'job completed',
+    });
     expect(done.processing_time_seconds).toEqual(expect.any(Number));
 
     const results = await c.get(`/api/v1/jobs/${String(body.job_id)}/results`);
     expect(results.status).toBe(200);
     const envelope = await c.json(results);
-    expect(envelope).toMatchObject({ success: true, job_id: body.job_id, type: 'crawlSite', status: 'completed', worker_id: 'jobs-test-worker', error_message: null });
+    expect(envelope).toMatchObject({
+      success: true,
+      job_id: body.job_id,
+      type: 'crawlSite',
+      status: 'completed',
+      worker_id: 'jobs-test-worker',
+      error_message: null,
+    });
     const host = new URL(String((envelope.data as { url: string }).url)).searchParams.get('site');
     expect((envelope.data as { emails: string[] }).emails).toEqual([0, 1, 2].map((i) => `lead${i}@${host}.example`));
     expect(envelope.completed_at).toEqual(done.completed_at);
@@ -67,30 +87,56 @@ describe('submit', () => {
 
   test('the generic endpoint and YAML bodies work, and the payload defaults are applied', async () => {
     const url = sites.url();
-    const res = await c.post('/api/v1/jobs/submit', `type: crawlSite\npayload:\n  url: "${url}"\n  max_pages: 3\npriority: 9\n`, 'application/yaml');
+    const res = await c.post(
+      '/api/v1/jobs/submit',
+      `type: crawlSite\npayload:\n  url: "${url}"\n  max_pages: 3\npriority: 9\n`,
+      'application/yaml',
+    );
     expect(res.status).toBe(201);
     const { job_id } = await c.json<{ job_id: string }>(res);
-    const status = yaml.load(await (await c.get(`/api/v1/jobs/${job_id}/status?format=yaml`)).text()) as Record<string, unknown>;
+    const status = yaml.load(await (await c.get(`/api/v1/jobs/${job_id}/status?format=yaml`)).text()) as Record<
+      string,
+      unknown
+    >;
     expect(status).toMatchObject({ job_id, type: 'crawlSite', priority: 9 });
     const row = await api.deps.db('jobs').where({ id: job_id }).first();
-    expect(row.payload).toMatchObject({ url, max_pages: 3, extract_team: true, respect_robots: true, compendium: { enabled: false, cleanup_level: 'fit' } });
+    expect(row.payload).toMatchObject({
+      url,
+      max_pages: 3,
+      extract_team: true,
+      respect_robots: true,
+      compendium: { enabled: false, cleanup_level: 'fit' },
+    });
   });
 
   test('the same job within 24 hours is returned from cache, whatever the key order', async () => {
     const payload = { url: sites.url(), max_pages: 4, extract_team: false };
     const first = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', { payload }));
-    const again = await c.json(await c.post('/api/v1/jobs/crawlSite/submit', { priority: 7, payload: { extract_team: false, max_pages: 4, url: payload.url } }));
+    const again = await c.json(
+      await c.post('/api/v1/jobs/crawlSite/submit', {
+        priority: 7,
+        payload: { extract_team: false, max_pages: 4, url: payload.url },
+      }),
+    );
     expect(again).toMatchObject({ job_id: first.job_id, from_cache: true });
     expect(String(again.message)).toContain('24 hours');
-    const other = await c.json(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { ...payload, max_pages: 5 } }));
+    const other = await c.json(
+      await c.post('/api/v1/jobs/crawlSite/submit', { payload: { ...payload, max_pages: 5 } }),
+    );
     expect(other.from_cache).toBe(false);
     const otherClient = caller(api, bearer(await api.newClient()));
-    expect((await otherClient.json(await otherClient.post('/api/v1/jobs/crawlSite/submit', { payload }))).from_cache).toBe(false);
+    expect(
+      (await otherClient.json(await otherClient.post('/api/v1/jobs/crawlSite/submit', { payload }))).from_cache,
+    ).toBe(false);
   });
 
   test('concurrent identical submissions make one job', async () => {
     const body = site();
-    const all = await Promise.all(Array.from({ length: 5 }, () => c.post('/api/v1/jobs/crawlSite/submit', body).then((r) => c.json<{ job_id: string; from_cache: boolean }>(r))));
+    const all = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        c.post('/api/v1/jobs/crawlSite/submit', body).then((r) => c.json<{ job_id: string; from_cache: boolean }>(r)),
+      ),
+    );
     expect(new Set(all.map((b) => b.job_id)).size).toBe(1);
     expect(all.filter((b) => !b.from_cache)).toHaveLength(1);
   });
@@ -106,32 +152,52 @@ describe('submit', () => {
 });
 
 describe('validation', () => {
-  const detail = async (res: Response) => { expect(res.status).toBe(422); return (await res.json()) as { detail: { type: string; loc: unknown[]; msg: string }[] }; };
+  const detail = async (res: Response) => {
+    expect(res.status).toBe(422);
+    return (await res.json()) as { detail: { type: string; loc: unknown[]; msg: string }[] };
+  };
 
   test('crawlSite needs an http(s) url and rejects unknown keys', async () => {
     const d1 = await detail(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: 'ftp://x.test' } }));
-    expect(d1.detail).toEqual([{ type: 'custom', loc: ['body', 'payload', 'url'], msg: 'url must be a valid http(s) URL' }]);
-    const d2 = await detail(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: 'https://x.test', depth: 3 } }));
+    expect(d1.detail).toEqual([
+      { type: 'custom', loc: ['body', 'payload', 'url'], msg: 'url must be a valid http(s) URL' },
+    ]);
+    const d2 = await detail(
+      await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: 'https://x.test', depth: 3 } }),
+    );
     expect(d2.detail).toEqual([{ type: 'extra_forbidden', loc: ['body', 'payload'], msg: 'Unknown field(s): depth' }]);
   });
 
   test('crawlCompanyData names each missing field of its mode', async () => {
-    const d = await detail(await c.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { mode: 'lookup', country: 'GB' } }));
-    expect(d.detail).toEqual([{ type: 'custom', loc: ['body', 'payload', 'identifier'], msg: 'identifier is required for mode lookup' }]);
+    const d = await detail(
+      await c.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { mode: 'lookup', country: 'GB' } }),
+    );
+    expect(d.detail).toEqual([
+      { type: 'custom', loc: ['body', 'payload', 'identifier'], msg: 'identifier is required for mode lookup' },
+    ]);
     const v = await detail(await c.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { mode: 'vat' } }));
-    expect(v.detail[0]).toMatchObject({ loc: ['body', 'payload', 'vat_number'], msg: 'vat_number is required for mode vat' });
-    const p = await detail(await c.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { name: 'Shell', country: 'GB' }, priority: 11 }));
+    expect(v.detail[0]).toMatchObject({
+      loc: ['body', 'payload', 'vat_number'],
+      msg: 'vat_number is required for mode vat',
+    });
+    const p = await detail(
+      await c.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { name: 'Shell', country: 'GB' }, priority: 11 }),
+    );
     expect(p.detail[0]).toMatchObject({ type: 'too_big', loc: ['body', 'priority'] });
   });
 
   test('crawlPublicSocial without username or profile URL gets the spec detail', async () => {
     const d = await detail(await c.post('/api/v1/jobs/crawlPublicSocial/submit', { payload: {} }));
-    expect(d.detail).toEqual([{ type: 'custom', loc: ['body', 'payload'], msg: 'either username or profile URL must be provided' }]);
+    expect(d.detail).toEqual([
+      { type: 'custom', loc: ['body', 'payload'], msg: 'either username or profile URL must be provided' },
+    ]);
   });
 
   test('crawlMaps keys sit at the top level; a malformed URL says the URL or place id is invalid', async () => {
     const d = await detail(await c.post('/api/v1/jobs/crawlMaps/submit', { url: 'not a url', priority: 3 }));
-    expect(d.detail).toEqual([{ type: 'custom', loc: ['body', 'url'], msg: 'invalid maps URL or place id: not a URL or place id' }]);
+    expect(d.detail).toEqual([
+      { type: 'custom', loc: ['body', 'url'], msg: 'invalid maps URL or place id: not a URL or place id' },
+    ]);
     const none = await detail(await c.post('/api/v1/jobs/crawlMaps/submit', { max_results: 5 }));
     expect(none.detail[0]?.msg).toBe('either url or search_query must be provided');
   });
@@ -140,18 +206,38 @@ describe('validation', () => {
     // JSON.stringify writes a lone surrogate as the escape \ud800, which JSON.parse reads back as one.
     const before = await c.json<{ total: number }>(await c.get('/api/v1/jobs/list'));
     const d = await detail(await c.post('/api/v1/jobs/crawlMaps/submit', { search_query: 'cafe \ud800 leeds' }));
-    expect(d.detail).toEqual([{ type: 'string_unicode', loc: ['body', 'search_query'], msg: 'lone UTF-16 surrogates (\\ud800-\\udfff without their pair) are not accepted' }]);
-    const y = await c.post('/api/v1/jobs/submit', 'type: crawlSite\npayload:\n  url: "https://x.test/\\udc00"\n', 'text/yaml');
+    expect(d.detail).toEqual([
+      {
+        type: 'string_unicode',
+        loc: ['body', 'search_query'],
+        msg: 'lone UTF-16 surrogates (\\ud800-\\udfff without their pair) are not accepted',
+      },
+    ]);
+    const y = await c.post(
+      '/api/v1/jobs/submit',
+      'type: crawlSite\npayload:\n  url: "https://x.test/\\udc00"\n',
+      'text/yaml',
+    );
     expect((await detail(y)).detail[0]).toMatchObject({ type: 'string_unicode', loc: ['body', 'payload', 'url'] });
     // A well-formed pair (an emoji) is text like any other.
-    expect((await c.post('/api/v1/jobs/crawlMaps/submit', { search_query: `cafe \ud83c\udf70 ${randomUUID()}` })).status).toBe(201);
+    expect(
+      (await c.post('/api/v1/jobs/crawlMaps/submit', { search_query: `cafe \ud83c\udf70 ${randomUUID()}` })).status,
+    ).toBe(201);
     expect((await c.json<{ total: number }>(await c.get('/api/v1/jobs/list'))).total).toBe(before.total + 1);
   });
 
   test('crawlMaps: a body with both a payload object and top-level payload keys is refused, naming both', async () => {
     // The nested payload was dropped without a word and the job ran with the top-level keys.
-    const d = await detail(await c.post('/api/v1/jobs/crawlMaps/submit', { payload: { search_query: 'nested' }, search_query: 'top' }));
-    expect(d.detail).toEqual([{ type: 'payload_conflict', loc: ['body', 'payload'], msg: 'give the payload either as the object `payload` or as top-level keys, not both (top-level: search_query)' }]);
+    const d = await detail(
+      await c.post('/api/v1/jobs/crawlMaps/submit', { payload: { search_query: 'nested' }, search_query: 'top' }),
+    );
+    expect(d.detail).toEqual([
+      {
+        type: 'payload_conflict',
+        loc: ['body', 'payload'],
+        msg: 'give the payload either as the object `payload` or as top-level keys, not both (top-level: search_query)',
+      },
+    ]);
   });
 
   test('a missing job type is reported as missing', async () => {
@@ -159,11 +245,17 @@ describe('validation', () => {
     expect(d.detail).toEqual([{ type: 'missing', loc: ['body', 'type'], msg: 'Field required' }]);
   });
 
-  test('an empty priority is no priority: the type\'s default applies', async () => {
-    const res = await c.post('/api/v1/jobs/submit', { type: 'crawlCompanyData', payload: queuedJob().payload, priority: '' });
+  test("an empty priority is no priority: the type's default applies", async () => {
+    const res = await c.post('/api/v1/jobs/submit', {
+      type: 'crawlCompanyData',
+      payload: queuedJob().payload,
+      priority: '',
+    });
     expect(res.status).toBe(201);
     const { job_id } = (await res.json()) as { job_id: string };
-    expect(await c.json<{ priority: number }>(await c.get(`/api/v1/jobs/${job_id}/status`))).toMatchObject({ priority: CATALOG.crawlCompanyData.defaultPriority });
+    expect(await c.json<{ priority: number }>(await c.get(`/api/v1/jobs/${job_id}/status`))).toMatchObject({
+      priority: CATALOG.crawlCompanyData.defaultPriority,
+    });
   });
 
   test('an unknown job type is 422; a known one without a worker implementation is 501', async () => {
@@ -172,7 +264,10 @@ describe('validation', () => {
     // Every type of the catalog has its worker side now: a deployment that serves only some says so for the others.
     const partial = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('jobs') }, ['crawlSite']);
     try {
-      const res = await caller(partial, c.auth).post('/api/v1/jobs/submit', { type: 'crawlPeople', payload: { company_domain: 'acme.test' } });
+      const res = await caller(partial, c.auth).post('/api/v1/jobs/submit', {
+        type: 'crawlPeople',
+        payload: { company_domain: 'acme.test' },
+      });
       expect(res.status).toBe(501);
       expect(await res.json()).toEqual({ detail: 'job type crawlPeople is not available yet on this service' });
     } finally {
@@ -183,16 +278,29 @@ describe('validation', () => {
 
 describe('status, results, list', () => {
   test('results are 202 while queued and processing (with worker_id), 410 for failed with the error', async () => {
-    const slow = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site({ delay_ms: 1500 })));
+    const slow = await c.json<{ job_id: string }>(
+      await c.post('/api/v1/jobs/crawlSite/submit', site({ delay_ms: 1500 })),
+    );
     await waitForStatus(c, slow.job_id, ['processing']);
     const processing = await c.get(`/api/v1/jobs/${slow.job_id}/results`);
     expect(processing.status).toBe(202);
-    expect(await processing.json()).toMatchObject({ success: false, status: 'processing', worker_id: 'jobs-test-worker', message: 'job is processing; poll again for results', data: null });
+    expect(await processing.json()).toMatchObject({
+      success: false,
+      status: 'processing',
+      worker_id: 'jobs-test-worker',
+      message: 'job is processing; poll again for results',
+      data: null,
+    });
 
     const queued = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlCompanyData/submit', queuedJob()));
     const q = await c.get(`/api/v1/jobs/${queued.job_id}/results`);
     expect(q.status).toBe(202);
-    expect(await q.json()).toMatchObject({ success: false, status: 'queued', worker_id: null, message: 'job is queued; poll again for results' });
+    expect(await q.json()).toMatchObject({
+      success: false,
+      status: 'queued',
+      worker_id: null,
+      message: 'job is queued; poll again for results',
+    });
 
     const failingSite = site({ status: 503 });
     const failing = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', failingSite));
@@ -202,18 +310,29 @@ describe('status, results, list', () => {
     const gone = await c.get(`/api/v1/jobs/${failing.job_id}/results`);
     expect(gone.status).toBe(410);
     expect(await gone.json()).toMatchObject({
-      success: false, status: 'failed', error_message: message, worker_id: 'jobs-test-worker',
-      processing_time_seconds: expect.any(Number), completed_at: expect.any(String), data: null,
+      success: false,
+      status: 'failed',
+      error_message: message,
+      worker_id: 'jobs-test-worker',
+      processing_time_seconds: expect.any(Number),
+      completed_at: expect.any(String),
+      data: null,
     });
   });
 
   test('completion is idempotent: a completeJob retried after its commit (the worker died before reporting it) keeps the result', async () => {
-    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site({ leads: 2 })));
+    const { job_id } = await c.json<{ job_id: string }>(
+      await c.post('/api/v1/jobs/crawlSite/submit', site({ leads: 2 })),
+    );
     await waitForStatus(c, job_id, ['completed']);
     const before = await c.json(await c.get(`/api/v1/jobs/${job_id}/results`));
     expect((before.data as { emails: string[] }).emails).toHaveLength(2);
     // What Temporal does when the worker's completion report was lost: the same activity, again.
-    const lifecycle = createJobLifecycleActivities({ config: api.deps.config, db: api.deps.db, workerId: 'retrying-worker' } as ActivityDeps);
+    const lifecycle = createJobLifecycleActivities({
+      config: api.deps.config,
+      db: api.deps.db,
+      workerId: 'retrying-worker',
+    } as ActivityDeps);
     expect(await lifecycle.completeJob({ jobId: job_id, resultsCount: 1 })).toEqual({ status: 'completed' });
     const after = await c.get(`/api/v1/jobs/${job_id}/results`);
     expect(after.status).toBe(200);
@@ -229,7 +348,7 @@ describe('status, results, list', () => {
     expect(await res.json()).toEqual({ detail: expect.stringMatching(/^internal server error \(request id .+\)$/) });
   });
 
-  test('a malformed id is 400; an unknown id or another client\'s job is 404 everywhere', async () => {
+  test("a malformed id is 400; an unknown id or another client's job is 404 everywhere", async () => {
     for (const path of ['/api/v1/jobs/nope/status', '/api/v1/jobs/nope/results']) {
       const res = await c.get(path);
       expect(res.status).toBe(400);
@@ -257,22 +376,38 @@ describe('status, results, list', () => {
   test('the list pages newest first and filters by status and type', async () => {
     const lister = caller(api, bearer(await api.newClient('lister')));
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await lister.json<{ job_id: string }>(await lister.post('/api/v1/jobs/crawlSite/submit', site()))).job_id);
-    const company = (await lister.json<{ job_id: string }>(await lister.post('/api/v1/jobs/crawlCompanyData/submit', queuedJob()))).job_id;
-    const page1 = await lister.json<{ total: number; page: number; page_size: number; jobs: { job_id: string }[] }>(await lister.get('/api/v1/jobs/list?page_size=2'));
+    for (let i = 0; i < 3; i++)
+      ids.push(
+        (await lister.json<{ job_id: string }>(await lister.post('/api/v1/jobs/crawlSite/submit', site()))).job_id,
+      );
+    const company = (
+      await lister.json<{ job_id: string }>(await lister.post('/api/v1/jobs/crawlCompanyData/submit', queuedJob()))
+    ).job_id;
+    const page1 = await lister.json<{ total: number; page: number; page_size: number; jobs: { job_id: string }[] }>(
+      await lister.get('/api/v1/jobs/list?page_size=2'),
+    );
     expect(page1).toMatchObject({ total: 4, page: 1, page_size: 2 });
     expect(page1.jobs.map((j) => j.job_id)).toEqual([company, ids[2]]);
-    const page2 = await lister.json<{ jobs: { job_id: string }[] }>(await lister.get('/api/v1/jobs/list?page_size=2&page=2'));
+    const page2 = await lister.json<{ jobs: { job_id: string }[] }>(
+      await lister.get('/api/v1/jobs/list?page_size=2&page=2'),
+    );
     expect(page2.jobs.map((j) => j.job_id)).toEqual([ids[1], ids[0]]);
     const sites = await lister.json<{ total: number }>(await lister.get('/api/v1/jobs/list?type_filter=crawlSite'));
     expect(sites.total).toBe(3);
-    const queued = await lister.json<{ jobs: { job_id: string; status: string }[] }>(await lister.get('/api/v1/jobs/list?status_filter=queued&type_filter=crawlCompanyData'));
-    expect(queued.jobs).toEqual([expect.objectContaining({ job_id: company, status: 'queued', type: 'crawlCompanyData' })]);
+    const queued = await lister.json<{ jobs: { job_id: string; status: string }[] }>(
+      await lister.get('/api/v1/jobs/list?status_filter=queued&type_filter=crawlCompanyData'),
+    );
+    expect(queued.jobs).toEqual([
+      expect.objectContaining({ job_id: company, status: 'queued', type: 'crawlCompanyData' }),
+    ]);
     expect((await lister.get('/api/v1/jobs/list?page_size=101')).status).toBe(422);
     expect((await lister.get('/api/v1/jobs/list?status_filter=done')).status).toBe(422);
     // An unknown filter is refused, as on the campaign lists, not ignored (an unfiltered list read as a filtered one).
     const unknown = await lister.get('/api/v1/jobs/list?status=failed');
-    expect([unknown.status, await unknown.json()]).toEqual([422, { detail: [{ type: 'extra_forbidden', loc: ['query'], msg: 'Unknown field(s): status' }] }]);
+    expect([unknown.status, await unknown.json()]).toEqual([
+      422,
+      { detail: [{ type: 'extra_forbidden', loc: ['query'], msg: 'Unknown field(s): status' }] },
+    ]);
     const md = await (await lister.get('/api/v1/jobs/list?format=md')).text();
     expect(md).toContain('| job_id | type | status |');
   });
@@ -280,14 +415,20 @@ describe('status, results, list', () => {
 
 describe('cancel', () => {
   test('a queued job is cancelled at once, stays listed, has no results, and cannot be cancelled again', async () => {
-    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlCompanyData/submit', queuedJob()));
+    const { job_id } = await c.json<{ job_id: string }>(
+      await c.post('/api/v1/jobs/crawlCompanyData/submit', queuedJob()),
+    );
     const res = await c.del(`/api/v1/jobs/${job_id}`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ success: true, job_id, status: 'cancelled', message: 'job cancelled' });
     expect((await c.json(await c.get(`/api/v1/jobs/${job_id}/status`))).status).toBe('cancelled');
     const results = await c.get(`/api/v1/jobs/${job_id}/results`);
     expect(results.status).toBe(410);
-    expect(await results.json()).toMatchObject({ success: false, status: 'cancelled', completed_at: expect.any(String) });
+    expect(await results.json()).toMatchObject({
+      success: false,
+      status: 'cancelled',
+      completed_at: expect.any(String),
+    });
     const again = await c.del(`/api/v1/jobs/${job_id}`);
     expect(again.status).toBe(400);
     expect(await again.json()).toEqual({ detail: 'cannot cancel a cancelled job: it is already terminal' });
@@ -306,17 +447,20 @@ describe('cancel', () => {
     expect((await c.json(await c.get(`/api/v1/jobs/${job_id}/status`))).status).toBe('cancelled');
     // The worker hangs up on the site: the crawl stopped.
     const deadline = Date.now() + 5000;
-    while (!sites.requests(slowSite.payload.url)[0]?.abortedAt && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (!sites.requests(slowSite.payload.url)[0]?.abortedAt && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     expect((sites.requests(slowSite.payload.url)[0]?.abortedAt ?? Infinity) - cancelledAt).toBeLessThan(3000);
     await new Promise((r) => setTimeout(r, 500));
     expect(await api.deps.db('job_results').where({ job_id }).first()).toBeUndefined();
     expect((await c.get(`/api/v1/jobs/${job_id}/results`)).status).toBe(410);
   });
 
-  test('a cancelled job\'s result over 256 KB is deleted from storage too, not only its row', async () => {
+  test("a cancelled job's result over 256 KB is deleted from storage too, not only its row", async () => {
     // The moment the discard is for: the work saved its result (large: it lives in the results
     // bucket), then the client's cancel came before completeJob, which finds the job cancelled.
-    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlCompanyData/submit', queuedJob()));
+    const { job_id } = await c.json<{ job_id: string }>(
+      await c.post('/api/v1/jobs/crawlCompanyData/submit', queuedJob()),
+    );
     await api.deps.db('jobs').where({ id: job_id }).update({ status: 'processing', started_at: new Date() });
     const { storage } = api.deps;
     const store = new JobResultStore(api.deps.db, storage);
@@ -325,7 +469,12 @@ describe('cancel', () => {
     expect(object_key).toBe(resultObjectKey(job_id));
     expect((await storage.get(storage.resultsBucket, object_key)).length).toBeGreaterThan(256 * 1024);
     expect((await c.del(`/api/v1/jobs/${job_id}`)).status).toBe(200);
-    const lifecycle = createJobLifecycleActivities({ config: api.deps.config, db: api.deps.db, storage, workerId: 'late-worker' } as ActivityDeps);
+    const lifecycle = createJobLifecycleActivities({
+      config: api.deps.config,
+      db: api.deps.db,
+      storage,
+      workerId: 'late-worker',
+    } as ActivityDeps);
     expect(await lifecycle.completeJob({ jobId: job_id, resultsCount: 1 })).toEqual({ status: 'cancelled' });
     expect(await api.deps.db('job_results').where({ job_id }).first()).toBeUndefined();
     await expect(storage.get(storage.resultsBucket, object_key)).rejects.toThrow();
@@ -342,15 +491,32 @@ describe('cancel', () => {
     const id = randomUUID();
     const { config, temporal } = api.deps;
     await new JobRepository(api.deps.db, config.DATABASE_SCHEMA).submit(
-      { id, clientId: creds.client_id, type: 'crawlSite', priority: 5, payload, payloadHash: payloadHash(payload), campaignId: null, workflowId: `job/${id}`, taskQueue: jobTaskQueue(config.TASK_QUEUE_PREFIX, CATALOG.crawlSite) },
+      {
+        id,
+        clientId: creds.client_id,
+        type: 'crawlSite',
+        priority: 5,
+        payload,
+        payloadHash: payloadHash(payload),
+        campaignId: null,
+        workflowId: `job/${id}`,
+        taskQueue: jobTaskQueue(config.TASK_QUEUE_PREFIX, CATALOG.crawlSite),
+      },
       { dedupeWindowMs: 0 },
       async (job) => {
         const input = runJobInput(job, config);
-        await temporal.client.workflow.start(runJob, { taskQueue: job.task_queue, workflowId: job.workflow_id, args: [{ ...input, limits: { ...input.limits, deadlineMs: 3000 } }] });
+        await temporal.client.workflow.start(runJob, {
+          taskQueue: job.task_queue,
+          workflowId: job.workflow_id,
+          args: [{ ...input, limits: { ...input.limits, deadlineMs: 3000 } }],
+        });
       },
     );
     const failed = await waitForStatus(owner, id, ['failed', 'completed', 'cancelled'], 30_000);
-    expect(failed).toMatchObject({ status: 'failed', error_message: 'crawlSite ran out of time: the job\'s 3 seconds limit was reached before it finished' });
+    expect(failed).toMatchObject({
+      status: 'failed',
+      error_message: "crawlSite ran out of time: the job's 3 seconds limit was reached before it finished",
+    });
     // The crawl was stopped: the worker hung up on the slow site.
     expect(sites.requests(url)[0]?.abortedAt).toEqual(expect.any(Number));
     expect((await owner.get(`/api/v1/jobs/${id}/results`)).status).toBe(410);
@@ -364,6 +530,8 @@ describe('cancel', () => {
     expect(await res.json()).toEqual({ detail: 'cannot cancel a completed job' });
     const bad = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', site({ status: 404 })));
     await waitForStatus(c, bad.job_id, ['failed']);
-    expect(await (await c.del(`/api/v1/jobs/${bad.job_id}`)).json()).toEqual({ detail: 'cannot cancel a failed job: it is already terminal' });
+    expect(await (await c.del(`/api/v1/jobs/${bad.job_id}`)).json()).toEqual({
+      detail: 'cannot cancel a failed job: it is already terminal',
+    });
   });
 });

@@ -40,11 +40,17 @@ async function startHostile(): Promise<Hostile> {
   const beacons: string[] = [];
   const sockets = new Set<Socket>();
   const png = bigPng(IMAGE_BYTES);
-  const css = Buffer.from('.filler{color:#123456}\n'.repeat(Math.ceil(STYLESHEET_BYTES / 23)).slice(0, STYLESHEET_BYTES));
+  const css = Buffer.from(
+    '.filler{color:#123456}\n'.repeat(Math.ceil(STYLESHEET_BYTES / 23)).slice(0, STYLESHEET_BYTES),
+  );
   // One element with 40,000 attributes (issue 38 item 10: parse5 took 4.6 s on it, on the worker's event loop).
   const attributes = Array.from({ length: 40_000 }, (_, i) => `data-a${i}="v"`).join(' ');
-  const images = Array.from({ length: IMAGES }, (_, i) => `<img src="/big/${i}.png" width="10" height="10">`).join('\n');
-  const sheets = Array.from({ length: STYLESHEETS }, (_, i) => `<link rel="stylesheet" href="/css/${i}.css">`).join('\n');
+  const images = Array.from({ length: IMAGES }, (_, i) => `<img src="/big/${i}.png" width="10" height="10">`).join(
+    '\n',
+  );
+  const sheets = Array.from({ length: STYLESHEETS }, (_, i) => `<link rel="stylesheet" href="/css/${i}.css">`).join(
+    '\n',
+  );
   const dripImages = Array.from({ length: 30 }, (_, i) => `<img src="/drip/${i}.png">`).join('\n');
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
@@ -55,7 +61,9 @@ async function startHostile(): Promise<Hostile> {
     }
     if (path === '/hostile') {
       res.setHeader('content-type', 'text/html; charset=utf-8');
-      res.end(`<!doctype html><html><head><title>Hostile</title>${sheets}</head><body><h1>Offer</h1><div ${attributes}>many attributes</div>${images}</body></html>`);
+      res.end(
+        `<!doctype html><html><head><title>Hostile</title>${sheets}</head><body><h1>Offer</h1><div ${attributes}>many attributes</div>${images}</body></html>`,
+      );
       return;
     }
     if (path === '/drip') {
@@ -65,7 +73,9 @@ async function startHostile(): Promise<Hostile> {
     }
     if (path === '/plain') {
       res.setHeader('content-type', 'text/html; charset=utf-8');
-      res.end('<!doctype html><html><head><title>Plain</title></head><body><h1>Plain offer</h1><p>Buy now.</p></body></html>');
+      res.end(
+        '<!doctype html><html><head><title>Plain</title></head><body><h1>Plain offer</h1><p>Buy now.</p></body></html>',
+      );
       return;
     }
     const body = path.startsWith('/big/') ? png : path.startsWith('/css/') ? css : undefined;
@@ -127,7 +137,12 @@ beforeAll(async () => {
     PUBLIC_BASE_URL: api.url,
     ...Object.fromEntries(Object.entries(LIMITS).map(([k, v]) => [k, String(v)])),
   };
-  worker = await startTestWorker({ types: ['crawlLanding'], identity: 'landing-hostile-worker', overrides, maxConcurrentActivities: 2 });
+  worker = await startTestWorker({
+    types: ['crawlLanding'],
+    identity: 'landing-hostile-worker',
+    overrides,
+    maxConcurrentActivities: 2,
+  });
   const client = await api.newClient();
   clientId = client.client_id;
   c = caller(api, bearer(client));
@@ -152,11 +167,15 @@ async function data(jobId: string): Promise<Data> {
   return (await c.json<{ data: Data }>(await c.get(`/api/v1/jobs/${jobId}/results`))).data;
 }
 
-const mediaUrl = (jobId: string) => api.deps.storage.urlFor(api.deps.storage.bucketFor(clientId), `landings/${jobId}/page.html`);
+const mediaUrl = (jobId: string) =>
+  api.deps.storage.urlFor(api.deps.storage.bucketFor(clientId), `landings/${jobId}/page.html`);
 
 describe('a hostile landing page cannot stall the worker (issue 38 item 10)', () => {
   test('many large sub-resources and an element with 40,000 attributes: the capture completes within its limits, says which limit it met, and stores a bundle within LANDING_MAX_BUNDLE_BYTES', async () => {
-    const jobId = await submit({ url: `${hostile.baseUrl}/hostile`, options: { timeout_seconds: 20, scroll_for_lazy_load: false } });
+    const jobId = await submit({
+      url: `${hostile.baseUrl}/hostile`,
+      options: { timeout_seconds: 20, scroll_for_lazy_load: false },
+    });
     const d = await data(jobId);
     // No more page requests at once than the per-capture limit.
     expect(hostile.maxAtOnce).toBeLessThanOrEqual(LIMITS.LANDING_MAX_CONCURRENT_SUBRESOURCES);
@@ -169,8 +188,11 @@ describe('a hostile landing page cannot stall the worker (issue 38 item 10)', ()
     expect(html.toString('utf8')).toContain('<h1>Offer</h1>');
   }, 120_000);
 
-  test('a cancel while the page\'s sub-resources are still being read stops the capture within 3 s: every connection to the page is closed', async () => {
-    const jobId = await submit({ url: `${hostile.baseUrl}/drip`, options: { timeout_seconds: 60, scroll_for_lazy_load: false } });
+  test("a cancel while the page's sub-resources are still being read stops the capture within 3 s: every connection to the page is closed", async () => {
+    const jobId = await submit({
+      url: `${hostile.baseUrl}/drip`,
+      options: { timeout_seconds: 60, scroll_for_lazy_load: false },
+    });
     const deadline = Date.now() + 30_000;
     while (hostile.openSockets() < 2) {
       if (Date.now() > deadline) throw new Error('the drip page was not loaded');
@@ -213,23 +235,30 @@ describe('a capture runs no script on the media origin (issue 38 item 5)', () =>
     expect(res.headers.get('content-disposition')).toMatch(/^attachment/);
     const html = await res.text();
     // First thing after the doctype, before anything a browser could run.
-    expect(html).toMatch(/^<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="default-src 'none';[^"]*">/i);
+    expect(html).toMatch(
+      /^<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="default-src 'none';[^"]*">/i,
+    );
   });
 
   test('an unknown capture is a 404 in the error shape', async () => {
-    const res = await fetch(`${api.url}/api/v1/captures/${clientId}/landings/00000000-0000-4000-8000-000000000000/page.html`);
+    const res = await fetch(
+      `${api.url}/api/v1/captures/${clientId}/landings/00000000-0000-4000-8000-000000000000/page.html`,
+    );
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ detail: expect.any(String) });
   });
 
   test('a script that got into a stored capture does not run when Chromium opens html_bundle_url, nor the media URL forced inline', async () => {
     const beacon = (tag: string) => `${hostile.baseUrl}/beacon?${tag}`;
-    const scripted = (tag: string) => `<script>fetch(${JSON.stringify(beacon(tag))})</script><img src="x" onerror="fetch('${beacon(`${tag}-handler`)}')">`;
+    const scripted = (tag: string) =>
+      `<script>fetch(${JSON.stringify(beacon(tag))})</script><img src="x" onerror="fetch('${beacon(`${tag}-handler`)}')">`;
     // As if the sanitiser had missed a script: written over the job's stored page.html.
     const stored = await (await fetch(mediaUrl(jobId))).text();
     const withScript = stored.replace('<h1>Plain offer</h1>', `<h1>Plain offer</h1>${scripted('stored')}`);
     expect(withScript).not.toBe(stored);
-    await api.deps.storage.put(clientId, `landings/${jobId}/page.html`, withScript, 'text/html; charset=utf-8', { 'Content-Disposition': 'attachment; filename="page.html"' });
+    await api.deps.storage.put(clientId, `landings/${jobId}/page.html`, withScript, 'text/html; charset=utf-8', {
+      'Content-Disposition': 'attachment; filename="page.html"',
+    });
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch(launchOptions(api.deps.config.CHROMIUM_PATH));
     try {
@@ -237,7 +266,8 @@ describe('a capture runs no script on the media origin (issue 38 item 5)', () =>
       // The control: the same script on a page of its own runs and reaches the beacon.
       await page.setContent(`<p>control</p>${scripted('control')}`);
       const until = Date.now() + 10_000;
-      while (!hostile.beacons.some((b) => b.includes('control')) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      while (!hostile.beacons.some((b) => b.includes('control')) && Date.now() < until)
+        await new Promise((r) => setTimeout(r, 50));
       expect(hostile.beacons.some((b) => b.includes('control'))).toBe(true);
 
       await page.goto(d.capture.html_bundle_url as string);

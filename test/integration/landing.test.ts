@@ -29,15 +29,21 @@ beforeAll(async () => {
   hidden = {
     baseUrl: `http://127.0.0.2:${(server.address() as AddressInfo).port}`,
     hits,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   pages = await startLandingPages({ privateBaseUrl: hidden.baseUrl });
   llm = await startLlmStandIn();
   api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('landing') });
-  worker = await startTestWorker({ types: ['crawlLanding'], identity: 'landing-test-worker', overrides: { ...workerEnv, PUBLIC_BASE_URL: api.url }, maxConcurrentActivities: 3 });
+  worker = await startTestWorker({
+    types: ['crawlLanding'],
+    identity: 'landing-test-worker',
+    overrides: { ...workerEnv, PUBLIC_BASE_URL: api.url },
+    maxConcurrentActivities: 3,
+  });
   const client = await api.newClient();
   clientId = client.client_id;
   c = caller(api, bearer(client));
@@ -52,7 +58,15 @@ afterAll(async () => {
 });
 
 type Data = {
-  capture: { initial_url: string; final_url: string; redirect_chain: string[]; screenshot_fold_url: string | null; screenshot_full_url: string | null; html_bundle_url: string | null; captured_at: string };
+  capture: {
+    initial_url: string;
+    final_url: string;
+    redirect_chain: string[];
+    screenshot_fold_url: string | null;
+    screenshot_full_url: string | null;
+    html_bundle_url: string | null;
+    captured_at: string;
+  };
   extracted: unknown;
   errors: { stage: string; error: string }[];
   duration_ms: number;
@@ -129,9 +143,15 @@ describe('an ad click captured end to end', () => {
     // The hero background from the stylesheet and the lazy images are embedded: the two at the
     // bottom and the one in view at a single scroll position on the way down.
     expect(html).toMatch(/url\("data:image\/png;base64,/);
-    expect(html).toMatch(/id="lazy0"[^>]*src="data:image\/png;base64,|src="data:image\/png;base64,[^"]+"[^>]*id="lazy0"/);
-    expect(html).toMatch(/id="lazy1"[^>]*src="data:image\/png;base64,|src="data:image\/png;base64,[^"]+"[^>]*id="lazy1"/);
-    expect(html).toMatch(/id="lazy2"[^>]*src="data:image\/png;base64,|src="data:image\/png;base64,[^"]+"[^>]*id="lazy2"/);
+    expect(html).toMatch(
+      /id="lazy0"[^>]*src="data:image\/png;base64,|src="data:image\/png;base64,[^"]+"[^>]*id="lazy0"/,
+    );
+    expect(html).toMatch(
+      /id="lazy1"[^>]*src="data:image\/png;base64,|src="data:image\/png;base64,[^"]+"[^>]*id="lazy1"/,
+    );
+    expect(html).toMatch(
+      /id="lazy2"[^>]*src="data:image\/png;base64,|src="data:image\/png;base64,[^"]+"[^>]*id="lazy2"/,
+    );
     expect(pages.count('/img/lazy-2.png')).toBeGreaterThanOrEqual(1);
     // The banner's own script removes it on "Alle akzeptieren"; with no click it would still be in the DOM.
     expect(html).not.toContain('consent-banner');
@@ -145,14 +165,18 @@ describe('an ad click captured end to end', () => {
 
 describe('degradations (spec §7 rule 5), each listed in errors, none fatal', () => {
   test('extract_content on without a usable LLM integration: extracted null, the reason in errors, the capture complete', async () => {
-    const d = await data(await submit({ url: `${pages.baseUrl}/landing`, options: { extract_content: true, capture_full_page: false } }));
+    const d = await data(
+      await submit({ url: `${pages.baseUrl}/landing`, options: { extract_content: true, capture_full_page: false } }),
+    );
     expect(d.extracted).toBeNull();
-    expect(d.errors).toEqual([{ stage: 'extraction', error: expect.stringMatching(/^AI extraction: no usable LLM integration/) }]);
+    expect(d.errors).toEqual([
+      { stage: 'extraction', error: expect.stringMatching(/^AI extraction: no usable LLM integration/) },
+    ]);
     expect(d.capture.screenshot_fold_url).not.toBeNull();
     expect(d.capture.screenshot_full_url).toBeNull();
   });
 
-  test('extract_content on with the client\'s LLM integration: the model fills what the DOM cannot say, through the integration', async () => {
+  test("extract_content on with the client's LLM integration: the model fills what the DOM cannot say, through the integration", async () => {
     // A client of its own with an OpenAI-compatible integration at the stand-in LLM server.
     const withAi = caller(api, bearer(await api.newClient('landing with ai')));
     llm.keys.set('landing-key-0123456789', 'ok');
@@ -165,14 +189,23 @@ describe('degradations (spec §7 rule 5), each listed in errors, none fatal', ()
       trust_signals: ['4.9 stars from 1,200 reviews'],
       layout_type: 'hero_with_form',
     };
-    const created = await withAi.post('/api/v1/integrations', { provider_name: 'openai_compatible', credentials: { api_key: 'landing-key-0123456789', base_url: `${llm.baseUrl}/v1`, model: 'landing-model' } });
+    const created = await withAi.post('/api/v1/integrations', {
+      provider_name: 'openai_compatible',
+      credentials: { api_key: 'landing-key-0123456789', base_url: `${llm.baseUrl}/v1`, model: 'landing-model' },
+    });
     expect(created.status).toBe(201);
     const { integration } = await withAi.json<{ integration: { id: number } }>(created);
     const before = llm.requests.length;
-    const res = await withAi.post('/api/v1/jobs/crawlLanding/submit', { payload: { url: `${pages.baseUrl}/landing`, options: { extract_content: true, capture_full_page: false } } });
+    const res = await withAi.post('/api/v1/jobs/crawlLanding/submit', {
+      payload: { url: `${pages.baseUrl}/landing`, options: { extract_content: true, capture_full_page: false } },
+    });
     const { job_id: jobId } = await withAi.json<{ job_id: string }>(res);
     await waitForStatus(withAi, jobId, ['completed'], 60000);
-    const d = (await withAi.json<{ data: Data & { extracted: Record<string, Record<string, unknown>> } }>(await withAi.get(`/api/v1/jobs/${jobId}/results`))).data;
+    const d = (
+      await withAi.json<{ data: Data & { extracted: Record<string, Record<string, unknown>> } }>(
+        await withAi.get(`/api/v1/jobs/${jobId}/results`),
+      )
+    ).data;
     expect(d.errors).toEqual([]);
     expect(d.extracted.content).toMatchObject({
       value_propositions: ['Fresh bread every morning', 'Free delivery in town'],
@@ -182,7 +215,11 @@ describe('degradations (spec §7 rule 5), each listed in errors, none fatal', ()
     // The DOM answers the headline itself.
     expect(d.extracted.content?.headline).not.toBe('ignored: the page has an h1');
     expect(d.extracted.design).toMatchObject({ layout_type: 'hero_with_form' });
-    expect(d.extracted.ai).toEqual({ integration_id: integration.id, provider: 'openai_compatible', model: 'landing-model' });
+    expect(d.extracted.ai).toEqual({
+      integration_id: integration.id,
+      provider: 'openai_compatible',
+      model: 'landing-model',
+    });
     // One call, with the page's text, under the integration's key.
     const calls = llm.requests.slice(before);
     expect(calls).toHaveLength(1);
@@ -192,7 +229,9 @@ describe('degradations (spec §7 rule 5), each listed in errors, none fatal', ()
 
   test('a page that never reaches network idle keeps what loaded at timeout_seconds', async () => {
     const d = await data(await submit({ url: `${pages.baseUrl}/never-idle`, options: { timeout_seconds: 4 } }));
-    expect(d.errors).toEqual([{ stage: 'navigation', error: 'the page never reached network idle within the timeout; kept what had loaded' }]);
+    expect(d.errors).toEqual([
+      { stage: 'navigation', error: 'the page never reached network idle within the timeout; kept what had loaded' },
+    ]);
     const fold = await download(d.capture.screenshot_fold_url as string);
     expect(fold.body.subarray(0, 8)).toEqual(PNG_MAGIC);
     const html = (await download(d.capture.html_bundle_url as string)).body.toString('utf8');
@@ -208,7 +247,11 @@ describe('degradations (spec §7 rule 5), each listed in errors, none fatal', ()
   test('a page that crashes the renderer: screenshots fail, the plain HTML snapshot is stored, the job completes', async () => {
     const d = await data(await submit({ url: `${pages.baseUrl}/crash`, options: { timeout_seconds: 30 } }), 90000);
     const stages = d.errors.map((e) => e.stage);
-    expect(d.errors).toEqual(expect.arrayContaining([{ stage: 'navigation', error: 'the page crashed the browser renderer; kept what had loaded' }]));
+    expect(d.errors).toEqual(
+      expect.arrayContaining([
+        { stage: 'navigation', error: 'the page crashed the browser renderer; kept what had loaded' },
+      ]),
+    );
     expect(stages).toEqual(expect.arrayContaining(['screenshot_fold', 'screenshot_full', 'html_bundle']));
     expect(d.capture.screenshot_fold_url).toBeNull();
     expect(d.capture.screenshot_full_url).toBeNull();
@@ -219,20 +262,35 @@ describe('degradations (spec §7 rule 5), each listed in errors, none fatal', ()
   });
 
   test('a renderer that crashes after navigation, during the screenshots, is reported too', async () => {
-    const d = await data(await submit({ url: `${pages.baseUrl}/crash-on-screenshot`, options: { timeout_seconds: 30 } }), 90000);
-    expect(d.errors).toEqual(expect.arrayContaining([{ stage: 'navigation', error: 'the page crashed the browser renderer; kept what had loaded' }]));
+    const d = await data(
+      await submit({ url: `${pages.baseUrl}/crash-on-screenshot`, options: { timeout_seconds: 30 } }),
+      90000,
+    );
+    expect(d.errors).toEqual(
+      expect.arrayContaining([
+        { stage: 'navigation', error: 'the page crashed the browser renderer; kept what had loaded' },
+      ]),
+    );
     expect(d.errors.map((e) => e.stage)).toContain('screenshot_full');
     expect(d.capture.screenshot_full_url).toBeNull();
     // The HTML was read before the screenshots: the bundle is the rendered page's.
     expect(d.errors.map((e) => e.stage)).not.toContain('html_bundle');
-    expect((await download(d.capture.html_bundle_url as string)).body.toString('utf8')).toContain('This page dies on camera');
+    expect((await download(d.capture.html_bundle_url as string)).body.toString('utf8')).toContain(
+      'This page dies on camera',
+    );
   });
 
   test('a resource that never answers is not waited for again by the bundle: the capture ends soon after timeout_seconds', async () => {
     const jobId = await submit({ url: `${pages.baseUrl}/stuck-image`, options: { timeout_seconds: 3 } });
     const d = await data(jobId);
-    expect(d.errors.map((e) => e.error)).toEqual(expect.arrayContaining([expect.stringMatching(/^html bundle: 1 resource\(s\) left as links: .*\/hold\?image=1$/)]));
-    expect((await download(d.capture.html_bundle_url as string)).body.toString('utf8')).toContain('An offer with a stuck image');
+    expect(d.errors.map((e) => e.error)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^html bundle: 1 resource\(s\) left as links: .*\/hold\?image=1$/),
+      ]),
+    );
+    expect((await download(d.capture.html_bundle_url as string)).body.toString('utf8')).toContain(
+      'An offer with a stuck image',
+    );
     // 3 s for the page, the bundle's 5 s budget, the rest: not the outbound client's 20 s per
     // resource on top (26 s before). A bound only that defect crosses, not a timing.
     expect(d.duration_ms).toBeLessThan(18000);
@@ -242,15 +300,30 @@ describe('degradations (spec §7 rule 5), each listed in errors, none fatal', ()
     const jobId = await submit({ url: `${pages.baseUrl}/loop/0`, options: { max_redirects: 3 } });
     const done = await waitForStatus(c, jobId, ['completed', 'failed'], 60000);
     // Not Chromium's error page captured as the landing page.
-    expect([done.status, done.error_message]).toEqual(['failed', `more than the allowed redirects (max_redirects); stopped before ${pages.baseUrl}/loop/4`]);
+    expect([done.status, done.error_message]).toEqual([
+      'failed',
+      `more than the allowed redirects (max_redirects); stopped before ${pages.baseUrl}/loop/4`,
+    ]);
   });
 
   test('max_redirects reached on a page of its own (the script hop of an ad chain): that page is kept and captured', async () => {
     const d = await data(await submit({ url: `${pages.baseUrl}/ad/click?gclid=limit`, options: { max_redirects: 3 } }));
-    expect(d.capture.redirect_chain).toEqual([`${pages.baseUrl}/ad/click?gclid=limit`, `${pages.baseUrl}/ad/track?cid=42`, `${pages.baseUrl}/ad/hop`, `${pages.baseUrl}/ad/js-hop`]);
+    expect(d.capture.redirect_chain).toEqual([
+      `${pages.baseUrl}/ad/click?gclid=limit`,
+      `${pages.baseUrl}/ad/track?cid=42`,
+      `${pages.baseUrl}/ad/hop`,
+      `${pages.baseUrl}/ad/js-hop`,
+    ]);
     expect(d.capture.final_url).toBe(`${pages.baseUrl}/ad/js-hop`);
-    expect(d.errors).toEqual([{ stage: 'navigation', error: `more than the allowed redirects (max_redirects); stopped before ${pages.baseUrl}/landing?utm_source=ad` }]);
-    expect((await download(d.capture.html_bundle_url as string)).body.toString('utf8')).toContain('<title>One moment</title>');
+    expect(d.errors).toEqual([
+      {
+        stage: 'navigation',
+        error: `more than the allowed redirects (max_redirects); stopped before ${pages.baseUrl}/landing?utm_source=ad`,
+      },
+    ]);
+    expect((await download(d.capture.html_bundle_url as string)).body.toString('utf8')).toContain(
+      '<title>One moment</title>',
+    );
   });
 });
 
@@ -267,21 +340,36 @@ describe('IDAP', () => {
     // jobs have completed, and one could land on a business of `c` imported here (CI, 2026-11-27: the
     // note of the max_redirects test's job was read here).
     const own = caller(api, bearer(await api.newClient('landing notes')));
-    const imported = await own.post('/api/v1/idap/businesses/import', { records: [{ data: { name: 'Widget Pro', website: pages.baseUrl } }] });
+    const imported = await own.post('/api/v1/idap/businesses/import', {
+      records: [{ data: { name: 'Widget Pro', website: pages.baseUrl } }],
+    });
     expect(imported.status).toBe(200);
-    const jobId = await submit({ url: `${pages.baseUrl}/ad/click`, ad_id: 'ad-9', options: { capture_full_page: false } }, own);
+    const jobId = await submit(
+      { url: `${pages.baseUrl}/ad/click`, ad_id: 'ad-9', options: { capture_full_page: false } },
+      own,
+    );
     await data(jobId, 60000, own);
     let landing: { job_id?: unknown } | undefined;
     const deadline = Date.now() + 15000;
     while (landing?.job_id !== jobId && Date.now() < deadline) {
-      landing = (await businesses(own)).find((b) => b.data?.name === 'Widget Pro')?.data?.landing as { job_id?: unknown } | undefined;
+      landing = (await businesses(own)).find((b) => b.data?.name === 'Widget Pro')?.data?.landing as
+        { job_id?: unknown } | undefined;
       if (landing?.job_id !== jobId) await new Promise((r) => setTimeout(r, 200));
     }
-    expect(landing).toMatchObject({ job_id: jobId, ad_id: 'ad-9', url: `${pages.baseUrl}/landing?utm_source=ad`, initial_url: `${pages.baseUrl}/ad/click` });
-    expect((landing as { screenshot_fold_url: string }).screenshot_fold_url).toMatch(new RegExp(`/landings/${jobId}/fold\\.png$`));
+    expect(landing).toMatchObject({
+      job_id: jobId,
+      ad_id: 'ad-9',
+      url: `${pages.baseUrl}/landing?utm_source=ad`,
+      initial_url: `${pages.baseUrl}/ad/click`,
+    });
+    expect((landing as { screenshot_fold_url: string }).screenshot_fold_url).toMatch(
+      new RegExp(`/landings/${jobId}/fold\\.png$`),
+    );
 
     const other = caller(api, bearer(await api.newClient('no businesses')));
-    const res = await other.post('/api/v1/jobs/crawlLanding/submit', { payload: { url: `${pages.baseUrl}/plain`, options: { capture_full_page: false } } });
+    const res = await other.post('/api/v1/jobs/crawlLanding/submit', {
+      payload: { url: `${pages.baseUrl}/plain`, options: { capture_full_page: false } },
+    });
     const otherJob = (await other.json<{ job_id: string }>(res)).job_id;
     expect((await waitForStatus(other, otherJob, ['completed', 'failed'], 60000)).status).toBe('completed');
     await new Promise((r) => setTimeout(r, 2000));
@@ -290,7 +378,7 @@ describe('IDAP', () => {
 });
 
 describe('refusals', () => {
-  test('a landing URL on a private address fails with the SSRF guard\'s reason', async () => {
+  test("a landing URL on a private address fails with the SSRF guard's reason", async () => {
     const jobId = await submit({ url: 'http://169.254.169.254/latest/meta-data/' });
     const done = await waitForStatus(c, jobId, ['completed', 'failed'], 30000);
     expect(done.status).toBe('failed');
@@ -310,7 +398,9 @@ describe('refusals', () => {
   });
 
   test('bad options are a 422 naming the field', async () => {
-    const res = await c.post('/api/v1/jobs/crawlLanding/submit', { payload: { url: `${pages.baseUrl}/landing`, options: { timeout_seconds: 91 } } });
+    const res = await c.post('/api/v1/jobs/crawlLanding/submit', {
+      payload: { url: `${pages.baseUrl}/landing`, options: { timeout_seconds: 91 } },
+    });
     expect(res.status).toBe(422);
     expect(JSON.stringify(await c.json(res))).toContain('timeout_seconds');
   });
@@ -336,15 +426,22 @@ describe('cancel and browser processes', () => {
     // No ping the page sent (its `t`) 3 s or more after the cancel reaches the site. Send times, not
     // arrivals: on a loaded machine this process's stand-in can read a ping sent in time a second late.
     await new Promise((r) => setTimeout(r, 4500));
-    const sentLate = pages.log('/ping').map((p) => Number(p.query.get('t')) - cancelledAt).filter((after) => !(after < 3000));
+    const sentLate = pages
+      .log('/ping')
+      .map((p) => Number(p.query.get('t')) - cancelledAt)
+      .filter((after) => !(after < 3000));
     expect(sentLate).toEqual([]);
   });
 
   test('a cancel discards the files already stored (spec §3: partial results are discarded), and none goes up after it', async () => {
     // The page's image never answers: the capture times out loading it, stores the fold, then waits on
     // the image again for the HTML bundle. The cancel comes while it waits.
-    const jobId = await submit({ url: `${pages.baseUrl}/stuck-image`, options: { timeout_seconds: 3, capture_full_page: false } });
-    const url = (file: string) => api.deps.storage.urlFor(api.deps.storage.bucketFor(clientId), `landings/${jobId}/${file}`);
+    const jobId = await submit({
+      url: `${pages.baseUrl}/stuck-image`,
+      options: { timeout_seconds: 3, capture_full_page: false },
+    });
+    const url = (file: string) =>
+      api.deps.storage.urlFor(api.deps.storage.bucketFor(clientId), `landings/${jobId}/${file}`);
     const deadline = Date.now() + 30000;
     while ((await download(url('fold.png'))).status !== 200) {
       if (Date.now() > deadline) throw new Error('the fold was not stored');
@@ -354,7 +451,8 @@ describe('cancel and browser processes', () => {
     expect((await waitForStatus(c, jobId, ['cancelled', 'completed', 'failed'], 10000)).status).toBe('cancelled');
     // Well after the activity stopped: nothing under the job's prefix.
     await new Promise((r) => setTimeout(r, 3000));
-    for (const file of ['fold.png', 'full.png', 'page.html']) expect([file, (await download(url(file))).status]).toEqual([file, 404]);
+    for (const file of ['fold.png', 'full.png', 'page.html'])
+      expect([file, (await download(url(file))).status]).toEqual([file, 404]);
   });
 
   test('20 captures with cancels and time-outs leave no renderer behind, and Chromium exits once idle', async () => {
@@ -364,7 +462,8 @@ describe('cancel and browser processes', () => {
     const runs: Promise<unknown>[] = [];
     for (let i = 0; i < 20; i++) {
       if (i % 5 === 1) runs.push(cancelWhilePolling());
-      else if (i % 5 === 3) runs.push(data(await submit({ url: `${pages.baseUrl}/never-idle`, options: { timeout_seconds: 3 } })));
+      else if (i % 5 === 3)
+        runs.push(data(await submit({ url: `${pages.baseUrl}/never-idle`, options: { timeout_seconds: 3 } })));
       else runs.push(data(await submit({ url: `${pages.baseUrl}/plain` })));
       // Three at a time, as the worker runs them.
       if (runs.length === 3) await Promise.all(runs.splice(0));
@@ -374,7 +473,8 @@ describe('cancel and browser processes', () => {
     // still up. A leaked renderer stays for good; one that exits late on a loaded machine (4 left
     // after 3 s in a CI run beside the cluster tests) is given 12 s.
     let settled = Date.now() + 12000;
-    while (chromiumProcesses().renderers > afterOne.renderers && Date.now() < settled) await new Promise((r) => setTimeout(r, 100));
+    while (chromiumProcesses().renderers > afterOne.renderers && Date.now() < settled)
+      await new Promise((r) => setTimeout(r, 100));
     const after = chromiumProcesses();
     expect(after.all).toBeGreaterThan(0);
     expect(after.renderers).toBeLessThanOrEqual(afterOne.renderers);

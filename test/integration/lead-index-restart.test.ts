@@ -40,7 +40,9 @@ const leadNames = async (): Promise<string[]> => {
 /** Crawls a new site (a business of its own) and returns its name, which becomes the lead's name. */
 async function crawl(): Promise<string> {
   const url = await sites.ownHost();
-  const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url } }));
+  const { job_id } = await c.json<{ job_id: string }>(
+    await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url } }),
+  );
   expect(await waitForStatus(c, job_id, ['completed', 'failed'])).toMatchObject({ status: 'completed' });
   return String(new URL(url).searchParams.get('site'));
 }
@@ -55,6 +57,10 @@ test('jobs complete while Elasticsearch is down, and their leads are indexed aft
   const second = await crawl();
 
   await es.start();
-  await waitFor(async () => (await leadNames()).includes(second), 60_000, 'the lead of the job that completed during the outage');
+  await waitFor(
+    async () => (await leadNames()).includes(second),
+    60_000,
+    'the lead of the job that completed during the outage',
+  );
   expect(await leadNames()).toEqual([first, second].sort());
 });

@@ -36,9 +36,17 @@ let b: Caller;
 let sites: LeadSites;
 
 /** Businesses as a maps or site crawl would leave them, written with the production repository. */
-async function seed(clientId: string, items: { data: Record<string, unknown>; email?: { address: string; verified: boolean } }[]): Promise<void> {
+async function seed(
+  clientId: string,
+  items: { data: Record<string, unknown>; email?: { address: string; verified: boolean } }[],
+): Promise<void> {
   await api.deps.db.transaction(async (trx) => {
-    const businesses = await upsertResources(trx, clientId, 'businesses', items.map((i) => ({ data: i.data, source: 'crawl_maps' })));
+    const businesses = await upsertResources(
+      trx,
+      clientId,
+      'businesses',
+      items.map((i) => ({ data: i.data, source: 'crawl_maps' })),
+    );
     for (const [k, item] of items.entries()) {
       if (!item.email) continue;
       const [email] = await upsertResources(trx, clientId, 'emails', [{ data: item.email, source: 'crawl_verify' }]);
@@ -67,18 +75,59 @@ beforeAll(async () => {
 
   await seed(alice.client_id, [
     {
-      data: { name: 'Acme Bakery', category: 'Bakery', country: 'GB', rating: 4.6, review_count: 120, website: 'https://acme-bakery.example', description: 'Artisan sourdough bakery in Leeds' },
+      data: {
+        name: 'Acme Bakery',
+        category: 'Bakery',
+        country: 'GB',
+        rating: 4.6,
+        review_count: 120,
+        website: 'https://acme-bakery.example',
+        description: 'Artisan sourdough bakery in Leeds',
+      },
       email: { address: 'hello@acme-bakery.example', verified: true },
     },
     {
-      data: { name: 'Bolt Plumbing', category: 'Plumber', country: 'US', rating: 3.9, review_count: 8, website: 'https://bolt.example', email: 'info@bolt.example', phone: '+12125550100', description: 'Emergency plumbing, day and night' },
+      data: {
+        name: 'Bolt Plumbing',
+        category: 'Plumber',
+        country: 'US',
+        rating: 3.9,
+        review_count: 8,
+        website: 'https://bolt.example',
+        email: 'info@bolt.example',
+        phone: '+12125550100',
+        description: 'Emergency plumbing, day and night',
+      },
     },
-    { data: { name: 'Crumb & Co', category: 'Bakery', country: 'GB', rating: 4.1, review_count: 30, website: 'https://crumb.example', description: 'Cakes and pastries' } },
+    {
+      data: {
+        name: 'Crumb & Co',
+        category: 'Bakery',
+        country: 'GB',
+        rating: 4.1,
+        review_count: 30,
+        website: 'https://crumb.example',
+        description: 'Cakes and pastries',
+      },
+    },
   ]);
-  await seed(bob.client_id, [{ data: { name: 'Acme Bakery of Bob', category: 'Bakery', country: 'GB', website: 'https://bob-bakery.example', description: 'Sourdough too' } }]);
+  await seed(bob.client_id, [
+    {
+      data: {
+        name: 'Acme Bakery of Bob',
+        category: 'Bakery',
+        country: 'GB',
+        website: 'https://bob-bakery.example',
+        description: 'Sourdough too',
+      },
+    },
+  ]);
 
   // Setting the ICP re-scores (and so indexes) every lead of the client in the background.
-  for (const [c, n] of [[a, 3], [b, 1]] as const) {
+  for (const [c, n] of [
+    [a, 3],
+    [b, 1],
+  ] as const) {
     const res = await fetch(`${api.url}/api/v1/search/icp`, {
       method: 'PUT',
       headers: { authorization: c.auth, 'content-type': 'application/json' },
@@ -126,14 +175,21 @@ describe('lead search', () => {
     const body = await search(a, '?sort_by=icp_score');
     // Acme: name 5 + website 5 + e-mail 10 + country 5 + description 5 + verified 20 + rating 11 + reviews 8 + industry 15 + country 5.
     // Crumb: 5 + 5 + 5 + 5 + rating 10 + reviews 6 + industry 15 + country 5. Bolt: 5 + 5 + 10 + phone 10 + 5 + 5 + rating 9 + reviews 4.
-    expect(body.hits.map((h) => [h.name, h.icp_score])).toEqual([['Acme Bakery', 89], ['Crumb & Co', 56], ['Bolt Plumbing', 53]]);
+    expect(body.hits.map((h) => [h.name, h.icp_score])).toEqual([
+      ['Acme Bakery', 89],
+      ['Crumb & Co', 56],
+      ['Bolt Plumbing', 53],
+    ]);
     expect(names(await search(a, '?min_icp_score=55&sort_by=name'))).toEqual(['Acme Bakery', 'Crumb & Co']);
   });
 
   test('filters, facets and pages', async () => {
     const all = await search(a, '');
     expect(all.total).toBe(3);
-    expect(all.facets.categories).toEqual([{ name: 'Bakery', count: 2 }, { name: 'Plumber', count: 1 }]);
+    expect(all.facets.categories).toEqual([
+      { name: 'Bakery', count: 2 },
+      { name: 'Plumber', count: 1 },
+    ]);
     expect(names(await search(a, '?email_verified=true'))).toEqual(['Acme Bakery']);
     expect(names(await search(a, '?email_verified=false&sort_by=name'))).toEqual(['Bolt Plumbing', 'Crumb & Co']);
     const bakeries = await search(a, '?industry=bakery&sort_by=name');
@@ -146,7 +202,16 @@ describe('lead search', () => {
   });
 
   test('bad parameters are 422 with the field named', async () => {
-    for (const qs of [`?query=${'x'.repeat(501)}`, '?per_page=101', '?per_page=0', '?min_icp_score=101', '?sort_by=popularity', '?email_verified=maybe', '?page=0', '?colour=red']) {
+    for (const qs of [
+      `?query=${'x'.repeat(501)}`,
+      '?per_page=101',
+      '?per_page=0',
+      '?min_icp_score=101',
+      '?sort_by=popularity',
+      '?email_verified=maybe',
+      '?page=0',
+      '?colour=red',
+    ]) {
       const res = await a.get(`/api/v1/search/leads${qs}`);
       expect(res.status).toBe(422);
       const body = await a.json<{ detail: { loc: string[] }[] }>(res);
@@ -154,39 +219,57 @@ describe('lead search', () => {
     }
   });
 
-  test('aggregations summarise the client\'s leads only', async () => {
+  test("aggregations summarise the client's leads only", async () => {
     const res = await a.get('/api/v1/search/aggregations');
     expect(res.status).toBe(200);
     const body = await a.json(res);
     expect(body).toMatchObject({
       success: true,
       total_documents: 3,
-      by_category: [{ name: 'Bakery', count: 2 }, { name: 'Plumber', count: 1 }],
-      by_country: [{ name: 'GB', count: 2 }, { name: 'US', count: 1 }],
+      by_category: [
+        { name: 'Bakery', count: 2 },
+        { name: 'Plumber', count: 1 },
+      ],
+      by_country: [
+        { name: 'GB', count: 2 },
+        { name: 'US', count: 1 },
+      ],
       avg_rating: 4.2,
       total_reviews: 158,
       verified_emails_count: 1,
       indexed_over_time: [{ date: new Date().toISOString().slice(0, 10), count: 3 }],
       error: null,
     });
-    expect(await b.json(await b.get('/api/v1/search/aggregations'))).toMatchObject({ total_documents: 1, by_country: [{ name: 'GB', count: 1 }] });
+    expect(await b.json(await b.get('/api/v1/search/aggregations'))).toMatchObject({
+      total_documents: 1,
+      by_country: [{ name: 'GB', count: 1 }],
+    });
     expect((await a.get('/api/v1/search/aggregations?job_type=crawlFoo')).status).toBe(422);
   });
 });
 
 describe('leads from jobs', () => {
-  const crawledLeads = async () => (await a.json<{ total_documents: number }>(await a.get('/api/v1/search/aggregations?job_type=crawlSite'))).total_documents;
+  const crawledLeads = async () =>
+    (await a.json<{ total_documents: number }>(await a.get('/api/v1/search/aggregations?job_type=crawlSite')))
+      .total_documents;
 
-  test('a completed job\'s business becomes a lead with its job id', async () => {
+  test("a completed job's business becomes a lead with its job id", async () => {
     // A real crawl of a stand-in site on a loopback address of its own (the business's domain).
     const url = await sites.ownHost({ leads: 2 });
     const site = new URL(url).searchParams.get('site');
     const res = await a.post('/api/v1/jobs/crawlSite/submit', { payload: { url } });
     const { job_id } = await a.json<{ job_id: string }>(res);
     await waitForStatus(a, job_id, ['completed']);
-    await waitFor(async () => (await crawledLeads()) === 1, 30_000, 'the job\'s lead');
+    await waitFor(async () => (await crawledLeads()) === 1, 30_000, "the job's lead");
     const hit = (await search(a, '?sort_by=indexed_at')).hits[0];
-    expect(hit).toMatchObject({ name: site, website: new URL(url).origin, job_id, job_type: 'crawlSite', email: `lead0@${site}.example`, email_verified: false });
+    expect(hit).toMatchObject({
+      name: site,
+      website: new URL(url).origin,
+      job_id,
+      job_type: 'crawlSite',
+      email: `lead0@${site}.example`,
+      email_verified: false,
+    });
   });
 });
 
@@ -196,7 +279,15 @@ describe('leads from imports', () => {
     const res = await carol.post('/api/v1/idap/businesses/import', {
       source: 'import',
       records: [
-        { data: { name: 'Imported Florist', category: 'Florist', website: 'https://florist.example', country: 'FR', description: 'Wedding bouquets' } },
+        {
+          data: {
+            name: 'Imported Florist',
+            category: 'Florist',
+            website: 'https://florist.example',
+            country: 'FR',
+            description: 'Wedding bouquets',
+          },
+        },
         { data: { name: 'Imported Garage', category: 'Garage', website: 'https://garage.example', country: 'DE' } },
       ],
     });
@@ -212,10 +303,20 @@ describe('rejected leads', () => {
     const bolt = (await search(a, '?query=plumbing')).hits[0];
     expect(bolt?.name).toBe('Bolt Plumbing');
     const patch = (body: unknown) =>
-      fetch(`${api.url}/api/v1/idap/businesses/${String(bolt?.doc_id)}`, { method: 'PATCH', headers: { authorization: a.auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${api.url}/api/v1/idap/businesses/${String(bolt?.doc_id)}`, {
+        method: 'PATCH',
+        headers: { authorization: a.auth, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     expect((await patch({ add: ['rejected'] })).status).toBe(200);
-    await waitFor(async () => (await search(a, '?query=plumbing')).total === 0, 30_000, 'the rejected lead to leave the search');
-    expect(await a.json(await a.get('/api/v1/search/aggregations'))).toMatchObject({ by_category: expect.not.arrayContaining([{ name: 'Plumber', count: 1 }]) });
+    await waitFor(
+      async () => (await search(a, '?query=plumbing')).total === 0,
+      30_000,
+      'the rejected lead to leave the search',
+    );
+    expect(await a.json(await a.get('/api/v1/search/aggregations'))).toMatchObject({
+      by_category: expect.not.arrayContaining([{ name: 'Plumber', count: 1 }]),
+    });
     expect((await patch({ remove: ['rejected'] })).status).toBe(200);
     await waitFor(async () => (await search(a, '?query=plumbing')).total === 1, 30_000, 'the lead to come back');
   });
@@ -226,7 +327,9 @@ describe('deep pages and the cursor', () => {
     const res = await a.get('/api/v1/search/leads?page=600&per_page=20');
     expect(res.status).toBe(422);
     const { detail } = await a.json<{ detail: Issue[] }>(res);
-    expect(detail).toEqual([{ type: expect.any(String), loc: ['query', 'page'], msg: expect.stringContaining('10000') }]);
+    expect(detail).toEqual([
+      { type: expect.any(String), loc: ['query', 'page'], msg: expect.stringContaining('10000') },
+    ]);
     expect(detail[0]?.msg).toContain('cursor');
     // The deepest page that fits still answers, and hands out a cursor to go further.
     expect((await a.get('/api/v1/search/leads?page=500&per_page=20')).status).toBe(200);
@@ -292,7 +395,10 @@ describe('deep pages and the cursor', () => {
     // A cursor with another sort, or with a page, is refused too.
     const other = await a.get(`/api/v1/search/leads?cursor=${first.next_cursor}&sort_by=rating`);
     expect(other.status).toBe(422);
-    expect((await a.json<{ detail: Issue[] }>(other)).detail[0]).toMatchObject({ loc: ['query', 'cursor'], msg: expect.stringContaining('sort_by=name') });
+    expect((await a.json<{ detail: Issue[] }>(other)).detail[0]).toMatchObject({
+      loc: ['query', 'cursor'],
+      msg: expect.stringContaining('sort_by=name'),
+    });
     expect((await a.get(`/api/v1/search/leads?cursor=${first.next_cursor}&page=2`)).status).toBe(422);
   });
 
@@ -300,12 +406,17 @@ describe('deep pages and the cursor', () => {
     // An index whose mapping lacks the sort field: Elasticsearch answers 400, and would give the
     // same answer to a retry, so "unavailable, retry later" would be wrong.
     const prefix = `${api.deps.config.ES_INDEX_PREFIX}-refused`;
-    await api.deps.search.indices.create({ index: `${prefix}-leads`, mappings: { properties: { client_id: { type: 'keyword' } } } });
+    await api.deps.search.indices.create({
+      index: `${prefix}-leads`,
+      mappings: { properties: { client_id: { type: 'keyword' } } },
+    });
     const other = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ES_INDEX_PREFIX: prefix });
     try {
       const res = await fetch(`${other.url}/api/v1/search/leads?sort_by=name`, { headers: { authorization: a.auth } });
       expect(res.status).toBe(400);
-      expect(await res.json()).toEqual({ detail: expect.stringMatching(/^the search was refused: No mapping found for \[name\.raw\]/) });
+      expect(await res.json()).toEqual({
+        detail: expect.stringMatching(/^the search was refused: No mapping found for \[name\.raw\]/),
+      });
       expect(res.headers.get('retry-after')).toBeNull();
     } finally {
       await other.close();

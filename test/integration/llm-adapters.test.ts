@@ -18,19 +18,46 @@ afterAll(async () => {
   await llm.close();
 });
 
-const schema = { type: 'object', properties: { name: { type: 'string' }, services: { type: 'array', items: { type: 'string' } } }, required: ['name'] };
-const call = (provider: ProviderName, credentials: Credentials): LlmCall => ({ provider, credentials, instructions: 'Extract.', input: 'Acme makes a and b.', jsonSchema: schema, timeoutMs: 5000 });
+const schema = {
+  type: 'object',
+  properties: { name: { type: 'string' }, services: { type: 'array', items: { type: 'string' } } },
+  required: ['name'],
+};
+const call = (provider: ProviderName, credentials: Credentials): LlmCall => ({
+  provider,
+  credentials,
+  instructions: 'Extract.',
+  input: 'Acme makes a and b.',
+  jsonSchema: schema,
+  timeoutMs: 5000,
+});
 
 const cases: [ProviderName, (key: string) => Credentials, string, RegExp][] = [
   ['openai', (k) => ({ api_key: k, base_url: `${'BASE'}/v1` }), 'gpt-4o-mini', /^\/v1\/chat\/completions$/],
-  ['azure_openai', (k) => ({ api_key: k, endpoint: 'BASE', deployment: 'extractor-prod' }), 'extractor-prod', /^\/openai\/deployments\/extractor-prod\/chat\/completions\?api-version=2024-10-21$/],
-  ['cloudflare_workers_ai', (k) => ({ api_key: k, account_id: 'abc123', base_url: 'BASE/client/v4/accounts/abc123/ai/v1' }), '@cf/meta/llama-3.1-8b-instruct', /^\/client\/v4\/accounts\/abc123\/ai\/v1\/chat\/completions$/],
+  [
+    'azure_openai',
+    (k) => ({ api_key: k, endpoint: 'BASE', deployment: 'extractor-prod' }),
+    'extractor-prod',
+    /^\/openai\/deployments\/extractor-prod\/chat\/completions\?api-version=2024-10-21$/,
+  ],
+  [
+    'cloudflare_workers_ai',
+    (k) => ({ api_key: k, account_id: 'abc123', base_url: 'BASE/client/v4/accounts/abc123/ai/v1' }),
+    '@cf/meta/llama-3.1-8b-instruct',
+    /^\/client\/v4\/accounts\/abc123\/ai\/v1\/chat\/completions$/,
+  ],
   ['anthropic', (k) => ({ api_key: k, base_url: 'BASE/v1' }), 'claude-3-5-haiku-latest', /^\/v1\/messages$/],
-  ['google_gemini', (k) => ({ api_key: k, base_url: 'BASE/v1beta' }), 'gemini-2.0-flash', /^\/v1beta\/models\/gemini-2.0-flash:generateContent$/],
+  [
+    'google_gemini',
+    (k) => ({ api_key: k, base_url: 'BASE/v1beta' }),
+    'gemini-2.0-flash',
+    /^\/v1beta\/models\/gemini-2.0-flash:generateContent$/,
+  ],
   ['cohere', (k) => ({ api_key: k, base_url: 'BASE/v2' }), 'command-r-08-2024', /^\/v2\/chat$/],
 ];
 
-const withBase = (c: Credentials): Credentials => Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v.replace('BASE', llm.baseUrl)]));
+const withBase = (c: Credentials): Credentials =>
+  Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v.replace('BASE', llm.baseUrl)]));
 
 test.each(cases)('%s: JSON-schema output, answer and usage', async (provider, creds, model, path) => {
   const key = `key-${provider}`;
@@ -62,16 +89,22 @@ test('an OpenAI 429 without Retry-After rests for x-ratelimit-reset-requests', a
   llm.retryAfterSeconds = 90;
   llm.omitRetryAfter = true;
   try {
-    await expect(callLlm(http, call('openai', { api_key: 'limited-no-header', base_url: `${llm.baseUrl}/v1` }))).rejects.toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 90 });
+    await expect(
+      callLlm(http, call('openai', { api_key: 'limited-no-header', base_url: `${llm.baseUrl}/v1` })),
+    ).rejects.toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 90 });
   } finally {
     llm.omitRetryAfter = false;
   }
 });
 
 test('a refused key is auth (OpenAI 401) and a 500 is unavailable', async () => {
-  await expect(callLlm(http, call('openai', { api_key: 'nobody-knows-me', base_url: `${llm.baseUrl}/v1` }))).rejects.toMatchObject({ kind: 'auth', message: expect.stringContaining('401') });
+  await expect(
+    callLlm(http, call('openai', { api_key: 'nobody-knows-me', base_url: `${llm.baseUrl}/v1` })),
+  ).rejects.toMatchObject({ kind: 'auth', message: expect.stringContaining('401') });
   llm.keys.set('broken', 'server_error');
-  await expect(callLlm(http, call('anthropic', { api_key: 'broken', base_url: `${llm.baseUrl}/v1` }))).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringContaining('500') });
+  await expect(
+    callLlm(http, call('anthropic', { api_key: 'broken', base_url: `${llm.baseUrl}/v1` })),
+  ).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringContaining('500') });
 });
 
 test('the SSRF guard refuses a private base URL before any request', async () => {
@@ -79,7 +112,12 @@ test('the SSRF guard refuses a private base URL before any request', async () =>
   try {
     for (const provider of ['openai', 'anthropic', 'google_gemini', 'cohere'] as const) {
       const from = llm.requests.length;
-      await expect(callLlm(guarded, call(provider, { api_key: 'k', base_url: `${llm.baseUrl}/v1` }))).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringMatching(/is not allowed \(only public internet hosts/) });
+      await expect(
+        callLlm(guarded, call(provider, { api_key: 'k', base_url: `${llm.baseUrl}/v1` })),
+      ).rejects.toMatchObject({
+        kind: 'unavailable',
+        message: expect.stringMatching(/is not allowed \(only public internet hosts/),
+      });
       expect(llm.requests.length).toBe(from);
     }
   } finally {
@@ -90,5 +128,7 @@ test('the SSRF guard refuses a private base URL before any request', async () =>
 test('a cancel aborts the call at once', async () => {
   const controller = new AbortController();
   controller.abort(new Error('cancelled by test'));
-  await expect(callLlm(http, { ...call('openai', { api_key: 'x', base_url: `${llm.baseUrl}/v1` }), signal: controller.signal })).rejects.toThrow('cancelled by test');
+  await expect(
+    callLlm(http, { ...call('openai', { api_key: 'x', base_url: `${llm.baseUrl}/v1` }), signal: controller.signal }),
+  ).rejects.toThrow('cancelled by test');
 });

@@ -18,7 +18,17 @@ afterAll(async () => {
 /** The figure documented in db/seeds/locations.ts and the README. */
 const CITIES = 44_695;
 
-type Location = { id: number; name: string; ascii_name: string; country_code: string; country: string; region: string | null; latitude: number; longitude: number; population: number };
+type Location = {
+  id: number;
+  name: string;
+  ascii_name: string;
+  country_code: string;
+  country: string;
+  region: string | null;
+  latitude: number;
+  longitude: number;
+  population: number;
+};
 type Page = { total: number; page: number; limit: number; locations: Location[] };
 type Issues = { detail: { type: string; loc: (string | number)[]; msg: string }[] };
 
@@ -32,8 +42,15 @@ describe('GET /api/v1/locations', () => {
   test('"zurich" finds Zürich (CH) first, with every field', async () => {
     const page = await list('?q=zurich');
     expect(page.locations[0]).toEqual({
-      id: 2657896, name: 'Zürich', ascii_name: 'Zurich', country_code: 'CH', country: 'Switzerland', region: 'ZH',
-      latitude: expect.closeTo(47.367, 2), longitude: expect.closeTo(8.55, 2), population: 341730,
+      id: 2657896,
+      name: 'Zürich',
+      ascii_name: 'Zurich',
+      country_code: 'CH',
+      country: 'Switzerland',
+      region: 'ZH',
+      latitude: expect.closeTo(47.367, 2),
+      longitude: expect.closeTo(8.55, 2),
+      population: 341730,
     });
     // Case does not matter either.
     expect((await list('?q=ZÜRICH')).locations[0]?.id).toBe(2657896);
@@ -41,7 +58,12 @@ describe('GET /api/v1/locations', () => {
 
   test('"sao paulo" finds São Paulo first, then the smaller places whose names begin so', async () => {
     const page = await list('?q=sao%20paulo');
-    expect(page.locations[0]).toMatchObject({ name: 'São Paulo', country_code: 'BR', country: 'Brazil', ascii_name: 'Sao Paulo' });
+    expect(page.locations[0]).toMatchObject({
+      name: 'São Paulo',
+      country_code: 'BR',
+      country: 'Brazil',
+      ascii_name: 'Sao Paulo',
+    });
     expect(page.total).toBeGreaterThan(1);
     for (const l of page.locations) expect(l.ascii_name.toLowerCase().startsWith('sao paulo')).toBe(true);
     // The accented query finds the same cities.
@@ -73,7 +95,9 @@ describe('GET /api/v1/locations', () => {
     const populations = page.locations.map((l) => l.population);
     expect(populations).toEqual([...populations].sort((a, b) => b - a));
     expect(Math.min(...populations)).toBeGreaterThanOrEqual(MIN_POPULATION);
-    expect(new Set((await list('?country=US&limit=100')).locations.map((l) => l.country_code))).toEqual(new Set(['US']));
+    expect(new Set((await list('?country=US&limit=100')).locations.map((l) => l.country_code))).toEqual(
+      new Set(['US']),
+    );
   });
 
   test('pages follow each other without overlap; limit defaults to 20, page to 1', async () => {
@@ -119,7 +143,12 @@ describe('GET /api/v1/locations/{id}', () => {
   test('one city by its GeoNames id', async () => {
     const res = await c.get('/api/v1/locations/3448439');
     expect(res.status).toBe(200);
-    expect(await c.json(res)).toMatchObject({ id: 3448439, name: 'São Paulo', country_code: 'BR', population: 10021295 });
+    expect(await c.json(res)).toMatchObject({
+      id: 3448439,
+      name: 'São Paulo',
+      country_code: 'BR',
+      population: 10021295,
+    });
   });
 
   test('an unknown id is 404 location not found; a malformed one 422', async () => {
@@ -136,16 +165,35 @@ describe('OpenAPI', () => {
       paths: Record<string, Record<string, { parameters?: { name: string }[] }>>;
       components: { schemas: Record<string, { properties: Record<string, { description?: string }> }> };
     };
-    expect(doc.paths['/api/v1/locations']?.get?.parameters?.map((p) => p.name).sort()).toEqual(['country', 'format', 'limit', 'page', 'q']);
+    expect(doc.paths['/api/v1/locations']?.get?.parameters?.map((p) => p.name).sort()).toEqual([
+      'country',
+      'format',
+      'limit',
+      'page',
+      'q',
+    ]);
     expect(doc.paths['/api/v1/locations/{id}']?.get).toBeDefined();
-    expect(Object.keys(doc.components.schemas.Location?.properties ?? {})).toEqual(['id', 'name', 'ascii_name', 'country_code', 'country', 'region', 'latitude', 'longitude', 'population']);
+    expect(Object.keys(doc.components.schemas.Location?.properties ?? {})).toEqual([
+      'id',
+      'name',
+      'ascii_name',
+      'country_code',
+      'country',
+      'region',
+      'latitude',
+      'longitude',
+      'population',
+    ]);
     expect(doc.components.schemas.Location?.properties.region?.description).toMatch(/admin1 code/);
   });
 });
 
 describe('loading', () => {
   // A schema of this test's own: it starts empty and is dropped afterwards.
-  const config = parseDbConfig({ ...process.env, DATABASE_SCHEMA: `${parseDbConfig(process.env).DATABASE_SCHEMA}_loc` });
+  const config = parseDbConfig({
+    ...process.env,
+    DATABASE_SCHEMA: `${parseDbConfig(process.env).DATABASE_SCHEMA}_loc`,
+  });
   let db: Db;
   beforeAll(() => {
     db = createDb(config);

@@ -25,7 +25,11 @@ import { devDovecot, startSmtpRelay, type SmtpRelay } from '../support/mail-serv
 // MockActivityEnvironment fires the abort signal itself, at once: its cancel tests check only how an
 // activity reacts to the signal. Whether a cancel reaches the activity through a real worker
 // (Temporal delivers it in a heartbeat's answer) is mail-cancel.test.ts.
-const config = testConfig({ USER_URL_ALLOW_HOSTS: '127.0.0.0/8', MAIL_TIMEOUT_MS: '60000', MAIL_MAX_MESSAGE_BYTES: String(64 * 1024) });
+const config = testConfig({
+  USER_URL_ALLOW_HOSTS: '127.0.0.0/8',
+  MAIL_TIMEOUT_MS: '60000',
+  MAIL_MAX_MESSAGE_BYTES: String(64 * 1024),
+});
 let db: Db;
 let deps: ActivityDeps;
 let repo: MailRepository;
@@ -57,7 +61,15 @@ function onCommands(s: Socket, handle: (line: string, tag: string, command: stri
 
 beforeAll(async () => {
   db = createDb(config);
-  deps = { config, db, storage: Storage.fromConfig(config), search: createSearchClient(config), logger: createLogger('silent'), http: OutboundClient.fromConfig(config), workerId: 'mail-activities' };
+  deps = {
+    config,
+    db,
+    storage: Storage.fromConfig(config),
+    search: createSearchClient(config),
+    logger: createLogger('silent'),
+    http: OutboundClient.fromConfig(config),
+    workerId: 'mail-activities',
+  };
   repo = new MailRepository(db, new CredentialCipher(String(config.INTEGRATIONS_ENCRYPTION_KEY)));
   relay = await startSmtpRelay(devDovecot());
   // Accepts connections and never greets: an SMTP or IMAP server that hangs.
@@ -75,7 +87,8 @@ beforeAll(async () => {
     s.on('close', () => sockets.delete(s));
     s.write('* OK [CAPABILITY IMAP4rev1 AUTH=PLAIN] ready\r\n');
     onCommands(s, (line, tag, command) => {
-      if (/^(SELECT|EXAMINE)$/i.test(command)) s.write(`* 3 EXISTS\r\n* OK [UIDVALIDITY 7] ok\r\n* OK [UIDNEXT 4] ok\r\n${tag} OK [READ-WRITE] selected\r\n`);
+      if (/^(SELECT|EXAMINE)$/i.test(command))
+        s.write(`* 3 EXISTS\r\n* OK [UIDVALIDITY 7] ok\r\n* OK [UIDNEXT 4] ok\r\n${tag} OK [READ-WRITE] selected\r\n`);
       else if (!/^\S+ UID FETCH /i.test(line)) s.write(`${tag} OK done\r\n`);
     });
   });
@@ -93,7 +106,9 @@ beforeAll(async () => {
       sockets.delete(s);
     });
     const huge = async (head: string, tail: string) => {
-      const body = Buffer.from(`Message-ID: <huge-${Date.now()}@mail.test>\r\nSubject: huge\r\n\r\n${`${'A'.repeat(78)}\r\n`.repeat(26000)}`);
+      const body = Buffer.from(
+        `Message-ID: <huge-${Date.now()}@mail.test>\r\nSubject: huge\r\n\r\n${`${'A'.repeat(78)}\r\n`.repeat(26000)}`,
+      );
       s.write(`${head} {${body.length}}\r\n`);
       const write = { sent: 0, size: body.length };
       hugeWrites.push(write);
@@ -109,13 +124,21 @@ beforeAll(async () => {
     s.write('* OK [CAPABILITY IMAP4rev1] ready\r\n');
     onCommands(s, (line, tag, command) => {
       const fetch = /^\S+ UID FETCH (\d+)(:\*)? /i.exec(line);
-      if (/^(SELECT|EXAMINE)$/i.test(command)) s.write(`* 2 EXISTS\r\n* OK [UIDVALIDITY 7] ok\r\n* OK [UIDNEXT 3] ok\r\n${tag} OK [READ-WRITE] selected\r\n`);
-      else if (/^LOGIN$/i.test(command) && /huge-login@/.test(line)) void huge('* ID ("name"', `)\r\n${tag} OK logged in\r\n`);
+      if (/^(SELECT|EXAMINE)$/i.test(command))
+        s.write(`* 2 EXISTS\r\n* OK [UIDVALIDITY 7] ok\r\n* OK [UIDNEXT 3] ok\r\n${tag} OK [READ-WRITE] selected\r\n`);
+      else if (/^LOGIN$/i.test(command) && /huge-login@/.test(line))
+        void huge('* ID ("name"', `)\r\n${tag} OK logged in\r\n`);
       else if (fetch && /RFC822\.SIZE/i.test(line)) {
         const from = Number(fetch[1]);
-        s.write(`${[1, 2].filter((uid) => (fetch[2] ? uid >= from : uid === from)).map((uid) => `* ${uid} FETCH (UID ${uid} RFC822.SIZE 100)\r\n`).join('')}${tag} OK done\r\n`);
+        s.write(
+          `${[1, 2]
+            .filter((uid) => (fetch[2] ? uid >= from : uid === from))
+            .map((uid) => `* ${uid} FETCH (UID ${uid} RFC822.SIZE 100)\r\n`)
+            .join('')}${tag} OK done\r\n`,
+        );
       } else if (fetch && Number(fetch[1]) === 1) void huge('* 1 FETCH (UID 1 BODY[]', `)\r\n${tag} OK done\r\n`);
-      else if (fetch) s.write(`* 2 FETCH (UID 2 BODY[] {${Buffer.byteLength(small)}}\r\n${small})\r\n${tag} OK done\r\n`);
+      else if (fetch)
+        s.write(`* 2 FETCH (UID 2 BODY[] {${Buffer.byteLength(small)}}\r\n${small})\r\n${tag} OK done\r\n`);
       else s.write(`${tag} OK done\r\n`);
     });
   });
@@ -132,13 +155,30 @@ afterAll(async () => {
   await Promise.allSettled([db.destroy(), deps.search.close(), deps.http.close()]);
 });
 
-const server = (port: number, password = devDovecot().password) => ({ host: '127.0.0.1', port, secure: false, username: 'someone@mail.test', password });
+const server = (port: number, password = devDovecot().password) => ({
+  host: '127.0.0.1',
+  port,
+  secure: false,
+  username: 'someone@mail.test',
+  password,
+});
 
 async function outbound(mailboxId: number, address: string, to: string[]) {
   const { row } = await repo.insertMessage(
     clientId,
     mailboxId,
-    { message_id: newMessageId(address), in_reply_to: null, references: [], from_address: address, to_addresses: to, cc_addresses: null, subject: 'hi', body_text: 'hello', body_html: null, date: new Date() },
+    {
+      message_id: newMessageId(address),
+      in_reply_to: null,
+      references: [],
+      from_address: address,
+      to_addresses: to,
+      cc_addresses: null,
+      subject: 'hi',
+      body_text: 'hello',
+      body_html: null,
+      date: new Date(),
+    },
     { direction: 'outbound', folder: SENT, is_read: true, send_status: 'queued' },
   );
   return row;
@@ -168,7 +208,11 @@ test('a cancel stops a delivery stuck on a silent SMTP server within 3 s', async
 });
 
 /** The one IMAP session opened since `earlier`: a cancel ends the activity within 3 s and closes it. */
-async function cancelClosesSession(env: MockActivityEnvironment, running: Promise<unknown>, earlier: Set<Socket>): Promise<void> {
+async function cancelClosesSession(
+  env: MockActivityEnvironment,
+  running: Promise<unknown>,
+  earlier: Set<Socket>,
+): Promise<void> {
   const session = [...sockets].filter((s) => !earlier.has(s));
   expect(session).toHaveLength(1);
   const cancelledAt = Date.now();
@@ -180,7 +224,11 @@ async function cancelClosesSession(env: MockActivityEnvironment, running: Promis
 }
 
 test('a sync stuck on a silent IMAP server heartbeats all the while, and a cancel closes its connection within 3 s', async () => {
-  const box = await repo.createMailbox(clientId, { address: 'hang-imap@mail.test', smtp: server(relay.port), imap: server(silentPort) });
+  const box = await repo.createMailbox(clientId, {
+    address: 'hang-imap@mail.test',
+    smtp: server(relay.port),
+    imap: server(silentPort),
+  });
   const { syncMailboxInbox } = createSyncActivities(deps);
   const env = new MockActivityEnvironment();
   const beats: unknown[] = [];
@@ -198,7 +246,11 @@ test('a sync stuck on a silent IMAP server heartbeats all the while, and a cance
 });
 
 test('a sync heartbeats through a listing that never ends, and a cancel closes its connection within 3 s', async () => {
-  const box = await repo.createMailbox(clientId, { address: 'slow-list@mail.test', smtp: server(relay.port), imap: server(slowListPort) });
+  const box = await repo.createMailbox(clientId, {
+    address: 'slow-list@mail.test',
+    smtp: server(relay.port),
+    imap: server(slowListPort),
+  });
   const { syncMailboxInbox } = createSyncActivities(deps);
   const env = new MockActivityEnvironment();
   const beats: { step: string }[] = [];
@@ -206,7 +258,8 @@ test('a sync heartbeats through a listing that never ends, and a cancel closes i
   const earlier = new Set(sockets);
   const running = env.run(syncMailboxInbox, { clientId, mailboxId: box.id });
   const listingBy = Date.now() + 10000;
-  while (!beats.some((b) => b.step === 'listing') && Date.now() < listingBy) await new Promise((r) => setTimeout(r, 50));
+  while (!beats.some((b) => b.step === 'listing') && Date.now() < listingBy)
+    await new Promise((r) => setTimeout(r, 50));
   const listingFrom = beats.length;
   await new Promise((r) => setTimeout(r, 1500));
   expect(beats.slice(listingFrom).filter((b) => b.step === 'listing').length).toBeGreaterThanOrEqual(2);
@@ -216,10 +269,18 @@ test('a sync heartbeats through a listing that never ends, and a cancel closes i
 });
 
 test('a message that arrives larger than MAIL_MAX_MESSAGE_BYTES despite its size claim is skipped as oversized, and the sync goes on past it', async () => {
-  const box = await repo.createMailbox(clientId, { address: `lying-${Date.now()}@mail.test`, smtp: server(relay.port), imap: server(lyingPort) });
+  const box = await repo.createMailbox(clientId, {
+    address: `lying-${Date.now()}@mail.test`,
+    smtp: server(relay.port),
+    imap: server(lyingPort),
+  });
   const { syncMailboxInbox } = createSyncActivities(deps);
   const writes = hugeWrites.length;
-  expect(await new MockActivityEnvironment().run(syncMailboxInbox, { clientId, mailboxId: box.id })).toEqual({ stored: 1, known: 0, skipped: 1 });
+  expect(await new MockActivityEnvironment().run(syncMailboxInbox, { clientId, mailboxId: box.id })).toEqual({
+    stored: 1,
+    known: 0,
+    skipped: 1,
+  });
   // The worker hung up at the literal's announced size instead of reading the 2 MB.
   await new Promise((r) => setTimeout(r, 100));
   expect(hugeWrites.slice(writes)).toHaveLength(1);
@@ -230,29 +291,56 @@ test('a message that arrives larger than MAIL_MAX_MESSAGE_BYTES despite its size
   expect(Number(synced?.imap_last_uid)).toBe(2);
   expect(synced?.last_sync_error).toBeNull();
   // The next run does not try it again.
-  expect(await new MockActivityEnvironment().run(syncMailboxInbox, { clientId, mailboxId: box.id })).toEqual({ stored: 0, known: 0, skipped: 0 });
+  expect(await new MockActivityEnvironment().run(syncMailboxInbox, { clientId, mailboxId: box.id })).toEqual({
+    stored: 0,
+    known: 0,
+    skipped: 0,
+  });
   expect(hugeWrites).toHaveLength(writes + 1);
 });
 
 test('a mailbox login check fails at an oversized literal from the IMAP server instead of reading it', async () => {
   const writes = hugeWrites.length;
-  const result = await checkLogins({ smtp: server(relay.port), imap: { ...server(lyingPort), username: 'huge-login@mail.test' } }, new AllowList(config.USER_URL_ALLOW_HOSTS), 10000);
+  const result = await checkLogins(
+    { smtp: server(relay.port), imap: { ...server(lyingPort), username: 'huge-login@mail.test' } },
+    new AllowList(config.USER_URL_ALLOW_HOSTS),
+    10000,
+  );
   expect(result.smtp.ok).toBe(true);
-  expect(result.imap).toEqual({ ok: false, error: expect.stringMatching(/^IMAP: Literal size \d+ exceeds/) as unknown });
+  expect(result.imap).toEqual({
+    ok: false,
+    error: expect.stringMatching(/^IMAP: Literal size \d+ exceeds/) as unknown,
+  });
   await new Promise((r) => setTimeout(r, 100));
   expect(hugeWrites.slice(writes)).toHaveLength(1);
   expect(hugeWrites[writes]?.sent).toBeLessThan(hugeWrites[writes]?.size ?? 0);
 });
 
 test('a recipient who unsubscribed after the send was accepted gets no copy; the others do', async () => {
-  const box = await repo.createMailbox(clientId, { address: `late-${Date.now()}@mail.test`, smtp: server(relay.port), imap: null });
+  const box = await repo.createMailbox(clientId, {
+    address: `late-${Date.now()}@mail.test`,
+    smtp: server(relay.port),
+    imap: null,
+  });
   const keep = `keep-${Date.now()}@mail.test`;
   const gone = `gone-${Date.now()}@mail.test`;
   const m = await outbound(box.id, box.address, [keep, gone]);
-  await new UnsubscribeRepository(db).apply({ clientId, email: gone, list: 'general', scope: 'list', source: 'page', ipAddress: null, userAgent: null });
+  await new UnsubscribeRepository(db).apply({
+    clientId,
+    email: gone,
+    list: 'general',
+    scope: 'list',
+    source: 'page',
+    ipAddress: null,
+    userAgent: null,
+  });
   const { deliverMailMessage } = createDeliverActivities(deps);
-  expect(await new MockActivityEnvironment().run(deliverMailMessage, { clientId, messageId: m.id })).toEqual({ sent: 1 });
-  expect(relay.received.filter((r) => r.headerLines['message-id'] === m.message_id).map((r) => r.envelope.to)).toEqual([[keep]]);
+  expect(await new MockActivityEnvironment().run(deliverMailMessage, { clientId, messageId: m.id })).toEqual({
+    sent: 1,
+  });
+  expect(relay.received.filter((r) => r.headerLines['message-id'] === m.message_id).map((r) => r.envelope.to)).toEqual([
+    [keep],
+  ]);
   expect((await repo.findMessage(clientId, m.id))?.delivery[gone]).toMatchObject({ reason: 'unsubscribed' });
 
   // Only unsubscribed recipients left: the message fails instead of going nowhere.
@@ -262,14 +350,22 @@ test('a recipient who unsubscribed after the send was accepted gets no copy; the
 });
 
 test('a delivery run again after the server accepted sends nothing twice', async () => {
-  const box = await repo.createMailbox(clientId, { address: `once-${Date.now()}@mail.test`, smtp: server(relay.port), imap: null });
+  const box = await repo.createMailbox(clientId, {
+    address: `once-${Date.now()}@mail.test`,
+    smtp: server(relay.port),
+    imap: null,
+  });
   const to = [`r1-${Date.now()}@mail.test`, `r2-${Date.now()}@mail.test`];
   const m = await outbound(box.id, box.address, to);
   const { deliverMailMessage } = createDeliverActivities(deps);
-  expect(await new MockActivityEnvironment().run(deliverMailMessage, { clientId, messageId: m.id })).toEqual({ sent: 2 });
+  expect(await new MockActivityEnvironment().run(deliverMailMessage, { clientId, messageId: m.id })).toEqual({
+    sent: 2,
+  });
   // As if the worker had died after the accept and Temporal retried the activity: the recorded state wins.
   await db('mail_messages').where({ id: m.id }).update({ send_status: 'queued' });
-  expect(await new MockActivityEnvironment().run(deliverMailMessage, { clientId, messageId: m.id })).toEqual({ sent: 0 });
+  expect(await new MockActivityEnvironment().run(deliverMailMessage, { clientId, messageId: m.id })).toEqual({
+    sent: 0,
+  });
   expect(relay.received.filter((r) => r.headerLines['message-id'] === m.message_id)).toHaveLength(2);
   const row = await repo.findMessage(clientId, m.id);
   expect(row?.send_status).toBe('sent');

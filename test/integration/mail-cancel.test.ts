@@ -22,7 +22,12 @@ import { startTestWorker, type TestWorker } from '../support/worker';
 // server then answers that the workflow is gone). So the workflow's end says nothing about the
 // activity; what the stand-in servers and the rows see afterwards does.
 // MAIL_TIMEOUT_MS is long so that no client-side timeout ends a stall before the cancel does.
-const SETTINGS = { RATE_LIMIT_ENABLED: 'false', USER_URL_ALLOW_HOSTS: '127.0.0.0/8', MAIL_TIMEOUT_MS: '60000', ...ownQueues('mail-cancel') };
+const SETTINGS = {
+  RATE_LIMIT_ENABLED: 'false',
+  USER_URL_ALLOW_HOSTS: '127.0.0.0/8',
+  MAIL_TIMEOUT_MS: '60000',
+  ...ownQueues('mail-cancel'),
+};
 const CANCEL_LIMIT_MS = 3000;
 /** How long a test waits for a cancelled workflow (or activity) to end before calling it hung: a failure with a message, not a Jest timeout. */
 const GIVE_UP_MS = 15_000;
@@ -39,7 +44,8 @@ const accepted: { messageId: string; to: string[] }[] = [];
 const stallRcpt = new Set<string>();
 const stalledRcpts: { address: string; answer: (err?: Error | null) => void }[] = [];
 /** The recipient of each copy of the message the server accepted. */
-const copiesOf = (messageId: string) => accepted.filter((a) => a.messageId.replace(/^<|>$/g, '') === messageId.replace(/^<|>$/g, '')).flatMap((a) => a.to);
+const copiesOf = (messageId: string) =>
+  accepted.filter((a) => a.messageId.replace(/^<|>$/g, '') === messageId.replace(/^<|>$/g, '')).flatMap((a) => a.to);
 let smtp: SMTPServer;
 let smtpPort: number;
 
@@ -74,7 +80,10 @@ beforeAll(async () => {
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
         const raw = Buffer.concat(chunks).toString();
-        accepted.push({ messageId: /^message-id:\s*(\S+)/im.exec(raw)?.[1] ?? '', to: session.envelope.rcptTo.map((r) => r.address.toLowerCase()) });
+        accepted.push({
+          messageId: /^message-id:\s*(\S+)/im.exec(raw)?.[1] ?? '',
+          to: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
+        });
         callback();
       });
     },
@@ -96,7 +105,10 @@ beforeAll(async () => {
         const line = pending.slice(0, end);
         pending = pending.slice(end + 2);
         const [tag = '', command = ''] = line.split(' ');
-        if (/^(SELECT|EXAMINE)$/i.test(command)) s.write(`* 3 EXISTS\r\n* OK [UIDVALIDITY 7] ok\r\n* OK [UIDNEXT 4] ok\r\n${tag} OK [READ-WRITE] selected\r\n`);
+        if (/^(SELECT|EXAMINE)$/i.test(command))
+          s.write(
+            `* 3 EXISTS\r\n* OK [UIDVALIDITY 7] ok\r\n* OK [UIDNEXT 4] ok\r\n${tag} OK [READ-WRITE] selected\r\n`,
+          );
         else if (/^\S+ UID FETCH /i.test(line)) session.listing = true;
         else s.write(`${tag} OK done\r\n`);
       }
@@ -111,7 +123,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // Whatever a failed test left hanging: the stalled SMTP transactions refused, the IMAP sessions hung up.
-  for (const s of stalledRcpts.splice(0)) s.answer(Object.assign(new Error('4.3.2 shutting down'), { responseCode: 421 }));
+  for (const s of stalledRcpts.splice(0))
+    s.answer(Object.assign(new Error('4.3.2 shutting down'), { responseCode: 421 }));
   for (const s of imapSessions) s.socket.destroy();
   await worker?.stop();
   await api?.close();
@@ -119,7 +132,11 @@ afterAll(async () => {
   await new Promise((r) => smtp?.close(() => r(undefined)));
 });
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -149,7 +166,9 @@ async function outcome(handle: WorkflowHandle): Promise<{ error: unknown; at: nu
 }
 
 /** The workflow passed the cancel on to its activity (and did not see it fail or time out first). */
-async function cancelPassedOn(handle: WorkflowHandle): Promise<{ cancelRequested: boolean; failedOrTimedOut: boolean }> {
+async function cancelPassedOn(
+  handle: WorkflowHandle,
+): Promise<{ cancelRequested: boolean; failedOrTimedOut: boolean }> {
   const events = (await handle.fetchHistory()).events ?? [];
   return {
     cancelRequested: events.some((e) => e.activityTaskCancelRequestedEventAttributes),
@@ -167,17 +186,29 @@ async function newCaller(): Promise<Caller & { clientId: string }> {
 test('real worker: a send stuck on an SMTP server that stopped answering, cancelled, ends as cancelled; its activity has stopped 3 s after the cancel, the message stays queued, and a later send skips the recipient already accepted', async () => {
   const c = await newCaller();
   const address = `sender-${run}-${randomUUID().slice(0, 8)}@mail.test`;
-  const created = await c.post('/api/v1/mail/mailboxes', { address, smtp: { host: '127.0.0.1', port: smtpPort, secure: false, username: address, password: 'any' } });
+  const created = await c.post('/api/v1/mail/mailboxes', {
+    address,
+    smtp: { host: '127.0.0.1', port: smtpPort, secure: false, username: address, password: 'any' },
+  });
   expect(created.status).toBe(201);
   const mailboxId = (await c.json<{ mailbox: { id: number } }>(created)).mailbox.id;
-  const [first, stuck, last] = ['first', 'stuck', 'last'].map((n) => `${n}-${run}-${randomUUID().slice(0, 8)}@example.com`) as [string, string, string];
+  const [first, stuck, last] = ['first', 'stuck', 'last'].map(
+    (n) => `${n}-${run}-${randomUUID().slice(0, 8)}@example.com`,
+  ) as [string, string, string];
   stallRcpt.add(stuck);
 
   // One SMTP transaction per recipient: the first is accepted, the server hangs at the second's RCPT TO.
-  const res = await c.post('/api/v1/mail/messages', { mailbox_id: mailboxId, to: [first, stuck, last], subject: 'cancel me', text: 'hello' });
+  const res = await c.post('/api/v1/mail/messages', {
+    mailbox_id: mailboxId,
+    to: [first, stuck, last],
+    subject: 'cancel me',
+    text: 'hello',
+  });
   expect(res.status).toBe(202);
   const message = (await c.json<{ message: { id: number; message_id: string } }>(res)).message;
-  await waitFor('the server to hang at the second recipient', () => (stalledRcpts.some((s) => s.address === stuck) ? true : undefined));
+  await waitFor('the server to hang at the second recipient', () =>
+    stalledRcpts.some((s) => s.address === stuck) ? true : undefined,
+  );
   expect(copiesOf(message.message_id)).toEqual([first]);
   await new Promise((r) => setTimeout(r, STALL_MS));
 
@@ -195,11 +226,16 @@ test('real worker: a send stuck on an SMTP server that stopped answering, cancel
   // message's send_error and fail; one that stopped has let go of it: nothing changes.
   await sleepUntil(before + CANCEL_LIMIT_MS);
   stallRcpt.delete(stuck);
-  for (const s of stalledRcpts.splice(0)) s.answer(Object.assign(new Error('4.3.2 try again later'), { responseCode: 421 }));
+  for (const s of stalledRcpts.splice(0))
+    s.answer(Object.assign(new Error('4.3.2 try again later'), { responseCode: 421 }));
   await new Promise((r) => setTimeout(r, 1000));
 
   // Nothing half-done: the message is neither sent nor failed, only the recipient the server accepted is recorded, no other copy went out.
-  const shown = (await c.json<{ message: { send_status: string; send_error: string | null } }>(await c.get(`/api/v1/mail/messages/${message.id}`))).message;
+  const shown = (
+    await c.json<{ message: { send_status: string; send_error: string | null } }>(
+      await c.get(`/api/v1/mail/messages/${message.id}`),
+    )
+  ).message;
   expect(shown).toMatchObject({ send_status: 'queued', send_error: null });
   const row = (await api.deps.db('mail_messages').where({ id: message.id }).first()) as MessageRow;
   expect(Object.keys(row.delivery)).toEqual([first]);
@@ -208,7 +244,12 @@ test('real worker: a send stuck on an SMTP server that stopped answering, cancel
   // The send starts again as the worker's mail reconciler restarts a queued message, the server answering now:
   // the other two get their copy, the one accepted before the cancel no second one.
   await new MailWorkflows(api.deps.temporal, api.deps.config, api.deps.logger).startSend(row);
-  await waitFor('the message sent', async () => ((await c.json<{ message: { send_status: string } }>(await c.get(`/api/v1/mail/messages/${message.id}`))).message.send_status === 'sent' ? true : undefined));
+  await waitFor('the message sent', async () =>
+    (await c.json<{ message: { send_status: string } }>(await c.get(`/api/v1/mail/messages/${message.id}`))).message
+      .send_status === 'sent'
+      ? true
+      : undefined,
+  );
   expect(copiesOf(message.message_id).sort()).toEqual([first, stuck, last].sort());
 }, 90_000);
 
@@ -216,18 +257,27 @@ test('real worker: deactivating a client cancels its IMAP sync stuck on a listin
   const c = await newCaller();
   const address = `syncer-${run}-${randomUUID().slice(0, 8)}@mail.test`;
   const server = { host: '127.0.0.1', secure: false, username: address, password: 'any' };
-  const created = await c.post('/api/v1/mail/mailboxes', { address, smtp: { ...server, port: smtpPort }, imap: { ...server, port: imapPort } });
+  const created = await c.post('/api/v1/mail/mailboxes', {
+    address,
+    smtp: { ...server, port: smtpPort },
+    imap: { ...server, port: imapPort },
+  });
   expect(created.status).toBe(201);
   const mailboxId = (await c.json<{ mailbox: { id: number } }>(created)).mailbox.id;
   const scheduleId = mailSyncScheduleId(c.clientId, mailboxId);
   try {
     const earlier = imapSessions.length;
     expect((await c.post(`/api/v1/mail/mailboxes/${mailboxId}/sync`, {})).status).toBe(202);
-    const session = await waitFor('the sync to begin the listing', () => imapSessions.slice(earlier).find((s) => s.listing));
+    const session = await waitFor('the sync to begin the listing', () =>
+      imapSessions.slice(earlier).find((s) => s.listing),
+    );
     await new Promise((r) => setTimeout(r, STALL_MS));
     const running = (await api.deps.temporal.client.schedule.getHandle(scheduleId).describe()).info.runningActions;
     expect(running).toHaveLength(1);
-    const handle = api.deps.temporal.client.workflow.getHandle(running[0]?.workflow.workflowId ?? '', running[0]?.workflow.firstExecutionRunId);
+    const handle = api.deps.temporal.client.workflow.getHandle(
+      running[0]?.workflow.workflowId ?? '',
+      running[0]?.workflow.firstExecutionRunId,
+    );
 
     // `npm run client:deactivate` (db/cli.ts) does just this; every worker's client watch hears it and cancels the sync under way.
     const before = Date.now();
@@ -243,12 +293,26 @@ test('real worker: deactivating a client cancels its IMAP sync stuck on a listin
 
     // Nothing half-done: no message stored, the position not moved, and a cancel is no sync error.
     await new Promise((r) => setTimeout(r, 500));
-    const mailbox = (await api.deps.db('mail_mailboxes').where({ id: mailboxId }).first()) as { imap_last_uid: string; last_sync_error: string | null };
+    const mailbox = (await api.deps.db('mail_mailboxes').where({ id: mailboxId }).first()) as {
+      imap_last_uid: string;
+      last_sync_error: string | null;
+    };
     expect(Number(mailbox.imap_last_uid)).toBe(0);
     expect(mailbox.last_sync_error).toBeNull();
-    expect(Number(((await api.deps.db('mail_messages').where({ mailbox_id: mailboxId }).count({ n: '*' }).first()) as { n: string }).n)).toBe(0);
+    expect(
+      Number(
+        (
+          (await api.deps.db('mail_messages').where({ mailbox_id: mailboxId }).count({ n: '*' }).first()) as {
+            n: string;
+          }
+        ).n,
+      ),
+    ).toBe(0);
   } finally {
     // The client is refused by the API now: its schedule goes directly.
-    await api.deps.temporal.client.schedule.getHandle(scheduleId).delete().catch(() => undefined);
+    await api.deps.temporal.client.schedule
+      .getHandle(scheduleId)
+      .delete()
+      .catch(() => undefined);
   }
 }, 90_000);

@@ -5,7 +5,9 @@ import { bearer, startTestApi, type TestApi } from '../support/api';
 // one within every shape limit: 1,000 elements of 10 attributes each, which DOMPurify strips one
 // by one (seconds of CPU).
 const attrs = Array.from({ length: 9 }, (_, i) => `data-a${i}="${i}"`).join(' ');
-const COSTLY = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg">${`<rect ${attrs} width="1"/>`.repeat(1000)}</svg>`);
+const COSTLY = Buffer.from(
+  `<svg xmlns="http://www.w3.org/2000/svg">${`<rect ${attrs} width="1"/>`.repeat(1000)}</svg>`,
+);
 
 let roomy: TestApi;
 let strict: TestApi;
@@ -22,7 +24,11 @@ afterAll(async () => {
 async function upload(on: TestApi, auth: string, file: Buffer): Promise<Response> {
   const form = new FormData();
   form.set('file', new Blob([new Uint8Array(file)], { type: 'image/svg+xml' }), 'drawing.svg');
-  return fetch(`${on.url}/api/v1/media/images/upload`, { method: 'POST', headers: { authorization: auth }, body: form });
+  return fetch(`${on.url}/api/v1/media/images/upload`, {
+    method: 'POST',
+    headers: { authorization: auth },
+    body: form,
+  });
 }
 
 // Sanitised in the thread, a costly SVG within the limits is still stored, and a request of
@@ -51,7 +57,13 @@ test('an SVG still being sanitised at MEDIA_SVG_TIMEOUT_MS is a 413 saying so, a
   const creds = await strict.newClient();
   const res = await upload(strict, bearer(creds), COSTLY);
   expect(res.status).toBe(413);
-  expect(await res.json()).toMatchObject({ error: 'File too large', detail: expect.stringContaining('MEDIA_SVG_TIMEOUT_MS') });
-  const [row] = await strict.deps.db('media_files').where({ client_id: creds.client_id }).count<{ count: string }[]>('* as count');
+  expect(await res.json()).toMatchObject({
+    error: 'File too large',
+    detail: expect.stringContaining('MEDIA_SVG_TIMEOUT_MS'),
+  });
+  const [row] = await strict.deps
+    .db('media_files')
+    .where({ client_id: creds.client_id })
+    .count<{ count: string }[]>('* as count');
   expect(Number(row?.count)).toBe(0);
 });

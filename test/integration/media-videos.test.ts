@@ -31,7 +31,10 @@ const peertubeEnv = (p: PeerTubeStandIn, password = p.password) => ({
 const REDIRECTS: Record<string, (base: string) => { status: number; location: string }> = {
   '/old/talk.mp4': (base) => ({ status: 302, location: `${base}/short/talk` }),
   '/short/talk': () => ({ status: 301, location: '/talks/talk.mp4' }),
-  '/to-metadata': () => ({ status: 302, location: 'http://169.254.169.254/latest/meta-data/iam/security-credentials/' }),
+  '/to-metadata': () => ({
+    status: 302,
+    location: 'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+  }),
   '/to-private': () => ({ status: 307, location: 'http://10.0.0.5/internal.mp4' }),
   '/to-localhost': (base) => ({ status: 301, location: `http://localhost:${new URL(base).port}/x.mp4` }),
   '/to-internal-name': () => ({ status: 302, location: 'http://minio.internal.invalid:9000/bucket/x.mp4' }),
@@ -41,7 +44,10 @@ async function startMediaSite() {
   const server = createServer((req, res) => {
     const redirect = REDIRECTS[new URL(req.url ?? '/', 'http://site').pathname]?.(site.baseUrl);
     if (redirect) res.writeHead(redirect.status, { location: redirect.location }).end();
-    else res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': '4' }).end(req.method === 'HEAD' ? undefined : 'mp4!');
+    else
+      res
+        .writeHead(200, { 'content-type': 'video/mp4', 'content-length': '4' })
+        .end(req.method === 'HEAD' ? undefined : 'mp4!');
   });
   const site = await listenLocal(server);
   return site;
@@ -78,7 +84,12 @@ const since = (from: number) => pt.requests.slice(from);
 
 test('an import: OAuth client + password token, the multipart import, and the §2.14 answer in state importing', async () => {
   const from = pt.requests.length;
-  const video = await importVideo(c, { url: `${media.baseUrl}/talks/keynote`, title: 'Our keynote', description: 'Recorded live', privacy: 1 });
+  const video = await importVideo(c, {
+    url: `${media.baseUrl}/talks/keynote`,
+    title: 'Our keynote',
+    description: 'Recorded live',
+    privacy: 1,
+  });
   const stored = pt.videos.get(video.video_id);
   expect(stored).toBeDefined();
   expect(video).toEqual({
@@ -95,7 +106,13 @@ test('an import: OAuth client + password token, the multipart import, and the §
   });
   const calls = since(from);
   const imported = calls.find((r) => r.path === '/api/v1/videos/imports');
-  expect(imported?.fields).toEqual({ channelId: String(pt.channelId), targetUrl: `${media.baseUrl}/talks/keynote`, privacy: '1', name: 'Our keynote', description: 'Recorded live' });
+  expect(imported?.fields).toEqual({
+    channelId: String(pt.channelId),
+    targetUrl: `${media.baseUrl}/talks/keynote`,
+    privacy: '1',
+    name: 'Our keynote',
+    description: 'Recorded live',
+  });
   expect(imported?.auth).toMatch(/^[0-9a-f]{40}$/);
 });
 
@@ -111,12 +128,23 @@ test('without a title the source title is used; privacy defaults to 2 (unlisted)
 test('GET /api/v1/media/videos/{id} follows the state; another client gets 404', async () => {
   const video = await importVideo(c, { url: `${media.baseUrl}/clip.mp4`, title: 'A clip', privacy: 3 });
   const first = (await (await c.get(`/api/v1/media/videos/${video.video_id}`)).json()) as Video;
-  expect(first).toMatchObject({ video_id: video.video_id, state: 'importing', state_label: 'To import', privacy: 3, title: 'A clip' });
+  expect(first).toMatchObject({
+    video_id: video.video_id,
+    state: 'importing',
+    state_label: 'To import',
+    privacy: 3,
+    title: 'A clip',
+  });
   pt.setState(video.video_id, { id: 2, label: 'To transcode' });
   expect(((await (await c.get(`/api/v1/media/videos/${video.video_id}`)).json()) as Video).state).toBe('processing');
   pt.setState(video.video_id, { id: 1, label: 'Published' });
   const done = (await (await c.get(`/api/v1/media/videos/${video.video_id}`)).json()) as Video;
-  expect(done).toMatchObject({ state: 'published', state_label: 'Published', watch_url: video.watch_url, embed_url: video.embed_url });
+  expect(done).toMatchObject({
+    state: 'published',
+    state_label: 'Published',
+    watch_url: video.watch_url,
+    embed_url: video.embed_url,
+  });
 
   const other = caller(api, bearer(await api.newClient('other')));
   const res = await other.get(`/api/v1/media/videos/${video.video_id}`);
@@ -131,7 +159,12 @@ test('an expired access token is refreshed; a refused refresh token falls back t
   const after = await importVideo(c, { url: `${media.baseUrl}/b.mp4`, title: 'After expiry' });
   let calls = since(from);
   // The first try is answered 401 invalid_token; then the refresh grant and the same import again.
-  expect(calls.map((r) => r.grant ?? r.path)).toEqual(['/api/v1/videos/imports', 'refresh_token', '/api/v1/videos/imports', `/api/v1/videos/${after.video_id}`]);
+  expect(calls.map((r) => r.grant ?? r.path)).toEqual([
+    '/api/v1/videos/imports',
+    'refresh_token',
+    '/api/v1/videos/imports',
+    `/api/v1/videos/${after.video_id}`,
+  ]);
   expect(after.title).toBe('After expiry');
 
   pt.expireAccessTokens();
@@ -143,7 +176,7 @@ test('an expired access token is refreshed; a refused refresh token falls back t
   expect(video.state).toBe('importing');
 });
 
-test('PeerTube refusing the configured account: 503 naming the settings and PeerTube\'s reason', async () => {
+test("PeerTube refusing the configured account: 503 naming the settings and PeerTube's reason", async () => {
   const wrong = await startTestApi(peertubeEnv(pt, 'not the password'));
   try {
     const who = caller(wrong, bearer(await wrong.newClient()));
@@ -162,7 +195,11 @@ test('PeerTube refusing the import: 400 with its reason; rate limited: 503 with 
   pt.setImportsEnabled(false);
   const refused = await c.post('/api/v1/media/videos/import', { url: `${media.baseUrl}/y.mp4` });
   expect(refused.status).toBe(400);
-  expect(await refused.json()).toEqual({ success: false, error: 'Video import refused', detail: expect.stringContaining('HTTP import is not enabled on this instance.') });
+  expect(await refused.json()).toEqual({
+    success: false,
+    error: 'Video import refused',
+    detail: expect.stringContaining('HTTP import is not enabled on this instance.'),
+  });
   pt.setImportsEnabled(true);
 
   pt.setRateLimit(0, 30_000);
@@ -173,14 +210,25 @@ test('PeerTube refusing the import: 400 with its reason; rate limited: 503 with 
 });
 
 test('bad input: 422 in the media error shape; a private address is refused before PeerTube is called', async () => {
-  for (const body of [{}, { url: 'not a url' }, { url: 'ftp://media.example.com/a' }, { url: 'https://media.example.com/a', privacy: 4 }, { url: 'https://media.example.com/a', extra: 1 }]) {
+  for (const body of [
+    {},
+    { url: 'not a url' },
+    { url: 'ftp://media.example.com/a' },
+    { url: 'https://media.example.com/a', privacy: 4 },
+    { url: 'https://media.example.com/a', extra: 1 },
+  ]) {
     const res = await c.post('/api/v1/media/videos/import', body);
     expect(res.status).toBe(422);
     expect(((await res.json()) as { success: boolean }).success).toBe(false);
   }
   // The privacy refusal names the values (it said only "Invalid input").
   const privacy = await c.post('/api/v1/media/videos/import', { url: 'https://media.example.com/a', privacy: 5 });
-  expect(((await privacy.json()) as { detail: { msg: string }[] }).detail).toEqual([expect.objectContaining({ loc: ['body', 'privacy'], msg: 'privacy must be 1 (public), 2 (unlisted) or 3 (private)' })]);
+  expect(((await privacy.json()) as { detail: { msg: string }[] }).detail).toEqual([
+    expect.objectContaining({
+      loc: ['body', 'privacy'],
+      msg: 'privacy must be 1 (public), 2 (unlisted) or 3 (private)',
+    }),
+  ]);
   // As in production: USER_URL_ALLOW_HOSTS lists nothing, so 127.0.0.1 is refused too.
   const strict = await startTestApi({ ...peertubeEnv(pt), USER_URL_ALLOW_HOSTS: '' });
   try {
@@ -190,7 +238,15 @@ test('bad input: 422 in the media error shape; a private address is refused befo
     // went to PeerTube: only literal addresses and "localhost" were judged.
     const own = hostname();
     expect((await lookup(own, { all: true })).every((a) => isBlockedAddress(a.address).blocked)).toBe(true);
-    for (const url of ['http://127.0.0.1:9000/secret', 'http://169.254.169.254/latest/meta-data', 'http://localhost/x', 'http://[::1]/x', 'http://localhost./admin', `http://${own}:8080/admin`, 'http://0x7f.1/x']) {
+    for (const url of [
+      'http://127.0.0.1:9000/secret',
+      'http://169.254.169.254/latest/meta-data',
+      'http://localhost/x',
+      'http://[::1]/x',
+      'http://localhost./admin',
+      `http://${own}:8080/admin`,
+      'http://0x7f.1/x',
+    ]) {
       const res = await who.post('/api/v1/media/videos/import', { url });
       expect(res.status).toBe(400);
       expect(((await res.json()) as { detail: string }).detail).toContain('non-public address');
@@ -205,15 +261,25 @@ test('a redirect to a private, loopback or link-local address, or to a name that
   const from = pt.requests.length;
   // Only the first host was judged: PeerTube was handed the URL and followed the redirect itself.
   const refused: [string, string][] = [
-    ['/to-metadata', 'http://169.254.169.254/latest/meta-data/iam/security-credentials/, which points to a non-public address (169.254.169.254)'],
+    [
+      '/to-metadata',
+      'http://169.254.169.254/latest/meta-data/iam/security-credentials/, which points to a non-public address (169.254.169.254)',
+    ],
     ['/to-private', 'http://10.0.0.5/internal.mp4, which points to a non-public address (10.0.0.5)'],
     ['/to-localhost', 'which points to a non-public address (localhost)'],
-    ['/to-internal-name', 'http://minio.internal.invalid:9000/bucket/x.mp4, whose host minio.internal.invalid does not resolve'],
+    [
+      '/to-internal-name',
+      'http://minio.internal.invalid:9000/bucket/x.mp4, whose host minio.internal.invalid does not resolve',
+    ],
   ];
   for (const [path, detail] of refused) {
     const res = await c.post('/api/v1/media/videos/import', { url: `${media.baseUrl}${path}` });
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ success: false, error: 'Video import refused', detail: expect.stringContaining(detail) });
+    expect(await res.json()).toEqual({
+      success: false,
+      error: 'Video import refused',
+      detail: expect.stringContaining(detail),
+    });
   }
   expect(since(from)).toEqual([]);
 });
@@ -223,7 +289,11 @@ test('a host that does not resolve from the API is refused; PeerTube is not aske
   // Passed on to PeerTube, which may resolve it on its own network (an internal service name).
   const res = await c.post('/api/v1/media/videos/import', { url: 'http://peertube-db.internal.invalid/x.mp4' });
   expect(res.status).toBe(400);
-  expect(await res.json()).toEqual({ success: false, error: 'Video import refused', detail: expect.stringContaining('peertube-db.internal.invalid does not resolve') });
+  expect(await res.json()).toEqual({
+    success: false,
+    error: 'Video import refused',
+    detail: expect.stringContaining('peertube-db.internal.invalid does not resolve'),
+  });
   expect(since(from)).toEqual([]);
 });
 
@@ -234,7 +304,9 @@ test('a URL that redirects to another allowed URL is imported with the final URL
   const imported = pt.requests.filter((r) => r.path === '/api/v1/videos/imports').pop();
   expect(imported?.fields?.targetUrl).toBe(`${media.baseUrl}/talks/talk.mp4`);
   const rows = await api.deps.db('media_videos').where({ client_id: creds.client_id });
-  expect(rows).toEqual([expect.objectContaining({ video_id: String(video.video_id), target_url: `${media.baseUrl}/talks/talk.mp4` })]);
+  expect(rows).toEqual([
+    expect.objectContaining({ video_id: String(video.video_id), target_url: `${media.baseUrl}/talks/talk.mp4` }),
+  ]);
 });
 
 test('a PeerTube slower than PEERTUBE_TIMEOUT_MS: 503 saying so, no record of an import', async () => {
@@ -245,7 +317,9 @@ test('a PeerTube slower than PEERTUBE_TIMEOUT_MS: 503 saying so, no record of an
     pt.setDelay(1500);
     const res = await who.post('/api/v1/media/videos/import', { url: `${media.baseUrl}/slow.mp4` });
     expect(res.status).toBe(503);
-    expect(((await res.json()) as { detail: string }).detail).toBe('PeerTube did not answer within 1000 ms (PEERTUBE_TIMEOUT_MS)');
+    expect(((await res.json()) as { detail: string }).detail).toBe(
+      'PeerTube did not answer within 1000 ms (PEERTUBE_TIMEOUT_MS)',
+    );
     const rows = await slow.deps.db('media_videos').where({ client_id: creds.client_id });
     expect(rows).toEqual([]);
   } finally {
@@ -260,7 +334,11 @@ test('not configured: 503 naming the missing settings', async () => {
     const who = caller(bare, bearer(await bare.newClient()));
     const res = await who.post('/api/v1/media/videos/import', { url: 'https://media.example.com/x.mp4' });
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ success: false, error: 'Video import not configured', detail: 'video import is not configured: set PEERTUBE_USERNAME, PEERTUBE_PASSWORD, PEERTUBE_CHANNEL_ID' });
+    expect(await res.json()).toEqual({
+      success: false,
+      error: 'Video import not configured',
+      detail: 'video import is not configured: set PEERTUBE_USERNAME, PEERTUBE_PASSWORD, PEERTUBE_CHANNEL_ID',
+    });
   } finally {
     await bare.close();
   }

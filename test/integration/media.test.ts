@@ -45,14 +45,31 @@ interface Uploaded {
   format_corrected: boolean;
 }
 
-async function upload(who: Caller, path: 'images' | 'files', file: Buffer, filename: string, folder?: string, on: TestApi = api): Promise<Response> {
+async function upload(
+  who: Caller,
+  path: 'images' | 'files',
+  file: Buffer,
+  filename: string,
+  folder?: string,
+  on: TestApi = api,
+): Promise<Response> {
   const form = new FormData();
   if (folder !== undefined) form.set('folder', folder);
   form.set('file', new Blob([new Uint8Array(file)], { type: 'application/octet-stream' }), filename);
-  return fetch(`${on.url}/api/v1/media/${path}/upload`, { method: 'POST', headers: { authorization: who.auth }, body: form });
+  return fetch(`${on.url}/api/v1/media/${path}/upload`, {
+    method: 'POST',
+    headers: { authorization: who.auth },
+    body: form,
+  });
 }
 
-async function uploadOk(who: Caller, path: 'images' | 'files', file: Buffer, filename: string, folder?: string): Promise<Uploaded> {
+async function uploadOk(
+  who: Caller,
+  path: 'images' | 'files',
+  file: Buffer,
+  filename: string,
+  folder?: string,
+): Promise<Uploaded> {
   const res = await upload(who, path, file, filename, folder);
   const body = (await res.json()) as Uploaded;
   if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${JSON.stringify(body)}`);
@@ -73,49 +90,75 @@ async function objectsIn(on: TestApi, bucket: string, prefix = ''): Promise<stri
   const minio = on.deps.storage.minio;
   if (!(await minio.bucketExists(bucket))) return [];
   const names: string[] = [];
-  for await (const o of minio.listObjectsV2(bucket, prefix, true)) if ((o as { name?: string }).name) names.push((o as { name: string }).name);
+  for await (const o of minio.listObjectsV2(bucket, prefix, true))
+    if ((o as { name?: string }).name) names.push((o as { name: string }).name);
   return names;
 }
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 describe('image upload: ten real formats', () => {
-  const NAMES: Record<string, string> = { jpeg: 'photo.jpg', png: 'logo.png', webp: 'banner.webp', gif: 'anim.gif', bmp: 'scan.bmp', ico: 'favicon.ico', tiff: 'print.tiff', avif: 'hero.avif', heic: 'phone.heic', svg: 'icon.svg' };
-  const TYPES: Record<string, string> = { jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif', bmp: 'image/bmp', ico: 'image/x-icon', tiff: 'image/tiff', avif: 'image/avif', heic: 'image/heic', svg: 'image/svg+xml' };
+  const NAMES: Record<string, string> = {
+    jpeg: 'photo.jpg',
+    png: 'logo.png',
+    webp: 'banner.webp',
+    gif: 'anim.gif',
+    bmp: 'scan.bmp',
+    ico: 'favicon.ico',
+    tiff: 'print.tiff',
+    avif: 'hero.avif',
+    heic: 'phone.heic',
+    svg: 'icon.svg',
+  };
+  const TYPES: Record<string, string> = {
+    jpeg: 'image/jpeg',
+    png: 'image/png',
+    webp: 'image/webp',
+    gif: 'image/gif',
+    bmp: 'image/bmp',
+    ico: 'image/x-icon',
+    tiff: 'image/tiff',
+    avif: 'image/avif',
+    heic: 'image/heic',
+    svg: 'image/svg+xml',
+  };
 
-  test.each(Object.keys(NAMES))('%s: stored with every §4.8 field, the stored object is that format, the proxy serves it', async (format) => {
-    const bytes = files[format as keyof Fixtures];
-    const name = NAMES[format] as string;
-    const body = await uploadOk(c, 'images', bytes, name, 'gallery');
-    expect(body).toEqual({
-      success: true,
-      file_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
-      idap_ref: `idap://media/${body.file_id}`,
-      bucket: api.deps.storage.bucketFor(c.clientId),
-      key: `media/gallery/${name}`,
-      url: api.deps.storage.urlFor(body.bucket, `media/gallery/${name}`),
-      size: expect.any(Number),
-      content_type: TYPES[format],
-      detected_format: format,
-      original_filename: name,
-      corrected_filename: name,
-      format_corrected: false,
-    });
-    const stored = await publicBytes(body.url);
-    expect(stored.length).toBe(body.size);
-    if (format === 'svg') {
-      // SVG is text: sniffed as a candidate and confirmed by parsing it back.
-      expect((await sniff(stored)).format).toBe('svg-candidate');
-      expect(sanitizeSvg(stored.toString('utf8')).svg).toContain('<svg');
-    } else {
-      expect(stored.equals(bytes)).toBe(true);
-      expect((await sniff(stored)).format).toBe(format);
-    }
-    const served = await proxy(c, body.file_id);
-    expect(served.status).toBe(200);
-    expect(served.headers.get('content-type')).toBe(TYPES[format]);
-    expect(Buffer.from(await served.arrayBuffer()).equals(stored)).toBe(true);
-  });
+  test.each(Object.keys(NAMES))(
+    '%s: stored with every §4.8 field, the stored object is that format, the proxy serves it',
+    async (format) => {
+      const bytes = files[format as keyof Fixtures];
+      const name = NAMES[format] as string;
+      const body = await uploadOk(c, 'images', bytes, name, 'gallery');
+      expect(body).toEqual({
+        success: true,
+        file_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        idap_ref: `idap://media/${body.file_id}`,
+        bucket: api.deps.storage.bucketFor(c.clientId),
+        key: `media/gallery/${name}`,
+        url: api.deps.storage.urlFor(body.bucket, `media/gallery/${name}`),
+        size: expect.any(Number),
+        content_type: TYPES[format],
+        detected_format: format,
+        original_filename: name,
+        corrected_filename: name,
+        format_corrected: false,
+      });
+      const stored = await publicBytes(body.url);
+      expect(stored.length).toBe(body.size);
+      if (format === 'svg') {
+        // SVG is text: sniffed as a candidate and confirmed by parsing it back.
+        expect((await sniff(stored)).format).toBe('svg-candidate');
+        expect(sanitizeSvg(stored.toString('utf8')).svg).toContain('<svg');
+      } else {
+        expect(stored.equals(bytes)).toBe(true);
+        expect((await sniff(stored)).format).toBe(format);
+      }
+      const served = await proxy(c, body.file_id);
+      expect(served.status).toBe(200);
+      expect(served.headers.get('content-type')).toBe(TYPES[format]);
+      expect(Buffer.from(await served.arrayBuffer()).equals(stored)).toBe(true);
+    },
+  );
 });
 
 describe('spoofed extensions are corrected from the content', () => {
@@ -136,11 +179,15 @@ describe('spoofed extensions are corrected from the content', () => {
     expect(res.headers.get('content-type')).toBe(body.content_type);
   });
 
-  test('content that is no image is refused with the spec\'s error, whatever its name, and nothing is stored', async () => {
+  test("content that is no image is refused with the spec's error, whatever its name, and nothing is stored", async () => {
     const who = await newCaller(api);
     for (const [bytes, name, mentions] of [
       [PDF, 'invoice.png', 'application/pdf'],
-      [Buffer.from('<!doctype html><html><body><svg onload="alert(1)"></svg></body></html>'), 'page.svg', 'not a recognised image'],
+      [
+        Buffer.from('<!doctype html><html><body><svg onload="alert(1)"></svg></body></html>'),
+        'page.svg',
+        'not a recognised image',
+      ],
       [Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><rect></svg>'), 'broken.svg', 'well-formed'],
       [Buffer.alloc(0), 'empty.png', 'empty'],
     ] as const) {
@@ -159,7 +206,8 @@ test('a script-bearing SVG is stored and served without scripts, handlers or ext
   const body = await uploadOk(c, 'images', Buffer.from(SVG_HOSTILE), 'hostile.svg');
   expect(body.detected_format).toBe('svg');
   for (const text of [(await publicBytes(body.url)).toString('utf8'), await (await proxy(c, body.file_id)).text()]) {
-    for (const gone of ['<script', 'alert(', 'onload', 'onclick', 'tracker.example', 'foreignObject', 'javascript:']) expect(text).not.toContain(gone);
+    for (const gone of ['<script', 'alert(', 'onload', 'onclick', 'tracker.example', 'foreignObject', 'javascript:'])
+      expect(text).not.toContain(gone);
     expect(text).toContain('<rect');
   }
   const served = await proxy(c, body.file_id);
@@ -173,20 +221,31 @@ test('an SVG nested too deep to parse safely is refused with 400 (not a 500) and
   const res = await upload(who, 'images', Buffer.from(deep), 'deep.svg');
   const body = (await res.json()) as { success: boolean; error: string; detail: string };
   expect(res.status).toBe(400);
-  expect(body).toEqual({ success: false, error: 'Invalid image format', detail: expect.stringContaining('nested deeper than 256') });
+  expect(body).toEqual({
+    success: false,
+    error: 'Invalid image format',
+    detail: expect.stringContaining('nested deeper than 256'),
+  });
   expect(await objectsIn(api, api.deps.storage.bucketFor(who.clientId))).toEqual([]);
 });
 
 describe('folders and names', () => {
-  test.each(['../other-client', 'a/../../b', 'x\\..\\..\\y', '%2e%2e/up'])('folder %j is refused with 400 and nothing stored', async (folder) => {
-    const who = await newCaller(api);
-    const res = await upload(who, 'images', files.png, 'x.png', folder);
-    expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ success: false, error: 'Invalid folder', detail: expect.stringContaining('..') });
-    expect(await objectsIn(api, api.deps.storage.bucketFor(who.clientId))).toEqual([]);
-  });
+  test.each(['../other-client', 'a/../../b', 'x\\..\\..\\y', '%2e%2e/up'])(
+    'folder %j is refused with 400 and nothing stored',
+    async (folder) => {
+      const who = await newCaller(api);
+      const res = await upload(who, 'images', files.png, 'x.png', folder);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        success: false,
+        error: 'Invalid folder',
+        detail: expect.stringContaining('..'),
+      });
+      expect(await objectsIn(api, api.deps.storage.bucketFor(who.clientId))).toEqual([]);
+    },
+  );
 
-  test('odd folders and filenames are normalised into the client\'s media prefix', async () => {
+  test("odd folders and filenames are normalised into the client's media prefix", async () => {
     const body = await uploadOk(c, 'images', files.png, '../../etc/pass wd.png', '/Blog//2026/./Cover Art/');
     expect(body.key).toBe('media/Blog/2026/Cover-Art/pass-wd.png');
     expect(body.original_filename).toBe('../../etc/pass wd.png');
@@ -207,18 +266,28 @@ describe('folders and names', () => {
     expect(await objectsIn(api, api.deps.storage.resultsBucket, 'media-staging/')).toEqual([]);
   });
 
-  test('uploads in flight that an API crash leaves behind expire: the results bucket gets a one-day staging rule beside the operator\'s', async () => {
+  test("uploads in flight that an API crash leaves behind expire: the results bucket gets a one-day staging rule beside the operator's", async () => {
     // A fresh API process: its storage has not set the rule yet. The operator's own rule is there first.
     const fresh = await startTestApi({ RATE_LIMIT_ENABLED: 'false' });
     try {
       const { minio, resultsBucket } = fresh.deps.storage;
       await fresh.deps.storage.ensureBucket(resultsBucket, false);
-      const operatorRule = { ID: 'operator-exports', Status: 'Enabled', Filter: { Prefix: 'exports/' }, Expiration: { Days: 30 } };
+      const operatorRule = {
+        ID: 'operator-exports',
+        Status: 'Enabled',
+        Filter: { Prefix: 'exports/' },
+        Expiration: { Days: 30 },
+      };
       await minio.setBucketLifecycle(resultsBucket, { Rule: [operatorRule] });
       const who = await newCaller(fresh);
       expect((await upload(who, 'images', files.png, 'x.png', undefined, fresh)).status).toBe(201);
       const rules = [(await minio.getBucketLifecycle(resultsBucket))?.Rule ?? []].flat();
-      const summary = rules.map((r) => ({ id: r.ID, prefix: r.Filter?.Prefix, days: Number(r.Expiration?.Days), status: r.Status }));
+      const summary = rules.map((r) => ({
+        id: r.ID,
+        prefix: r.Filter?.Prefix,
+        days: Number(r.Expiration?.Days),
+        status: r.Status,
+      }));
       expect(summary).toEqual(
         expect.arrayContaining([
           { id: 'operator-exports', prefix: 'exports/', days: 30, status: 'Enabled' },
@@ -293,7 +362,14 @@ describe('size limit (MEDIA_MAX_UPLOAD_BYTES)', () => {
 
 test('files endpoint: any file, no validation or correction, served as an attachment', async () => {
   const body = await uploadOk(c, 'files', PDF, 'Quarterly report.png', 'docs');
-  expect(body).toMatchObject({ key: 'media/docs/Quarterly-report.png', original_filename: 'Quarterly report.png', corrected_filename: 'Quarterly-report.png', format_corrected: false, detected_format: null, size: PDF.length });
+  expect(body).toMatchObject({
+    key: 'media/docs/Quarterly-report.png',
+    original_filename: 'Quarterly report.png',
+    corrected_filename: 'Quarterly-report.png',
+    format_corrected: false,
+    detected_format: null,
+    size: PDF.length,
+  });
   const served = await proxy(c, body.file_id);
   expect(served.status).toBe(200);
   expect(served.headers.get('content-disposition')).toContain('attachment');
@@ -305,7 +381,11 @@ test('files endpoint: any file, no validation or correction, served as an attach
 test('files endpoint: a part type with parameters is kept (text/html; charset=utf-8), not replaced by octet-stream', async () => {
   const form = new FormData();
   form.set('file', new Blob(['<p>hi</p>'], { type: 'text/html; charset=utf-8' }), 'page.html');
-  const res = await fetch(`${api.url}/api/v1/media/files/upload`, { method: 'POST', headers: { authorization: c.auth }, body: form });
+  const res = await fetch(`${api.url}/api/v1/media/files/upload`, {
+    method: 'POST',
+    headers: { authorization: c.auth },
+    body: form,
+  });
   const body = (await res.json()) as Uploaded;
   expect([res.status, body.content_type]).toEqual([201, 'text/html; charset=utf-8']);
   expect((await proxy(c, body.file_id)).headers.get('content-type')).toBe('text/html; charset=utf-8');
@@ -348,7 +428,10 @@ describe('GET /api/v1/idap/media/{media_id}', () => {
     expect(res.headers.get('accept-ranges')).toBe('bytes');
     expect(Number(res.headers.get('content-length'))).toBe(files.tiff.length);
     // As a browser revalidates (fetch adds `Cache-Control: no-cache` to conditional requests otherwise, which asks for the whole object).
-    const again = await proxy(c, file.file_id, { 'if-none-match': res.headers.get('etag') as string, 'cache-control': 'max-age=0' });
+    const again = await proxy(c, file.file_id, {
+      'if-none-match': res.headers.get('etag') as string,
+      'cache-control': 'max-age=0',
+    });
     expect(again.status).toBe(304);
   });
 
@@ -374,7 +457,11 @@ describe('request errors', () => {
   test('without a file part: 422 in the media error shape; JSON body: 415; no credential: 401', async () => {
     const form = new FormData();
     form.set('folder', 'x');
-    const missing = await fetch(`${api.url}/api/v1/media/images/upload`, { method: 'POST', headers: { authorization: c.auth }, body: form });
+    const missing = await fetch(`${api.url}/api/v1/media/images/upload`, {
+      method: 'POST',
+      headers: { authorization: c.auth },
+      body: form,
+    });
     expect(missing.status).toBe(422);
     const body = (await missing.json()) as { success: boolean; detail: { loc: unknown[] }[] };
     expect(body.success).toBe(false);
@@ -387,24 +474,49 @@ describe('request errors', () => {
   });
 
   test('the upload routes and the media proxy are in the OpenAPI document', async () => {
-    const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, unknown> } }>> };
-    expect(Object.keys(doc.paths['/api/v1/media/images/upload']?.post?.requestBody?.content ?? {})).toEqual(['multipart/form-data']);
+    const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { requestBody?: { content: Record<string, unknown> } }>>;
+    };
+    expect(Object.keys(doc.paths['/api/v1/media/images/upload']?.post?.requestBody?.content ?? {})).toEqual([
+      'multipart/form-data',
+    ]);
     expect(doc.paths['/api/v1/media/files/upload']?.post).toBeDefined();
     expect(doc.paths['/api/v1/idap/media/{media_id}']?.get).toBeDefined();
   });
 });
 
 /** A multipart upload sent in chunks without Content-Length; the answer may come before the body ends. */
-function streamUpload(on: TestApi, auth: string, path: 'images' | 'files', file: Buffer, filename: string, fieldsAfter: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+function streamUpload(
+  on: TestApi,
+  auth: string,
+  path: 'images' | 'files',
+  file: Buffer,
+  filename: string,
+  fieldsAfter: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
   const boundary = `----media${randomBytes(8).toString('hex')}`;
-  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
-  const after = Object.entries(fieldsAfter).map(([k, v]) => `\r\n--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}`).join('');
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+  );
+  const after = Object.entries(fieldsAfter)
+    .map(([k, v]) => `\r\n--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}`)
+    .join('');
   const tail = Buffer.from(`${after}\r\n--${boundary}--\r\n`);
   const url = new URL(`${on.url}/api/v1/media/${path}/upload`);
   return new Promise((resolve, reject) => {
     let answered = false;
     const req = request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: auth, 'content-type': `multipart/form-data; boundary=${boundary}`, 'transfer-encoding': 'chunked' } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: {
+          authorization: auth,
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+          'transfer-encoding': 'chunked',
+        },
+      },
       (res) => {
         answered = true;
         const chunks: Buffer[] = [];

@@ -11,7 +11,12 @@ const schema = `migrations_${Date.now().toString(36)}`;
 const config = parseDbConfig({ ...process.env, DATABASE_SCHEMA: schema, DATABASE_POOL_MAX: '4' });
 const DEDUPE_KEY = '20261126000100_jobs_dedupe_key';
 // Applied after it: rolled back first, so that the upgrade is the step from the database before it.
-const LATER = ['20261126000200_source_pacing', '20261127000100_content_site_verification', '20261127000200_business_key_indexes', '20261127000300_business_name_key_icu'];
+const LATER = [
+  '20261126000200_source_pacing',
+  '20261127000100_content_site_verification',
+  '20261127000200_business_key_indexes',
+  '20261127000300_business_name_key_icu',
+];
 let db: Db;
 let clientId: string;
 
@@ -33,7 +38,17 @@ async function before(name: string): Promise<void> {
 
 const insertJob = (q: Knex | Knex.Transaction) => {
   const id = randomUUID();
-  return q('jobs').insert({ id, client_id: clientId, type: 'crawlSite', status: 'queued', priority: 5, payload: {}, payload_hash: `h-${id}`, workflow_id: `job/${id}`, task_queue: 'q' });
+  return q('jobs').insert({
+    id,
+    client_id: clientId,
+    type: 'crawlSite',
+    status: 'queued',
+    priority: 5,
+    payload: {},
+    payload_hash: `h-${id}`,
+    workflow_id: `job/${id}`,
+    task_queue: 'q',
+  });
 };
 
 async function index(name: string): Promise<{ valid: boolean; definition: string } | undefined> {
@@ -75,16 +90,21 @@ test('an index built on a jobs table in use lets submissions go on meanwhile', a
     // and every later insert queues behind that: this one would wait until the build was done, which
     // waits for the commit below, and would be cancelled by its lock_timeout. Lock waits count
     // towards lock_timeout, a busy machine's slowness does not: not a timing.
-    await expect(db.transaction(async (trx) => {
-      await trx.raw(`set local lock_timeout = '3s'`);
-      await insertJob(trx);
-    })).resolves.toBeUndefined();
+    await expect(
+      db.transaction(async (trx) => {
+        await trx.raw(`set local lock_timeout = '3s'`);
+        await insertJob(trx);
+      }),
+    ).resolves.toBeUndefined();
     await inFlight.commit();
     await upgrading;
   } finally {
     if (!inFlight.isCompleted()) await inFlight.rollback();
   }
-  expect(await index('jobs_dedupe_key_idx')).toMatchObject({ valid: true, definition: expect.stringContaining('payload_hash') });
+  expect(await index('jobs_dedupe_key_idx')).toMatchObject({
+    valid: true,
+    definition: expect.stringContaining('payload_hash'),
+  });
   // The index it replaces is gone.
   expect(await index('jobs_dedupe_idx')).toBeUndefined();
   expect(await db('jobs').count({ n: '*' }).first()).toEqual({ n: '3' });
@@ -96,10 +116,15 @@ test('an upgrade interrupted during a build finishes when it is run again', asyn
   await insertJob(db);
   // What an interrupted concurrent build leaves: an INVALID index of the name (here a unique build
   // that failed on the two jobs' equal type).
-  await expect(db.raw('create unique index concurrently jobs_dedupe_key_idx on jobs (type)')).rejects.toThrow(/could not create unique index/);
+  await expect(db.raw('create unique index concurrently jobs_dedupe_key_idx on jobs (type)')).rejects.toThrow(
+    /could not create unique index/,
+  );
   expect(await index('jobs_dedupe_key_idx')).toMatchObject({ valid: false });
   await db.migrate.up({ name: DEDUPE_KEY });
-  expect(await index('jobs_dedupe_key_idx')).toMatchObject({ valid: true, definition: expect.stringContaining('payload_hash') });
+  expect(await index('jobs_dedupe_key_idx')).toMatchObject({
+    valid: true,
+    definition: expect.stringContaining('payload_hash'),
+  });
   expect(await index('jobs_dedupe_idx')).toBeUndefined();
 });
 
@@ -110,10 +135,12 @@ test('rolled back and applied again on a table with rows, the indexes are as a n
   await db.migrate.latest();
   expect(await index('jobs_dedupe_key_idx')).toMatchObject({ valid: true });
   expect(await index('jobs_dedupe_idx')).toBeUndefined();
-  expect(await db('knex_migrations').withSchema(schema).pluck('name')).toEqual(expect.arrayContaining([DEDUPE_KEY, ...LATER]));
+  expect(await db('knex_migrations').withSchema(schema).pluck('name')).toEqual(
+    expect.arrayContaining([DEDUPE_KEY, ...LATER]),
+  );
 });
 
-test('content site verification: sites already serving stay verified on upgrade; a rollback keeps, of a domain\'s registrations, the verified one', async () => {
+test("content site verification: sites already serving stay verified on upgrade; a rollback keeps, of a domain's registrations, the verified one", async () => {
   const VERIFICATION = '20261127000100_content_site_verification';
   const site = (domain: string, client = clientId) => ({ id: randomUUID(), client_id: client, domain });
   await db.migrate.down({ name: VERIFICATION });
@@ -121,7 +148,10 @@ test('content site verification: sites already serving stay verified on upgrade;
   await db('content_sites').insert(serving);
   await db.migrate.up({ name: VERIFICATION });
   const upgraded = await db('content_sites').where({ id: serving.id }).first();
-  expect(upgraded).toMatchObject({ verification_token: expect.stringMatching(/^[0-9a-f]{32}$/), verified_at: upgraded.created_at });
+  expect(upgraded).toMatchObject({
+    verification_token: expect.stringMatching(/^[0-9a-f]{32}$/),
+    verified_at: upgraded.created_at,
+  });
 
   // Two clients register one domain; the second verifies it. Rolled back: one site per domain again, the verified one.
   const other = (await new ClientRepository(db).create('migrations-other')).client_id;

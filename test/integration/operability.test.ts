@@ -15,9 +15,23 @@ jest.setTimeout(120_000);
 
 const root = path.join(__dirname, '../..');
 
-interface QueueSide { backlog: number; pollers: number; rate_limit_per_second: number | null }
-interface QueueRow { name: string; role: string; job_types: string[]; workflow: QueueSide | null; activity: QueueSide }
-interface QueueStats { success: boolean; queues: QueueRow[]; jobs: Record<string, Record<string, number>> }
+interface QueueSide {
+  backlog: number;
+  pollers: number;
+  rate_limit_per_second: number | null;
+}
+interface QueueRow {
+  name: string;
+  role: string;
+  job_types: string[];
+  workflow: QueueSide | null;
+  activity: QueueSide;
+}
+interface QueueStats {
+  success: boolean;
+  queues: QueueRow[];
+  jobs: Record<string, Record<string, number>>;
+}
 
 let vies: ViesStandIn;
 let api: TestApi;
@@ -30,19 +44,35 @@ const prefix = queues.TASK_QUEUE_PREFIX ?? '';
 // The operator's token for /metrics on the API port (without it, or METRICS_PORT, they are not served there).
 const METRICS_TOKEN = 'operability-metrics-token-0123';
 const scrape = { headers: { authorization: `Bearer ${METRICS_TOKEN}` } };
-const overrides = () => ({ RATE_LIMIT_ENABLED: 'false', USER_URL_ALLOW_HOSTS: '127.0.0.1', VIES_BASE_URL: vies.baseUrl, METRICS_TOKEN, ...queues });
+const overrides = () => ({
+  RATE_LIMIT_ENABLED: 'false',
+  USER_URL_ALLOW_HOSTS: '127.0.0.1',
+  VIES_BASE_URL: vies.baseUrl,
+  METRICS_TOKEN,
+  ...queues,
+});
 
 /** The production worker (workers/main.ts) in its own process, with its metrics endpoint on. */
 async function startWorkerProcess(metricsAddress: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
     cwd: root,
-    env: { ...process.env, ...overrides(), WORKER_METRICS_ADDRESS: metricsAddress, WORKER_ID: 'ops-worker', LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      ...overrides(),
+      WORKER_METRICS_ADDRESS: metricsAddress,
+      WORKER_ID: 'ops-worker',
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return child;
 }
 
-function rawRequest(method: string, path: string, auth?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function rawRequest(
+  method: string,
+  path: string,
+  auth?: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(`${api.url}${path}`, { method, headers: auth ? { authorization: auth } : {} }, (res) => {
       let body = '';
@@ -73,7 +103,11 @@ beforeAll(async () => {
   workerMetrics = `127.0.0.1:${await freePort()}`;
   worker = await startWorkerProcess(workerMetrics);
   // Ready once Temporal reports the worker polling the type's queue.
-  await waitFor(async () => (queue(await stats(a), `${prefix}-crawl-company-data`)?.workflow?.pollers ?? 0) > 0, 60_000, 'the worker polling');
+  await waitFor(
+    async () => (queue(await stats(a), `${prefix}-crawl-company-data`)?.workflow?.pollers ?? 0) > 0,
+    60_000,
+    'the worker polling',
+  );
 });
 
 afterAll(async () => {
@@ -121,14 +155,20 @@ describe('GET /api/v1/system/queues', () => {
     const lonely = await startTestApi({ ...overrides(), ...idle });
     try {
       const c = caller(lonely, bearer(await lonely.newClient('ops idle')));
-      expect((await c.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { mode: 'vat', vat_number: vat() } })).status).toBe(201);
+      expect(
+        (await c.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { mode: 'vat', vat_number: vat() } })).status,
+      ).toBe(201);
       const name = `${idle.TASK_QUEUE_PREFIX ?? ''}-crawl-company-data`;
       let seen: QueueRow | undefined;
       // Temporal's backlog figure is approximate and refreshed in the background.
-      await waitFor(async () => {
-        seen = queue(await stats(c), name);
-        return (seen?.workflow?.backlog ?? 0) >= 1;
-      }, 30_000, 'the backlog to show');
+      await waitFor(
+        async () => {
+          seen = queue(await stats(c), name);
+          return (seen?.workflow?.backlog ?? 0) >= 1;
+        },
+        30_000,
+        'the backlog to show',
+      );
       expect(seen?.workflow).toMatchObject({ backlog: 1, pollers: 0 });
       expect((await stats(c)).jobs.crawlCompanyData?.queued).toBe(1);
     } finally {
@@ -141,14 +181,20 @@ describe('GET /api/v1/system/queues', () => {
     try {
       const c = caller(down, bearer(await down.newClient('ops down')));
       const res = await c.get('/api/v1/system/queues');
-      expect({ status: res.status, body: await res.json() }).toEqual({ status: 503, body: { detail: 'queue service unavailable' } });
+      expect({ status: res.status, body: await res.json() }).toEqual({
+        status: 503,
+        body: { detail: 'queue service unavailable' },
+      });
     } finally {
       await down.close();
     }
   });
 
   test('Postgres unreachable: a request answers 503 with Retry-After and the spec-shaped detail, never a 500', async () => {
-    const down = await startTestApi({ ...overrides(), DATABASE_URL: `postgres://leadjobs@127.0.0.1:${await freePort()}/leadjobs` });
+    const down = await startTestApi({
+      ...overrides(),
+      DATABASE_URL: `postgres://leadjobs@127.0.0.1:${await freePort()}/leadjobs`,
+    });
     try {
       const res = await fetch(`${down.url}/api/v1/jobs/list`, { headers: { authorization: a.auth } });
       expect(res.status).toBe(503);
@@ -167,7 +213,9 @@ describe('GET /api/v1/system/queues', () => {
 describe('Prometheus metrics', () => {
   test('the API: request latency by route template and status, jobs submitted by type, jobs in flight and outbox lag', async () => {
     const before = await (await fetch(`${api.url}/metrics`, scrape)).text();
-    const submittedBefore = Number(/^leadjobs_jobs_submitted_total\{type="crawlCompanyData"\} (\d+)/m.exec(before)?.[1] ?? 0);
+    const submittedBefore = Number(
+      /^leadjobs_jobs_submitted_total\{type="crawlCompanyData"\} (\d+)/m.exec(before)?.[1] ?? 0,
+    );
     expect((await a.get('/api/v1/jobs/00000000-0000-4000-8000-000000000000/status')).status).toBe(404);
     const res = await a.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { mode: 'vat', vat_number: vat() } });
     const { job_id } = await a.json<{ job_id: string }>(res);
@@ -178,9 +226,13 @@ describe('Prometheus metrics', () => {
     expect(metrics.headers.get('content-type')).toContain('text/plain');
     const text = await metrics.text();
     // The route label is the template, never the job id itself.
-    expect(text).toMatch(/^leadjobs_http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/jobs\/:job_id\/status",status="404"\} [1-9]/m);
+    expect(text).toMatch(
+      /^leadjobs_http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/jobs\/:job_id\/status",status="404"\} [1-9]/m,
+    );
     expect(text).not.toContain('00000000-0000-4000-8000-000000000000');
-    expect(Number(/^leadjobs_jobs_submitted_total\{type="crawlCompanyData"\} (\d+)/m.exec(text)?.[1])).toBe(submittedBefore + 1);
+    expect(Number(/^leadjobs_jobs_submitted_total\{type="crawlCompanyData"\} (\d+)/m.exec(text)?.[1])).toBe(
+      submittedBefore + 1,
+    );
     expect(text).toMatch(/^leadjobs_outbox_pending\{outbox="search"\} \d+/m);
     expect(text).toMatch(/^leadjobs_outbox_oldest_seconds\{outbox="webhooks"\} [\d.e+-]+/m);
     expect(text).toMatch(/^# TYPE leadjobs_jobs_in_flight gauge/m);
@@ -204,13 +256,19 @@ describe('Prometheus metrics', () => {
     }
   });
 
-  test("the worker: Temporal SDK metrics, jobs finished by type and status, provider requests by outcome", async () => {
+  test('the worker: Temporal SDK metrics, jobs finished by type and status, provider requests by outcome', async () => {
     const res = await a.post('/api/v1/jobs/crawlCompanyData/submit', { payload: { mode: 'vat', vat_number: vat() } });
     const { job_id } = await a.json<{ job_id: string }>(res);
     await waitForStatus(a, job_id, ['completed', 'failed'], 60_000);
     const text = await (await fetch(`http://${workerMetrics}/metrics`)).text();
-    const finished = new RegExp(`^leadjobs_jobs_finished_total\\{[^}]*job_type="crawlCompanyData"[^}]*status="completed"[^}]*\\} (\\d+)`, 'm').exec(text);
-    const completedHere = await api.deps.db('jobs').where({ type: 'crawlCompanyData', status: 'completed', worker_id: 'ops-worker' }).count<{ count: string }[]>('* as count');
+    const finished = new RegExp(
+      `^leadjobs_jobs_finished_total\\{[^}]*job_type="crawlCompanyData"[^}]*status="completed"[^}]*\\} (\\d+)`,
+      'm',
+    ).exec(text);
+    const completedHere = await api.deps
+      .db('jobs')
+      .where({ type: 'crawlCompanyData', status: 'completed', worker_id: 'ops-worker' })
+      .count<{ count: string }[]>('* as count');
     expect(Number(finished?.[1])).toBe(Number(completedHere[0]?.count));
     expect(text).toMatch(/^leadjobs_provider_requests_total\{[^}]*outcome="ok"[^}]*provider="vies"[^}]*\} [1-9]/m);
     expect(text).toMatch(/^temporal_activity_execution_latency_count\{/m);

@@ -33,8 +33,12 @@ describe('GET /metrics on the API port', () => {
     const without = await fetch(`${a.url}/metrics`);
     expect(without.status).toBe(401);
     expect(without.headers.get('www-authenticate')).toContain('Bearer');
-    expect(await without.json()).toEqual({ detail: 'metrics need the operator token (METRICS_TOKEN) as a bearer credential' });
-    expect((await fetch(`${a.url}/metrics`, { headers: { authorization: bearer(await a.newClient()) } })).status).toBe(401);
+    expect(await without.json()).toEqual({
+      detail: 'metrics need the operator token (METRICS_TOKEN) as a bearer credential',
+    });
+    expect((await fetch(`${a.url}/metrics`, { headers: { authorization: bearer(await a.newClient()) } })).status).toBe(
+      401,
+    );
     expect((await fetch(`${a.url}/metrics`, { headers: { authorization: `Bearer ${token}x` } })).status).toBe(401);
     const scraped = await fetch(`${a.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
     expect(scraped.status).toBe(200);

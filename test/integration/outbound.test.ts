@@ -17,13 +17,24 @@ async function startSite() {
     } else if (path === '/latin1') {
       res.writeHead(200, { 'content-type': 'text/html; charset=iso-8859-1' }).end(Buffer.from('<p>café</p>', 'latin1'));
     } else if (path === '/meta-charset') {
-      res.writeHead(200, { 'content-type': 'text/html' }).end(Buffer.from('<meta charset="windows-1252"><p>naïve</p>', 'latin1'));
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(Buffer.from('<meta charset="windows-1252"><p>naïve</p>', 'latin1'));
     } else if (path === '/json') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, n: 3 }));
     } else if (path === '/echo') {
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => res.writeHead(200).end(JSON.stringify({ method: req.method, body, authorization: req.headers.authorization ?? null, ua: req.headers['user-agent'] })));
+      req.on('end', () =>
+        res.writeHead(200).end(
+          JSON.stringify({
+            method: req.method,
+            body,
+            authorization: req.headers.authorization ?? null,
+            ua: req.headers['user-agent'],
+          }),
+        ),
+      );
     } else if (path === '/r1') {
       res.writeHead(301, { location: '/r2' }).end();
     } else if (path === '/r2') {
@@ -112,7 +123,9 @@ describe('OutboundClient with an empty allow-list', () => {
       expect(err).toMatchObject({ kind: 'blocked', url: new URL(url).href, reason });
       if (address) expect((err as BlockedAddressError).address).toBe(address);
       // The message a job or webhook shows says the target is not allowed, not which private address or range it resolved to.
-      expect(err.message).toBe(`the target of ${new URL(url).href} is not allowed (only public internet hosts can be reached)`);
+      expect(err.message).toBe(
+        `the target of ${new URL(url).href} is not allowed (only public internet hosts can be reached)`,
+      );
       expect(err.message).not.toContain(reason);
     }
     expect(site.connections()).toBe(before);
@@ -157,7 +170,11 @@ describe('OutboundClient with USER_URL_ALLOW_HOSTS=127.0.0.1', () => {
   });
 
   test('sends the user agent, method and body', async () => {
-    const res = await client.fetch(`${site.url}/echo`, { method: 'POST', body: 'a=1', headers: { 'Content-Type': 'text/plain' } });
+    const res = await client.fetch(`${site.url}/echo`, {
+      method: 'POST',
+      body: 'a=1',
+      headers: { 'Content-Type': 'text/plain' },
+    });
     expect(res.json()).toEqual({ method: 'POST', body: 'a=1', authorization: null, ua: 'leadjobs-test' });
   });
 
@@ -178,7 +195,11 @@ describe('OutboundClient with USER_URL_ALLOW_HOSTS=127.0.0.1', () => {
     const seeOther = await client.fetch(`${site.url}/post-303`, { method: 'POST', body: 'x' });
     expect(seeOther.json()).toMatchObject({ method: 'GET', body: '' });
     // localhost resolves to 127.0.0.1 (allowed by IP) but is another origin: the token is dropped.
-    const moved = await client.fetch(`${site.url}/to-localhost`, { method: 'POST', body: 'kept', headers: { authorization: 'Bearer secret' } });
+    const moved = await client.fetch(`${site.url}/to-localhost`, {
+      method: 'POST',
+      body: 'kept',
+      headers: { authorization: 'Bearer secret' },
+    });
     expect(moved.redirectChain).toEqual([`${site.url}/to-localhost`, `http://localhost:${site.port}/echo`]);
     expect(moved.json()).toMatchObject({ method: 'POST', body: 'kept', authorization: null });
   });
@@ -216,12 +237,23 @@ describe('OutboundClient with USER_URL_ALLOW_HOSTS=127.0.0.1', () => {
 
     const refusal = new Error('not on this crawl');
     site.requested.length = 0;
-    await expect(client.fetch(`${site.url}/r1`, { onRedirect: ({ hop }) => { if (hop === 2) throw refusal; } })).rejects.toBe(refusal);
+    await expect(
+      client.fetch(`${site.url}/r1`, {
+        onRedirect: ({ hop }) => {
+          if (hop === 2) throw refusal;
+        },
+      }),
+    ).rejects.toBe(refusal);
     expect(site.requested).toEqual(['/r1', '/r2']);
 
     site.requested.length = 0;
     const stopped = await client.fetch(`${site.url}/r1`, { onRedirect: () => 'stop' });
-    expect([stopped.status, stopped.url, stopped.headers.location, stopped.redirectChain]).toEqual([301, `${site.url}/r1`, '/r2', [`${site.url}/r1`]]);
+    expect([stopped.status, stopped.url, stopped.headers.location, stopped.redirectChain]).toEqual([
+      301,
+      `${site.url}/r1`,
+      '/r2',
+      [`${site.url}/r1`],
+    ]);
     expect(site.requested).toEqual(['/r1']);
 
     const err = await failure(client.fetch(`${site.url}/loop/0`, { maxRedirects: 1 }));
@@ -241,7 +273,11 @@ describe('OutboundClient with USER_URL_ALLOW_HOSTS=127.0.0.1', () => {
   test('a connection refused and a failed DNS lookup are told apart', async () => {
     const port = await freePort();
     const refused = await failure(client.fetch(`http://127.0.0.1:${port}/`));
-    expect(refused).toMatchObject({ kind: 'refused', code: 'ECONNREFUSED', message: `connection refused by 127.0.0.1:${port}` });
+    expect(refused).toMatchObject({
+      kind: 'refused',
+      code: 'ECONNREFUSED',
+      message: `connection refused by 127.0.0.1:${port}`,
+    });
 
     const dns = await failure(client.fetch('http://nosuchhost.invalid/'));
     expect(dns.kind).toBe('dns');
@@ -304,13 +340,20 @@ describe('a keep-alive connection the server closes as it is reused', () => {
         if (!text.includes('\r\n\r\n')) return;
         methods.push(text.split(' ')[0] ?? '');
         if (served++ > 0) return void socket.destroy();
-        socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\nconnection: keep-alive\r\nkeep-alive: timeout=30\r\n\r\nok');
+        socket.write(
+          'HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\nconnection: keep-alive\r\nkeep-alive: timeout=30\r\n\r\nok',
+        );
       });
       socket.on('error', () => undefined);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    return { url, methods, connections: () => connections, close: () => new Promise<void>((r) => server.close(() => r())) };
+    return {
+      url,
+      methods,
+      connections: () => connections,
+      close: () => new Promise<void>((r) => server.close(() => r())),
+    };
   }
 
   test('a GET is sent again once on a new connection; a POST is not (it may have been acted on)', async () => {

@@ -47,7 +47,9 @@ test('at 900 per hour two requests go at once, the third 4 s later', async () =>
 test('a request that fails still takes its turn', async () => {
   const key = `probe/${randomUUID()}`;
   const started = Date.now();
-  expect(await failure(paced(key, 3600, undefined, new Error('source down')))).toMatchObject({ message: 'source down' });
+  expect(await failure(paced(key, 3600, undefined, new Error('source down')))).toMatchObject({
+    message: 'source down',
+  });
   await paced(key, 3600);
   // Had the failed one not counted, this third would have gone at once with the second.
   expect((await paced(key, 3600)) - started).toBeGreaterThanOrEqual(950);
@@ -77,13 +79,17 @@ test('waiters hold no connection: six callers on a pool of two, and other querie
   // its turn 10 s away; the other three wait for the lock, each try a transaction of its own.
   const controller = new AbortController();
   let went = 0;
-  const all = Promise.all(Array.from({ length: 6 }, () => paced(key, 360, controller.signal).then(
-    (at) => {
-      went++;
-      return at;
-    },
-    (err: Error) => err.message,
-  )));
+  const all = Promise.all(
+    Array.from({ length: 6 }, () =>
+      paced(key, 360, controller.signal).then(
+        (at) => {
+          went++;
+          return at;
+        },
+        (err: Error) => err.message,
+      ),
+    ),
+  );
   while (went < 2) await new Promise((r) => setTimeout(r, 20));
   await new Promise((r) => setTimeout(r, 100));
   const asked = Date.now();

@@ -29,12 +29,22 @@ afterAll(async () => {
 test('crawlPeople heartbeats every page and stops its requests when cancelled', async () => {
   const c = caller(api, bearer(await api.newClient()));
   const url = `${site.baseUrl}/p/0`;
-  const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlPeople/submit', { payload: { url, max_pages: 100 } }));
+  const { job_id } = await c.json<{ job_id: string }>(
+    await c.post('/api/v1/jobs/crawlPeople/submit', { payload: { url, max_pages: 100 } }),
+  );
   const config = testConfig({ USER_URL_ALLOW_HOSTS: '127.0.0.1', SITE_DELAY_MS: '0' });
   const http = OutboundClient.fromConfig(config);
   const search = createSearchClient(config);
   try {
-    const { planPeople, crawlPeople } = createPeopleActivities({ config, db: api.deps.db, storage: Storage.fromConfig(config), search, logger: createLogger('silent'), http, workerId: 'mock' });
+    const { planPeople, crawlPeople } = createPeopleActivities({
+      config,
+      db: api.deps.db,
+      storage: Storage.fromConfig(config),
+      search,
+      logger: createLogger('silent'),
+      http,
+      workerId: 'mock',
+    });
     const plan: PeoplePlan = await planPeople({ jobId: job_id, payload: { url, max_pages: 100 } });
     expect(plan).toMatchObject({ website: url, resolvedVia: 'payload', maxPages: 100 });
     const env = new MockActivityEnvironment();

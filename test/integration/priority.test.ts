@@ -5,7 +5,9 @@ import { startLeadSites, type LeadSites } from '../stand-ins/lead-sites';
 
 let api: TestApi;
 let sites: LeadSites;
-beforeAll(async () => { sites = await startLeadSites(); });
+beforeAll(async () => {
+  sites = await startLeadSites();
+});
 afterAll(async () => {
   await api?.close();
   await sites.close();
@@ -24,13 +26,20 @@ describe('priority', () => {
       ids[priority]?.push((await c.json<{ job_id: string }>(res)).job_id);
     }
     // One slot each: the worker takes tasks strictly in the order the queue hands them out.
-    const worker = await startTestWorker({ types: ['crawlSite'], identity: 'priority-worker', overrides: queues, maxConcurrentActivities: 1, maxConcurrentWorkflowTasks: 1 });
+    const worker = await startTestWorker({
+      types: ['crawlSite'],
+      identity: 'priority-worker',
+      overrides: queues,
+      maxConcurrentActivities: 1,
+      maxConcurrentWorkflowTasks: 1,
+    });
     try {
       for (const id of [...(ids[0] ?? []), ...(ids[10] ?? [])]) await waitForStatus(c, id, ['completed'], 60000);
     } finally {
       await worker.stop();
     }
-    const started = async (list: string[] = []) => (await api.deps.db('jobs').whereIn('id', list).pluck('started_at')).map((d: Date) => new Date(d).getTime());
+    const started = async (list: string[] = []) =>
+      (await api.deps.db('jobs').whereIn('id', list).pluck('started_at')).map((d: Date) => new Date(d).getTime());
     const high = await started(ids[10]);
     const low = await started(ids[0]);
     expect(Math.max(...high)).toBeLessThan(Math.min(...low));

@@ -55,7 +55,9 @@ async function breakIdapWrites(): Promise<{ heal: () => Promise<void> }> {
        return new;
      end $$`,
   );
-  await db.raw('create trigger projection_test_refuse before insert or update on idap_resources for each row execute function projection_test_refuse()');
+  await db.raw(
+    'create trigger projection_test_refuse before insert or update on idap_resources for each row execute function projection_test_refuse()',
+  );
   return { heal: async () => void (await db.raw('drop trigger projection_test_refuse on idap_resources')) };
 }
 
@@ -71,18 +73,28 @@ const leadNames = async (): Promise<string[]> => {
 
 /** The API's projection backlog gauges, as an operator's Prometheus scrapes them. */
 async function scrapedBacklog(): Promise<{ pending: number; oldest: number }> {
-  const text = await (await fetch(`${api.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
-  const value = (name: string) => Number(new RegExp(`^${name}\\{outbox="projection"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const text = await (
+    await fetch(`${api.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+  ).text();
+  const value = (name: string) =>
+    Number(new RegExp(`^${name}\\{outbox="projection"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
   return { pending: value('leadjobs_outbox_pending'), oldest: value('leadjobs_outbox_oldest_seconds') };
 }
 
-const queueStatsProjection = async () => (await c.json<{ projection?: { pending: number; oldest_seconds: number; given_up: number } }>(await c.get('/api/v1/system/queues'))).projection;
+const queueStatsProjection = async () =>
+  (
+    await c.json<{ projection?: { pending: number; oldest_seconds: number; given_up: number } }>(
+      await c.get('/api/v1/system/queues'),
+    )
+  ).projection;
 
-test('leads of a job whose projection failed past the workflow\'s attempts reach IDAP and search once the writes succeed again', async () => {
+test("leads of a job whose projection failed past the workflow's attempts reach IDAP and search once the writes succeed again", async () => {
   const failure = await breakIdapWrites();
   const url = await sites.ownHost();
   const name = String(new URL(url).searchParams.get('site'));
-  const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url } }));
+  const { job_id } = await c.json<{ job_id: string }>(
+    await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url } }),
+  );
   expect(await waitForStatus(c, job_id, ['completed', 'failed'])).toMatchObject({ status: 'completed' });
   // The workflow has ended: its own attempts are spent, and the lead is not in IDAP.
   await api.deps.temporal.client.workflow.getHandle(`job/${job_id}`).result();
@@ -95,7 +107,11 @@ test('leads of a job whose projection failed past the workflow\'s attempts reach
   expect((await queueStatsProjection())?.oldest_seconds).toBeGreaterThan(0);
 
   await failure.heal();
-  await waitFor(async () => (await businessNames()).includes(name), 90_000, 'the lead in IDAP after the writes succeed again');
+  await waitFor(
+    async () => (await businessNames()).includes(name),
+    90_000,
+    'the lead in IDAP after the writes succeed again',
+  );
   await waitFor(async () => (await leadNames()).includes(name), 60_000, 'the lead in search');
   expect(await queueStatsProjection()).toEqual({ pending: 0, oldest_seconds: 0, given_up: 0 });
   // Projected once: the retries changed nothing more (one business, as the job found it).
@@ -106,15 +122,22 @@ test('a projection still failing PROJECTION_RETRY_HOURS after its job completed 
   const failure = await breakIdapWrites();
   try {
     const url = await sites.ownHost();
-    const { job_id } = await c.json<{ job_id: string }>(await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url } }));
+    const { job_id } = await c.json<{ job_id: string }>(
+      await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url } }),
+    );
     expect(await waitForStatus(c, job_id, ['completed', 'failed'])).toMatchObject({ status: 'completed' });
     await api.deps.temporal.client.workflow.getHandle(`job/${job_id}`).result();
     await waitFor(async () => (await queueStatsProjection())?.pending === 1, 30_000, 'the job owed its projection');
     // A week and an hour pass (the default PROJECTION_RETRY_HOURS is 168) with the writes still failing.
-    await api.deps.db('projection_outbox').where({ job_id }).update({ enqueued_at: api.deps.db.raw("now() - interval '169 hours'") });
+    await api.deps
+      .db('projection_outbox')
+      .where({ job_id })
+      .update({ enqueued_at: api.deps.db.raw("now() - interval '169 hours'") });
     await waitFor(async () => (await queueStatsProjection())?.given_up === 1, 60_000, 'the projection given up');
     expect(await queueStatsProjection()).toEqual({ pending: 0, oldest_seconds: 0, given_up: 1 });
-    const text = await (await fetch(`${api.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    const text = await (
+      await fetch(`${api.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    ).text();
     expect(Number(/^leadjobs_projection_given_up (\S+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);
   } finally {
     await failure.heal();

@@ -63,7 +63,9 @@ describe('rate limit (spec §8)', () => {
       if (attempt > 0) await new Promise((r) => setTimeout(r, 500));
       const auth = bearer(await a.newClient());
       const sent = Date.now();
-      const answers = await Promise.all(Array.from({ length: 25 }, () => get(a, auth).then((r) => ({ status: r.status, ms: Date.now() - sent }))));
+      const answers = await Promise.all(
+        Array.from({ length: 25 }, () => get(a, auth).then((r) => ({ status: r.status, ms: Date.now() - sent }))),
+      );
       expect(answers.filter((r) => r.ms < 1000 && r.status === 200).length).toBeLessThanOrEqual(20);
       if (answers.every((r) => r.ms < 1000)) exact = answers.map((r) => r.status);
     }
@@ -89,20 +91,37 @@ describe('rate limit (spec §8)', () => {
     const a = await api({ PUBLIC_RATE_LIMIT_PER_MINUTE: '3', PUBLIC_RATE_LIMIT_BURST: '50', DNS_SERVERS: dns.server });
     const domain = `limits-${randomUUID().slice(0, 8)}.example.com`;
     const dashboard = { authorization: bearer(await a.newClient()), 'content-type': 'application/json' };
-    const registered = await fetch(`${a.url}/api/v1/dashboard/content/sites`, { method: 'POST', headers: dashboard, body: JSON.stringify({ domain }) });
+    const registered = await fetch(`${a.url}/api/v1/dashboard/content/sites`, {
+      method: 'POST',
+      headers: dashboard,
+      body: JSON.stringify({ domain }),
+    });
     expect(registered.status).toBe(201);
     const site = (await registered.json()) as { id: string; verification: { value: string } };
     dns.set(domain, { txt: [site.verification.value] });
-    const verified = await fetch(`${a.url}/api/v1/dashboard/content/sites/${site.id}/verify`, { method: 'POST', headers: dashboard });
+    const verified = await fetch(`${a.url}/api/v1/dashboard/content/sites/${site.id}/verify`, {
+      method: 'POST',
+      headers: dashboard,
+    });
     await dns.close();
     expect(verified.status).toBe(200);
     const send = sources.from();
     const answers = [];
     // A public content read, an unsubscribe page, another read, then one past the limit.
-    for (const [path, headers] of [['/api/v1/content/authors', { 'x-content-domain': domain }], ['/u/not-a-token', {}], ['/api/v1/content/posts', { 'x-content-domain': domain }], ['/u/not-a-token', {}]] as const) {
+    for (const [path, headers] of [
+      ['/api/v1/content/authors', { 'x-content-domain': domain }],
+      ['/u/not-a-token', {}],
+      ['/api/v1/content/posts', { 'x-content-domain': domain }],
+      ['/u/not-a-token', {}],
+    ] as const) {
       const res = await send(`${a.url}${path}`, headers);
       await res.arrayBuffer();
-      answers.push({ status: res.status, limit: res.headers.get('x-ratelimit-limit'), remaining: res.headers.get('x-ratelimit-remaining'), reset: Number(res.headers.get('x-ratelimit-reset')) });
+      answers.push({
+        status: res.status,
+        limit: res.headers.get('x-ratelimit-limit'),
+        remaining: res.headers.get('x-ratelimit-remaining'),
+        reset: Number(res.headers.get('x-ratelimit-reset')),
+      });
     }
     expect(answers.map(({ status, limit, remaining }) => [status, limit, remaining])).toEqual([
       [200, '3', '2'],
@@ -151,7 +170,10 @@ describe('rate limit (spec §8)', () => {
 
   test('behind a trusted proxy the address is TRUSTED_PROXY_HOPS from the right: entries the caller writes itself change nothing', async () => {
     const limits = { PUBLIC_RATE_LIMIT_PER_MINUTE: '2', PUBLIC_RATE_LIMIT_BURST: '50', TRUST_PROXY: 'true' };
-    const posts = (a: TestApi, xff: string) => fetch(`${a.url}/api/v1/content/posts`, { headers: { 'x-content-domain': 'nobody.example', 'x-forwarded-for': xff } });
+    const posts = (a: TestApi, xff: string) =>
+      fetch(`${a.url}/api/v1/content/posts`, {
+        headers: { 'x-content-domain': 'nobody.example', 'x-forwarded-for': xff },
+      });
     // Documentation addresses with a random last part, so that no other run's counts meet these.
     const doc = (net: string) => `${net}.${1 + Math.floor(Math.random() * 254)}`;
     // One proxy (the default): it appends the address it saw, so only the right-most entry counts.
@@ -164,7 +186,8 @@ describe('rate limit (spec §8)', () => {
     // Two proxies (a CDN, then a load balancer): the second entry from the right is the caller's.
     const two = await api({ ...limits, TRUSTED_PROXY_HOPS: '2' });
     const caller = doc('198.51.100');
-    for (let i = 0; i < 2; i++) expect((await posts(two, `${doc('203.0.113')}, ${caller}, ${doc('192.0.2')}`)).status).toBe(422);
+    for (let i = 0; i < 2; i++)
+      expect((await posts(two, `${doc('203.0.113')}, ${caller}, ${doc('192.0.2')}`)).status).toBe(422);
     expect((await posts(two, `${doc('203.0.113')}, ${caller}, ${doc('192.0.2')}`)).status).toBe(429);
   });
 });
@@ -173,7 +196,11 @@ test('the limit store (Postgres) not answering is a 503 saying so, not a 429', a
   // The limiter's union reports a store error inside its per-window object, which read as a
   // refusal: 429 "rate limit exceeded" with Retry-After NaN, while the database was down. With
   // authentication served from the client cache, the limiter is a request's first database call.
-  const down = createDb({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/leadjobs', DATABASE_SCHEMA: 'public', DATABASE_POOL_MAX: 1 });
+  const down = createDb({
+    DATABASE_URL: 'postgres://postgres@127.0.0.1:1/leadjobs',
+    DATABASE_SCHEMA: 'public',
+    DATABASE_POOL_MAX: 1,
+  });
   const app = new Koa<AppState>();
   app.use(requestContext(createLogger('silent')));
   app.use(errorHandler());

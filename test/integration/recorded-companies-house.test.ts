@@ -11,7 +11,8 @@ import { ensureRecorded, RECORDED_INSTALL_TIMEOUT_MS, recordedText, type ChApiRe
  */
 
 type Recording = ChApiRecording & { content: { json: Record<string, unknown> } };
-const recording = (file: Parameters<typeof recordedText<'ch-api'>>[1]): Recording => JSON.parse(recordedText('ch-api', file)) as Recording;
+const recording = (file: Parameters<typeof recordedText<'ch-api'>>[1]): Recording =>
+  JSON.parse(recordedText('ch-api', file)) as Recording;
 
 let http: OutboundClient;
 let server: { baseUrl: string; close: () => Promise<void> };
@@ -48,7 +49,9 @@ describe('Companies House adapter on recorded answers', () => {
     // Recorded: premises "104", address_line_1 ", Walter Road".
     expect(records.find((r) => r.registration_number === '06595372')?.address.line_1).toBe('104, Walter Road');
     // Recorded: premises "Unit-2,  Ground Floor".
-    expect(records.find((r) => r.registration_number === '16364350')?.address.line_1).toBe('Unit-2, Ground Floor, 234-236 Whitechapel Road');
+    expect(records.find((r) => r.registration_number === '16364350')?.address.line_1).toBe(
+      'Unit-2, Ground Floor, 234-236 Whitechapel Road',
+    );
     for (const r of records) {
       expect(r.name).toBe(r.name.replace(/\s+/g, ' ').trim());
       expect(r.address.line_1 ?? '').not.toMatch(/\s,|,\s*,|\s{2}|^,/);
@@ -82,11 +85,26 @@ describe('Companies House adapter on recorded answers', () => {
       status: 'active',
       legal_form: 'ltd',
       incorporation_date: '2014-12-31',
-      address: { line_1: 'Apt 222, 87 High Street, Manchester High Street', city: 'Manchester', postal_code: 'M4 1BF', country: 'England', line_2: null, region: null },
+      address: {
+        line_1: 'Apt 222, 87 High Street, Manchester High Street',
+        city: 'Manchester',
+        postal_code: 'M4 1BF',
+        country: 'England',
+        line_2: null,
+        region: null,
+      },
       industry: { sic_codes: ['26400', '46520'] },
     });
     expect(record.officers).toEqual([
-      { name: 'PERUGIA, Uriel', role: 'director', appointed_on: '2014-12-31', resigned_on: null, nationality: 'Italian', occupation: null, country_of_residence: 'Italy' },
+      {
+        name: 'PERUGIA, Uriel',
+        role: 'director',
+        appointed_on: '2014-12-31',
+        resigned_on: null,
+        nationality: 'Italian',
+        occupation: null,
+        country_of_residence: 'Italy',
+      },
     ]);
   });
 

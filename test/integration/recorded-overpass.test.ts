@@ -27,7 +27,11 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => (data += c.toString()));
     req.on('end', () => {
       queries.push(new URLSearchParams(data).get('data') ?? '');
-      const answer = (answers.length > 1 ? answers.shift() : answers[0]) as { status: number; type: string; body: string };
+      const answer = (answers.length > 1 ? answers.shift() : answers[0]) as {
+        status: number;
+        type: string;
+        body: string;
+      };
       res.writeHead(answer.status, { 'content-type': answer.type });
       res.end(answer.body);
     });
@@ -68,13 +72,24 @@ describe('Overpass client on recorded answers', () => {
     expect(elements.map((e) => e.id)).toEqual([50878400, 100793192, 3233854234]);
     expect(queries).toHaveLength(2);
     // Elements without tags still become places (no name: their OSM id).
-    expect(elements.map((e) => businessFromNominatim(nominatimFromOverpass(e, ['shop', 'bakery'])).place_id)).toEqual(['osm:node/50878400', 'osm:node/100793192', 'osm:node/3233854234']);
+    expect(elements.map((e) => businessFromNominatim(nominatimFromOverpass(e, ['shop', 'bakery'])).place_id)).toEqual([
+      'osm:node/50878400',
+      'osm:node/100793192',
+      'osm:node/3233854234',
+    ]);
   });
 
   test('"out of memory" is the same failure; a runtime remark is only a note', async () => {
     const recorded = JSON.parse(recordedText('overpy', 'remark-runtime-error.json')) as Record<string, unknown>;
-    answers = [json(JSON.stringify({ ...recorded, remark: 'runtime error: Query run out of memory using about 2048 MB of RAM.' }))];
-    await expect(client.query(ql, new AbortController().signal)).rejects.toMatchObject({ type: 'ProviderTimeout', message: expect.stringMatching(/ran out of memory/) });
+    answers = [
+      json(
+        JSON.stringify({ ...recorded, remark: 'runtime error: Query run out of memory using about 2048 MB of RAM.' }),
+      ),
+    ];
+    await expect(client.query(ql, new AbortController().signal)).rejects.toMatchObject({
+      type: 'ProviderTimeout',
+      message: expect.stringMatching(/ran out of memory/),
+    });
 
     queries.length = 0;
     answers = [json(recordedText('overpy', 'remark-runtime-remark.json'))];
@@ -84,8 +99,17 @@ describe('Overpass client on recorded answers', () => {
 
   test("Overpass's 429 and 504 HTML pages are a busy provider, retried later", async () => {
     for (const status of [429, 504]) {
-      answers = [{ status, type: 'text/html', body: '<html><body><p>The server is probably too busy to handle your request.</p></body></html>' }];
-      await expect(client.query(ql, new AbortController().signal)).rejects.toMatchObject({ type: 'ProviderQuotaExceeded', retryable: true });
+      answers = [
+        {
+          status,
+          type: 'text/html',
+          body: '<html><body><p>The server is probably too busy to handle your request.</p></body></html>',
+        },
+      ];
+      await expect(client.query(ql, new AbortController().signal)).rejects.toMatchObject({
+        type: 'ProviderQuotaExceeded',
+        retryable: true,
+      });
     }
   });
 
@@ -104,7 +128,9 @@ describe('Overpass client on recorded answers', () => {
       ),
     ];
     const elements = await client.query(ql, new AbortController().signal);
-    const corner = businessFromNominatim(nominatimFromOverpass(elements[2] as (typeof elements)[number], ['shop', 'bakery']));
+    const corner = businessFromNominatim(
+      nominatimFromOverpass(elements[2] as (typeof elements)[number], ['shop', 'bakery']),
+    );
     expect(corner).toMatchObject({ phone: '01423 560771', phone_e164: '+441423560771', country_code: 'GB' });
   });
 });

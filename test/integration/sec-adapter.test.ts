@@ -23,7 +23,6 @@ afterAll(async () => {
   await http.close();
 });
 
-
 function clientFor(sec: SecStandIn, userAgent = USER_AGENT): SecClient {
   return new SecClient({ baseUrl: sec.baseUrl, dataBaseUrl: sec.baseUrl, eftsBaseUrl: sec.baseUrl, userAgent, http });
 }
@@ -61,7 +60,13 @@ describe('US SEC EDGAR adapter', () => {
       tax_id: null,
       lei: null,
       dissolution_date: null,
-      metadata: { cached: false, retrieved_at: expect.any(String), data_freshness: 'live', confidence_score: expect.any(Number), cache_expires_at: null },
+      metadata: {
+        cached: false,
+        retrieved_at: expect.any(String),
+        data_freshness: 'live',
+        confidence_score: expect.any(Number),
+        cache_expires_at: null,
+      },
       source_url: 'https://www.sec.gov/cgi-bin/browse-edgar?action=getcompany&CIK=0000320193',
     });
     expect(Date.parse(apple.metadata.retrieved_at)).not.toBeNaN();
@@ -83,7 +88,12 @@ describe('US SEC EDGAR adapter', () => {
     expect(results[0]).toMatchObject({ name: 'Alphabet Inc.', source_id: '1652044' });
 
     const [top] = await client.searchIndex('Alphabet', 1);
-    expect(top?.entry).toEqual({ cik: '1652044', name: 'Alphabet Inc.', tickers: ['GOOGL', 'GOOG'], exchanges: ['Nasdaq'] });
+    expect(top?.entry).toEqual({
+      cik: '1652044',
+      name: 'Alphabet Inc.',
+      tickers: ['GOOGL', 'GOOG'],
+      exchanges: ['Nasdaq'],
+    });
   });
 
   test('every request carries the declared User-Agent', async () => {
@@ -103,7 +113,14 @@ describe('US SEC EDGAR adapter', () => {
       legal_form: 'Inc',
       registration_number: '320193',
       incorporation_date: null,
-      address: { line_1: 'ONE APPLE PARK WAY', line_2: null, city: 'CUPERTINO', region: 'CA', postal_code: '95014', country: 'US' },
+      address: {
+        line_1: 'ONE APPLE PARK WAY',
+        line_2: null,
+        city: 'CUPERTINO',
+        region: 'CA',
+        postal_code: '95014',
+        country: 'US',
+      },
       industry: { sic_codes: ['3571'], nace_codes: [], description: 'Electronic Computers' },
       officers: [],
       financials: null,
@@ -111,7 +128,13 @@ describe('US SEC EDGAR adapter', () => {
       tax_id: '942404110',
       lei: null,
       dissolution_date: null,
-      metadata: { cached: false, retrieved_at: expect.any(String), data_freshness: 'live', confidence_score: 1, cache_expires_at: null },
+      metadata: {
+        cached: false,
+        retrieved_at: expect.any(String),
+        data_freshness: 'live',
+        confidence_score: 1,
+        cache_expires_at: null,
+      },
       source_url: 'https://www.sec.gov/cgi-bin/browse-edgar?action=getcompany&CIK=0000320193',
     });
     expect(sec.count('/submissions/CIK0000320193.json')).toBeGreaterThanOrEqual(1);
@@ -123,7 +146,14 @@ describe('US SEC EDGAR adapter', () => {
       name: 'ASML HOLDING NV',
       country_code: 'NL',
       legal_form: 'N.V.',
-      address: { line_1: 'DE RUN 6501', line_2: 'P.O. BOX 324', city: 'VELDHOVEN', region: 'Noord-Brabant', postal_code: '5504DR', country: 'Netherlands' },
+      address: {
+        line_1: 'DE RUN 6501',
+        line_2: 'P.O. BOX 324',
+        city: 'VELDHOVEN',
+        region: 'Noord-Brabant',
+        postal_code: '5504DR',
+        country: 'Netherlands',
+      },
       industry: { sic_codes: ['3559'], nace_codes: [], description: 'Special Industry Machinery, NEC' },
       tax_id: null,
       lei: '724500Y6DUVHQD6OXN27',
@@ -132,7 +162,10 @@ describe('US SEC EDGAR adapter', () => {
 
   test('foreign filers written in EDGAR codes, not ISO, come out in their own country (issue 37: SIEMENS AG was "US", region "2M")', async () => {
     const siemens = await client.lookup('940418');
-    expect(siemens).toMatchObject({ country_code: 'DE', address: { city: 'MUNICH', region: null, country: 'Germany' } });
+    expect(siemens).toMatchObject({
+      country_code: 'DE',
+      address: { city: 'MUNICH', region: null, country: 'Germany' },
+    });
     const energy = await client.lookup('1830056');
     expect(energy).toMatchObject({ country_code: 'DE', address: { region: null, country: 'Germany' } });
     const japan = await client.lookup('1911716');
@@ -145,7 +178,14 @@ describe('US SEC EDGAR adapter', () => {
       name: 'NICHOLAS FINANCIAL INC /BC/',
       country_code: 'US',
       legal_form: 'Inc',
-      address: { line_1: '26133 US HWY 19 NORTH', line_2: 'SUITE 300', city: 'CLEARWATER', region: 'FL', postal_code: '33763', country: 'US' },
+      address: {
+        line_1: '26133 US HWY 19 NORTH',
+        line_2: 'SUITE 300',
+        city: 'CLEARWATER',
+        region: 'FL',
+        postal_code: '33763',
+        country: 'US',
+      },
       industry: null,
       tax_id: null,
     });
@@ -164,7 +204,12 @@ describe('US SEC EDGAR adapter', () => {
   test('an unknown CIK (404 NoSuchKey) is CompanyNotFoundError', async () => {
     const err = await failure(client.lookup('1'));
     expect(err).toBeInstanceOf(CompanyNotFoundError);
-    expect(err).toMatchObject({ type: 'CompanyNotFound', retryable: false, registry: 'US SEC EDGAR', companyNumber: '1' });
+    expect(err).toMatchObject({
+      type: 'CompanyNotFound',
+      retryable: false,
+      registry: 'US SEC EDGAR',
+      companyNumber: '1',
+    });
     expect(sec.requests.at(-1)).toMatchObject({ path: '/submissions/CIK0000000001.json', status: 404 });
   });
 
@@ -199,7 +244,13 @@ describe('US SEC EDGAR adapter', () => {
     expect(sec.count(TICKERS_PATH)).toBe(before + 1);
 
     // With a zero TTL every search downloads it again.
-    const uncached = new SecClient({ baseUrl: sec.baseUrl, dataBaseUrl: sec.baseUrl, userAgent: USER_AGENT, http, tickersTtlMs: 0 });
+    const uncached = new SecClient({
+      baseUrl: sec.baseUrl,
+      dataBaseUrl: sec.baseUrl,
+      userAgent: USER_AGENT,
+      http,
+      tickersTtlMs: 0,
+    });
     await uncached.search('Apple', 1);
     await uncached.search('Apple', 1);
     expect(sec.count(TICKERS_PATH)).toBe(before + 3);

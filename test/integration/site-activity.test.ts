@@ -34,11 +34,23 @@ afterAll(async () => {
 
 test('the activity heartbeats while crawling and stops its requests when cancelled', async () => {
   const config = testConfig({ USER_URL_ALLOW_HOSTS: '127.0.0.1', SITE_DELAY_MS: '0' });
-  const { crawlSite } = createSiteActivities({ config, db, storage: Storage.fromConfig(config), search, logger: createLogger('silent'), http, workerId: 'mock' });
+  const { crawlSite } = createSiteActivities({
+    config,
+    db,
+    storage: Storage.fromConfig(config),
+    search,
+    logger: createLogger('silent'),
+    http,
+    workerId: 'mock',
+  });
   const env = new MockActivityEnvironment();
   const beats: { pagesCrawled: number }[] = [];
   env.on('heartbeat', (d: { pagesCrawled: number }) => beats.push(d));
-  const running = env.run(crawlSite, { jobId: '00000000-0000-0000-0000-000000000000', clientId: 'cli_mock', payload: { url: `${site.baseUrl}/p/0`, max_pages: 100 } });
+  const running = env.run(crawlSite, {
+    jobId: '00000000-0000-0000-0000-000000000000',
+    clientId: 'cli_mock',
+    payload: { url: `${site.baseUrl}/p/0`, max_pages: 100 },
+  });
   while (beats.filter((b) => b.pagesCrawled >= 5).length === 0) await new Promise((r) => setTimeout(r, 20));
   // A heartbeat for every page: progress 1, 2, 3, ... all seen.
   for (let n = 1; n <= 5; n++) expect(beats.some((b) => b.pagesCrawled === n)).toBe(true);
@@ -58,7 +70,16 @@ test('the time limit ends the crawl with what it has, and says so in errors', as
   const source = new HttpPageSource(http, { userAgent: UA, pageTimeoutMs: 5000, maxPageBytes: 1 << 20 });
   const outcome = await crawl(
     source,
-    { url: `${site.baseUrl}/p/0`, maxPages: 100, extractTeam: true, compendium: { enabled: true, cleanupLevel: 'fit' }, includePaths: [], excludePaths: [], respectRobots: true, timeLimitMs: 1500 },
+    {
+      url: `${site.baseUrl}/p/0`,
+      maxPages: 100,
+      extractTeam: true,
+      compendium: { enabled: true, cleanupLevel: 'fit' },
+      includePaths: [],
+      excludePaths: [],
+      respectRobots: true,
+      timeLimitMs: 1500,
+    },
     { userAgent: UA, concurrency: 2, delayMs: 0 },
     { signal: new AbortController().signal },
   );
@@ -66,6 +87,9 @@ test('the time limit ends the crawl with what it has, and says so in errors', as
   // at 2 at a time), with the note the crawl writes only when its time-limit signal fired.
   expect(outcome.data.pages_crawled).toBeGreaterThan(3);
   expect(outcome.data.pages_crawled).toBeLessThan(100);
-  expect(outcome.data.errors.at(-1)).toEqual({ url: null, error: `crawl time limit of 2 s reached after ${outcome.data.pages_crawled} pages` });
+  expect(outcome.data.errors.at(-1)).toEqual({
+    url: null,
+    error: `crawl time limit of 2 s reached after ${outcome.data.pages_crawled} pages`,
+  });
   expect(outcome.compendium).toContain('# Page 0');
 });

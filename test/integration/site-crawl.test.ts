@@ -12,7 +12,13 @@ const UA = 'leadjobs-crawler/1.0 (+https://github.com/leadjobs/leadjobs)';
 // The page timeout is short so that the page that never answers fails quickly, but not so short that
 // a Chromium render (render_js) misses it on a CI machine running the whole suite: 3 s did once.
 const PAGE_TIMEOUT_MS = 8000;
-const workerEnv = { ...ownQueues('site'), USER_URL_ALLOW_HOSTS: '127.0.0.1', SITE_DELAY_MS: '0', SITE_PAGE_TIMEOUT_MS: String(PAGE_TIMEOUT_MS), SITE_USER_AGENT: UA };
+const workerEnv = {
+  ...ownQueues('site'),
+  USER_URL_ALLOW_HOSTS: '127.0.0.1',
+  SITE_DELAY_MS: '0',
+  SITE_PAGE_TIMEOUT_MS: String(PAGE_TIMEOUT_MS),
+  SITE_USER_AGENT: UA,
+};
 let api: TestApi;
 let worker: TestWorker;
 let c: Caller;
@@ -37,7 +43,12 @@ async function submit(payload: Record<string, unknown>): Promise<string> {
 }
 
 async function results(jobId: string, status = 'completed', timeoutMs = 60000): Promise<Record<string, unknown>> {
-  const done = await waitForStatus(c, jobId, [status, ...['completed', 'failed', 'cancelled'].filter((s) => s !== status)], timeoutMs);
+  const done = await waitForStatus(
+    c,
+    jobId,
+    [status, ...['completed', 'failed', 'cancelled'].filter((s) => s !== status)],
+    timeoutMs,
+  );
   if (done.status !== status) throw new Error(`job ended ${String(done.status)}: ${String(done.error_message)}`);
   return c.json(await c.get(`/api/v1/jobs/${jobId}/results`));
 }
@@ -46,14 +57,23 @@ describe('crawlSite against a company website', () => {
   let envelope: Record<string, unknown>;
   let data: Record<string, unknown>;
   beforeAll(async () => {
-    const jobId = await submit({ url: `${site.baseUrl}/`, max_pages: 20, compendium: { enabled: true, cleanup_level: 'fit' } });
+    const jobId = await submit({
+      url: `${site.baseUrl}/`,
+      max_pages: 20,
+      compendium: { enabled: true, cleanup_level: 'fit' },
+    });
     envelope = await results(jobId);
     data = envelope.data as Record<string, unknown>;
   });
   const base = () => site.baseUrl;
 
   test('every page once: robots.txt, sitemap and links followed; disallowed, duplicate and non-page URLs not fetched', async () => {
-    expect(envelope).toMatchObject({ success: true, status: 'completed', worker_id: 'site-test-worker', error_message: null });
+    expect(envelope).toMatchObject({
+      success: true,
+      status: 'completed',
+      worker_id: 'site-test-worker',
+      error_message: null,
+    });
     expect(data.url).toBe(`${base()}/`);
     expect(data.final_url).toBe(`${base()}/`);
     expect(data.pages_crawled).toBe(8);
@@ -66,7 +86,13 @@ describe('crawlSite against a company website', () => {
       { url: `${base()}/contact`, final_url: `${base()}/contact`, status: 200, title: 'Contact | Acme Widgets' },
       { url: `${base()}/impressum`, final_url: `${base()}/impressum`, status: 200, title: 'Impressum | Acme Widgets' },
       { url: `${base()}/js-only`, final_url: `${base()}/js-only`, status: 200, title: 'Careers | Acme Widgets' },
-      { url: `${base()}/news`, final_url: `${base()}/blog/widget-news`, status: 200, title: 'News | Acme Widgets', redirect_chain: [`${base()}/news`, `${base()}/blog/widget-news`] },
+      {
+        url: `${base()}/news`,
+        final_url: `${base()}/blog/widget-news`,
+        status: 200,
+        title: 'News | Acme Widgets',
+        redirect_chain: [`${base()}/news`, `${base()}/blog/widget-news`],
+      },
       { url: `${base()}/services`, final_url: `${base()}/services`, status: 200, title: 'Services | Acme Widgets' },
       { url: `${base()}/team`, final_url: `${base()}/team`, status: 200, title: 'Our team | Acme Widgets' },
     ]);
@@ -83,15 +109,30 @@ describe('crawlSite against a company website', () => {
     const errors = data.errors as { url: string | null; error: string }[];
     expect(errors).toEqual(
       expect.arrayContaining([
-        { url: `${base()}/private/secret`, error: `not fetched: robots.txt of ${base()} disallows it for leadjobs-crawler` },
-        { url: `${base()}/private/hidden-page`, error: `not fetched: robots.txt of ${base()} disallows it for leadjobs-crawler` },
-        { url: `${base()}/go-private`, error: `redirect from ${base()}/go-private to http://169.254.169.254/latest/meta-data/ not followed: it leads off the site` },
+        {
+          url: `${base()}/private/secret`,
+          error: `not fetched: robots.txt of ${base()} disallows it for leadjobs-crawler`,
+        },
+        {
+          url: `${base()}/private/hidden-page`,
+          error: `not fetched: robots.txt of ${base()} disallows it for leadjobs-crawler`,
+        },
+        {
+          url: `${base()}/go-private`,
+          error: `redirect from ${base()}/go-private to http://169.254.169.254/latest/meta-data/ not followed: it leads off the site`,
+        },
       ]),
     );
   });
 
   test('emails: plain, obfuscated, Cloudflare-protected, mailto and JSON-LD; junk and placeholders dropped', () => {
-    expect(data.emails).toEqual(['support@acme-widgets.co.uk', 'press@acme-widgets.co.uk', 'sales@acme-widgets.co.uk', 'ada@acme-widgets.co.uk', 'grace@acme-widgets.co.uk']);
+    expect(data.emails).toEqual([
+      'support@acme-widgets.co.uk',
+      'press@acme-widgets.co.uk',
+      'sales@acme-widgets.co.uk',
+      'ada@acme-widgets.co.uk',
+      'grace@acme-widgets.co.uk',
+    ]);
   });
 
   test('phones in British, German and US formats, read in the site region (GB)', () => {
@@ -99,7 +140,13 @@ describe('crawlSite against a company website', () => {
       { raw: '0161 496 0123', e164: '+441614960123', national: '0161 496 0123', type: 'FIXED_LINE', valid: true },
       { raw: '08081570192', e164: '+448081570192', national: '0808 157 0192', type: 'TOLL_FREE', valid: true },
       { raw: '+49 30 901820', e164: '+4930901820', national: '030 901820', type: 'FIXED_LINE', valid: true },
-      { raw: '+1 (415) 555-2671', e164: '+14155552671', national: '(415) 555-2671', type: 'FIXED_LINE_OR_MOBILE', valid: true },
+      {
+        raw: '+1 (415) 555-2671',
+        e164: '+14155552671',
+        national: '(415) 555-2671',
+        type: 'FIXED_LINE_OR_MOBILE',
+        valid: true,
+      },
     ]);
   });
 
@@ -132,9 +179,27 @@ describe('crawlSite against a company website', () => {
 
   test('team members from JSON-LD Person and the team page cards, merged by name', () => {
     expect(data.team_members).toEqual([
-      { name: 'Ada Lovelace', position: 'Chief Technology Officer', email: 'ada@acme-widgets.co.uk', proflink_url: 'https://www.linkedin.com/in/ada-lovelace', photo_url: `${base()}/img/ada.jpg` },
-      { name: 'Grace Hopper', position: 'Head of Engineering', email: 'grace@acme-widgets.co.uk', proflink_url: 'https://www.linkedin.com/in/grace-hopper', photo_url: `${base()}/img/grace.jpg` },
-      { name: 'Alan Turing', position: 'Research Lead', email: null, proflink_url: null, photo_url: `${base()}/img/alan.jpg` },
+      {
+        name: 'Ada Lovelace',
+        position: 'Chief Technology Officer',
+        email: 'ada@acme-widgets.co.uk',
+        proflink_url: 'https://www.linkedin.com/in/ada-lovelace',
+        photo_url: `${base()}/img/ada.jpg`,
+      },
+      {
+        name: 'Grace Hopper',
+        position: 'Head of Engineering',
+        email: 'grace@acme-widgets.co.uk',
+        proflink_url: 'https://www.linkedin.com/in/grace-hopper',
+        photo_url: `${base()}/img/grace.jpg`,
+      },
+      {
+        name: 'Alan Turing',
+        position: 'Research Lead',
+        email: null,
+        proflink_url: null,
+        photo_url: `${base()}/img/alan.jpg`,
+      },
     ]);
   });
 
@@ -145,7 +210,9 @@ describe('crawlSite against a company website', () => {
       available: true,
       chars: expect.any(Number),
       cleanup_level: 'fit',
-      storage_location: expect.stringMatching(new RegExp(`^s3://[a-z0-9-]+/compendium/${hash}/127\\.0\\.0\\.1-compendium\\.md$`)),
+      storage_location: expect.stringMatching(
+        new RegExp(`^s3://[a-z0-9-]+/compendium/${hash}/127\\.0\\.0\\.1-compendium\\.md$`),
+      ),
       download_url: expect.stringMatching(new RegExp(`/compendium/${hash}/127\\.0\\.0\\.1-compendium\\.md$`)),
       filename: '127.0.0.1-compendium.md',
       size_bytes: expect.any(Number),
@@ -162,33 +229,60 @@ describe('crawlSite against a company website', () => {
     expect(markdown.length).toBe(comp.chars);
 
     expect(markdown.startsWith('# Acme Widgets Ltd: website compendium')).toBe(true);
-    for (const title of ['Acme Widgets Ltd | Precision widgets', 'Contact | Acme Widgets', 'Our team | Acme Widgets', 'Services | Acme Widgets']) expect(markdown).toContain(`## ${title}`);
+    for (const title of [
+      'Acme Widgets Ltd | Precision widgets',
+      'Contact | Acme Widgets',
+      'Our team | Acme Widgets',
+      'Services | Acme Widgets',
+    ])
+      expect(markdown).toContain(`## ${title}`);
     expect(markdown).toContain('Four generations of widget makers in Manchester.');
     expect(markdown).toContain('Geschäftsführer: Jürgen Müller'); // Latin-1 page decoded
     expect(markdown).toContain('### Grace Hopper');
     // fit: navigation, cookie banner and footer are gone.
-    for (const boilerplate of ['Staff only', 'We use cookies', 'registered in England and Wales', 'Share on Facebook']) expect(markdown).not.toContain(boilerplate);
+    for (const boilerplate of ['Staff only', 'We use cookies', 'registered in England and Wales', 'Share on Facebook'])
+      expect(markdown).not.toContain(boilerplate);
   });
 
   test('raw keeps the whole page; the same crawl again stores the same object (key from the content hash)', async () => {
-    const raw = await results(await submit({ url: `${site.baseUrl}/`, max_pages: 20, compendium: { enabled: true, cleanup_level: 'raw' } }));
+    const raw = await results(
+      await submit({ url: `${site.baseUrl}/`, max_pages: 20, compendium: { enabled: true, cleanup_level: 'raw' } }),
+    );
     const comp = (raw.data as Record<string, Record<string, unknown>>).compendium as Record<string, unknown>;
     expect(comp.cleanup_level).toBe('raw');
     const markdown = await (await fetch(String(comp.download_url))).text();
     expect(markdown).toContain('registered in England and Wales');
     expect(markdown).toContain('We use cookies');
-    const again = await results(await submit({ url: `${site.baseUrl}/`, max_pages: 20, compendium: { enabled: true, cleanup_level: 'raw' }, exclude_paths: ['/nothing'] }));
+    const again = await results(
+      await submit({
+        url: `${site.baseUrl}/`,
+        max_pages: 20,
+        compendium: { enabled: true, cleanup_level: 'raw' },
+        exclude_paths: ['/nothing'],
+      }),
+    );
     expect((again.data as Record<string, Record<string, unknown>>).compendium).toEqual(comp);
   });
 });
 
 describe('crawlSite options', () => {
   test('max_pages, include/exclude globs and no compendium', async () => {
-    const r = await results(await submit({ url: `${site.baseUrl}/`, max_pages: 3, include_paths: ['/contact', '/team', '/about'], extract_team: false }));
+    const r = await results(
+      await submit({
+        url: `${site.baseUrl}/`,
+        max_pages: 3,
+        include_paths: ['/contact', '/team', '/about'],
+        extract_team: false,
+      }),
+    );
     const data = r.data as Record<string, unknown>;
     expect(data.pages_crawled).toBe(3);
     // Contact-like pages first, in link order: /about/ and /team (/contact is the fourth).
-    expect((data.pages as { url: string }[]).map((p) => p.url)).toEqual([`${site.baseUrl}/`, `${site.baseUrl}/about/`, `${site.baseUrl}/team`]);
+    expect((data.pages as { url: string }[]).map((p) => p.url)).toEqual([
+      `${site.baseUrl}/`,
+      `${site.baseUrl}/about/`,
+      `${site.baseUrl}/team`,
+    ]);
     expect(data.team_members).toEqual([]);
     expect(data).not.toHaveProperty('compendium');
   });
@@ -203,32 +297,54 @@ describe('crawlSite options', () => {
     expect(data.team_members).toEqual([]);
     expect(data.emails).not.toContain('ada@acme-widgets.co.uk');
     expect(data.emails).not.toContain('grace@acme-widgets.co.uk');
-    expect(data.errors).toContainEqual({ url: `${base}/old-crew`, error: `redirect from ${base}/crew-2019 to ${base}/team not followed: its path matches exclude_paths "/team"` });
+    expect(data.errors).toContainEqual({
+      url: `${base}/old-crew`,
+      error: `redirect from ${base}/crew-2019 to ${base}/team not followed: its path matches exclude_paths "/team"`,
+    });
     expect(site.count('/team')).toBe(teamRequests);
 
-    const included = await results(await submit({ url: `${base}/`, max_pages: 20, include_paths: ['/old-crew', '/crew-2019'] }));
+    const included = await results(
+      await submit({ url: `${base}/`, max_pages: 20, include_paths: ['/old-crew', '/crew-2019'] }),
+    );
     const inc = included.data as Record<string, unknown>;
     expect((inc.pages as { url: string }[]).map((p) => p.url)).toEqual([`${base}/`]);
     expect(inc.team_members).toEqual([]);
-    expect(inc.errors).toContainEqual({ url: `${base}/old-crew`, error: `redirect from ${base}/crew-2019 to ${base}/team not followed: its path matches none of include_paths` });
+    expect(inc.errors).toContainEqual({
+      url: `${base}/old-crew`,
+      error: `redirect from ${base}/crew-2019 to ${base}/team not followed: its path matches none of include_paths`,
+    });
     expect(site.count('/team')).toBe(teamRequests);
   });
 
   test('render_js: a page that Chromium ends up on is checked against exclude_paths and include_paths', async () => {
     const base = site.baseUrl;
     // /history links /crew-js, whose script moves the browser on to /team.
-    const excluded = await results(await submit({ url: `${base}/history`, max_pages: 5, render_js: true, include_paths: ['/crew-js'], exclude_paths: ['/team'] }));
+    const excluded = await results(
+      await submit({
+        url: `${base}/history`,
+        max_pages: 5,
+        render_js: true,
+        include_paths: ['/crew-js'],
+        exclude_paths: ['/team'],
+      }),
+    );
     const data = excluded.data as Record<string, unknown>;
     expect((data.pages as { url: string }[]).map((p) => p.url)).toEqual([`${base}/history`]);
     expect(data.team_members).toEqual([]);
     expect(data.emails).toEqual([]);
-    expect(data.errors).toEqual([{ url: `${base}/crew-js`, error: `redirect to ${base}/team not used: its path matches exclude_paths "/team"` }]);
+    expect(data.errors).toEqual([
+      { url: `${base}/crew-js`, error: `redirect to ${base}/team not used: its path matches exclude_paths "/team"` },
+    ]);
 
-    const included = await results(await submit({ url: `${base}/history`, max_pages: 5, render_js: true, include_paths: ['/crew-js'] }));
+    const included = await results(
+      await submit({ url: `${base}/history`, max_pages: 5, render_js: true, include_paths: ['/crew-js'] }),
+    );
     const inc = included.data as Record<string, unknown>;
     expect((inc.pages as { url: string }[]).map((p) => p.url)).toEqual([`${base}/history`]);
     expect(inc.team_members).toEqual([]);
-    expect(inc.errors).toEqual([{ url: `${base}/crew-js`, error: `redirect to ${base}/team not used: its path matches none of include_paths` }]);
+    expect(inc.errors).toEqual([
+      { url: `${base}/crew-js`, error: `redirect to ${base}/team not used: its path matches none of include_paths` },
+    ]);
   });
 
   test('render_js: pages reached through HTTP redirects are rendered, with their chain; a hop the filters leave out is refused', async () => {
@@ -237,15 +353,26 @@ describe('crawlSite options', () => {
     const r = await results(await submit({ url: `${base}/old-crew`, max_pages: 1, render_js: true }));
     const data = r.data as Record<string, unknown>;
     expect(data.final_url).toBe(`${base}/team`);
-    expect(data.pages).toEqual([expect.objectContaining({ url: `${base}/old-crew`, final_url: `${base}/team`, redirect_chain: [`${base}/old-crew`, `${base}/crew-2019`, `${base}/team`] })]);
+    expect(data.pages).toEqual([
+      expect.objectContaining({
+        url: `${base}/old-crew`,
+        final_url: `${base}/team`,
+        redirect_chain: [`${base}/old-crew`, `${base}/crew-2019`, `${base}/team`],
+      }),
+    ]);
     expect((data.team_members as { name: string }[]).map((m) => m.name)).toContain('Ada Lovelace');
     expect(data.errors).toEqual([]);
 
     // A frontier page's hop into an excluded path is refused before it is requested, as without render_js.
     const teamRequests = site.count('/team');
-    const excluded = await results(await submit({ url: `${base}/`, max_pages: 20, render_js: true, exclude_paths: ['/team'] }));
+    const excluded = await results(
+      await submit({ url: `${base}/`, max_pages: 20, render_js: true, exclude_paths: ['/team'] }),
+    );
     const ex = excluded.data as Record<string, unknown>;
-    expect(ex.errors).toContainEqual({ url: `${base}/old-crew`, error: `redirect from ${base}/crew-2019 to ${base}/team not followed: its path matches exclude_paths "/team"` });
+    expect(ex.errors).toContainEqual({
+      url: `${base}/old-crew`,
+      error: `redirect from ${base}/crew-2019 to ${base}/team not followed: its path matches exclude_paths "/team"`,
+    });
     expect(ex.team_members).toEqual([]);
     expect(site.count('/team')).toBe(teamRequests);
   });
@@ -265,7 +392,9 @@ describe('crawlSite options', () => {
       expect((plain.data as Record<string, unknown>).emails).toEqual([]);
 
       const before = site.count('/api/careers.json');
-      const rendered = await results(await submit({ url, max_pages: 1, render_js: true, compendium: { enabled: true, cleanup_level: 'raw' } }));
+      const rendered = await results(
+        await submit({ url, max_pages: 1, render_js: true, compendium: { enabled: true, cleanup_level: 'raw' } }),
+      );
       const data = rendered.data as Record<string, unknown>;
       expect(data.emails).toEqual(['jobs@acme-widgets.co.uk']);
       expect((data.phones as { e164: string }[]).map((p) => p.e164)).toEqual(['+441614960999']);
@@ -294,14 +423,21 @@ describe('crawlSite against a hostile robots.txt', () => {
       const data = r.data as Record<string, unknown>;
       const errors = data.errors as { url: string | null; error: string }[];
       expect(errors.filter((e) => e.url === null)).toEqual([]);
-      for (const path of LONG_PATHS) expect(data.pages).toContainEqual(expect.objectContaining({ url: `${base}${path}`, status: 200 }));
+      for (const path of LONG_PATHS)
+        expect(data.pages).toContainEqual(expect.objectContaining({ url: `${base}${path}`, status: 200 }));
       expect(hostile.count('/private/hidden-page') + hostile.count('/private/secret')).toBe(0);
-      expect(errors).toContainEqual({ url: `${base}/private/hidden-page`, error: `not fetched: robots.txt of ${base} disallows it for leadjobs-crawler` });
+      expect(errors).toContainEqual({
+        url: `${base}/private/hidden-page`,
+        error: `not fetched: robots.txt of ${base} disallows it for leadjobs-crawler`,
+      });
 
       // Longer than 2,048 characters: a link is left out without a note (as off-site links are), a redirect there is refused and listed.
       expect(hostile.count(TOO_LONG_PATH)).toBe(0);
       expect(errors.filter((e) => e.url === `${base}${TOO_LONG_PATH}`)).toEqual([]);
-      expect(errors).toContainEqual({ url: `${base}/long-redirect`, error: `redirect from ${base}/long-redirect to ${base}${TOO_LONG_PATH} not followed: its URL is longer than 2,048 characters` });
+      expect(errors).toContainEqual({
+        url: `${base}/long-redirect`,
+        error: `redirect from ${base}/long-redirect to ${base}${TOO_LONG_PATH} not followed: its URL is longer than 2,048 characters`,
+      });
     } finally {
       await hostile.close();
     }
@@ -316,17 +452,29 @@ describe('crawlSite failures', () => {
   };
 
   test('robots.txt disallowing the start page, an HTTP error, a page that never answers', async () => {
-    expect(await failed({ url: `${site.baseUrl}/private/secret` })).toBe(`${site.baseUrl}/private/secret may not be crawled: robots.txt of ${site.baseUrl} disallows it for leadjobs-crawler`);
+    expect(await failed({ url: `${site.baseUrl}/private/secret` })).toBe(
+      `${site.baseUrl}/private/secret may not be crawled: robots.txt of ${site.baseUrl} disallows it for leadjobs-crawler`,
+    );
     expect(site.count('/private/secret')).toBe(0);
-    expect(await failed({ url: `${site.baseUrl}/nope` })).toBe(`${site.baseUrl}/nope could not be crawled: the site answered HTTP 404`);
-    expect(await failed({ url: `${site.baseUrl}/hang` })).toBe(`${site.baseUrl}/hang could not be crawled: ${site.baseUrl}/hang did not answer within ${PAGE_TIMEOUT_MS} ms`);
+    expect(await failed({ url: `${site.baseUrl}/nope` })).toBe(
+      `${site.baseUrl}/nope could not be crawled: the site answered HTTP 404`,
+    );
+    expect(await failed({ url: `${site.baseUrl}/hang` })).toBe(
+      `${site.baseUrl}/hang could not be crawled: ${site.baseUrl}/hang did not answer within ${PAGE_TIMEOUT_MS} ms`,
+    );
   });
 
   test('unreachable host, DNS failure, TLS error', async () => {
     const closed = await freePort();
-    expect(await failed({ url: `http://127.0.0.1:${closed}/` })).toBe(`http://127.0.0.1:${closed}/ could not be crawled: connection refused by 127.0.0.1:${closed}`);
-    expect(await failed({ url: 'http://no-such-host.invalid/' })).toMatch(/^http:\/\/no-such-host\.invalid\/ could not be crawled: DNS lookup failed for no-such-host\.invalid \((ENOTFOUND|EAI_AGAIN)\)$/);
-    expect(await failed({ url: `https://127.0.0.1:${new URL(site.baseUrl).port}/` })).toMatch(/could not be crawled: TLS error: .+ for https:\/\/127\.0\.0\.1:\d+\/robots\.txt$/);
+    expect(await failed({ url: `http://127.0.0.1:${closed}/` })).toBe(
+      `http://127.0.0.1:${closed}/ could not be crawled: connection refused by 127.0.0.1:${closed}`,
+    );
+    expect(await failed({ url: 'http://no-such-host.invalid/' })).toMatch(
+      /^http:\/\/no-such-host\.invalid\/ could not be crawled: DNS lookup failed for no-such-host\.invalid \((ENOTFOUND|EAI_AGAIN)\)$/,
+    );
+    expect(await failed({ url: `https://127.0.0.1:${new URL(site.baseUrl).port}/` })).toMatch(
+      /could not be crawled: TLS error: .+ for https:\/\/127\.0\.0\.1:\d+\/robots\.txt$/,
+    );
   });
 
   test('a start page that redirects to a private address is refused by the SSRF guard', async () => {
@@ -339,11 +487,17 @@ describe('crawlSite failures', () => {
     for (const url of ['not a url', 'ftp://acme.test/', 'javascript:alert(1)']) {
       const res = await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url } });
       expect(res.status).toBe(422);
-      expect(await res.json()).toEqual({ detail: [{ type: 'custom', loc: ['body', 'payload', 'url'], msg: 'url must be a valid http(s) URL' }] });
+      expect(await res.json()).toEqual({
+        detail: [{ type: 'custom', loc: ['body', 'payload', 'url'], msg: 'url must be a valid http(s) URL' }],
+      });
     }
-    const unknown = await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: 'https://acme.test/', max_depth: 3 } });
+    const unknown = await c.post('/api/v1/jobs/crawlSite/submit', {
+      payload: { url: 'https://acme.test/', max_depth: 3 },
+    });
     expect(unknown.status).toBe(422);
-    const tooMany = await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: 'https://acme.test/', max_pages: 101 } });
+    const tooMany = await c.post('/api/v1/jobs/crawlSite/submit', {
+      payload: { url: 'https://acme.test/', max_pages: 101 },
+    });
     expect(tooMany.status).toBe(422);
   });
 });

@@ -39,12 +39,20 @@ async function startSite(options: { robotsTxt?: string; pageDelayMs?: number }):
       res.writeHead(status, { 'content-type': type }).end(body);
     };
     const path = req.url ?? '/';
-    if (path === '/robots.txt') return options.robotsTxt === undefined ? answer(404, 'text/plain', '') : answer(200, 'text/plain', options.robotsTxt);
+    if (path === '/robots.txt')
+      return options.robotsTxt === undefined
+        ? answer(404, 'text/plain', '')
+        : answer(200, 'text/plain', options.robotsTxt);
     if (path === '/sitemap.xml') return answer(404, 'text/plain', '');
     site.pages++;
     const n = Number(/^\/p\/(\d+)$/.exec(path)?.[1] ?? 0);
-    const links = Array.from({ length: 5 }, (_, i) => `<a href="/p/${n * 5 + i + 1}">page ${n * 5 + i + 1}</a>`).join(' ');
-    setTimeout(() => answer(200, 'text/html', `<html><body><h1>Page ${n}</h1>${links}</body></html>`), options.pageDelayMs ?? 0);
+    const links = Array.from({ length: 5 }, (_, i) => `<a href="/p/${n * 5 + i + 1}">page ${n * 5 + i + 1}</a>`).join(
+      ' ',
+    );
+    setTimeout(
+      () => answer(200, 'text/html', `<html><body><h1>Page ${n}</h1>${links}</body></html>`),
+      options.pageDelayMs ?? 0,
+    );
   });
   const listening = await listenLocal(server);
   return Object.assign(site, { baseUrl: listening.baseUrl, close: listening.close });
@@ -55,7 +63,11 @@ async function startSite(options: { robotsTxt?: string; pageDelayMs?: number }):
  * worker's config `env`, through the real HTTP page source, which notes when the crawl hands it each
  * page request (`handedOn`, performance.now() ms).
  */
-async function crawlWith(site: Site, env: Record<string, string>, maxPages: number): Promise<{ pagesCrawled: number; handedOn: number[] }> {
+async function crawlWith(
+  site: Site,
+  env: Record<string, string>,
+  maxPages: number,
+): Promise<{ pagesCrawled: number; handedOn: number[] }> {
   const config = testConfig({ USER_URL_ALLOW_HOSTS: '127.0.0.1', ...env });
   const http = OutboundClient.fromConfig(config);
   const handedOn: number[] = [];
@@ -66,9 +78,17 @@ async function crawlWith(site: Site, env: Record<string, string>, maxPages: numb
     }
   }
   try {
-    const source = new NotingSource(http, { userAgent: config.SITE_USER_AGENT, pageTimeoutMs: config.SITE_PAGE_TIMEOUT_MS, maxPageBytes: config.SITE_MAX_PAGE_BYTES });
+    const source = new NotingSource(http, {
+      userAgent: config.SITE_USER_AGENT,
+      pageTimeoutMs: config.SITE_PAGE_TIMEOUT_MS,
+      maxPageBytes: config.SITE_MAX_PAGE_BYTES,
+    });
     const request = crawlRequest(crawlSitePayload.parse({ url: `${site.baseUrl}/p/0`, max_pages: maxPages }));
-    const settings = { userAgent: config.SITE_USER_AGENT, concurrency: config.SITE_CONCURRENCY_PER_HOST, delayMs: config.SITE_DELAY_MS };
+    const settings = {
+      userAgent: config.SITE_USER_AGENT,
+      concurrency: config.SITE_CONCURRENCY_PER_HOST,
+      delayMs: config.SITE_DELAY_MS,
+    };
     const { data } = await crawl(source, request, settings, { signal: new AbortController().signal });
     return { pagesCrawled: data.pages_crawled, handedOn };
   } finally {

@@ -13,7 +13,11 @@ let site: Website;
 beforeAll(async () => {
   site = await startWebsite();
   api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...ownQueues('site-ssrf') });
-  worker = await startTestWorker({ types: ['crawlSite'], identity: 'site-ssrf-worker', overrides: { ...ownQueues('site-ssrf'), USER_URL_ALLOW_HOSTS: '', SITE_DELAY_MS: '0' } });
+  worker = await startTestWorker({
+    types: ['crawlSite'],
+    identity: 'site-ssrf-worker',
+    overrides: { ...ownQueues('site-ssrf'), USER_URL_ALLOW_HOSTS: '', SITE_DELAY_MS: '0' },
+  });
   c = caller(api, bearer(await api.newClient()));
 });
 afterAll(async () => {
@@ -24,12 +28,25 @@ afterAll(async () => {
 
 /** [activity type, attempts] of each activity the job's workflow ran, in order. */
 async function activityAttempts(jobId: string): Promise<[string | null | undefined, number | null | undefined][]> {
-  const { workflow_id } = (await api.deps.db('jobs').where({ id: jobId }).first('workflow_id')) as { workflow_id: string };
+  const { workflow_id } = (await api.deps.db('jobs').where({ id: jobId }).first('workflow_id')) as {
+    workflow_id: string;
+  };
   const { events } = await api.deps.temporal.client.workflow.getHandle(workflow_id).fetchHistory();
-  const scheduled = new Map((events ?? []).filter((e) => e.activityTaskScheduledEventAttributes).map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes?.activityType?.name]));
+  const scheduled = new Map(
+    (events ?? [])
+      .filter((e) => e.activityTaskScheduledEventAttributes)
+      .map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes?.activityType?.name]),
+  );
   return (events ?? []).flatMap((e) => {
     const run = e.activityTaskStartedEventAttributes;
-    return run ? [[scheduled.get(String(run.scheduledEventId)), run.attempt] as [string | null | undefined, number | null | undefined]] : [];
+    return run
+      ? [
+          [scheduled.get(String(run.scheduledEventId)), run.attempt] as [
+            string | null | undefined,
+            number | null | undefined,
+          ],
+        ]
+      : [];
   });
 }
 
@@ -46,7 +63,9 @@ test.each([
   const done = await waitForStatus(c, job_id, ['failed', 'completed']);
   expect(done.status).toBe('failed');
   // The target is named as the client gave it; what a name resolved to, and its range, are not (issue 38 item 14).
-  expect(String(done.error_message)).toContain(`could not be crawled: the target of ${new URL(url()).href} is not allowed (only public internet hosts can be reached)`);
+  expect(String(done.error_message)).toContain(
+    `could not be crawled: the target of ${new URL(url()).href} is not allowed (only public internet hosts can be reached)`,
+  );
   if (url().includes('localhost')) expect(String(done.error_message)).not.toMatch(/127\.0\.0\.1|::1/);
   expect(String(done.error_message)).not.toMatch(/loopback|private|link-local/);
   // Refused before connecting: no timeouts (the message is the guard's, where an unroutable address

@@ -14,9 +14,15 @@ test('a rendered page that opens an RTCPeerConnection to a STUN server on 127.0.
     pc.createDataChannel('probe');
     pc.createOffer().then((offer) => pc.setLocalDescription(offer)).then(() => { document.title = 'offered'; });
   </script>`;
-  const web = await listenLocal(createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html)));
+  const web = await listenLocal(
+    createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html)),
+  );
   const outbound = new OutboundClient({ allowHosts: ['127.0.0.1'], userAgent: 'test' });
-  const source = new BrowserPageSource(outbound, process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', { userAgent: 'test', pageTimeoutMs: 9000, maxPageBytes: 100_000 });
+  const source = new BrowserPageSource(outbound, process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', {
+    userAgent: 'test',
+    pageTimeoutMs: 9000,
+    maxPageBytes: 100_000,
+  });
   try {
     const page = await source.fetchPage(`${web.baseUrl}/`, new AbortController().signal);
     // The page did gather ICE candidates (its offer is set), for 3 s of network idle wait.

@@ -4,7 +4,9 @@ import { testConfig } from '../support/api';
 
 const config = testConfig();
 let search: SearchClient;
-beforeAll(() => { search = createSearchClient(config); });
+beforeAll(() => {
+  search = createSearchClient(config);
+});
 afterAll(() => search.close());
 
 describe('MinIO object storage', () => {
@@ -30,7 +32,10 @@ describe('MinIO object storage', () => {
   });
 
   test('removing an object that is not there succeeds, even in a bucket never created (a job cancelled before it stored anything)', async () => {
-    const fresh = Storage.fromConfig({ ...config, MINIO_BUCKET_PREFIX: `${config.MINIO_BUCKET_PREFIX}-nb${Date.now().toString(36)}` });
+    const fresh = Storage.fromConfig({
+      ...config,
+      MINIO_BUCKET_PREFIX: `${config.MINIO_BUCKET_PREFIX}-nb${Date.now().toString(36)}`,
+    });
     await expect(fresh.remove(fresh.resultsBucket, 'jobs/never/result.json')).resolves.toBeUndefined();
     const stored = await storage.putPrivate('jobs/gone/result.json', '{}', 'application/json');
     await storage.remove(stored.bucket, stored.key);
@@ -45,15 +50,26 @@ describe('Elasticsearch', () => {
     await search.indices.create({
       index,
       settings: { number_of_shards: 1, number_of_replicas: 0 },
-      mappings: { properties: { name: { type: 'text' }, category: { type: 'keyword' }, rating: { type: 'float' }, client_id: { type: 'keyword' } } },
+      mappings: {
+        properties: {
+          name: { type: 'text' },
+          category: { type: 'keyword' },
+          rating: { type: 'float' },
+          client_id: { type: 'keyword' },
+        },
+      },
     });
     await search.bulk({
       refresh: true,
       operations: [
-        { index: { _index: index, _id: '1' } }, { name: 'Leeds Artisan Bakery', category: 'bakery', rating: 4.5, client_id: 'a' },
-        { index: { _index: index, _id: '2' } }, { name: 'Bakery on the Corner', category: 'bakery', rating: 3.5, client_id: 'a' },
-        { index: { _index: index, _id: '3' } }, { name: 'Corner Cafe', category: 'cafe', rating: 4.0, client_id: 'a' },
-        { index: { _index: index, _id: '4' } }, { name: 'Other Tenant Bakery', category: 'bakery', rating: 5.0, client_id: 'b' },
+        { index: { _index: index, _id: '1' } },
+        { name: 'Leeds Artisan Bakery', category: 'bakery', rating: 4.5, client_id: 'a' },
+        { index: { _index: index, _id: '2' } },
+        { name: 'Bakery on the Corner', category: 'bakery', rating: 3.5, client_id: 'a' },
+        { index: { _index: index, _id: '3' } },
+        { name: 'Corner Cafe', category: 'cafe', rating: 4.0, client_id: 'a' },
+        { index: { _index: index, _id: '4' } },
+        { name: 'Other Tenant Bakery', category: 'bakery', rating: 5.0, client_id: 'b' },
       ],
     });
     const res = await search.search({

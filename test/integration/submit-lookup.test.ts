@@ -30,7 +30,17 @@ afterAll(async () => {
 
 const job = (clientId: string, i: number): NewJob => {
   const id = randomUUID();
-  return { id, clientId, type: 'crawlSite', priority: 5, payload: { url: `https://site${i}.test/` }, payloadHash: `hash-${i}-${id}`, campaignId: null, workflowId: `job/${id}`, taskQueue: 'q' };
+  return {
+    id,
+    clientId,
+    type: 'crawlSite',
+    priority: 5,
+    payload: { url: `https://site${i}.test/` },
+    payloadHash: `hash-${i}-${id}`,
+    campaignId: null,
+    workflowId: `job/${id}`,
+    taskQueue: 'q',
+  };
 };
 
 /** Inserts `n` queued jobs of the client in one statement (as if submitted over the last hours). */
@@ -55,9 +65,13 @@ interface PlanNode {
 
 /** The rows every scan of `jobs` in the plan read: returned plus filtered out, over all its loops. */
 function jobsRowsRead(node: PlanNode): number {
-  const own = node['Relation Name'] === 'jobs' && /Scan/.test(node['Node Type'])
-    ? ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) * (node['Actual Loops'] ?? 1)
-    : 0;
+  const own =
+    node['Relation Name'] === 'jobs' && /Scan/.test(node['Node Type'])
+      ? ((node['Actual Rows'] ?? 0) +
+          (node['Rows Removed by Filter'] ?? 0) +
+          (node['Rows Removed by Index Recheck'] ?? 0)) *
+        (node['Actual Loops'] ?? 1)
+      : 0;
   return own + (node.Plans ?? []).reduce((sum, child) => sum + jobsRowsRead(child), 0);
 }
 
@@ -72,7 +86,8 @@ test(`a submission of a client with ${JOBS} jobs in the window reads a handful o
   await backfill(busy.client_id, JOBS);
   // Past the five custom plans after which Postgres may keep a generic one for the connection.
   const submitted = Array.from({ length: 8 }, (_, i) => job(busy.client_id, i));
-  for (const j of submitted) expect((await repo.submit(j, { dedupeWindowMs: 86_400_000 }, async () => undefined)).kind).toBe('created');
+  for (const j of submitted)
+    expect((await repo.submit(j, { dedupeWindowMs: 86_400_000 }, async () => undefined)).kind).toBe('created');
 
   // The submission's own prepared statement on the same connection, explained and rolled back.
   const next = job(busy.client_id, 99);
@@ -82,7 +97,10 @@ test(`a submission of a client with ${JOBS} jobs in the window reads a handful o
     .transaction(async (trx) => {
       // EXPLAIN EXECUTE takes no bind parameters: the values go in as literals.
       const { rows } = (await trx.raw(
-        inline(`explain (analyze, format json) execute leadjobs_submit_job(null, 'q', $1, 'crawlSite', $2, now() - interval '1 day', $3, $1, 'crawlSite', 5, '{}', $2, null, $4, 'q', $3)`, [busy.client_id, next.payloadHash, next.id, next.workflowId]),
+        inline(
+          `explain (analyze, format json) execute leadjobs_submit_job(null, 'q', $1, 'crawlSite', $2, now() - interval '1 day', $3, $1, 'crawlSite', 5, '{}', $2, null, $4, 'q', $3)`,
+          [busy.client_id, next.payloadHash, next.id, next.workflowId],
+        ),
       )) as { rows: { 'QUERY PLAN': { Plan: PlanNode }[] }[] };
       plan = rows[0]?.['QUERY PLAN'][0]?.Plan;
       throw rollBack;
@@ -94,6 +112,10 @@ test(`a submission of a client with ${JOBS} jobs in the window reads a handful o
   expect(jobsRowsRead(plan as PlanNode)).toBeLessThanOrEqual(2);
   // And the same payload again within the window still finds its job.
   const first = submitted[0] as NewJob;
-  const again = await repo.submit({ ...job(busy.client_id, 0), payloadHash: first.payloadHash }, { dedupeWindowMs: 86_400_000 }, async () => undefined);
+  const again = await repo.submit(
+    { ...job(busy.client_id, 0), payloadHash: first.payloadHash },
+    { dedupeWindowMs: 86_400_000 },
+    async () => undefined,
+  );
   expect(again).toMatchObject({ kind: 'cached', job: { id: first.id } });
 }, 60_000);

@@ -10,7 +10,12 @@
 import { execFileSync } from 'node:child_process';
 import { connect as tcpConnect } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createSecureServer, type Http2SecureServer, type ServerHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
+import {
+  createSecureServer,
+  type Http2SecureServer,
+  type ServerHttp2Stream,
+  type IncomingHttpHeaders,
+} from 'node:http2';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
@@ -22,7 +27,12 @@ import { caller, waitForStatus } from '../support/jobs';
 import { startTestWorker } from '../support/worker';
 import { startWebsite } from '../stand-ins/website';
 
-interface Seen { path: string; authorization?: string; servername?: string; clientCN?: string }
+interface Seen {
+  path: string;
+  authorization?: string;
+  servername?: string;
+  clientCN?: string;
+}
 
 let dir: string;
 let server: Http2SecureServer;
@@ -36,15 +46,50 @@ function openssl(...args: string[]): void {
 /** A CA, a server certificate for temporal.test and a client certificate, as an operator would have. */
 function makeCertificates(): void {
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=leadjobs test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  openssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=leadjobs test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   for (const [name, cn, ext] of [
-    ['server', 'temporal.test', 'subjectAltName=DNS:temporal.test\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n'],
+    [
+      'server',
+      'temporal.test',
+      'subjectAltName=DNS:temporal.test\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n',
+    ],
     ['client', 'leadjobs-client', 'extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n'],
   ] as const) {
     writeFileSync(path.join(dir, `${name}.ext`), ext);
     openssl('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
-    openssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '2', '-extfile', `${name}.ext`);
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '2',
+      '-extfile',
+      `${name}.ext`,
+    );
   }
 }
 
@@ -75,7 +120,13 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'temporal-tls-wire-'));
   makeCertificates();
   const read = (f: string) => readFileSync(path.join(dir, f));
-  server = createSecureServer({ key: read('server.key'), cert: read('server.pem'), ca: read('ca.pem'), requestCert: true, rejectUnauthorized: true });
+  server = createSecureServer({
+    key: read('server.key'),
+    cert: read('server.pem'),
+    ca: read('ca.pem'),
+    requestCert: true,
+    rejectUnauthorized: true,
+  });
   server.on('stream', answer);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as { port: number }).port;
@@ -84,7 +135,9 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
   rmSync(dir, { recursive: true, force: true });
 });
-beforeEach(() => { seen.length = 0; });
+beforeEach(() => {
+  seen.length = 0;
+});
 
 const tlsEnv = () => ({
   MINIO_ACCESS_KEY: 'k',
@@ -106,14 +159,24 @@ describe('Temporal over TLS', () => {
     } finally {
       await temporal.connection.close();
     }
-    expect(seen).toContainEqual({ path: '/grpc.health.v1.Health/Check', authorization: 'Bearer test-api-key', servername: 'temporal.test', clientCN: 'leadjobs-client' });
+    expect(seen).toContainEqual({
+      path: '/grpc.health.v1.Health/Check',
+      authorization: 'Bearer test-api-key',
+      servername: 'temporal.test',
+      clientCN: 'leadjobs-client',
+    });
   });
 
   test('the worker connection presents the client certificate, the server name and the API key', async () => {
     const connection = await NativeConnection.connect(temporalConnectionOptions(parseConfig(tlsEnv())));
     await connection.close();
     expect(seen.length).toBeGreaterThan(0);
-    for (const call of seen) expect(call).toMatchObject({ authorization: 'Bearer test-api-key', servername: 'temporal.test', clientCN: 'leadjobs-client' });
+    for (const call of seen)
+      expect(call).toMatchObject({
+        authorization: 'Bearer test-api-key',
+        servername: 'temporal.test',
+        clientCN: 'leadjobs-client',
+      });
   });
 
   test('without TLS settings the connection does not reach a TLS frontend', async () => {
@@ -129,7 +192,10 @@ describe('Temporal over TLS', () => {
 });
 
 describe('a job through a TLS-terminating proxy in front of the real Temporal', () => {
-  interface Handshake { servername?: string; clientCN?: string }
+  interface Handshake {
+    servername?: string;
+    clientCN?: string;
+  }
   const handshakes: Handshake[] = [];
   let refused = 0;
   let proxy: TlsServer;
@@ -139,15 +205,33 @@ describe('a job through a TLS-terminating proxy in front of the real Temporal', 
     const read = (f: string) => readFileSync(path.join(dir, f));
     const [host = '127.0.0.1', upstreamPort = '7233'] = (process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233').split(':');
     // TLS ends here; the HTTP/2 (gRPC) bytes go on in the clear to the dev server, which takes HTTP/2 without TLS.
-    proxy = createTlsServer({ key: read('server.key'), cert: read('server.pem'), ca: read('ca.pem'), requestCert: true, rejectUnauthorized: true, ALPNProtocols: ['h2'] }, (socket) => {
-      handshakes.push({ servername: socket.servername || undefined, clientCN: socket.getPeerCertificate().subject?.CN as string | undefined });
-      const upstream = tcpConnect(Number(upstreamPort), host);
-      socket.pipe(upstream).pipe(socket);
-      const close = () => { socket.destroy(); upstream.destroy(); };
-      socket.on('error', close);
-      upstream.on('error', close);
+    proxy = createTlsServer(
+      {
+        key: read('server.key'),
+        cert: read('server.pem'),
+        ca: read('ca.pem'),
+        requestCert: true,
+        rejectUnauthorized: true,
+        ALPNProtocols: ['h2'],
+      },
+      (socket) => {
+        handshakes.push({
+          servername: socket.servername || undefined,
+          clientCN: socket.getPeerCertificate().subject?.CN as string | undefined,
+        });
+        const upstream = tcpConnect(Number(upstreamPort), host);
+        socket.pipe(upstream).pipe(socket);
+        const close = () => {
+          socket.destroy();
+          upstream.destroy();
+        };
+        socket.on('error', close);
+        upstream.on('error', close);
+      },
+    );
+    proxy.on('tlsClientError', () => {
+      refused += 1;
     });
-    proxy.on('tlsClientError', () => { refused += 1; });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     proxyPort = (proxy.address() as { port: number }).port;
   });
@@ -167,13 +251,19 @@ describe('a job through a TLS-terminating proxy in front of the real Temporal', 
   test('the API starts a crawlSite job and a worker runs it to completed, each connected only over TLS with its client certificate', async () => {
     const site = await startWebsite();
     const api = await startTestApi({ RATE_LIMIT_ENABLED: 'false', ...viaProxy() });
-    const worker = await startTestWorker({ types: ['crawlSite'], identity: 'tls-worker', overrides: { ...viaProxy(), USER_URL_ALLOW_HOSTS: '127.0.0.1' } });
+    const worker = await startTestWorker({
+      types: ['crawlSite'],
+      identity: 'tls-worker',
+      overrides: { ...viaProxy(), USER_URL_ALLOW_HOSTS: '127.0.0.1' },
+    });
     try {
       const c = caller(api, bearer(await api.newClient()));
       const res = await c.post('/api/v1/jobs/crawlSite/submit', { payload: { url: `${site.baseUrl}/`, max_pages: 2 } });
       expect(res.status).toBe(201);
       const { job_id } = await c.json<{ job_id: string }>(res);
-      expect(await waitForStatus(c, job_id, ['completed', 'failed', 'cancelled'], 60_000)).toMatchObject({ status: 'completed' });
+      expect(await waitForStatus(c, job_id, ['completed', 'failed', 'cancelled'], 60_000)).toMatchObject({
+        status: 'completed',
+      });
       const results = await c.json<{ data: { pages_crawled: number } }>(await c.get(`/api/v1/jobs/${job_id}/results`));
       expect(results.data.pages_crawled).toBe(2);
     } finally {
@@ -189,7 +279,9 @@ describe('a job through a TLS-terminating proxy in front of the real Temporal', 
   test('the proxy refuses a connection without the client certificate: no job could start through it', async () => {
     const { TEMPORAL_TLS_CERT_PATH: _c, TEMPORAL_TLS_KEY_PATH: _k, ...noCertificate } = viaProxy();
     const before = refused;
-    const temporal = connectTemporalLazy(parseConfig({ ...noCertificate, MINIO_ACCESS_KEY: 'k', MINIO_SECRET_KEY: 's' }));
+    const temporal = connectTemporalLazy(
+      parseConfig({ ...noCertificate, MINIO_ACCESS_KEY: 'k', MINIO_SECRET_KEY: 's' }),
+    );
     try {
       await expect(pingTemporal(temporal, 3000)).rejects.toThrow();
     } finally {

@@ -36,9 +36,20 @@ async function link(c: Client, email: string, list: string): Promise<{ token: st
 
 const db = () => api.deps.db;
 const auditRows = (clientId: string, email: string) =>
-  db()('unsubscribe_audit').where({ client_id: clientId, email }).orderBy('id') as Promise<{ list: string; scope: string; source: string; ip_address: string | null; user_agent: string | null; created_at: Date }[]>;
+  db()('unsubscribe_audit').where({ client_id: clientId, email }).orderBy('id') as Promise<
+    {
+      list: string;
+      scope: string;
+      source: string;
+      ip_address: string | null;
+      user_agent: string | null;
+      created_at: Date;
+    }[]
+  >;
 const prefRows = (clientId: string, email: string) =>
-  db()('unsubscribe_preferences').where({ client_id: clientId, email }).orderBy('list') as Promise<{ list: string; status: string; updated_at: Date }[]>;
+  db()('unsubscribe_preferences').where({ client_id: clientId, email }).orderBy('list') as Promise<
+    { list: string; status: string; updated_at: Date }[]
+  >;
 
 async function open(url: string): Promise<{ page: Page; status: number }> {
   const page = await browser.newPage();
@@ -48,7 +59,10 @@ async function open(url: string): Promise<{ page: Page; status: number }> {
 
 /** Clicks a submit button and waits for the page the POST answers with. */
 async function submit(page: Page, button: string): Promise<number> {
-  const [res] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.getByRole('button', { name: button }).click()]);
+  const [res] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === 'POST'),
+    page.getByRole('button', { name: button }).click(),
+  ]);
   await page.waitForLoadState();
   return res.status();
 }
@@ -62,9 +76,15 @@ describe('unsubscribe links', () => {
     expect(a.url).toBe(`${api.url}/u/${a.token}`);
     const key = unsubscribeSigningKey(api.deps.config);
     expect(key).toBeDefined();
-    expect(verifyUnsubscribeToken(key as Buffer, a.token)).toEqual({ clientId: c.clientId, email: 'alice@example.com', list: 'newsletter' });
+    expect(verifyUnsubscribeToken(key as Buffer, a.token)).toEqual({
+      clientId: c.clientId,
+      email: 'alice@example.com',
+      list: 'newsletter',
+    });
     // The recipient is now known as subscribed to that list.
-    const prefs = await c.json<{ unsubscribed_all: boolean; lists: Record<string, { status: string }> }>(await c.get('/api/v1/unsubscribe/preferences?email=ALICE@example.com'));
+    const prefs = await c.json<{ unsubscribed_all: boolean; lists: Record<string, { status: string }> }>(
+      await c.get('/api/v1/unsubscribe/preferences?email=ALICE@example.com'),
+    );
     expect(prefs.unsubscribed_all).toBe(false);
     expect(prefs.lists).toEqual({ newsletter: { status: 'subscribed', updated_at: expect.any(String) } });
   });
@@ -73,7 +93,9 @@ describe('unsubscribe links', () => {
     const behind = await startTestApi({ RATE_LIMIT_ENABLED: 'false', PUBLIC_BASE_URL: 'https://mail.example.com/' });
     try {
       const c = caller(behind, bearer(await behind.newClient()));
-      const { token, url } = await c.json<{ token: string; url: string }>(await c.post('/api/v1/unsubscribe/links', { email: 'a@example.com', list: 'news' }));
+      const { token, url } = await c.json<{ token: string; url: string }>(
+        await c.post('/api/v1/unsubscribe/links', { email: 'a@example.com', list: 'news' }),
+      );
       expect(url).toBe(`https://mail.example.com/u/${token}`);
     } finally {
       await behind.close();
@@ -82,11 +104,24 @@ describe('unsubscribe links', () => {
 
   test('bad input is a 422; no credential is a 401', async () => {
     const c = await newClient();
-    for (const body of [{ email: 'not-an-address', list: 'news' }, { email: 'a@example.com', list: '*' }, { email: 'a@example.com' }, { email: 'a@example.com', list: 'news', extra: 1 }]) {
+    for (const body of [
+      { email: 'not-an-address', list: 'news' },
+      { email: 'a@example.com', list: '*' },
+      { email: 'a@example.com' },
+      { email: 'a@example.com', list: 'news', extra: 1 },
+    ]) {
       expect((await c.post('/api/v1/unsubscribe/links', body)).status).toBe(422);
     }
     expect((await c.get('/api/v1/unsubscribe/preferences')).status).toBe(422);
-    expect((await fetch(`${api.url}/api/v1/unsubscribe/links`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"a@example.com","list":"x"}' })).status).toBe(401);
+    expect(
+      (
+        await fetch(`${api.url}/api/v1/unsubscribe/links`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"email":"a@example.com","list":"x"}',
+        })
+      ).status,
+    ).toBe(401);
   });
 
   test('without UNSUBSCRIBE_SIGNING_KEY the API answers 503 naming it, and pages say so', async () => {
@@ -131,7 +166,9 @@ describe('unsubscribe pages in Chromium', () => {
     expect(audit[0]?.user_agent).toMatch(/Chrome/);
 
     // The mail side: this address (in any case) is suppressed for that list only.
-    expect(await repo.suppressed(c.clientId, ['BOB@example.com', 'carol@example.com'], 'newsletter')).toEqual(['BOB@example.com']);
+    expect(await repo.suppressed(c.clientId, ['BOB@example.com', 'carol@example.com'], 'newsletter')).toEqual([
+      'BOB@example.com',
+    ]);
     expect(await repo.suppressed(c.clientId, ['bob@example.com'], 'offers')).toEqual([]);
     expect(await repo.suppressed(c.clientId, ['bob@example.com'], null)).toEqual([]);
 
@@ -144,16 +181,29 @@ describe('unsubscribe pages in Chromium', () => {
     expect(await auditRows(c.clientId, email)).toHaveLength(2);
     await page.close();
 
-    const prefs = await c.json<{ email: string; unsubscribed_all: boolean; lists: Record<string, { status: string; updated_at: string }>; audit: { scope: string; source: string; user_agent: string }[] }>(
-      await c.get(`/api/v1/unsubscribe/preferences?email=${encodeURIComponent('BOB@example.com')}`),
-    );
-    expect(prefs).toMatchObject({ email, unsubscribed_all: false, lists: { newsletter: { status: 'unsubscribed', updated_at: pref?.updated_at.toISOString() } } });
+    const prefs = await c.json<{
+      email: string;
+      unsubscribed_all: boolean;
+      lists: Record<string, { status: string; updated_at: string }>;
+      audit: { scope: string; source: string; user_agent: string }[];
+    }>(await c.get(`/api/v1/unsubscribe/preferences?email=${encodeURIComponent('BOB@example.com')}`));
+    expect(prefs).toMatchObject({
+      email,
+      unsubscribed_all: false,
+      lists: { newsletter: { status: 'unsubscribed', updated_at: pref?.updated_at.toISOString() } },
+    });
     expect(prefs.audit).toHaveLength(2);
-    expect(prefs.audit[0]).toMatchObject({ scope: 'list', source: 'page', user_agent: expect.stringMatching(/Chrome/) });
+    expect(prefs.audit[0]).toMatchObject({
+      scope: 'list',
+      source: 'page',
+      user_agent: expect.stringMatching(/Chrome/),
+    });
 
     // Another client knows nothing of this recipient.
     const other = await newClient();
-    const theirs = await other.json<{ unsubscribed_all: boolean; lists: object; audit: unknown[] }>(await other.get(`/api/v1/unsubscribe/preferences?email=${email}`));
+    const theirs = await other.json<{ unsubscribed_all: boolean; lists: object; audit: unknown[] }>(
+      await other.get(`/api/v1/unsubscribe/preferences?email=${email}`),
+    );
     expect(theirs).toEqual({ email, unsubscribed_all: false, lists: {}, audit: [] });
     expect(await repo.suppressed(other.clientId, [email], 'newsletter')).toEqual([]);
   });
@@ -167,26 +217,44 @@ describe('unsubscribe pages in Chromium', () => {
     expect(await page.locator('#result').textContent()).toContain('all mailing lists');
     await page.close();
 
-    const prefs = await c.json<{ unsubscribed_all: boolean; lists: Record<string, { status: string }>; audit: { scope: string }[] }>(await c.get(`/api/v1/unsubscribe/preferences?email=${email}`));
+    const prefs = await c.json<{
+      unsubscribed_all: boolean;
+      lists: Record<string, { status: string }>;
+      audit: { scope: string }[];
+    }>(await c.get(`/api/v1/unsubscribe/preferences?email=${email}`));
     expect(prefs.unsubscribed_all).toBe(true);
     expect(prefs.lists.offers?.status).toBe('unsubscribed');
     expect(prefs.audit.map((a) => a.scope)).toEqual(['all']);
     // Any list, and mail with no list at all.
-    expect(await repo.suppressed(c.clientId, ['Dana@Example.com', 'erin@example.com'], 'newsletter')).toEqual(['Dana@Example.com']);
+    expect(await repo.suppressed(c.clientId, ['Dana@Example.com', 'erin@example.com'], 'newsletter')).toEqual([
+      'Dana@Example.com',
+    ]);
     expect(await repo.suppressed(c.clientId, ['dana@example.com'], null)).toEqual(['dana@example.com']);
   });
 
   test('a JSON or YAML body is read as the form is (spec §1.2.5); a body of another type is a 422, not the list alone', async () => {
     const c = await newClient();
-    const prefsOf = async (email: string) => c.json<{ unsubscribed_all: boolean; audit: { scope: string }[] }>(await c.get(`/api/v1/unsubscribe/preferences?email=${email}`));
-    const post = async (token: string, type: string, body: string) => fetch(`${api.url}/u/${token}`, { method: 'POST', headers: { 'content-type': type }, body });
-    for (const [email, type, body] of [['json@example.com', 'application/json', '{"scope":"all"}'], ['yaml@example.com', 'application/yaml', 'scope: all']] as const) {
+    const prefsOf = async (email: string) =>
+      c.json<{ unsubscribed_all: boolean; audit: { scope: string }[] }>(
+        await c.get(`/api/v1/unsubscribe/preferences?email=${email}`),
+      );
+    const post = async (token: string, type: string, body: string) =>
+      fetch(`${api.url}/u/${token}`, { method: 'POST', headers: { 'content-type': type }, body });
+    for (const [email, type, body] of [
+      ['json@example.com', 'application/json', '{"scope":"all"}'],
+      ['yaml@example.com', 'application/yaml', 'scope: all'],
+    ] as const) {
       const { token } = await link(c, email, 'news');
       expect((await post(token, type, body)).status).toBe(200);
       expect(await prefsOf(email)).toMatchObject({ unsubscribed_all: true, audit: [{ scope: 'all' }] });
     }
     const { token } = await link(c, 'odd@example.com', 'news');
-    for (const [type, body] of [['text/plain', 'scope=all'], ['application/json', '["all"]'], ['application/json', '{"scope":'], ['application/json', '{"scope":"everything"}']] as const) {
+    for (const [type, body] of [
+      ['text/plain', 'scope=all'],
+      ['application/json', '["all"]'],
+      ['application/json', '{"scope":'],
+      ['application/json', '{"scope":"everything"}'],
+    ] as const) {
       const res = await post(token, type, body);
       expect([type, body, res.status]).toEqual([type, body, 422]);
       expect(res.headers.get('content-type')).toMatch(/^text\/html/);
@@ -201,12 +269,21 @@ describe('unsubscribe pages in Chromium', () => {
     const [payload, mac] = token.split('.') as [string, string];
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
     const otherList = Buffer.from(JSON.stringify({ ...claims, l: 'offers' })).toString('base64url');
-    for (const bad of [`${otherList}.${mac}`, `${payload}.${mac[0] === 'A' ? 'B' : 'A'}${mac.slice(1)}`, 'nonsense', `${payload}`]) {
+    for (const bad of [
+      `${otherList}.${mac}`,
+      `${payload}.${mac[0] === 'A' ? 'B' : 'A'}${mac.slice(1)}`,
+      'nonsense',
+      `${payload}`,
+    ]) {
       const { page, status } = await open(`${api.url}/u/${bad}`);
       expect(status).toBe(422);
       expect(await page.locator('h1').textContent()).toBe('This unsubscribe link is not valid');
       await page.close();
-      const post = await fetch(`${api.url}/u/${bad}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'scope=all' });
+      const post = await fetch(`${api.url}/u/${bad}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'scope=all',
+      });
       expect(post.status).toBe(422);
       expect(post.headers.get('content-type')).toMatch(/^text\/html/);
     }
@@ -218,7 +295,11 @@ describe('unsubscribe pages in Chromium', () => {
     const c = await newClient();
     // Signed directly: the API would not take this address, but the page must not trust the token's text either.
     const key = unsubscribeSigningKey(api.deps.config) as Buffer;
-    const token = signUnsubscribeToken(key, { clientId: c.clientId, email: '"<img src=x onerror=alert(1)>"@example.com', list: 'news' });
+    const token = signUnsubscribeToken(key, {
+      clientId: c.clientId,
+      email: '"<img src=x onerror=alert(1)>"@example.com',
+      list: 'news',
+    });
     const { page, status } = await open(`${api.url}/u/${token}`);
     expect(status).toBe(200);
     expect(await page.locator('#email').textContent()).toBe('"<img src=x onerror=alert(1)>"@example.com');
@@ -236,14 +317,21 @@ describe('RFC 8058 one-click', () => {
     const c = await newClient();
     const email = 'gina@example.com';
     const { url } = await link(c, email, 'digest');
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'MailProvider/1.0' }, body: 'List-Unsubscribe=One-Click' });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'MailProvider/1.0' },
+      body: 'List-Unsubscribe=One-Click',
+    });
     expect(res.status).toBe(200);
     const form = new FormData();
     form.set('List-Unsubscribe', 'One-Click');
     expect((await fetch(url, { method: 'POST', body: form })).status).toBe(200);
 
     const audit = await auditRows(c.clientId, email);
-    expect(audit.map((a) => [a.source, a.scope])).toEqual([['one_click', 'list'], ['one_click', 'list']]);
+    expect(audit.map((a) => [a.source, a.scope])).toEqual([
+      ['one_click', 'list'],
+      ['one_click', 'list'],
+    ]);
     expect(audit[0]?.user_agent).toBe('MailProvider/1.0');
     expect(await repo.suppressed(c.clientId, [email], 'digest')).toEqual([email]);
     expect(await repo.suppressed(c.clientId, [email], null)).toEqual([]);
@@ -252,14 +340,20 @@ describe('RFC 8058 one-click', () => {
   test('an unknown scope is a 422 and changes nothing', async () => {
     const c = await newClient();
     const { url } = await link(c, 'hal@example.com', 'digest');
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'scope=everyone' });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'scope=everyone',
+    });
     expect(res.status).toBe(422);
     expect(await auditRows(c.clientId, 'hal@example.com')).toEqual([]);
   });
 });
 
 test('the routes are in /openapi.json', async () => {
-  const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>> };
+  const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>;
+  };
   expect(Object.keys(doc.paths['/api/v1/unsubscribe/links'] ?? {})).toEqual(['post']);
   expect(Object.keys(doc.paths['/api/v1/unsubscribe/preferences'] ?? {})).toEqual(['get']);
   expect(Object.keys(doc.paths['/u/{token}'] ?? {}).sort()).toEqual(['get', 'post']);

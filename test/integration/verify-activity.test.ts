@@ -21,7 +21,10 @@ let http: OutboundClient;
 
 beforeAll(async () => {
   smtp = await startSmtpStandIn({ catchAllDomain: 'catchall.test' });
-  dns = await startDnsStandIn({ 'silent.test': { mx: [{ exchange: 'mx.silent.test', priority: 10 }] }, 'mx.silent.test': { a: [smtp.silentAddress] } });
+  dns = await startDnsStandIn({
+    'silent.test': { mx: [{ exchange: 'mx.silent.test', priority: 10 }] },
+    'mx.silent.test': { a: [smtp.silentAddress] },
+  });
   const config = testConfig();
   db = createDb(config);
   search = createSearchClient(config);
@@ -33,13 +36,30 @@ afterAll(async () => {
 });
 
 test('heartbeats every second, holds a silent server to two sessions, and a cancel closes every socket at once', async () => {
-  const config = testConfig({ DNS_SERVERS: dns.server, SMTP_PROBE_PORT: String(smtp.port), USER_URL_ALLOW_HOSTS: '127.0.0.0/8', VERIFY_CONCURRENCY_PER_DOMAIN: '2' });
-  const { crawlVerify } = createVerifyActivities({ config, db, storage: Storage.fromConfig(config), search, logger: createLogger('silent'), http, workerId: 'mock' });
+  const config = testConfig({
+    DNS_SERVERS: dns.server,
+    SMTP_PROBE_PORT: String(smtp.port),
+    USER_URL_ALLOW_HOSTS: '127.0.0.0/8',
+    VERIFY_CONCURRENCY_PER_DOMAIN: '2',
+  });
+  const { crawlVerify } = createVerifyActivities({
+    config,
+    db,
+    storage: Storage.fromConfig(config),
+    search,
+    logger: createLogger('silent'),
+    http,
+    workerId: 'mock',
+  });
   const env = new MockActivityEnvironment();
   const beats: { verified: number; of: number }[] = [];
   env.on('heartbeat', (d: { verified: number; of: number }) => beats.push(d));
   const emails = ['a', 'b', 'c', 'd', 'e'].map((l) => `${l}@silent.test`);
-  const running = env.run(crawlVerify, { jobId: '00000000-0000-0000-0000-000000000000', clientId: 'cli_mock', payload: { emails, timeout_seconds: 60 } });
+  const running = env.run(crawlVerify, {
+    jobId: '00000000-0000-0000-0000-000000000000',
+    clientId: 'cli_mock',
+    payload: { emails, timeout_seconds: 60 },
+  });
   await new Promise((r) => setTimeout(r, 2500));
   // One at the start and one per second since.
   expect(beats.length).toBeGreaterThanOrEqual(3);

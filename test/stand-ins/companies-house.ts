@@ -31,7 +31,13 @@ export interface CompaniesHouseStandIn {
   close(): Promise<void>;
 }
 
-const SHELL_ADDRESS = { premises: 'Shell Centre', address_line_1: 'York Road', locality: 'London', postal_code: 'SE1 7NA', country: 'United Kingdom' };
+const SHELL_ADDRESS = {
+  premises: 'Shell Centre',
+  address_line_1: 'York Road',
+  locality: 'London',
+  postal_code: 'SE1 7NA',
+  country: 'United Kingdom',
+};
 
 /** Company profiles as GET /company/{number} returns them. */
 export const PROFILES: Record<string, Record<string, unknown>> = {
@@ -79,7 +85,13 @@ export const PROFILES: Record<string, Record<string, unknown>> = {
     jurisdiction: 'england-wales',
     date_of_creation: '2015-11-03',
     sic_codes: ['28990'],
-    registered_office_address: { premises: 'Unit 4', address_line_1: 'Mill Lane', locality: 'Leeds', postal_code: 'LS1 4AB', country: 'England' },
+    registered_office_address: {
+      premises: 'Unit 4',
+      address_line_1: 'Mill Lane',
+      locality: 'Leeds',
+      postal_code: 'LS1 4AB',
+      country: 'England',
+    },
     has_insolvency_history: false,
     links: { self: '/company/09876543', officers: '/company/09876543/officers' },
   },
@@ -90,7 +102,12 @@ export const PROFILES: Record<string, Record<string, unknown>> = {
     type: 'llp',
     jurisdiction: 'scotland',
     date_of_creation: '1990-03-02',
-    registered_office_address: { address_line_1: '1 Harbour Street', locality: 'Aberdeen', postal_code: 'AB11 5AA', country: 'Scotland' },
+    registered_office_address: {
+      address_line_1: '1 Harbour Street',
+      locality: 'Aberdeen',
+      postal_code: 'AB11 5AA',
+      country: 'Scotland',
+    },
     has_insolvency_history: true,
     links: { self: '/company/SC123456' },
   },
@@ -118,10 +135,28 @@ export const OFFICERS: Record<string, Record<string, unknown>[]> = {
     },
   ],
   '09876543': [
-    { name: 'BLOGGS, Frederick', officer_role: 'director', appointed_on: '2015-11-03', resigned_on: '2020-02-28', nationality: 'British', occupation: 'Engineer', country_of_residence: 'England' },
+    {
+      name: 'BLOGGS, Frederick',
+      officer_role: 'director',
+      appointed_on: '2015-11-03',
+      resigned_on: '2020-02-28',
+      nationality: 'British',
+      occupation: 'Engineer',
+      country_of_residence: 'England',
+    },
     { name: 'HARRIS, Jane Elizabeth', officer_role: 'secretary', appointed_on: '2018-01-08' },
   ],
-  '04366849': [{ name: 'PATEL, Ravi', officer_role: 'director', appointed_on: '2002-01-31', resigned_on: '2019-06-11', nationality: 'British', occupation: 'Trader', country_of_residence: 'United Kingdom' }],
+  '04366849': [
+    {
+      name: 'PATEL, Ravi',
+      officer_role: 'director',
+      appointed_on: '2002-01-31',
+      resigned_on: '2019-06-11',
+      nationality: 'British',
+      occupation: 'Trader',
+      country_of_residence: 'United Kingdom',
+    },
+  ],
 };
 
 function searchItem(p: Record<string, unknown>) {
@@ -134,13 +169,17 @@ function searchItem(p: Record<string, unknown>) {
     company_type: p.type,
     date_of_creation: p.date_of_creation,
     ...(p.date_of_cessation ? { date_of_cessation: p.date_of_cessation } : {}),
-    address_snippet: [address.premises, address.address_line_1, address.locality, address.country, address.postal_code].filter(Boolean).join(', '),
+    address_snippet: [address.premises, address.address_line_1, address.locality, address.country, address.postal_code]
+      .filter(Boolean)
+      .join(', '),
     address,
     links: { self: `/company/${String(p.company_number)}` },
   };
 }
 
-export async function startCompaniesHouseStandIn(options: CompaniesHouseStandInOptions): Promise<CompaniesHouseStandIn> {
+export async function startCompaniesHouseStandIn(
+  options: CompaniesHouseStandInOptions,
+): Promise<CompaniesHouseStandIn> {
   const limit = options.limit ?? 600;
   const windowSeconds = options.windowSeconds ?? 300;
   const expectedAuth = `Basic ${Buffer.from(`${options.apiKey}:`).toString('base64')}`;
@@ -170,9 +209,13 @@ export async function startCompaniesHouseStandIn(options: CompaniesHouseStandInO
     const send = (status: number, body: unknown) => res.writeHead(status, headers).end(JSON.stringify(body));
 
     const failure = failures.shift();
-    if (failure) return res.writeHead(failure, { ...headers, 'content-type': 'text/html' }).end(`<html><body>${failure}</body></html>`);
+    if (failure)
+      return res
+        .writeHead(failure, { ...headers, 'content-type': 'text/html' })
+        .end(`<html><body>${failure}</body></html>`);
     if (used > limit) return send(429, { error: 'Too Many Requests', type: 'ch:service' });
-    if (req.headers.authorization !== expectedAuth) return send(401, { error: 'Invalid Authorization', type: 'ch:service' });
+    if (req.headers.authorization !== expectedAuth)
+      return send(401, { error: 'Invalid Authorization', type: 'ch:service' });
     if (req.method !== 'GET') return send(405, { error: 'Method Not Allowed', type: 'ch:service' });
 
     if (url.pathname === '/search/companies') {
@@ -182,7 +225,13 @@ export async function startCompaniesHouseStandIn(options: CompaniesHouseStandInO
       const matches = Object.values(PROFILES).filter((p) => String(p.company_name).toLowerCase().includes(q));
       const items: Record<string, unknown>[] = matches.map(searchItem);
       if (untitledFor.some((u) => q.includes(u.toLowerCase()))) {
-        items.push({ kind: 'searchresults#company', company_number: '00000001', company_status: 'active', company_type: 'ltd', address_snippet: '1 Nowhere Street, London' });
+        items.push({
+          kind: 'searchresults#company',
+          company_number: '00000001',
+          company_status: 'active',
+          company_type: 'ltd',
+          address_snippet: '1 Nowhere Street, London',
+        });
       }
       return send(200, {
         items: items.slice(start, start + perPage),
@@ -195,7 +244,8 @@ export async function startCompaniesHouseStandIn(options: CompaniesHouseStandInO
     }
     const company = /^\/company\/([A-Z0-9]+)(\/officers)?$/.exec(url.pathname);
     const profile = company?.[1] ? PROFILES[company[1]] : undefined;
-    if (!company?.[1] || !profile) return send(404, { errors: [{ error: 'company-profile-not-found', type: 'ch:service' }] });
+    if (!company?.[1] || !profile)
+      return send(404, { errors: [{ error: 'company-profile-not-found', type: 'ch:service' }] });
     if (!company[2]) return send(200, profile);
     const officers = OFFICERS[company[1]];
     if (!officers) return send(404, { errors: [{ error: 'not-found', type: 'ch:service' }] });

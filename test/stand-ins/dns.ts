@@ -39,7 +39,10 @@ export async function startDnsStandIn(zone: Record<string, ZoneEntry>): Promise<
       const question = request.questions[0];
       if (!question) return send(response);
       const name = question.name.toLowerCase().replace(/\.$/, '');
-      const typeName = { [Packet.TYPE.MX]: 'MX', [Packet.TYPE.A]: 'A', [Packet.TYPE.AAAA]: 'AAAA', [Packet.TYPE.TXT]: 'TXT' }[question.type] ?? String(question.type);
+      const typeName =
+        { [Packet.TYPE.MX]: 'MX', [Packet.TYPE.A]: 'A', [Packet.TYPE.AAAA]: 'AAAA', [Packet.TYPE.TXT]: 'TXT' }[
+          question.type
+        ] ?? String(question.type);
       queries.push(`${typeName} ${name}`);
       const entry = names.get(name);
       response.header.aa = 1;
@@ -52,11 +55,30 @@ export async function startDnsStandIn(zone: Record<string, ZoneEntry>): Promise<
         return send(response);
       }
       if (question.type === Packet.TYPE.MX) {
-        for (const mx of entry.mx ?? []) response.answers.push(record({ name: question.name, type: Packet.TYPE.MX, class: Packet.CLASS.IN, ttl: 300, exchange: mx.exchange, priority: mx.priority }));
+        for (const mx of entry.mx ?? [])
+          response.answers.push(
+            record({
+              name: question.name,
+              type: Packet.TYPE.MX,
+              class: Packet.CLASS.IN,
+              ttl: 300,
+              exchange: mx.exchange,
+              priority: mx.priority,
+            }),
+          );
       } else if (question.type === Packet.TYPE.A) {
-        for (const address of entry.a ?? []) response.answers.push(record({ name: question.name, type: Packet.TYPE.A, class: Packet.CLASS.IN, ttl: 300, address }));
+        for (const address of entry.a ?? [])
+          response.answers.push(
+            record({ name: question.name, type: Packet.TYPE.A, class: Packet.CLASS.IN, ttl: 300, address }),
+          );
       } else if (question.type === Packet.TYPE.TXT) {
-        for (const data of entry.txt ?? []) response.answers.push(record({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 300, data } as Omit<Resource, 'toBuffer'>));
+        for (const data of entry.txt ?? [])
+          response.answers.push(
+            record({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 300, data } as Omit<
+              Resource,
+              'toBuffer'
+            >),
+          );
       }
       return send(response);
     },
@@ -64,5 +86,10 @@ export async function startDnsStandIn(zone: Record<string, ZoneEntry>): Promise<
   const addresses = await server.listen({ udp: { port: 0, address: '127.0.0.1' } });
   const port = addresses.udp?.port;
   if (!port) throw new Error('the DNS stand-in did not get a UDP port');
-  return { server: `127.0.0.1:${port}`, queries, set: (name, entry) => void names.set(name.toLowerCase(), entry), close: () => server.close() };
+  return {
+    server: `127.0.0.1:${port}`,
+    queries,
+    set: (name, entry) => void names.set(name.toLowerCase(), entry),
+    close: () => server.close(),
+  };
 }

@@ -28,10 +28,22 @@ export interface StandInPlace {
   primaryType: string;
   location: { latitude: number; longitude: number };
   googleMapsUri: string;
-  regularOpeningHours?: { periods: { open: { day: number; hour: number; minute: number }; close?: { day: number; hour: number; minute: number } }[]; weekdayDescriptions: string[] };
+  regularOpeningHours?: {
+    periods: {
+      open: { day: number; hour: number; minute: number };
+      close?: { day: number; hour: number; minute: number };
+    }[];
+    weekdayDescriptions: string[];
+  };
   photos: { name: string; widthPx: number; heightPx: number }[];
   accessibilityOptions?: Record<string, boolean>;
-  reviews: { name: string; rating: number; text: { text: string; languageCode: string }; authorAttribution: { displayName: string }; publishTime: string }[];
+  reviews: {
+    name: string;
+    rating: number;
+    text: { text: string; languageCode: string };
+    authorAttribution: { displayName: string };
+    publishTime: string;
+  }[];
   [field: string]: unknown;
 }
 
@@ -39,7 +51,13 @@ export interface GooglePlacesStandIn {
   baseUrl: string;
   places: StandInPlace[];
   /** Requests received: method, path (without query), field mask, page size and token. */
-  requests: { method: string; path: string; fieldMask: string | undefined; body: Record<string, unknown> | null; at: number }[];
+  requests: {
+    method: string;
+    path: string;
+    fieldMask: string | undefined;
+    body: Record<string, unknown> | null;
+    at: number;
+  }[];
   /** Answer the next `count` API requests with 429 RESOURCE_EXHAUSTED (RetryInfo `retryDelay` seconds). */
   exhaustQuota(count: number, retryDelaySeconds?: number): void;
   /** Reject every key (as after the key is deleted or restricted in the console) until called with false. */
@@ -51,7 +69,14 @@ export interface GooglePlacesStandIn {
   close(): Promise<void>;
 }
 
-const PRICES = ['PRICE_LEVEL_INEXPENSIVE', 'PRICE_LEVEL_MODERATE', 'PRICE_LEVEL_EXPENSIVE', 'PRICE_LEVEL_VERY_EXPENSIVE', 'PRICE_LEVEL_FREE', undefined];
+const PRICES = [
+  'PRICE_LEVEL_INEXPENSIVE',
+  'PRICE_LEVEL_MODERATE',
+  'PRICE_LEVEL_EXPENSIVE',
+  'PRICE_LEVEL_VERY_EXPENSIVE',
+  'PRICE_LEVEL_FREE',
+  undefined,
+];
 const MAX_PER_QUERY = 60;
 
 /** `count` bakeries in Leeds, ids ChIJstandinLeeds0001..., each with two photos and two reviews. */
@@ -62,7 +87,8 @@ export function leedsBakeries(count: number, baseUrl = 'https://maps.google.com'
     const id = `ChIJstandinLeeds${n}`;
     // Drama-range Leeds numbers (0113 496 0xxx) are valid fixed lines to libphonenumber; place 3 has a mobile, place 4 an impossible number.
     const national = i === 3 ? '07911 123456' : i === 4 ? '0113 12' : `0113 496 ${String(i).padStart(4, '0')}`;
-    const international = i === 3 ? '+44 7911 123456' : i === 4 ? undefined : `+44 113 496 ${String(i).padStart(4, '0')}`;
+    const international =
+      i === 3 ? '+44 7911 123456' : i === 4 ? undefined : `+44 113 496 ${String(i).padStart(4, '0')}`;
     return {
       id,
       displayName: { text: `Leeds Bakery ${i}`, languageCode: 'en' },
@@ -84,8 +110,12 @@ export function leedsBakeries(count: number, baseUrl = 'https://maps.google.com'
       location: { latitude: 53.79 + k * 0.002, longitude: -1.55 + k * 0.002 },
       googleMapsUri: `${baseUrl}/?cid=${1000 + i}`,
       regularOpeningHours: {
-        periods: [1, 2, 3, 4, 5].map((day) => ({ open: { day, hour: 7, minute: 0 }, close: { day, hour: 17, minute: 30 } }))
-          .concat([{ open: { day: 6, hour: 8, minute: 0 }, close: { day: 6, hour: 12, minute: 0 } }, { open: { day: 6, hour: 13, minute: 0 }, close: { day: 6, hour: 16, minute: 0 } }]),
+        periods: [1, 2, 3, 4, 5]
+          .map((day) => ({ open: { day, hour: 7, minute: 0 }, close: { day, hour: 17, minute: 30 } }))
+          .concat([
+            { open: { day: 6, hour: 8, minute: 0 }, close: { day: 6, hour: 12, minute: 0 } },
+            { open: { day: 6, hour: 13, minute: 0 }, close: { day: 6, hour: 16, minute: 0 } },
+          ]),
         weekdayDescriptions: ['Monday: 7:00 AM – 5:30 PM', 'Sunday: Closed'],
       },
       photos: [1, 2].map((p) => ({ name: `places/${id}/photos/AZLphoto${n}x${p}`, widthPx: 1600, heightPx: 1200 })),
@@ -162,8 +192,12 @@ export function leedsFlorists(count: number): StandInPlace[] {
       types: ['florist', 'store', 'point_of_interest', 'establishment'],
       primaryType: 'florist',
       location: {
-        latitude: LEEDS_VIEWPORT.low.latitude + ((row + 0.5) * (LEEDS_VIEWPORT.high.latitude - LEEDS_VIEWPORT.low.latitude)) / rows,
-        longitude: LEEDS_VIEWPORT.low.longitude + ((col + 0.5) * (LEEDS_VIEWPORT.high.longitude - LEEDS_VIEWPORT.low.longitude)) / 15,
+        latitude:
+          LEEDS_VIEWPORT.low.latitude +
+          ((row + 0.5) * (LEEDS_VIEWPORT.high.latitude - LEEDS_VIEWPORT.low.latitude)) / rows,
+        longitude:
+          LEEDS_VIEWPORT.low.longitude +
+          ((col + 0.5) * (LEEDS_VIEWPORT.high.longitude - LEEDS_VIEWPORT.low.longitude)) / 15,
       },
       googleMapsUri: `https://maps.google.com/?cid=${5000 + k}`,
       photos: [],
@@ -202,10 +236,21 @@ export function imageBytes(photo: string): Buffer {
   // A 1x1 GIF followed by the photo name in a comment extension is still a valid GIF.
   const head = Buffer.from('47494638396101000100800000ffffff00000021fe', 'hex');
   const comment = Buffer.from(photo.slice(0, 250));
-  return Buffer.concat([head, Buffer.from([comment.length]), comment, Buffer.from('0021f90401000000002c00000000010001000002024401003b', 'hex')]);
+  return Buffer.concat([
+    head,
+    Buffer.from([comment.length]),
+    comment,
+    Buffer.from('0021f90401000000002c00000000010001000002024401003b', 'hex'),
+  ]);
 }
 
-function envelope(res: ServerResponse, code: number, status: string, message: string, details: Record<string, unknown>[] = []): void {
+function envelope(
+  res: ServerResponse,
+  code: number,
+  status: string,
+  message: string,
+  details: Record<string, unknown>[] = [],
+): void {
   res.writeHead(code, { 'content-type': 'application/json; charset=UTF-8' });
   res.end(JSON.stringify({ error: { code, message, status, ...(details.length ? { details } : {}) } }));
 }
@@ -232,14 +277,24 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown> |
   }
 }
 
-const inRect = (p: StandInPlace, r: { low: { latitude: number; longitude: number }; high: { latitude: number; longitude: number } }) =>
-  p.location.latitude >= r.low.latitude && p.location.latitude <= r.high.latitude && p.location.longitude >= r.low.longitude && p.location.longitude <= r.high.longitude;
+const inRect = (
+  p: StandInPlace,
+  r: { low: { latitude: number; longitude: number }; high: { latitude: number; longitude: number } },
+) =>
+  p.location.latitude >= r.low.latitude &&
+  p.location.latitude <= r.high.latitude &&
+  p.location.longitude >= r.low.longitude &&
+  p.location.longitude <= r.high.longitude;
 
 /**
  * `byCity`: a text query "<what> in <City>, ..." matches only places whose formattedAddress names
  * that city, as the real service answers a search in one city with places there.
  */
-export async function startGooglePlacesStandIn(options: { apiKey: string; places?: StandInPlace[]; byCity?: boolean }): Promise<GooglePlacesStandIn> {
+export async function startGooglePlacesStandIn(options: {
+  apiKey: string;
+  places?: StandInPlace[];
+  byCity?: boolean;
+}): Promise<GooglePlacesStandIn> {
   const places = options.places ?? [leedsLocality(), ...leedsBakeries(25), ...leedsFlorists(150), ...leedsJuiceChain()];
   const requests: GooglePlacesStandIn['requests'] = [];
   let exhausted = 0;
@@ -260,7 +315,9 @@ export async function startGooglePlacesStandIn(options: { apiKey: string; places
       const place = places.find((p) => p.id === path.slice(3));
       if (!place) return void res.writeHead(404).end();
       const { latitude, longitude } = place.location;
-      res.writeHead(302, { location: `https://www.google.com/maps/place/${encodeURIComponent(place.displayName.text).replace(/%20/g, '+')}/@${latitude},${longitude},17z/data=!3m1!4b1!4m6!3m5!1s0x48795c1e:0x${place.id.slice(-4)}!8m2!3d${latitude}!4d${longitude}` });
+      res.writeHead(302, {
+        location: `https://www.google.com/maps/place/${encodeURIComponent(place.displayName.text).replace(/%20/g, '+')}/@${latitude},${longitude},17z/data=!3m1!4b1!4m6!3m5!1s0x48795c1e:0x${place.id.slice(-4)}!8m2!3d${latitude}!4d${longitude}`,
+      });
       res.end();
       return;
     }
@@ -280,20 +337,36 @@ export async function startGooglePlacesStandIn(options: { apiKey: string; places
     const key = (req.headers['x-goog-api-key'] as string | undefined) ?? url.searchParams.get('key');
     if (key !== options.apiKey || revoked) {
       return envelope(res, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', [
-        { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service: 'places.googleapis.com' } },
+        {
+          '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+          reason: 'API_KEY_INVALID',
+          domain: 'googleapis.com',
+          metadata: { service: 'places.googleapis.com' },
+        },
       ]);
     }
     if (exhausted > 0) {
       exhausted--;
-      return envelope(res, 429, 'RESOURCE_EXHAUSTED', "Quota exceeded for quota metric 'SearchTextRequest' and limit 'SearchTextRequest per minute' of service 'places.googleapis.com'.", [
-        { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'RATE_LIMIT_EXCEEDED', domain: 'googleapis.com' },
-        { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${retryDelay}s` },
-      ]);
+      return envelope(
+        res,
+        429,
+        'RESOURCE_EXHAUSTED',
+        "Quota exceeded for quota metric 'SearchTextRequest' and limit 'SearchTextRequest per minute' of service 'places.googleapis.com'.",
+        [
+          {
+            '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+            reason: 'RATE_LIMIT_EXCEEDED',
+            domain: 'googleapis.com',
+          },
+          { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${retryDelay}s` },
+        ],
+      );
     }
     const photo = /^\/v1\/(places\/[^/]+\/photos\/[^/]+)\/media$/.exec(path);
     if (photo && req.method === 'GET') {
       const photoUri = `${base}/images/${encodeURIComponent((photo[1] as string).split('/').pop() as string)}`;
-      if (!places.some((p) => p.photos.some((ph) => ph.name === photo[1]))) return envelope(res, 404, 'NOT_FOUND', 'Photo not found.');
+      if (!places.some((p) => p.photos.some((ph) => ph.name === photo[1])))
+        return envelope(res, 404, 'NOT_FOUND', 'Photo not found.');
       if (url.searchParams.get('skipHttpRedirect') === 'true') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ name: `${photo[1]}/media`, photoUri }));
@@ -303,16 +376,28 @@ export async function startGooglePlacesStandIn(options: { apiKey: string; places
       return;
     }
     if (!fieldMask) {
-      return envelope(res, 400, 'INVALID_ARGUMENT', 'FieldMask is a required parameter. See how to provide it at https://developers.google.com/maps/documentation/places/web-service/choose-fields');
+      return envelope(
+        res,
+        400,
+        'INVALID_ARGUMENT',
+        'FieldMask is a required parameter. See how to provide it at https://developers.google.com/maps/documentation/places/web-service/choose-fields',
+      );
     }
     const fields = fieldMask.split(',').map((f) => f.trim());
     if (path === '/v1/places:searchText' && req.method === 'POST') {
-      if (!body || typeof body.textQuery !== 'string') return envelope(res, 400, 'INVALID_ARGUMENT', 'Invalid JSON payload: textQuery is required.');
+      if (!body || typeof body.textQuery !== 'string')
+        return envelope(res, 400, 'INVALID_ARGUMENT', 'Invalid JSON payload: textQuery is required.');
       const pageSize = body.pageSize === undefined ? 20 : Number(body.pageSize);
-      if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 20) return envelope(res, 400, 'INVALID_ARGUMENT', 'pageSize must be between 1 and 20.');
+      if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 20)
+        return envelope(res, 400, 'INVALID_ARGUMENT', 'pageSize must be between 1 and 20.');
       const q = body.textQuery.toLowerCase();
       const what = q.split(/\s+in\s+/)[0] ?? q;
-      const city = options.byCity ? (q.split(/\s+in\s+/)[1]?.split(',')[0]?.trim() ?? '') : '';
+      const city = options.byCity
+        ? (q
+            .split(/\s+in\s+/)[1]
+            ?.split(',')[0]
+            ?.trim() ?? '')
+        : '';
       const rect = (body.locationRestriction as { rectangle?: Parameters<typeof inRect>[1] } | undefined)?.rectangle;
       const matching = places
         .filter((p) => p.displayName.text.toLowerCase().includes(q) || p.types.includes(what) || p.primaryType === what)
@@ -321,23 +406,41 @@ export async function startGooglePlacesStandIn(options: { apiKey: string; places
         .slice(0, MAX_PER_QUERY);
       let offset = 0;
       if (typeof body.pageToken === 'string' && body.pageToken) {
-        const token = JSON.parse(Buffer.from(body.pageToken, 'base64url').toString('utf8')) as { offset: number; q: string; pageSize: number };
-        if (token.q !== body.textQuery || token.pageSize !== pageSize) return envelope(res, 400, 'INVALID_ARGUMENT', 'Request parameters must match the request that returned the page token.');
+        const token = JSON.parse(Buffer.from(body.pageToken, 'base64url').toString('utf8')) as {
+          offset: number;
+          q: string;
+          pageSize: number;
+        };
+        if (token.q !== body.textQuery || token.pageSize !== pageSize)
+          return envelope(
+            res,
+            400,
+            'INVALID_ARGUMENT',
+            'Request parameters must match the request that returned the page token.',
+          );
         offset = token.offset;
       }
       const page = matching.slice(offset, offset + pageSize);
-      const next = offset + pageSize < matching.length ? Buffer.from(JSON.stringify({ offset: offset + pageSize, q: body.textQuery, pageSize })).toString('base64url') : undefined;
+      const next =
+        offset + pageSize < matching.length
+          ? Buffer.from(JSON.stringify({ offset: offset + pageSize, q: body.textQuery, pageSize })).toString(
+              'base64url',
+            )
+          : undefined;
       res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
-      res.end(JSON.stringify({
-        ...(page.length ? { places: page.map((p) => masked(p, fields, 'places.')) } : {}),
-        ...(next && fields.includes('nextPageToken') ? { nextPageToken: next } : {}),
-      }));
+      res.end(
+        JSON.stringify({
+          ...(page.length ? { places: page.map((p) => masked(p, fields, 'places.')) } : {}),
+          ...(next && fields.includes('nextPageToken') ? { nextPageToken: next } : {}),
+        }),
+      );
       return;
     }
     const details = /^\/v1\/places\/([^/:]+)$/.exec(path);
     if (details && req.method === 'GET') {
       const id = decodeURIComponent(details[1] as string);
-      if (!/^[A-Za-z0-9_-]{10,}$/.test(id)) return envelope(res, 400, 'INVALID_ARGUMENT', `Not a valid Place ID: ${id}`);
+      if (!/^[A-Za-z0-9_-]{10,}$/.test(id))
+        return envelope(res, 400, 'INVALID_ARGUMENT', `Not a valid Place ID: ${id}`);
       const place = places.find((p) => p.id === id);
       if (!place) return envelope(res, 404, 'NOT_FOUND', `Place '${id}' not found.`);
       res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });

@@ -58,7 +58,12 @@ export function png(width: number, height: number, rgb: [number, number, number]
   ihdr[9] = 2;
   const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width }, () => rgb).flat())]);
   const raw = Buffer.concat(Array.from({ length: height }, () => row));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 const LANDING = `<!doctype html>
@@ -159,8 +164,16 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
     logs.set(path, [...(logs.get(path) ?? []), { at, query: url.searchParams }]);
     if (path === '/ad/click') return redirect(res, 302, '/ad/track?cid=42');
     if (path === '/ad/track') return redirect(res, 301, '/ad/hop');
-    if (path === '/ad/hop') return html(res, '<!doctype html><html><head><meta http-equiv="refresh" content="0; url=/ad/js-hop"><title>Redirecting</title></head><body>Redirecting...</body></html>');
-    if (path === '/ad/js-hop') return html(res, '<!doctype html><html><head><title>One moment</title></head><body><script>setTimeout(() => location.replace("/landing?utm_source=ad"), 50);</script></body></html>');
+    if (path === '/ad/hop')
+      return html(
+        res,
+        '<!doctype html><html><head><meta http-equiv="refresh" content="0; url=/ad/js-hop"><title>Redirecting</title></head><body>Redirecting...</body></html>',
+      );
+    if (path === '/ad/js-hop')
+      return html(
+        res,
+        '<!doctype html><html><head><title>One moment</title></head><body><script>setTimeout(() => location.replace("/landing?utm_source=ad"), 50);</script></body></html>',
+      );
     if (path === '/landing') return html(res, LANDING);
     if (path === '/css/site.css') {
       res.writeHead(200, { 'content-type': 'text/css' });
@@ -176,10 +189,16 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
       return res.end(image);
     }
     if (path === '/never-idle') {
-      return html(res, '<!doctype html><html><head><title>Live ticker</title></head><body><h1>Prices update live</h1><script>fetch("/hold").catch(() => {}); setInterval(() => fetch("/ping?t=" + Date.now()).catch(() => {}), 100);</script></body></html>');
+      return html(
+        res,
+        '<!doctype html><html><head><title>Live ticker</title></head><body><h1>Prices update live</h1><script>fetch("/hold").catch(() => {}); setInterval(() => fetch("/ping?t=" + Date.now()).catch(() => {}), 100);</script></body></html>',
+      );
     }
     if (path === '/stuck-image') {
-      return html(res, '<!doctype html><html><head><title>Stuck</title></head><body><h1>An offer with a stuck image</h1><img src="/hold?image=1" alt="never"></body></html>');
+      return html(
+        res,
+        '<!doctype html><html><head><title>Stuck</title></head><body><h1>An offer with a stuck image</h1><img src="/hold?image=1" alt="never"></body></html>',
+      );
     }
     if (path === '/hold') {
       // A request the server never answers (a stream that sends nothing): open until the client hangs up.
@@ -193,7 +212,10 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
     }
     if (path === '/crash') {
       // Allocates until V8 gives up: Chromium kills the renderer (the page's "Aw, Snap"), as a runaway page script does.
-      return html(res, '<!doctype html><html><head><title>Heavy page</title></head><body><h1>This page eats memory</h1><script>setTimeout(() => { const a = []; for (;;) a.push(new Array(1e6).fill(1.5)); }, 200);</script></body></html>');
+      return html(
+        res,
+        '<!doctype html><html><head><title>Heavy page</title></head><body><h1>This page eats memory</h1><script>setTimeout(() => { const a = []; for (;;) a.push(new Array(1e6).fill(1.5)); }, 200);</script></body></html>',
+      );
     }
     if (path === '/crash-on-screenshot') {
       // Quiet until the screenshot: taking one ends the page's CSS animations (animations:
@@ -208,19 +230,33 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
     if (loop) return redirect(res, 302, `/loop/${Number(loop[1]) + 1}`);
     if (path === '/ad/to-private') return redirect(res, 302, `${privateBase}/landing`);
     if (path === '/sneaky') {
-      return html(res, `<!doctype html><html><head><title>Sneaky</title><link rel="stylesheet" href="${privateBase}/x.css"></head><body><h1>Offer</h1><img src="${privateBase}/pixel.png"><script>fetch("${privateBase}/beacon").catch(() => {})</script></body></html>`);
+      return html(
+        res,
+        `<!doctype html><html><head><title>Sneaky</title><link rel="stylesheet" href="${privateBase}/x.css"></head><body><h1>Offer</h1><img src="${privateBase}/pixel.png"><script>fetch("${privateBase}/beacon").catch(() => {})</script></body></html>`,
+      );
     }
     if (path === '/hero') return html(res, HERO);
     if (path === '/late/busy' || path === '/late/timer') {
-      const show = 'fetch("/late/offer").then((r) => r.text()).then((t) => { document.getElementById("offer").textContent = t; })';
-      const start = path === '/late/busy' ? `const t0 = performance.now(); while (performance.now() - t0 < 400) {} ${show};` : `setTimeout(() => ${show}, 150);`;
-      return html(res, `<!doctype html><html><head><title>Late offer</title></head><body><h1>Our offer</h1><p id="offer">Loading...</p><script>addEventListener("load", () => { ${start} });</script></body></html>`);
+      const show =
+        'fetch("/late/offer").then((r) => r.text()).then((t) => { document.getElementById("offer").textContent = t; })';
+      const start =
+        path === '/late/busy'
+          ? `const t0 = performance.now(); while (performance.now() - t0 < 400) {} ${show};`
+          : `setTimeout(() => ${show}, 150);`;
+      return html(
+        res,
+        `<!doctype html><html><head><title>Late offer</title></head><body><h1>Our offer</h1><p id="offer">Loading...</p><script>addEventListener("load", () => { ${start} });</script></body></html>`,
+      );
     }
     if (path === '/late/consent') {
       // A consent banner shown on a chain of two timers after load (90 ms, then 90 ms more): no request
       // announces it, so only the page's timers tell the settle that something is coming.
-      const banner = 'const b = document.createElement("div"); b.id = "late-banner"; b.innerHTML = "<p>We use cookies to improve your visit.</p><button>Accept all</button>"; b.querySelector("button").addEventListener("click", () => { b.remove(); document.body.insertAdjacentHTML("beforeend", "<p>Your cookie choice is saved.</p>"); }); document.body.appendChild(b);';
-      return html(res, `<!doctype html><html><head><title>Late banner</title></head><body><h1>Spring sale</h1><p>Everything in the shop is 20% off until Sunday, with free delivery on every order.</p><script>addEventListener("load", () => setTimeout(() => setTimeout(() => { ${banner} }, 90), 90));</script></body></html>`);
+      const banner =
+        'const b = document.createElement("div"); b.id = "late-banner"; b.innerHTML = "<p>We use cookies to improve your visit.</p><button>Accept all</button>"; b.querySelector("button").addEventListener("click", () => { b.remove(); document.body.insertAdjacentHTML("beforeend", "<p>Your cookie choice is saved.</p>"); }); document.body.appendChild(b);';
+      return html(
+        res,
+        `<!doctype html><html><head><title>Late banner</title></head><body><h1>Spring sale</h1><p>Everything in the shop is 20% off until Sunday, with free delivery on every order.</p><script>addEventListener("load", () => setTimeout(() => setTimeout(() => { ${banner} }, 90), 90));</script></body></html>`,
+      );
     }
     if (path === '/late/offer') {
       res.writeHead(200, { 'content-type': 'text/plain' });
@@ -228,7 +264,10 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
     }
     if (path === '/many-slow') {
       const imgs = Array.from({ length: 16 }, (_, i) => `<img src="/slow/${i}.png" width="40" height="20">`).join('');
-      return html(res, `<!doctype html><html><head><title>Gallery</title></head><body><h1>Our work</h1>${imgs}</body></html>`);
+      return html(
+        res,
+        `<!doctype html><html><head><title>Gallery</title></head><body><h1>Our work</h1>${imgs}</body></html>`,
+      );
     }
     if (/^\/slow\/\d+\.png$/.test(path)) {
       setTimeout(() => {
@@ -237,10 +276,20 @@ export async function startLandingPages(options: { privateBaseUrl?: string } = {
       }, 400);
       return;
     }
-    if (path === '/plain') return html(res, '<!doctype html><html><head><title>Plain</title><style>body{font-family:sans-serif}</style></head><body><h1>Plain offer</h1><p>Buy now.</p><a href="/buy" style="background:#f60;color:#fff;padding:10px">Buy</a></body></html>');
+    if (path === '/plain')
+      return html(
+        res,
+        '<!doctype html><html><head><title>Plain</title><style>body{font-family:sans-serif}</style></head><body><h1>Plain offer</h1><p>Buy now.</p><a href="/buy" style="background:#f60;color:#fff;padding:10px">Buy</a></body></html>',
+      );
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('not found');
   });
   const { baseUrl, close } = await listenLocal(server);
-  return { baseUrl, count: (p) => counts.get(p) ?? 0, log: (p) => [...(logs.get(p) ?? [])], held: () => holding.size, close };
+  return {
+    baseUrl,
+    count: (p) => counts.get(p) ?? 0,
+    log: (p) => [...(logs.get(p) ?? [])],
+    held: () => holding.size,
+    close,
+  };
 }

@@ -52,9 +52,15 @@ export async function startLeadSites(): Promise<LeadSites> {
     seen.push(record);
     const timer = setTimeout(() => {
       record.answeredAt = Date.now();
-      const listed = url.searchParams.get('emails')?.split(',') ?? Array.from({ length: leads }, (_, i) => `lead${i}@${site}.example`);
+      const listed =
+        url.searchParams.get('emails')?.split(',') ??
+        Array.from({ length: leads }, (_, i) => `lead${i}@${site}.example`);
       const emails = listed.map((e) => `<li><a href="mailto:${e}">${e}</a></li>`).join('');
-      res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><html><head><title>${site}</title><meta property="og:site_name" content="${site}"></head><body><h1>${site}</h1><ul>${emails}</ul></body></html>`);
+      res
+        .writeHead(status, { 'content-type': 'text/html; charset=utf-8' })
+        .end(
+          `<!doctype html><html><head><title>${site}</title><meta property="og:site_name" content="${site}"></head><body><h1>${site}</h1><ul>${emails}</ul></body></html>`,
+        );
     }, delayMs);
     res.on('close', () => {
       if (!record.answeredAt) {
@@ -73,7 +79,9 @@ export async function startLeadSites(): Promise<LeadSites> {
   const baseUrl = await listen('127.0.0.1');
   let nextHost = 2;
   const startUrl = (base: string, query: Record<string, string | number>) => {
-    const params = new URLSearchParams({ site: `s${Date.now().toString(36)}${(counter++).toString(36)}${Math.random().toString(36).slice(2, 6)}` });
+    const params = new URLSearchParams({
+      site: `s${Date.now().toString(36)}${(counter++).toString(36)}${Math.random().toString(36).slice(2, 6)}`,
+    });
     for (const [k, v] of Object.entries(query)) params.set(k, String(v));
     return `${base}/?${params.toString()}`;
   };
@@ -86,10 +94,15 @@ export async function startLeadSites(): Promise<LeadSites> {
       return seen.filter((r) => r.site === site);
     },
     close: async () => {
-      await Promise.all(servers.map((server) => new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      })));
+      await Promise.all(
+        servers.map(
+          (server) =>
+            new Promise<void>((resolve) => {
+              server.closeAllConnections();
+              server.close(() => resolve());
+            }),
+        ),
+      );
     },
   };
 }

@@ -74,7 +74,13 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     const gemini = /^\/v1beta\/models\/([^/:]+):generateContent$/.exec(path ?? '');
     if (req.method === 'POST' && gemini) return googleGemini(req, res, body, decodeURIComponent(gemini[1] ?? ''));
     if (req.method === 'POST' && path === '/v2/chat') return cohere(req, res, body);
-    send(res, 404, { error: { message: `Unknown request URL: ${req.method} ${path}`, type: 'invalid_request_error', code: 'unknown_url' } });
+    send(res, 404, {
+      error: {
+        message: `Unknown request URL: ${req.method} ${path}`,
+        type: 'invalid_request_error',
+        code: 'unknown_url',
+      },
+    });
   }
 
   function openAi(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): void {
@@ -83,30 +89,88 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     const behaviour = state.keys.get(key);
     state.requests.push({ format: 'openai', apiKey: key, model: String(body.model), body, path: req.url ?? '' });
     if (!behaviour) {
-      return send(res, 401, { error: { message: `Incorrect API key provided: ${key.slice(0, 3)}...${key.slice(-4)}.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+      return send(res, 401, {
+        error: {
+          message: `Incorrect API key provided: ${key.slice(0, 3)}...${key.slice(-4)}.`,
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_api_key',
+        },
+      });
     }
     if (behaviour === 'rate_limited') {
       return send(
         res,
         429,
-        { error: { message: `Rate limit reached for ${String(body.model)} on requests per min (RPM): Limit 3, Used 3, Requested 1.`, type: 'requests', param: null, code: 'rate_limit_exceeded' } },
-        { ...(state.omitRetryAfter ? {} : { 'retry-after': String(state.retryAfterSeconds) }), 'x-ratelimit-limit-requests': '3', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': `${Math.floor(state.retryAfterSeconds / 60)}m${state.retryAfterSeconds % 60}s` },
+        {
+          error: {
+            message: `Rate limit reached for ${String(body.model)} on requests per min (RPM): Limit 3, Used 3, Requested 1.`,
+            type: 'requests',
+            param: null,
+            code: 'rate_limit_exceeded',
+          },
+        },
+        {
+          ...(state.omitRetryAfter ? {} : { 'retry-after': String(state.retryAfterSeconds) }),
+          'x-ratelimit-limit-requests': '3',
+          'x-ratelimit-remaining-requests': '0',
+          'x-ratelimit-reset-requests': `${Math.floor(state.retryAfterSeconds / 60)}m${state.retryAfterSeconds % 60}s`,
+        },
       );
     }
-    if (behaviour === 'server_error') return send(res, 500, { error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } });
+    if (behaviour === 'server_error')
+      return send(res, 500, {
+        error: {
+          message: 'The server had an error while processing your request.',
+          type: 'server_error',
+          param: null,
+          code: null,
+        },
+      });
     if (behaviour === 'hang') return hang(res);
     const format = body.response_format as { type?: string } | undefined;
     if (format?.type !== 'json_schema' && format?.type !== 'json_object') {
-      return send(res, 400, { error: { message: 'this stand-in answers JSON only: set response_format', type: 'invalid_request_error', param: 'response_format', code: null } });
+      return send(res, 400, {
+        error: {
+          message: 'this stand-in answers JSON only: set response_format',
+          type: 'invalid_request_error',
+          param: 'response_format',
+          code: null,
+        },
+      });
     }
-    send(res, 200, {
-      id: `chatcmpl-${state.requests.length}`,
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model: String(body.model),
-      choices: [{ index: 0, message: { role: 'assistant', content: behaviour === 'prose' ? PROSE_ANSWER : JSON.stringify(state.answer), refusal: null }, logprobs: null, finish_reason: 'stop' }],
-      usage: { prompt_tokens: state.usage.input, completion_tokens: state.usage.output, total_tokens: state.usage.input + state.usage.output },
-    }, { 'x-ratelimit-limit-requests': '10000', 'x-ratelimit-remaining-requests': '9999', 'x-ratelimit-reset-requests': '6ms' });
+    send(
+      res,
+      200,
+      {
+        id: `chatcmpl-${state.requests.length}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: String(body.model),
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: behaviour === 'prose' ? PROSE_ANSWER : JSON.stringify(state.answer),
+              refusal: null,
+            },
+            logprobs: null,
+            finish_reason: 'stop',
+          },
+        ],
+        usage: {
+          prompt_tokens: state.usage.input,
+          completion_tokens: state.usage.output,
+          total_tokens: state.usage.input + state.usage.output,
+        },
+      },
+      {
+        'x-ratelimit-limit-requests': '10000',
+        'x-ratelimit-remaining-requests': '9999',
+        'x-ratelimit-reset-requests': '6ms',
+      },
+    );
   }
 
   function anthropic(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): void {
@@ -114,24 +178,49 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     const behaviour = state.keys.get(key);
     state.requests.push({ format: 'anthropic', apiKey: key, model: String(body.model), body, path: req.url ?? '' });
     if (req.headers['anthropic-version'] !== '2023-06-01') {
-      return send(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' } });
+      return send(res, 400, {
+        type: 'error',
+        error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' },
+      });
     }
-    if (!behaviour) return send(res, 401, { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } });
+    if (!behaviour)
+      return send(res, 401, { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } });
     if (behaviour === 'rate_limited') {
-      return send(res, 429, { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' } }, { 'retry-after': String(state.retryAfterSeconds) });
+      return send(
+        res,
+        429,
+        {
+          type: 'error',
+          error: {
+            type: 'rate_limit_error',
+            message: 'Number of request tokens has exceeded your per-minute rate limit',
+          },
+        },
+        { 'retry-after': String(state.retryAfterSeconds) },
+      );
     }
-    if (behaviour === 'server_error') return send(res, 500, { type: 'error', error: { type: 'api_error', message: 'Internal server error' } });
+    if (behaviour === 'server_error')
+      return send(res, 500, { type: 'error', error: { type: 'api_error', message: 'Internal server error' } });
     const choice = body.tool_choice as { type?: string; name?: string } | undefined;
     const tools = body.tools as { name: string }[] | undefined;
     if (choice?.type !== 'tool' || !tools?.some((t) => t.name === choice.name)) {
-      return send(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'this stand-in answers JSON only: force a tool with tool_choice' } });
+      return send(res, 400, {
+        type: 'error',
+        error: {
+          type: 'invalid_request_error',
+          message: 'this stand-in answers JSON only: force a tool with tool_choice',
+        },
+      });
     }
     send(res, 200, {
       id: `msg_${state.requests.length}`,
       type: 'message',
       role: 'assistant',
       model: String(body.model),
-      content: behaviour === 'prose' ? [{ type: 'text', text: PROSE_ANSWER }] : [{ type: 'tool_use', id: `toolu_${state.requests.length}`, name: choice.name, input: state.answer }],
+      content:
+        behaviour === 'prose'
+          ? [{ type: 'text', text: PROSE_ANSWER }]
+          : [{ type: 'tool_use', id: `toolu_${state.requests.length}`, name: choice.name, input: state.answer }],
       stop_reason: behaviour === 'prose' ? 'end_turn' : 'tool_use',
       stop_sequence: null,
       usage: { input_tokens: state.usage.input, output_tokens: state.usage.output },
@@ -151,12 +240,41 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     const key = String(req.headers['x-goog-api-key'] ?? '');
     const behaviour = state.keys.get(key);
     state.requests.push({ format: 'google_gemini', apiKey: key, model, body, path: req.url ?? '' });
-    if (!behaviour) return send(res, 400, { error: { code: 400, message: 'API key not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT' } });
-    if (behaviour === 'rate_limited') return send(res, 429, { error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' } }, { 'retry-after': String(state.retryAfterSeconds) });
-    if (behaviour === 'server_error') return send(res, 500, { error: { code: 500, message: 'An internal error has occurred.', status: 'INTERNAL' } });
+    if (!behaviour)
+      return send(res, 400, {
+        error: { code: 400, message: 'API key not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT' },
+      });
+    if (behaviour === 'rate_limited')
+      return send(
+        res,
+        429,
+        {
+          error: {
+            code: 429,
+            message: 'Resource has been exhausted (e.g. check quota).',
+            status: 'RESOURCE_EXHAUSTED',
+          },
+        },
+        { 'retry-after': String(state.retryAfterSeconds) },
+      );
+    if (behaviour === 'server_error')
+      return send(res, 500, { error: { code: 500, message: 'An internal error has occurred.', status: 'INTERNAL' } });
     send(res, 200, {
-      candidates: [{ content: { role: 'model', parts: [{ text: behaviour === 'prose' ? PROSE_ANSWER : JSON.stringify(state.answer) }] }, finishReason: 'STOP', index: 0 }],
-      usageMetadata: { promptTokenCount: state.usage.input, candidatesTokenCount: state.usage.output, totalTokenCount: state.usage.input + state.usage.output },
+      candidates: [
+        {
+          content: {
+            role: 'model',
+            parts: [{ text: behaviour === 'prose' ? PROSE_ANSWER : JSON.stringify(state.answer) }],
+          },
+          finishReason: 'STOP',
+          index: 0,
+        },
+      ],
+      usageMetadata: {
+        promptTokenCount: state.usage.input,
+        candidatesTokenCount: state.usage.output,
+        totalTokenCount: state.usage.input + state.usage.output,
+      },
       modelVersion: model,
     });
   }
@@ -167,13 +285,23 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     const behaviour = state.keys.get(key);
     state.requests.push({ format: 'cohere', apiKey: key, model: String(body.model), body, path: req.url ?? '' });
     if (!behaviour) return send(res, 401, { id: 'e1', message: 'invalid api token' });
-    if (behaviour === 'rate_limited') return send(res, 429, { id: 'e2', message: 'You are using a Trial key, which is limited to 10 API calls / minute.' });
+    if (behaviour === 'rate_limited')
+      return send(res, 429, {
+        id: 'e2',
+        message: 'You are using a Trial key, which is limited to 10 API calls / minute.',
+      });
     if (behaviour === 'server_error') return send(res, 500, { id: 'e3', message: 'internal server error' });
     send(res, 200, {
       id: `c-${state.requests.length}`,
       finish_reason: 'COMPLETE',
-      message: { role: 'assistant', content: [{ type: 'text', text: behaviour === 'prose' ? PROSE_ANSWER : JSON.stringify(state.answer) }] },
-      usage: { billed_units: { input_tokens: state.usage.input, output_tokens: state.usage.output }, tokens: { input_tokens: state.usage.input, output_tokens: state.usage.output } },
+      message: {
+        role: 'assistant',
+        content: [{ type: 'text', text: behaviour === 'prose' ? PROSE_ANSWER : JSON.stringify(state.answer) }],
+      },
+      usage: {
+        billed_units: { input_tokens: state.usage.input, output_tokens: state.usage.output },
+        tokens: { input_tokens: state.usage.input, output_tokens: state.usage.output },
+      },
     });
   }
 

@@ -40,9 +40,19 @@ export interface NominatimStandIn {
 export function osmBakeries(count: number, imageBase?: string): NominatimStandInPlace[] {
   return Array.from({ length: count }, (_, k): NominatimStandInPlace => {
     const i = k + 1;
-    const extratags: Record<string, string> = i === 1
-      ? { opening_hours: 'Mo-Fr 08:00-18:00; Sa 09:00-12:00,13:00-17:00; Su off', phone: '+44 113 496 0999', website: 'https://osm-bakery.example.org/', wheelchair: 'yes', takeaway: 'yes', outdoor_seating: 'no' }
-      : i === 2 ? { 'contact:phone': '0113 496 0998', opening_hours: 'not a schedule' } : {};
+    const extratags: Record<string, string> =
+      i === 1
+        ? {
+            opening_hours: 'Mo-Fr 08:00-18:00; Sa 09:00-12:00,13:00-17:00; Su off',
+            phone: '+44 113 496 0999',
+            website: 'https://osm-bakery.example.org/',
+            wheelchair: 'yes',
+            takeaway: 'yes',
+            outdoor_seating: 'no',
+          }
+        : i === 2
+          ? { 'contact:phone': '0113 496 0998', opening_hours: 'not a schedule' }
+          : {};
     if (i === 1 && imageBase) extratags.image = `${imageBase}/osm-bakery-1.gif`;
     const lat = (53.79 + k * 0.001).toFixed(7);
     const lon = (-1.54 - k * 0.001).toFixed(7);
@@ -60,7 +70,15 @@ export function osmBakeries(count: number, imageBase?: string): NominatimStandIn
       addresstype: 'shop',
       name: `OSM Bakery ${i}`,
       display_name: `OSM Bakery ${i}, ${i} Kirkgate, City Centre, Leeds, West Yorkshire, England, LS1 6BH, United Kingdom`,
-      address: { shop: `OSM Bakery ${i}`, house_number: String(i), road: 'Kirkgate', city: 'Leeds', postcode: 'LS1 6BH', country: 'United Kingdom', country_code: 'gb' },
+      address: {
+        shop: `OSM Bakery ${i}`,
+        house_number: String(i),
+        road: 'Kirkgate',
+        city: 'Leeds',
+        postcode: 'LS1 6BH',
+        country: 'United Kingdom',
+        country_code: 'gb',
+      },
       extratags,
       boundingbox: [lat, lat, lon, lon],
     };
@@ -72,7 +90,9 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-export async function startNominatimStandIn(options: { places?: NominatimStandInPlace[] } = {}): Promise<NominatimStandIn> {
+export async function startNominatimStandIn(
+  options: { places?: NominatimStandInPlace[] } = {},
+): Promise<NominatimStandIn> {
   const requests: NominatimStandIn['requests'] = [];
   let last = 0;
   let places = options.places ?? osmBakeries(50);
@@ -86,7 +106,8 @@ export async function startNominatimStandIn(options: { places?: NominatimStandIn
     }
     const at = Date.now();
     const userAgent = req.headers['user-agent'];
-    const record = (status: number) => requests.push({ path: url.pathname, query: url.searchParams, userAgent, at, status });
+    const record = (status: number) =>
+      requests.push({ path: url.pathname, query: url.searchParams, userAgent, at, status });
     if (!userAgent) {
       record(403);
       res.writeHead(403, { 'content-type': 'text/html' }).end('<html><body><h1>Access blocked</h1></body></html>');
@@ -95,7 +116,9 @@ export async function startNominatimStandIn(options: { places?: NominatimStandIn
     // The real service blocks clients that exceed 1 request/s; 950 ms leaves room for timer jitter.
     if (at - last < 950) {
       record(429);
-      res.writeHead(429, { 'content-type': 'text/html', 'retry-after': '1' }).end('<html><body>Too Many Requests</body></html>');
+      res
+        .writeHead(429, { 'content-type': 'text/html', 'retry-after': '1' })
+        .end('<html><body>Too Many Requests</body></html>');
       return;
     }
     last = at;
@@ -106,9 +129,13 @@ export async function startNominatimStandIn(options: { places?: NominatimStandIn
     if (url.pathname === '/search') {
       const q = (url.searchParams.get('q') ?? '').toLowerCase();
       const limit = Math.min(40, Number(url.searchParams.get('limit') ?? 10));
-      const excluded = new Set((url.searchParams.get('exclude_place_ids') ?? '').split(',').filter(Boolean).map(Number));
+      const excluded = new Set(
+        (url.searchParams.get('exclude_place_ids') ?? '').split(',').filter(Boolean).map(Number),
+      );
       const what = q.split(/\s+in\s+/)[0] ?? q;
-      const found = places.filter((p) => (p.type === what || p.name.toLowerCase().includes(q)) && !excluded.has(p.place_id)).slice(0, limit);
+      const found = places
+        .filter((p) => (p.type === what || p.name.toLowerCase().includes(q)) && !excluded.has(p.place_id))
+        .slice(0, limit);
       record(200);
       return json(res, 200, found);
     }
@@ -125,5 +152,12 @@ export async function startNominatimStandIn(options: { places?: NominatimStandIn
   const server = createServer(handle);
   const { baseUrl, close } = await listenLocal(server);
   if (!options.places) places = osmBakeries(50, baseUrl);
-  return { baseUrl, get places() { return places; }, requests, close };
+  return {
+    baseUrl,
+    get places() {
+      return places;
+    },
+    requests,
+    close,
+  };
 }

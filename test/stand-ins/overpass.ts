@@ -23,10 +23,44 @@ interface Fixture {
 
 /** Two bakeries in Leeds (a node and a way) and a cafe; one bakery in York. */
 export const OVERPASS_FIXTURES: Fixture[] = [
-  { area: 'Leeds', element: { type: 'node', id: 1866179709, lat: 53.7965, lon: -1.5416, tags: { shop: 'bakery', name: 'Kirkgate Loaves', 'addr:housenumber': '12', 'addr:street': 'Kirkgate', 'addr:city': 'Leeds', 'addr:postcode': 'LS1 6BH', 'addr:country': 'GB', 'contact:phone': '0113 496 0777', 'contact:website': 'https://kirkgate-loaves.example.org/', opening_hours: 'Tu-Sa 07:30-15:00' } } },
-  { area: 'Leeds', element: { type: 'way', id: 48211234, center: { lat: 53.8021, lon: -1.5488 }, tags: { shop: 'bakery', name: 'Headrow Bread', 'addr:street': 'The Headrow', 'addr:city': 'Leeds' } } },
-  { area: 'Leeds', element: { type: 'node', id: 1866170001, lat: 53.8, lon: -1.55, tags: { amenity: 'cafe', name: 'Not A Bakery' } } },
-  { area: 'York', element: { type: 'node', id: 1866170002, lat: 53.96, lon: -1.08, tags: { shop: 'bakery', name: 'York Bakery' } } },
+  {
+    area: 'Leeds',
+    element: {
+      type: 'node',
+      id: 1866179709,
+      lat: 53.7965,
+      lon: -1.5416,
+      tags: {
+        shop: 'bakery',
+        name: 'Kirkgate Loaves',
+        'addr:housenumber': '12',
+        'addr:street': 'Kirkgate',
+        'addr:city': 'Leeds',
+        'addr:postcode': 'LS1 6BH',
+        'addr:country': 'GB',
+        'contact:phone': '0113 496 0777',
+        'contact:website': 'https://kirkgate-loaves.example.org/',
+        opening_hours: 'Tu-Sa 07:30-15:00',
+      },
+    },
+  },
+  {
+    area: 'Leeds',
+    element: {
+      type: 'way',
+      id: 48211234,
+      center: { lat: 53.8021, lon: -1.5488 },
+      tags: { shop: 'bakery', name: 'Headrow Bread', 'addr:street': 'The Headrow', 'addr:city': 'Leeds' },
+    },
+  },
+  {
+    area: 'Leeds',
+    element: { type: 'node', id: 1866170001, lat: 53.8, lon: -1.55, tags: { amenity: 'cafe', name: 'Not A Bakery' } },
+  },
+  {
+    area: 'York',
+    element: { type: 'node', id: 1866170002, lat: 53.96, lon: -1.08, tags: { shop: 'bakery', name: 'York Bakery' } },
+  },
 ];
 
 async function body(req: IncomingMessage): Promise<string> {
@@ -57,10 +91,19 @@ export async function startOverpassStandIn(): Promise<OverpassStandIn> {
       return void res.writeHead(400, { 'content-type': 'text/html' }).end('<p>Error: line 1: parse error</p>');
     }
     const [, area, key, value, limit] = m as unknown as [string, string, string, string, string];
-    const elements = OVERPASS_FIXTURES.filter((f) => f.area === area && f.element.tags[key] === value).map((f) => f.element).slice(0, Number(limit));
+    const elements = OVERPASS_FIXTURES.filter((f) => f.area === area && f.element.tags[key] === value)
+      .map((f) => f.element)
+      .slice(0, Number(limit));
     record(200);
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ version: 0.6, generator: 'Overpass API stand-in', osm3s: { copyright: 'The data included in this document is from www.openstreetmap.org.' }, elements }));
+    res.end(
+      JSON.stringify({
+        version: 0.6,
+        generator: 'Overpass API stand-in',
+        osm3s: { copyright: 'The data included in this document is from www.openstreetmap.org.' },
+        elements,
+      }),
+    );
   };
   const { baseUrl, close } = await listenLocal(createServer((req, res) => void handle(req, res)));
   return { baseUrl, requests, close };

@@ -52,7 +52,8 @@ const PRIVACY: Record<number, string> = { 1: 'Public', 2: 'Unlisted', 3: 'Privat
 const STATES: Record<number, string> = { 1: 'Published', 2: 'To transcode', 3: 'To import' };
 
 function problem(res: ServerResponse, status: number, detail: string, extra: Record<string, unknown> = {}): void {
-  const title = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict' }[status] ?? 'Error';
+  const title =
+    { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict' }[status] ?? 'Error';
   const body = {
     type: `https://docs.joinpeertube.org/api-rest-reference.html#section/Errors/${extra.code ?? status}`,
     title,
@@ -125,7 +126,13 @@ export async function startPeerTube(): Promise<PeerTubeStandIn> {
     state: v.state,
     isLive: false,
     duration: 0,
-    channel: { id: state.channelId, name: 'imports', displayName: 'Imported videos', url: `${baseUrl}/video-channels/imports`, host: new URL(baseUrl).host },
+    channel: {
+      id: state.channelId,
+      name: 'imports',
+      displayName: 'Imported videos',
+      url: `${baseUrl}/video-channels/imports`,
+      host: new URL(baseUrl).host,
+    },
   });
 
   const bearer = (req: IncomingMessage) => /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
@@ -133,20 +140,31 @@ export async function startPeerTube(): Promise<PeerTubeStandIn> {
   const server = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', baseUrl);
-      const entry: PeerTubeStandIn['requests'][number] = { method: req.method ?? 'GET', path: url.pathname, auth: bearer(req) };
+      const entry: PeerTubeStandIn['requests'][number] = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        auth: bearer(req),
+      };
       state.requests.push(entry);
       if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
       if (Date.now() - window.start > limit.windowMs) window = { start: Date.now(), count: 0 };
       window.count += 1;
       if (window.count > limit.max) {
         const retry = Math.ceil((window.start + limit.windowMs - Date.now()) / 1000);
-        res.writeHead(429, { 'content-type': 'text/html; charset=utf-8', 'retry-after': String(retry), 'ratelimit-limit': String(limit.max), 'ratelimit-remaining': '0', 'ratelimit-reset': String(retry) });
+        res.writeHead(429, {
+          'content-type': 'text/html; charset=utf-8',
+          'retry-after': String(retry),
+          'ratelimit-limit': String(limit.max),
+          'ratelimit-remaining': '0',
+          'ratelimit-reset': String(retry),
+        });
         res.end('Too many requests, please try again later.');
         return;
       }
 
       if (req.method === 'GET' && url.pathname === '/api/v1/oauth-clients/local') {
-        if (req.headers.host !== host) return problem(res, 403, `Getting client tokens for host ${req.headers.host} is forbidden`);
+        if (req.headers.host !== host)
+          return problem(res, 403, `Getting client tokens for host ${req.headers.host} is forbidden`);
         res.writeHead(200, { 'content-type': 'application/json' });
         return res.end(JSON.stringify(client));
       }
@@ -163,7 +181,8 @@ export async function startPeerTube(): Promise<PeerTubeStandIn> {
           }
         } else if (entry.grant === 'refresh_token') {
           const token = form.get('refresh_token') ?? '';
-          if (!refresh.has(token)) return problem(res, 400, 'Invalid grant: refresh token is invalid', { code: 'invalid_grant' });
+          if (!refresh.has(token))
+            return problem(res, 400, 'Invalid grant: refresh token is invalid', { code: 'invalid_grant' });
           refresh.delete(token);
         } else {
           return problem(res, 400, 'Unsupported grant type: grant_type is invalid', { code: 'unsupported_grant_type' });
@@ -172,7 +191,9 @@ export async function startPeerTube(): Promise<PeerTubeStandIn> {
         access.add(token.access_token);
         refresh.add(token.refresh_token);
         res.writeHead(200, { 'content-type': 'application/json' });
-        return res.end(JSON.stringify({ token_type: 'Bearer', ...token, expires_in: 14399, refresh_token_expires_in: 1209599 }));
+        return res.end(
+          JSON.stringify({ token_type: 'Bearer', ...token, expires_in: 14399, refresh_token_expires_in: 1209599 }),
+        );
       }
 
       const needsToken = (): string | undefined => {
@@ -193,7 +214,9 @@ export async function startPeerTube(): Promise<PeerTubeStandIn> {
         const body = await bodyOf(req);
         let fields: Record<string, string>;
         try {
-          const form = await new Response(new Uint8Array(body), { headers: { 'content-type': req.headers['content-type'] ?? '' } }).formData();
+          const form = await new Response(new Uint8Array(body), {
+            headers: { 'content-type': req.headers['content-type'] ?? '' },
+          }).formData();
           fields = Object.fromEntries([...form.entries()].map(([k, v]) => [k, String(v)]));
         } catch {
           return problem(res, 400, 'Incorrect request parameters: body must be multipart/form-data');
@@ -206,15 +229,38 @@ export async function startPeerTube(): Promise<PeerTubeStandIn> {
         } catch {
           target = undefined;
         }
-        if (!target || !/^https?:$/.test(target.protocol)) invalid.targetUrl = { value: fields.targetUrl, msg: 'Should have a valid video import target URL', path: 'targetUrl', location: 'body' };
-        if (!/^\d+$/.test(fields.channelId ?? '')) invalid.channelId = { value: fields.channelId, msg: 'Should have correct video channel id', path: 'channelId', location: 'body' };
-        if (fields.privacy !== undefined && !PRIVACY[Number(fields.privacy)]) invalid.privacy = { value: fields.privacy, msg: 'Should have correct video privacy', path: 'privacy', location: 'body' };
-        if (fields.name !== undefined && (fields.name.length < 3 || fields.name.length > 120)) invalid.name = { value: fields.name, msg: 'Should have a valid name', path: 'name', location: 'body' };
+        if (!target || !/^https?:$/.test(target.protocol))
+          invalid.targetUrl = {
+            value: fields.targetUrl,
+            msg: 'Should have a valid video import target URL',
+            path: 'targetUrl',
+            location: 'body',
+          };
+        if (!/^\d+$/.test(fields.channelId ?? ''))
+          invalid.channelId = {
+            value: fields.channelId,
+            msg: 'Should have correct video channel id',
+            path: 'channelId',
+            location: 'body',
+          };
+        if (fields.privacy !== undefined && !PRIVACY[Number(fields.privacy)])
+          invalid.privacy = {
+            value: fields.privacy,
+            msg: 'Should have correct video privacy',
+            path: 'privacy',
+            location: 'body',
+          };
+        if (fields.name !== undefined && (fields.name.length < 3 || fields.name.length > 120))
+          invalid.name = { value: fields.name, msg: 'Should have a valid name', path: 'name', location: 'body' };
         if (Object.keys(invalid).length > 0) {
-          return problem(res, 400, `Incorrect request parameters: ${Object.keys(invalid).join(', ')}`, { instance: url.pathname, 'invalid-params': invalid });
+          return problem(res, 400, `Incorrect request parameters: ${Object.keys(invalid).join(', ')}`, {
+            instance: url.pathname,
+            'invalid-params': invalid,
+          });
         }
         if (!importsEnabled) return problem(res, 409, 'HTTP import is not enabled on this instance.');
-        if (Number(fields.channelId) !== state.channelId) return problem(res, 403, 'Cannot use video channel of another user');
+        if (Number(fields.channelId) !== state.channelId)
+          return problem(res, 403, 'Cannot use video channel of another user');
         const id = nextVideoId++;
         const uuid = randomUUID();
         const video: StandInVideo = {
@@ -249,12 +295,15 @@ export async function startPeerTube(): Promise<PeerTubeStandIn> {
       const m = /^\/api\/v1\/videos\/([^/]+)$/.exec(url.pathname);
       if (req.method === 'GET' && m) {
         const key = decodeURIComponent(m[1] as string);
-        const video = [...state.videos.values()].find((v) => String(v.id) === key || v.uuid === key || v.shortUUID === key);
+        const video = [...state.videos.values()].find(
+          (v) => String(v.id) === key || v.uuid === key || v.shortUUID === key,
+        );
         if (!video) return problem(res, 404, 'Video not found');
         if (video.privacy.id === 3) {
           const token = bearer(req);
           if (!token) return problem(res, 401, 'Cannot get this private video without authentication');
-          if (!access.has(token)) return problem(res, 401, 'Invalid token: access token has expired', { code: 'invalid_token' });
+          if (!access.has(token))
+            return problem(res, 401, 'Invalid token: access token has expired', { code: 'invalid_token' });
         }
         res.writeHead(200, { 'content-type': 'application/json' });
         return res.end(JSON.stringify(videoJson(video)));

@@ -29,7 +29,10 @@ export async function startProxyStandIn(): Promise<ProxyStandIn> {
     for (const s of [client, upstream]) {
       sockets.add(s);
       s.on('close', () => sockets.delete(s));
-      s.on('error', () => { client.destroy(); upstream.destroy(); });
+      s.on('error', () => {
+        client.destroy();
+        upstream.destroy();
+      });
     }
   });
   const listening = await listenLocal(server);

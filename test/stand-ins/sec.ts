@@ -22,7 +22,15 @@ export const SYNTHETIC_CIK_BASE = 9000000;
 
 function syntheticSubmissions(cik: number): Record<string, unknown> {
   const base = SUBMISSIONS['320193'] as Record<string, unknown>;
-  return { ...base, cik: String(cik), name: `SYNTHETIC FILER ${cik - SYNTHETIC_CIK_BASE} INC`, tickers: [], exchanges: [], ein: null, lei: null };
+  return {
+    ...base,
+    cik: String(cik),
+    name: `SYNTHETIC FILER ${cik - SYNTHETIC_CIK_BASE} INC`,
+    tickers: [],
+    exchanges: [],
+    ein: null,
+    lei: null,
+  };
 }
 
 export interface SecRequest {
@@ -54,7 +62,9 @@ export const TICKER_ROWS: [number, string, string, string | null][] = [
   [1418121, 'Apple Hospitality REIT, Inc.', 'APLE', 'NYSE'],
 ];
 
-function filings(rows: { accessionNumber: string; filingDate: string; reportDate: string; form: string; primaryDocument: string }[]) {
+function filings(
+  rows: { accessionNumber: string; filingDate: string; reportDate: string; form: string; primaryDocument: string }[],
+) {
   return {
     recent: {
       accessionNumber: rows.map((r) => r.accessionNumber),
@@ -73,7 +83,14 @@ function filings(rows: { accessionNumber: string; filingDate: string; reportDate
       primaryDocument: rows.map((r) => r.primaryDocument),
       primaryDocDescription: rows.map((r) => r.form),
     },
-    files: [{ name: 'CIK0000320193-submissions-001.json', filingCount: 1234, filingFrom: '1994-01-26', filingTo: '2015-03-12' }],
+    files: [
+      {
+        name: 'CIK0000320193-submissions-001.json',
+        filingCount: 1234,
+        filingFrom: '1994-01-26',
+        filingTo: '2015-03-12',
+      },
+    ],
   };
 }
 
@@ -120,8 +137,20 @@ export const SUBMISSIONS: Record<string, Record<string, unknown>> = {
       { name: 'APPLE COMPUTER INC', from: '1994-01-26T00:00:00.000Z', to: '2007-01-04T00:00:00.000Z' },
     ],
     filings: filings([
-      { accessionNumber: '0000320193-25-000079', filingDate: '2025-10-31', reportDate: '2025-09-27', form: '10-K', primaryDocument: 'aapl-20250927.htm' },
-      { accessionNumber: '0000320193-25-000073', filingDate: '2025-08-01', reportDate: '2025-06-28', form: '10-Q', primaryDocument: 'aapl-20250628.htm' },
+      {
+        accessionNumber: '0000320193-25-000079',
+        filingDate: '2025-10-31',
+        reportDate: '2025-09-27',
+        form: '10-K',
+        primaryDocument: 'aapl-20250927.htm',
+      },
+      {
+        accessionNumber: '0000320193-25-000073',
+        filingDate: '2025-08-01',
+        reportDate: '2025-06-28',
+        form: '10-Q',
+        primaryDocument: 'aapl-20250628.htm',
+      },
     ]),
   },
   '789019': {
@@ -137,12 +166,34 @@ export const SUBMISSIONS: Record<string, Record<string, unknown>> = {
     fiscalYearEnd: '0630',
     stateOfIncorporation: 'WA',
     addresses: {
-      mailing: { street1: 'ONE MICROSOFT WAY', street2: null, city: 'REDMOND', stateOrCountry: 'WA', zipCode: '98052-6399', stateOrCountryDescription: 'WA' },
-      business: { street1: 'ONE MICROSOFT WAY', street2: null, city: 'REDMOND', stateOrCountry: 'WA', zipCode: '98052-6399', stateOrCountryDescription: 'WA' },
+      mailing: {
+        street1: 'ONE MICROSOFT WAY',
+        street2: null,
+        city: 'REDMOND',
+        stateOrCountry: 'WA',
+        zipCode: '98052-6399',
+        stateOrCountryDescription: 'WA',
+      },
+      business: {
+        street1: 'ONE MICROSOFT WAY',
+        street2: null,
+        city: 'REDMOND',
+        stateOrCountry: 'WA',
+        zipCode: '98052-6399',
+        stateOrCountryDescription: 'WA',
+      },
     },
     phone: '425-882-8080',
     formerNames: [],
-    filings: filings([{ accessionNumber: '0000950170-25-100235', filingDate: '2025-07-30', reportDate: '2025-06-30', form: '10-K', primaryDocument: 'msft-20250630.htm' }]),
+    filings: filings([
+      {
+        accessionNumber: '0000950170-25-100235',
+        filingDate: '2025-07-30',
+        reportDate: '2025-06-30',
+        form: '10-K',
+        primaryDocument: 'msft-20250630.htm',
+      },
+    ]),
   },
   '937966': {
     cik: '937966',
@@ -158,12 +209,44 @@ export const SUBMISSIONS: Record<string, Record<string, unknown>> = {
     fiscalYearEnd: '1231',
     stateOfIncorporation: 'P7',
     addresses: {
-      mailing: { street1: 'DE RUN 6501', street2: null, city: 'VELDHOVEN', stateOrCountry: 'P7', zipCode: '5504DR', stateOrCountryDescription: 'Netherlands', isForeignLocation: 1, foreignStateTerritory: null, country: 'Netherlands', countryCode: 'P7' },
-      business: { street1: 'DE RUN 6501', street2: 'P.O. BOX 324', city: 'VELDHOVEN', stateOrCountry: 'P7', zipCode: '5504DR', stateOrCountryDescription: 'Netherlands', isForeignLocation: 1, foreignStateTerritory: 'Noord-Brabant', country: 'Netherlands', countryCode: 'P7' },
+      mailing: {
+        street1: 'DE RUN 6501',
+        street2: null,
+        city: 'VELDHOVEN',
+        stateOrCountry: 'P7',
+        zipCode: '5504DR',
+        stateOrCountryDescription: 'Netherlands',
+        isForeignLocation: 1,
+        foreignStateTerritory: null,
+        country: 'Netherlands',
+        countryCode: 'P7',
+      },
+      business: {
+        street1: 'DE RUN 6501',
+        street2: 'P.O. BOX 324',
+        city: 'VELDHOVEN',
+        stateOrCountry: 'P7',
+        zipCode: '5504DR',
+        stateOrCountryDescription: 'Netherlands',
+        isForeignLocation: 1,
+        foreignStateTerritory: 'Noord-Brabant',
+        country: 'Netherlands',
+        countryCode: 'P7',
+      },
     },
     phone: '31402683938',
-    formerNames: [{ name: 'ASM LITHOGRAPHY HOLDING N V', from: '1995-03-14T00:00:00.000Z', to: '2001-04-04T00:00:00.000Z' }],
-    filings: filings([{ accessionNumber: '0000937966-25-000007', filingDate: '2025-02-12', reportDate: '2024-12-31', form: '20-F', primaryDocument: 'asml-20241231.htm' }]),
+    formerNames: [
+      { name: 'ASM LITHOGRAPHY HOLDING N V', from: '1995-03-14T00:00:00.000Z', to: '2001-04-04T00:00:00.000Z' },
+    ],
+    filings: filings([
+      {
+        accessionNumber: '0000937966-25-000007',
+        filingDate: '2025-02-12',
+        reportDate: '2024-12-31',
+        form: '20-F',
+        primaryDocument: 'asml-20241231.htm',
+      },
+    ]),
   },
   /**
    * Foreign filers as EDGAR really writes them (issue 37): EDGAR's own codes, not ISO. SIEMENS AG
@@ -177,8 +260,30 @@ export const SUBMISSIONS: Record<string, Record<string, unknown>> = {
     sicDescription: 'Electronic & Other Electrical Equipment (No Computer Equip)',
     ein: null,
     addresses: {
-      mailing: { street1: 'WERNER-VON-SIEMENS-STR. 1', street2: null, city: 'MUNICH', stateOrCountry: '2M', zipCode: '80333', stateOrCountryDescription: 'Germany', isForeignLocation: 1, foreignStateTerritory: null, country: null, countryCode: '2M' },
-      business: { street1: 'WERNER-VON-SIEMENS-STR. 1', street2: null, city: 'MUNICH', stateOrCountry: '2M', zipCode: '80333', stateOrCountryDescription: 'Germany', isForeignLocation: 1, foreignStateTerritory: null, country: null, countryCode: '2M' },
+      mailing: {
+        street1: 'WERNER-VON-SIEMENS-STR. 1',
+        street2: null,
+        city: 'MUNICH',
+        stateOrCountry: '2M',
+        zipCode: '80333',
+        stateOrCountryDescription: 'Germany',
+        isForeignLocation: 1,
+        foreignStateTerritory: null,
+        country: null,
+        countryCode: '2M',
+      },
+      business: {
+        street1: 'WERNER-VON-SIEMENS-STR. 1',
+        street2: null,
+        city: 'MUNICH',
+        stateOrCountry: '2M',
+        zipCode: '80333',
+        stateOrCountryDescription: 'Germany',
+        isForeignLocation: 1,
+        foreignStateTerritory: null,
+        country: null,
+        countryCode: '2M',
+      },
     },
     filings: filings([]),
   },
@@ -187,8 +292,30 @@ export const SUBMISSIONS: Record<string, Record<string, unknown>> = {
     name: 'Siemens Energy AG/ADR',
     ein: null,
     addresses: {
-      mailing: { street1: 'OTTO-HAHN-RING 6', street2: null, city: 'MUNICH', stateOrCountry: '2M', zipCode: '81739', stateOrCountryDescription: 'Germany', isForeignLocation: null, foreignStateTerritory: null, country: null, countryCode: null },
-      business: { street1: 'OTTO-HAHN-RING 6', street2: null, city: 'MUNICH', stateOrCountry: '2M', zipCode: '81739', stateOrCountryDescription: 'Germany', isForeignLocation: null, foreignStateTerritory: null, country: null, countryCode: null },
+      mailing: {
+        street1: 'OTTO-HAHN-RING 6',
+        street2: null,
+        city: 'MUNICH',
+        stateOrCountry: '2M',
+        zipCode: '81739',
+        stateOrCountryDescription: 'Germany',
+        isForeignLocation: null,
+        foreignStateTerritory: null,
+        country: null,
+        countryCode: null,
+      },
+      business: {
+        street1: 'OTTO-HAHN-RING 6',
+        street2: null,
+        city: 'MUNICH',
+        stateOrCountry: '2M',
+        zipCode: '81739',
+        stateOrCountryDescription: 'Germany',
+        isForeignLocation: null,
+        foreignStateTerritory: null,
+        country: null,
+        countryCode: null,
+      },
     },
     filings: filings([]),
   },
@@ -197,8 +324,30 @@ export const SUBMISSIONS: Record<string, Record<string, unknown>> = {
     name: 'Cool Japan Fund Inc.',
     ein: null,
     addresses: {
-      mailing: { street1: '6-10-1 ROPPONGI', street2: null, city: 'MINATO-KU, TOKYO', stateOrCountry: 'M0', zipCode: '106-6117', stateOrCountryDescription: 'Japan', isForeignLocation: null, foreignStateTerritory: null, country: null, countryCode: null },
-      business: { street1: '6-10-1 ROPPONGI', street2: null, city: 'MINATO-KU, TOKYO', stateOrCountry: 'M0', zipCode: '106-6117', stateOrCountryDescription: 'Japan', isForeignLocation: null, foreignStateTerritory: null, country: null, countryCode: null },
+      mailing: {
+        street1: '6-10-1 ROPPONGI',
+        street2: null,
+        city: 'MINATO-KU, TOKYO',
+        stateOrCountry: 'M0',
+        zipCode: '106-6117',
+        stateOrCountryDescription: 'Japan',
+        isForeignLocation: null,
+        foreignStateTerritory: null,
+        country: null,
+        countryCode: null,
+      },
+      business: {
+        street1: '6-10-1 ROPPONGI',
+        street2: null,
+        city: 'MINATO-KU, TOKYO',
+        stateOrCountry: 'M0',
+        zipCode: '106-6117',
+        stateOrCountryDescription: 'Japan',
+        isForeignLocation: null,
+        foreignStateTerritory: null,
+        country: null,
+        countryCode: null,
+      },
     },
     filings: filings([]),
   },
@@ -214,8 +363,22 @@ export const SUBMISSIONS: Record<string, Record<string, unknown>> = {
     ein: null,
     category: '',
     addresses: {
-      mailing: { street1: '26133 US HWY 19 NORTH', street2: 'SUITE 300', city: 'CLEARWATER', stateOrCountry: 'FL', zipCode: '33763', stateOrCountryDescription: 'FL' },
-      business: { street1: null, street2: null, city: null, stateOrCountry: null, zipCode: null, stateOrCountryDescription: null },
+      mailing: {
+        street1: '26133 US HWY 19 NORTH',
+        street2: 'SUITE 300',
+        city: 'CLEARWATER',
+        stateOrCountry: 'FL',
+        zipCode: '33763',
+        stateOrCountryDescription: 'FL',
+      },
+      business: {
+        street1: null,
+        street2: null,
+        city: null,
+        stateOrCountry: null,
+        zipCode: null,
+        stateOrCountryDescription: null,
+      },
     },
     formerNames: [],
     filings: filings([]),
@@ -246,13 +409,19 @@ function companyTickers(): Record<string, { cik_str: number; ticker: string; tit
 function searchIndex(keysTyped: string) {
   const q = keysTyped.toLowerCase();
   const seen = new Set<number>();
-  const hits = TICKER_ROWS.filter(([cik, name]) => name.toLowerCase().includes(q) && !seen.has(cik) && seen.add(cik)).map(([cik, name, ticker], i) => ({
+  const hits = TICKER_ROWS.filter(
+    ([cik, name]) => name.toLowerCase().includes(q) && !seen.has(cik) && seen.add(cik),
+  ).map(([cik, name, ticker], i) => ({
     _index: 'edgar_entity_20251101_000000',
     _id: String(cik),
     _score: 10 - i,
     _source: { entity: `${name} (${ticker})`, entity_words: name, tickers: ticker, rank: i },
   }));
-  return { took: 3, timed_out: false, hits: { total: { value: hits.length, relation: 'eq' }, max_score: hits[0]?._score ?? null, hits } };
+  return {
+    took: 3,
+    timed_out: false,
+    hits: { total: { value: hits.length, relation: 'eq' }, max_score: hits[0]?._score ?? null, hits },
+  };
 }
 
 export async function startSecStandIn(options: SecStandInOptions = {}): Promise<SecStandIn> {
@@ -276,11 +445,13 @@ export async function startSecStandIn(options: SecStandInOptions = {}): Promise<
     if (req.method !== 'GET') return send(405, 'text/html', '<html><body>Method Not Allowed</body></html>');
 
     if (url.pathname === '/files/company_tickers.json') return json(companyTickers());
-    if (url.pathname === '/files/company_tickers_exchange.json') return json({ fields: ['cik', 'name', 'ticker', 'exchange'], data: TICKER_ROWS });
+    if (url.pathname === '/files/company_tickers_exchange.json')
+      return json({ fields: ['cik', 'name', 'ticker', 'exchange'], data: TICKER_ROWS });
     if (url.pathname === '/LATEST/search-index') return json(searchIndex(url.searchParams.get('keysTyped') ?? ''));
     const submissions = /^\/submissions\/CIK(\d{10})\.json$/.exec(url.pathname);
     const cik = submissions?.[1]?.replace(/^0+(?=\d)/, '');
-    const synthetic = Number(cik) >= SYNTHETIC_CIK_BASE && Number(cik) < SYNTHETIC_CIK_BASE + (options.syntheticFilers ?? 0);
+    const synthetic =
+      Number(cik) >= SYNTHETIC_CIK_BASE && Number(cik) < SYNTHETIC_CIK_BASE + (options.syntheticFilers ?? 0);
     const doc = cik ? (synthetic ? syntheticSubmissions(Number(cik)) : SUBMISSIONS[cik]) : undefined;
     if (doc) return json(doc);
     return send(404, 'application/xml', noSuchKey(url.pathname.slice(1)));

@@ -84,8 +84,10 @@ export async function startSmtpStandIn(options: { catchAllDomain: string; startt
       const [local = '', domain = ''] = rcpt.split('@');
       if (domain === options.catchAllDomain) return callback();
       if ((MAILBOXES.accept as readonly string[]).includes(local)) return callback();
-      if ((MAILBOXES.full as readonly string[]).includes(local)) return callback(smtpError(552, `5.2.2 <${rcpt}>: mailbox full`));
-      if ((MAILBOXES.greylistAlways as readonly string[]).includes(local)) return callback(smtpError(451, '4.7.1 greylisted, please try again later'));
+      if ((MAILBOXES.full as readonly string[]).includes(local))
+        return callback(smtpError(552, `5.2.2 <${rcpt}>: mailbox full`));
+      if ((MAILBOXES.greylistAlways as readonly string[]).includes(local))
+        return callback(smtpError(451, '4.7.1 greylisted, please try again later'));
       if ((MAILBOXES.greylistOnce as readonly string[]).includes(local)) {
         if (greylisted.has(rcpt)) return callback();
         greylisted.add(rcpt);
@@ -133,7 +135,10 @@ export async function startSmtpStandIn(options: { catchAllDomain: string; startt
     silent,
     close: async () => {
       for (const s of sockets) s.destroy();
-      await Promise.all([new Promise<void>((r) => mail.close(() => r())), new Promise<void>((r) => quiet.close(() => r()))]);
+      await Promise.all([
+        new Promise<void>((r) => mail.close(() => r())),
+        new Promise<void>((r) => quiet.close(() => r())),
+      ]);
     },
   };
 }

@@ -24,7 +24,13 @@ import { listenLocal } from './listen';
  */
 export interface SocialStandIn {
   baseUrl: string;
-  requests: { username: string; at: number; appId: string | undefined; userAgent: string | undefined; closedAt?: number }[];
+  requests: {
+    username: string;
+    at: number;
+    appId: string | undefined;
+    userAgent: string | undefined;
+    closedAt?: number;
+  }[];
   /** The bytes of a profile picture the stand-in serves, by username. */
   picture(username: string): Buffer;
   close(): Promise<void>;
@@ -59,8 +65,20 @@ interface WireUser {
 }
 
 function users(base: string): Record<string, WireUser> {
-  const pic = (name: string) => ({ profile_pic_url: `${base}/pics/${name}-150.jpg?stp=dst-jpg_s150x150&_nc_ht=cdn`, profile_pic_url_hd: `${base}/pics/${name}.jpg?stp=dst-jpg_s320x320&_nc_ht=cdn` });
-  const plain = { is_business_account: false, is_professional_account: false, is_private: false, is_verified: false, business_category_name: null, category_name: null, business_email: null, business_phone_number: null };
+  const pic = (name: string) => ({
+    profile_pic_url: `${base}/pics/${name}-150.jpg?stp=dst-jpg_s150x150&_nc_ht=cdn`,
+    profile_pic_url_hd: `${base}/pics/${name}.jpg?stp=dst-jpg_s320x320&_nc_ht=cdn`,
+  });
+  const plain = {
+    is_business_account: false,
+    is_professional_account: false,
+    is_private: false,
+    is_verified: false,
+    business_category_name: null,
+    category_name: null,
+    business_email: null,
+    business_phone_number: null,
+  };
   return {
     'acme.widgets': {
       id: '3955093777',
@@ -143,30 +161,64 @@ export async function startSocialStandIn(): Promise<SocialStandIn> {
   const seen = new Map<string, number>();
   let base = '';
   const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
-    void res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers }).end(JSON.stringify(body));
+    void res
+      .writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers })
+      .end(JSON.stringify(body));
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', base);
     const pic = /^\/pics\/([a-z0-9._]+?)(?:-150)?\.jpg$/.exec(url.pathname);
     if (pic?.[1]) return void res.writeHead(200, { 'content-type': 'image/jpeg' }).end(png(pic[1]));
-    if (url.pathname === '/accounts/login/') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Log in</body></html>');
-    if (url.pathname !== '/api/v1/users/web_profile_info/') return json(res, 404, { message: 'Page not found', status: 'fail' });
+    if (url.pathname === '/accounts/login/')
+      return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Log in</body></html>');
+    if (url.pathname !== '/api/v1/users/web_profile_info/')
+      return json(res, 404, { message: 'Page not found', status: 'fail' });
     const username = (url.searchParams.get('username') ?? '').toLowerCase();
     const appId = req.headers['x-ig-app-id'] as string | undefined;
-    const record: SocialStandIn['requests'][number] = { username, at: Date.now(), appId, userAgent: req.headers['user-agent'] };
+    const record: SocialStandIn['requests'][number] = {
+      username,
+      at: Date.now(),
+      appId,
+      userAgent: req.headers['user-agent'],
+    };
     requests.push(record);
-    res.on('close', () => { record.closedAt = Date.now(); });
+    res.on('close', () => {
+      record.closedAt = Date.now();
+    });
     const count = (seen.get(username) ?? 0) + 1;
     seen.set(username, count);
     if (!appId) return json(res, 400, { message: 'useragent mismatch', status: 'fail' });
 
     if (username === 'hang.account') return;
-    if (username === 'busy.account') return json(res, 401, { message: 'Please wait a few minutes before you try again.', require_login: true, status: 'fail' });
-    if (username === 'crowded.account') return void res.writeHead(429, { 'content-type': 'text/html', 'retry-after': '1' }).end('<html><body>Too Many Requests</body></html>');
-    if (username === 'flaky.account' && count === 1) return void res.writeHead(429, { 'content-type': 'text/html' }).end('<html><body>Too Many Requests</body></html>');
-    if (username === 'walled.account') return void res.writeHead(302, { location: `${base}/accounts/login/?next=%2Fapi%2Fv1%2Fusers%2Fweb_profile_info%2F` }).end();
-    if (username === 'gone.account') return void res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body>Sorry, this page isn\'t available.</body></html>');
-    const known = users(base)[username] ?? (/^load\d+$/.test(username) ? loadUser(base, username) : username === 'flaky.account' ? { ...loadUser(base, 'load0'), id: '5150', username, full_name: 'Flaky Account' } : undefined);
+    if (username === 'busy.account')
+      return json(res, 401, {
+        message: 'Please wait a few minutes before you try again.',
+        require_login: true,
+        status: 'fail',
+      });
+    if (username === 'crowded.account')
+      return void res
+        .writeHead(429, { 'content-type': 'text/html', 'retry-after': '1' })
+        .end('<html><body>Too Many Requests</body></html>');
+    if (username === 'flaky.account' && count === 1)
+      return void res
+        .writeHead(429, { 'content-type': 'text/html' })
+        .end('<html><body>Too Many Requests</body></html>');
+    if (username === 'walled.account')
+      return void res
+        .writeHead(302, { location: `${base}/accounts/login/?next=%2Fapi%2Fv1%2Fusers%2Fweb_profile_info%2F` })
+        .end();
+    if (username === 'gone.account')
+      return void res
+        .writeHead(404, { 'content-type': 'text/html' })
+        .end("<html><body>Sorry, this page isn't available.</body></html>");
+    const known =
+      users(base)[username] ??
+      (/^load\d+$/.test(username)
+        ? loadUser(base, username)
+        : username === 'flaky.account'
+          ? { ...loadUser(base, 'load0'), id: '5150', username, full_name: 'Flaky Account' }
+          : undefined);
     return json(res, 200, { data: { user: known ?? null }, status: 'ok' });
   };
 

@@ -20,7 +20,36 @@ export const REGISTERED: Record<string, Registered> = {
   NL004495445B01: { name: 'KONINKLIJKE PHILIPS N.V.', address: 'HIGH TECH CAMPUS 00052\n5656AG EINDHOVEN' },
 };
 
-const MEMBER_STATES = new Set(['AT', 'BE', 'BG', 'CY', 'CZ', 'DE', 'DK', 'EE', 'EL', 'ES', 'FI', 'FR', 'HR', 'HU', 'IE', 'IT', 'LT', 'LU', 'LV', 'MT', 'NL', 'PL', 'PT', 'RO', 'SE', 'SI', 'SK', 'XI']);
+const MEMBER_STATES = new Set([
+  'AT',
+  'BE',
+  'BG',
+  'CY',
+  'CZ',
+  'DE',
+  'DK',
+  'EE',
+  'EL',
+  'ES',
+  'FI',
+  'FR',
+  'HR',
+  'HU',
+  'IE',
+  'IT',
+  'LT',
+  'LU',
+  'LV',
+  'MT',
+  'NL',
+  'PL',
+  'PT',
+  'RO',
+  'SE',
+  'SI',
+  'SK',
+  'XI',
+]);
 
 export interface ScriptedFailure {
   /** VIES error code, e.g. MS_MAX_CONCURRENT_REQ. */
@@ -43,7 +72,8 @@ export interface ViesStandIn {
 
 const MESSAGES: Record<string, string> = {
   INVALID_INPUT: 'The provided CountryCode is invalid or the VAT number is empty',
-  MS_MAX_CONCURRENT_REQ: 'Your Request for VAT validation has not been processed; the maximum number of concurrent requests for this Member State has been reached.',
+  MS_MAX_CONCURRENT_REQ:
+    'Your Request for VAT validation has not been processed; the maximum number of concurrent requests for this Member State has been reached.',
   MS_UNAVAILABLE: 'The Member State service is unavailable, try again later',
   SERVICE_UNAVAILABLE: 'The VIES VAT service is unavailable, try again later',
 };
@@ -53,8 +83,10 @@ export async function startViesStandIn(): Promise<ViesStandIn> {
   const scripts = new Map<string, ScriptedFailure[]>();
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    const fail = (status: number, error: string) => send(status, { actionSucceed: false, errorWrappers: [{ error, message: MESSAGES[error] ?? error }] });
+    const send = (status: number, body: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const fail = (status: number, error: string) =>
+      send(status, { actionSucceed: false, errorWrappers: [{ error, message: MESSAGES[error] ?? error }] });
     if (req.method !== 'POST' || new URL(req.url ?? '/', 'http://127.0.0.1').pathname !== '/check-vat-number') {
       return send(404, { actionSucceed: false, errorWrappers: [{ error: 'NOT_FOUND', message: 'Not Found' }] });
     }
@@ -73,7 +105,10 @@ export async function startViesStandIn(): Promise<ViesStandIn> {
       requests.set(key, (requests.get(key) ?? 0) + 1);
 
       const scripted = scripts.get(key)?.shift();
-      if (scripted?.html) return res.writeHead(scripted.status ?? 503, { 'content-type': 'text/html' }).end(`<html><body><h1>${scripted.error}</h1></body></html>`);
+      if (scripted?.html)
+        return res
+          .writeHead(scripted.status ?? 503, { 'content-type': 'text/html' })
+          .end(`<html><body><h1>${scripted.error}</h1></body></html>`);
       if (scripted) return fail(scripted.status ?? 200, scripted.error);
       if (!MEMBER_STATES.has(countryCode) || !/^[0-9A-Z+*]{2,12}$/.test(vatNumber)) return fail(400, 'INVALID_INPUT');
 

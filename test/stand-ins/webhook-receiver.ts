@@ -22,7 +22,12 @@ export interface WebhookReceiver {
  * Verifies `X-Leadjobs-Signature` as the README tells receivers to: HMAC-SHA256 of "<t>.<raw body>"
  * with the webhook's secret, compared in constant time, and t no older than 5 minutes.
  */
-export function verifySignature(secret: string, header: string | undefined, raw: string, nowSeconds = Math.floor(Date.now() / 1000)): boolean {
+export function verifySignature(
+  secret: string,
+  header: string | undefined,
+  raw: string,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): boolean {
   const parts = Object.fromEntries((header ?? '').split(',').map((p) => p.split('=', 2) as [string, string]));
   const t = Number(parts.t);
   if (!Number.isInteger(t) || Math.abs(nowSeconds - t) > 300 || !parts.v1) return false;

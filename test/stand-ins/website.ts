@@ -27,7 +27,10 @@ export interface Website {
 export const CF_KEY = 0x3b;
 /** Cloudflare's encoding: a key byte, then every character XORed with it, as hex. */
 export function cfEncode(email: string, key = CF_KEY): string {
-  return key.toString(16).padStart(2, '0') + [...email].map((c) => (c.charCodeAt(0) ^ key).toString(16).padStart(2, '0')).join('');
+  return (
+    key.toString(16).padStart(2, '0') +
+    [...email].map((c) => (c.charCodeAt(0) ^ key).toString(16).padStart(2, '0')).join('')
+  );
 }
 
 const layout = (title: string, body: string, head = '') => `<!doctype html>
@@ -51,7 +54,13 @@ const ORG_LD = JSON.stringify({
   description: 'Precision widgets for manufacturers since 1901.',
   industry: 'Industrial manufacturing',
   logo: 'https://acme-widgets.co.uk/img/logo.png',
-  address: { '@type': 'PostalAddress', streetAddress: '1 Mill Lane', postalCode: 'M1 1AA', addressLocality: 'Manchester', addressCountry: 'GB' },
+  address: {
+    '@type': 'PostalAddress',
+    streetAddress: '1 Mill Lane',
+    postalCode: 'M1 1AA',
+    addressLocality: 'Manchester',
+    addressCountry: 'GB',
+  },
   sameAs: ['https://www.linkedin.com/company/acme-widgets', 'https://twitter.com/acmewidgets'],
   audience: { '@type': 'BusinessAudience', audienceType: 'Manufacturers and engineering firms' },
 });
@@ -66,12 +75,25 @@ const PERSON_LD = JSON.stringify({
   image: '/img/ada.jpg',
 });
 
-function pages(base: string): Record<string, () => { status?: number; type?: string; body: string | Buffer; headers?: Record<string, string> }> {
+function pages(
+  base: string,
+): Record<string, () => { status?: number; type?: string; body: string | Buffer; headers?: Record<string, string> }> {
   return {
-    '/robots.txt': () => ({ type: 'text/plain', body: `User-agent: *\nDisallow: /private/\n\nUser-agent: BadBot\nDisallow: /\n\nSitemap: ${base}/sitemap.xml\n` }),
+    '/robots.txt': () => ({
+      type: 'text/plain',
+      body: `User-agent: *\nDisallow: /private/\n\nUser-agent: BadBot\nDisallow: /\n\nSitemap: ${base}/sitemap.xml\n`,
+    }),
     '/sitemap.xml': () => ({
       type: 'application/xml',
-      body: `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${['/', '/services', '/news', '/private/secret', '/impressum', '/old-crew', '/js-only']
+      body: `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${[
+        '/',
+        '/services',
+        '/news',
+        '/private/secret',
+        '/impressum',
+        '/old-crew',
+        '/js-only',
+      ]
         .map((p) => `<url><loc>${base}${p}</loc></url>`)
         .join('')}</urlset>`,
     }),
@@ -87,7 +109,10 @@ function pages(base: string): Record<string, () => { status?: number; type?: str
       ),
     }),
     '/about': () => ({
-      body: layout('About us | Acme Widgets', `<main><h1>About Acme Widgets</h1><p>Four generations of widget makers in Manchester.</p><p>Meet <a href="/team">our team</a>.</p></main>`),
+      body: layout(
+        'About us | Acme Widgets',
+        `<main><h1>About Acme Widgets</h1><p>Four generations of widget makers in Manchester.</p><p>Meet <a href="/team">our team</a>.</p></main>`,
+      ),
     }),
     '/contact': () => ({
       body: layout(
@@ -114,15 +139,26 @@ function pages(base: string): Record<string, () => { status?: number; type?: str
       ),
     }),
     '/services': () => ({
-      body: layout('Services | Acme Widgets', `<main><h1>Services</h1><h2>Custom widget design</h2><p>From sketch to series.</p><h2>Widget repair</h2><p>Any make.</p><h2>Certification</h2><p>ISO 9001.</p></main>`),
+      body: layout(
+        'Services | Acme Widgets',
+        `<main><h1>Services</h1><h2>Custom widget design</h2><p>From sketch to series.</p><h2>Widget repair</h2><p>Any make.</p><h2>Certification</h2><p>ISO 9001.</p></main>`,
+      ),
     }),
     // Latin-1, declared only in the Content-Type header.
     '/impressum': () => ({
       type: 'text/html; charset=iso-8859-1',
-      body: Buffer.from(layout('Impressum | Acme Widgets', `<main><h1>Impressum</h1><p>Geschäftsführer: Jürgen Müller</p><p>Telefon: +49 30 901820</p></main>`), 'latin1'),
+      body: Buffer.from(
+        layout(
+          'Impressum | Acme Widgets',
+          `<main><h1>Impressum</h1><p>Geschäftsführer: Jürgen Müller</p><p>Telefon: +49 30 901820</p></main>`,
+        ),
+        'latin1',
+      ),
     }),
     '/news': () => ({ status: 301, body: '', headers: { location: '/blog/widget-news' } }),
-    '/blog/widget-news': () => ({ body: layout('News | Acme Widgets', `<main><h1>New widget line</h1><p>The W-200 ships in March.</p></main>`) }),
+    '/blog/widget-news': () => ({
+      body: layout('News | Acme Widgets', `<main><h1>New widget line</h1><p>The W-200 ships in March.</p></main>`),
+    }),
     '/old-crew': () => ({ status: 301, body: '', headers: { location: `${base}/crew-2019` } }),
     '/crew-2019': () => ({ status: 302, body: '', headers: { location: '/team' } }),
     '/go-private': () => ({ status: 302, body: '', headers: { location: 'http://169.254.169.254/latest/meta-data/' } }),
@@ -141,15 +177,23 @@ fetch(new URLSearchParams(location.search).get('probe') || 'http://10.0.0.1/').t
 </script></body></html>`,
     }),
     // A page whose script moves the browser on to /team (render_js), and a page linking to it; nothing else links to either.
-    '/history': () => ({ body: `<!doctype html><html lang="en-GB"><head><title>History | Acme Widgets</title></head><body><p>Meet <a href="/crew-js">the crew of 2019</a>.</p></body></html>` }),
+    '/history': () => ({
+      body: `<!doctype html><html lang="en-GB"><head><title>History | Acme Widgets</title></head><body><p>Meet <a href="/crew-js">the crew of 2019</a>.</p></body></html>`,
+    }),
     '/crew-js': () => ({
       body: `<!doctype html><html lang="en-GB"><head><title>Crew 2019 | Acme Widgets</title><script>location.replace('/team');</script></head><body><p>Moved to <a href="/team">our team</a>.</p></body></html>`,
     }),
-    '/api/careers.json': () => ({ type: 'application/json', body: JSON.stringify({ email: 'jobs@acme-widgets.co.uk', phone: '0161 496 0999' }) }),
+    '/api/careers.json': () => ({
+      type: 'application/json',
+      body: JSON.stringify({ email: 'jobs@acme-widgets.co.uk', phone: '0161 496 0999' }),
+    }),
     '/img/logo.png': () => ({ type: 'image/png', body: Buffer.alloc(8) }),
     // Links to pages with 1,990-character paths, the longest a crawl takes on this host, and to one of 2,100 (and a redirect there).
     '/long-links': () => ({
-      body: layout('Archive | Acme Widgets', `<main><h1>Archive</h1>${[...LONG_PATHS, TOO_LONG_PATH, '/long-redirect'].map((p, i) => `<a href="${p}">entry ${i}</a>`).join(' ')}</main>`),
+      body: layout(
+        'Archive | Acme Widgets',
+        `<main><h1>Archive</h1>${[...LONG_PATHS, TOO_LONG_PATH, '/long-redirect'].map((p, i) => `<a href="${p}">entry ${i}</a>`).join(' ')}</main>`,
+      ),
     }),
     '/long-redirect': () => ({ status: 302, body: '', headers: { location: TOO_LONG_PATH } }),
   };
@@ -158,7 +202,9 @@ fetch(new URLSearchParams(location.search).get('probe') || 'http://10.0.0.1/').t
 export const LONG_PATHS = Array.from({ length: 6 }, (_, i) => `/long/${i}-${'a'.repeat(1982)}`);
 export const TOO_LONG_PATH = `/long/x-${'a'.repeat(2092)}`;
 
-export async function startWebsite(options: { mode?: 'site' | 'slow'; pageDelayMs?: number; robotsTxt?: string } = {}): Promise<Website> {
+export async function startWebsite(
+  options: { mode?: 'site' | 'slow'; pageDelayMs?: number; robotsTxt?: string } = {},
+): Promise<Website> {
   const counts = new Map<string, number>();
   const userAgents = new Set<string>();
   let last = 0;
@@ -177,15 +223,30 @@ export async function startWebsite(options: { mode?: 'site' | 'slow'; pageDelayM
       // An endless site: every page links five new ones and takes its time to answer.
       if (pathname === '/robots.txt' || pathname === '/sitemap.xml') return void res.writeHead(404).end();
       const n = Number(/^\/p\/(\d+)$/.exec(pathname)?.[1] ?? 0);
-      const links = Array.from({ length: 5 }, (_, i) => `<a href="/p/${n * 5 + i + 1}">page ${n * 5 + i + 1}</a>`).join(' ');
-      setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><body><h1>Page ${n}</h1>${links}</body></html>`), options.pageDelayMs ?? 300);
+      const links = Array.from({ length: 5 }, (_, i) => `<a href="/p/${n * 5 + i + 1}">page ${n * 5 + i + 1}</a>`).join(
+        ' ',
+      );
+      setTimeout(
+        () =>
+          res
+            .writeHead(200, { 'content-type': 'text/html' })
+            .end(`<html><body><h1>Page ${n}</h1>${links}</body></html>`),
+        options.pageDelayMs ?? 300,
+      );
       return;
     }
     if (pathname === '/hang') return; // never answers: the page timeout must fire
-    if (pathname === '/robots.txt' && options.robotsTxt !== undefined) return void res.writeHead(200, { 'content-type': 'text/plain' }).end(options.robotsTxt);
-    if (pathname.startsWith('/long/')) return void res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><head><title>Entry ${pathname.slice(6, 7)}</title></head><body><p>An old entry.</p></body></html>`);
+    if (pathname === '/robots.txt' && options.robotsTxt !== undefined)
+      return void res.writeHead(200, { 'content-type': 'text/plain' }).end(options.robotsTxt);
+    if (pathname.startsWith('/long/'))
+      return void res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(`<html><head><title>Entry ${pathname.slice(6, 7)}</title></head><body><p>An old entry.</p></body></html>`);
     const page = pages(base)[pathname === '/index.html' ? '/' : pathname];
-    if (!page) return void res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body><h1>Not found</h1></body></html>');
+    if (!page)
+      return void res
+        .writeHead(404, { 'content-type': 'text/html' })
+        .end('<html><body><h1>Not found</h1></body></html>');
     const { status = 200, type = 'text/html; charset=utf-8', body, headers = {} } = page();
     res.writeHead(status, { 'content-type': type, ...headers }).end(body);
   };

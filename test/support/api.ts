@@ -24,7 +24,10 @@ export interface TestApi {
 }
 
 /** The real API on a free port, wired to the real stack (per-run schema, prefixes). */
-export async function startTestApi(overrides: Record<string, string> = {}, availableJobTypes?: readonly JobType[]): Promise<TestApi> {
+export async function startTestApi(
+  overrides: Record<string, string> = {},
+  availableJobTypes?: readonly JobType[],
+): Promise<TestApi> {
   const config = testConfig(overrides);
   const deps: AppDeps = {
     config,

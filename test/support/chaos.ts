@@ -43,11 +43,15 @@ function spawnService(entry: string, env: Record<string, string>, args: string[]
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? String(code))));
+  const exited = new Promise<string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(signal ?? String(code))),
+  );
   let stderr = '';
   let stdout = '';
   const waiting = new Set<() => void>();
-  child.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
   const errorLogs: string[] = [];
   let partial = '';
   // Read stdout for the whole life of the process: a full pipe would block it.
@@ -75,27 +79,31 @@ function spawnService(entry: string, env: Record<string, string>, args: string[]
   return {
     process: processHandle,
     // Generous: starting a process loads the whole project through tsx, a minute on a busy 2-core machine.
-    waitFor: (marker, timeoutMs = 180_000) => new Promise<void>((resolve, reject) => {
-      const check = () => {
-        if (!stdout.includes(marker)) return;
-        stdout = '';
-        done();
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        done();
-        child.kill('SIGKILL');
-        reject(new Error(`${entry} did not say ${marker} within ${timeoutMs} ms: ${stderr}`));
-      }, timeoutMs);
-      const done = () => { clearTimeout(timer); waiting.delete(check); };
-      waiting.add(check);
-      void exited.then((how) => {
-        if (!waiting.has(check)) return;
-        done();
-        reject(new Error(`${entry} exited (${how}) before it said ${marker}: ${stderr}`));
-      });
-      check();
-    }),
+    waitFor: (marker, timeoutMs = 180_000) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (!stdout.includes(marker)) return;
+          stdout = '';
+          done();
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          done();
+          child.kill('SIGKILL');
+          reject(new Error(`${entry} did not say ${marker} within ${timeoutMs} ms: ${stderr}`));
+        }, timeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          waiting.delete(check);
+        };
+        waiting.add(check);
+        void exited.then((how) => {
+          if (!waiting.has(check)) return;
+          done();
+          reject(new Error(`${entry} exited (${how}) before it said ${marker}: ${stderr}`));
+        });
+        check();
+      }),
   };
 }
 
@@ -113,8 +121,14 @@ export async function startWorkerProcess(identity: string, env: Record<string, s
  * run and resolves once it polls. A crash test restarts a killed worker in seconds this way,
  * where loading the project takes a minute on a busy machine.
  */
-export async function standbyWorkerProcess(identity: string, env: Record<string, string>): Promise<{ process: ServiceProcess; start(): Promise<ServiceProcess> }> {
-  const spawned = spawnService('test/support/worker-main.ts', { ...env, WORKER_ID: identity }, [await runWorkflowBundleFile(), '--standby']);
+export async function standbyWorkerProcess(
+  identity: string,
+  env: Record<string, string>,
+): Promise<{ process: ServiceProcess; start(): Promise<ServiceProcess> }> {
+  const spawned = spawnService('test/support/worker-main.ts', { ...env, WORKER_ID: identity }, [
+    await runWorkflowBundleFile(),
+    '--standby',
+  ]);
   await spawned.waitFor('standby\n', 300_000);
   return {
     process: spawned.process,
@@ -141,12 +155,19 @@ export function percentile(values: number[], p: number): number {
 }
 
 /** Prints the figures as one table and writes them to bench/results/<name>.json. */
-export function reportFigures(name: string, rows: Record<string, unknown>[], extra: Record<string, unknown> = {}): void {
+export function reportFigures(
+  name: string,
+  rows: Record<string, unknown>[],
+  extra: Record<string, unknown> = {},
+): void {
   console.log(`${name}${FULL ? ' (CHAOS=1, full size)' : ' (default size)'}`);
   console.table(rows);
   const dir = path.join(root, 'bench/results');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, `${name}.json`), `${JSON.stringify({ at: new Date().toISOString(), full_size: FULL, rows, ...extra }, null, 2)}\n`);
+  writeFileSync(
+    path.join(dir, `${name}.json`),
+    `${JSON.stringify({ at: new Date().toISOString(), full_size: FULL, rows, ...extra }, null, 2)}\n`,
+  );
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -12,12 +12,13 @@ export function chromiumProcesses(): { all: number; renderers: number } {
     .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] ?? '' }));
   const mine = new Set([process.pid]);
   // Parents come before children in most listings, but not always: repeat until nothing is added.
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
-    for (const r of rows) if (!mine.has(r.pid) && mine.has(r.ppid)) {
-      mine.add(r.pid);
-      grew = true;
-    }
+    for (const r of rows)
+      if (!mine.has(r.pid) && mine.has(r.ppid)) {
+        mine.add(r.pid);
+        grew = true;
+      }
   }
   const chromium = rows.filter((r) => mine.has(r.pid) && /chrom(e|ium)/i.test(r.args.split(' ')[0] ?? ''));
   return { all: chromium.length, renderers: chromium.filter((r) => r.args.includes('--type=renderer')).length };

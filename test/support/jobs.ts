@@ -24,7 +24,12 @@ export function caller(api: TestApi, auth: string): Caller {
 }
 
 /** Polls the status endpoint until the job reaches one of `statuses`. */
-export async function waitForStatus(c: Caller, jobId: string, statuses: string[], timeoutMs = 30000): Promise<Record<string, unknown>> {
+export async function waitForStatus(
+  c: Caller,
+  jobId: string,
+  statuses: string[],
+  timeoutMs = 30000,
+): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
   let last: Record<string, unknown> = {};
   while (Date.now() < deadline) {
@@ -32,5 +37,7 @@ export async function waitForStatus(c: Caller, jobId: string, statuses: string[]
     if (statuses.includes(String(last.status))) return last;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`job ${jobId} did not reach ${statuses.join('|')} within ${timeoutMs} ms (last: ${JSON.stringify(last)})`);
+  throw new Error(
+    `job ${jobId} did not reach ${statuses.join('|')} within ${timeoutMs} ms (last: ${JSON.stringify(last)})`,
+  );
 }

@@ -15,10 +15,30 @@ async function main(url: string): Promise<void> {
   const http = new OutboundClient({ allowHosts: ['127.0.0.1'], userAgent: 'leadjobs-test' });
   const browser = new LandingBrowser(http, config.CHROMIUM_PATH, 60_000);
   try {
-    const payload = crawlLandingPayload.parse({ url, options: { extract_content: false, capture_full_page: false, capture_html_bundle: false } });
+    const payload = crawlLandingPayload.parse({
+      url,
+      options: { extract_content: false, capture_full_page: false, capture_html_bundle: false },
+    });
     const llm = { extractJson: () => Promise.reject(new Error('not used')) };
-    const deps = { browser, http, storage: Storage.fromConfig(config), llm, userAgent: 'leadjobs-test', maxResourceBytes: 1 << 22, maxBundleBytes: 1 << 24, maxConcurrentSubresources: 16, maxCaptureBytes: 1 << 26, apiBaseUrl: 'http://127.0.0.1:3000' };
-    const result = await captureLanding(deps, { jobId: 'b1a7e1a4-0000-4000-8000-000000000009', clientId: 'cli_capture', payload, signal: new AbortController().signal, ceilingMs: 30000 });
+    const deps = {
+      browser,
+      http,
+      storage: Storage.fromConfig(config),
+      llm,
+      userAgent: 'leadjobs-test',
+      maxResourceBytes: 1 << 22,
+      maxBundleBytes: 1 << 24,
+      maxConcurrentSubresources: 16,
+      maxCaptureBytes: 1 << 26,
+      apiBaseUrl: 'http://127.0.0.1:3000',
+    };
+    const result = await captureLanding(deps, {
+      jobId: 'b1a7e1a4-0000-4000-8000-000000000009',
+      clientId: 'cli_capture',
+      payload,
+      signal: new AbortController().signal,
+      ceilingMs: 30000,
+    });
     process.stdout.write(`${JSON.stringify(result.errors)}\n`);
   } finally {
     await browser.close();

@@ -10,7 +10,10 @@ export async function untilBlockedBy(db: Knex, trx: Knex.Transaction, timeoutMs 
   const pid = rows[0]?.pid ?? -1;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const waiting = (await db.raw('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [pid])) as { rows: { n: number }[] };
+    const waiting = (await db.raw(
+      'select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))',
+      [pid],
+    )) as { rows: { n: number }[] };
     if ((waiting.rows[0]?.n ?? 0) > 0) return;
     if (Date.now() > deadline) throw new Error(`timed out waiting for a query blocked by session ${pid}`);
     await new Promise((r) => setTimeout(r, 50));

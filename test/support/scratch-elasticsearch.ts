@@ -26,7 +26,13 @@ export interface ScratchElasticsearch {
 export async function startScratchElasticsearch(): Promise<ScratchElasticsearch> {
   const dir = mkdtempSync(path.join(tmpdir(), 'lj-es-'));
   const [port, transport] = [await freePort(), await freePort()];
-  const env = { ...process.env, STACK_DIR: path.join(ROOT, '.stack'), ES_NODE_DIR: dir, ES_PORT: String(port), ES_TRANSPORT_PORT: String(transport) };
+  const env = {
+    ...process.env,
+    STACK_DIR: path.join(ROOT, '.stack'),
+    ES_NODE_DIR: dir,
+    ES_PORT: String(port),
+    ES_TRANSPORT_PORT: String(transport),
+  };
   const es = async (cmd: 'start' | 'stop') => {
     await run('bash', [path.join(ROOT, 'dev/elasticsearch/es.sh'), cmd], { env, timeout: 180_000 });
   };

@@ -13,8 +13,11 @@ export class SourceAddresses {
   from(address = `127.${octet()}.${octet()}.${octet()}`) {
     const agent = new Agent({ localAddress: address });
     this.agents.push(agent);
-    return (url: string, headers: Record<string, string> = {}, init: Omit<RequestInit, 'headers' | 'dispatcher'> = {}) =>
-      fetch(url, { ...init, headers, dispatcher: agent });
+    return (
+      url: string,
+      headers: Record<string, string> = {},
+      init: Omit<RequestInit, 'headers' | 'dispatcher'> = {},
+    ) => fetch(url, { ...init, headers, dispatcher: agent });
   }
 
   close(): Promise<void> {

@@ -33,7 +33,12 @@ export class SseReader {
               const i = line.indexOf(':');
               if (i > 0) fields[line.slice(0, i)] = line.slice(i + 1).trimStart();
             }
-            if (fields.event) this.events.push({ event: fields.event, data: JSON.parse(fields.data ?? '{}') as Record<string, unknown>, ...(fields.id ? { id: Number(fields.id) } : {}) });
+            if (fields.event)
+              this.events.push({
+                event: fields.event,
+                data: JSON.parse(fields.data ?? '{}') as Record<string, unknown>,
+                ...(fields.id ? { id: Number(fields.id) } : {}),
+              });
           }
         }
       } catch {

@@ -14,7 +14,9 @@ try {
  * A throwaway Temporal dev server from the binary dev/stack built (never a download), with the
  * same dynamic config as the stack's server; `searchAttributes` registered (as dev/stack registers them).
  */
-export function createLocalTemporal(searchAttributes: SearchAttributeKey<SearchAttributeType>[] = []): Promise<TestWorkflowEnvironment> {
+export function createLocalTemporal(
+  searchAttributes: SearchAttributeKey<SearchAttributeType>[] = [],
+): Promise<TestWorkflowEnvironment> {
   const path = process.env.TEMPORAL_CLI_PATH;
   if (!path) throw new Error('TEMPORAL_CLI_PATH is not set (npm test sets it from .stack/env)');
   return TestWorkflowEnvironment.createLocal({
@@ -22,7 +24,18 @@ export function createLocalTemporal(searchAttributes: SearchAttributeKey<SearchA
       executable: { type: 'existing-path', path },
       ip: '127.0.0.1',
       searchAttributes,
-      extraArgs: ['--dynamic-config-value', 'matching.useNewMatcher=true', '--dynamic-config-value', 'matching.priorityLevels=11', '--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1', '--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1', '--log-level', 'error'],
+      extraArgs: [
+        '--dynamic-config-value',
+        'matching.useNewMatcher=true',
+        '--dynamic-config-value',
+        'matching.priorityLevels=11',
+        '--dynamic-config-value',
+        'matching.numTaskqueueReadPartitions=1',
+        '--dynamic-config-value',
+        'matching.numTaskqueueWritePartitions=1',
+        '--log-level',
+        'error',
+      ],
     },
   });
 }

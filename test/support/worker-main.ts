@@ -28,4 +28,6 @@ function startLine(): Promise<void> {
   });
 }
 
-runAsProcess(runWorkers(config, config.WORKER_ID, { bundle, ready: process.argv.includes('--standby') ? startLine : undefined }));
+runAsProcess(
+  runWorkers(config, config.WORKER_ID, { bundle, ready: process.argv.includes('--standby') ? startLine : undefined }),
+);

@@ -6,7 +6,9 @@ const [identity = 'worker-process', ...types] = process.argv.slice(2);
 startTestWorker({ identity, types: types as JobType[] }).then(
   (worker) => {
     process.stdout.write('ready\n');
-    process.once('SIGTERM', () => { void worker.stop().then(() => process.exit(0)); });
+    process.once('SIGTERM', () => {
+      void worker.stop().then(() => process.exit(0));
+    });
   },
   (err: unknown) => {
     process.stderr.write(`${String(err)}\n`);

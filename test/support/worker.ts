@@ -34,7 +34,13 @@ export interface TestWorker {
  * lead-indexing and webhooks queues, with the webhook dispatcher, the client watch, the mail reconciler and the projection sweeper. Outbound requests may reach 127.0.0.0/8 (the stand-ins) unless `overrides`
  * say otherwise, and crawlSite makes no politeness pause.
  */
-export async function startTestWorker(options: { types: JobType[]; identity: string; overrides?: Record<string, string>; maxConcurrentActivities?: number; maxConcurrentWorkflowTasks?: number }): Promise<TestWorker> {
+export async function startTestWorker(options: {
+  types: JobType[];
+  identity: string;
+  overrides?: Record<string, string>;
+  maxConcurrentActivities?: number;
+  maxConcurrentWorkflowTasks?: number;
+}): Promise<TestWorker> {
   const config = testConfig({ USER_URL_ALLOW_HOSTS: '127.0.0.0/8', SITE_DELAY_MS: '0', ...options.overrides });
   const db = createDb(config);
   const storage = Storage.fromConfig(config);
@@ -43,7 +49,17 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
   const http = OutboundClient.fromConfig(config);
   const endpointHttp = OutboundClient.forEndpoints(config);
   const held = new HeldResources();
-  const activities = createActivities({ config, db, storage, search, logger, http, endpointHttp, workerId: options.identity, held });
+  const activities = createActivities({
+    config,
+    db,
+    storage,
+    search,
+    logger,
+    http,
+    endpointHttp,
+    workerId: options.identity,
+    held,
+  });
   // As workers/main.ts connects: TLS, client certificate and API key when the config has them.
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const workers: Worker[] = await createWorkers({
@@ -79,7 +95,13 @@ export async function startTestWorker(options: { types: JobType[]; identity: str
         workers.forEach((w) => w.shutdown());
         await running;
         await held.close();
-        await Promise.allSettled([connection.close(), db.destroy(), search.close(), http.close(), endpointHttp.close()]);
+        await Promise.allSettled([
+          connection.close(),
+          db.destroy(),
+          search.close(),
+          http.close(),
+          endpointHttp.close(),
+        ]);
       })()),
   };
 }

@@ -27,7 +27,8 @@ export function removeRunWorkflowBundle(): void {
   const file = process.env[ENV];
   if (!file) return;
   const dir = path.dirname(file);
-  if (path.dirname(dir) === tmpdir() && path.basename(dir).startsWith(PREFIX)) rmSync(dir, { recursive: true, force: true });
+  if (path.dirname(dir) === tmpdir() && path.basename(dir).startsWith(PREFIX))
+    rmSync(dir, { recursive: true, force: true });
 }
 
 /** The run's bundle file; written by this test file when the run has none (Jest started without globalSetup). */

@@ -3,14 +3,36 @@ import { markdownToText, shingleMatch, shingleMetrics, snippetCounts } from '../
 // bench:extract's figures are only as right as its scoring: these pin it to the published methods.
 describe('bench:extract scoring', () => {
   it('scores the words of the markdown, not its syntax', () => {
-    const md = '## The title\n\n- [the link text](https://example.org/a "t") and **bold** *words*\n\n![a photo](p.png)\n\n| a | b |\n|---|---|\n| c | d |';
-    expect(markdownToText(md).split(/\s+/).filter(Boolean)).toEqual(['The', 'title', 'the', 'link', 'text', 'and', 'bold', 'words', 'a', 'b', 'c', 'd']);
+    const md =
+      '## The title\n\n- [the link text](https://example.org/a "t") and **bold** *words*\n\n![a photo](p.png)\n\n| a | b |\n|---|---|\n| c | d |';
+    expect(markdownToText(md).split(/\s+/).filter(Boolean)).toEqual([
+      'The',
+      'title',
+      'the',
+      'link',
+      'text',
+      'and',
+      'bold',
+      'words',
+      'a',
+      'b',
+      'c',
+      'd',
+    ]);
   });
 
   it('reads a link as its text where the URL or title holds parentheses, a footnote link, and an image with an <...> destination', () => {
     // What the converter writes for Wikipedia's film links and footnotes and for a lazy image's data: URL.
-    const md = 'Remake of *[The Time Travelers](https://en.wikipedia.org/wiki/The_Time_Travelers_\\(1964_film\\) "The Time Travelers (1964 film)")*[\\[4\\]](https://en.wikipedia.org/wiki/List#cite_note-4).\n\n![Zendaya at a "Dune" screening.](<data:image/svg+xml,%3Csvg xmlns=\'http://www.w3.org/2000/svg\'%3E%3C/svg%3E>) After.';
-    expect(markdownToText(md).split(/\s+/).filter(Boolean)).toEqual(['Remake', 'of', 'The', 'Time', 'Travelers[4].', 'After.']);
+    const md =
+      'Remake of *[The Time Travelers](https://en.wikipedia.org/wiki/The_Time_Travelers_\\(1964_film\\) "The Time Travelers (1964 film)")*[\\[4\\]](https://en.wikipedia.org/wiki/List#cite_note-4).\n\n![Zendaya at a "Dune" screening.](<data:image/svg+xml,%3Csvg xmlns=\'http://www.w3.org/2000/svg\'%3E%3C/svg%3E>) After.';
+    expect(markdownToText(md).split(/\s+/).filter(Boolean)).toEqual([
+      'Remake',
+      'of',
+      'The',
+      'Time',
+      'Travelers[4].',
+      'After.',
+    ]);
   });
 
   it('averages precision over pages with output and recall over pages with ground truth (the article-extraction benchmark)', () => {

@@ -28,6 +28,10 @@ test('every key of the config schema has a row in the rendered doc', () => {
 });
 
 test('a key without a JSDoc comment is named, not rendered without a meaning', () => {
-  const source = 'const s = z.object({\n  /** Documented. */\n  A: z.string(),\n  // a line comment is not a description\n  B: z.string(),\n});\n';
-  expect([...readDescriptions(source, 's')]).toEqual([['A', 'Documented.'], ['B', undefined]]);
+  const source =
+    'const s = z.object({\n  /** Documented. */\n  A: z.string(),\n  // a line comment is not a description\n  B: z.string(),\n});\n';
+  expect([...readDescriptions(source, 's')]).toEqual([
+    ['A', 'Documented.'],
+    ['B', undefined],
+  ]);
 });

@@ -29,10 +29,17 @@ const FORMULA = /^[=+\-@]/;
 
 async function csvOf(names: string[]): Promise<string> {
   async function* rows(): AsyncGenerator<ExportRow> {
-    for (const name of names) yield rowFromMaps({ business_name: name, place_id: 'p1' }, { jobId: 'job_1', campaignId: null, location: null });
+    for (const name of names)
+      yield rowFromMaps({ business_name: name, place_id: 'p1' }, { jobId: 'job_1', campaignId: null, location: null });
   }
   const chunks: Buffer[] = [];
-  for await (const chunk of exportStream('csv', rows(), { bom: false, onError: (e) => { throw e; } })) chunks.push(Buffer.from(chunk as Buffer));
+  for await (const chunk of exportStream('csv', rows(), {
+    bom: false,
+    onError: (e) => {
+      throw e;
+    },
+  }))
+    chunks.push(Buffer.from(chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');
 }
 
@@ -57,7 +64,8 @@ describe('csv export against OWASP CSV-injection payloads', () => {
     const offenders: string[] = [];
     rows.slice(1).forEach((r, i) => {
       if (r.length !== width) offenders.push(`${CELLS[i]?.how}: ${r.length} cells`);
-      for (const cell of r) if (FORMULA.test(cell) || /^[\r\n]/.test(cell)) offenders.push(`${CELLS[i]?.how}: ${JSON.stringify(cell)}`);
+      for (const cell of r)
+        if (FORMULA.test(cell) || /^[\r\n]/.test(cell)) offenders.push(`${CELLS[i]?.how}: ${JSON.stringify(cell)}`);
     });
     expect(offenders).toEqual([]);
   });

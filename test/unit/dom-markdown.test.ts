@@ -6,28 +6,48 @@ import { domToMarkdown } from '../../lib/dom-markdown';
 // fenced code, '-' bullets, '*' emphasis) wrote for the same HTML: lists with a start and nesting,
 // quotes, code spans with backticks, links and images with titles and spaces, escapes at a text's
 // start, whitespace at inline edges and next to no-break spaces, a fence longer than the code's own.
-const COMPENDIUM = { codeBlockStyle: 'fenced', emDelimiter: '*', remove: ['script', 'style', 'noscript', 'template', 'iframe', 'object', 'canvas', 'svg'] } as const;
-const md = (html: string) => domToMarkdown(parseDocument(html).children, { ...COMPENDIUM, remove: [...COMPENDIUM.remove] });
+const COMPENDIUM = {
+  codeBlockStyle: 'fenced',
+  emDelimiter: '*',
+  remove: ['script', 'style', 'noscript', 'template', 'iframe', 'object', 'canvas', 'svg'],
+} as const;
+const md = (html: string) =>
+  domToMarkdown(parseDocument(html).children, { ...COMPENDIUM, remove: [...COMPENDIUM.remove] });
 
 describe('HTML to Markdown from the parsed page (lib/dom-markdown.ts)', () => {
   test.each([
-    ["<ol start=\"3\"><li>three</li><li>four<ul><li>nested <b>bold</b></li></ul></li></ol>", "3.  three\n4.  four\n    -   nested **bold**"],
-    ["<blockquote><p>quote one</p><p>quote two</p></blockquote>", "> quote one\n> \n> quote two"],
-    ["<p>Use <code>a`b</code> and <code>`x`</code> here</p>", "Use ``a`b`` and `` `x` `` here"],
-    ["<p><a href=\"https://x.test/a b\" title=\"T &quot;q&quot;\">link</a> and <img src=\"/i.png\" alt=\"an [alt]\" title=\"t\"></p>", "[link](<https://x.test/a b> \"T \\\"q\\\"\") and ![an \\[alt\\]](/i.png \"t\")"],
-    ["<p>1. not a list</p><p>- not a bullet</p><p># not a heading</p><p>* star _under_ [br]</p>", "1\\. not a list\n\n\\- not a bullet\n\n\\# not a heading\n\n\\* star \\_under\\_ \\[br\\]"],
-    ["<p>a <em> spaced </em> b<strong></strong>c <i>x</i><b>y</b></p>", "a *spaced* bc *x***y**"],
-    ["<pre><code class=\"language-js\">const a = 1;\n```\nx\n</code></pre>", "````js\nconst a = 1;\n```\nx\n````"],
-    ["<p>line<br>break</p><hr><h3>Three</h3><div>block <span> inline </span> end</div>", "line  \nbreak\n\n* * *\n\n### Three\n\nblock inline end"],
-    ["<table><tr><th>h</th><td> cell </td></tr></table><p>after</p>", "h\n\ncell\n\nafter"],
-    ["<ul><li><p>para item</p></li><li>plain</li></ul>", "-   para item\n    \n-   plain"],
-    ["<p>text&nbsp;&nbsp; <a href=\"/x\"> spaced link </a>&nbsp;after</p>", "text\u00a0\u00a0 [spaced link](/x) \u00a0after"],
-    ["<div><p>in div</p>text after p<span>span</span></div>", "in div\n\ntext after pspan"],
+    [
+      '<ol start="3"><li>three</li><li>four<ul><li>nested <b>bold</b></li></ul></li></ol>',
+      '3.  three\n4.  four\n    -   nested **bold**',
+    ],
+    ['<blockquote><p>quote one</p><p>quote two</p></blockquote>', '> quote one\n> \n> quote two'],
+    ['<p>Use <code>a`b</code> and <code>`x`</code> here</p>', 'Use ``a`b`` and `` `x` `` here'],
+    [
+      '<p><a href="https://x.test/a b" title="T &quot;q&quot;">link</a> and <img src="/i.png" alt="an [alt]" title="t"></p>',
+      '[link](<https://x.test/a b> "T \\"q\\"") and ![an \\[alt\\]](/i.png "t")',
+    ],
+    [
+      '<p>1. not a list</p><p>- not a bullet</p><p># not a heading</p><p>* star _under_ [br]</p>',
+      '1\\. not a list\n\n\\- not a bullet\n\n\\# not a heading\n\n\\* star \\_under\\_ \\[br\\]',
+    ],
+    ['<p>a <em> spaced </em> b<strong></strong>c <i>x</i><b>y</b></p>', 'a *spaced* bc *x***y**'],
+    ['<pre><code class="language-js">const a = 1;\n```\nx\n</code></pre>', '````js\nconst a = 1;\n```\nx\n````'],
+    [
+      '<p>line<br>break</p><hr><h3>Three</h3><div>block <span> inline </span> end</div>',
+      'line  \nbreak\n\n* * *\n\n### Three\n\nblock inline end',
+    ],
+    ['<table><tr><th>h</th><td> cell </td></tr></table><p>after</p>', 'h\n\ncell\n\nafter'],
+    ['<ul><li><p>para item</p></li><li>plain</li></ul>', '-   para item\n    \n-   plain'],
+    [
+      '<p>text&nbsp;&nbsp; <a href="/x"> spaced link </a>&nbsp;after</p>',
+      'text\u00a0\u00a0 [spaced link](/x) \u00a0after',
+    ],
+    ['<div><p>in div</p>text after p<span>span</span></div>', 'in div\n\ntext after pspan'],
   ])('%j reads as turndown wrote it', (html, expected) => {
     expect(md(html)).toBe(expected);
   });
 
-  test('the caller\'s document is left as it was', () => {
+  test("the caller's document is left as it was", () => {
     const doc = parseDocument('<p>a   <b> b </b></p><!-- c --><p>d</p>');
     const before = JSON.stringify(doc.children.map((n) => ('data' in n ? n.data : n.type)));
     domToMarkdown(doc.children);

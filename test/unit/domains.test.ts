@@ -42,20 +42,28 @@ describe('keys built on domains', () => {
   test('de-duplication: a website on a subdomain matches the company domain', () => {
     expect(matchKeys({ website: 'https://shop.acme.co.uk/' }).company_domain).toBe('acme.co.uk');
     expect(matchKeys({ company_domain: 'www.acme.co.uk' }).company_domain).toBe('acme.co.uk');
-    expect(matchKeys({ website: 'https://alice.github.io' }).company_domain).not.toBe(matchKeys({ website: 'https://bob.github.io' }).company_domain);
-    expect(matchKeys({ website: 'https://bücher.de' }).exact_hash).toBe(matchKeys({ website: 'http://www.xn--bcher-kva.de/' }).exact_hash);
+    expect(matchKeys({ website: 'https://alice.github.io' }).company_domain).not.toBe(
+      matchKeys({ website: 'https://bob.github.io' }).company_domain,
+    );
+    expect(matchKeys({ website: 'https://bücher.de' }).exact_hash).toBe(
+      matchKeys({ website: 'http://www.xn--bcher-kva.de/' }).exact_hash,
+    );
   });
 
   test('IDAP natural keys: businesses, domains and contacts by registrable domain', () => {
     expect(naturalKeyOf('businesses', { website: 'https://www.acme.co.uk' })).toEqual({ key: 'domain:acme.co.uk' });
     expect(naturalKeyOf('businesses', { domain: 'shop.acme.co.uk' })).toEqual({ key: 'domain:acme.co.uk' });
     expect(naturalKeyOf('domains', { domain: 'shop.acme.co.uk' })).toEqual({ key: 'acme.co.uk' });
-    expect(naturalKeyOf('contacts', { full_name: 'Ann Lee', company_domain: 'uk.acme.com' })).toEqual({ key: 'name:ann lee|acme.com' });
+    expect(naturalKeyOf('contacts', { full_name: 'Ann Lee', company_domain: 'uk.acme.com' })).toEqual({
+      key: 'name:ann lee|acme.com',
+    });
   });
 
   test('e-mail keys: an internationalised domain in either spelling is one address', () => {
     expect(matchKeys({ email: ' Info@Пример.РФ ' }).email).toBe('info@xn--e1afmkfd.xn--p1ai');
-    expect(naturalKeyOf('emails', { address: 'info@пример.рф' })).toEqual(naturalKeyOf('emails', { address: 'INFO@xn--e1afmkfd.xn--p1ai' }));
+    expect(naturalKeyOf('emails', { address: 'info@пример.рф' })).toEqual(
+      naturalKeyOf('emails', { address: 'INFO@xn--e1afmkfd.xn--p1ai' }),
+    );
     expect(naturalKeyOf('contacts', { email: 'anna@bücher.de' })).toEqual({ key: 'email:anna@xn--bcher-kva.de' });
     expect(matchKeys({ email: 'Ann@Example.COM' }).email).toBe('ann@example.com');
   });
@@ -66,8 +74,10 @@ describe('crawl scope: the site is the registrable domain and its subdomains', (
 
   test('www, shop and the bare domain are one site; another domain under the same suffix is not', () => {
     const acme = site('https://www.acme.co.uk/');
-    for (const url of ['https://shop.acme.co.uk/x', 'https://acme.co.uk/', 'http://m.acme.co.uk/']) expect(isSameSite(url, acme)).toBe(true);
-    for (const url of ['https://other.co.uk/', 'https://co.uk/', 'https://acme.co.uk.evil.test/', 'https://acme.com/']) expect(isSameSite(url, acme)).toBe(false);
+    for (const url of ['https://shop.acme.co.uk/x', 'https://acme.co.uk/', 'http://m.acme.co.uk/'])
+      expect(isSameSite(url, acme)).toBe(true);
+    for (const url of ['https://other.co.uk/', 'https://co.uk/', 'https://acme.co.uk.evil.test/', 'https://acme.com/'])
+      expect(isSameSite(url, acme)).toBe(false);
   });
 
   test('private suffixes keep sites apart: alice.github.io does not follow bob.github.io', () => {
@@ -85,18 +95,44 @@ describe('crawl scope: the site is the registrable domain and its subdomains', (
 });
 
 describe('crawl results in IDAP', () => {
-  test('a crawl of a subdomain projects the company\'s business and domain; its e-mails on other hosts of the domain relate to it', () => {
-    const p = projectResult('crawlSite', { url: 'https://shop.acme.co.uk/', final_url: 'https://shop.acme.co.uk/', emails: ['sales@mail.acme.co.uk', 'x@other.co.uk'], phones: [] }, { jobId: 'j1' });
+  test("a crawl of a subdomain projects the company's business and domain; its e-mails on other hosts of the domain relate to it", () => {
+    const p = projectResult(
+      'crawlSite',
+      {
+        url: 'https://shop.acme.co.uk/',
+        final_url: 'https://shop.acme.co.uk/',
+        emails: ['sales@mail.acme.co.uk', 'x@other.co.uk'],
+        phones: [],
+      },
+      { jobId: 'j1' },
+    );
     const [business, domain, sales, other] = p.nodes;
-    expect(business).toMatchObject({ type: 'businesses', data: { website: 'https://shop.acme.co.uk', domain: 'acme.co.uk' } });
+    expect(business).toMatchObject({
+      type: 'businesses',
+      data: { website: 'https://shop.acme.co.uk', domain: 'acme.co.uk' },
+    });
     expect(naturalKeyOf('businesses', business?.data ?? {})).toEqual({ key: 'domain:acme.co.uk' });
     expect(domain).toMatchObject({ type: 'domains', data: { domain: 'acme.co.uk' } });
     expect([sales?.data.address, other?.data.address]).toEqual(['sales@mail.acme.co.uk', 'x@other.co.uk']);
-    expect(p.edges).toEqual([[0, 1], [0, 2], [1, 2], [0, 3]]);
+    expect(p.edges).toEqual([
+      [0, 1],
+      [0, 2],
+      [1, 2],
+      [0, 3],
+    ]);
   });
 
   test('an internationalised site: its e-mails (in Unicode) relate to its domain (in punycode)', () => {
-    const p = projectResult('crawlSite', { url: 'https://пример.рф/', final_url: 'https://xn--e1afmkfd.xn--p1ai/', emails: ['info@пример.рф'], phones: [] }, { jobId: 'j2' });
+    const p = projectResult(
+      'crawlSite',
+      {
+        url: 'https://пример.рф/',
+        final_url: 'https://xn--e1afmkfd.xn--p1ai/',
+        emails: ['info@пример.рф'],
+        phones: [],
+      },
+      { jobId: 'j2' },
+    );
     expect(p.nodes.map((n) => n.type)).toEqual(['businesses', 'domains', 'emails']);
     expect(p.nodes[1]?.data.domain).toBe('xn--e1afmkfd.xn--p1ai');
     expect(p.edges).toContainEqual([1, 2]);

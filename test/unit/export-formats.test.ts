@@ -22,7 +22,15 @@ function endless(failAt?: number): Source {
         pulled++;
         // A database page boundary now and then, as the repository's reads are.
         if (pulled % 500 === 0) await new Promise((r) => setImmediate(r));
-        yield rowFromMaps({ business_name: `Bakery ${pulled}`, place_id: `p${pulled}`, address: 'x'.repeat(200), categories: ['Bakery'] }, { jobId: 'j', campaignId: null, location: null });
+        yield rowFromMaps(
+          {
+            business_name: `Bakery ${pulled}`,
+            place_id: `p${pulled}`,
+            address: 'x'.repeat(200),
+            categories: ['Bakery'],
+          },
+          { jobId: 'j', campaignId: null, location: null },
+        );
       }
     } finally {
       end();

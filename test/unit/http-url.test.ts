@@ -30,18 +30,29 @@ test.each([
 test('a job payload URL names its field in each refusal', () => {
   const url = httpUrl('url');
   expect(url.safeParse('  https://example.com/  ').data).toBe('https://example.com/');
-  expect(url.safeParse('ftp://example.com/').error?.issues.map((i) => i.message)).toEqual(['url must be a valid http(s) URL']);
-  expect(url.safeParse('https://a:b@example.com/').error?.issues.map((i) => i.message)).toEqual(['url must not contain credentials (user:password@ before the host)']);
+  expect(url.safeParse('ftp://example.com/').error?.issues.map((i) => i.message)).toEqual([
+    'url must be a valid http(s) URL',
+  ]);
+  expect(url.safeParse('https://a:b@example.com/').error?.issues.map((i) => i.message)).toEqual([
+    'url must not contain credentials (user:password@ before the host)',
+  ]);
 });
 
 test('a crawl starts at a URL of at most 2,048 characters, the longest it would follow', () => {
   const at = `https://example.com/${'a'.repeat(2048 - 20)}`;
   expect(at.length).toBe(2048);
   expect(crawlSitePayload.safeParse({ url: at }).success).toBe(true);
-  expect(crawlSitePayload.safeParse({ url: `${at}b` }).error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([['url', 'url must be at most 2048 characters long (a crawl follows no longer URL)']]);
+  expect(crawlSitePayload.safeParse({ url: `${at}b` }).error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual(
+    [['url', 'url must be at most 2048 characters long (a crawl follows no longer URL)']],
+  );
 });
 
 test('a webhook URL with credentials is refused with the webhook message', () => {
-  const parsed = webhookCreateBody.safeParse({ url: 'https://user:secret@hooks.example.com/x', events: ['job.completed'] });
-  expect(parsed.error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([['url', 'must be an http:// or https:// URL without credentials']]);
+  const parsed = webhookCreateBody.safeParse({
+    url: 'https://user:secret@hooks.example.com/x',
+    events: ['job.completed'],
+  });
+  expect(parsed.error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([
+    ['url', 'must be an http:// or https:// URL without credentials'],
+  ]);
 });

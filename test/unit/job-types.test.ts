@@ -26,7 +26,7 @@ describe('job catalog', () => {
     }
   });
 
-  test('a step set is named after its job type, and the name older histories carry still finds crawlCompanyData\'s', () => {
+  test("a step set is named after its job type, and the name older histories carry still finds crawlCompanyData's", () => {
     const named = JOB_TYPES.filter((t) => CATALOG[t].steps).map((t) => [CATALOG[t].steps, `${t}Steps`]);
     expect(named.length).toBe(Object.keys(STEP_SETS).length);
     for (const [steps, expected] of named) expect(steps).toBe(expected);
@@ -35,7 +35,7 @@ describe('job catalog', () => {
     expect(stepSetOf('toString')).toBeUndefined();
   });
 
-  test('no job may run longer than the spec\'s overall 10 minutes, and every activity fits inside its job', () => {
+  test("no job may run longer than the spec's overall 10 minutes, and every activity fits inside its job", () => {
     for (const spec of ALL_JOB_SPECS) {
       expect(spec.limits.deadline.ms).toBeLessThanOrEqual(MAX_JOB_DEADLINE.ms);
       expect(spec.limits.activity.ms).toBeLessThanOrEqual(spec.limits.deadline.ms);
@@ -61,7 +61,12 @@ describe('job catalog', () => {
   });
 
   test('the registry, Nominatim and social-profile queues carry their rate limits (SEC at 40% of its per-second limit, Nominatim at half of 1/s, social profiles 200 per hour)', () => {
-    const config = parseConfig({ MINIO_ACCESS_KEY: 'a', MINIO_SECRET_KEY: 'b', TASK_QUEUE_PREFIX: 'lj', SEC_REQUESTS_PER_SECOND: '10' });
+    const config = parseConfig({
+      MINIO_ACCESS_KEY: 'a',
+      MINIO_SECRET_KEY: 'b',
+      TASK_QUEUE_PREFIX: 'lj',
+      SEC_REQUESTS_PER_SECOND: '10',
+    });
     expect(activityQueueLimits(config)).toEqual([
       { taskQueue: 'lj-osm-nominatim', perSecond: 0.5 },
       { taskQueue: 'lj-osm-overpass', perSecond: 0.5 },

@@ -39,10 +39,14 @@ test('url() and @import are inlined whatever their quotes and spaces, and a host
     ['https://acme.test/img/a.png', png],
     ['https://acme.test/img/b.png', png],
     ['https://acme.test/img/c.png', png],
-    ['https://acme.test/site.css', css(`@import url(more.css) screen;\n.a{background:url(/img/a.png)} .c{background:url( '/img/c.png' )}`)],
+    [
+      'https://acme.test/site.css',
+      css(`@import url(more.css) screen;\n.a{background:url(/img/a.png)} .c{background:url( '/img/c.png' )}`),
+    ],
     ['https://acme.test/more.css', css('.b{background:url( "/img/b.png" )}')],
   ]);
-  const page = '<html><head><link rel="stylesheet" href="/site.css"></head><body><div style="background:url( \'/img/a.png\' )">x</div></body></html>';
+  const page =
+    '<html><head><link rel="stylesheet" href="/site.css"></head><body><div style="background:url( \'/img/a.png\' )">x</div></body></html>';
   const { html } = await bundleHtml(page, 'https://acme.test/lp', cached, async () => null, 1_000_000);
   const uri = 'url("data:image/png;base64,iVBORw==")';
   expect(html).toContain(`.b{background:${uri}}`);
@@ -53,7 +57,8 @@ test('url() and @import are inlined whatever their quotes and spaces, and a host
 
   // A <style> element's url()s and @imports: the first url() was skipped (a global regex's test left
   // its lastIndex for matchAll), and with only one, the style kept its link.
-  const styled = '<html><head><style>.a{background:url(/img/a.png)} .c{background:url("/img/c.png")}</style><style>@import "/more.css"; .d{background:url(img/b.png)}</style></head><body></body></html>';
+  const styled =
+    '<html><head><style>.a{background:url(/img/a.png)} .c{background:url("/img/c.png")}</style><style>@import "/more.css"; .d{background:url(img/b.png)}</style></head><body></body></html>';
   const inStyle = (await bundleHtml(styled, 'https://acme.test/lp', cached, async () => null, 1_000_000)).html;
   expect(inStyle).toContain(`<style>.a{background:${uri}} .c{background:${uri}}</style>`);
   expect(inStyle).toContain(`<style>.b{background:${uri}} .d{background:${uri}}</style>`);
@@ -61,7 +66,9 @@ test('url() and @import are inlined whatever their quotes and spaces, and a host
   // A run of spaces after url( with no end in a style attribute, in <style> and in a stylesheet, and
   // @imports without their `;`: 3,000 spaces took 15 s before (cubic); these would have taken hours.
   const run = ' '.repeat(20_000);
-  const hostileCss = new Map([['https://acme.test/h.css', css(`.x{background:url(${run}}${'@import a '.repeat(20_000)}`)]]);
+  const hostileCss = new Map([
+    ['https://acme.test/h.css', css(`.x{background:url(${run}}${'@import a '.repeat(20_000)}`)],
+  ]);
   const hostile = `<html><head><link rel="stylesheet" href="/h.css"><style>.x{background:url(${run}}</style></head><body><div style="background:url(${run}">x</div></body></html>`;
   const started = Date.now();
   await bundleHtml(hostile, 'https://acme.test/lp', hostileCss, async () => null, 1_000_000);
@@ -76,7 +83,11 @@ test('url() and @import are inlined whatever their quotes and spaces, and a host
 test.each([
   ['iframe srcdoc', '<iframe srcdoc="<script>alert(document.domain)</script>"></iframe>', /<iframe/i],
   ['meta refresh javascript:', '<meta http-equiv="refresh" content="0;url=javascript:alert(1)">', /refresh/i],
-  ['meta refresh data:', '<meta http-equiv="Refresh" content="0; url=data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==">', /refresh/i],
+  [
+    'meta refresh data:',
+    '<meta http-equiv="Refresh" content="0; url=data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==">',
+    /refresh/i,
+  ],
   ['object data', '<object data="data:text/html,<script>alert(1)</script>"></object>', /<object/i],
   ['embed src', '<embed src="data:image/svg+xml,<svg onload=alert(1)>">', /<embed/i],
   ['base href', '<base href="https://attacker.example/">', /<base/i],
@@ -117,14 +128,16 @@ test('every stored document opens with a policy that forbids script, before anyt
   expect((await bundleHtml(page, 'https://acme.test/lp', new Map(), async () => null, 1_000_000)).html).toMatch(policy);
   expect(plainSnapshot(page)).toMatch(policy);
   // Without a doctype or a head (a server's own HTML, the plain snapshot's source): first of all.
-  expect(plainSnapshot('<p>no head</p>')).toMatch(/^<meta http-equiv="Content-Security-Policy" content="default-src 'none';/);
+  expect(plainSnapshot('<p>no head</p>')).toMatch(
+    /^<meta http-equiv="Content-Security-Policy" content="default-src 'none';/,
+  );
 });
 
 // The bundle is re-read by the browser that opens it, with the HTML standard's parser: what the
 // sanitiser's parser (htmlparser2) reads differently must not smuggle a handler or script through
 // (comments ended by --!>, style inside MathML/SVG, noembed/noframes/xmp raw text). Each result is
 // re-parsed with parse5 (the standard's algorithm, as Chromium parses) and searched for script.
-test('what the sanitiser\'s parser reads differently from a browser carries no script into the stored HTML', async () => {
+test("what the sanitiser's parser reads differently from a browser carries no script into the stored HTML", async () => {
   const VECTORS = [
     '<!-- --!><img src=x onerror=alert(1)> -->',
     '<math><mtext><table><mglyph><style><img src=x onerror=alert(2)></style></mglyph></table></mtext></math>',
@@ -138,7 +151,20 @@ test('what the sanitiser\'s parser reads differently from a browser carries no s
   // cheerio's default parser is parse5.
   const scripts = (html: string): string[] => {
     const $ = load(html);
-    return [...$('script').toArray().map(() => '<script>'), ...$('*').toArray().flatMap((el) => ('attribs' in el ? Object.keys(el.attribs).filter((a) => /^on/i.test(a)).map((a) => `${el.name} ${a}`) : []))];
+    return [
+      ...$('script')
+        .toArray()
+        .map(() => '<script>'),
+      ...$('*')
+        .toArray()
+        .flatMap((el) =>
+          'attribs' in el
+            ? Object.keys(el.attribs)
+                .filter((a) => /^on/i.test(a))
+                .map((a) => `${el.name} ${a}`)
+            : [],
+        ),
+    ];
   };
   for (const vector of VECTORS) {
     const page = `<!doctype html><html><head></head><body>${vector}<p>after</p></body></html>`;
@@ -160,7 +186,14 @@ test('a page near LANDING_MAX_BUNDLE_BYTES is bundled without holding the event 
     last = Date.now();
   }, 10);
   try {
-    const { html } = await bundleOffLoop(page, 'https://acme.test/lp', new Map(), async () => null, 20 * 1024 * 1024, new AbortController().signal);
+    const { html } = await bundleOffLoop(
+      page,
+      'https://acme.test/lp',
+      new Map(),
+      async () => null,
+      20 * 1024 * 1024,
+      new AbortController().signal,
+    );
     expect(html).toContain('<p id="end">end</p>');
     expect(await plainSnapshotOffLoop(page, new AbortController().signal)).toContain('<p id="end">end</p>');
     await new Promise((r) => setTimeout(r, 30));
@@ -171,10 +204,19 @@ test('a page near LANDING_MAX_BUNDLE_BYTES is bundled without holding the event 
   expect(longest).toBeLessThan(3000);
 
   const cancel = new AbortController();
-  const bundling = bundleOffLoop(page, 'https://acme.test/lp', new Map(), async () => null, 20 * 1024 * 1024, cancel.signal);
+  const bundling = bundleOffLoop(
+    page,
+    'https://acme.test/lp',
+    new Map(),
+    async () => null,
+    20 * 1024 * 1024,
+    cancel.signal,
+  );
   await new Promise((r) => setTimeout(r, 300));
   // The spec's 3 s for a cancel, as a bound set before the abort: past it the race fails with its own reason.
-  const bound = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('still bundling 3 s after the cancel')), 3000).unref());
+  const bound = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error('still bundling 3 s after the cancel')), 3000).unref(),
+  );
   cancel.abort(new Error('cancelled'));
   await expect(Promise.race([bundling, bound])).rejects.toThrow('cancelled');
 }, 120_000);

@@ -40,7 +40,12 @@ describe('credential cipher', () => {
   test('a value moved to another row, client, column or table does not open there (associated data)', () => {
     const cipher = new CredentialCipher(newKey());
     const sealed = cipher.seal('sk-victim', at);
-    for (const elsewhere of [{ ...at, rowId: 2 }, { ...at, clientId: 'cli_b' }, { ...at, column: 'other' }, { ...at, table: 'webhooks' }]) {
+    for (const elsewhere of [
+      { ...at, rowId: 2 },
+      { ...at, clientId: 'cli_b' },
+      { ...at, column: 'other' },
+      { ...at, table: 'webhooks' },
+    ]) {
       expect(() => cipher.open(sealed, elsewhere)).toThrow(/sealed for another row or client/);
     }
     expect(cipher.open(sealed, at)).toBe('sk-victim');
@@ -89,22 +94,40 @@ describe('providers', () => {
     expect(maskKey('abcdefghi')).toBe('...hi');
     expect(maskKey('sk-abcdefghijkl1234')).toBe('...1234');
     expect(maskKey('short')).toBe('...');
-    expect(keyPreview({ api_key: 'sk-abcdefghijklmnopqrstuvw1234', base_url: 'http://x/v1' })).toEqual({ api_key: 'sk-...1234', base_url: 'http://x/v1' });
+    expect(keyPreview({ api_key: 'sk-abcdefghijklmnopqrstuvw1234', base_url: 'http://x/v1' })).toEqual({
+      api_key: 'sk-...1234',
+      base_url: 'http://x/v1',
+    });
   });
 
   test('credential shapes', () => {
     expect(checkCredentials('openai', { api_key: ' sk-1 ' })).toEqual({ ok: true, credentials: { api_key: 'sk-1' } });
-    expect(checkCredentials('openai_compatible', { base_url: 'http://llm.internal:8000/v1/', model: 'm' })).toEqual({ ok: true, credentials: { base_url: 'http://llm.internal:8000/v1', model: 'm' } });
+    expect(checkCredentials('openai_compatible', { base_url: 'http://llm.internal:8000/v1/', model: 'm' })).toEqual({
+      ok: true,
+      credentials: { base_url: 'http://llm.internal:8000/v1', model: 'm' },
+    });
     expect(checkCredentials('openai', 'sk-1')).toEqual({ ok: false, error: 'credentials must be an object' });
-    expect(checkCredentials('azure_openai', { api_key: 'k', endpoint: 'https://a.openai.azure.com', deployment: 'bad name' })).toMatchObject({ ok: false, error: expect.stringContaining('deployment') });
-    expect(checkCredentials('ollama', { base_url: 'http://user:pw@o:11434/v1' })).toMatchObject({ ok: false, error: expect.stringContaining('must not carry a user') });
+    expect(
+      checkCredentials('azure_openai', {
+        api_key: 'k',
+        endpoint: 'https://a.openai.azure.com',
+        deployment: 'bad name',
+      }),
+    ).toMatchObject({ ok: false, error: expect.stringContaining('deployment') });
+    expect(checkCredentials('ollama', { base_url: 'http://user:pw@o:11434/v1' })).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('must not carry a user'),
+    });
   });
 });
 
 test('prices: per integration over config over the built-in table; unknown models cost nothing', () => {
   expect(priceOf('gpt-4o-mini', {})).toEqual({ input: 0.15, output: 0.6 });
   expect(priceOf('gpt-4o-mini', { 'gpt-4o-mini': { input: 1, output: 2 } })).toEqual({ input: 1, output: 2 });
-  expect(priceOf('gpt-4o-mini', { 'gpt-4o-mini': { input: 1, output: 2 } }, { input: 3, output: 4 })).toEqual({ input: 3, output: 4 });
+  expect(priceOf('gpt-4o-mini', { 'gpt-4o-mini': { input: 1, output: 2 } }, { input: 3, output: 4 })).toEqual({
+    input: 3,
+    output: 4,
+  });
   expect(priceOf('my-local-model', {})).toEqual({ input: 0, output: 0 });
   expect(costUsd({ input: 0.15, output: 0.6 }, 1_000_000, 500_000)).toBeCloseTo(0.45, 10);
 });
@@ -124,15 +147,28 @@ describe('config', () => {
   test('the encryption key is required in production, optional elsewhere, and must be 32 bytes of base64', () => {
     expect(message({ ...base, NODE_ENV: 'production' })).toMatch(/INTEGRATIONS_ENCRYPTION_KEY: required in production/);
     expect(parseConfig({ ...base, NODE_ENV: 'development' }).INTEGRATIONS_ENCRYPTION_KEY).toBeUndefined();
-    expect(message({ ...base, INTEGRATIONS_ENCRYPTION_KEY: randomBytes(16).toString('base64') })).toMatch(/INTEGRATIONS_ENCRYPTION_KEY: must be 32 bytes/);
-    expect(message({ ...base, INTEGRATIONS_ENCRYPTION_KEY: newKey(), INTEGRATIONS_PREVIOUS_KEYS: `${newKey()},nope` })).toMatch(/INTEGRATIONS_PREVIOUS_KEYS/);
+    expect(message({ ...base, INTEGRATIONS_ENCRYPTION_KEY: randomBytes(16).toString('base64') })).toMatch(
+      /INTEGRATIONS_ENCRYPTION_KEY: must be 32 bytes/,
+    );
+    expect(
+      message({ ...base, INTEGRATIONS_ENCRYPTION_KEY: newKey(), INTEGRATIONS_PREVIOUS_KEYS: `${newKey()},nope` }),
+    ).toMatch(/INTEGRATIONS_PREVIOUS_KEYS/);
     const key = newKey();
     // Production also needs the unsubscribe signing key (test/unit/unsubscribe-token.test.ts).
-    expect(parseConfig({ ...base, NODE_ENV: 'production', INTEGRATIONS_ENCRYPTION_KEY: key, UNSUBSCRIBE_SIGNING_KEY: newKey() }).INTEGRATIONS_ENCRYPTION_KEY).toBe(key);
+    expect(
+      parseConfig({
+        ...base,
+        NODE_ENV: 'production',
+        INTEGRATIONS_ENCRYPTION_KEY: key,
+        UNSUBSCRIBE_SIGNING_KEY: newKey(),
+      }).INTEGRATIONS_ENCRYPTION_KEY,
+    ).toBe(key);
   });
 
   test('LLM_PRICES is JSON of USD per million tokens', () => {
-    expect(parseConfig({ ...base, LLM_PRICES: '{"my-model": {"input": 0.5, "output": 1.5}}' }).LLM_PRICES).toEqual({ 'my-model': { input: 0.5, output: 1.5 } });
+    expect(parseConfig({ ...base, LLM_PRICES: '{"my-model": {"input": 0.5, "output": 1.5}}' }).LLM_PRICES).toEqual({
+      'my-model': { input: 0.5, output: 1.5 },
+    });
     expect(message({ ...base, LLM_PRICES: '{"my-model": {"input": "cheap"}}' })).toMatch(/LLM_PRICES: must be JSON/);
     expect(message({ ...base, LLM_PRICES: 'not json' })).toMatch(/LLM_PRICES: must be JSON/);
   });

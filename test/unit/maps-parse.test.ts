@@ -4,27 +4,59 @@ import { crawlMapsPayload } from '../../jobs/crawl-maps';
 
 describe('maps place references', () => {
   test('a bare place id', () => {
-    expect(parsePlaceRef('ChIJN1t_tDeuEmsRUsoyG83frY4')).toEqual({ kind: 'google_place_id', placeId: 'ChIJN1t_tDeuEmsRUsoyG83frY4' });
+    expect(parsePlaceRef('ChIJN1t_tDeuEmsRUsoyG83frY4')).toEqual({
+      kind: 'google_place_id',
+      placeId: 'ChIJN1t_tDeuEmsRUsoyG83frY4',
+    });
   });
 
-  test('a google.com/maps/place URL gives its name and the place\'s own coordinates (not the viewport\'s)', () => {
-    const url = 'https://www.google.com/maps/place/Toklas+Bakery/@51.5120,-0.1160,17z/data=!3m1!4b1!4m6!3m5!1s0x48761b:0x1!8m2!3d51.5122!4d-0.1151';
-    expect(parsePlaceRef(url)).toEqual({ kind: 'google_place_url', url, name: 'Toklas Bakery', lat: 51.5122, lng: -0.1151, placeId: null });
+  test("a google.com/maps/place URL gives its name and the place's own coordinates (not the viewport's)", () => {
+    const url =
+      'https://www.google.com/maps/place/Toklas+Bakery/@51.5120,-0.1160,17z/data=!3m1!4b1!4m6!3m5!1s0x48761b:0x1!8m2!3d51.5122!4d-0.1151';
+    expect(parsePlaceRef(url)).toEqual({
+      kind: 'google_place_url',
+      url,
+      name: 'Toklas Bakery',
+      lat: 51.5122,
+      lng: -0.1151,
+      placeId: null,
+    });
   });
 
   test('a search URL with query_place_id carries the id', () => {
-    expect(parsePlaceRef('https://www.google.com/maps/search/?api=1&query=Toklas&query_place_id=ChIJabcdefghijklmnop')).toMatchObject({ kind: 'google_place_url', placeId: 'ChIJabcdefghijklmnop', name: null });
+    expect(
+      parsePlaceRef('https://www.google.com/maps/search/?api=1&query=Toklas&query_place_id=ChIJabcdefghijklmnop'),
+    ).toMatchObject({ kind: 'google_place_url', placeId: 'ChIJabcdefghijklmnop', name: null });
   });
 
   test('Google Maps share links are links to follow; OSM URLs name their object; the rest is invalid', () => {
-    expect(parsePlaceRef('https://maps.app.goo.gl/Ab12Cd34')).toEqual({ kind: 'link', url: 'https://maps.app.goo.gl/Ab12Cd34' });
-    expect(parsePlaceRef('https://goo.gl/maps/Ab12Cd34')).toEqual({ kind: 'link', url: 'https://goo.gl/maps/Ab12Cd34' });
-    expect(parsePlaceRef('https://maps.app.goo.gl/')).toEqual({ kind: 'invalid', reason: 'a share link without its code' });
-    expect(parsePlaceRef('https://example.com/some/page')).toEqual({ kind: 'invalid', reason: 'not a Google Maps or OpenStreetMap place URL, nor a maps.app.goo.gl share link' });
+    expect(parsePlaceRef('https://maps.app.goo.gl/Ab12Cd34')).toEqual({
+      kind: 'link',
+      url: 'https://maps.app.goo.gl/Ab12Cd34',
+    });
+    expect(parsePlaceRef('https://goo.gl/maps/Ab12Cd34')).toEqual({
+      kind: 'link',
+      url: 'https://goo.gl/maps/Ab12Cd34',
+    });
+    expect(parsePlaceRef('https://maps.app.goo.gl/')).toEqual({
+      kind: 'invalid',
+      reason: 'a share link without its code',
+    });
+    expect(parsePlaceRef('https://example.com/some/page')).toEqual({
+      kind: 'invalid',
+      reason: 'not a Google Maps or OpenStreetMap place URL, nor a maps.app.goo.gl share link',
+    });
     expect(parsePlaceRef('https://goo.gl/Ab12Cd34')).toMatchObject({ kind: 'invalid' });
-    expect(parsePlaceRef('https://www.openstreetmap.org/way/123456#map=19/53.8/-1.5')).toEqual({ kind: 'osm', osmType: 'W', osmId: '123456' });
+    expect(parsePlaceRef('https://www.openstreetmap.org/way/123456#map=19/53.8/-1.5')).toEqual({
+      kind: 'osm',
+      osmType: 'W',
+      osmId: '123456',
+    });
     expect(parsePlaceRef('https://www.openstreetmap.org/search?query=x')).toMatchObject({ kind: 'invalid' });
-    expect(parsePlaceRef('https://maps.google.com/?cid=123')).toMatchObject({ kind: 'invalid', reason: expect.stringContaining('send the place id (maps_place_id in the results)') });
+    expect(parsePlaceRef('https://maps.google.com/?cid=123')).toMatchObject({
+      kind: 'invalid',
+      reason: expect.stringContaining('send the place id (maps_place_id in the results)'),
+    });
     expect(parsePlaceRef('not a url')).toMatchObject({ kind: 'invalid' });
     expect(parsePlaceRef('ftp://example.com/x')).toMatchObject({ kind: 'invalid' });
   });
@@ -32,21 +64,46 @@ describe('maps place references', () => {
   test('the payload rejects a malformed URL and a missing url/search_query', () => {
     expect(crawlMapsPayload.safeParse({ url: 'not a url' }).success).toBe(false);
     expect(crawlMapsPayload.safeParse({ url: 'https://example.com/some/page' }).error?.issues).toEqual([
-      expect.objectContaining({ path: ['url'], message: 'invalid maps URL or place id: not a Google Maps or OpenStreetMap place URL, nor a maps.app.goo.gl share link' }),
+      expect.objectContaining({
+        path: ['url'],
+        message:
+          'invalid maps URL or place id: not a Google Maps or OpenStreetMap place URL, nor a maps.app.goo.gl share link',
+      }),
     ]);
-    expect(crawlMapsPayload.parse({ url: ' https://maps.app.goo.gl/Ab12Cd34 ' }).url).toBe('https://maps.app.goo.gl/Ab12Cd34');
+    expect(crawlMapsPayload.parse({ url: ' https://maps.app.goo.gl/Ab12Cd34 ' }).url).toBe(
+      'https://maps.app.goo.gl/Ab12Cd34',
+    );
     expect(crawlMapsPayload.safeParse({}).success).toBe(false);
     expect(crawlMapsPayload.safeParse({ search_query: 'bakery', provider: 'bing' }).success).toBe(false);
-    expect(crawlMapsPayload.parse({ search_query: 'bakery in Leeds' })).toMatchObject({ max_results: 20, extract_reviews: false, dedupe_enabled: true, dedupe_unique_only: false });
+    expect(crawlMapsPayload.parse({ search_query: 'bakery in Leeds' })).toMatchObject({
+      max_results: 20,
+      extract_reviews: false,
+      dedupe_enabled: true,
+      dedupe_unique_only: false,
+    });
   });
 });
 
 describe('opening hours', () => {
   test('Google periods (0 = Sunday) as lowercase days, Monday first, Closed where none', () => {
-    const periods = [1, 2, 3, 4, 5].map((day) => ({ open: { day, hour: 9, minute: 0 }, close: { day, hour: 17, minute: 30 } }));
-    periods.push({ open: { day: 6, hour: 10, minute: 0 }, close: { day: 6, hour: 14, minute: 0 } }, { open: { day: 6, hour: 18, minute: 0 }, close: { day: 0, hour: 2, minute: 0 } });
+    const periods = [1, 2, 3, 4, 5].map((day) => ({
+      open: { day, hour: 9, minute: 0 },
+      close: { day, hour: 17, minute: 30 },
+    }));
+    periods.push(
+      { open: { day: 6, hour: 10, minute: 0 }, close: { day: 6, hour: 14, minute: 0 } },
+      { open: { day: 6, hour: 18, minute: 0 }, close: { day: 0, hour: 2, minute: 0 } },
+    );
     const hours = hoursFromPeriods(periods);
-    expect(hours).toEqual({ monday: '09:00-17:30', tuesday: '09:00-17:30', wednesday: '09:00-17:30', thursday: '09:00-17:30', friday: '09:00-17:30', saturday: '10:00-14:00, 18:00-02:00', sunday: 'Closed' });
+    expect(hours).toEqual({
+      monday: '09:00-17:30',
+      tuesday: '09:00-17:30',
+      wednesday: '09:00-17:30',
+      thursday: '09:00-17:30',
+      friday: '09:00-17:30',
+      saturday: '10:00-14:00, 18:00-02:00',
+      sunday: 'Closed',
+    });
     expect(Object.keys(hours ?? {})[0]).toBe('monday');
   });
 
@@ -64,7 +121,13 @@ describe('opening hours', () => {
 
   test('OSM opening_hours through the opening_hours library', () => {
     expect(hoursFromOsm('Mo-Fr 08:00-20:00; Sa 09:00-12:00,13:00-17:00')).toEqual({
-      monday: '08:00-20:00', tuesday: '08:00-20:00', wednesday: '08:00-20:00', thursday: '08:00-20:00', friday: '08:00-20:00', saturday: '09:00-12:00, 13:00-17:00', sunday: 'Closed',
+      monday: '08:00-20:00',
+      tuesday: '08:00-20:00',
+      wednesday: '08:00-20:00',
+      thursday: '08:00-20:00',
+      friday: '08:00-20:00',
+      saturday: '09:00-12:00, 13:00-17:00',
+      sunday: 'Closed',
     });
     expect(hoursFromOsm('24/7')?.sunday).toBe('00:00-24:00');
     expect(hoursFromOsm('Mo-Su 07:00-22:00; Tu off')?.tuesday).toBe('Closed');
@@ -75,7 +138,11 @@ describe('opening hours', () => {
 
 describe('price level and queries', () => {
   test('Google price levels as $..$$$$; free and unspecified have none', () => {
-    expect(['PRICE_LEVEL_INEXPENSIVE', 'PRICE_LEVEL_MODERATE', 'PRICE_LEVEL_EXPENSIVE', 'PRICE_LEVEL_VERY_EXPENSIVE'].map(priceLevel)).toEqual(['$', '$$', '$$$', '$$$$']);
+    expect(
+      ['PRICE_LEVEL_INEXPENSIVE', 'PRICE_LEVEL_MODERATE', 'PRICE_LEVEL_EXPENSIVE', 'PRICE_LEVEL_VERY_EXPENSIVE'].map(
+        priceLevel,
+      ),
+    ).toEqual(['$', '$$', '$$$', '$$$$']);
     expect(priceLevel('PRICE_LEVEL_FREE')).toBeUndefined();
     expect(priceLevel('PRICE_LEVEL_UNSPECIFIED')).toBeUndefined();
     expect(priceLevel(undefined)).toBeUndefined();
@@ -97,7 +164,9 @@ describe('Overpass categories', () => {
   });
 
   test('the query quotes the area name, so a quote in it cannot change the query', () => {
-    expect(overpassQuery(['shop', 'bakery'], 'Leeds', 20)).toBe('[out:json][timeout:25];area["name"="Leeds"]->.a;nwr["shop"="bakery"](area.a);out center tags 20;');
+    expect(overpassQuery(['shop', 'bakery'], 'Leeds', 20)).toBe(
+      '[out:json][timeout:25];area["name"="Leeds"]->.a;nwr["shop"="bakery"](area.a);out center tags 20;',
+    );
     expect(overpassQuery(['shop', 'bakery'], 'x"];out;', 5)).toContain('area["name"="x\\"];out;"]');
   });
 });

@@ -6,9 +6,17 @@ import { htmlToText } from '../../lib/mail/templates';
 
 describe('Markdown rendering', () => {
   test('lists of objects become tables with the union of their keys', () => {
-    const md = toMarkdown({ total: 2, jobs: [{ job_id: 'a', status: 'queued' }, { job_id: 'b', error: 'x|y' }] });
+    const md = toMarkdown({
+      total: 2,
+      jobs: [
+        { job_id: 'a', status: 'queued' },
+        { job_id: 'b', error: 'x|y' },
+      ],
+    });
     expect(md).toContain('| field | value |\n| --- | --- |\n| total | 2 |');
-    expect(md).toContain('# jobs\n\n| job_id | status | error |\n| --- | --- | --- |\n| a | queued |  |\n| b |  | x\\|y |');
+    expect(md).toContain(
+      '# jobs\n\n| job_id | status | error |\n| --- | --- | --- |\n| a | queued |  |\n| b |  | x\\|y |',
+    );
   });
 
   test('lists of strings become bullets, nested objects sub-sections, newlines stay in their cell', () => {
@@ -19,7 +27,12 @@ describe('Markdown rendering', () => {
 
   test('stored HTML and link syntax read as text: no tag or link reaches a renderer', () => {
     // An inbound mail's body_html came out as live markup: <img src=x onerror=alert(1)>.
-    const md = toMarkdown({ body_html: '<img src=x onerror=alert(1)><script>alert(2)</script>', note: '[win](javascript:alert(3)) & more', items: ['<b>x</b>'], '<h1>key</h1>': { a: 1 } });
+    const md = toMarkdown({
+      body_html: '<img src=x onerror=alert(1)><script>alert(2)</script>',
+      note: '[win](javascript:alert(3)) & more',
+      items: ['<b>x</b>'],
+      '<h1>key</h1>': { a: 1 },
+    });
     expect(md).toContain('| body_html | &lt;img src=x onerror=alert(1)&gt;&lt;script&gt;alert(2)&lt;/script&gt; |');
     expect(md).toContain('| note | \\[win\\](javascript:alert(3)) &amp; more |');
     expect(md).toContain('- &lt;b&gt;x&lt;/b&gt;');
@@ -44,7 +57,10 @@ describe('HTML to Markdown', () => {
     ['160k ideographic spaces', `<p>${'\u3000'.repeat(160_000)}x</p>`],
     ['50k <br>', `<p>${'<br>'.repeat(50_000)}x</p>`],
     ['120k &nbsp; in 15k <i>', `<p>${`<i>${'&nbsp;'.repeat(8)}</i>`.repeat(15_000)}x</p>`],
-    ['160k spaces then &nbsp; at the end of an inline element', `<span><pre>x${' '.repeat(160_000)}&nbsp;</pre></span><p>x</p>`],
+    [
+      '160k spaces then &nbsp; at the end of an inline element',
+      `<span><pre>x${' '.repeat(160_000)}&nbsp;</pre></span><p>x</p>`,
+    ],
   ];
   const timed = <T>(f: () => T): [T, number] => {
     const started = performance.now();
@@ -74,7 +90,9 @@ describe('HTML to Markdown', () => {
   });
 
   test('HTML nested deeper than MAX_HTML_DEPTH is refused at once (a mail) or read as text (a page); unclosed <p> and <li> nest nothing', () => {
-    expect(htmlToText(`<script>${'<div>'.repeat(5000)}</script><style>${'<b>'.repeat(5000)}</style><i>x</i>`)).toBe('_x_');
+    expect(htmlToText(`<script>${'<div>'.repeat(5000)}</script><style>${'<b>'.repeat(5000)}</style><i>x</i>`)).toBe(
+      '_x_',
+    );
     expect(htmlToText(`${'<p>'.repeat(5000)}x`)).toBe('x');
     expect(htmlToText(`${'<div>'.repeat(900)}x${'</div>'.repeat(900)}`)).toBe('x');
     const deep = `${'<div>'.repeat(30_000)}deep text${'</div>'.repeat(30_000)}`;
@@ -96,7 +114,8 @@ describe('HTML to Markdown', () => {
 
   test("a mail body's head, styles and scripts are not its text", () => {
     // The text part once began with the page title and the CSS, and ended with the script.
-    const html = '<html><head><title>Offer</title><style>p{color:red}</style></head><body><p>Hi <b>Ann</b></p><script>var x = 1</script><noscript>Enable JS</noscript></body></html>';
+    const html =
+      '<html><head><title>Offer</title><style>p{color:red}</style></head><body><p>Hi <b>Ann</b></p><script>var x = 1</script><noscript>Enable JS</noscript></body></html>';
     expect(htmlToText(html)).toBe('Hi **Ann**');
   });
 
@@ -108,10 +127,18 @@ describe('HTML to Markdown', () => {
   });
 
   test('ordinary documents convert as before', () => {
-    const html = '<h1>Hi</h1><p>Dear <b>Ann</b>,<br>see <a href="https://x.test/a b">this</a>&nbsp;now.</p>  <ul><li>one</li><li>two <i> three </i></li></ul><pre><code>a\n    b\n</code></pre><table><tr><td>&nbsp;1</td><td> 2</td></tr></table>';
-    expect(htmlToText(html)).toBe('# Hi\n\nDear **Ann**,  \nsee [this](<https://x.test/a b>)\u00a0now.\n\n-   one\n-   two _three_\n\n    a\n        b\n    \n\n\u00a01\n\n2');
+    const html =
+      '<h1>Hi</h1><p>Dear <b>Ann</b>,<br>see <a href="https://x.test/a b">this</a>&nbsp;now.</p>  <ul><li>one</li><li>two <i> three </i></li></ul><pre><code>a\n    b\n</code></pre><table><tr><td>&nbsp;1</td><td> 2</td></tr></table>';
+    expect(htmlToText(html)).toBe(
+      '# Hi\n\nDear **Ann**,  \nsee [this](<https://x.test/a b>)\u00a0now.\n\n-   one\n-   two _three_\n\n    a\n        b\n    \n\n\u00a01\n\n2',
+    );
     expect(pageMarkdown(loadHtml(`<html><body><main>${html}</main></body></html>`), 'fit')).toEqual([
-      '# Hi', 'Dear **Ann**,\nsee [this](<https://x.test/a b>)\u00a0now.', '-   one\n-   two *three*', '```\na\n    b\n```', '1', '2',
+      '# Hi',
+      'Dear **Ann**,\nsee [this](<https://x.test/a b>)\u00a0now.',
+      '-   one\n-   two *three*',
+      '```\na\n    b\n```',
+      '1',
+      '2',
     ]);
   });
 });

@@ -11,7 +11,9 @@ function fakeContext(options: { cancelAfterSleeps?: number; timeoutMs?: number }
     info: { startToCloseTimeoutMs: options.timeoutMs ?? 60_000, currentAttemptScheduledTimestampMs: Date.now() },
     cancelled: new Promise<never>(() => undefined),
     heartbeats: 0,
-    heartbeat() { ctx.heartbeats++; },
+    heartbeat() {
+      ctx.heartbeats++;
+    },
     async sleep(ms: number) {
       sleeps++;
       if (options.cancelAfterSleeps !== undefined && sleeps > options.cancelAfterSleeps) throw new Error('cancelled');
@@ -21,14 +23,26 @@ function fakeContext(options: { cancelAfterSleeps?: number; timeoutMs?: number }
   return ctx;
 }
 
-const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', syscall: 'connect' });
+const refused = () =>
+  Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', syscall: 'connect' });
 const input = {} as ActivityExecuteInput;
 
 test('a database outage: the attempt fails with its own error only once the database answers again', async () => {
   const ctx = fakeContext();
   let probes = 0;
-  const interceptor = new OutageWaitInterceptor(ctx as unknown as Context, { probes: { database: async () => { if (++probes < 4) throw refused(); } }, maxWaitMs: 60_000 });
-  await expect(interceptor.execute(input, async () => { throw refused(); })).rejects.toThrow('connect ECONNREFUSED');
+  const interceptor = new OutageWaitInterceptor(ctx as unknown as Context, {
+    probes: {
+      database: async () => {
+        if (++probes < 4) throw refused();
+      },
+    },
+    maxWaitMs: 60_000,
+  });
+  await expect(
+    interceptor.execute(input, async () => {
+      throw refused();
+    }),
+  ).rejects.toThrow('connect ECONNREFUSED');
   expect(probes).toBe(4);
   expect(ctx.heartbeats).toBe(4);
 });
@@ -36,26 +50,54 @@ test('a database outage: the attempt fails with its own error only once the data
 test('an error that is no outage fails at once, without probing', async () => {
   const ctx = fakeContext();
   const probe = jest.fn(async () => undefined);
-  const interceptor = new OutageWaitInterceptor(ctx as unknown as Context, { probes: { database: probe }, maxWaitMs: 60_000 });
-  const siteDown = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8080'), { name: 'OutboundError', code: 'ECONNREFUSED' });
-  await expect(interceptor.execute(input, async () => { throw siteDown; })).rejects.toBe(siteDown);
+  const interceptor = new OutageWaitInterceptor(ctx as unknown as Context, {
+    probes: { database: probe },
+    maxWaitMs: 60_000,
+  });
+  const siteDown = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8080'), {
+    name: 'OutboundError',
+    code: 'ECONNREFUSED',
+  });
+  await expect(
+    interceptor.execute(input, async () => {
+      throw siteDown;
+    }),
+  ).rejects.toBe(siteDown);
   expect(probe).not.toHaveBeenCalled();
   await expect(interceptor.execute(input, async () => 'done')).resolves.toBe('done');
 });
 
 test('a cancel ends the wait, and the attempt ends as cancelled', async () => {
   const ctx = fakeContext({ cancelAfterSleeps: 2 });
-  const probe = jest.fn(async () => { throw refused(); });
-  const interceptor = new OutageWaitInterceptor(ctx as unknown as Context, { probes: { database: probe }, maxWaitMs: 60_000 });
-  await expect(interceptor.execute(input, async () => { throw refused(); })).rejects.toThrow('cancelled');
+  const probe = jest.fn(async () => {
+    throw refused();
+  });
+  const interceptor = new OutageWaitInterceptor(ctx as unknown as Context, {
+    probes: { database: probe },
+    maxWaitMs: 60_000,
+  });
+  await expect(
+    interceptor.execute(input, async () => {
+      throw refused();
+    }),
+  ).rejects.toThrow('cancelled');
   expect(probe).toHaveBeenCalledTimes(3);
 });
 
 test('the wait never outlives the attempt: an outage longer than its timeout fails it as before', async () => {
   const ctx = fakeContext({ timeoutMs: 4000 });
-  const probe = jest.fn(async () => { throw refused(); });
-  const interceptor = new OutageWaitInterceptor(ctx as unknown as Context, { probes: { database: probe }, maxWaitMs: 60_000 });
-  await expect(interceptor.execute(input, async () => { throw refused(); })).rejects.toThrow('ECONNREFUSED');
+  const probe = jest.fn(async () => {
+    throw refused();
+  });
+  const interceptor = new OutageWaitInterceptor(ctx as unknown as Context, {
+    probes: { database: probe },
+    maxWaitMs: 60_000,
+  });
+  await expect(
+    interceptor.execute(input, async () => {
+      throw refused();
+    }),
+  ).rejects.toThrow('ECONNREFUSED');
   expect(probe).not.toHaveBeenCalled();
 });
 
@@ -95,12 +137,19 @@ test('a cancel during a probe that hangs (a service that takes connections and n
   try {
     const ctx = heartbeatDeliveredCancel();
     const hanging = () => new Promise<void>(() => undefined);
-    const interceptor = new OutageWaitInterceptor(ctx as unknown as Context, { probes: { database: hanging }, maxWaitMs: 60_000 });
+    const interceptor = new OutageWaitInterceptor(ctx as unknown as Context, {
+      probes: { database: hanging },
+      maxWaitMs: 60_000,
+    });
     let outcome: unknown = 'still waiting';
-    void interceptor.execute(input, async () => { throw refused(); }).then(
-      () => (outcome = 'completed'),
-      (err: Error) => (outcome = err.message),
-    );
+    void interceptor
+      .execute(input, async () => {
+        throw refused();
+      })
+      .then(
+        () => (outcome = 'completed'),
+        (err: Error) => (outcome = err.message),
+      );
     await jest.advanceTimersByTimeAsync(100);
     ctx.requestCancel();
     // A heartbeat every HEARTBEAT_INTERVAL (500 ms) carries it; before, one went out per probe round

@@ -28,9 +28,12 @@ describe('isBlockedAddress', () => {
     expect(isBlockedAddress(ip)).toEqual({ blocked: true, reason });
   });
 
-  test.each(['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8'])('%s is allowed', (ip) => {
-    expect(isBlockedAddress(ip)).toEqual({ blocked: false });
-  });
+  test.each(['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8'])(
+    '%s is allowed',
+    (ip) => {
+      expect(isBlockedAddress(ip)).toEqual({ blocked: false });
+    },
+  );
 });
 
 describe('AllowList (USER_URL_ALLOW_HOSTS, OUTBOUND_ALLOW_HOSTS)', () => {
@@ -65,7 +68,9 @@ describe('AllowList (USER_URL_ALLOW_HOSTS, OUTBOUND_ALLOW_HOSTS)', () => {
 
   test('an empty list allows nothing, and a malformed CIDR fails at start naming the variable', () => {
     expect(new AllowList([]).allows('localhost', '127.0.0.1')).toBe(false);
-    expect(() => new AllowList(['10.0.0.0/33'])).toThrow('USER_URL_ALLOW_HOSTS, OUTBOUND_ALLOW_HOSTS): invalid CIDR "10.0.0.0/33"');
+    expect(() => new AllowList(['10.0.0.0/33'])).toThrow(
+      'USER_URL_ALLOW_HOSTS, OUTBOUND_ALLOW_HOSTS): invalid CIDR "10.0.0.0/33"',
+    );
   });
 });
 

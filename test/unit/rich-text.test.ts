@@ -1,4 +1,11 @@
-import { documentSchema, InvalidDocumentError, MAX_DOCUMENT_NODES, parseDocument, readingTime, renderDocument } from '../../lib/rich-text';
+import {
+  documentSchema,
+  InvalidDocumentError,
+  MAX_DOCUMENT_NODES,
+  parseDocument,
+  readingTime,
+  renderDocument,
+} from '../../lib/rich-text';
 
 const text = (t: string, marks?: unknown[]) => ({ type: 'text', text: t, ...(marks ? { marks } : {}) });
 const p = (...content: unknown[]) => ({ type: 'paragraph', content });
@@ -8,7 +15,20 @@ const render = (json: unknown) => renderDocument(parseDocument(json));
 describe('the rich-text document schema (TipTap StarterKit + image)', () => {
   test('has the StarterKit nodes and marks under their TipTap names', () => {
     expect(Object.keys(documentSchema.nodes).sort()).toEqual(
-      ['blockquote', 'bulletList', 'codeBlock', 'doc', 'hardBreak', 'heading', 'horizontalRule', 'image', 'listItem', 'orderedList', 'paragraph', 'text'].sort(),
+      [
+        'blockquote',
+        'bulletList',
+        'codeBlock',
+        'doc',
+        'hardBreak',
+        'heading',
+        'horizontalRule',
+        'image',
+        'listItem',
+        'orderedList',
+        'paragraph',
+        'text',
+      ].sort(),
     );
     expect(Object.keys(documentSchema.marks).sort()).toEqual(['bold', 'code', 'italic', 'link', 'strike', 'underline']);
   });
@@ -16,8 +36,21 @@ describe('the rich-text document schema (TipTap StarterKit + image)', () => {
   test('a document as the TipTap editor writes it renders to the matching HTML', () => {
     const json = doc(
       { type: 'heading', attrs: { level: 2 }, content: [text('Why leads go cold')] },
-      p(text('Plain, '), text('bold', [{ type: 'bold' }]), text(' and '), text('a link', [{ type: 'link', attrs: { href: 'https://example.com/x' } }]), { type: 'hardBreak' }, text('next line')),
-      { type: 'bulletList', content: [{ type: 'listItem', content: [p(text('one'))] }, { type: 'listItem', content: [p(text('two'))] }] },
+      p(
+        text('Plain, '),
+        text('bold', [{ type: 'bold' }]),
+        text(' and '),
+        text('a link', [{ type: 'link', attrs: { href: 'https://example.com/x' } }]),
+        { type: 'hardBreak' },
+        text('next line'),
+      ),
+      {
+        type: 'bulletList',
+        content: [
+          { type: 'listItem', content: [p(text('one'))] },
+          { type: 'listItem', content: [p(text('two'))] },
+        ],
+      },
       { type: 'orderedList', attrs: { start: 3 }, content: [{ type: 'listItem', content: [p(text('three'))] }] },
       { type: 'blockquote', content: [p(text('quoted'))] },
       { type: 'codeBlock', attrs: { language: 'ts' }, content: [text('const a = 1 < 2;')] },
@@ -26,7 +59,9 @@ describe('the rich-text document schema (TipTap StarterKit + image)', () => {
     );
     const html = render(json);
     expect(html).toContain('<h2>Why leads go cold</h2>');
-    expect(html).toContain('<p>Plain, <strong>bold</strong> and <a target="_blank" rel="noopener noreferrer nofollow" href="https://example.com/x">a link</a><br />next line</p>');
+    expect(html).toContain(
+      '<p>Plain, <strong>bold</strong> and <a target="_blank" rel="noopener noreferrer nofollow" href="https://example.com/x">a link</a><br />next line</p>',
+    );
     expect(html).toContain('<ul><li><p>one</p></li><li><p>two</p></li></ul>');
     expect(html).toContain('<ol start="3"><li><p>three</p></li></ol>');
     expect(html).toContain('<blockquote><p>quoted</p></blockquote>');
@@ -63,21 +98,38 @@ describe('the rich-text document schema (TipTap StarterKit + image)', () => {
 
   test('unsafe link and image URLs and heading levels outside 1-6 are refused; attributes the schema lacks are not kept', () => {
     const bad: [unknown, RegExp][] = [
-      [doc(p(text('js', [{ type: 'link', attrs: { href: 'javascript:alert(1)' } }]))), /link href must be an http, https, mailto or relative URL/],
+      [
+        doc(p(text('js', [{ type: 'link', attrs: { href: 'javascript:alert(1)' } }]))),
+        /link href must be an http, https, mailto or relative URL/,
+      ],
       // Browsers drop tabs and newlines inside a URL: this is javascript: too.
       [doc(p(text('js', [{ type: 'link', attrs: { href: 'java\tscript:alert(1)' } }]))), /link href must be/],
-      [doc(p(text('data', [{ type: 'link', attrs: { href: 'data:text/html,<script>alert(1)</script>' } }]))), /link href must be/],
-      [doc({ type: 'image', attrs: { src: 'javascript:alert(2)' } }), /image src must be an http, https or relative URL/],
+      [
+        doc(p(text('data', [{ type: 'link', attrs: { href: 'data:text/html,<script>alert(1)</script>' } }]))),
+        /link href must be/,
+      ],
+      [
+        doc({ type: 'image', attrs: { src: 'javascript:alert(2)' } }),
+        /image src must be an http, https or relative URL/,
+      ],
       [doc({ type: 'image', attrs: { src: 'mailto:a@b.example' } }), /image src must be/],
       [doc({ type: 'image', attrs: { src: 'http://[' } }), /image src is not a valid URL/],
-      [doc({ type: 'heading', attrs: { level: 9 }, content: [text('h9')] }), /heading level must be an integer from 1 to 6, not 9/],
+      [
+        doc({ type: 'heading', attrs: { level: 9 }, content: [text('h9')] }),
+        /heading level must be an integer from 1 to 6, not 9/,
+      ],
       [doc({ type: 'heading', attrs: { level: '2' }, content: [text('h')] }), /heading level/],
     ];
     for (const [json, reason] of bad) expect(() => parseDocument(json)).toThrow(reason);
     for (const href of ['https://example.com/x', 'mailto:sales@example.com', '/pricing', '#top']) {
       expect(() => parseDocument(doc(p(text('ok', [{ type: 'link', attrs: { href } }]))))).not.toThrow();
     }
-    const json = parseDocument(doc(p(text('click', [{ type: 'link', attrs: { href: 'https://example.com/', onclick: 'x' } }])), { type: 'image', attrs: { src: '/a.png', onerror: 'x' } })).toJSON() as unknown;
+    const json = parseDocument(
+      doc(p(text('click', [{ type: 'link', attrs: { href: 'https://example.com/', onclick: 'x' } }])), {
+        type: 'image',
+        attrs: { src: '/a.png', onerror: 'x' },
+      }),
+    ).toJSON() as unknown;
     expect(JSON.stringify(json)).not.toMatch(/onclick|onerror/);
     expect(JSON.stringify(json)).toContain('"href":"https://example.com/"');
   });
@@ -103,15 +155,25 @@ describe('the rich-text document schema (TipTap StarterKit + image)', () => {
 
   test('a document of more than 20,000 nodes and marks is refused before it is checked or rendered; one at the limit is read', () => {
     // 1 doc + 9,999 paragraphs of one text node + one bold mark: exactly the limit.
-    const paragraphs = Array.from({ length: 9_999 }, (_, i) => p(text(`paragraph ${i}`, i === 0 ? [{ type: 'bold' }] : undefined)));
+    const paragraphs = Array.from({ length: 9_999 }, (_, i) =>
+      p(text(`paragraph ${i}`, i === 0 ? [{ type: 'bold' }] : undefined)),
+    );
     expect(MAX_DOCUMENT_NODES).toBe(20_000);
     expect(parseDocument(doc(...paragraphs)).childCount).toBe(9_999);
     expect(() => parseDocument(doc(...paragraphs, p(text('one more'))))).toThrow('more than 20000 nodes and marks');
     // 30,000 paragraphs (1.8 MB of JSON) held the API's thread about a second.
     const tooMany = doc(...Array.from({ length: 30_000 }, () => p(text('a'))));
-    expect(() => parseDocument(tooMany)).toThrow(new InvalidDocumentError('the document has more than 20000 nodes and marks'));
+    expect(() => parseDocument(tooMany)).toThrow(
+      new InvalidDocumentError('the document has more than 20000 nodes and marks'),
+    );
     // Marks count too: 7,000 text nodes with three marks each.
-    const marked = doc(p(...Array.from({ length: 7_000 }, (_, i) => text(`w${i} `, [{ type: 'bold' }, { type: 'italic' }, { type: 'underline' }]))));
+    const marked = doc(
+      p(
+        ...Array.from({ length: 7_000 }, (_, i) =>
+          text(`w${i} `, [{ type: 'bold' }, { type: 'italic' }, { type: 'underline' }]),
+        ),
+      ),
+    );
     expect(() => parseDocument(marked)).toThrow('more than 20000 nodes and marks');
   });
 

@@ -7,7 +7,8 @@ function capture(level: string) {
   const lines: Record<string, unknown>[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, done) {
-      for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
+      for (const l of chunk.toString().split('\n').filter(Boolean))
+        lines.push(JSON.parse(l) as Record<string, unknown>);
       done();
     },
   });
@@ -17,16 +18,29 @@ function capture(level: string) {
 test("the SDK's warnings become the worker's JSON lines, with their fields", () => {
   const { logger, lines } = capture('info');
   sdkLogger(logger, 'info').warn('Worker failed to poll', { sdkComponent: 'worker', taskQueue: 'leadjobs-crawl-site' });
-  expect(lines).toEqual([expect.objectContaining({ level: 40, name: 'worker', component: 'temporal-sdk', msg: 'Worker failed to poll', taskQueue: 'leadjobs-crawl-site', sdkComponent: 'worker' })]);
+  expect(lines).toEqual([
+    expect.objectContaining({
+      level: 40,
+      name: 'worker',
+      component: 'temporal-sdk',
+      msg: 'Worker failed to poll',
+      taskQueue: 'leadjobs-crawl-site',
+      sdkComponent: 'worker',
+    }),
+  ]);
 });
 
 test('an activity-only queue without workflows is no warning: it is said at debug only', () => {
   const atInfo = capture('info');
-  sdkLogger(atInfo.logger, 'info').warn('No workflows registered, not polling for workflow tasks', { taskQueue: 'leadjobs-registry-sec' });
+  sdkLogger(atInfo.logger, 'info').warn('No workflows registered, not polling for workflow tasks', {
+    taskQueue: 'leadjobs-registry-sec',
+  });
   expect(atInfo.lines).toEqual([]);
 
   const atDebug = capture('debug');
-  sdkLogger(atDebug.logger, 'debug').warn('No workflows registered, not polling for workflow tasks', { taskQueue: 'leadjobs-registry-sec' });
+  sdkLogger(atDebug.logger, 'debug').warn('No workflows registered, not polling for workflow tasks', {
+    taskQueue: 'leadjobs-registry-sec',
+  });
   expect(atDebug.lines).toEqual([expect.objectContaining({ level: 20, taskQueue: 'leadjobs-registry-sec' })]);
 });
 
@@ -37,5 +51,7 @@ test("the SDK's INFO lines (state changes, bundler stats) show only when the wor
 
   const atDebug = capture('debug');
   sdkLogger(atDebug.logger, 'debug').info('Worker state changed', { state: 'RUNNING' });
-  expect(atDebug.lines).toEqual([expect.objectContaining({ level: 30, msg: 'Worker state changed', state: 'RUNNING' })]);
+  expect(atDebug.lines).toEqual([
+    expect.objectContaining({ level: 30, msg: 'Worker state changed', state: 'RUNNING' }),
+  ]);
 });

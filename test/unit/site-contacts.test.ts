@@ -4,11 +4,14 @@ import { decodeCfEmail, emailsFromMailto, findEmailsInText, uniqueEmails } from 
 import { findPhonesInText, guessRegion, parsePhone, uniquePhones } from '../../lib/phones';
 
 /** Cloudflare's encoding: a key byte, then every character XORed with it, as hex. */
-const cfEncode = (email: string, key = 0x42) => key.toString(16).padStart(2, '0') + [...email].map((c) => (c.charCodeAt(0) ^ key).toString(16).padStart(2, '0')).join('');
+const cfEncode = (email: string, key = 0x42) =>
+  key.toString(16).padStart(2, '0') +
+  [...email].map((c) => (c.charCodeAt(0) ^ key).toString(16).padStart(2, '0')).join('');
 
 describe('emails', () => {
   test('plain and obfuscated addresses in text, lower-cased and de-duplicated in order of appearance', () => {
-    const text = 'Write to Jane [at] Acme [dot] co [dot] uk, or bob(at)acme.de; SALES AT ACME DOT COM; again: jane@acme.co.uk. Info@Acme.com!';
+    const text =
+      'Write to Jane [at] Acme [dot] co [dot] uk, or bob(at)acme.de; SALES AT ACME DOT COM; again: jane@acme.co.uk. Info@Acme.com!';
     expect(findEmailsInText(text)).toEqual(['jane@acme.co.uk', 'bob@acme.de', 'sales@acme.com', 'info@acme.com']);
   });
 
@@ -17,21 +20,37 @@ describe('emails', () => {
   });
 
   test('junk is dropped: image names, placeholders, tracker keys', () => {
-    expect(uniqueEmails(['logo@2x.png', 'icon@3x', 'you@example.com', 'name@domain.com', 'a1b2c3d4e5f6a7b8c9d0@o123.ingest.sentry.io', 'x@sentry.wixpress.com', 'real@acme.io', 'not an email'])).toEqual(['real@acme.io']);
+    expect(
+      uniqueEmails([
+        'logo@2x.png',
+        'icon@3x',
+        'you@example.com',
+        'name@domain.com',
+        'a1b2c3d4e5f6a7b8c9d0@o123.ingest.sentry.io',
+        'x@sentry.wixpress.com',
+        'real@acme.io',
+        'not an email',
+      ]),
+    ).toEqual(['real@acme.io']);
   });
 
   test('internationalised domains: unicode and punycode TLDs are found and reported in one form (lower case, domain in Unicode)', () => {
-    const text = 'Пишите: Info@Пример.РФ, или info@acme.xn--p1ai. Buchladen: kontakt@bücher.de; same: kontakt@xn--bcher-kva.de. 中文: sales@例子.中国';
+    const text =
+      'Пишите: Info@Пример.РФ, или info@acme.xn--p1ai. Buchladen: kontakt@bücher.de; same: kontakt@xn--bcher-kva.de. 中文: sales@例子.中国';
     expect(findEmailsInText(text)).toEqual(['info@пример.рф', 'info@acme.рф', 'kontakt@bücher.de', 'sales@例子.中国']);
     expect(findEmailsInText('info [at] пример [dot] рф')).toEqual(['info@пример.рф']);
-    expect(emailsFromMailto('mailto:info@%D0%BF%D1%80%D0%B8%D0%BC%D0%B5%D1%80.%D1%80%D1%84')).toEqual(['info@пример.рф']);
+    expect(emailsFromMailto('mailto:info@%D0%BF%D1%80%D0%B8%D0%BC%D0%B5%D1%80.%D1%80%D1%84')).toEqual([
+      'info@пример.рф',
+    ]);
     expect(uniqueEmails(['info@xn--e1afmkfd.xn--p1ai', 'INFO@пример.рф'])).toEqual(['info@пример.рф']);
     // An ASCII address still ends where other letters begin, as in Japanese text.
     expect(findEmailsInText('メールはinfo@acme.co.jpまで')).toEqual(['info@acme.co.jp']);
   });
 
   test('junk with internationalised look-alikes stays out: unknown or broken IDN TLDs, file names', () => {
-    expect(uniqueEmails(['a@b.xn--zzzz', 'a@b.фывапр', 'a@xn--.рф', 'logo@2x.png', 'icon@2x.рф', 'hero@3x.webp'])).toEqual([]);
+    expect(
+      uniqueEmails(['a@b.xn--zzzz', 'a@b.фывапр', 'a@xn--.рф', 'logo@2x.png', 'icon@2x.рф', 'hero@3x.webp']),
+    ).toEqual([]);
   });
 
   test('Cloudflare email protection decodes; garbage does not', () => {
@@ -52,7 +71,10 @@ describe('emails', () => {
   });
 
   test('mailto: links with several addresses, encoding and a query', () => {
-    expect(emailsFromMailto('mailto:Sales@Acme.com,%20support@acme.com?subject=Hi')).toEqual(['sales@acme.com', 'support@acme.com']);
+    expect(emailsFromMailto('mailto:Sales@Acme.com,%20support@acme.com?subject=Hi')).toEqual([
+      'sales@acme.com',
+      'support@acme.com',
+    ]);
   });
 });
 
@@ -64,7 +86,10 @@ describe('phones', () => {
       { raw: '+49 30 901820', e164: '+4930901820', national: '030 901820', type: 'FIXED_LINE', valid: true },
     ]);
     const de = findPhonesInText('Telefon: 030 901820, Mobil 0171 1234567', 'DE');
-    expect(de.map((p) => [p.e164, p.type])).toEqual([['+4930901820', 'FIXED_LINE'], ['+491711234567', 'MOBILE']]);
+    expect(de.map((p) => [p.e164, p.type])).toEqual([
+      ['+4930901820', 'FIXED_LINE'],
+      ['+491711234567', 'MOBILE'],
+    ]);
     const us = findPhonesInText('Call (415) 555-2671 or 1-800-275-2273', 'US');
     expect(us.map((p) => [p.e164, p.national, p.type])).toEqual([
       ['+14155552671', '(415) 555-2671', 'FIXED_LINE_OR_MOBILE'],
@@ -76,13 +101,21 @@ describe('phones', () => {
     expect(findPhonesInText('Tel:020 7946 0958', 'GB').map((p) => p.e164)).toEqual(['+442079460958']);
     expect(findPhonesInText('Ref AB020 7946 0958, code 020 7946 0958XY', 'GB')).toEqual([]);
     // Cells of a row joined by two spaces: one run of digits and spaces holding two numbers.
-    expect(findPhonesInText('London office  020 7946 0958  020 7946 0959  open 9-5', 'GB').map((p) => [p.raw, p.e164])).toEqual([
+    expect(
+      findPhonesInText('London office  020 7946 0958  020 7946 0959  open 9-5', 'GB').map((p) => [p.raw, p.e164]),
+    ).toEqual([
       ['020 7946 0958', '+442079460958'],
       ['020 7946 0959', '+442079460959'],
     ]);
     const words = 'We have served the county since 1987 and 2,000 customers a year. '.repeat(200);
     expect(findPhonesInText(`${words}Call us on 020 7946 0958 ext. 204 or write. ${words}`, 'GB')).toEqual([
-      { raw: '020 7946 0958 ext. 204', e164: '+442079460958', national: '020 7946 0958 x204', type: 'FIXED_LINE', valid: true },
+      {
+        raw: '020 7946 0958 ext. 204',
+        e164: '+442079460958',
+        national: '020 7946 0958 x204',
+        type: 'FIXED_LINE',
+        valid: true,
+      },
     ]);
   });
 
@@ -93,7 +126,11 @@ describe('phones', () => {
       const $ = loadHtml(`<html><body>${body}</body></html>`);
       return pagePhones($, visibleText($.root().children().toArray()), 'GB').map((p) => p.e164);
     };
-    expect(phonesOf(`<table>${numbers.map((n, i) => `<tr><td>Branch ${i}</td><td>${n}</td><td>Mon-Fri 9-17, since 12.05.2004</td></tr>`).join('')}</table>`)).toEqual(expected);
+    expect(
+      phonesOf(
+        `<table>${numbers.map((n, i) => `<tr><td>Branch ${i}</td><td>${n}</td><td>Mon-Fri 9-17, since 12.05.2004</td></tr>`).join('')}</table>`,
+      ),
+    ).toEqual(expected);
     expect(phonesOf(`<p>Our branches: ${numbers.join(' / ')}.</p>`)).toEqual(expected);
     expect(phonesOf(numbers.map((n) => `<a href="tel:${n}">Call</a>`).join(''))).toEqual(expected);
   });
@@ -101,7 +138,9 @@ describe('phones', () => {
   test('a 1 MiB line of "1 1 1 ..." is read within a bound, and the real number before it is found', () => {
     // Before the bound: 14-20 s here; now about 50 ms. 5 s is a bound only that defect crosses, not a timing.
     const started = performance.now();
-    expect(findPhonesInText(`Call 020 7946 0958\n${'1 '.repeat(512 * 1024)}`, 'GB').map((p) => p.e164)).toEqual(['+442079460958']);
+    expect(findPhonesInText(`Call 020 7946 0958\n${'1 '.repeat(512 * 1024)}`, 'GB').map((p) => p.e164)).toEqual([
+      '+442079460958',
+    ]);
     expect(performance.now() - started).toBeLessThan(5000);
   });
 
@@ -109,12 +148,16 @@ describe('phones', () => {
     const lines = Array.from({ length: 46_000 }, (_, i) => `+1 ${[...String(i).padStart(5, '0')].join(' ')}`);
     // Before the bound: 11 s here; now 0.2-1 s. 5 s is a bound only that defect crosses, not a timing.
     const started = performance.now();
-    expect(findPhonesInText(`Call 020 7946 0958\n${lines.join('\n')}`, 'GB').map((p) => p.e164)).toEqual(['+442079460958']);
+    expect(findPhonesInText(`Call 020 7946 0958\n${lines.join('\n')}`, 'GB').map((p) => p.e164)).toEqual([
+      '+442079460958',
+    ]);
     expect(performance.now() - started).toBeLessThan(5000);
   });
 
   test('a page of 120,000 distinct tel: links is read within a bound', () => {
-    const $ = loadHtml(`<html><body>${Array.from({ length: 120_000 }, (_, i) => `<a href="tel:+44 20 79${String(i).padStart(6, '0')}">x</a>`).join('')}</body></html>`);
+    const $ = loadHtml(
+      `<html><body>${Array.from({ length: 120_000 }, (_, i) => `<a href="tel:+44 20 79${String(i).padStart(6, '0')}">x</a>`).join('')}</body></html>`,
+    );
     // Before the bound every link was parsed (about 40 µs each: 6-8 s here). The bound is a count,
     // not a time: the first 2,000 links (MAX_TEL_LINKS) are parsed, the rest are not read.
     const found = pagePhones($, '', 'GB');
@@ -132,7 +175,11 @@ describe('phones', () => {
   });
 
   test('the same number in several spellings is one record, a valid reading wins', () => {
-    const records = [parsePhone('+44 20 7946 0018'), parsePhone('020 7946 0018', 'GB'), parsePhone('(020) 7946-0018', 'GB')];
+    const records = [
+      parsePhone('+44 20 7946 0018'),
+      parsePhone('020 7946 0018', 'GB'),
+      parsePhone('(020) 7946-0018', 'GB'),
+    ];
     expect(uniquePhones(records)).toHaveLength(1);
   });
 

@@ -15,13 +15,21 @@ const opts = { extractTeam: true, teamPage: false, companyPage: true, compendium
 
 describe('urls', () => {
   test('normalisation: host case, default port, fragment, tracking parameters, parameter order', () => {
-    expect(normalizeUrl('HTTP://Acme.COM:80/a//b?utm_source=x&b=2&a=1&fbclid=9#top')).toBe('http://acme.com/a/b?a=1&b=2');
+    expect(normalizeUrl('HTTP://Acme.COM:80/a//b?utm_source=x&b=2&a=1&fbclid=9#top')).toBe(
+      'http://acme.com/a/b?a=1&b=2',
+    );
     expect(normalizeUrl('/team', 'https://acme.com/about/')).toBe('https://acme.com/team');
-    for (const other of ['mailto:x@acme.com', 'javascript:void(0)', 'ftp://acme.com/', 'https://user:pw@acme.com/']) expect(normalizeUrl(other)).toBeUndefined();
+    for (const other of ['mailto:x@acme.com', 'javascript:void(0)', 'ftp://acme.com/', 'https://user:pw@acme.com/'])
+      expect(normalizeUrl(other)).toBeUndefined();
   });
 
   test('one key for /team, /team/ and /team/index.html; www and bare host are one site', () => {
-    const keys = ['https://acme.com/team', 'https://acme.com/team/', 'https://acme.com/team/index.html', 'http://acme.com/team'].map((u) => urlKey(normalizeUrl(u) as string));
+    const keys = [
+      'https://acme.com/team',
+      'https://acme.com/team/',
+      'https://acme.com/team/index.html',
+      'http://acme.com/team',
+    ].map((u) => urlKey(normalizeUrl(u) as string));
     expect(new Set(keys).size).toBe(1);
     expect(siteKey('WWW.Acme.com')).toBe('acme.com');
     expect(isSameSite('https://www.acme.com/x', new Set(['acme.com']))).toBe(true);
@@ -30,19 +38,25 @@ describe('urls', () => {
 
   test('include and exclude globs match the path', () => {
     const f = pathFilter(['/blog/**', 'team'], ['**/draft-*']);
-    expect(['https://a.test/blog/x', 'https://a.test/team', 'https://a.test/Blog/y'].map(f)).toEqual([true, true, true]);
+    expect(['https://a.test/blog/x', 'https://a.test/team', 'https://a.test/Blog/y'].map(f)).toEqual([
+      true,
+      true,
+      true,
+    ]);
     expect(['https://a.test/blog/draft-1', 'https://a.test/shop'].map(f)).toEqual([false, false]);
     expect(pathFilter([], [])('https://a.test/anything')).toBe(true);
   });
 
   test('a glob that would make matching explode is refused at submission; the allowed ones match a long path at once', () => {
     // Compiled by picomatch to a backtracking regex: "/*a*a*a*a*a*a*a*b" took 27 s against a 61-character link.
-    const refusal = (g: string) => crawlSitePayload.safeParse({ url: 'https://a.test/', include_paths: [g] }).error?.issues[0]?.message;
+    const refusal = (g: string) =>
+      crawlSitePayload.safeParse({ url: 'https://a.test/', include_paths: [g] }).error?.issues[0]?.message;
     expect(refusal('/*a*a*a*b')).toBe('at most two * wildcards per path segment ("*a*a*a*b" has 4)');
     expect(refusal('/**a**a**b')).toBe('at most two * wildcards per path segment ("**a**a**b" has 3)');
     expect(refusal('/{blog,news}/**')).toMatch(/^braces/);
     expect(refusal('/+(a|aa)*')).toMatch(/^extglobs/);
-    for (const g of ['/blog/**', '**/draft-*', '/*/team/*', '/*a*b', '/**/**/**/**/x', 'team', '/docs/?/[a-c]*']) expect(refusal(g)).toBeUndefined();
+    for (const g of ['/blog/**', '**/draft-*', '/*/team/*', '/*a*b', '/**/**/**/**/x', 'team', '/docs/?/[a-c]*'])
+      expect(refusal(g)).toBeUndefined();
     // A page's 20 links of about MAX_CRAWL_URL_LENGTH: the allowed globs take about 1.5 ms a link
     // (quadratic at most), where three stars took about 1 s a link (cubic): 20 s for the page. The
     // bound is one only that defect crosses, not a timing.
@@ -62,17 +76,37 @@ describe('urls', () => {
     expect(f.push('https://a.test/contact/', 1)).toBe(false);
     const order: string[] = [];
     for (let e = f.pop(); e; e = f.pop()) order.push(e.url);
-    expect(order).toEqual(['https://a.test/contact', 'https://a.test/impressum', 'https://a.test/blog', 'https://a.test/products/deep']);
+    expect(order).toEqual([
+      'https://a.test/contact',
+      'https://a.test/impressum',
+      'https://a.test/blog',
+      'https://a.test/products/deep',
+    ]);
   });
 });
 
 describe('social links', () => {
   test('profiles are recognised under the spec keys; share buttons and posts are not', () => {
-    expect(classifySocial('https://uk.linkedin.com/company/acme-widgets/')).toEqual({ key: 'proflink', url: 'https://www.linkedin.com/company/acme-widgets' });
-    expect(classifySocial('https://twitter.com/AcmeWidgets?lang=en')).toEqual({ key: 'microblog', url: 'https://x.com/AcmeWidgets' });
-    expect(classifySocial('https://m.facebook.com/acmewidgets')).toEqual({ key: 'socialnet', url: 'https://www.facebook.com/acmewidgets' });
-    expect(classifySocial('https://www.youtube.com/@acme')).toEqual({ key: 'youtube', url: 'https://www.youtube.com/@acme' });
-    expect(classifySocial('https://www.tiktok.com/@acme')).toEqual({ key: 'tiktok', url: 'https://www.tiktok.com/@acme' });
+    expect(classifySocial('https://uk.linkedin.com/company/acme-widgets/')).toEqual({
+      key: 'proflink',
+      url: 'https://www.linkedin.com/company/acme-widgets',
+    });
+    expect(classifySocial('https://twitter.com/AcmeWidgets?lang=en')).toEqual({
+      key: 'microblog',
+      url: 'https://x.com/AcmeWidgets',
+    });
+    expect(classifySocial('https://m.facebook.com/acmewidgets')).toEqual({
+      key: 'socialnet',
+      url: 'https://www.facebook.com/acmewidgets',
+    });
+    expect(classifySocial('https://www.youtube.com/@acme')).toEqual({
+      key: 'youtube',
+      url: 'https://www.youtube.com/@acme',
+    });
+    expect(classifySocial('https://www.tiktok.com/@acme')).toEqual({
+      key: 'tiktok',
+      url: 'https://www.tiktok.com/@acme',
+    });
     expect(classifySocial('https://github.com/acme')).toEqual({ key: 'github', url: 'https://github.com/acme' });
     for (const notProfile of [
       'https://www.facebook.com/sharer/sharer.php?u=https://acme.test',
@@ -84,12 +118,23 @@ describe('social links', () => {
       'https://www.tiktok.com/@acme/video/123',
       'https://github.com/acme/widgets',
       'https://pinterest.com/pin/create/button/?url=x',
-    ]) expect(classifySocial(notProfile)).toBeUndefined();
+    ])
+      expect(classifySocial(notProfile)).toBeUndefined();
   });
 
   test('first profile per platform wins, but a LinkedIn company page beats a person', () => {
-    const picked = pickSocial(['https://www.linkedin.com/in/jane', 'https://www.linkedin.com/company/acme', 'https://x.com/acme', 'https://x.com/other']);
-    expect(picked).toMatchObject({ proflink: 'https://www.linkedin.com/company/acme', microblog: 'https://x.com/acme', socialnet: null, github: null });
+    const picked = pickSocial([
+      'https://www.linkedin.com/in/jane',
+      'https://www.linkedin.com/company/acme',
+      'https://x.com/acme',
+      'https://x.com/other',
+    ]);
+    expect(picked).toMatchObject({
+      proflink: 'https://www.linkedin.com/company/acme',
+      microblog: 'https://x.com/acme',
+      socialnet: null,
+      github: null,
+    });
   });
 });
 
@@ -115,10 +160,25 @@ describe('a page', () => {
     const facts = processPage(html, 'https://acme-widgets.co.uk/', opts);
     expect(facts.title).toBe('Acme Widgets Ltd | Home');
     expect(facts.region).toBe('GB');
-    expect(facts.links).toEqual(['https://acme-widgets.co.uk/about', 'https://acme-widgets.co.uk/contact', 'https://www.facebook.com/sharer.php?u=x', 'https://www.facebook.com/acmewidgets']);
-    expect(facts.emails).toEqual(['hello@acme-widgets.co.uk', 'office@acme-widgets.co.uk', 'info@acme-widgets.co.uk', 'press@acme-widgets.co.uk', 'sales@acme-widgets.co.uk']);
+    expect(facts.links).toEqual([
+      'https://acme-widgets.co.uk/about',
+      'https://acme-widgets.co.uk/contact',
+      'https://www.facebook.com/sharer.php?u=x',
+      'https://www.facebook.com/acmewidgets',
+    ]);
+    expect(facts.emails).toEqual([
+      'hello@acme-widgets.co.uk',
+      'office@acme-widgets.co.uk',
+      'info@acme-widgets.co.uk',
+      'press@acme-widgets.co.uk',
+      'sales@acme-widgets.co.uk',
+    ]);
     expect(facts.phones.map((p) => p.e164)).toEqual(['+441614960000', '+441614960124', '+441614960123']);
-    expect(pickSocial(facts.social)).toMatchObject({ proflink: 'https://www.linkedin.com/company/acme-widgets', microblog: 'https://x.com/acmewidgets', socialnet: 'https://www.facebook.com/acmewidgets' });
+    expect(pickSocial(facts.social)).toMatchObject({
+      proflink: 'https://www.linkedin.com/company/acme-widgets',
+      microblog: 'https://x.com/acmewidgets',
+      socialnet: 'https://www.facebook.com/acmewidgets',
+    });
     expect(facts.company).toEqual({
       name: 'Acme Widgets Ltd',
       description: 'Industrial widgets since 1901',
@@ -128,7 +188,15 @@ describe('a page', () => {
       address: '1 Mill Lane, M1 1AA Manchester, GB',
       logo_url: 'https://acme-widgets.co.uk/img/logo.png',
     });
-    expect(facts.team).toEqual([{ name: 'Ada Lovelace', position: 'CTO', email: null, proflink_url: 'https://www.linkedin.com/in/ada', photo_url: null }]);
+    expect(facts.team).toEqual([
+      {
+        name: 'Ada Lovelace',
+        position: 'CTO',
+        email: null,
+        proflink_url: 'https://www.linkedin.com/in/ada',
+        photo_url: null,
+      },
+    ]);
   });
 
   test('team cards from page structure: name, position, email, LinkedIn, photo', () => {
@@ -140,8 +208,20 @@ describe('a page', () => {
     </div></main></body></html>`;
     const facts = processPage(team, 'https://acme.test/team', { ...opts, teamPage: true });
     expect(facts.team).toEqual([
-      { name: 'Grace Hopper', position: 'Head of Engineering', email: 'grace@acme.test', proflink_url: 'https://www.linkedin.com/in/grace-hopper', photo_url: 'https://acme.test/img/grace.jpg' },
-      { name: 'Alan Turing', position: 'Research Lead', email: null, proflink_url: null, photo_url: 'https://acme.test/img/alan.jpg' },
+      {
+        name: 'Grace Hopper',
+        position: 'Head of Engineering',
+        email: 'grace@acme.test',
+        proflink_url: 'https://www.linkedin.com/in/grace-hopper',
+        photo_url: 'https://acme.test/img/grace.jpg',
+      },
+      {
+        name: 'Alan Turing',
+        position: 'Research Lead',
+        email: null,
+        proflink_url: null,
+        photo_url: 'https://acme.test/img/alan.jpg',
+      },
     ]);
     expect(looksLikePersonName('Dr. Jane van der Berg')).toBe(true);
     expect(looksLikePersonName('Meet The Team')).toBe(false);
@@ -176,11 +256,17 @@ describe('a page', () => {
       <body><main><p>Пишите: info@пример.рф или sales@пример.рф</p><a href="mailto:anna@%D0%BF%D1%80%D0%B8%D0%BC%D0%B5%D1%80.%D1%80%D1%84">Анна</a></main></body></html>`;
     const facts = processPage(html, 'https://xn--e1afmkfd.xn--p1ai/', opts);
     expect(facts.emails).toEqual(['info@пример.рф', 'anna@пример.рф', 'sales@пример.рф']);
-    expect(facts.team).toEqual([{ name: 'Anna Petrova', position: 'CEO', email: 'anna@пример.рф', proflink_url: null, photo_url: null }]);
+    expect(facts.team).toEqual([
+      { name: 'Anna Petrova', position: 'CEO', email: 'anna@пример.рф', proflink_url: null, photo_url: null },
+    ]);
   });
 
   test('meta robots nofollow is reported; <base href> resolves links', () => {
-    const facts = processPage('<html><head><meta name="robots" content="noindex, nofollow"><base href="https://acme.test/docs/"></head><body><a href="page">x</a></body></html>', 'https://acme.test/', opts);
+    const facts = processPage(
+      '<html><head><meta name="robots" content="noindex, nofollow"><base href="https://acme.test/docs/"></head><body><a href="page">x</a></body></html>',
+      'https://acme.test/',
+      opts,
+    );
     expect(facts.nofollow).toBe(true);
     expect(facts.links).toEqual(['https://acme.test/docs/page']);
   });
@@ -188,7 +274,11 @@ describe('a page', () => {
 
 describe('a hostile page', () => {
   test('JSON-LD past its first 1,000 nodes is not read: 60,000 organisations with a telephone each gave 60,000 phones in 3 s', () => {
-    const nodes = Array.from({ length: 60_000 }, (_, i) => `{"@type":"Organization","name":"O${i}","telephone":"+44 161 496 ${String(i % 10_000).padStart(4, '0')}","email":"a${i}@acme.test"}`);
+    const nodes = Array.from(
+      { length: 60_000 },
+      (_, i) =>
+        `{"@type":"Organization","name":"O${i}","telephone":"+44 161 496 ${String(i % 10_000).padStart(4, '0')}","email":"a${i}@acme.test"}`,
+    );
     const html = `<html><head><script type="application/ld+json">[${nodes.join(',')}]</script></head><body><p>x</p></body></html>`;
     // The bound is a count, not a time: the first 1,000 nodes are read, the rest are not.
     const facts = processPage(html, 'https://acme.test/', opts);
@@ -211,7 +301,8 @@ describe('a hostile page', () => {
 });
 
 describe('compendium', () => {
-  const page = (body: string) => `<html><body><nav><a href="/">Home</a> <a href="/about">About</a></nav><div class="cookie-banner">We use cookies</div>${body}<footer>© Acme 2026</footer></body></html>`;
+  const page = (body: string) =>
+    `<html><body><nav><a href="/">Home</a> <a href="/about">About</a></nav><div class="cookie-banner">We use cookies</div>${body}<footer>© Acme 2026</footer></body></html>`;
 
   test('fit keeps the main content and drops navigation, cookie banners and footers; raw keeps them', () => {
     const html = page('<main><h1>Widgets</h1><p>We make <strong>widgets</strong>.</p></main>');
@@ -221,8 +312,12 @@ describe('compendium', () => {
     expect(raw).toContain('© Acme 2026');
   });
 
-  test('fit drops blocks repeated on most pages but keeps each page\'s own text and heading', () => {
-    const pages = ['A', 'B', 'C'].map((x) => ({ url: `https://acme.test/${x}`, title: `Page ${x}`, blocks: splitBlocks(`# Page ${x}\n\nOwn text ${x}.\n\nCall us today: 0161 496 0000`) }));
+  test("fit drops blocks repeated on most pages but keeps each page's own text and heading", () => {
+    const pages = ['A', 'B', 'C'].map((x) => ({
+      url: `https://acme.test/${x}`,
+      title: `Page ${x}`,
+      blocks: splitBlocks(`# Page ${x}\n\nOwn text ${x}.\n\nCall us today: 0161 496 0000`),
+    }));
     const doc = buildCompendium('Acme', pages, 'fit');
     expect(doc).toContain('Own text A.');
     expect(doc).toContain('Own text C.');
@@ -236,7 +331,9 @@ describe('sitemap', () => {
   test('urls and child sitemaps, CDATA and entities', () => {
     const xml = `<?xml version="1.0"?><urlset><url><loc>https://a.test/x?a=1&amp;b=2</loc></url><url><loc><![CDATA[https://a.test/y]]></loc><lastmod>2026-01-01</lastmod></url></urlset>`;
     expect(parseSitemap(xml)).toEqual({ urls: ['https://a.test/x?a=1&b=2', 'https://a.test/y'], sitemaps: [] });
-    expect(parseSitemap('<sitemapindex><sitemap><loc>https://a.test/s1.xml</loc></sitemap></sitemapindex>').sitemaps).toEqual(['https://a.test/s1.xml']);
+    expect(
+      parseSitemap('<sitemapindex><sitemap><loc>https://a.test/s1.xml</loc></sitemap></sitemapindex>').sitemaps,
+    ).toEqual(['https://a.test/s1.xml']);
   });
 
   test('a hostile sitemap of <url> / <sitemap> entries without <loc> is read in linear time', () => {
@@ -244,8 +341,14 @@ describe('sitemap', () => {
     // (activities/site/sitemap.ts); now a few ms. The bound is one only that defect crosses, not a timing.
     const flood = (tag: string) => `<${tag}>`.repeat(Math.floor((512 * 1024) / (tag.length + 2)));
     for (const [xml, expected] of [
-      [`<urlset><url><loc>https://a.test/a</loc></url>${flood('url')}</urlset>`, { urls: ['https://a.test/a'], sitemaps: [] }],
-      [`<sitemapindex><sitemap><loc>https://a.test/s1.xml</loc></sitemap>${flood('sitemap')}</sitemapindex>`, { urls: [], sitemaps: ['https://a.test/s1.xml'] }],
+      [
+        `<urlset><url><loc>https://a.test/a</loc></url>${flood('url')}</urlset>`,
+        { urls: ['https://a.test/a'], sitemaps: [] },
+      ],
+      [
+        `<sitemapindex><sitemap><loc>https://a.test/s1.xml</loc></sitemap>${flood('sitemap')}</sitemapindex>`,
+        { urls: [], sitemaps: ['https://a.test/s1.xml'] },
+      ],
     ] as const) {
       const started = performance.now();
       const parsed = parseSitemap(xml);
@@ -269,7 +372,11 @@ describe('sitemapUrls', () => {
       fetchFile: (url) => {
         fetched.push(url);
         const text = files[url];
-        return Promise.resolve(text === undefined ? { status: 404, body: Buffer.alloc(0), text: '' } : { status: 200, body: Buffer.from(text), text });
+        return Promise.resolve(
+          text === undefined
+            ? { status: 404, body: Buffer.alloc(0), text: '' }
+            : { status: 200, body: Buffer.from(text), text },
+        );
       },
       close: () => Promise.resolve(),
     };
@@ -278,12 +385,17 @@ describe('sitemapUrls', () => {
     expect(urls).toEqual(['https://a.test/page']);
     expect(fetched).toEqual(['https://a.test/sitemap.xml', 'https://a.test/s1.xml']);
     expect(errors).toHaveLength(1);
-    expect(errors[0]?.error).toBe(`sitemap not read: its URL is longer than ${MAX_CRAWL_URL_LENGTH.toLocaleString('en')} characters`);
+    expect(errors[0]?.error).toBe(
+      `sitemap not read: its URL is longer than ${MAX_CRAWL_URL_LENGTH.toLocaleString('en')} characters`,
+    );
     expect(errors[0]?.url?.startsWith('https://a.test/s-xxx')).toBe(true);
     expect(errors[0]?.url?.length).toBeLessThanOrEqual(MAX_CRAWL_URL_LENGTH + 1);
   });
 });
 
 function cf(email: string, key = 0x42): string {
-  return key.toString(16).padStart(2, '0') + [...email].map((c) => (c.charCodeAt(0) ^ key).toString(16).padStart(2, '0')).join('');
+  return (
+    key.toString(16).padStart(2, '0') +
+    [...email].map((c) => (c.charCodeAt(0) ^ key).toString(16).padStart(2, '0')).join('')
+  );
 }

@@ -22,7 +22,8 @@ function served(text: string): PageSource {
   };
 }
 
-const rulesOf = (text: string): Promise<RobotsRules> => fetchRobots(served(text), ORIGIN, UA, new AbortController().signal);
+const rulesOf = (text: string): Promise<RobotsRules> =>
+  fetchRobots(served(text), ORIGIN, UA, new AbortController().signal);
 
 // [case, robots.txt, URL, allowed for leadjobs-crawler]
 const CASES: [string, string, string, boolean][] = [
@@ -51,7 +52,12 @@ const CASES: [string, string, string, boolean][] = [
   ['* and $: overlapping segments', 'User-agent: *\nDisallow: /*aba$', `${ORIGIN}/ababa`, false],
   ['* and $: segments may not overlap', 'User-agent: *\nDisallow: /*ab*ba$', `${ORIGIN}/aba`, true],
   ['longest match: allow wins', 'User-agent: *\nDisallow: /\nAllow: /public', `${ORIGIN}/public/page`, true],
-  ['longest match: disallow wins', 'User-agent: *\nAllow: /folder\nDisallow: /folder/private', `${ORIGIN}/folder/private/x`, false],
+  [
+    'longest match: disallow wins',
+    'User-agent: *\nAllow: /folder\nDisallow: /folder/private',
+    `${ORIGIN}/folder/private/x`,
+    false,
+  ],
   ['longest match counts * and $', 'User-agent: *\nAllow: /page\nDisallow: /*page$', `${ORIGIN}/page`, false],
   ['tie: allow wins', 'User-agent: *\nDisallow: /page\nAllow: /page', `${ORIGIN}/page`, true],
   ['tie of other patterns: allow wins', 'User-agent: *\nDisallow: /x.php\nAllow: /*.php', `${ORIGIN}/x.php`, true],
@@ -72,14 +78,44 @@ const CASES: [string, string, string, boolean][] = [
   ['the default port is the origin', 'User-agent: *\nDisallow: /', 'https://acme.example:443/x', false],
   ['host case does not matter', 'User-agent: *\nDisallow: /', 'https://ACME.example/x', false],
   ['not a URL: no rules apply', 'User-agent: *\nDisallow: /', 'not a url', true],
-  ['our group over *', 'User-agent: *\nDisallow: /a\n\nUser-agent: leadjobs-crawler\nDisallow: /b', `${ORIGIN}/a`, true],
-  ['our group over *, its own rule', 'User-agent: *\nDisallow: /a\n\nUser-agent: leadjobs-crawler\nDisallow: /b', `${ORIGIN}/b`, false],
+  [
+    'our group over *',
+    'User-agent: *\nDisallow: /a\n\nUser-agent: leadjobs-crawler\nDisallow: /b',
+    `${ORIGIN}/a`,
+    true,
+  ],
+  [
+    'our group over *, its own rule',
+    'User-agent: *\nDisallow: /a\n\nUser-agent: leadjobs-crawler\nDisallow: /b',
+    `${ORIGIN}/b`,
+    false,
+  ],
   ['our group, any case', 'User-agent: *\nDisallow: /\n\nUser-agent: LeadJobs-Crawler\nAllow: /', `${ORIGIN}/x`, true],
-  ['our group shared with another agent', 'User-agent: otherbot\nUser-agent: leadjobs-crawler\nDisallow: /x\n\nUser-agent: *\nDisallow: /', `${ORIGIN}/y`, true],
-  ['our group without rules allows all', 'User-agent: leadjobs-crawler\nCrawl-delay: 2\n\nUser-agent: *\nDisallow: /', `${ORIGIN}/y`, true],
-  ['another agent\'s group does not apply', 'User-agent: badbot\nDisallow: /\n\nUser-agent: *\nDisallow: /private', `${ORIGIN}/y`, true],
+  [
+    'our group shared with another agent',
+    'User-agent: otherbot\nUser-agent: leadjobs-crawler\nDisallow: /x\n\nUser-agent: *\nDisallow: /',
+    `${ORIGIN}/y`,
+    true,
+  ],
+  [
+    'our group without rules allows all',
+    'User-agent: leadjobs-crawler\nCrawl-delay: 2\n\nUser-agent: *\nDisallow: /',
+    `${ORIGIN}/y`,
+    true,
+  ],
+  [
+    "another agent's group does not apply",
+    'User-agent: badbot\nDisallow: /\n\nUser-agent: *\nDisallow: /private',
+    `${ORIGIN}/y`,
+    true,
+  ],
   ['no group for us or *', 'User-agent: badbot\nDisallow: /', `${ORIGIN}/y`, true],
-  ['rules before any User-agent apply to nobody', 'Disallow: /\nUser-agent: *\nDisallow: /private', `${ORIGIN}/y`, true],
+  [
+    'rules before any User-agent apply to nobody',
+    'Disallow: /\nUser-agent: *\nDisallow: /private',
+    `${ORIGIN}/y`,
+    true,
+  ],
   ['comments and odd spacing', 'user-agent:*   # all\n  disallow :  /tmp/ # temp\n', `${ORIGIN}/tmp/1`, false],
 ];
 
@@ -90,7 +126,8 @@ function seeded(seed: number) {
     // The high bits: the low ones of this generator repeat with a short period.
     return Math.floor((seed / 2147483648) * n);
   };
-  const pick = (chars: string, max: number) => Array.from({ length: rand(max + 1) }, () => chars[rand(chars.length)]).join('');
+  const pick = (chars: string, max: number) =>
+    Array.from({ length: rand(max + 1) }, () => chars[rand(chars.length)]).join('');
   return { rand, pick };
 }
 
@@ -117,7 +154,8 @@ describe('robots.txt rules answer as robots-parser does', () => {
 
   test('on random small files and paths (*, $, repeats)', async () => {
     const { rand, pick } = seeded(12345);
-    const lines = () => Array.from({ length: 1 + rand(4) }, () => `${rand(2) ? 'Allow' : 'Disallow'}: /${pick('ab*$/', 6)}`);
+    const lines = () =>
+      Array.from({ length: 1 + rand(4) }, () => `${rand(2) ? 'Allow' : 'Disallow'}: /${pick('ab*$/', 6)}`);
     expect(await disagreements(300, lines, () => `${ORIGIN}/${pick('ab$/', 8)}`)).toEqual([]);
   });
 
@@ -125,13 +163,16 @@ describe('robots.txt rules answer as robots-parser does', () => {
     // Many rules of several short segments each, sharing prefixes and segments: several match, the
     // longest decides, and it often turns on where a segment may start (after the previous one, or at the end).
     const { rand, pick } = seeded(67890);
-    const pattern = () => `/${pick('ab/', 2)}${Array.from({ length: 1 + rand(3) }, () => `*${pick('ab', 3)}`).join('')}${rand(2) ? '$' : ''}`;
+    const pattern = () =>
+      `/${pick('ab/', 2)}${Array.from({ length: 1 + rand(3) }, () => `*${pick('ab', 3)}`).join('')}${rand(2) ? '$' : ''}`;
     const lines = () => Array.from({ length: 1 + rand(40) }, () => `${rand(2) ? 'Allow' : 'Disallow'}: ${pattern()}`);
     expect(await disagreements(400, lines, () => `${ORIGIN}/${pick('aab/', 14)}`)).toEqual([]);
   });
 
   test('crawl-delay and sitemaps are still read', async () => {
-    const rules = await rulesOf(`User-agent: *\nCrawl-delay: 9\n\nUser-agent: leadjobs-crawler\nCrawl-delay: 1.5\nDisallow: /x\n\nSitemap: ${ORIGIN}/s.xml\n`);
+    const rules = await rulesOf(
+      `User-agent: *\nCrawl-delay: 9\n\nUser-agent: leadjobs-crawler\nCrawl-delay: 1.5\nDisallow: /x\n\nSitemap: ${ORIGIN}/s.xml\n`,
+    );
     expect(rules.crawlDelayMs).toBe(1500);
     expect(rules.sitemaps).toEqual([`${ORIGIN}/s.xml`]);
   });
@@ -139,8 +180,11 @@ describe('robots.txt rules answer as robots-parser does', () => {
   test('robots-parser keeps the groups where the matcher reads them (pins robots-parser 3.0.1)', () => {
     // activities/site/robots.ts reads the parsed groups from the instance's `_rules`: no public API
     // lists them. If this fails after an upgrade, the matcher falls back to the library's slow one.
-    const text = 'User-agent: *\nDisallow: /caf%c3%a9\nAllow: /*.html$\n\nUser-agent: LeadJobs-Crawler/2.0\nUser-agent: other\nCrawl-delay: 2\n';
-    const parsed = robotsParser(`${ORIGIN}/robots.txt`, text) as unknown as { _rules: Record<string, unknown[] & { crawlDelay?: number }> };
+    const text =
+      'User-agent: *\nDisallow: /caf%c3%a9\nAllow: /*.html$\n\nUser-agent: LeadJobs-Crawler/2.0\nUser-agent: other\nCrawl-delay: 2\n';
+    const parsed = robotsParser(`${ORIGIN}/robots.txt`, text) as unknown as {
+      _rules: Record<string, unknown[] & { crawlDelay?: number }>;
+    };
     expect(Object.getPrototypeOf(parsed._rules)).toBeNull();
     expect(Object.keys(parsed._rules).sort()).toEqual(['*', 'leadjobs-crawler', 'other']);
     expect(parsed._rules['*']).toEqual([
@@ -163,7 +207,11 @@ describe('a hostile robots.txt', () => {
     const rules = await rulesOf(text);
     const long = `${ORIGIN}/${'a'.repeat(2000)}`;
     const started = performance.now();
-    const answers = [rules.allowed(long), rules.allowed(`${long}b`), rules.allowed(`${ORIGIN}/private/${'a'.repeat(2000)}`)];
+    const answers = [
+      rules.allowed(long),
+      rules.allowed(`${long}b`),
+      rules.allowed(`${ORIGIN}/private/${'a'.repeat(2000)}`),
+    ];
     const ms = performance.now() - started;
     expect(answers).toEqual([true, false, false]);
     // robots-parser's own matcher (the fallback, should `_rules` change) takes 4.5 s a check: 13.5 s.
@@ -176,7 +224,8 @@ describe('a hostile robots.txt', () => {
     // `a`s each of them made the matcher scan the whole path (300-1,200 ms per check).
     const head = 'User-agent: *\nDisallow: /private/\n';
     let lines = '';
-    for (let n = 0; head.length + lines.length + `Disallow: /*a${n}*b\n`.length <= 512 * 1024; n++) lines += `Disallow: /*a${n}*b\n`;
+    for (let n = 0; head.length + lines.length + `Disallow: /*a${n}*b\n`.length <= 512 * 1024; n++)
+      lines += `Disallow: /*a${n}*b\n`;
     const rules = await rulesOf(head + lines);
     const path = (s: string) => `${ORIGIN}/${s.padEnd(2047, 'a')}`;
     // [path, allowed]: no `b`; `a150` then `b` (rule 150, and 1 and 15); `b` before it only;
@@ -189,7 +238,8 @@ describe('a hostile robots.txt', () => {
       [path('private/'), false],
     ];
     const started = performance.now();
-    for (let round = 0; round < 8; round++) for (const [url, allowed] of cases) expect(rules.allowed(url)).toBe(allowed);
+    for (let round = 0; round < 8; round++)
+      for (const [url, allowed] of cases) expect(rules.allowed(url)).toBe(allowed);
     const ms = performance.now() - started;
     // 20 checks took 8.5 s before the index, 40 ms after: these 40, 17 s against 80 ms. 5 s is a bound
     // only that defect crosses, not a timing.

@@ -22,21 +22,43 @@ function memoryWeb(pages: Record<string, string>): PageSource & { fetched: strin
   };
 }
 
-const links = (...urls: string[]) => `<html><body>${urls.map((u) => `<a href="${u}">${u}</a>`).join(' ')}</body></html>`;
+const links = (...urls: string[]) =>
+  `<html><body>${urls.map((u) => `<a href="${u}">${u}</a>`).join(' ')}</body></html>`;
 const request = (url: string): CrawlRequest => ({
-  url, maxPages: 20, extractTeam: false, compendium: { enabled: false, cleanupLevel: 'fit' },
-  includePaths: [], excludePaths: [], respectRobots: true, timeLimitMs: 10_000,
+  url,
+  maxPages: 20,
+  extractTeam: false,
+  compendium: { enabled: false, cleanupLevel: 'fit' },
+  includePaths: [],
+  excludePaths: [],
+  respectRobots: true,
+  timeLimitMs: 10_000,
 });
-const run = (web: PageSource, url: string) => crawl(web, request(url), { userAgent: 'test-crawler/1.0', concurrency: 2, delayMs: 0 }, { signal: new AbortController().signal });
+const run = (web: PageSource, url: string) =>
+  crawl(
+    web,
+    request(url),
+    { userAgent: 'test-crawler/1.0', concurrency: 2, delayMs: 0 },
+    { signal: new AbortController().signal },
+  );
 
 test('a crawl of www.acme.co.uk follows shop.acme.co.uk and acme.co.uk, never other.co.uk', async () => {
   const web = memoryWeb({
-    'https://www.acme.co.uk/': links('https://shop.acme.co.uk/', 'https://acme.co.uk/about', 'https://other.co.uk/', 'https://co.uk/'),
+    'https://www.acme.co.uk/': links(
+      'https://shop.acme.co.uk/',
+      'https://acme.co.uk/about',
+      'https://other.co.uk/',
+      'https://co.uk/',
+    ),
     'https://shop.acme.co.uk/': links('https://other.co.uk/contact', 'https://www.acme.co.uk/'),
     'https://acme.co.uk/about': '<p>About us: info@acme.co.uk</p>',
   });
   const { data } = await run(web, 'https://www.acme.co.uk/');
-  expect(web.fetched.sort()).toEqual(['https://acme.co.uk/about', 'https://shop.acme.co.uk/', 'https://www.acme.co.uk/']);
+  expect(web.fetched.sort()).toEqual([
+    'https://acme.co.uk/about',
+    'https://shop.acme.co.uk/',
+    'https://www.acme.co.uk/',
+  ]);
   expect(data.pages_crawled).toBe(3);
   expect(data.emails).toEqual(['info@acme.co.uk']);
 });

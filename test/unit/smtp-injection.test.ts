@@ -27,17 +27,24 @@ describe('addresses with control characters are refused wherever an address is a
     // crawlVerify's payload: a 422 naming the field.
     const payload = crawlVerifyPayload.safeParse({ emails: ['ok@example.com', address] });
     expect(payload.success).toBe(false);
-    expect(payload.error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([['emails.1', expect.stringContaining('control characters')]]);
+    expect(payload.error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([
+      ['emails.1', expect.stringContaining('control characters')],
+    ]);
     expect(crawlVerifyPayload.safeParse({ email: address }).success).toBe(false);
     // An address that reaches the activity another way (a crawled page in the lead pipeline).
     expect(parseAddress(address)).toMatchObject({ error: expect.stringContaining('control character') });
     // De-duplication records and IDAP email resources.
     expect(dedupeRecord.safeParse({ email: address }).success).toBe(false);
-    expect(naturalKeyOf('emails', { address })).toMatchObject({ field: 'address', error: expect.stringContaining('control characters') });
+    expect(naturalKeyOf('emails', { address })).toMatchObject({
+      field: 'address',
+      error: expect.stringContaining('control characters'),
+    });
   });
 
   test('plain and quoted addresses without controls still pass', () => {
-    expect(crawlVerifyPayload.safeParse({ emails: ['info@example.com', '"john smith"@example.com'] }).success).toBe(true);
+    expect(crawlVerifyPayload.safeParse({ emails: ['info@example.com', '"john smith"@example.com'] }).success).toBe(
+      true,
+    );
     expect(parseAddress('"john smith"@example.com')).toMatchObject({ ascii: '"john smith"@example.com' });
     expect(dedupeRecord.safeParse({ email: 'info@example.com' }).success).toBe(true);
   });
@@ -74,8 +81,15 @@ describe('the SMTP probe never writes a line holding CR or LF', () => {
   test('an injected RCPT TO is refused before anything of it is sent; the server sees no DATA', async () => {
     received.length = 0;
     const probe = probeMailbox({
-      address: '127.0.0.1', host: 'mx.test', port, helo: 'probe.test', from: 'verify@probe.test',
-      rcpt: INJECTIONS[0] ?? '', randomRcpt: 'zz-random@example.com', commandTimeoutMs: 5000, deadline: Date.now() + 10_000,
+      address: '127.0.0.1',
+      host: 'mx.test',
+      port,
+      helo: 'probe.test',
+      from: 'verify@probe.test',
+      rcpt: INJECTIONS[0] ?? '',
+      randomRcpt: 'zz-random@example.com',
+      commandTimeoutMs: 5000,
+      deadline: Date.now() + 10_000,
     });
     await expect(probe).rejects.toMatchObject({ kind: 'blocked', message: expect.stringContaining('CR or LF') });
     expect(received.filter((l) => /^(DATA|RCPT|RSET)\b/i.test(l) || l.startsWith('Subject'))).toEqual([]);

@@ -14,7 +14,12 @@ let dir: string;
 let files: { cert: string; key: string; ca: string; notPem: string };
 beforeAll(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'temporal-tls-'));
-  files = { cert: path.join(dir, 'client.pem'), key: path.join(dir, 'client.key'), ca: path.join(dir, 'ca.pem'), notPem: path.join(dir, 'notes.txt') };
+  files = {
+    cert: path.join(dir, 'client.pem'),
+    key: path.join(dir, 'client.key'),
+    ca: path.join(dir, 'ca.pem'),
+    notPem: path.join(dir, 'notes.txt'),
+  };
   writeFileSync(files.cert, CERT);
   writeFileSync(files.key, KEY);
   writeFileSync(files.ca, CA);
@@ -40,7 +45,9 @@ describe('Temporal connection config', () => {
   });
 
   test('TEMPORAL_TLS=true alone: TLS with the system CAs and no client certificate', () => {
-    const options = temporalConnectionOptions(parseConfig({ ...base, TEMPORAL_ADDRESS: 'temporal.internal:7233', TEMPORAL_TLS: 'true' }));
+    const options = temporalConnectionOptions(
+      parseConfig({ ...base, TEMPORAL_ADDRESS: 'temporal.internal:7233', TEMPORAL_TLS: 'true' }),
+    );
     expect(options).toEqual({ address: 'temporal.internal:7233', tls: {} });
   });
 
@@ -65,9 +72,18 @@ describe('Temporal connection config', () => {
   });
 
   test('Temporal Cloud API key: sent as apiKey and implies TLS', () => {
-    const config = parseConfig({ ...base, TEMPORAL_ADDRESS: 'us-east-1.aws.api.temporal.io:7233', TEMPORAL_NAMESPACE: 'leadjobs.a1b2c', TEMPORAL_API_KEY: 'cloud-key' });
+    const config = parseConfig({
+      ...base,
+      TEMPORAL_ADDRESS: 'us-east-1.aws.api.temporal.io:7233',
+      TEMPORAL_NAMESPACE: 'leadjobs.a1b2c',
+      TEMPORAL_API_KEY: 'cloud-key',
+    });
     expect(config.TEMPORAL_TLS).toBe(true);
-    expect(temporalConnectionOptions(config)).toEqual({ address: 'us-east-1.aws.api.temporal.io:7233', tls: {}, apiKey: 'cloud-key' });
+    expect(temporalConnectionOptions(config)).toEqual({
+      address: 'us-east-1.aws.api.temporal.io:7233',
+      tls: {},
+      apiKey: 'cloud-key',
+    });
   });
 
   test('a client certificate without its key (and the reverse) fails naming both variables', () => {
@@ -79,8 +95,12 @@ describe('Temporal connection config', () => {
   });
 
   test('an API key with TEMPORAL_TLS=false fails: the key is only sent over TLS', () => {
-    expect(configError({ TEMPORAL_TLS: 'false', TEMPORAL_API_KEY: 'cloud-key' })).toMatch(/TEMPORAL_TLS: must not be false when TEMPORAL_API_KEY is set/);
-    expect(configError({ TEMPORAL_TLS: 'false', TEMPORAL_TLS_CA_PATH: files.ca })).toMatch(/TEMPORAL_TLS: is false but TEMPORAL_TLS_CA_PATH is set/);
+    expect(configError({ TEMPORAL_TLS: 'false', TEMPORAL_API_KEY: 'cloud-key' })).toMatch(
+      /TEMPORAL_TLS: must not be false when TEMPORAL_API_KEY is set/,
+    );
+    expect(configError({ TEMPORAL_TLS: 'false', TEMPORAL_TLS_CA_PATH: files.ca })).toMatch(
+      /TEMPORAL_TLS: is false but TEMPORAL_TLS_CA_PATH is set/,
+    );
   });
 
   test('a bad TEMPORAL_TLS value fails naming the variable', () => {
@@ -92,7 +112,9 @@ describe('Temporal connection config', () => {
     expect(configError({ TEMPORAL_TLS_CERT_PATH: missing, TEMPORAL_TLS_KEY_PATH: files.key })).toMatch(
       new RegExp(`TEMPORAL_TLS_CERT_PATH: ENOENT.*${missing.replace(/[.]/g, '\\.')}`),
     );
-    expect(configError({ TEMPORAL_TLS_CA_PATH: files.notPem })).toBe(`invalid configuration:\n  TEMPORAL_TLS_CA_PATH: ${files.notPem} is not a PEM file`);
+    expect(configError({ TEMPORAL_TLS_CA_PATH: files.notPem })).toBe(
+      `invalid configuration:\n  TEMPORAL_TLS_CA_PATH: ${files.notPem} is not a PEM file`,
+    );
   });
 
   test('empty variables mean unset, as elsewhere in the config', () => {

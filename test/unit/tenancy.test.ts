@@ -39,7 +39,10 @@ function tenantTables(): string[] {
   const tables: string[] = [];
   for (const name of readdirSync(dir)) {
     const text = readFileSync(join(dir, name), 'utf8');
-    for (const m of text.matchAll(/class \w+ extends (?:Timestamped\()?TenantModel\)? \{\s*static override tableName = '(\w+)'/g)) tables.push(m[1] as string);
+    for (const m of text.matchAll(
+      /class \w+ extends (?:Timestamped\()?TenantModel\)? \{\s*static override tableName = '(\w+)'/g,
+    ))
+      tables.push(m[1] as string);
   }
   return tables;
 }
@@ -49,7 +52,8 @@ function tenantTables(): string[] {
  * `update idap_resources`), not through tenantSql's `{table}`: such a statement is unscoped unless
  * it filters by hand, so it needs a `tenancy:` comment saying why it is safe.
  */
-const bareTable = (names: string[]) => new RegExp(`\\b(?:from|join|update|delete\\s+from|using)\\s+(?:${names.join('|')})\\b(?![.'"/])`, 'gi');
+const bareTable = (names: string[]) =>
+  new RegExp(`\\b(?:from|join|update|delete\\s+from|using)\\s+(?:${names.join('|')})\\b(?![.'"/])`, 'gi');
 
 export function bareTenantTables(): string[] {
   return scan([bareTable(tenantTables())]);
@@ -85,8 +89,21 @@ describe('tenancy: one mechanism', () => {
     expect(tenantTables()).toEqual(expect.arrayContaining(['jobs', 'idap_resources', 'webhooks', 'mail_messages']));
     expect(bareTenantTables()).toEqual([]);
     const seen = (sql: string) => new RegExp(bareTable(['jobs', 'webhooks']).source, 'i').test(sql);
-    for (const sql of ['select * from jobs where id = ?', 'x join webhooks w on w.id = y', 'UPDATE jobs SET status = ?', 'delete from jobs where id = ?']) expect(seen(sql)).toBe(true);
-    for (const sql of ['select * from {jobs} where id = ?', 'join {webhooks w} on true', "import { x } from 'jobs'", 'from jobs_archive', 'from jobs.ts']) expect(seen(sql)).toBe(false);
+    for (const sql of [
+      'select * from jobs where id = ?',
+      'x join webhooks w on w.id = y',
+      'UPDATE jobs SET status = ?',
+      'delete from jobs where id = ?',
+    ])
+      expect(seen(sql)).toBe(true);
+    for (const sql of [
+      'select * from {jobs} where id = ?',
+      'join {webhooks w} on true',
+      "import { x } from 'jobs'",
+      'from jobs_archive',
+      'from jobs.ts',
+    ])
+      expect(seen(sql)).toBe(false);
   });
 
   it('the scan sees a hand-written filter in each of its spellings', () => {
@@ -108,26 +125,37 @@ describe('tenancy: one mechanism', () => {
   });
 });
 
-describe('tenantSql: raw SQL on the client\'s rows', () => {
+describe("tenantSql: raw SQL on the client's rows", () => {
   const scope = (sql: string, bindings: unknown[]) => scopeTenantTables(sql, bindings as never, 'client-1');
 
-  it('expands each {table} and {table alias} to the client\'s rows and binds the client id at its place', () => {
+  it("expands each {table} and {table alias} to the client's rows and binds the client id at its place", () => {
     expect(scope('select * from {t} where a = ?', [1])).toEqual({
       sql: 'select * from (select * from t where client_id = ?) t where a = ?',
       bindings: ['client-1', 1],
     });
-    expect(scope('select ? from {t a} join {u b} on b.x = a.x and b.y = ? where a.z = ? and b.w = ?', [0, 1, 2, 3])).toEqual({
+    expect(
+      scope('select ? from {t a} join {u b} on b.x = a.x and b.y = ? where a.z = ? and b.w = ?', [0, 1, 2, 3]),
+    ).toEqual({
       sql: 'select ? from (select * from t where client_id = ?) a join (select * from u where client_id = ?) b on b.x = a.x and b.y = ? where a.z = ? and b.w = ?',
       bindings: [0, 'client-1', 'client-1', 1, 2, 3],
     });
   });
 
   it('counts bindings as knex does (?? is one, \\? none, also in literals) and leaves literals and comments alone', () => {
-    expect(scope(String.raw`select ??, '?', '{t}', coalesce(f, '{new}'), '{}', j \? 'k' from {t} where x = ?`, ['col', 'q', 1])).toEqual({
+    expect(
+      scope(String.raw`select ??, '?', '{t}', coalesce(f, '{new}'), '{}', j \? 'k' from {t} where x = ?`, [
+        'col',
+        'q',
+        1,
+      ]),
+    ).toEqual({
       sql: String.raw`select ??, '?', '{t}', coalesce(f, '{new}'), '{}', j \? 'k' from (select * from t where client_id = ?) t where x = ?`,
       bindings: ['col', 'q', 'client-1', 1],
     });
-    expect(scope("select 'it''s {t}' from {t}", [])).toEqual({ sql: "select 'it''s {t}' from (select * from t where client_id = ?) t", bindings: ['client-1'] });
+    expect(scope("select 'it''s {t}' from {t}", [])).toEqual({
+      sql: "select 'it''s {t}' from (select * from t where client_id = ?) t",
+      bindings: ['client-1'],
+    });
     expect(scope("-- the client's {t}\nselect 'a' /* {t} */ from {t}", [])).toEqual({
       sql: "-- the client's {t}\nselect 'a' /* {t} */ from (select * from t where client_id = ?) t",
       bindings: ['client-1'],

@@ -1,6 +1,12 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { ConfigError, parseConfig } from '../../lib/config';
-import { listUnsubscribeHeaders, signUnsubscribeToken, unsubscribeSigningKey, unsubscribeUrl, verifyUnsubscribeToken } from '../../lib/unsubscribe';
+import {
+  listUnsubscribeHeaders,
+  signUnsubscribeToken,
+  unsubscribeSigningKey,
+  unsubscribeUrl,
+  verifyUnsubscribeToken,
+} from '../../lib/unsubscribe';
 
 const key = randomBytes(32);
 const claims = { clientId: 'cli_abc', email: 'Alice@Example.COM ', list: 'newsletter' };
@@ -8,7 +14,11 @@ const claims = { clientId: 'cli_abc', email: 'Alice@Example.COM ', list: 'newsle
 describe('unsubscribe tokens', () => {
   test('a signed token verifies to its claims, the address lower-cased', () => {
     const token = signUnsubscribeToken(key, claims);
-    expect(verifyUnsubscribeToken(key, token)).toEqual({ clientId: 'cli_abc', email: 'alice@example.com', list: 'newsletter' });
+    expect(verifyUnsubscribeToken(key, token)).toEqual({
+      clientId: 'cli_abc',
+      email: 'alice@example.com',
+      list: 'newsletter',
+    });
   });
 
   test('tokens are URL-safe and differ each time (random nonce), and all of them verify', () => {
@@ -26,7 +36,9 @@ describe('unsubscribe tokens', () => {
     const [payload, mac] = token.split('.') as [string, string];
     expect(verifyUnsubscribeToken(randomBytes(32), token)).toBeNull();
     // The same claims for another list, signed by nobody: the payload decodes but the MAC does not fit.
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), l: 'offers' })).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), l: 'offers' }),
+    ).toString('base64url');
     expect(verifyUnsubscribeToken(key, `${forged}.${mac}`)).toBeNull();
     const flipped = mac.slice(0, 10) + (mac[10] === 'A' ? 'B' : 'A') + mac.slice(11);
     expect(verifyUnsubscribeToken(key, `${payload}.${flipped}`)).toBeNull();
@@ -34,13 +46,24 @@ describe('unsubscribe tokens', () => {
     const respelled = `${mac.slice(0, -1)}${String.fromCharCode(mac.charCodeAt(42) + 1)}`;
     expect(Buffer.from(respelled, 'base64url').equals(Buffer.from(mac, 'base64url'))).toBe(true);
     expect(verifyUnsubscribeToken(key, `${payload}.${respelled}`)).toBeNull();
-    for (const junk of ['', '.', 'abc', `${payload}.`, `.${mac}`, `${payload}.${mac}.x`, `${payload}%2e${mac}`, 'x'.repeat(5000)]) {
+    for (const junk of [
+      '',
+      '.',
+      'abc',
+      `${payload}.`,
+      `.${mac}`,
+      `${payload}.${mac}.x`,
+      `${payload}%2e${mac}`,
+      'x'.repeat(5000),
+    ]) {
       expect(verifyUnsubscribeToken(key, junk)).toBeNull();
     }
   });
 
   test('a correctly signed payload that is not a token of ours is refused', () => {
-    const payload = Buffer.from(JSON.stringify({ v: 1, c: 'cli_abc', e: 'a@b.c', l: '*', n: 'x'.repeat(22) })).toString('base64url');
+    const payload = Buffer.from(JSON.stringify({ v: 1, c: 'cli_abc', e: 'a@b.c', l: '*', n: 'x'.repeat(22) })).toString(
+      'base64url',
+    );
     const mac = createHmac('sha256', key).update(payload).digest('base64url');
     expect(verifyUnsubscribeToken(key, `${payload}.${mac}`)).toBeNull();
   });
@@ -67,7 +90,9 @@ describe('UNSUBSCRIBE_SIGNING_KEY', () => {
     expect(unsubscribeSigningKey(parseConfig(base))).toBeUndefined();
     const k = randomBytes(48).toString('base64');
     expect(unsubscribeSigningKey(parseConfig({ ...base, UNSUBSCRIBE_SIGNING_KEY: k }))?.length).toBe(48);
-    expect(() => parseConfig({ ...base, UNSUBSCRIBE_SIGNING_KEY: randomBytes(16).toString('base64') })).toThrow(/UNSUBSCRIBE_SIGNING_KEY: must be at least 32 bytes/);
+    expect(() => parseConfig({ ...base, UNSUBSCRIBE_SIGNING_KEY: randomBytes(16).toString('base64') })).toThrow(
+      /UNSUBSCRIBE_SIGNING_KEY: must be at least 32 bytes/,
+    );
     expect(() => parseConfig({ ...base, UNSUBSCRIBE_SIGNING_KEY: 'not base64!' })).toThrow(ConfigError);
     const prod = { ...base, NODE_ENV: 'production', INTEGRATIONS_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
     expect(() => parseConfig(prod)).toThrow(/UNSUBSCRIBE_SIGNING_KEY: required in production/);

@@ -28,12 +28,20 @@ test('no bundle, or no manifest: none is used', () => {
 test.each([
   ['a changed file', () => writeFileSync(path.join(dist, 'workflows/index.js'), 'exports.a = 2;\n')],
   ['a new file', () => writeFileSync(path.join(dist, 'workflows/other.js'), 'exports.b = 1;\n')],
-  ['a renamed file', () => { rmSync(path.join(dist, 'workflows/index.js')); writeFileSync(path.join(dist, 'workflows/main.js'), 'exports.a = 1;\n'); }],
+  [
+    'a renamed file',
+    () => {
+      rmSync(path.join(dist, 'workflows/index.js'));
+      writeFileSync(path.join(dist, 'workflows/main.js'), 'exports.a = 1;\n');
+    },
+  ],
 ])('%s after the bundle was made: it is not used, and the worker is told why', (_what, change) => {
   writePrebuiltBundle(dist, '/* bundle */');
   change();
   const warnings: string[] = [];
-  const log = { warn: (_o: object, msg: string) => warnings.push(msg) } as unknown as Parameters<typeof prebuiltBundle>[1];
+  const log = { warn: (_o: object, msg: string) => warnings.push(msg) } as unknown as Parameters<
+    typeof prebuiltBundle
+  >[1];
   expect(prebuiltBundle(dist, log)).toBeUndefined();
   expect(warnings).toEqual([expect.stringContaining('run npm run build')]);
 });

@@ -37,14 +37,20 @@ beforeAll(async () => {
   const app = new Koa<AppState>();
   app.silent = true;
   app.use(api.router.routes());
-  server = await new Promise((r) => { const s = app.listen(0, '127.0.0.1', () => r(s)); });
+  server = await new Promise((r) => {
+    const s = app.listen(0, '127.0.0.1', () => r(s));
+  });
   port = (server.address() as AddressInfo).port;
 });
 afterAll(() => new Promise((r) => server.close(r)));
 
 test('a client that hangs up while the job is looked up ends the wait', async () => {
   await new Promise<void>((resolve) => {
-    const req = request({ port, host: '127.0.0.1', path: '/api/v1/jobs/6a1b8c1e-3f0e-4a55-9d3e-2b7f3f1c9a10/workflow-results?wait=true' });
+    const req = request({
+      port,
+      host: '127.0.0.1',
+      path: '/api/v1/jobs/6a1b8c1e-3f0e-4a55-9d3e-2b7f3f1c9a10/workflow-results?wait=true',
+    });
     req.on('error', () => resolve());
     req.on('close', () => resolve());
     req.end();

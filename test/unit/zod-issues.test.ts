@@ -12,7 +12,9 @@ describe('issuesFromZod', () => {
 
   test('a value of the wrong type is one issue: not also the size check of the type that was expected', () => {
     // zod runs the array's max(8) on the string too: "expected string to have <=8 characters".
-    expect(issues({ events: 'job.queued', name: 'ok' })).toEqual([{ type: 'invalid_type', loc: ['body', 'events'], msg: 'Invalid input: expected array, received string' }]);
+    expect(issues({ events: 'job.queued', name: 'ok' })).toEqual([
+      { type: 'invalid_type', loc: ['body', 'events'], msg: 'Invalid input: expected array, received string' },
+    ]);
   });
 
   test('size issues of a value of the right type, and of other fields, stay', () => {

@@ -9,12 +9,14 @@ import { createLocalTemporal } from '../support/temporal';
 // The client's lead-indexing workflow against a real Temporal dev server; the outbox is an
 // in-memory queue that the fake indexLeads activity drains, at most 25 leads per call.
 let env: TestWorkflowEnvironment;
-beforeAll(async () => { env = await createLocalTemporal(); }, 120000);
+beforeAll(async () => {
+  env = await createLocalTemporal();
+}, 120000);
 afterAll(() => env?.teardown());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-test('a busy client\'s indexLeads continues as new with a bounded history, and every queued lead is indexed', async () => {
+test("a busy client's indexLeads continues as new with a bounded history, and every queued lead is indexed", async () => {
   const clientId = `cli_${randomUUID().slice(0, 8)}`;
   const workflowId = `leads-index/${clientId}`;
   const taskQueue = `wf-test-${randomUUID()}`;
@@ -32,7 +34,13 @@ test('a busy client\'s indexLeads continues as new with a bounded history, and e
   };
   // As the API does it: the rows are queued first, then signalWithStart.
   const kick = () =>
-    env.client.workflow.signalWithStart(indexLeads, { taskQueue, workflowId, args: [{ clientId, maxBatchesPerRun: 2 }], signal: moreLeadsSignal, signalArgs: [] });
+    env.client.workflow.signalWithStart(indexLeads, {
+      taskQueue,
+      workflowId,
+      args: [{ clientId, maxBatchesPerRun: 2 }],
+      signal: moreLeadsSignal,
+      signalArgs: [],
+    });
   const queued: string[] = [];
   const enqueue = (n: number) => {
     for (let k = 0; k < n; k++) {
@@ -42,7 +50,12 @@ test('a busy client\'s indexLeads continues as new with a bounded history, and e
     }
   };
 
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await runWorkflowBundle(), activities });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await runWorkflowBundle(),
+    activities,
+  });
   await worker.runUntil(async () => {
     // An ICP change: more leads at once than one activity call takes (25), so passes follow each other.
     enqueue(120);

@@ -13,7 +13,9 @@ import { createLocalTemporal } from '../support/temporal';
 // runCampaign's own logic against a real Temporal dev server: the campaign's activities and its
 // children's job activities are fakes that keep the locations in memory.
 let env: TestWorkflowEnvironment;
-beforeAll(async () => { env = await createLocalTemporal([ClientIdKey, JobTypeKey, JobIdKey, CampaignIdKey]); }, 120000);
+beforeAll(async () => {
+  env = await createLocalTemporal([ClientIdKey, JobTypeKey, JobIdKey, CampaignIdKey]);
+}, 120000);
 afterAll(() => env?.teardown());
 
 /** A campaign of `total` locations in memory, claimed as runCampaign's activities would claim them. */
@@ -22,9 +24,18 @@ function fakeCampaign(total: number, taskQueue: string, failing = new Set<number
   const jobOf = new Map<string, number>();
   let next = 0;
   let running = 0;
-  const state = { most: 0, finished: [] as { campaignId: string; cancelled: boolean }[], claimKeys: [] as string[], done: [] as number[] };
+  const state = {
+    most: 0,
+    finished: [] as { campaignId: string; cancelled: boolean }[],
+    claimKeys: [] as string[],
+    done: [] as number[],
+  };
   const activities = {
-    claimCampaignLocations: async (input: { campaignId: string; claimKey: string; limit: number }): Promise<ClaimResult> => {
+    claimCampaignLocations: async (input: {
+      campaignId: string;
+      claimKey: string;
+      limit: number;
+    }): Promise<ClaimResult> => {
       state.claimKeys.push(input.claimKey);
       let jobs = claims.get(input.claimKey);
       if (!jobs) {
@@ -77,7 +88,10 @@ function fakeCampaign(total: number, taskQueue: string, failing = new Set<number
 }
 
 /** A worker whose jobs take long (each heartbeats until it is cancelled); `cancelled` lists the jobs cancelJob recorded. */
-async function longJobsWorker(taskQueue: string, activities: ReturnType<typeof fakeCampaign>['activities']): Promise<{ worker: Worker; cancelled: string[] }> {
+async function longJobsWorker(
+  taskQueue: string,
+  activities: ReturnType<typeof fakeCampaign>['activities'],
+): Promise<{ worker: Worker; cancelled: string[] }> {
   const cancelled: string[] = [];
   const worker = await Worker.create({
     connection: env.nativeConnection,
@@ -110,7 +124,12 @@ describe('runCampaign workflow', () => {
     const taskQueue = `wf-campaign-${randomUUID()}`;
     const { activities, state } = fakeCampaign(7, taskQueue, new Set([2]));
     const campaignId = randomUUID();
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await runWorkflowBundle(), activities });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: await runWorkflowBundle(),
+      activities,
+    });
     const result = await worker.runUntil(
       env.client.workflow.execute(runCampaign, {
         taskQueue,

@@ -11,29 +11,68 @@ import { createLocalTemporal } from '../support/temporal';
 
 // The workflow's own logic, against a real Temporal dev server; activities are recording fakes.
 let env: TestWorkflowEnvironment;
-beforeAll(async () => { env = await createLocalTemporal(); }, 120000);
+beforeAll(async () => {
+  env = await createLocalTemporal();
+}, 120000);
 afterAll(() => env?.teardown());
 
 type Call = [string, unknown];
 
 // What the API passes for a crawlSite job (jobs/crawl-site.ts), unless a test shortens the deadline.
-const jobInput = (jobId: string, limits: { activityMs: number; deadlineMs: number; heartbeatMs?: number } = { activityMs: 300_000, deadlineMs: 600_000 }) => ({ jobId, clientId: 'cli_x', type: 'crawlSite' as const, limits });
+const jobInput = (
+  jobId: string,
+  limits: { activityMs: number; deadlineMs: number; heartbeatMs?: number } = {
+    activityMs: 300_000,
+    deadlineMs: 600_000,
+  },
+) => ({ jobId, clientId: 'cli_x', type: 'crawlSite' as const, limits });
 
 function lifecycle(calls: Call[], run = true) {
   return {
-    startJob: async (i: { jobId: string }) => { calls.push(['startJob', i]); return { run, status: run ? 'processing' : 'cancelled', type: 'crawlSite', clientId: 'cli_x', payload: { url: 'https://example.com' } }; },
-    completeJob: async (i: unknown) => { calls.push(['completeJob', i]); return { status: 'completed' }; },
-    failJob: async (i: unknown) => { calls.push(['failJob', i]); return { status: 'failed' }; },
-    cancelJob: async (i: unknown) => { calls.push(['cancelJob', i]); return { status: 'cancelled' }; },
-    projectJobResult: async (i: unknown) => { calls.push(['projectJobResult', i]); return { resources: 0, businesses: 0 }; },
-    indexLeads: async (i: unknown) => { calls.push(['indexLeads', i]); return { indexed: 0 }; },
+    startJob: async (i: { jobId: string }) => {
+      calls.push(['startJob', i]);
+      return {
+        run,
+        status: run ? 'processing' : 'cancelled',
+        type: 'crawlSite',
+        clientId: 'cli_x',
+        payload: { url: 'https://example.com' },
+      };
+    },
+    completeJob: async (i: unknown) => {
+      calls.push(['completeJob', i]);
+      return { status: 'completed' };
+    },
+    failJob: async (i: unknown) => {
+      calls.push(['failJob', i]);
+      return { status: 'failed' };
+    },
+    cancelJob: async (i: unknown) => {
+      calls.push(['cancelJob', i]);
+      return { status: 'cancelled' };
+    },
+    projectJobResult: async (i: unknown) => {
+      calls.push(['projectJobResult', i]);
+      return { resources: 0, businesses: 0 };
+    },
+    indexLeads: async (i: unknown) => {
+      calls.push(['indexLeads', i]);
+      return { indexed: 0 };
+    },
   };
 }
 
 async function withWorker<T>(activities: object, fn: (taskQueue: string) => Promise<T>): Promise<T> {
   const taskQueue = `wf-test-${randomUUID()}`;
   // Heartbeats go out every HEARTBEAT_INTERVAL at most, as the production workers send them (workers/worker.ts).
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await runWorkflowBundle(), activities, defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms, maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await runWorkflowBundle(),
+    activities,
+    defaultHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
+    maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL.ms,
+  });
   return worker.runUntil(fn(taskQueue));
 }
 
@@ -42,8 +81,15 @@ describe('runJob workflow', () => {
     const calls: Call[] = [];
     const jobId = randomUUID();
     const result = await withWorker(
-      { ...lifecycle(calls), crawlSite: async (i: JobActivityInput) => { calls.push(['crawlSite', i]); return { resultsCount: 7 }; } },
-      (taskQueue) => env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId)] }),
+      {
+        ...lifecycle(calls),
+        crawlSite: async (i: JobActivityInput) => {
+          calls.push(['crawlSite', i]);
+          return { resultsCount: 7 };
+        },
+      },
+      (taskQueue) =>
+        env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId)] }),
     );
     expect(result).toEqual({ jobId, status: 'completed', resultsCount: 7 });
     expect(calls).toEqual([
@@ -61,11 +107,21 @@ describe('runJob workflow', () => {
       {
         ...lifecycle(calls),
         crawlSite: async () => ({ resultsCount: 1 }),
-        projectJobResult: async (i: unknown) => { calls.push(['projectJobResult', i]); return { resources: 4, businesses: 1 }; },
-        indexLeads: async (i: unknown) => { calls.push(['indexLeads', i]); return { indexed: 1 }; },
+        projectJobResult: async (i: unknown) => {
+          calls.push(['projectJobResult', i]);
+          return { resources: 4, businesses: 1 };
+        },
+        indexLeads: async (i: unknown) => {
+          calls.push(['indexLeads', i]);
+          return { indexed: 1 };
+        },
       },
       async (taskQueue) => {
-        const done = await env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId)] });
+        const done = await env.client.workflow.execute(runJob, {
+          taskQueue,
+          workflowId: `job/${jobId}`,
+          args: [jobInput(jobId)],
+        });
         // Indexing runs in the client's own workflow, which outlives the job's.
         while (!calls.some((c) => c[0] === 'indexLeads')) await new Promise((r) => setTimeout(r, 50));
         return done;
@@ -81,9 +137,12 @@ describe('runJob workflow', () => {
       {
         ...lifecycle(failing),
         crawlSite: async () => ({ resultsCount: 1 }),
-        projectJobResult: async () => { throw ApplicationFailure.nonRetryable('broken result', 'Broken'); },
+        projectJobResult: async () => {
+          throw ApplicationFailure.nonRetryable('broken result', 'Broken');
+        },
       },
-      (taskQueue) => env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${id2}`, args: [jobInput(id2)] }),
+      (taskQueue) =>
+        env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${id2}`, args: [jobInput(id2)] }),
     );
     expect(second.status).toBe('completed');
     expect(failing.map((c) => c[0])).not.toContain('failJob');
@@ -92,8 +151,15 @@ describe('runJob workflow', () => {
   test('a job cancelled before it started runs nothing', async () => {
     const calls: Call[] = [];
     const jobId = randomUUID();
-    const result = await withWorker({ ...lifecycle(calls, false), crawlSite: async () => { throw new Error('must not run'); } }, (taskQueue) =>
-      env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId)] }),
+    const result = await withWorker(
+      {
+        ...lifecycle(calls, false),
+        crawlSite: async () => {
+          throw new Error('must not run');
+        },
+      },
+      (taskQueue) =>
+        env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId)] }),
     );
     expect(result.status).toBe('skipped');
     expect(calls.map((c) => c[0])).toEqual(['startJob']);
@@ -103,8 +169,14 @@ describe('runJob workflow', () => {
     const calls: Call[] = [];
     const jobId = randomUUID();
     const run = withWorker(
-      { ...lifecycle(calls), crawlSite: async () => { throw ApplicationFailure.nonRetryable('connection timeout to example.com', 'Unreachable'); } },
-      (taskQueue) => env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId)] }),
+      {
+        ...lifecycle(calls),
+        crawlSite: async () => {
+          throw ApplicationFailure.nonRetryable('connection timeout to example.com', 'Unreachable');
+        },
+      },
+      (taskQueue) =>
+        env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId)] }),
     );
     await expect(run).rejects.toBeInstanceOf(WorkflowFailedError);
     expect(calls.at(-1)).toEqual(['failJob', { jobId, errorMessage: 'connection timeout to example.com' }]);
@@ -118,13 +190,20 @@ describe('runJob workflow', () => {
       calls.push(['crawlSite', 'started']);
       const ctx = Context.current();
       try {
-        for (;;) { ctx.heartbeat(); await ctx.sleep(200); }
+        for (;;) {
+          ctx.heartbeat();
+          await ctx.sleep(200);
+        }
       } finally {
         activityCancelledAt = Date.now();
       }
     };
     const outcome = await withWorker({ ...lifecycle(calls), crawlSite }, async (taskQueue) => {
-      const handle = await env.client.workflow.start(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId)] });
+      const handle = await env.client.workflow.start(runJob, {
+        taskQueue,
+        workflowId: `job/${jobId}`,
+        args: [jobInput(jobId)],
+      });
       while (!calls.some((c) => c[0] === 'crawlSite')) await new Promise((r) => setTimeout(r, 50));
       const cancelledAt = Date.now();
       await handle.cancel();
@@ -147,7 +226,11 @@ describe('runJob workflow', () => {
       return { resultsCount: 2 };
     };
     const result = await withWorker({ ...lifecycle(calls), crawlSite }, (taskQueue) =>
-      env.client.workflow.execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId, { activityMs: 300_000, deadlineMs: 600_000, heartbeatMs: 1000 })] }),
+      env.client.workflow.execute(runJob, {
+        taskQueue,
+        workflowId: `job/${jobId}`,
+        args: [jobInput(jobId, { activityMs: 300_000, deadlineMs: 600_000, heartbeatMs: 1000 })],
+      }),
     );
     expect(result).toEqual({ jobId, status: 'completed', resultsCount: 2 });
     // Three attempts of the first schedule (2 s and 4 s apart), then the first attempt of the second.
@@ -164,7 +247,10 @@ describe('runJob workflow', () => {
       calls.push(['crawlSite', 'started']);
       const ctx = Context.current();
       try {
-        for (;;) { ctx.heartbeat(); await ctx.sleep(200); }
+        for (;;) {
+          ctx.heartbeat();
+          await ctx.sleep(200);
+        }
       } catch (err) {
         activityCancelled = true;
         throw err;
@@ -172,13 +258,17 @@ describe('runJob workflow', () => {
     };
     const outcome = await withWorker({ ...lifecycle(calls), crawlSite }, async (taskQueue) => {
       const err = await env.client.workflow
-        .execute(runJob, { taskQueue, workflowId: `job/${jobId}`, args: [jobInput(jobId, { activityMs: 300_000, deadlineMs: 2000 })] })
+        .execute(runJob, {
+          taskQueue,
+          workflowId: `job/${jobId}`,
+          args: [jobInput(jobId, { activityMs: 300_000, deadlineMs: 2000 })],
+        })
         .catch((e: unknown) => e);
       // While the worker still runs: its activity learns of the cancel through its next heartbeat.
       for (let i = 0; i < 50 && !activityCancelled; i++) await new Promise((r) => setTimeout(r, 100));
       return { err, activityCancelled };
     });
-    const message = 'crawlSite ran out of time: the job\'s 2 seconds limit was reached before it finished';
+    const message = "crawlSite ran out of time: the job's 2 seconds limit was reached before it finished";
     expect(outcome.err).toBeInstanceOf(WorkflowFailedError);
     expect((outcome.err as WorkflowFailedError).cause?.message).toBe(message);
     expect(calls.map((c) => c[0])).toEqual(['startJob', 'crawlSite', 'failJob']);

@@ -12,10 +12,19 @@ export interface CompanyInfo {
   logo_url: string | null;
 }
 
-export const EMPTY_COMPANY: CompanyInfo = { name: null, description: null, industry: null, key_services: null, target_audience: null, address: null, logo_url: null };
+export const EMPTY_COMPANY: CompanyInfo = {
+  name: null,
+  description: null,
+  industry: null,
+  key_services: null,
+  target_audience: null,
+  address: null,
+  logo_url: null,
+};
 
 // schema.org types that describe the business itself (LocalBusiness has hundreds of subtypes; these are their stems).
-const ORG_TYPE = /(Organization|Organisation|Corporation|LocalBusiness|Business|Store|Shop|Restaurant|Agency|Office|Clinic|Dentist|Physician|Attorney|LegalService|Hotel|School|NGO|Company)$/;
+const ORG_TYPE =
+  /(Organization|Organisation|Corporation|LocalBusiness|Business|Store|Shop|Restaurant|Agency|Office|Clinic|Dentist|Physician|Attorney|LegalService|Hotel|School|NGO|Company)$/;
 const GENERIC_TYPES = new Set(['Organization', 'Corporation', 'LocalBusiness', 'Company', 'OnlineBusiness', 'NGO']);
 
 export function isOrganization(node: JsonLdNode): boolean {
@@ -30,7 +39,9 @@ export function formatAddress(value: unknown): string | undefined {
   const p = a as Record<string, unknown>;
   const street = ldText(p.streetAddress);
   const cityLine = [ldText(p.postalCode), ldText(p.addressLocality)].filter(Boolean).join(' ');
-  const parts = [street, cityLine, ldText(p.addressRegion), ldText(p.addressCountry)].filter((x): x is string => Boolean(x));
+  const parts = [street, cityLine, ldText(p.addressRegion), ldText(p.addressCountry)].filter((x): x is string =>
+    Boolean(x),
+  );
   return parts.length ? parts.join(', ') : undefined;
 }
 
@@ -70,7 +81,8 @@ function services(node: JsonLdNode): string[] {
   return names;
 }
 
-const SERVICES_PATH = /\/(services?|leistungen|dienstleistungen|solutions|what-we-do|angebot|offerings|products)(\/|$)/i;
+const SERVICES_PATH =
+  /\/(services?|leistungen|dienstleistungen|solutions|what-we-do|angebot|offerings|products)(\/|$)/i;
 
 /** A page that lists what the company offers: its headings are read as key services. */
 export function isServicesPage(url: string): boolean {
@@ -88,9 +100,16 @@ export function pageCompanyInfo($: CheerioAPI, ld: JsonLdNode[], pageUrl: string
   const info: Partial<CompanyInfo> = {};
 
   const orgType = org ? typesOf(org).find((t) => ORG_TYPE.test(t)) : undefined;
-  info.name = (org && ldText(org.name)) ?? meta('meta[property="og:site_name"]') ?? meta('meta[name="application-name"]') ?? null;
-  info.description = (org && ldText(org.description)) ?? meta('meta[name="description"]') ?? meta('meta[property="og:description"]') ?? null;
-  info.industry = (org && (ldText(org.industry) ?? (orgType && !GENERIC_TYPES.has(orgType) ? humanizeType(orgType) : undefined))) ?? null;
+  info.name =
+    (org && ldText(org.name)) ?? meta('meta[property="og:site_name"]') ?? meta('meta[name="application-name"]') ?? null;
+  info.description =
+    (org && ldText(org.description)) ??
+    meta('meta[name="description"]') ??
+    meta('meta[property="og:description"]') ??
+    null;
+  info.industry =
+    (org && (ldText(org.industry) ?? (orgType && !GENERIC_TYPES.has(orgType) ? humanizeType(orgType) : undefined))) ??
+    null;
   const orgServices = org ? services(org) : [];
   if (orgServices.length) info.key_services = [...new Set(orgServices)].slice(0, 20);
   else if (isServicesPage(pageUrl)) {
@@ -105,7 +124,9 @@ export function pageCompanyInfo($: CheerioAPI, ld: JsonLdNode[], pageUrl: string
   info.address = (org && formatAddress(org.address)) ?? clean(linesOf($('address').first().text()).join(', ')) ?? null;
 
   const ldLogo = org ? ldText(org.logo) : undefined;
-  const imgLogo = $('header img, [class*="logo" i] img, img[class*="logo" i], img[id*="logo" i], img[alt*="logo" i]').first().attr('src');
+  const imgLogo = $('header img, [class*="logo" i] img, img[class*="logo" i], img[id*="logo" i], img[alt*="logo" i]')
+    .first()
+    .attr('src');
   info.logo_url = absoluteUrl(ldLogo, pageUrl) ?? absoluteUrl(imgLogo, pageUrl) ?? null;
 
   // Only claim fields that this page actually knows.
@@ -117,7 +138,8 @@ export function mergeCompanyInfo(pages: Partial<CompanyInfo>[]): CompanyInfo {
   const out: CompanyInfo = { ...EMPTY_COMPANY };
   for (const page of pages) {
     for (const key of Object.keys(out) as (keyof CompanyInfo)[]) {
-      if (out[key] === null && page[key] !== undefined && page[key] !== null) (out as unknown as Record<string, unknown>)[key] = page[key];
+      if (out[key] === null && page[key] !== undefined && page[key] !== null)
+        (out as unknown as Record<string, unknown>)[key] = page[key];
     }
   }
   return out;

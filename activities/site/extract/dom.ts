@@ -53,7 +53,37 @@ export function anchors($: cheerio.CheerioAPI): { el: Element; href: string }[] 
 }
 
 const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'svg', 'head', 'iframe', 'object', 'canvas']);
-const BLOCK = new Set(['p', 'div', 'section', 'article', 'li', 'ul', 'ol', 'tr', 'td', 'th', 'br', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'address', 'header', 'footer', 'nav', 'aside', 'main', 'table', 'dd', 'dt', 'blockquote', 'form', 'label']);
+const BLOCK = new Set([
+  'p',
+  'div',
+  'section',
+  'article',
+  'li',
+  'ul',
+  'ol',
+  'tr',
+  'td',
+  'th',
+  'br',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'address',
+  'header',
+  'footer',
+  'nav',
+  'aside',
+  'main',
+  'table',
+  'dd',
+  'dt',
+  'blockquote',
+  'form',
+  'label',
+]);
 
 /**
  * The text a visitor sees (no script, style or template contents), with a line break between
@@ -82,7 +112,10 @@ export function visibleText(nodes: AnyNode | AnyNode[]): string {
 // whitespace around a newline, which is quadratic in a long run of whitespace without one (a hostile
 // page's 80k carriage returns took 5.5 s).
 export function linesOf(text: string): string[] {
-  return text.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
 }
 
 /** Collapses whitespace; undefined for empty text. */
@@ -122,7 +155,10 @@ export function jsonLdNodes($: cheerio.CheerioAPI): JsonLdNode[] {
   };
   for (const el of pageElements($).named('script')) {
     if (el.attribs.type?.trim().toLowerCase() !== 'application/ld+json') continue;
-    const raw = el.children.map((c) => (c.type === 'text' ? c.data : '')).join('').trim();
+    const raw = el.children
+      .map((c) => (c.type === 'text' ? c.data : ''))
+      .join('')
+      .trim();
     if (!raw) continue;
     try {
       push(JSON.parse(raw));

@@ -35,10 +35,75 @@ import { jsonLdNodes, pageElements } from './dom';
  * Elements that never carry content a reader sees, removed with everything in them; and ruby
  * readings (`<rt>`, `<rp>`), which a reader sees above the word but which split it as text.
  */
-const NEVER_CONTENT = new Set(['script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed', 'svg', 'canvas', 'button', 'select', 'input', 'textarea', 'link', 'meta', 'head', 'title', 'dialog', 'map', 'audio', 'video', 'source', 'track', 'rt', 'rp']);
+const NEVER_CONTENT = new Set([
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'iframe',
+  'object',
+  'embed',
+  'svg',
+  'canvas',
+  'button',
+  'select',
+  'input',
+  'textarea',
+  'link',
+  'meta',
+  'head',
+  'title',
+  'dialog',
+  'map',
+  'audio',
+  'video',
+  'source',
+  'track',
+  'rt',
+  'rp',
+]);
 
 /** Block-level elements: a div holding one of these is a container, not a paragraph. */
-const BLOCKS = new Set(['address', 'article', 'aside', 'blockquote', 'dd', 'details', 'div', 'dl', 'dt', 'fieldset', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'table', 'ul', 'img', 'picture', 'figcaption', 'tbody', 'thead', 'tr', 'td', 'th']);
+const BLOCKS = new Set([
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'dd',
+  'details',
+  'div',
+  'dl',
+  'dt',
+  'fieldset',
+  'figure',
+  'footer',
+  'form',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'hr',
+  'li',
+  'main',
+  'nav',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'table',
+  'ul',
+  'img',
+  'picture',
+  'figcaption',
+  'tbody',
+  'thead',
+  'tr',
+  'td',
+  'th',
+]);
 
 /** Elements whose text is scored as a paragraph. */
 const PARAGRAPHS = new Set(['p', 'pre', 'td', 'blockquote', 'dd', 'h2', 'h3', 'h4', 'h5', 'h6']);
@@ -46,26 +111,43 @@ const PARAGRAPHS = new Set(['p', 'pre', 'td', 'blockquote', 'dd', 'h2', 'h3', 'h
 const HEADINGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
 
 /** A class or id that says "not the content": tested only with the OK pattern below, never on <body>. */
-const UNLIKELY = /(^|\s)ad(\s|$)|-ad-|\bad-|\bads\b|adsense|advert|agegate|banner|breadcrumbs?|combx|comment|community|consent|cookie|cover-wrap|disqus|extra|footer|gdpr|header|legends|menu|newsletter|popup|related|remark|replies|rss|(^|[^a-z])shar(e|ing)([^a-z]|$)|shoutbox|sidebar|skyscraper|social|sponsor|subscribe|supplemental|pagination|pager|promo|outbrain|taboola|yom-remote/i;
+const UNLIKELY =
+  /(^|\s)ad(\s|$)|-ad-|\bad-|\bads\b|adsense|advert|agegate|banner|breadcrumbs?|combx|comment|community|consent|cookie|cover-wrap|disqus|extra|footer|gdpr|header|legends|menu|newsletter|popup|related|remark|replies|rss|(^|[^a-z])shar(e|ing)([^a-z]|$)|shoutbox|sidebar|skyscraper|social|sponsor|subscribe|supplemental|pagination|pager|promo|outbrain|taboola|yom-remote/i;
 /** ... unless it also says it is (part of) the content. */
 const OK_MAYBE = /and|article|body|column|content|main|mathjax|shadow|story|entry|post-?text/i;
 /** Class or id words that count against a candidate (weight -25). */
-const NEGATIVE = /-ad-|hidden|^hid$| hid$| hid |^hid |banner|combx|comment|com-|contact|footer|gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags|widget|byline|author-bio|newsletter|subscribe|cookie|consent/i;
+const NEGATIVE =
+  /-ad-|hidden|^hid$| hid$| hid |^hid |banner|combx|comment|com-|contact|footer|gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags|widget|byline|author-bio|newsletter|subscribe|cookie|consent/i;
 /** ... and for it (weight +25). */
 const POSITIVE = /article|body|content|entry|hentry|h-entry|main|page|pagination|post|text|blog|story|prose/i;
 /** Share bars and their kin: dropped inside the content when short. */
 const SHARE = /(\b|_)(share|sharedaddy|sharing|social|addthis|shariff)(\b|_)/i;
 /** A post's furniture around its text: meta lines, tag and category lists, author boxes, "read also" teasers, print/share tools. */
-const POST_FURNITURE = /(^|[\s_-])(entry-meta|post-meta|postmeta|postmetadata|post-info|entry-footer|entry-utility|post-footer|article-footer|post-tags|entry-tags|tags-links|cat-links|categories|tag-list|taglist|author-?(info|box|bio|container|card|description|details|profile)|authorbox|about-author|read-more|readmore|also-read|see-also|more-stories|more-articles|recommended|recirculation|article-tools|print-tools|post-navigation|nav-links|navigation|pagination|wp-block-buttons|sd-block|jp-relatedposts|yarpp|crp_related)($|[\s_-])/i;
+const POST_FURNITURE =
+  /(^|[\s_-])(entry-meta|post-meta|postmeta|postmetadata|post-info|entry-footer|entry-utility|post-footer|article-footer|post-tags|entry-tags|tags-links|cat-links|categories|tag-list|taglist|author-?(info|box|bio|container|card|description|details|profile)|authorbox|about-author|read-more|readmore|also-read|see-also|more-stories|more-articles|recommended|recirculation|article-tools|print-tools|post-navigation|nav-links|navigation|pagination|wp-block-buttons|sd-block|jp-relatedposts|yarpp|crp_related)($|[\s_-])/i;
 /** Comment threads: dropped inside the content whatever their length (they are not the page's text). */
-const COMMENTS = /(^|[\s_-])(comments?|comment-?list|commentlist|comments-area|comment-respond|respond|disqus_thread|disqus|replies)($|[\s_-])/i;
+const COMMENTS =
+  /(^|[\s_-])(comments?|comment-?list|commentlist|comments-area|comment-respond|respond|disqus_thread|disqus|replies)($|[\s_-])/i;
 /** A label and a colon before a link to another story: "Read more:", "Lea también:", "LE PUEDE INTERESAR:". */
-const READ_ALSO = /^\s*(\p{Lu}{3,}(\s+\p{Lu}+){0,3}\s*:|(read|see|watch|listen|also|more|related|recommended|lea|lee|léase|mira|mire|vea|ver|más|también|le puede interesar|te puede interesar|siehe|lesen sie|lies|auch|mehr|weiterlesen|lire|à lire|voir|leggi|guarda|anche|czytaj|zobacz|leia|veja)\b[^:\n]{0,30}:)\s*\S/iu;
+const READ_ALSO =
+  /^\s*(\p{Lu}{3,}(\s+\p{Lu}+){0,3}\s*:|(read|see|watch|listen|also|more|related|recommended|lea|lee|léase|mira|mire|vea|ver|más|también|le puede interesar|te puede interesar|siehe|lesen sie|lies|auch|mehr|weiterlesen|lire|à lire|voir|leggi|guarda|anche|czytaj|zobacz|leia|veja)\b[^:\n]{0,30}:)\s*\S/iu;
 const READ_ALSO_TAGS = new Set(['p', 'div', 'h2', 'h3', 'h4', 'h5', 'h6', 'li', 'strong', 'b', 'span']);
 const CAPTION = /(^|[\s_-])(caption|image-caption|img-caption|photo-credit|credit|credits|wp-caption-text)($|[\s_-])/i;
 /** Consent banners and modal dialogs: unlikely even where `content` is in the class (`modal-content cmp-content`). */
-const OVERLAY = /(^|[\s_-])(modal(-(content|dialog|body|wrapper|container|inner|overlay|backdrop))?|cmp(-(content|container|banner|wrapper|root|modal|dialog|layer|overlay|popup))?|consent[\w-]*|cookie-?(law|notice|banner|bar|consent|policy|wall)|gdpr[\w-]*|onetrust[\w-]*|ot-sdk[\w-]*|cookiebot[\w-]*|usercentrics[\w-]*|didomi[\w-]*|qc-cmp2[\w-]*|sp_message[\w-]*|privacy-(banner|manager|center|notice))($|[\s_])/i;
-const UNLIKELY_ROLES = new Set(['menu', 'menubar', 'complementary', 'navigation', 'alert', 'alertdialog', 'dialog', 'banner', 'contentinfo', 'search']);
+const OVERLAY =
+  /(^|[\s_-])(modal(-(content|dialog|body|wrapper|container|inner|overlay|backdrop))?|cmp(-(content|container|banner|wrapper|root|modal|dialog|layer|overlay|popup))?|consent[\w-]*|cookie-?(law|notice|banner|bar|consent|policy|wall)|gdpr[\w-]*|onetrust[\w-]*|ot-sdk[\w-]*|cookiebot[\w-]*|usercentrics[\w-]*|didomi[\w-]*|qc-cmp2[\w-]*|sp_message[\w-]*|privacy-(banner|manager|center|notice))($|[\s_])/i;
+const UNLIKELY_ROLES = new Set([
+  'menu',
+  'menubar',
+  'complementary',
+  'navigation',
+  'alert',
+  'alertdialog',
+  'dialog',
+  'banner',
+  'contentinfo',
+  'search',
+]);
 /** Landmarks of a page's chrome, for the fallback. */
 const PROSE_BOXES = new Set(['div', 'section', 'article', 'main']);
 const ENTRY = /(^|\s)(hentry|h-entry)(\s|$)/;
@@ -127,7 +209,19 @@ function commasIn(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     // , ، ﹐ ︐ ︑ ⹁ ⸴ ⸲ ， 、
-    if (c === 44 || c === 0x3001 || c === 0x60c || c === 0xfe50 || c === 0xfe10 || c === 0xfe11 || c === 0x2e41 || c === 0x2e34 || c === 0x2e32 || c === 0xff0c) n++;
+    if (
+      c === 44 ||
+      c === 0x3001 ||
+      c === 0x60c ||
+      c === 0xfe50 ||
+      c === 0xfe10 ||
+      c === 0xfe11 ||
+      c === 0x2e41 ||
+      c === 0x2e34 ||
+      c === 0x2e32 ||
+      c === 0xff0c
+    )
+      n++;
   }
   return n;
 }
@@ -174,7 +268,9 @@ function isHidden(el: Element): boolean {
  * elements (a news site whose every article came back empty).
  */
 function revealStreamedBoundaries($: CheerioAPI): void {
-  const parts = pageElements($).named('div').filter((el) => 'hidden' in el.attribs && el.attribs.id?.startsWith('S:'));
+  const parts = pageElements($)
+    .named('div')
+    .filter((el) => 'hidden' in el.attribs && el.attribs.id?.startsWith('S:'));
   for (const el of parts) {
     const part = $(el);
     const slot = $(`template[id="B:${part.attr('id')?.slice(2) ?? ''}"]`).first();
@@ -220,7 +316,19 @@ function countAll(root: Element): Map<Element, Counts> {
     }
     stack.pop();
     const name = el.name;
-    const c: Counts = { chars: 0, linkChars: 0, commas: 0, paragraphs: 0, images: 0, listItems: 0, inputs: 0, headingChars: 0, listChars: 0, proseChars: 0, anchorsContent: name === 'h1' || attr(el, 'itemprop') === 'articleBody' };
+    const c: Counts = {
+      chars: 0,
+      linkChars: 0,
+      commas: 0,
+      paragraphs: 0,
+      images: 0,
+      listItems: 0,
+      inputs: 0,
+      headingChars: 0,
+      listChars: 0,
+      proseChars: 0,
+      anchorsContent: name === 'h1' || attr(el, 'itemprop') === 'articleBody',
+    };
     for (const child of el.children) {
       if (child.type === 'text') {
         const data = (child as unknown as { data: string }).data;
@@ -255,7 +363,19 @@ function countAll(root: Element): Map<Element, Counts> {
   return counts;
 }
 
-const ZERO: Counts = { chars: 0, linkChars: 0, commas: 0, paragraphs: 0, images: 0, listItems: 0, inputs: 0, headingChars: 0, listChars: 0, proseChars: 0, anchorsContent: false };
+const ZERO: Counts = {
+  chars: 0,
+  linkChars: 0,
+  commas: 0,
+  paragraphs: 0,
+  images: 0,
+  listItems: 0,
+  inputs: 0,
+  headingChars: 0,
+  listChars: 0,
+  proseChars: 0,
+  anchorsContent: false,
+};
 
 class Page {
   readonly counts: Map<Element, Counts>;
@@ -292,7 +412,11 @@ class Page {
     // A comment thread is one even in a grid column (`comments-list columns`: Bulma's `column` is
     // on every box of such a page, so it says nothing about content).
     const overlay = OVERLAY.test(match);
-    const hinted = (UNLIKELY.test(match) && (!OK_MAYBE.test(match) || COMMENTS.test(match))) || overlay || UNLIKELY_ROLES.has(role) || CHROME_TAGS.has(el.name) && el.name !== 'form';
+    const hinted =
+      (UNLIKELY.test(match) && (!OK_MAYBE.test(match) || COMMENTS.test(match))) ||
+      overlay ||
+      UNLIKELY_ROLES.has(role) ||
+      (CHROME_TAGS.has(el.name) && el.name !== 'form');
     if (!hinted) return false;
     // A hint on an element that holds the article (its h1, its articleBody) or most of the page's
     // text is about the layout around it (`no-sidebar`, `has-header`), not about what it holds.
@@ -303,7 +427,15 @@ class Page {
     // Long prose with few links is what it reads as, whatever an id generated from a heading says
     // (`id="sharing-with-a-single-developer"`).
     // A consent dialog is long prose too.
-    if (!overlay && c.chars >= 1000 && this.linkDensity(el) < 0.15 && c.commas >= 5 && c.paragraphs >= 2 && PROSE_BOXES.has(el.name)) return false;
+    if (
+      !overlay &&
+      c.chars >= 1000 &&
+      this.linkDensity(el) < 0.15 &&
+      c.commas >= 5 &&
+      c.paragraphs >= 2 &&
+      PROSE_BOXES.has(el.name)
+    )
+      return false;
     return !this.insideTableOrCode(el);
   }
 
@@ -324,7 +456,8 @@ class Page {
   }
 
   private insideTableOrCode(el: Element): boolean {
-    for (let p = el.parent; p && isElement(p); p = p.parent) if (p.name === 'table' || p.name === 'code' || p.name === 'pre') return true;
+    for (let p = el.parent; p && isElement(p); p = p.parent)
+      if (p.name === 'table' || p.name === 'code' || p.name === 'pre') return true;
     return false;
   }
 
@@ -343,12 +476,34 @@ class Page {
 
 function tagBase(el: Element): number {
   switch (el.name) {
-    case 'div': return 5;
-    case 'article': case 'main': return 8;
-    case 'pre': case 'td': case 'blockquote': return 3;
-    case 'address': case 'ol': case 'ul': case 'dl': case 'dd': case 'dt': case 'li': case 'form': return -3;
-    case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': case 'th': return -5;
-    default: return 0;
+    case 'div':
+      return 5;
+    case 'article':
+    case 'main':
+      return 8;
+    case 'pre':
+    case 'td':
+    case 'blockquote':
+      return 3;
+    case 'address':
+    case 'ol':
+    case 'ul':
+    case 'dl':
+    case 'dd':
+    case 'dt':
+    case 'li':
+    case 'form':
+      return -3;
+    case 'h1':
+    case 'h2':
+    case 'h3':
+    case 'h4':
+    case 'h5':
+    case 'h6':
+    case 'th':
+      return -5;
+    default:
+      return 0;
   }
 }
 
@@ -366,7 +521,10 @@ function inlineRuns(page: Page, el: Element): number[] {
   for (const child of el.children) {
     if (child.type === 'text') run += collapsedLength((child as unknown as { data: string }).data);
     else if (isElement(child)) {
-      if (BLOCKS.has(child.name) || child.name === 'br' && child.next && isElement(child.next) && child.next.name === 'br') {
+      if (
+        BLOCKS.has(child.name) ||
+        (child.name === 'br' && child.next && isElement(child.next) && child.next.name === 'br')
+      ) {
         if (run) runs.push(run);
         run = 0;
       } else run += page.count(child).chars;
@@ -398,7 +556,11 @@ function grab(page: Page, flags: Flags): Attempt | null {
     const points = 1 + commas + Math.min(Math.floor(chars / 100), 3);
     let level = 0;
     // Level 0 is the paragraph's parent (or, for a div's own text, the div itself).
-    for (let a: ParentNode | null = paragraph ? paragraph.parent : parent; a && isElement(a) && level < 5; a = a.parent, level++) {
+    for (
+      let a: ParentNode | null = paragraph ? paragraph.parent : parent;
+      a && isElement(a) && level < 5;
+      a = a.parent, level++
+    ) {
       if (!liveSet.has(a) && a !== page.body) break;
       const divider = level === 0 ? 1 : level === 1 ? 2 : level * 3;
       scores.set(a, init(a) + points / divider);
@@ -409,18 +571,28 @@ function grab(page: Page, flags: Flags): Attempt | null {
   for (const el of live) {
     if (el === page.body) continue;
     const c = page.count(el);
-    if (PARAGRAPHS.has(el.name) || el.name === 'section' && !el.children.some((ch) => isElement(ch) && BLOCKS.has(ch.name))) {
+    if (
+      PARAGRAPHS.has(el.name) ||
+      (el.name === 'section' && !el.children.some((ch) => isElement(ch) && BLOCKS.has(ch.name)))
+    ) {
       if (c.chars >= MIN_PARAGRAPH) award(el, el, c.chars, c.commas);
       continue;
     }
-    if (el.name === 'div' || el.name === 'section' || el.name === 'article' || el.name === 'main' || el.name === 'span' && el.parent && isElement(el.parent) && el.parent.name === 'div') {
+    if (
+      el.name === 'div' ||
+      el.name === 'section' ||
+      el.name === 'article' ||
+      el.name === 'main' ||
+      (el.name === 'span' && el.parent && isElement(el.parent) && el.parent.name === 'div')
+    ) {
       const hasBlock = el.children.some((ch) => isElement(ch) && BLOCKS.has(ch.name));
       if (!hasBlock) {
         // A div of inline content reads as a paragraph of its parent.
         if (c.chars >= MIN_PARAGRAPH && el.name !== 'span') award(el, el, c.chars, c.commas);
       } else {
         // Text runs between a container's blocks (`<div>text<br><br>text<div>...`) are paragraphs of it.
-        for (const run of inlineRuns(page, el)) if (run >= MIN_PARAGRAPH) award(null, el, run, Math.floor(c.commas * run / Math.max(c.chars, 1)));
+        for (const run of inlineRuns(page, el))
+          if (run >= MIN_PARAGRAPH) award(null, el, run, Math.floor((c.commas * run) / Math.max(c.chars, 1)));
       }
     }
   }
@@ -450,7 +622,11 @@ function grab(page: Page, flags: Flags): Attempt | null {
     }
   }
   // Several nearly as good candidates under one ancestor: the article is that ancestor.
-  const alternatives = pool.filter(([el]) => el !== top).slice(0, 4).filter(([, s]) => s / topScore >= 0.75).map(([el]) => el);
+  const alternatives = pool
+    .filter(([el]) => el !== top)
+    .slice(0, 4)
+    .filter(([, s]) => s / topScore >= 0.75)
+    .map(([el]) => el);
   if (alternatives.length >= 3) {
     for (let a = top.parent; a && isElement(a) && a !== ceiling; a = a.parent) {
       const contained = alternatives.filter((alt) => contains(a as Element, alt)).length;
@@ -499,7 +675,8 @@ function grab(page: Page, flags: Flags): Attempt | null {
     }
   }
   // An only child stands for its parent.
-  while (top.parent && isElement(top.parent) && top.parent !== ceiling && childElements(top.parent).length === 1) top = top.parent;
+  while (top.parent && isElement(top.parent) && top.parent !== ceiling && childElements(top.parent).length === 1)
+    top = top.parent;
   topScore = final.get(top) ?? topScore;
 
   // Siblings that score well, share the candidate's class, or read as paragraphs join it.
@@ -526,11 +703,16 @@ function grab(page: Page, flags: Flags): Attempt | null {
     }
     // A box of the same kind whose paragraphs sit too deep to have scored it (the article's first
     // part in a wrapper of its own, the rest in sibling boxes) joins when it reads as prose.
-    if (topClass && attr(sib, 'class') === topClass && page.count(sib).chars >= PAGE_WORTH / 2 && readsAsProse(page, sib, flags)) {
+    if (
+      topClass &&
+      attr(sib, 'class') === topClass &&
+      page.count(sib).chars >= PAGE_WORTH / 2 &&
+      readsAsProse(page, sib, flags)
+    ) {
       nodes.push(sib);
       continue;
     }
-    if (sib.name === 'p' || sib.name === 'div' && !sib.children.some((ch) => isElement(ch) && BLOCKS.has(ch.name))) {
+    if (sib.name === 'p' || (sib.name === 'div' && !sib.children.some((ch) => isElement(ch) && BLOCKS.has(ch.name)))) {
       const c = page.count(sib);
       const ld = page.linkDensity(sib);
       if (c.chars > 80 && ld < 0.25) nodes.push(sib);
@@ -550,7 +732,12 @@ function grab(page: Page, flags: Flags): Attempt | null {
       else if (attr(uncle, 'class') === attr(parent, 'class') && !(flags.stripUnlikely && !liveSet.has(uncle))) {
         const taken = new Set<Element>();
         for (const el of elementsOf(uncle, (e) => e.parent !== null && taken.has(e.parent as Element))) {
-          if (el.name === top.name && firstClass(el) === firstClass(top) && page.count(el).chars >= MIN_PARAGRAPH && readsAsProse(page, el, flags)) {
+          if (
+            el.name === top.name &&
+            firstClass(el) === firstClass(top) &&
+            page.count(el).chars >= MIN_PARAGRAPH &&
+            readsAsProse(page, el, flags)
+          ) {
             taken.add(el);
             (seen ? after : before).push(el);
           }
@@ -586,7 +773,7 @@ function readsAsProse(page: Page, el: Element, flags: Flags, without?: Element):
       return true;
     };
     // Walks the element without `without`, and without descending into what it discounts.
-    for (const e of elementsOf(el, (e) => e === without || e !== el && page.isUnlikely(e) && uncount(e))) void e;
+    for (const e of elementsOf(el, (e) => e === without || (e !== el && page.isUnlikely(e) && uncount(e)))) void e;
   }
   return chars >= MIN_PARAGRAPH && links / chars <= 0.15 && prose / chars >= 0.6;
 }
@@ -670,14 +857,20 @@ function clean(page: Page, nodes: Element[], flags: Flags): Set<Element> {
         continue;
       }
       // "Read more: <another story>" between the paragraphs, in the page's language.
-      if (READ_ALSO_TAGS.has(name) && c.chars < 300 && !c.anchorsContent && READ_ALSO.test(textOf(el)) && page.linkDensity(el) > 0.3) {
+      if (
+        READ_ALSO_TAGS.has(name) &&
+        c.chars < 300 &&
+        !c.anchorsContent &&
+        READ_ALSO.test(textOf(el)) &&
+        page.linkDensity(el) > 0.3
+      ) {
         removed.add(el);
         continue;
       }
       // Captions and photo credits describe the pictures, which the text does not carry (as
       // trafilatura; Readability keeps them): on news pages they were the most kept text no
       // reader of the article's text counts as the article.
-      if (name === 'figcaption' || CAPTION.test(match) && c.chars < 400 && !c.anchorsContent) {
+      if (name === 'figcaption' || (CAPTION.test(match) && c.chars < 400 && !c.anchorsContent)) {
         removed.add(el);
         continue;
       }
@@ -685,7 +878,21 @@ function clean(page: Page, nodes: Element[], flags: Flags): Set<Element> {
         removed.add(el);
         continue;
       }
-      if (flags.cleanConditionally && (name === 'form' || name === 'fieldset' || name === 'table' || name === 'ul' || name === 'ol' || name === 'div' || name === 'section' || name === 'aside' || name === 'nav' || name === 'footer' || name === 'dl') && fishy(page, el, flags)) {
+      if (
+        flags.cleanConditionally &&
+        (name === 'form' ||
+          name === 'fieldset' ||
+          name === 'table' ||
+          name === 'ul' ||
+          name === 'ol' ||
+          name === 'div' ||
+          name === 'section' ||
+          name === 'aside' ||
+          name === 'nav' ||
+          name === 'footer' ||
+          name === 'dl') &&
+        fishy(page, el, flags)
+      ) {
         removed.add(el);
       }
     }
@@ -729,8 +936,23 @@ function trimTail(page: Page, nodes: Element[], removed: Set<Element>): void {
   }
 }
 
-const TAIL_BLOCKS = new Set(['p', 'div', 'li', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'section', 'dd', 'dt', 'address']);
-const TAIL_PROMO = /subscri(be|ption)|suscr[ií]b|abonn|newsletter|sign up|regístrate|follow (us|the|@)|s[ií]guenos|folgen sie|download (our|the)|descarga (nuestra|la app)|copyright|©|all rights reserved|derechos reservados|alle rechte|tous droits|reprint|reproducci[oó]n|telegram|whatsapp|canal de youtube|youtube channel|advertise with|is not responsible for|no se hace responsable/i;
+const TAIL_BLOCKS = new Set([
+  'p',
+  'div',
+  'li',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'blockquote',
+  'section',
+  'dd',
+  'dt',
+  'address',
+]);
+const TAIL_PROMO =
+  /subscri(be|ption)|suscr[ií]b|abonn|newsletter|sign up|regístrate|follow (us|the|@)|s[ií]guenos|folgen sie|download (our|the)|descarga (nuestra|la app)|copyright|©|all rights reserved|derechos reservados|alle rechte|tous droits|reprint|reproducci[oó]n|telegram|whatsapp|canal de youtube|youtube channel|advertise with|is not responsible for|no se hace responsable/i;
 
 /** Conditional cleaning: a container whose text is links, images, fields or headings rather than prose. */
 function fishy(page: Page, el: Element, flags: Flags): boolean {
@@ -746,7 +968,8 @@ function fishy(page: Page, el: Element, flags: Flags): boolean {
   if (c.images > 1 && c.paragraphs / c.images < 0.5 && el.name !== 'figure') return true;
   if (!isList && c.listItems - 100 > c.paragraphs) return true;
   if (c.inputs > Math.floor(c.paragraphs / 3)) return true;
-  if (!isList && headingDensity < 0.9 && c.chars < MIN_PARAGRAPH && (c.images === 0 || c.images > 2) && ld > 0) return true;
+  if (!isList && headingDensity < 0.9 && c.chars < MIN_PARAGRAPH && (c.images === 0 || c.images > 2) && ld > 0)
+    return true;
   if (!isList && weight < 25 && ld > 0.2) return true;
   if (weight >= 25 && ld > 0.5) return true;
   if (isList && ld > 0.5 && c.chars < PAGE_WORTH) return true;
@@ -761,7 +984,14 @@ function isDataTable(table: Element): boolean {
   let cols = 0;
   for (const el of elementsOf(table)) {
     if (el !== table && el.name === 'table') return false;
-    if (el.name === 'caption' || el.name === 'th' || el.name === 'thead' || el.name === 'tfoot' || el.name === 'colgroup') return true;
+    if (
+      el.name === 'caption' ||
+      el.name === 'th' ||
+      el.name === 'thead' ||
+      el.name === 'tfoot' ||
+      el.name === 'colgroup'
+    )
+      return true;
     if (el.name === 'tr') {
       rows++;
       cols = Math.max(cols, childElements(el).length);
@@ -773,10 +1003,22 @@ function isDataTable(table: Element): boolean {
 /** The fallback: the page's landmark, or its body, without its chrome. */
 function landmark(page: Page): Attempt {
   const all = [...elementsOf(page.body)];
-  const main = all.find((el) => el.name === 'main' || attr(el, 'role') === 'main' || attr(el, 'itemprop') === 'articleBody')
-    ?? largest(all.filter((el) => el.name === 'article' && page.count(el).chars > 0), page)
+  const main =
+    all.find((el) => el.name === 'main' || attr(el, 'role') === 'main' || attr(el, 'itemprop') === 'articleBody') ??
+    largest(
+      all.filter((el) => el.name === 'article' && page.count(el).chars > 0),
+      page,
+    ) ??
     // A post marked up as one (the hAtom/h-entry microformat of WordPress themes, schema.org microdata) is its page's content too.
-    ?? largest(all.filter((el) => (ENTRY.test(attr(el, 'class')) || /schema\.org\/(\w*Article|BlogPosting|Report)\b/.test(attr(el, 'itemtype'))) && page.count(el).chars > 0), page);
+    largest(
+      all.filter(
+        (el) =>
+          (ENTRY.test(attr(el, 'class')) ||
+            /schema\.org\/(\w*Article|BlogPosting|Report)\b/.test(attr(el, 'itemtype'))) &&
+          page.count(el).chars > 0,
+      ),
+      page,
+    );
   const root = main && page.count(main).chars > 0 ? main : page.body;
   const removed = new Set<Element>();
   for (const el of elementsOf(root, (e) => removed.has(e))) {
@@ -785,7 +1027,13 @@ function landmark(page: Page): Attempt {
     if (c.anchorsContent && el.name !== 'nav') continue;
     const role = attr(el, 'role');
     const match = `${attr(el, 'class')} ${attr(el, 'id')}`;
-    const chrome = ['nav', 'header', 'footer', 'aside'].includes(el.name) || UNLIKELY_ROLES.has(role) || /cookie|consent|gdpr|newsletter|popup|modal|breadcrumb/i.test(match) && !OK_MAYBE.test(match) || COMMENTS.test(match) || SHARE.test(match) || POST_FURNITURE.test(match);
+    const chrome =
+      ['nav', 'header', 'footer', 'aside'].includes(el.name) ||
+      UNLIKELY_ROLES.has(role) ||
+      (/cookie|consent|gdpr|newsletter|popup|modal|breadcrumb/i.test(match) && !OK_MAYBE.test(match)) ||
+      COMMENTS.test(match) ||
+      SHARE.test(match) ||
+      POST_FURNITURE.test(match);
     if (chrome && c.chars < 0.5 * page.count(root).chars) removed.add(el);
   }
   const nodes = root === page.body ? childElements(root) : [root];
@@ -805,7 +1053,9 @@ const PASSES: Flags[] = [
 
 /** The page's main content as HTML (what mainContent chose, serialized). Mutates the document, as mainContent does. */
 export function mainContentHtml($: CheerioAPI): string {
-  return mainContent($).map((n) => (typeof n === 'string' ? n : $.html(n))).join('');
+  return mainContent($)
+    .map((n) => (typeof n === 'string' ? n : $.html(n)))
+    .join('');
 }
 
 /**
@@ -818,7 +1068,11 @@ export function mainContent($: CheerioAPI): (AnyNode | string)[] {
   const body = elements.named('body')[0] ?? elements.all[0];
   if (!body) return [];
   const metas = elements.named('meta');
-  const summary = (metas.find((m) => m.attribs.property === 'og:description')?.attribs.content ?? metas.find((m) => m.attribs.name?.toLowerCase() === 'description')?.attribs.content ?? '').trim();
+  const summary = (
+    metas.find((m) => m.attribs.property === 'og:description')?.attribs.content ??
+    metas.find((m) => m.attribs.name?.toLowerCase() === 'description')?.attribs.content ??
+    ''
+  ).trim();
   const declared = declaredArticleBody($);
   // Last of the reads of the page's index: this moves elements.
   revealStreamedBoundaries($);
@@ -841,13 +1095,27 @@ export function mainContent($: CheerioAPI): (AnyNode | string)[] {
   // The page shows less than it declares (a paywall's teaser, a body rendered by script): the
   // article as its JSON-LD gives it, or, when the page shows nothing at all, its own summary, under
   // the page's heading.
-  const stated = declared && collapsedLength(declared) > 1.5 * best.chars + 200 ? declared : best.chars < MIN_PARAGRAPH && collapsedLength(summary) > best.chars ? summary : undefined;
-  const titles = new Set([elements.named('title')[0], metas.find((m) => m.attribs.property === 'og:title')].flatMap((el) => (el ? (el.name === 'title' ? textOf(el) : el.attribs.content ?? '').toLowerCase().match(WORDS) ?? [] : [])));
+  const stated =
+    declared && collapsedLength(declared) > 1.5 * best.chars + 200
+      ? declared
+      : best.chars < MIN_PARAGRAPH && collapsedLength(summary) > best.chars
+        ? summary
+        : undefined;
+  const titles = new Set(
+    [elements.named('title')[0], metas.find((m) => m.attribs.property === 'og:title')].flatMap((el) =>
+      el ? ((el.name === 'title' ? textOf(el) : (el.attribs.content ?? '')).toLowerCase().match(WORDS) ?? []) : [],
+    ),
+  );
   if (stated) {
     const h1 = [...elementsOf(body)].find((el) => el.name === 'h1');
     const heading = h1 && !repeatsTitle(h1, titles) ? h1 : undefined;
-    const paragraphs = stated.split(/\\n|\n/).map((p) => p.trim()).filter(Boolean);
-    return parseDocument([heading ? $.html(heading) : '', ...paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`)].join('\n')).children;
+    const paragraphs = stated
+      .split(/\\n|\n/)
+      .map((p) => p.trim())
+      .filter(Boolean);
+    return parseDocument(
+      [heading ? $.html(heading) : '', ...paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`)].join('\n'),
+    ).children;
   }
   const headline = firstHeading(best);
   if (headline && repeatsTitle(headline, titles)) best.removed.add(headline);
@@ -860,7 +1128,8 @@ const WORDS = /[\p{L}\p{N}]+/gu;
 
 /** The first h1 or h2 of the chosen content. */
 function firstHeading(best: Attempt): Element | undefined {
-  for (const root of best.nodes) for (const el of elementsOf(root, (e) => best.removed.has(e))) if (el.name === 'h1' || el.name === 'h2') return el;
+  for (const root of best.nodes)
+    for (const el of elementsOf(root, (e) => best.removed.has(e))) if (el.name === 'h1' || el.name === 'h2') return el;
   return undefined;
 }
 
@@ -891,11 +1160,18 @@ function bareMarkup(root: Element): void {
   const elements = [...elementsOf(root)];
   for (const el of elements) {
     for (const name of Object.keys(el.attribs)) {
-      if (!MARKDOWN_ATTRIBUTES.has(name) || name === 'class' && !(el.name === 'code' && /language-/.test(el.attribs.class ?? ''))) delete el.attribs[name];
+      if (
+        !MARKDOWN_ATTRIBUTES.has(name) ||
+        (name === 'class' && !(el.name === 'code' && /language-/.test(el.attribs.class ?? '')))
+      )
+        delete el.attribs[name];
     }
-    for (const child of [...el.children]) if (child.type === 'comment' || child.type === 'tag' && (child.name === 'colgroup' || child.name === 'col')) detach(child);
+    for (const child of [...el.children])
+      if (child.type === 'comment' || (child.type === 'tag' && (child.name === 'colgroup' || child.name === 'col')))
+        detach(child);
   }
-  for (const el of elements) if (el !== root && (el.name === 'span' || el.name === 'font') && Object.keys(el.attribs).length === 0) unwrap(el);
+  for (const el of elements)
+    if (el !== root && (el.name === 'span' || el.name === 'font') && Object.keys(el.attribs).length === 0) unwrap(el);
 }
 
 /** Puts the element's children where it is. */

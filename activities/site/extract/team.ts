@@ -16,7 +16,9 @@ export interface TeamMember {
 function personFromLd(node: JsonLdNode, base: string): TeamMember | undefined {
   const name = ldText(node.name) ?? clean([ldText(node.givenName), ldText(node.familyName)].filter(Boolean).join(' '));
   if (!name) return undefined;
-  const linkedIn = ldList(node.sameAs).map((s) => (typeof s === 'string' ? classifySocial(s) : undefined)).find((s) => s?.key === 'proflink');
+  const linkedIn = ldList(node.sameAs)
+    .map((s) => (typeof s === 'string' ? classifySocial(s) : undefined))
+    .find((s) => s?.key === 'proflink');
   const ldEmail = ldText(node.email);
   const email = ldEmail ? emailForm(ldEmail) : undefined;
   return {
@@ -34,7 +36,8 @@ export function ldTeamMembers(ld: JsonLdNode[], base: string): TeamMember[] {
   for (const node of ld) {
     if (typesOf(node).includes('Person')) people.push(node);
     for (const field of ['employee', 'employees', 'member', 'founder', 'founders', 'members']) {
-      for (const p of ldList(node[field])) if (p && typeof p === 'object' && typesOf(p as JsonLdNode).includes('Person')) people.push(p as JsonLdNode);
+      for (const p of ldList(node[field]))
+        if (p && typeof p === 'object' && typesOf(p as JsonLdNode).includes('Person')) people.push(p as JsonLdNode);
     }
   }
   return people.map((p) => personFromLd(p, base)).filter((m): m is TeamMember => m !== undefined);
@@ -43,16 +46,21 @@ export function ldTeamMembers(ld: JsonLdNode[], base: string): TeamMember[] {
 // A person's name: two to four capitalised words (initials, hyphens, apostrophes, particles allowed).
 const NAME_WORD = "(?:\\p{Lu}[\\p{L}'’.-]*|\\p{Lu}\\.)";
 const PARTICLE = '(?:von|van|der|de|da|di|du|del|la|le|zu|ten|ter|bin|al)';
-const PERSON_NAME = new RegExp(`^(?:(?:Dr|Prof|Mr|Mrs|Ms|Mx)\\.?\\s+)*${NAME_WORD}(?:\\s+(?:${PARTICLE}\\s+)*${NAME_WORD}){1,3}$`, 'u');
+const PERSON_NAME = new RegExp(
+  `^(?:(?:Dr|Prof|Mr|Mrs|Ms|Mx)\\.?\\s+)*${NAME_WORD}(?:\\s+(?:${PARTICLE}\\s+)*${NAME_WORD}){1,3}$`,
+  'u',
+);
 // Headings that look like names but are section titles.
-const NOT_A_NAME = /\b(team|our|about|contact|us|services?|company|news|blog|careers?|jobs|history|mission|values|leadership|management|board|meet|get|in|touch|the|and|for|with|of|privacy|policy|terms|home|welcome|kontakt|impressum|unser|über|uns|read|more|learn|view|all)\b/i;
+const NOT_A_NAME =
+  /\b(team|our|about|contact|us|services?|company|news|blog|careers?|jobs|history|mission|values|leadership|management|board|meet|get|in|touch|the|and|for|with|of|privacy|policy|terms|home|welcome|kontakt|impressum|unser|über|uns|read|more|learn|view|all)\b/i;
 
 export function looksLikePersonName(text: string): boolean {
   return text.length <= 60 && PERSON_NAME.test(text) && !NOT_A_NAME.test(text);
 }
 
 const NAME_SELECTOR = 'h2, h3, h4, h5, h6, strong, b, [class*="name" i], [itemprop="name"]';
-const POSITION_SELECTOR = '[class*="position" i], [class*="role" i], [class*="title" i], [class*="job" i], [itemprop="jobTitle"]';
+const POSITION_SELECTOR =
+  '[class*="position" i], [class*="role" i], [class*="title" i], [class*="job" i], [itemprop="jobTitle"]';
 
 /**
  * People on a team page, from its structure: each element whose text is a person's name, inside the
@@ -117,7 +125,14 @@ function cardMember($: CheerioAPI, card: Cheerio<AnyNode>, name: string, base: s
   const decodedSpan = cfSpan ? decodeCfEmail(cfSpan) : undefined;
   if (!email && decodedSpan) email = emailForm(decodedSpan);
 
-  let position = clean(card.find(POSITION_SELECTOR).filter((_, el) => clean($(el).text()) !== name).first().text()) ?? null;
+  let position =
+    clean(
+      card
+        .find(POSITION_SELECTOR)
+        .filter((_, el) => clean($(el).text()) !== name)
+        .first()
+        .text(),
+    ) ?? null;
   if (!position) {
     // The first short text of the card that is neither the name nor a link or an address.
     card.find('p, span, div, h4, h5, h6, em, small').each((_, el) => {

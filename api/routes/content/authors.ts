@@ -1,7 +1,14 @@
 import { notFound } from '../../../lib/errors';
 import { clientIdOf } from '../../context';
 import type { ApiRouter } from '../../routing';
-import { authorCreateBody, authorIdParams, authorPatchBody, contentPageQuery, dashboardAuthorListResponse, dashboardAuthorResponse } from '../../schemas/content';
+import {
+  authorCreateBody,
+  authorIdParams,
+  authorPatchBody,
+  contentPageQuery,
+  dashboardAuthorListResponse,
+  dashboardAuthorResponse,
+} from '../../schemas/content';
 import { dashboardAuthorView } from '../../presenters/content';
 import { dash, type ContentDeps } from './shared';
 
@@ -14,7 +21,10 @@ export function authorsRoutes(api: ApiRouter, { repo }: ContentDeps): void {
     operationId: 'createAuthor',
     summary: 'Create an author',
     body: authorCreateBody,
-    responses: { 201: { description: 'Created', schema: dashboardAuthorResponse }, 409: { description: 'The slug exists' } },
+    responses: {
+      201: { description: 'Created', schema: dashboardAuthorResponse },
+      409: { description: 'The slug exists' },
+    },
     handler: async (ctx, { body }) => {
       ctx.status = 201;
       ctx.body = dashboardAuthorView(await repo.createAuthor(clientIdOf(ctx), body));
@@ -30,8 +40,17 @@ export function authorsRoutes(api: ApiRouter, { repo }: ContentDeps): void {
     query: contentPageQuery,
     responses: { 200: { description: 'Authors by name', schema: dashboardAuthorListResponse } },
     handler: async (ctx, { query }) => {
-      const page = await repo.listAuthors(clientIdOf(ctx), { activeOnly: false, page: query.page, pageSize: query.page_size });
-      ctx.body = { authors: page.items.map(dashboardAuthorView), total: page.total, page: query.page, page_size: query.page_size };
+      const page = await repo.listAuthors(clientIdOf(ctx), {
+        activeOnly: false,
+        page: query.page,
+        pageSize: query.page_size,
+      });
+      ctx.body = {
+        authors: page.items.map(dashboardAuthorView),
+        total: page.total,
+        page: query.page,
+        page_size: query.page_size,
+      };
     },
   });
 
@@ -42,7 +61,10 @@ export function authorsRoutes(api: ApiRouter, { repo }: ContentDeps): void {
     operationId: 'getAuthor',
     summary: 'One author',
     params: authorIdParams,
-    responses: { 200: { description: 'The author', schema: dashboardAuthorResponse }, 404: { description: 'No such author for this client' } },
+    responses: {
+      200: { description: 'The author', schema: dashboardAuthorResponse },
+      404: { description: 'No such author for this client' },
+    },
     handler: async (ctx, { params }) => {
       const author = await repo.findAuthor(clientIdOf(ctx), params.author_id);
       if (!author) throw notFound('author not found');
@@ -58,7 +80,11 @@ export function authorsRoutes(api: ApiRouter, { repo }: ContentDeps): void {
     summary: 'Change an author (is_active false hides them from the public list)',
     params: authorIdParams,
     body: authorPatchBody,
-    responses: { 200: { description: 'The updated author', schema: dashboardAuthorResponse }, 404: { description: 'No such author for this client' }, 409: { description: 'The slug exists' } },
+    responses: {
+      200: { description: 'The updated author', schema: dashboardAuthorResponse },
+      404: { description: 'No such author for this client' },
+      409: { description: 'The slug exists' },
+    },
     handler: async (ctx, { params, body }) => {
       const author = await repo.updateAuthor(clientIdOf(ctx), params.author_id, body);
       if (!author) throw notFound('author not found');

@@ -15,7 +15,8 @@ export function postDocument(body: Record<string, unknown>): NonNullable<PostInp
     // Stored as the schema reads it: attributes the editor's schema does not have are not kept.
     return { body: doc.toJSON() as Record<string, unknown>, html: renderDocument(doc), readingTime: readingTime(doc) };
   } catch (err) {
-    if (err instanceof InvalidDocumentError) throw new AppError(400, `body: invalid rich-text document: ${err.message}`, 'bad_request');
+    if (err instanceof InvalidDocumentError)
+      throw new AppError(400, `body: invalid rich-text document: ${err.message}`, 'bad_request');
     throw err;
   }
 }
@@ -69,9 +70,18 @@ export const pub = { tags: ['content'], security: 'none' as const, headers: cont
 export const siteClientOf =
   (repo: ContentRepository) =>
   async (ctx: AppContext): Promise<string> => {
-    const headers = validate(contentDomainHeaders, { 'x-content-domain': ctx.get('x-content-domain') || undefined }, ['header']);
+    const headers = validate(contentDomainHeaders, { 'x-content-domain': ctx.get('x-content-domain') || undefined }, [
+      'header',
+    ]);
     const domain = headers['x-content-domain'];
     const clientId = await repo.clientOfDomain(domain);
-    if (!clientId) throw new ValidationError([{ type: 'site_not_found', loc: ['header', 'x-content-domain'], msg: `no verified site is registered for the domain '${domain}'` }]);
+    if (!clientId)
+      throw new ValidationError([
+        {
+          type: 'site_not_found',
+          loc: ['header', 'x-content-domain'],
+          msg: `no verified site is registered for the domain '${domain}'`,
+        },
+      ]);
     return clientId;
   };

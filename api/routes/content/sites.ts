@@ -14,11 +14,14 @@ export function sitesRoutes(api: ApiRouter, { repo, dnsServers }: ContentDeps): 
     method: 'post',
     path: '/api/v1/dashboard/content/sites',
     operationId: 'createContentSite',
-    summary: 'Register a domain whose public content endpoints serve this client\'s posts',
+    summary: "Register a domain whose public content endpoints serve this client's posts",
     description:
-      'The site answers X-Content-Domain once verified: publish the TXT record the answer gives (`verification`) on the domain, then call POST /api/v1/dashboard/content/sites/{site_id}/verify. Any client may register any domain (registering grants nothing): one verified by another client passes to this one when it verifies with that client\'s record gone from the domain.',
+      "The site answers X-Content-Domain once verified: publish the TXT record the answer gives (`verification`) on the domain, then call POST /api/v1/dashboard/content/sites/{site_id}/verify. Any client may register any domain (registering grants nothing): one verified by another client passes to this one when it verifies with that client's record gone from the domain.",
     body: siteCreateBody,
-    responses: { 201: { description: 'Registered, not verified yet', schema: siteResponse }, 409: { description: 'This client has registered the domain already' } },
+    responses: {
+      201: { description: 'Registered, not verified yet', schema: siteResponse },
+      409: { description: 'This client has registered the domain already' },
+    },
     handler: async (ctx, { body }) => {
       ctx.status = 201;
       ctx.body = siteView(await repo.createSite(clientIdOf(ctx), body.domain));
@@ -30,7 +33,7 @@ export function sitesRoutes(api: ApiRouter, { repo, dnsServers }: ContentDeps): 
     method: 'get',
     path: '/api/v1/dashboard/content/sites',
     operationId: 'listContentSites',
-    summary: 'The client\'s sites',
+    summary: "The client's sites",
     responses: { 200: { description: 'Every site of the client', schema: siteListResponse } },
     handler: async (ctx) => {
       const sites = await repo.listSites(clientIdOf(ctx));
@@ -43,9 +46,9 @@ export function sitesRoutes(api: ApiRouter, { repo, dnsServers }: ContentDeps): 
     method: 'post',
     path: '/api/v1/dashboard/content/sites/{site_id}/verify',
     operationId: 'verifyContentSite',
-    summary: 'Check the site\'s DNS TXT record and, when found, verify the site',
+    summary: "Check the site's DNS TXT record and, when found, verify the site",
     description:
-      'Looks up the TXT records of the domain for `verification.value`. Found: the site is verified and answers X-Content-Domain. A domain another client has verified moves to this site when that client\'s record is no longer among them (the domain changed hands; the other site becomes unverified and its posts are no longer served); while it is, the answer is 409. Verifying an already verified site changes nothing.',
+      "Looks up the TXT records of the domain for `verification.value`. Found: the site is verified and answers X-Content-Domain. A domain another client has verified moves to this site when that client's record is no longer among them (the domain changed hands; the other site becomes unverified and its posts are no longer served); while it is, the answer is 409. Verifying an already verified site changes nothing.",
     params: siteIdParams,
     responses: {
       200: { description: 'Verified', schema: siteResponse },
@@ -62,12 +65,23 @@ export function sitesRoutes(api: ApiRouter, { repo, dnsServers }: ContentDeps): 
         const record = siteVerificationRecord(site.verification_token);
         const txt = await lookupTxt(site.domain, dnsServers);
         const missing = missingRecord(site.domain, txt, record);
-        if (missing) throw new ValidationError([{ type: 'domain_not_verified', loc: ['path', 'site_id'], msg: `${missing}: publish the TXT record "${record}" on ${site.domain} and try again` }]);
+        if (missing)
+          throw new ValidationError([
+            {
+              type: 'domain_not_verified',
+              loc: ['path', 'site_id'],
+              msg: `${missing}: publish the TXT record "${record}" on ${site.domain} and try again`,
+            },
+          ]);
         // A domain another client verified passes to this one once that client's record is gone from
         // its DNS (the domain changed hands); while it is published, the domain stays where it is.
         previous = await repo.verifiedElsewhere(clientId, site.domain);
         if (previous && missingRecord(site.domain, txt, siteVerificationRecord(previous.verification_token)) === null) {
-          throw new AppError(409, `${site.domain} is verified by another client, whose TXT record is still published; it passes to you once that record is removed`, 'conflict');
+          throw new AppError(
+            409,
+            `${site.domain} is verified by another client, whose TXT record is still published; it passes to you once that record is removed`,
+            'conflict',
+          );
         }
       }
       const verified = await repo.verifySite(clientId, site.id, previous);

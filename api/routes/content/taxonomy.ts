@@ -25,7 +25,11 @@ export function taxonomyRoutes(api: ApiRouter, { repo }: ContentDeps): void {
     operationId: 'createCategory',
     summary: 'Create a category',
     body: categoryCreateBody,
-    responses: { 201: { description: 'Created', schema: dashboardCategoryResponse }, 400: { description: 'No slug given and the name gives none (e.g. only symbols)' }, 409: { description: 'The slug exists' } },
+    responses: {
+      201: { description: 'Created', schema: dashboardCategoryResponse },
+      400: { description: 'No slug given and the name gives none (e.g. only symbols)' },
+      409: { description: 'The slug exists' },
+    },
     handler: async (ctx, { body }) => {
       ctx.status = 201;
       ctx.body = dashboardCategoryView(await repo.createCategory(clientIdOf(ctx), body));
@@ -37,7 +41,7 @@ export function taxonomyRoutes(api: ApiRouter, { repo }: ContentDeps): void {
     method: 'get',
     path: '/api/v1/dashboard/content/categories',
     operationId: 'listCategories',
-    summary: 'The client\'s categories',
+    summary: "The client's categories",
     responses: { 200: { description: 'Categories by name', schema: categoryListResponse } },
     handler: async (ctx) => {
       const rows = await repo.listCategories(clientIdOf(ctx));
@@ -52,7 +56,10 @@ export function taxonomyRoutes(api: ApiRouter, { repo }: ContentDeps): void {
     operationId: 'getCategory',
     summary: 'One category',
     params: categoryIdParams,
-    responses: { 200: { description: 'The category', schema: dashboardCategoryResponse }, 404: { description: 'No such category for this client' } },
+    responses: {
+      200: { description: 'The category', schema: dashboardCategoryResponse },
+      404: { description: 'No such category for this client' },
+    },
     handler: async (ctx, { params }) => {
       const row = await repo.findCategory(clientIdOf(ctx), params.category_id);
       if (!row) throw notFound('category not found');
@@ -68,7 +75,11 @@ export function taxonomyRoutes(api: ApiRouter, { repo }: ContentDeps): void {
     summary: 'Rename a category or change its slug',
     params: categoryIdParams,
     body: categoryPatchBody,
-    responses: { 200: { description: 'The updated category', schema: dashboardCategoryResponse }, 404: { description: 'No such category for this client' }, 409: { description: 'The slug exists' } },
+    responses: {
+      200: { description: 'The updated category', schema: dashboardCategoryResponse },
+      404: { description: 'No such category for this client' },
+      409: { description: 'The slug exists' },
+    },
     handler: async (ctx, { params, body }) => {
       const row = await repo.updateCategory(clientIdOf(ctx), params.category_id, body);
       if (!row) throw notFound('category not found');
@@ -97,8 +108,12 @@ export function taxonomyRoutes(api: ApiRouter, { repo }: ContentDeps): void {
     operationId: 'createTag',
     summary: 'Create a tag (posts also create tags by name)',
     body: tagCreateBody,
-    description: 'A tag is its name, in any case. Without `slug` the name gives one, made free (`c`, `c-2`; `tag` for a name without Latin letters).',
-    responses: { 201: { description: 'Created', schema: tagResponse }, 409: { description: 'A tag of this name (in any case) or of the given slug exists' } },
+    description:
+      'A tag is its name, in any case. Without `slug` the name gives one, made free (`c`, `c-2`; `tag` for a name without Latin letters).',
+    responses: {
+      201: { description: 'Created', schema: tagResponse },
+      409: { description: 'A tag of this name (in any case) or of the given slug exists' },
+    },
     handler: async (ctx, { body }) => {
       ctx.status = 201;
       ctx.body = tagView(await repo.createTag(clientIdOf(ctx), body.name, body.slug));
@@ -110,7 +125,7 @@ export function taxonomyRoutes(api: ApiRouter, { repo }: ContentDeps): void {
     method: 'get',
     path: '/api/v1/dashboard/content/tags',
     operationId: 'listTags',
-    summary: 'The client\'s tags with their post counts',
+    summary: "The client's tags with their post counts",
     responses: { 200: { description: 'Tags by name', schema: tagListResponse } },
     handler: async (ctx) => {
       const rows = await repo.listTags(clientIdOf(ctx));
@@ -125,7 +140,10 @@ export function taxonomyRoutes(api: ApiRouter, { repo }: ContentDeps): void {
     operationId: 'getTag',
     summary: 'One tag',
     params: tagIdParams,
-    responses: { 200: { description: 'The tag', schema: tagResponse }, 404: { description: 'No such tag for this client' } },
+    responses: {
+      200: { description: 'The tag', schema: tagResponse },
+      404: { description: 'No such tag for this client' },
+    },
     handler: async (ctx, { params }) => {
       const row = await repo.findTag(clientIdOf(ctx), params.tag_id);
       if (!row) throw notFound('tag not found');
@@ -141,7 +159,11 @@ export function taxonomyRoutes(api: ApiRouter, { repo }: ContentDeps): void {
     summary: 'Rename a tag or change its slug',
     params: tagIdParams,
     body: tagPatchBody,
-    responses: { 200: { description: 'The updated tag', schema: tagResponse }, 404: { description: 'No such tag for this client' }, 409: { description: 'The slug exists' } },
+    responses: {
+      200: { description: 'The updated tag', schema: tagResponse },
+      404: { description: 'No such tag for this client' },
+      409: { description: 'The slug exists' },
+    },
     handler: async (ctx, { params, body }) => {
       const row = await repo.updateTag(clientIdOf(ctx), params.tag_id, body);
       if (!row) throw notFound('tag not found');

@@ -5,7 +5,21 @@ import { parseRawMessage, UnparseableMessageError } from '../../../lib/mail/pars
 import { clientIdOf } from '../../context';
 import { mailboxView, messageView } from '../../presenters/mail';
 import type { ApiRouter } from '../../routing';
-import { foldersResponse, importDoc, labelsResponse, mailboxCreateBody, mailboxIdParams, mailboxListResponse, mailboxPatchBody, mailboxResponse, mailboxScopeQuery, mailboxSyncResponse, rawMessageBody, mailboxTestResponse, messageResponse } from '../../schemas/mail';
+import {
+  foldersResponse,
+  importDoc,
+  labelsResponse,
+  mailboxCreateBody,
+  mailboxIdParams,
+  mailboxListResponse,
+  mailboxPatchBody,
+  mailboxResponse,
+  mailboxScopeQuery,
+  mailboxSyncResponse,
+  rawMessageBody,
+  mailboxTestResponse,
+  messageResponse,
+} from '../../schemas/mail';
 import { type MailLookups, type MailRouteDeps, MAIL_ROUTE, invalid, readRawMessage } from './shared';
 
 /** Mailboxes: CRUD, the login check, a sync now, raw import, and a mailbox's folders and labels. */
@@ -21,7 +35,10 @@ export function mailboxesRoutes(api: ApiRouter, deps: MailRouteDeps, l: MailLook
       'Passwords are encrypted at rest (AES-256-GCM) and never shown again. With IMAP, the INBOX is synced every MAIL_SYNC_INTERVAL_SECONDS ' +
       '(a Temporal schedule per mailbox) and at once on `POST .../sync`. Logins are not tried here: `POST .../test` does.',
     body: mailboxCreateBody,
-    responses: { 201: { description: 'Stored', schema: mailboxResponse }, 409: { description: 'The client already has a mailbox with this address' } },
+    responses: {
+      201: { description: 'Stored', schema: mailboxResponse },
+      409: { description: 'The client already has a mailbox with this address' },
+    },
     handler: async (ctx, { body }) => {
       const clientId = clientIdOf(ctx);
       const row = await repoOf().createMailbox(clientId, { ...body, imap: body.imap ?? null });
@@ -42,7 +59,7 @@ export function mailboxesRoutes(api: ApiRouter, deps: MailRouteDeps, l: MailLook
     method: 'get',
     path: '/api/v1/mail/mailboxes',
     operationId: 'listMailboxes',
-    summary: 'The client\'s mailboxes',
+    summary: "The client's mailboxes",
     responses: { 200: { description: 'Every mailbox of the client', schema: mailboxListResponse } },
     handler: async (ctx) => {
       const rows = await repoOf().listMailboxes(clientIdOf(ctx));
@@ -57,7 +74,10 @@ export function mailboxesRoutes(api: ApiRouter, deps: MailRouteDeps, l: MailLook
     operationId: 'getMailbox',
     summary: 'One mailbox',
     params: mailboxIdParams,
-    responses: { 200: { description: 'The mailbox', schema: mailboxResponse }, 404: { description: 'No such mailbox for this client' } },
+    responses: {
+      200: { description: 'The mailbox', schema: mailboxResponse },
+      404: { description: 'No such mailbox for this client' },
+    },
     handler: async (ctx, { params }) => {
       ctx.body = { success: true, mailbox: mailboxView(await mailbox(clientIdOf(ctx), params.mailbox_id)) };
     },
@@ -71,7 +91,11 @@ export function mailboxesRoutes(api: ApiRouter, deps: MailRouteDeps, l: MailLook
     summary: 'Change a mailbox (only the fields given)',
     params: mailboxIdParams,
     body: mailboxPatchBody,
-    responses: { 200: { description: 'The updated mailbox', schema: mailboxResponse }, 404: { description: 'No such mailbox for this client' }, 409: { description: 'The client already has a mailbox with this address' } },
+    responses: {
+      200: { description: 'The updated mailbox', schema: mailboxResponse },
+      404: { description: 'No such mailbox for this client' },
+      409: { description: 'The client already has a mailbox with this address' },
+    },
     handler: async (ctx, { params, body }) => {
       const clientId = clientIdOf(ctx);
       await mailbox(clientId, params.mailbox_id);
@@ -104,10 +128,14 @@ export function mailboxesRoutes(api: ApiRouter, deps: MailRouteDeps, l: MailLook
     method: 'post',
     path: '/api/v1/mail/mailboxes/{mailbox_id}/test',
     operationId: 'testMailbox',
-    summary: 'Log in to the mailbox\'s SMTP and IMAP servers',
-    description: 'SMTP: connect, EHLO and AUTH; IMAP: connect and LOGIN. Hosts in private or loopback ranges are refused unless USER_URL_ALLOW_HOSTS lists them.',
+    summary: "Log in to the mailbox's SMTP and IMAP servers",
+    description:
+      'SMTP: connect, EHLO and AUTH; IMAP: connect and LOGIN. Hosts in private or loopback ranges are refused unless USER_URL_ALLOW_HOSTS lists them.',
     params: mailboxIdParams,
-    responses: { 200: { description: 'Each server\'s outcome', schema: mailboxTestResponse }, 404: { description: 'No such mailbox for this client' } },
+    responses: {
+      200: { description: "Each server's outcome", schema: mailboxTestResponse },
+      404: { description: 'No such mailbox for this client' },
+    },
     handler: async (ctx, { params }) => {
       const row = await mailbox(clientIdOf(ctx), params.mailbox_id);
       const result = await checkLogins(repoOf().servers(row), deps.allowHosts, deps.timeoutMs);
@@ -120,10 +148,15 @@ export function mailboxesRoutes(api: ApiRouter, deps: MailRouteDeps, l: MailLook
     method: 'post',
     path: '/api/v1/mail/mailboxes/{mailbox_id}/sync',
     operationId: 'syncMailbox',
-    summary: 'Sync the mailbox\'s INBOX over IMAP now',
-    description: 'Starts the mailbox\'s sync workflow at once (after a running one). New messages appear in GET /api/v1/mail/messages once it is done.',
+    summary: "Sync the mailbox's INBOX over IMAP now",
+    description:
+      "Starts the mailbox's sync workflow at once (after a running one). New messages appear in GET /api/v1/mail/messages once it is done.",
     params: mailboxIdParams,
-    responses: { 202: { description: 'Sync started', schema: mailboxSyncResponse }, 400: { description: 'The mailbox has no IMAP settings' }, 404: { description: 'No such mailbox for this client' } },
+    responses: {
+      202: { description: 'Sync started', schema: mailboxSyncResponse },
+      400: { description: 'The mailbox has no IMAP settings' },
+      404: { description: 'No such mailbox for this client' },
+    },
     handler: async (ctx, { params }) => {
       const row = await mailbox(clientIdOf(ctx), params.mailbox_id);
       if (!row.imap_host) throw new AppError(400, 'this mailbox has no IMAP settings to sync from');
@@ -167,7 +200,10 @@ export function mailboxesRoutes(api: ApiRouter, deps: MailRouteDeps, l: MailLook
         if (err instanceof UnparseableMessageError) throw invalid(['body'], err.message);
         throw err;
       }
-      const { row: stored, created } = await repoOf().insertMessage(clientId, row.id, parsed, { direction: 'inbound', folder: INBOX });
+      const { row: stored, created } = await repoOf().insertMessage(clientId, row.id, parsed, {
+        direction: 'inbound',
+        folder: INBOX,
+      });
       ctx.status = created ? 201 : 200;
       ctx.body = { success: true, message: messageView(stored) };
     },
@@ -178,9 +214,12 @@ export function mailboxesRoutes(api: ApiRouter, deps: MailRouteDeps, l: MailLook
     method: 'get',
     path: '/api/v1/mail/folders',
     operationId: 'listMailFolders',
-    summary: 'A mailbox\'s folders with message and unread counts',
+    summary: "A mailbox's folders with message and unread counts",
     query: mailboxScopeQuery,
-    responses: { 200: { description: 'INBOX, Sent, Snoozed and every folder in use', schema: foldersResponse }, 404: { description: 'No such mailbox for this client' } },
+    responses: {
+      200: { description: 'INBOX, Sent, Snoozed and every folder in use', schema: foldersResponse },
+      404: { description: 'No such mailbox for this client' },
+    },
     handler: async (ctx, { query }) => {
       const clientId = clientIdOf(ctx);
       await mailbox(clientId, query.mailbox_id);
@@ -195,7 +234,10 @@ export function mailboxesRoutes(api: ApiRouter, deps: MailRouteDeps, l: MailLook
     operationId: 'listMailLabels',
     summary: 'The labels in use in a mailbox, with message counts',
     query: mailboxScopeQuery,
-    responses: { 200: { description: 'Labels', schema: labelsResponse }, 404: { description: 'No such mailbox for this client' } },
+    responses: {
+      200: { description: 'Labels', schema: labelsResponse },
+      404: { description: 'No such mailbox for this client' },
+    },
     handler: async (ctx, { query }) => {
       const clientId = clientIdOf(ctx);
       await mailbox(clientId, query.mailbox_id);

@@ -13,9 +13,13 @@ export function searchRoutes(api: ApiRouter, _deps: MailRouteDeps, l: MailLookup
     path: '/api/v1/mail/search',
     operationId: 'searchMail',
     summary: 'Full-text search in a mailbox, most relevant first',
-    description: 'Postgres full text (english stemming; subject weighs more than body), `q` in web-search syntax: words, "a phrase", or, -word. Ranked by ts_rank.',
+    description:
+      'Postgres full text (english stemming; subject weighs more than body), `q` in web-search syntax: words, "a phrase", or, -word. Ranked by ts_rank.',
     query: searchQuery,
-    responses: { 200: { description: 'Matches', schema: searchResponse }, 404: { description: 'No mailbox with this address' } },
+    responses: {
+      200: { description: 'Matches', schema: searchResponse },
+      404: { description: 'No mailbox with this address' },
+    },
     handler: async (ctx, { query }) => {
       const clientId = clientIdOf(ctx);
       const box = await mailboxByAddress(clientId, query.email);

@@ -26,14 +26,19 @@ export const MAIL_IMPORT_PATH = /^\/api\/v1\/mail\/mailboxes\/[^/]+\/import\/?$/
 /** What every mail route shares in the OpenAPI document and its guards. */
 export const MAIL_ROUTE = { tags: ['mail'], security: 'client' as const };
 
-export const invalid = (loc: (string | number)[], msg: string) => new ValidationError([{ type: 'value_error', loc, msg }]);
+export const invalid = (loc: (string | number)[], msg: string) =>
+  new ValidationError([{ type: 'value_error', loc, msg }]);
 
 /** The text part made from an HTML-only body; HTML nested too deep to convert is a 422 on `html`. */
 export function plainTextOf(html: string): string {
   try {
     return htmlToText(html);
   } catch (err) {
-    if (err instanceof HtmlTooDeepError) throw invalid(['body', 'html'], `elements nested more than ${MAX_HTML_DEPTH} deep; send a text part (text) or simpler HTML`);
+    if (err instanceof HtmlTooDeepError)
+      throw invalid(
+        ['body', 'html'],
+        `elements nested more than ${MAX_HTML_DEPTH} deep; send a text part (text) or simpler HTML`,
+      );
     throw err;
   }
 }
@@ -42,8 +47,12 @@ export function plainTextOf(html: string): string {
 export function checkTemplateVariables(source: string, declared: string[], loc: string[]): void {
   const { undeclared, unused } = variableMismatch(source, declared);
   const issues = [
-    ...(undeclared.length ? [{ type: 'value_error', loc, msg: `placeholders not listed in variables: ${undeclared.join(', ')}` }] : []),
-    ...(unused.length ? [{ type: 'value_error', loc, msg: `variables not used in html_source: ${unused.join(', ')}` }] : []),
+    ...(undeclared.length
+      ? [{ type: 'value_error', loc, msg: `placeholders not listed in variables: ${undeclared.join(', ')}` }]
+      : []),
+    ...(unused.length
+      ? [{ type: 'value_error', loc, msg: `variables not used in html_source: ${unused.join(', ')}` }]
+      : []),
   ];
   if (issues.length) throw new ValidationError(issues);
 }
@@ -52,13 +61,18 @@ export function checkTemplateVariables(source: string, declared: string[], loc: 
 export function readRawMessage(limit: number): Middleware<AppState> {
   return async (ctx, next) => {
     if (ctx.request.type !== 'message/rfc822') {
-      throw new AppError(415, `unsupported content type '${ctx.request.type || 'none'}'; send one RFC 5322 message as message/rfc822`, 'unsupported_media_type');
+      throw new AppError(
+        415,
+        `unsupported content type '${ctx.request.type || 'none'}'; send one RFC 5322 message as message/rfc822`,
+        'unsupported_media_type',
+      );
     }
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > limit) throw new AppError(413, `message is larger than ${limit} bytes (MAIL_MAX_MESSAGE_BYTES)`, 'payload_too_large');
+      if (size > limit)
+        throw new AppError(413, `message is larger than ${limit} bytes (MAIL_MAX_MESSAGE_BYTES)`, 'payload_too_large');
       chunks.push(chunk);
     }
     if (size === 0) throw invalid(['body'], 'the body must be one RFC 5322 message');
@@ -70,7 +84,12 @@ export function readRawMessage(limit: number): Middleware<AppState> {
 /** The repository (503 when mail is not configured) and the client's rows by id, 404 when not theirs. */
 export function mailLookups(deps: MailRouteDeps) {
   const repoOf = () => {
-    if (!deps.repo) throw new AppError(503, 'mail is not configured on this server (INTEGRATIONS_ENCRYPTION_KEY is unset: mailbox passwords cannot be encrypted)', 'not_configured');
+    if (!deps.repo)
+      throw new AppError(
+        503,
+        'mail is not configured on this server (INTEGRATIONS_ENCRYPTION_KEY is unset: mailbox passwords cannot be encrypted)',
+        'not_configured',
+      );
     return deps.repo;
   };
   const mailbox = async (clientId: string, id: number) => {

@@ -14,10 +14,14 @@ export function snoozeRoutes(api: ApiRouter, deps: MailRouteDeps, l: MailLookups
     path: '/api/v1/mail/messages/{message_id}/snooze',
     operationId: 'snoozeMessage',
     summary: 'Snooze a message until a moment in the future',
-    description: 'Moves it to the Snoozed folder and remembers the folder it was in; at snoozed_until a Temporal timer moves it back (unread). Snoozing again replaces the timer.',
+    description:
+      'Moves it to the Snoozed folder and remembers the folder it was in; at snoozed_until a Temporal timer moves it back (unread). Snoozing again replaces the timer.',
     params: messageIdParams,
     body: snoozeBody,
-    responses: { 200: { description: 'The snoozed message', schema: messageResponse }, 404: { description: 'No such message for this client' } },
+    responses: {
+      200: { description: 'The snoozed message', schema: messageResponse },
+      404: { description: 'No such message for this client' },
+    },
     handler: async (ctx, { params, body }) => {
       const clientId = clientIdOf(ctx);
       const until = new Date(body.snoozed_until);
@@ -38,7 +42,11 @@ export function snoozeRoutes(api: ApiRouter, deps: MailRouteDeps, l: MailLookups
     summary: 'Unsnooze: back to the original folder now',
     description: 'Cancels the timer.',
     params: messageIdParams,
-    responses: { 200: { description: 'The message in its original folder', schema: messageResponse }, 400: { description: 'The message is not snoozed' }, 404: { description: 'No such message for this client' } },
+    responses: {
+      200: { description: 'The message in its original folder', schema: messageResponse },
+      400: { description: 'The message is not snoozed' },
+      404: { description: 'No such message for this client' },
+    },
     handler: async (ctx, { params }) => {
       const clientId = clientIdOf(ctx);
       const current = await message(clientId, params.message_id);
@@ -54,9 +62,12 @@ export function snoozeRoutes(api: ApiRouter, deps: MailRouteDeps, l: MailLookups
     method: 'get',
     path: '/api/v1/mail/snoozed',
     operationId: 'listSnoozed',
-    summary: 'A mailbox\'s snoozed messages, soonest back first',
+    summary: "A mailbox's snoozed messages, soonest back first",
     query: snoozedQuery,
-    responses: { 200: { description: 'Snoozed messages', schema: snoozedResponse }, 404: { description: 'No mailbox with this address' } },
+    responses: {
+      200: { description: 'Snoozed messages', schema: snoozedResponse },
+      404: { description: 'No mailbox with this address' },
+    },
     handler: async (ctx, { query }) => {
       const clientId = clientIdOf(ctx);
       const box = await mailboxByAddress(clientId, query.email);

@@ -3,7 +3,14 @@ import { placeholders } from '../../../lib/mail/templates';
 import { clientIdOf } from '../../context';
 import { templateView } from '../../presenters/mail';
 import type { ApiRouter } from '../../routing';
-import { templateCreateBody, templateIdParams, templateListQuery, templateListResponse, templatePatchBody, templateResponse } from '../../schemas/mail';
+import {
+  templateCreateBody,
+  templateIdParams,
+  templateListQuery,
+  templateListResponse,
+  templatePatchBody,
+  templateResponse,
+} from '../../schemas/mail';
 import { type MailLookups, type MailRouteDeps, MAIL_ROUTE, checkTemplateVariables } from './shared';
 
 /** Templates with {{variable}} placeholders; DELETE is soft. */
@@ -29,13 +36,20 @@ export function templatesRoutes(api: ApiRouter, _deps: MailRouteDeps, l: MailLoo
     path: '/api/v1/mail/templates',
     operationId: 'createMailTemplate',
     summary: 'Create a template with {{variable}} placeholders',
-    description: 'The placeholders of html_source are extracted and checked against `variables` (422 naming any not listed, or listed but unused); without `variables` they are the placeholders.',
+    description:
+      'The placeholders of html_source are extracted and checked against `variables` (422 naming any not listed, or listed but unused); without `variables` they are the placeholders.',
     body: templateCreateBody,
     responses: { 201: { description: 'Created', schema: templateResponse } },
     handler: async (ctx, { body }) => {
       const variables = body.variables ?? placeholders(body.html_source);
       checkTemplateVariables(body.html_source, variables, ['body', 'variables']);
-      const row = await repoOf().createTemplate(clientIdOf(ctx), { name: body.name, description: body.description ?? null, template_type: body.template_type, html_source: body.html_source, variables });
+      const row = await repoOf().createTemplate(clientIdOf(ctx), {
+        name: body.name,
+        description: body.description ?? null,
+        template_type: body.template_type,
+        html_source: body.html_source,
+        variables,
+      });
       ctx.status = 201;
       ctx.body = { success: true, template: templateView(row) };
     },
@@ -47,10 +61,14 @@ export function templatesRoutes(api: ApiRouter, _deps: MailRouteDeps, l: MailLoo
     path: '/api/v1/mail/templates/{template_id}',
     operationId: 'updateMailTemplate',
     summary: 'Change a template (only the fields given)',
-    description: 'A new html_source without `variables` takes its placeholders as the variables; given variables are checked against the (new or current) html_source.',
+    description:
+      'A new html_source without `variables` takes its placeholders as the variables; given variables are checked against the (new or current) html_source.',
     params: templateIdParams,
     body: templatePatchBody,
-    responses: { 200: { description: 'The template', schema: templateResponse }, 404: { description: 'No such template for this client' } },
+    responses: {
+      200: { description: 'The template', schema: templateResponse },
+      404: { description: 'No such template for this client' },
+    },
     handler: async (ctx, { params, body }) => {
       const clientId = clientIdOf(ctx);
       const current = await template(clientId, params.template_id);

@@ -17,7 +17,10 @@ export function threadsRoutes(api: ApiRouter, _deps: MailRouteDeps, l: MailLooku
     summary: 'A thread in chronological order',
     description: 'thread_id is the first Message-ID of the thread, URL-encoded; the angle brackets may be left out.',
     params: threadParams,
-    responses: { 200: { description: 'The thread', schema: threadResponse }, 404: { description: 'No such thread for this client' } },
+    responses: {
+      200: { description: 'The thread', schema: threadResponse },
+      404: { description: 'No such thread for this client' },
+    },
     handler: async (ctx, { params }) => {
       const threadId = normalizeMessageId(params.thread_id);
       const rows = await repoOf().thread(clientIdOf(ctx), threadId);
