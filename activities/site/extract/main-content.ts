@@ -301,6 +301,21 @@ function prune(root: Element): void {
   for (const n of doomed) detach(n);
 }
 
+/** No text, no links, nothing: an element's counts before its children are added. */
+const ZERO: Counts = {
+  chars: 0,
+  linkChars: 0,
+  commas: 0,
+  paragraphs: 0,
+  images: 0,
+  listItems: 0,
+  inputs: 0,
+  headingChars: 0,
+  listChars: 0,
+  proseChars: 0,
+  anchorsContent: false,
+};
+
 /** Every element's counts, computed once bottom-up. */
 function countAll(root: Element): Map<Element, Counts> {
   const counts = new Map<Element, Counts>();
@@ -316,19 +331,7 @@ function countAll(root: Element): Map<Element, Counts> {
     }
     stack.pop();
     const name = el.name;
-    const c: Counts = {
-      chars: 0,
-      linkChars: 0,
-      commas: 0,
-      paragraphs: 0,
-      images: 0,
-      listItems: 0,
-      inputs: 0,
-      headingChars: 0,
-      listChars: 0,
-      proseChars: 0,
-      anchorsContent: name === 'h1' || attr(el, 'itemprop') === 'articleBody',
-    };
+    const c: Counts = { ...ZERO, anchorsContent: name === 'h1' || attr(el, 'itemprop') === 'articleBody' };
     for (const child of el.children) {
       if (child.type === 'text') {
         const data = (child as unknown as { data: string }).data;
@@ -362,20 +365,6 @@ function countAll(root: Element): Map<Element, Counts> {
   }
   return counts;
 }
-
-const ZERO: Counts = {
-  chars: 0,
-  linkChars: 0,
-  commas: 0,
-  paragraphs: 0,
-  images: 0,
-  listItems: 0,
-  inputs: 0,
-  headingChars: 0,
-  listChars: 0,
-  proseChars: 0,
-  anchorsContent: false,
-};
 
 class Page {
   readonly counts: Map<Element, Counts>;
