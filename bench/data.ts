@@ -88,14 +88,14 @@ async function loadRows(db: Db, clientId: string, size: number): Promise<number>
     const to = Math.min(size, from + CHUNK - 1);
     // Keys in the normalised forms lib/dedupe.ts matchKeys produces for the records sent below.
     // Names of made-up words (four syllables of 30, 810,000 of them) and a trade, in 200 towns: names
-    // share syllables and trades as real ones share words, so the trigram search has real work.
-    // key_name is lib/dedupe-fuzzy.ts businessNameKey of the name (lower case: no punctuation or legal form).
+    // share syllables and trades as real ones share words, so the candidate search has real work.
+    // key_blocks are lib/dedupe-fuzzy.ts fuzzyKeys(...).blocks of the record: each name word's first four letters in its town.
     await db.raw(
       `insert into canonical_records (client_id, record_type, record_hash, email, company_name, company_domain, maps_place_id, phone,
-                                      city, key_email, key_phone, key_domain, key_name, data, source_worker, created_at)
+                                      city, key_email, key_phone, key_domain, key_blocks, data, source_worker, created_at)
        select ?, 'business', encode(sha256(('bench-' || i)::bytea), 'hex'), 'lead' || i || '@bench.test', initcap(n.name),
               'c' || i || '.bench.test', 'ChIJbench' || i, '+44 20 ' || i, 'Town' || (i % 200), 'lead' || i || '@bench.test', '4420' || i,
-              'c' || i || '.bench.test', n.name, jsonb_build_object('company_name', initcap(n.name), 'city', 'Town' || (i % 200)),
+              'c' || i || '.bench.test', array['town' || (i % 200) || '|' || left(n.name, 4), 'town' || (i % 200) || '|' || left(split_part(n.name, ' ', 2), 4)], jsonb_build_object('company_name', initcap(n.name), 'city', 'Town' || (i % 200)),
               'bench', now() - make_interval(secs => ? - i)
        from generate_series(?::int, ?::int) i,
             lateral (select ${SQL_NAME} as name) n`,

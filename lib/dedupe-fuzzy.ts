@@ -182,14 +182,30 @@ function blockWords(r: DedupeRecord): Set<string> {
 }
 
 /**
- * The keys a canonical record is found by when fuzzy matching is asked for: its business name key
- * (searched by trigram similarity) and, for people, their company domain with their last name
- * (searched by equality; first names then compared).
+ * The keys a canonical record is found by when fuzzy matching is asked for (blocking, as
+ * record-linkage tools do: only records sharing a key are scored):
+ * - `blocks`, for businesses: the first four letters of each word of the name key (of three letters
+ *   or more; a one-word name keeps its word), each with the place it is in (the first word of the
+ *   city, else the country), and the house number with the street's first word of the address.
+ *   Rare by construction (a trade word in one town), so a candidate search reads a few rows a key.
+ * - `person`, for people: their company domain with their last name (first names then compared).
+ * - `name`: the business name key itself.
  */
-export function fuzzyKeys(r: DedupeRecord): { name: string | null; person: string | null } {
+export function fuzzyKeys(r: DedupeRecord): { name: string | null; person: string | null; blocks: string[] } {
   const { last } = personName(r);
   const domain = recordDomain(r);
-  return { name: businessNameKey(r.company_name), person: domain && last ? `${domain}|${last}` : null };
+  const name = businessNameKey(r.company_name);
+  const blocks = new Set<string>();
+  if (name) {
+    const place = plainKey(r.city)?.split(' ')[0] ?? plainKey(r.country) ?? '';
+    const words = name.split(' ');
+    for (const w of words) if (w.length >= 3 || words.length === 1) blocks.add(`${place}|${w.slice(0, 4)}`);
+    const address = plainKey(r.address)?.split(' ') ?? [];
+    const number = address.findIndex((w) => /^\d+[a-z]?$/.test(w));
+    const street = number >= 0 ? address.slice(number + 1).find((w) => w.length >= 3) : undefined;
+    if (street) blocks.add(`@${address[number]}|${street.slice(0, 4)}`);
+  }
+  return { name, person: domain && last ? `${domain}|${last}` : null, blocks: [...blocks] };
 }
 
 /** pg_trgm's trigrams of a text: per word, padded with two spaces before and one after. */
@@ -203,7 +219,7 @@ function trigrams(text: string): Set<string> {
   return out;
 }
 
-/** Trigram similarity as pg_trgm computes it (shared trigrams over all trigrams of both): the candidate search's measure. */
+/** Trigram similarity as pg_trgm computes it (shared trigrams over all trigrams of both). */
 export function trigramSimilarity(a: string, b: string): number {
   const x = trigrams(a);
   const y = trigrams(b);

@@ -504,27 +504,33 @@ export class DedupeRepository {
 
   /**
    * The live records of the scope a fuzzy match may find for each record at `positions`: businesses
-   * whose name key is trigram-similar (pg_trgm's `%`, at least 0.3; the ten most similar, through
-   * the GIN index on the client and the key), people with the same company domain and last name.
+   * sharing one of its blocking keys (lib/dedupe-fuzzy.ts fuzzyKeys: a name word's start in the same
+   * town, the same house and street; the newest 50 a key, through the GIN index on the client and
+   * the keys), people with the same company domain and last name (the oldest 10).
    */
   private async fuzzyCandidates(db: Knex, req: CheckRequest, positions: number[]): Promise<Map<number, Candidate[]>> {
-    const column = req.recordType === 'contact' ? 'person' : 'name';
+    const people = req.recordType === 'contact';
     const wanted = positions.flatMap((i) => {
-      const key = fuzzyKeys(req.records[i] ?? {})[column];
-      return key ? [{ i, key }] : [];
+      const keys = fuzzyKeys(req.records[i] ?? {});
+      if (people) return keys.person ? [{ i, key: keys.person }] : [];
+      return keys.blocks.map((key) => ({ i, key }));
     });
     const out = new Map<number, Candidate[]>();
     if (wanted.length === 0) return out;
     const scope = req.campaignId !== null ? 'and campaign_id = ?' : '';
-    const match =
-      column === 'name'
-        ? 'key_name % k.key order by similarity(key_name, k.key) desc, id limit 10'
-        : 'key_person = k.key order by id limit 10';
+    const key = people ? 'key_person = k.key' : 'key_blocks @> array[k.key]';
+    const [order, limit] = people ? ['id', 10] : ['id desc', 50];
+    // `offset 0` plans the key's lookup on its own: under the LIMIT the planner would walk the
+    // client's records newest first (the listing index) hoping for an early match of a rare key.
     const { rows } = (await tenantSql(db, req.clientId).raw(
       `select k.i, c.id, c.data from unnest(?::int[], ?::text[]) as k(i, key)
        cross join lateral (
-         select coalesce(merged_into, id) as id, data from {canonical_records}
-         where record_type = ? and deleted_at is null ${scope} and ${match}
+         select coalesce(merged_into, id) as id, data from (
+           select id, merged_into, data from {canonical_records}
+           where record_type = ? and deleted_at is null ${scope} and ${key}
+           offset 0
+         ) m
+         order by ${order} limit ${limit}
        ) c
        order by k.i`,
       [
@@ -534,7 +540,12 @@ export class DedupeRepository {
         ...(req.campaignId !== null ? [req.campaignId] : []),
       ],
     )) as { rows: { i: number; id: string; data: DedupeRecord }[] };
-    for (const r of rows) out.set(r.i, [...(out.get(r.i) ?? []), { id: Number(r.id), data: r.data }]);
+    for (const r of rows) {
+      const list = out.get(r.i) ?? [];
+      // A record found by several of its keys is one candidate.
+      if (!list.some((c) => c.id === Number(r.id))) list.push({ id: Number(r.id), data: r.data });
+      out.set(r.i, list);
+    }
     return out;
   }
 
@@ -559,7 +570,7 @@ export class DedupeRepository {
         key_phone: k.phone,
         key_domain: k.company_domain,
         // Written whether or not this check is fuzzy, so that a later fuzzy check finds the record.
-        key_name: fuzzyKey.name,
+        key_blocks: fuzzyKey.blocks.length > 0 ? fuzzyKey.blocks : null,
         key_person: fuzzyKey.person,
         data: record,
       };
@@ -571,7 +582,7 @@ export class DedupeRepository {
       'key_proflink',
       'key_phone',
       'key_domain',
-      'key_name',
+      'key_blocks',
       'key_person',
     ];
     // Rows hold several keys, so two concurrent batches could each insert a key the other then
@@ -581,7 +592,7 @@ export class DedupeRepository {
       `with scope_lock as materialized (select pg_advisory_xact_lock(hashtextextended(?, 0)))
        insert into canonical_records (client_id, record_type, campaign_id, source_worker, ${cols.join(', ')}, data)
        select ?, ?, ?, ?, ${cols.map((c) => `x.${c}`).join(', ')}, x.data
-       from scope_lock, jsonb_to_recordset(?::jsonb) as x(${cols.map((c) => `${c} text`).join(', ')}, data jsonb)
+       from scope_lock, jsonb_to_recordset(?::jsonb) as x(${cols.map((c) => `${c} ${c === 'key_blocks' ? 'text[]' : 'text'}`).join(', ')}, data jsonb)
        on conflict do nothing
        returning id, record_hash`,
       [

@@ -149,10 +149,24 @@ describe('fuzzy de-duplication: keys and scores', () => {
     expect(scoreContact(john, { first_name: 'John', last_name: 'Smith', company_domain: 'other.com' })).toBeNull();
   });
 
-  it('the keys a record is found by: its business name key, and domain|last name for a person', () => {
+  it("the keys a record is found by: name words' starts in its town (or country) and its house and street for a business, domain|last name for a person", () => {
     expect(
-      fuzzyKeys({ company_name: 'Northgate & Sons Ltd', full_name: 'Ann Baker', email: 'ann@northgate.co.uk' }),
-    ).toEqual({ name: 'northgate and sons', person: 'northgate.co.uk|baker' });
-    expect(fuzzyKeys({ email: 'x@y.com' })).toEqual({ name: null, person: null });
+      fuzzyKeys({
+        company_name: 'Northgate & Sons Ltd',
+        full_name: 'Ann Baker',
+        email: 'ann@northgate.co.uk',
+        city: 'York',
+        address: '12 Mill Lane, York',
+      }),
+    ).toEqual({
+      name: 'northgate and sons',
+      person: 'northgate.co.uk|baker',
+      blocks: ['york|nort', 'york|and', 'york|sons', '@12|mill'],
+    });
+    expect(fuzzyKeys({ company_name: 'Katsu', country: 'US' }).blocks).toEqual(['us|kats']);
+    expect(fuzzyKeys({ company_name: 'Lespinasse', city: 'New York City' }).blocks).toEqual(
+      fuzzyKeys({ company_name: 'lespinasse (New York)', city: 'new york' }).blocks.slice(0, 1),
+    );
+    expect(fuzzyKeys({ email: 'x@y.com' })).toEqual({ name: null, person: null, blocks: [] });
   });
 });
