@@ -505,8 +505,9 @@ export class DedupeRepository {
   /**
    * The live records of the scope a fuzzy match may find for each record at `positions`: businesses
    * sharing one of its blocking keys (lib/dedupe-fuzzy.ts fuzzyKeys: a name word's start in the same
-   * town, the same house and street; the newest 50 a key, through the GIN index on the client and
-   * the keys), people with the same company domain and last name (the oldest 10).
+   * town, the same house and street; the newest 50 a key, through the GIN index of the keys; the
+   * client's own rows are then picked from the few a key holds), people with the same company
+   * domain and last name (the oldest 10).
    */
   private async fuzzyCandidates(db: Knex, req: CheckRequest, positions: number[]): Promise<Map<number, Candidate[]>> {
     const people = req.recordType === 'contact';
