@@ -208,20 +208,10 @@ export const authorResponse = z
 export const dashboardAuthorResponse = authorResponse
   .extend({ is_active: z.boolean(), created_at: z.string(), updated_at: z.string() })
   .meta({ id: 'DashboardAuthor' });
-export const authorListResponse = z
-  .object({
-    authors: z.array(authorResponse),
-    total: z.number().int(),
-    page: z.number().int(),
-    page_size: z.number().int(),
-  })
-  .meta({ id: 'AuthorList' });
-export const dashboardAuthorListResponse = z.object({
-  authors: z.array(dashboardAuthorResponse),
-  total: z.number().int(),
-  page: z.number().int(),
-  page_size: z.number().int(),
-});
+/** The paging fields of a paged listing: the items' total and the page shown. */
+const paged = { total: z.number().int(), page: z.number().int(), page_size: z.number().int() };
+export const authorListResponse = z.object({ authors: z.array(authorResponse), ...paged }).meta({ id: 'AuthorList' });
+export const dashboardAuthorListResponse = z.object({ authors: z.array(dashboardAuthorResponse), ...paged });
 
 export const categoryResponse = z
   .object({ id: z.string(), name: z.string(), slug: z.string() })
@@ -297,11 +287,4 @@ export const postResponse = z
     related_posts: z.array(relatedPostResponse),
   })
   .meta({ id: 'Post' });
-export const postListResponse = z
-  .object({
-    posts: z.array(postSummaryResponse),
-    total: z.number().int(),
-    page: z.number().int(),
-    page_size: z.number().int(),
-  })
-  .meta({ id: 'PostList' });
+export const postListResponse = z.object({ posts: z.array(postSummaryResponse), ...paged }).meta({ id: 'PostList' });

@@ -490,22 +490,16 @@ export class ContentRepository {
     if (filter.status) void base.where('p.status', filter.status);
     if (filter.featured !== undefined) void base.where('p.is_featured', filter.featured);
     // The tag, category and author are the post's own (links only join a client's rows to its posts).
-    if (filter.tag)
-      void base.whereExists(
-        this.db('content_post_tags as pt')
-          .join('content_tags as t', 't.id', 'pt.tag_id')
-          .whereRaw('pt.post_id = p.id')
-          .where('t.slug', filter.tag)
-          .select(1),
-      );
+    // The post is linked (through `links`) to a row of `table` with this slug.
+    const linkedTo = (links: string, table: string, column: string, slug: string) =>
+      this.db(`${links} as l`)
+        .join(`${table} as x`, 'x.id', `l.${column}`)
+        .whereRaw('l.post_id = p.id')
+        .where('x.slug', slug)
+        .select(1);
+    if (filter.tag) void base.whereExists(linkedTo('content_post_tags', 'content_tags', 'tag_id', filter.tag));
     if (filter.category)
-      void base.whereExists(
-        this.db('content_post_categories as pc')
-          .join('content_categories as c', 'c.id', 'pc.category_id')
-          .whereRaw('pc.post_id = p.id')
-          .where('c.slug', filter.category)
-          .select(1),
-      );
+      void base.whereExists(linkedTo('content_post_categories', 'content_categories', 'category_id', filter.category));
     if (filter.author)
       void base.whereExists(
         this.db('content_authors as a').whereRaw('a.id = p.author_id').where('a.slug', filter.author).select(1),
