@@ -143,14 +143,18 @@ export class ContentRepository {
 
   /** The other client's verified site of the domain, if any (the one that answers X-Content-Domain). */
   async verifiedElsewhere(clientId: string, domain: string): Promise<SiteRow | undefined> {
-    return (
-      (await this.db('content_sites')
-        .where({ domain })
-        .whereNotNull('verified_at')
-        // tenancy: crosses tenants on purpose: another client's verified site of the domain (the domain alone picks the client).
-        .whereNot({ client_id: clientId })
-        .first()) as SiteRow | undefined
-    );
+    const site = await this.verifiedSite(domain);
+    return site && site.client_id !== clientId ? site : undefined;
+  }
+
+  /**
+   * The verified site of a domain, whoever's it is: at most one (content_sites_verified_domain_uniq).
+   * tenancy: crosses tenants on purpose: the public side has no client yet and the verified domain
+   * picks it; a client's own verification asks whether another client holds the domain.
+   */
+  private async verifiedSite(domain: string): Promise<SiteRow | undefined> {
+    return (await this.db('content_sites').where({ domain }).whereNotNull('verified_at').first()) as
+      SiteRow | undefined;
   }
 
   /**
@@ -195,10 +199,7 @@ export class ContentRepository {
 
   /** The client whose verified site answers to this domain. */
   async clientOfDomain(domain: string): Promise<string | undefined> {
-    // tenancy: the public side has no client yet: the verified domain picks it.
-    const row = (await this.db('content_sites').where({ domain }).whereNotNull('verified_at').first('client_id')) as
-      { client_id: string } | undefined;
-    return row?.client_id;
+    return (await this.verifiedSite(domain))?.client_id;
   }
 
   // ---- authors ----------------------------------------------------------------------------------

@@ -292,10 +292,9 @@ describe('deadlines and cancellation', () => {
       const started = Date.now();
       const err = await failure(client.fetch(`${site.url}/hang`));
       expect(err).toMatchObject({ kind: 'timeout', message: `request to ${site.url}/hang timed out after 500 ms` });
-      // It waited (the lower bound), and no longer than a bound only a defect crosses, not a timing:
-      // timeoutMs ignored would be the default 20 s.
+      // It waited (the lower bound); the message names the 500 ms it waited for (timeoutMs ignored
+      // would say the default 20,000 ms).
       expect(Date.now() - started).toBeGreaterThanOrEqual(450);
-      expect(Date.now() - started).toBeLessThan(10_000);
       await Promise.all(site.hanging);
     } finally {
       await client.close();
@@ -309,12 +308,10 @@ describe('deadlines and cancellation', () => {
       const cancelled = new Error('activity cancelled');
       const pending = client.fetch(`${site.url}/hang`, { signal: controller.signal });
       await new Promise((resolve) => setTimeout(resolve, 200));
-      const abortedAt = Date.now();
       controller.abort(cancelled);
+      // The signal's own reason: a fetch the abort did not stop would end in the client's time-out
+      // error instead; and the server sees the hanging connection closed.
       await expect(pending).rejects.toBe(cancelled);
-      // At once: the hanging request would otherwise wait for the fetch's time-out (the default 20 s).
-      // A bound only that defect crosses, not a timing.
-      expect(Date.now() - abortedAt).toBeLessThan(10_000);
       await Promise.all(site.hanging);
 
       await expect(client.fetch(`${site.url}/hello`, { signal: controller.signal })).rejects.toBe(cancelled);
