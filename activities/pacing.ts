@@ -3,8 +3,15 @@ import { sleep } from '../lib/sleep';
 
 /** How requests with one key are spaced, across every worker. */
 export interface Pace {
-  /** No request starts less than this after the previous one started (Nominatim's 1 s, the social 3-10 s pause). */
+  /** No request starts less than this after the previous one started (Nominatim's 1 s, SEC's rate). */
   gapMs: number;
+  /**
+   * Where gapMs counts from: the previous request's start (a rate: Nominatim, SEC), or its answer (a
+   * pause between requests: the social 3-10 s delay). From the answer the source sees the whole pause
+   * however long the previous request took to reach it; from the start a request that was slow to
+   * arrive leaves the next one less (90 ms of a 100 ms pause, seen in CI on 2026-12-04).
+   */
+  from?: 'start' | 'answer';
   /**
    * A rate over time as well: at most this many per hour on average, with a burst of two. Any
    * window of W ms holds at most W / (3600000 / perHour) + 2 requests, whenever the workers took
@@ -62,9 +69,9 @@ export async function pacedGlobally<T>(
     } catch (error) {
       outcome = { ok: false, error };
     }
-    // Held past the answer: the next request (any worker) starts gapMs after this one started.
-    // A cancel ends the hold at once (the request is over; the job is being stopped).
-    const wait = started + pace.gapMs - Date.now();
+    // Held past the answer: the next request (any worker) starts gapMs after this one started, or
+    // after its answer. A cancel ends the hold at once (the request is over; the job is being stopped).
+    const wait = pace.from === 'answer' ? pace.gapMs : started + pace.gapMs - Date.now();
     if (wait > 0) await sleep(wait, signal).catch(() => undefined);
     await trx.commit();
     signal.throwIfAborted();

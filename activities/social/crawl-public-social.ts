@@ -53,8 +53,8 @@ export function createSocialActivities(deps: ActivityDeps) {
     },
 
     /**
-     * One profile request, at least a random SOCIAL_DELAY_MIN_MS..MAX_MS after the previous one of
-     * any worker, and within SOCIAL_REQUESTS_PER_HOUR (activities/pacing.ts: the queue's dispatch
+     * One profile request, at least a random SOCIAL_DELAY_MIN_MS..MAX_MS after the answer to the
+     * previous one of any worker, and within SOCIAL_REQUESTS_PER_HOUR (activities/pacing.ts: the queue's dispatch
      * rate does not hold when a busy worker starts its activities late). A profile or a throttled answer
      * is returned; not found and blocked fail the job (non-retryable); a 5xx or network error is
      * retried by Temporal. Reads only: a retry changes nothing. Heartbeats every half second; a cancel
@@ -70,7 +70,7 @@ export function createSocialActivities(deps: ActivityDeps) {
         const answer = await pacedGlobally(
           deps.db,
           PACING_KEY,
-          { gapMs: delay, perHour: config.SOCIAL_REQUESTS_PER_HOUR },
+          { gapMs: delay, from: 'answer', perHour: config.SOCIAL_REQUESTS_PER_HOUR },
           signal,
           () => profileApi().profile(input.username, signal),
         );

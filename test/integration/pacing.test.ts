@@ -116,3 +116,19 @@ test('a cancel during the request ends the hold at once, however long the gap', 
   // Not held for the 20 s gap: a bound only that defect crosses, not a timing.
   expect(Date.now() - started).toBeLessThan(5000);
 });
+
+test('a pause counted from the answer reaches the source whole, though the previous request was slow to arrive', async () => {
+  const key = `probe/${randomUUID()}`;
+  // The first request reaches the source 60 ms after it starts, the second at once (a busy server
+  // or network): counted from the start, the source would see them 40 ms apart.
+  const arrivals: number[] = [];
+  const request = (latencyMs: number) => async () => {
+    await new Promise((r) => setTimeout(r, latencyMs));
+    arrivals.push(Date.now());
+  };
+  const signal = new AbortController().signal;
+  await pacedGlobally(db, key, { gapMs: 100, from: 'answer' }, signal, request(60));
+  await pacedGlobally(db, key, { gapMs: 100, from: 'answer' }, signal, request(0));
+  expect(arrivals).toHaveLength(2);
+  expect((arrivals[1] as number) - (arrivals[0] as number)).toBeGreaterThanOrEqual(100);
+});
