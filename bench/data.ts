@@ -89,13 +89,16 @@ async function loadRows(db: Db, clientId: string, size: number): Promise<number>
     // Keys in the normalised forms lib/dedupe.ts matchKeys produces for the records sent below.
     // Names of made-up words (four syllables of 30, 810,000 of them) and a trade, in 200 towns: names
     // share syllables and trades as real ones share words, so the candidate search has real work.
-    // key_blocks are lib/dedupe-fuzzy.ts fuzzyKeys(...).blocks of the record: each name word's first four letters in its town.
+    // key_blocks are lib/dedupe-fuzzy.ts fuzzyKeys(...).blocks of the record: each name word's first four letters in its town,
+    // and a word longer than four letters whole.
     await db.raw(
       `insert into canonical_records (client_id, record_type, record_hash, email, company_name, company_domain, maps_place_id, phone,
                                       city, key_email, key_phone, key_domain, key_blocks, data, source_worker, created_at)
        select ?, 'business', encode(sha256(('bench-' || i)::bytea), 'hex'), 'lead' || i || '@bench.test', initcap(n.name),
               'c' || i || '.bench.test', 'ChIJbench' || i, '+44 20 ' || i, 'Town' || (i % 200), 'lead' || i || '@bench.test', '4420' || i,
-              'c' || i || '.bench.test', array['town' || (i % 200) || '|' || left(n.name, 4), 'town' || (i % 200) || '|' || left(split_part(n.name, ' ', 2), 4)], jsonb_build_object('company_name', initcap(n.name), 'city', 'Town' || (i % 200)),
+              'c' || i || '.bench.test', array_remove(array['town' || (i % 200) || '|' || left(n.name, 4), 'town' || (i % 200) || '|' || left(split_part(n.name, ' ', 2), 4),
+                           case when length(split_part(n.name, ' ', 1)) > 4 then 'town' || (i % 200) || '|=' || split_part(n.name, ' ', 1) end,
+                           case when length(split_part(n.name, ' ', 2)) > 4 then 'town' || (i % 200) || '|=' || split_part(n.name, ' ', 2) end], null), jsonb_build_object('company_name', initcap(n.name), 'city', 'Town' || (i % 200)),
               'bench', now() - make_interval(secs => ? - i)
        from generate_series(?::int, ?::int) i,
             lateral (select ${SQL_NAME} as name) n`,

@@ -1,3 +1,4 @@
+import type { DedupeRecord, RecordType } from './dedupe';
 import { hasControlCharacter, NO_CONTROL_CHARACTERS } from './emails';
 import { domainOf, normalizeEmail, normalizeProflinkUrl, normalizeText, toE164 } from './normalize';
 
@@ -120,4 +121,31 @@ export function naturalKeyOf(type: ResourceType, data: Record<string, unknown>):
         : { field: 'pin_name', error: 'a pin needs pin_data_set_id and pin_name' };
     }
   }
+}
+
+/** The resource type a canonical record of de-duplication (spec §2.7) stands for. */
+const RECORD_RESOURCE: Record<RecordType, ResourceType> = {
+  business: 'businesses',
+  contact: 'contacts',
+  email: 'emails',
+  profile: 'proflink_profiles',
+};
+
+/**
+ * The IDAP resource a canonical record stands for (issue 41: resources follow a merge): its type and
+ * the natural key its fields give, as an import of the same fields would key it; null when they give none.
+ */
+export function resourceKeyOfRecord(
+  recordType: RecordType,
+  r: DedupeRecord,
+): { type: ResourceType; key: string } | null {
+  const type = RECORD_RESOURCE[recordType];
+  const data: Record<string, unknown> =
+    type === 'businesses'
+      ? { place_id: r.maps_place_id, website: r.website ?? r.company_domain, name: r.company_name, address: r.address }
+      : type === 'proflink_profiles'
+        ? { url: r.proflink_url }
+        : { ...r, address: r.email };
+  const found = naturalKeyOf(type, data);
+  return 'key' in found ? { type, key: found.key } : null;
 }

@@ -1,12 +1,9 @@
 import type { Knex } from 'knex';
-import { fuzzyKeys } from '../../lib/dedupe-fuzzy';
-import type { DedupeRecord } from '../../lib/dedupe';
+import { writeFuzzyKeys } from './fuzzy-keys';
 import { createIndexOnline, dropIndexOnline } from './online-index';
 
 /** Outside a transaction: on a live canonical_records table the indexes are built concurrently (online-index.ts). */
 export const config = { transaction: false };
-
-const BATCH = 5000;
 
 /**
  * Fuzzy de-duplication (issue 41, lib/dedupe-fuzzy.ts): a business's blocking keys (a name word's
@@ -34,27 +31,7 @@ export async function up(knex: Knex): Promise<void> {
   );
   // A campaign's location jobs match fuzzily when it says so (crawlMaps dedupe_fuzzy).
   await knex.raw('ALTER TABLE campaigns ADD COLUMN IF NOT EXISTS dedupe_fuzzy boolean NOT NULL DEFAULT false');
-  for (let last = 0; ;) {
-    const { rows } = (await knex.raw('SELECT id, data FROM canonical_records WHERE id > ? ORDER BY id LIMIT ?', [
-      last,
-      BATCH,
-    ])) as { rows: { id: string; data: DedupeRecord }[] };
-    if (rows.length === 0) break;
-    const keys = rows
-      .map((r) => {
-        const k = fuzzyKeys(r.data);
-        return { id: r.id, blocks: k.blocks.length > 0 ? k.blocks : null, person: k.person };
-      })
-      .filter((k) => k.blocks !== null || k.person !== null);
-    if (keys.length > 0) {
-      await knex.raw(
-        `UPDATE canonical_records c SET key_blocks = x.blocks, key_person = x.person
-         FROM jsonb_to_recordset(?::jsonb) AS x(id bigint, blocks text[], person text) WHERE c.id = x.id`,
-        [JSON.stringify(keys)],
-      );
-    }
-    last = Number(rows[rows.length - 1]?.id);
-  }
+  await writeFuzzyKeys(knex);
   await createIndexOnline(
     knex,
     'canonical_records',

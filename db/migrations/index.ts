@@ -28,6 +28,7 @@ import * as clientPreviousCredentials from './20261201000100_client_previous_cre
 import * as streamTickets from './20261201000200_stream_tickets';
 import * as projectionOutbox from './20261202000100_projection_outbox';
 import * as dedupeFuzzyKeys from './20261204000100_dedupe_fuzzy_keys';
+import * as dedupeBlocks from './20261207000100_dedupe_blocks';
 
 /**
  * Migrations are listed here rather than discovered on disk, so the same list runs under tsx,
@@ -63,6 +64,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261201000200_stream_tickets': streamTickets,
   '20261202000100_projection_outbox': projectionOutbox,
   '20261204000100_dedupe_fuzzy_keys': dedupeFuzzyKeys,
+  '20261207000100_dedupe_blocks': dedupeBlocks,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

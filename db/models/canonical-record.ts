@@ -33,3 +33,18 @@ export class CanonicalRecordModel extends TenantModel {
     query.whereNull(query.tableRefFor(query.modelClass()) + '.deleted_at');
   }
 }
+
+/**
+ * One blocking key of a live canonical record (lib/dedupe-fuzzy.ts fuzzyKeys), kept in step with
+ * canonical_records.key_blocks by the database's triggers (migration 20261207000100): written by no
+ * code, read by the fuzzy candidate search (db/repositories/dedupe.ts fuzzyCandidates).
+ */
+export class CanonicalBlockModel extends TenantModel {
+  static override tableName = 'canonical_blocks';
+  static override idColumn = ['client_id', 'record_type', 'key', 'record_id'];
+
+  record_type!: RecordType;
+  key!: string;
+  record_id!: string;
+  campaign_id!: string | null;
+}

@@ -19,7 +19,9 @@ import {
   type FuzzyScore,
 } from '../../lib/dedupe-fuzzy';
 import { CanonicalRecordModel } from '../models/canonical-record';
+import type { ResourceModel } from '../models/resource';
 import { tenantSql } from '../models/tenant';
+import { relate, resourceOfRecord, unrelate, type ResourceRef } from './resources';
 import { conflict, DomainError, invalid } from '../../lib/errors';
 
 export interface CheckRequest {
@@ -66,6 +68,10 @@ const notFound = (id: number) => new DomainError('not_found', `canonical record 
 
 /** Idempotency cache entries live this long (spec §8). */
 const IDEMPOTENCY_WINDOW = "interval '5 minutes'";
+/** A fuzzy business check reads this many of each blocking key's newest records (from the index alone)... */
+const KEY_READ = 50;
+/** ...and fetches and scores this many of the best-ranked a record (fuzzyCandidates). */
+const BUSINESS_CANDIDATES = 12;
 
 const KEY_COLUMN: Record<MatchType, string> = {
   maps_place_id: 'maps_place_id',
@@ -413,6 +419,13 @@ export class DedupeRepository {
         await CanonicalRecordModel.forClient(trx, clientId)
           .whereIn('id', fresh)
           .patch({ merged_into: String(targetId), merged_at: mergedAt });
+      await followInResources(
+        trx,
+        clientId,
+        target,
+        fresh.map((id) => byId.get(id) as CanonicalRecordModel),
+        relate,
+      );
       return { merged: [...new Set(ids)], mergedAt };
     });
   }
@@ -443,6 +456,14 @@ export class DedupeRepository {
       await CanonicalRecordModel.forClient(trx, clientId)
         .whereIn('id', ids)
         .patch({ merged_into: null, merged_at: null });
+      const target = byId.get(targetId) as CanonicalRecordModel;
+      await followInResources(
+        trx,
+        clientId,
+        target,
+        [...new Set(ids)].map((id) => byId.get(id) as CanonicalRecordModel),
+        unrelate,
+      );
       return [...new Set(ids)];
     });
   }
@@ -503,11 +524,13 @@ export class DedupeRepository {
   }
 
   /**
-   * The live records of the scope a fuzzy match may find for each record at `positions`: businesses
-   * sharing one of its blocking keys (lib/dedupe-fuzzy.ts fuzzyKeys: a name word's start in the same
-   * town, the same house and street; the newest 50 a key, through the GIN index of the keys; the
-   * client's own rows are then picked from the few a key holds), people with the same company
-   * domain and last name (the oldest 10).
+   * The live records of the scope a fuzzy match may find for each record at `positions`, best first:
+   * - businesses sharing its blocking keys (lib/dedupe-fuzzy.ts fuzzyKeys: a name word's start in
+   *   the same town, the same house and street). Each key's newest KEY_READ entries are read from
+   *   canonical_blocks' index alone; the candidates are ranked by the keys they share, a key counting
+   *   the more the fewer records hold it (one shared rare key outranks several common ones, as in
+   *   TF-IDF blocking), and the best BUSINESS_CANDIDATES are fetched and scored.
+   * - people with the same company domain and last name (the oldest 10).
    */
   private async fuzzyCandidates(db: Knex, req: CheckRequest, positions: number[]): Promise<Map<number, Candidate[]>> {
     const people = req.recordType === 'contact';
@@ -518,28 +541,47 @@ export class DedupeRepository {
     });
     const out = new Map<number, Candidate[]>();
     if (wanted.length === 0) return out;
+    const campaign = req.campaignId !== null ? [req.campaignId] : [];
     const scope = req.campaignId !== null ? 'and campaign_id = ?' : '';
-    const key = people ? 'key_person = k.key' : 'key_blocks @> array[k.key]';
-    const [order, limit] = people ? ['id', 10] : ['id desc', 50];
+    const keys = [wanted.map((w) => w.i), wanted.map((w) => w.key), req.recordType];
     // `offset 0` plans the key's lookup on its own: under the LIMIT the planner would walk the
-    // client's records newest first (the listing index) hoping for an early match of a rare key.
+    // client's records oldest first (the listing index) hoping for an early match of a rare key.
     const { rows } = (await tenantSql(db, req.clientId).raw(
-      `select k.i, c.id, c.data from unnest(?::int[], ?::text[]) as k(i, key)
-       cross join lateral (
-         select coalesce(merged_into, id) as id, data from (
-           select id, merged_into, data from {canonical_records}
-           where record_type = ? and deleted_at is null ${scope} and ${key}
-           offset 0
-         ) m
-         order by ${order} limit ${limit}
-       ) c
-       order by k.i`,
-      [
-        wanted.map((w) => w.i),
-        wanted.map((w) => w.key),
-        req.recordType,
-        ...(req.campaignId !== null ? [req.campaignId] : []),
-      ],
+      people
+        ? `select k.i, c.id, c.data from unnest(?::int[], ?::text[]) as k(i, key)
+           cross join lateral (
+             select coalesce(merged_into, id) as id, data from (
+               select id, merged_into, data from {canonical_records}
+               where record_type = ? and deleted_at is null ${scope} and key_person = k.key
+               offset 0
+             ) m
+             order by id limit 10
+           ) c
+           order by k.i`
+        : `with hits as (
+             select k.i, b.record_id, b.holders
+             from unnest(?::int[], ?::text[]) as k(i, key)
+             cross join lateral (
+               select record_id, count(*) over () as holders from (
+                 select record_id from {canonical_blocks}
+                 where record_type = ? and key = k.key ${scope}
+                 order by record_id desc limit ${KEY_READ}
+               ) newest
+             ) b
+           ), ranked as (
+             select i, record_id,
+                    row_number() over (partition by i order by sum(1::float8 / holders) desc, record_id desc) as rank
+             from hits group by i, record_id
+           )
+           select r.i, c.id, c.data
+           from ranked r
+           cross join lateral (
+             select coalesce(merged_into, id) as id, data from {canonical_records}
+             where id = r.record_id and deleted_at is null
+           ) c
+           where r.rank <= ${BUSINESS_CANDIDATES}
+           order by r.i, r.rank`,
+      [...keys, ...campaign],
     )) as { rows: { i: number; id: string; data: DedupeRecord }[] };
     for (const r of rows) {
       const list = out.get(r.i) ?? [];
@@ -606,5 +648,29 @@ export class DedupeRepository {
       ],
     )) as { rows: { id: string; record_hash: string }[] };
     return new Map(inserted.map((r) => [r.record_hash, Number(r.id)]));
+  }
+}
+
+/**
+ * IDAP follows a merge (issue 41): the resource the target record stands for is related to each
+ * merged record's (lib/idap.ts resourceKeyOfRecord; both ways, so each one's `related` shows the
+ * other), and an unmerge takes that relation away again. A record whose keys no crawl or import
+ * wrote as a resource has none, and is left out.
+ */
+async function followInResources(
+  trx: Knex.Transaction,
+  clientId: string,
+  target: CanonicalRecordModel,
+  records: CanonicalRecordModel[],
+  change: typeof relate,
+): Promise<void> {
+  const resourceOf = (r: CanonicalRecordModel) =>
+    resourceOfRecord(trx, clientId, r.record_type, r.data as DedupeRecord);
+  const ref = (r: ResourceModel): ResourceRef => ({ clientId, type: r.resource_type, id: r.id });
+  const mine = await resourceOf(target);
+  if (!mine) return;
+  for (const record of records) {
+    const theirs = await resourceOf(record);
+    if (theirs && theirs.id !== mine.id) await change(trx, ref(mine), ref(theirs));
   }
 }

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { raw } from 'objection';
 import { WHITESPACE_CLASS } from '../../jobs/fields';
-import { idapRef, naturalKeyOf, type Flag, type ResourceType, type Source } from '../../lib/idap';
+import type { DedupeRecord, RecordType } from '../../lib/dedupe';
+import { idapRef, naturalKeyOf, resourceKeyOfRecord, type Flag, type ResourceType, type Source } from '../../lib/idap';
 import { domainOf } from '../../lib/normalize';
 import { ResourceModel } from '../models/resource';
 import { tenantSql } from '../models/tenant';
@@ -280,6 +281,50 @@ export async function relate(trx: Knex.Transaction, a: ResourceRef, b: ResourceR
   if (rows[0]?.found !== 1)
     throw new Error(`relate: ${a.type}/${a.id} or ${b.type}/${b.id} not found for client ${a.clientId}`);
   return (rows[0]?.bumped ?? 0) > 0;
+}
+
+/**
+ * Undoes `relate`: the relation of two resources of the same client, both directions, goes; each
+ * resource whose relations changed moves modified_at. Returns whether there was one. Needs a transaction.
+ */
+export async function unrelate(trx: Knex.Transaction, a: ResourceRef, b: ResourceRef): Promise<boolean> {
+  if (a.clientId !== b.clientId) throw new Error('unrelate: resources of different clients');
+  await lockClient(trx, a.clientId);
+  // gone deletes the client's relations (mine) through their primary key.
+  const { rows } = (await tenantSql(trx, a.clientId).raw(
+    `with gone as (
+       delete from idap_relations d using {idap_relations mine}
+       where (d.from_id, d.to_type, d.to_id) = (mine.from_id, mine.to_type, mine.to_id)
+         and ((mine.from_id = ? and mine.to_id = ?) or (mine.from_id = ? and mine.to_id = ?))
+       returning d.from_id
+     ),
+     -- tenancy: the rows located through the scoped {idap_relations} of this statement
+     bump as (
+       update idap_resources set change_seq = nextval('idap_change_seq'), modified_at = clock_timestamp()
+       where id in (select from_id from gone) returning id
+     )
+     select count(*)::int as bumped from bump`,
+    [a.id, b.id, b.id, a.id],
+  )) as { rows: { bumped: number }[] };
+  return (rows[0]?.bumped ?? 0) > 0;
+}
+
+/**
+ * The IDAP resource a canonical record of de-duplication stands for (lib/idap.ts
+ * resourceKeyOfRecord): the resource its fields key, a business also by a key its data holds
+ * (findBusinessByKey); undefined when the client has none.
+ */
+export async function resourceOfRecord(
+  db: Knex,
+  clientId: string,
+  recordType: RecordType,
+  record: DedupeRecord,
+): Promise<ResourceModel | undefined> {
+  const found = resourceKeyOfRecord(recordType, record);
+  if (!found) return undefined;
+  return found.type === 'businesses'
+    ? findBusinessByKey(db, clientId, found.key)
+    : findByNaturalKey(db, clientId, found.type, found.key);
 }
 
 /**

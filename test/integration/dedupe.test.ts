@@ -690,6 +690,30 @@ describe('fuzzy matching (issue 41): opt-in, after the exact match types', () =>
     ]);
   });
 
+  test('among 300 newer bakers of the same town the old one is still found by its own name; once deleted it is found no more', async () => {
+    const old = await check(f, { record: { company_name: 'Northgate Bakers', city: 'York', country: 'GB' } });
+    // 300 newer records hold the town's trade word ("york|bake") as well: more than a key's read.
+    // Their names differ by a word of three letters (`Baker Kab Bakers`, `Baker Kac Bakers`).
+    const word = (n: number) => [676, 26, 1].map((d) => String.fromCharCode(97 + (Math.floor(n / d) % 26))).join('');
+    for (let from = 0; from < 300; from += 100) {
+      const records = Array.from({ length: 100 }, (_, j) => ({
+        company_name: `Baker ${word(from + j + 7000)} Bakers`,
+        city: 'York',
+      }));
+      expect((await batch(f, { fuzzy: true, records })).stats).toMatchObject({ added_to_canonical: 100 });
+    }
+    const probe = { company_name: 'NORTHGATE BAKERS LTD', city: 'York' };
+    expect(await check(f, { record: probe, add_to_canonical: false, fuzzy: true })).toMatchObject({
+      is_duplicate: true,
+      match_type: 'fuzzy_business',
+      matched_record_id: old.canonical_id,
+    });
+    await api.deps.db('canonical_records').where({ id: old.canonical_id }).update({ deleted_at: new Date() });
+    expect(await check(f, { record: probe, add_to_canonical: false, fuzzy: true })).toMatchObject({
+      is_duplicate: false,
+    });
+  });
+
   test('fuzzy is a boolean and address a string field: anything else is a 422', async () => {
     expect(
       (await f.post('/api/v1/dedupe/check', { record_type: 'business', record: { company_name: 'A' }, fuzzy: 'yes' }))
@@ -744,6 +768,39 @@ describe('POST /api/v1/dedupe/canonical/{id}/merge and .../unmerge (issue 41)', 
     expect(await check(m, { record: { phone: '+44 (1904) 000-111' }, add_to_canonical: false })).toMatchObject({
       matched_record_id: a,
     });
+  });
+
+  test("IDAP follows: after a merge each business resource's related businesses include the other's; unmerge takes the relation away", async () => {
+    const m = caller(api, bearer(await api.newClient()));
+    const imported = await m.post('/api/v1/idap/businesses/import', {
+      records: [
+        { data: { name: 'Northgate Bakers', place_id: 'ChIJnorthgate1' } },
+        { data: { name: 'Northgate and Sons Bakers', website: 'https://northgate-bakers.test' } },
+      ],
+    });
+    expect(imported.status).toBe(200);
+    const listed = await m.json<{ items: { resource_id: string; data: { name: string } }[] }>(
+      await m.get('/api/v1/idap/businesses?limit=10'),
+    );
+    const idOf = (name: string) => listed.items.find((r) => r.data.name === name)?.resource_id as string;
+    const a = (await check(m, { record: { company_name: 'Northgate Bakers', maps_place_id: 'ChIJnorthgate1' } }))
+      .canonical_id as number;
+    const b = (
+      await check(m, { record: { company_name: 'Northgate and Sons Bakers', website: 'northgate-bakers.test' } })
+    ).canonical_id as number;
+    const relatedNames = async (id: string) =>
+      (
+        await m.json<{ related: { businesses: { resource_id: string }[] } }>(
+          await m.get(`/api/v1/idap/businesses/${id}?include=businesses`),
+        )
+      ).related.businesses.map((r) => r.resource_id);
+    expect(await relatedNames(idOf('Northgate Bakers'))).toEqual([]);
+    expect((await m.post(`/api/v1/dedupe/canonical/${a}/merge`, { record_ids: [b] })).status).toBe(200);
+    expect(await relatedNames(idOf('Northgate Bakers'))).toEqual([idOf('Northgate and Sons Bakers')]);
+    expect(await relatedNames(idOf('Northgate and Sons Bakers'))).toEqual([idOf('Northgate Bakers')]);
+    expect((await m.post(`/api/v1/dedupe/canonical/${a}/unmerge`, { record_ids: [b] })).status).toBe(200);
+    expect(await relatedNames(idOf('Northgate Bakers'))).toEqual([]);
+    expect(await relatedNames(idOf('Northgate and Sons Bakers'))).toEqual([]);
   });
 
   test("refusals: unknown ids and another client's 404, into itself or across record types 400, chains 409, a merge older than the undo window 409", async () => {

@@ -5,6 +5,8 @@ import {
   scoreBusiness,
   scoreContact,
   trigramSimilarity,
+  editDistance,
+  withinOneEdit,
 } from '../../lib/dedupe-fuzzy';
 
 describe('fuzzy de-duplication: keys and scores', () => {
@@ -161,12 +163,36 @@ describe('fuzzy de-duplication: keys and scores', () => {
     ).toEqual({
       name: 'northgate and sons',
       person: 'northgate.co.uk|baker',
-      blocks: ['york|nort', 'york|and', 'york|sons', '@12|mill'],
+      blocks: ['york|nort', 'york|=northgate', 'york|and', 'york|sons', '@12|mill'],
     });
-    expect(fuzzyKeys({ company_name: 'Katsu', country: 'US' }).blocks).toEqual(['us|kats']);
+    expect(fuzzyKeys({ company_name: 'Katsu', country: 'US' }).blocks).toEqual(['us|kats', 'us|=katsu']);
     expect(fuzzyKeys({ company_name: 'Lespinasse', city: 'New York City' }).blocks).toEqual(
-      fuzzyKeys({ company_name: 'lespinasse (New York)', city: 'new york' }).blocks.slice(0, 1),
+      fuzzyKeys({ company_name: 'lespinasse (New York)', city: 'new york' }).blocks.slice(0, 2),
     );
     expect(fuzzyKeys({ email: 'x@y.com' })).toEqual({ name: null, person: null, blocks: [] });
+  });
+});
+
+describe('one edit apart', () => {
+  test('withinOneEdit agrees with editDistance <= 1 on every pair of a set of near and far words', () => {
+    const words = [
+      'bakers',
+      'bakres',
+      'baker',
+      'bakery',
+      'bkaers',
+      'bakersx',
+      'xbakers',
+      'bakes',
+      'makers',
+      'banker',
+      'bakkers',
+      'ab',
+      'ba',
+      'a',
+      '',
+    ];
+    for (const a of words)
+      for (const b of words) expect([a, b, withinOneEdit(a, b)]).toEqual([a, b, editDistance(a, b) <= 1]);
   });
 });
