@@ -27,7 +27,7 @@ export class PeerTubeError extends Error {
     readonly kind: PeerTubeErrorKind,
     message: string,
     readonly status?: number,
-    /** Seconds, from Retry-After on a 429. */
+    /** Seconds, from Retry-After on a 429, else from X-RateLimit-Reset. */
     readonly retryAfter?: number,
   ) {
     super(message);
@@ -279,7 +279,11 @@ export class PeerTubeClient {
 
   private upstream(res: Response, problem: Problem, path: string): PeerTubeError {
     if (res.status === 429) {
-      const retry = Number(res.headers.get('retry-after') ?? res.headers.get('ratelimit-reset') ?? NaN);
+      // Retry-After in seconds; else PeerTube's X-RateLimit-Reset, a Unix time (as its answers carry it).
+      const reset = Number(res.headers.get('x-ratelimit-reset') ?? NaN);
+      const retry = Number(
+        res.headers.get('retry-after') ?? (Number.isFinite(reset) ? reset - Date.now() / 1000 : NaN),
+      );
       const after = Number.isFinite(retry) && retry >= 0 ? Math.ceil(retry) : 10;
       return new PeerTubeError(
         'rate_limited',

@@ -332,14 +332,21 @@ function toAddress(a: SecAddress): CompanyAddress {
   };
 }
 
-/** The legal form from the name's suffix ("Apple Inc.", "MICROSOFT CORP", "TESLA, INC. /DE/"), else null. */
+/**
+ * The legal form from the name's suffix ("Apple Inc.", "MICROSOFT CORP", "TESLA, INC. /DE/",
+ * "TOYOTA MOTOR CORP/", "Ares Acquisition Corp II"), else null.
+ */
 export function legalForm(name: string): string | null {
   const tail = name
     .toLowerCase()
     .replace(/\s*\/[a-z]{2,3}\/?\s*$/, '') // EDGAR's state-of-incorporation marker: "/DE/"
-    .replace(/[\s.,]+$/, '')
+    .replace(/[\s.,/]+$/, '') // also the bare "/" EDGAR leaves after some names: "AMETEK INC/"
     .trim();
-  for (const [pattern, form] of LEGAL_FORMS) if (pattern.test(tail)) return form;
+  // A series numeral after the form ("Corp. II"), tried only when the whole tail has no form:
+  // the "V" of "ICTS INTERNATIONAL N V" is part of the form.
+  const unnumbered = tail.replace(/\s+[ivx]+$/, '').replace(/[\s.,]+$/, '');
+  for (const candidate of [tail, unnumbered])
+    for (const [pattern, form] of LEGAL_FORMS) if (pattern.test(candidate)) return form;
   return null;
 }
 

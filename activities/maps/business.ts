@@ -108,11 +108,25 @@ export function osmPlaceId(p: NominatimPlace): string {
   return `osm:${OSM_TYPES[p.osm_type ?? ''] ?? p.osm_type ?? 'place'}/${p.osm_id ?? p.place_id}`;
 }
 
+/**
+ * A result's name; without one (answers of 2021 have no `name`, an unnamed object's is null),
+ * display_name's first part, except for an unnamed house, whose display_name starts with its number
+ * ("10, Downing Street, ..."): it is called by its address, "10 Downing Street".
+ */
+function nominatimName(p: NominatimPlace): string {
+  const named = p.name?.trim();
+  if (named) return named;
+  const first = p.display_name?.split(',')[0]?.trim();
+  const { house_number: house, road } = p.address ?? {};
+  if (first && first === house && road) return `${house} ${road}`;
+  return first || osmPlaceId(p);
+}
+
 /** A Nominatim jsonv2 result with its extra tags. */
 export function businessFromNominatim(p: NominatimPlace, fallbackRegion?: string): MapsBusiness {
   const tags = p.extratags ?? {};
   const country = p.address?.country_code?.toUpperCase() ?? null;
-  const name = p.name?.trim() || p.display_name?.split(',')[0]?.trim() || osmPlaceId(p);
+  const name = nominatimName(p);
   const id = osmPlaceId(p);
   const lat = p.lat !== undefined ? Number(p.lat) : undefined;
   const lng = p.lon !== undefined ? Number(p.lon) : undefined;

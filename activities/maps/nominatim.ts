@@ -22,7 +22,8 @@ export interface NominatimPlace {
   lon?: string;
   category?: string;
   type?: string;
-  name?: string;
+  /** Absent in older answers; null for an unnamed object. */
+  name?: string | null;
   display_name?: string;
   address?: Record<string, string>;
   extratags?: Record<string, string> | null;

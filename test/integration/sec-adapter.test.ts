@@ -201,6 +201,16 @@ describe('US SEC EDGAR adapter', () => {
     expect(legalForm('Berkshire Hathaway')).toBeNull();
   });
 
+  test("legal forms of names as EDGAR's ticker index writes them: a bare trailing slash, a series numeral after the form", () => {
+    // TOYOTA MOTOR CORP/, AMETEK INC/ and Ares Acquisition Corp II are in EDGAR's company_tickers_exchange.json.
+    expect(legalForm('TOYOTA MOTOR CORP/')).toBe('Corp');
+    expect(legalForm('AMETEK INC/')).toBe('Inc');
+    expect(legalForm('Ares Acquisition Corp II')).toBe('Corp');
+    expect(legalForm('EQV Ventures Acquisition Corp. II')).toBe('Corp');
+    // The V of N V is the form's, not a numeral.
+    expect(legalForm('ICTS INTERNATIONAL N V')).toBe('N.V.');
+  });
+
   test('an unknown CIK (404 NoSuchKey) is CompanyNotFoundError', async () => {
     const err = await failure(client.lookup('1'));
     expect(err).toBeInstanceOf(CompanyNotFoundError);

@@ -335,6 +335,7 @@ export async function startGooglePlacesStandIn(options: {
       });
     }
     const key = (req.headers['x-goog-api-key'] as string | undefined) ?? url.searchParams.get('key');
+    // As the live API answers (a recording: test/fixtures/recorded/SOURCES.md, "Google Places API (New)").
     if (key !== options.apiKey || revoked) {
       return envelope(res, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', [
         {
@@ -342,6 +343,11 @@ export async function startGooglePlacesStandIn(options: {
           reason: 'API_KEY_INVALID',
           domain: 'googleapis.com',
           metadata: { service: 'places.googleapis.com' },
+        },
+        {
+          '@type': 'type.googleapis.com/google.rpc.LocalizedMessage',
+          locale: 'en-US',
+          message: 'API key not valid. Please pass a valid API key.',
         },
       ]);
     }

@@ -151,12 +151,13 @@ export async function startPeerTube(): Promise<PeerTubeStandIn> {
       window.count += 1;
       if (window.count > limit.max) {
         const retry = Math.ceil((window.start + limit.windowMs - Date.now()) / 1000);
+        // PeerTube's headers are the X-RateLimit-* ones, the reset a Unix time (its recorded answers).
         res.writeHead(429, {
           'content-type': 'text/html; charset=utf-8',
           'retry-after': String(retry),
-          'ratelimit-limit': String(limit.max),
-          'ratelimit-remaining': '0',
-          'ratelimit-reset': String(retry),
+          'x-ratelimit-limit': String(limit.max),
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset': String(Math.ceil((window.start + limit.windowMs) / 1000)),
         });
         res.end('Too many requests, please try again later.');
         return;

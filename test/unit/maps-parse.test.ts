@@ -1,4 +1,5 @@
 import { hoursFromOsm, hoursFromPeriods, parsePlaceRef, priceLevel, splitQuery } from '../../activities/maps/parse';
+import { businessFromNominatim } from '../../activities/maps/business';
 import { osmCategory, overpassQuery } from '../../activities/maps/overpass';
 import { crawlMapsPayload } from '../../jobs/crawl-maps';
 
@@ -168,5 +169,31 @@ describe('Overpass categories', () => {
       '[out:json][timeout:25];area["name"="Leeds"]->.a;nwr["shop"="bakery"](area.a);out center tags 20;',
     );
     expect(overpassQuery(['shop', 'bakery'], 'x"];out;', 5)).toContain('area["name"="x\\"];out;"]');
+  });
+});
+
+describe('Nominatim results', () => {
+  // Nominatim's jsonv2 search as geocoder-php's tests recorded it (2021): no `name` field, and an
+  // unnamed house's display_name starts with its number.
+  const house = {
+    place_id: 283591,
+    osm_type: 'node',
+    osm_id: 3520426914,
+    lat: '51.5033',
+    lon: '-0.1276',
+    display_name: '10, Downing Street, Westminster, London, Greater London, England, SW1A 2AA, United Kingdom',
+    address: { house_number: '10', road: 'Downing Street', city: 'London', country_code: 'gb' },
+  };
+
+  test('an unnamed house is called by its address, not by its number', () => {
+    expect(businessFromNominatim(house).name).toBe('10 Downing Street');
+    expect(businessFromNominatim({ ...house, name: null }).name).toBe('10 Downing Street');
+  });
+
+  test("a named place keeps its name; without one, display_name's first part", () => {
+    expect(businessFromNominatim({ ...house, name: 'Prime Minister’s Office' }).name).toBe('Prime Minister’s Office');
+    expect(
+      businessFromNominatim({ ...house, display_name: 'Coudenberg, Place des Palais, Bruxelles', address: {} }).name,
+    ).toBe('Coudenberg');
   });
 });
