@@ -270,11 +270,7 @@ export async function relate(trx: Knex.Transaction, a: ResourceRef, b: ResourceR
        on conflict do nothing
        returning from_id
      ),
-     -- tenancy: the rows located through the scoped {idap_resources} / {idap_relations} of this statement
-     bump as (
-       update idap_resources set change_seq = nextval('idap_change_seq'), modified_at = clock_timestamp()
-       where id in (select from_id from ins) returning id
-     )
+     ${bumpResources('ins')}
      select (select count(*) from pair)::int as found, (select count(*) from bump)::int as bumped`,
     [a.id, b.id, a.clientId, a.clientId],
   )) as { rows: { found: number; bumped: number }[] };
@@ -290,21 +286,42 @@ export async function relate(trx: Knex.Transaction, a: ResourceRef, b: ResourceR
 export async function unrelate(trx: Knex.Transaction, a: ResourceRef, b: ResourceRef): Promise<boolean> {
   if (a.clientId !== b.clientId) throw new Error('unrelate: resources of different clients');
   await lockClient(trx, a.clientId);
-  // gone deletes the client's relations (mine) through their primary key.
-  const { rows } = (await tenantSql(trx, a.clientId).raw(
-    `with gone as (
-       delete from idap_relations d using {idap_relations mine}
-       where (d.from_id, d.to_type, d.to_id) = (mine.from_id, mine.to_type, mine.to_id)
-         and ((mine.from_id = ? and mine.to_id = ?) or (mine.from_id = ? and mine.to_id = ?))
-       returning d.from_id
-     ),
-     -- tenancy: the rows located through the scoped {idap_relations} of this statement
+  return dropRelations(
+    trx,
+    a.clientId,
+    '(mine.from_id = ? and mine.to_id = ?) or (mine.from_id = ? and mine.to_id = ?)',
+    [a.id, b.id, b.id, a.id],
+  );
+}
+
+/** A CTE `bump` moving modified_at of the resources whose ids `cte` returns as from_id (their relations changed). */
+const bumpResources = (
+  cte: string,
+) => `-- tenancy: the rows located through the scoped {idap_resources} / {idap_relations} of this statement
      bump as (
        update idap_resources set change_seq = nextval('idap_change_seq'), modified_at = clock_timestamp()
-       where id in (select from_id from gone) returning id
-     )
+       where id in (select from_id from ${cte}) returning id
+     )`;
+
+/**
+ * Deletes the client's relations (`mine`, through their primary key) that `condition` picks, and
+ * bumps the resources whose relations they were; whether any was. Under the client's lock.
+ */
+async function dropRelations(
+  trx: Knex.Transaction,
+  clientId: string,
+  condition: string,
+  bindings: Knex.RawBinding[],
+): Promise<boolean> {
+  const { rows } = (await tenantSql(trx, clientId).raw(
+    `with gone as (
+       delete from idap_relations d using {idap_relations mine}
+       where (d.from_id, d.to_type, d.to_id) = (mine.from_id, mine.to_type, mine.to_id) and (${condition})
+       returning d.from_id
+     ),
+     ${bumpResources('gone')}
      select count(*)::int as bumped from bump`,
-    [a.id, b.id, b.id, a.id],
+    bindings,
   )) as { rows: { bumped: number }[] };
   return (rows[0]?.bumped ?? 0) > 0;
 }
@@ -338,26 +355,16 @@ export async function setPinParent(trx: Knex.Transaction, pin: ResourceRef, busi
     throw new Error(`setPinParent: ${pin.type} -> ${business.type}, expected pins -> businesses`);
   if (pin.clientId !== business.clientId) throw new Error('setPinParent: resources of different clients');
   await lockClient(trx, pin.clientId);
-  // gone deletes the client's relations (mine) through their primary key.
-  const { rows } = (await tenantSql(trx, pin.clientId).raw(
-    `with gone as (
-       delete from idap_relations d using {idap_relations mine}
-       where (d.from_id, d.to_type, d.to_id) = (mine.from_id, mine.to_type, mine.to_id)
-         and ((mine.from_id = ? and mine.to_type = 'businesses' and mine.to_id <> ?)
-              or (mine.to_id = ? and mine.to_type = 'pins' and mine.from_id <> ?
-                  and mine.from_id in (select id from {idap_resources} where resource_type = 'businesses')))
-       returning d.from_id
-     ),
-     -- tenancy: the rows located through the scoped {idap_resources} / {idap_relations} of this statement
-     bump as (
-       update idap_resources set change_seq = nextval('idap_change_seq'), modified_at = clock_timestamp()
-       where id in (select from_id from gone) returning id
-     )
-     select count(*)::int as bumped from bump`,
+  const dropped = await dropRelations(
+    trx,
+    pin.clientId,
+    `(mine.from_id = ? and mine.to_type = 'businesses' and mine.to_id <> ?)
+     or (mine.to_id = ? and mine.to_type = 'pins' and mine.from_id <> ?
+         and mine.from_id in (select id from {idap_resources} where resource_type = 'businesses'))`,
     [pin.id, business.id, pin.id, business.id],
-  )) as { rows: { bumped: number }[] };
+  );
   const linked = await relate(trx, pin, business);
-  return linked || (rows[0]?.bumped ?? 0) > 0;
+  return linked || dropped;
 }
 
 /** Adds and removes flags; bumps modified_at only when the flags changed. Undefined: no such resource. */
