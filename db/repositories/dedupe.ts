@@ -23,6 +23,7 @@ import type { ResourceModel } from '../models/resource';
 import { tenantSql } from '../models/tenant';
 import { relate, resourceOfRecord, unrelate, type ResourceRef } from './resources';
 import { conflict, DomainError, invalid } from '../../lib/errors';
+import { newestFirstPage } from './paging';
 
 export interface CheckRequest {
   clientId: string;
@@ -363,18 +364,8 @@ export class DedupeRepository {
     const base = CanonicalRecordModel.query(this.db).modify('forClient', clientId).whereNull('merged_into');
     if (filter.recordType) base.where('record_type', filter.recordType);
     if (filter.campaignId) base.where('campaign_id', filter.campaignId);
-    const [total, records] = await Promise.all([
-      base.clone().resultSize(),
-      base
-        .clone()
-        .orderBy([
-          { column: 'created_at', order: 'desc' },
-          { column: 'id', order: 'desc' },
-        ])
-        .limit(filter.limit)
-        .offset(filter.offset),
-    ]);
-    return { total, records };
+    const { total, rows } = await newestFirstPage(base, filter.limit, filter.offset);
+    return { total, records: rows };
   }
 
   /**

@@ -4,6 +4,7 @@ import { webhookBodySql } from '../../jobs/event-body';
 import { JobModel } from '../models/job';
 import { batchedTransaction, inline, prepared } from '../batched';
 import { announcementStatement, appendEvent, queueEvent, transactionWithEvents, type StoredEvent } from './events';
+import { newestFirstPage } from './paging';
 
 export interface NewJob {
   id: string;
@@ -203,18 +204,8 @@ export class JobRepository {
     if (filter.status) base.where('status', filter.status);
     if (filter.type) base.where('type', filter.type);
     if (filter.campaignId) base.where('campaign_id', filter.campaignId);
-    const [total, jobs] = await Promise.all([
-      base.clone().resultSize(),
-      base
-        .clone()
-        .orderBy([
-          { column: 'created_at', order: 'desc' },
-          { column: 'id', order: 'desc' },
-        ])
-        .limit(filter.pageSize)
-        .offset((filter.page - 1) * filter.pageSize),
-    ]);
-    return { total, jobs };
+    const { total, rows } = await newestFirstPage(base, filter.pageSize, (filter.page - 1) * filter.pageSize);
+    return { total, jobs: rows };
   }
 
   /**
