@@ -1,5 +1,4 @@
 import {
-  ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
@@ -14,17 +13,11 @@ import type { JobActivityInput, JobActivityOutput, JobLifecycleActivities, Pipel
 import type { LeadActivities } from '../activities/store/leads';
 import type { JobType } from '../jobs';
 import type { RunJobInput } from '../jobs/run-input';
-import {
-  deadlineMessage,
-  JOB_ACTIVITY_ATTEMPTS,
-  JOB_HEARTBEAT_TIMEOUT,
-  LIFECYCLE_STEP,
-  PROJECTION_STEP,
-} from '../jobs/limits';
+import { deadlineMessage, LIFECYCLE_STEP, PROJECTION_STEP } from '../jobs/limits';
 import { requestLeadIndexing } from './leads';
 import { PIPELINE_EXECUTION_TIMEOUT_MS, runLeadPipeline } from './lead-pipeline';
 import { stepSetOf } from './steps';
-import { proxyJobActivities } from './worker-loss';
+import { jobActivities } from './worker-loss';
 
 export type { RunJobInput };
 
@@ -66,21 +59,10 @@ function typeActivity(
   input: RunJobInput,
 ): (input: { jobId: string; clientId: string; payload: Record<string, unknown> }) => Promise<JobActivityOutput> {
   // A worker lost (killed, partitioned) does not count against the attempts: workflows/worker-loss.ts.
-  const activities = proxyJobActivities<Record<string, (input: JobActivityInput) => Promise<JobActivityOutput>>>({
-    startToCloseTimeout: input.limits.activityMs, // the type's activity limit (jobs/<type>.ts says why)
-    // Job activities heartbeat every half second; a silent worker (killed, partitioned) is replaced within this.
-    heartbeatTimeout: input.limits.heartbeatMs ?? JOB_HEARTBEAT_TIMEOUT.ms,
-    // A cancel (the client's, or the deadline's) waits until the activity has stopped, so that no
-    // partial result is saved after the job was recorded as cancelled or failed.
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: {
-      initialInterval: '2s',
-      backoffCoefficient: 2,
-      maximumInterval: '1m',
-      maximumAttempts: JOB_ACTIVITY_ATTEMPTS,
-      nonRetryableErrorTypes: ['InvalidInput', 'NotFound'],
-    },
-  });
+  const activities = jobActivities<Record<string, (input: JobActivityInput) => Promise<JobActivityOutput>>>(
+    input.limits.activityMs, // the type's activity limit (jobs/<type>.ts says why)
+    { heartbeatMs: input.limits.heartbeatMs, nonRetryable: ['InvalidInput', 'NotFound'] },
+  );
   // A proxy: every name is an activity stub, so the lookup is never undefined.
   return activities[input.type] as (input: JobActivityInput) => Promise<JobActivityOutput>;
 }

@@ -2,9 +2,8 @@ import { ActivityCancellationType, ApplicationFailure, proxyActivities } from '@
 import type { JobActivityOutput } from '../activities/deps';
 import type { MapsActivities } from '../activities/maps/crawl-maps';
 import type { NominatimPlace } from '../activities/maps/nominatim';
-import { JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT } from '../jobs/limits';
 import type { JobStepsInput } from './step-input';
-import { proxyJobActivities } from './worker-loss';
+import { jobActivities } from './worker-loss';
 
 // Nominatim answers at most 40 places per request (activities/maps/nominatim.ts NOMINATIM_PAGE).
 const NOMINATIM_PAGE = 40;
@@ -16,20 +15,8 @@ const planning = proxyActivities<MapsActivities>({
 });
 
 /** The job's own activities (Google's whole crawl, the OSM result), with the type's limits. */
-const onJobQueue = (activityMs: number, heartbeatMs = JOB_HEARTBEAT_TIMEOUT.ms) =>
-  proxyJobActivities<MapsActivities>({
-    startToCloseTimeout: activityMs, // jobs/crawl-maps.ts limits.activity says why
-    heartbeatTimeout: heartbeatMs, // every request and every half second heartbeats
-    // A cancel waits until the requests have stopped, so no result is saved after the job was cancelled.
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    // A quota answer is retried after the provider's own delay (nextRetryDelay), then the job fails naming it.
-    retry: {
-      initialInterval: '2s',
-      backoffCoefficient: 2,
-      maximumInterval: '1m',
-      maximumAttempts: JOB_ACTIVITY_ATTEMPTS,
-    },
-  });
+const onJobQueue = (activityMs: number, heartbeatMs?: number) =>
+  jobActivities<MapsActivities>(activityMs, { heartbeatMs }); // every request and every half second heartbeats
 
 /** One OSM request per activity, on its host's queue, whose dispatch limit holds for all workers together. */
 const onOsmQueue = (taskQueue: string, startToCloseTimeout: '30s' | '5m' = '30s') =>

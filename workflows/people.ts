@@ -3,9 +3,8 @@ import type { CompanyDataActivities } from '../activities/company/crawl-company-
 import type { CompanyRecord } from '../activities/company/types';
 import type { JobActivityOutput } from '../activities/deps';
 import type { PeopleActivities } from '../activities/people/crawl-people';
-import { JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT } from '../jobs/limits';
 import type { JobStepsInput } from './step-input';
-import { proxyJobActivities } from './worker-loss';
+import { jobActivities } from './worker-loss';
 
 /** Registry candidates asked for when a company name is searched. */
 const REGISTRY_CANDIDATES = 5;
@@ -22,20 +21,9 @@ const planning = proxyActivities<PeopleActivities & CompanyDataActivities>({
 });
 
 /** The crawl and the result, with the type's limits (the site stage's 5 minutes). */
-const onJobQueue = (activityMs: number, heartbeatMs = JOB_HEARTBEAT_TIMEOUT.ms) =>
-  proxyJobActivities<PeopleActivities>({
-    startToCloseTimeout: activityMs, // jobs/crawl-people.ts limits.activity says why
-    heartbeatTimeout: heartbeatMs, // the crawl heartbeats every page and every half second
-    // A cancel waits until the crawl has stopped, so no result is saved after the job was cancelled.
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: {
-      initialInterval: '2s',
-      backoffCoefficient: 2,
-      maximumInterval: '1m',
-      maximumAttempts: JOB_ACTIVITY_ATTEMPTS,
-      nonRetryableErrorTypes: ['InvalidInput', 'CompanyNotResolved'],
-    },
-  });
+const onJobQueue = (activityMs: number, heartbeatMs?: number) =>
+  // the crawl heartbeats every page and every half second
+  jobActivities<PeopleActivities>(activityMs, { heartbeatMs, nonRetryable: ['InvalidInput', 'CompanyNotResolved'] });
 
 /** One registry search on the registry's rate-limited queue (as crawlCompanyData asks it). */
 const onRegistryQueue = (taskQueue: string) =>

@@ -1,9 +1,8 @@
 import { ActivityCancellationType, ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
 import type { JobActivityOutput } from '../activities/deps';
 import type { SocialActivities } from '../activities/social/crawl-public-social';
-import { JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT } from '../jobs/limits';
 import type { JobStepsInput } from './step-input';
-import { proxyJobActivities } from './worker-loss';
+import { jobActivities } from './worker-loss';
 
 /** The first wait after a throttled answer (without Retry-After); each further one doubles. */
 const FIRST_BACKOFF_MS = 30_000;
@@ -18,20 +17,8 @@ const planning = proxyActivities<SocialActivities>({
 });
 
 /** The job's own activity (the picture and the result), with the type's limits. */
-const onJobQueue = (activityMs: number, heartbeatMs = JOB_HEARTBEAT_TIMEOUT.ms) =>
-  proxyJobActivities<SocialActivities>({
-    startToCloseTimeout: activityMs, // jobs/crawl-public-social.ts limits.activity says why
-    heartbeatTimeout: heartbeatMs,
-    // A cancel waits until the activity has stopped, so no result is saved after the job was cancelled.
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: {
-      initialInterval: '2s',
-      backoffCoefficient: 2,
-      maximumInterval: '1m',
-      maximumAttempts: JOB_ACTIVITY_ATTEMPTS,
-      nonRetryableErrorTypes: ['InvalidInput'],
-    },
-  });
+const onJobQueue = (activityMs: number, heartbeatMs?: number) =>
+  jobActivities<SocialActivities>(activityMs, { heartbeatMs, nonRetryable: ['InvalidInput'] });
 
 /** One profile request per activity, on the social queue, whose dispatch rate holds for all workers together. */
 const onSocialQueue = (taskQueue: string, activityMs: number) =>

@@ -1,4 +1,5 @@
 import {
+  ActivityCancellationType,
   ActivityFailure,
   log,
   patched,
@@ -6,7 +7,7 @@ import {
   TimeoutFailure,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import { WORKER_LOSS_RESCHEDULES } from '../jobs/limits';
+import { JOB_ACTIVITY_ATTEMPTS, JOB_HEARTBEAT_TIMEOUT, WORKER_LOSS_RESCHEDULES } from '../jobs/limits';
 
 /** Marks the histories that reschedule after a worker loss; one recorded before it replays as it ran (the job failed). */
 const PATCH = 'reschedule-after-worker-loss';
@@ -52,4 +53,31 @@ export function proxyJobActivities<A extends object>(options: ActivityOptions): 
       return (...args: unknown[]) => outlivingWorkerLoss(name, () => activity(...args));
     },
   }) as unknown as A;
+}
+
+/**
+ * A job's own heartbeating activities with its type's limits (proxyJobActivities): `activityMs`
+ * start to close (the catalog's limits.activity, jobs/<type>.ts says why), a heartbeat timeout (job
+ * activities heartbeat every half second; a silent worker is replaced within it), a cancel (the
+ * client's or the deadline's) that waits until the activity has stopped, so that no partial result
+ * is saved after the job was recorded as cancelled or failed, and retries with backoff up to
+ * JOB_ACTIVITY_ATTEMPTS except for the `nonRetryable` error types. A quota answer is retried after
+ * the provider's own delay (the failure's nextRetryDelay).
+ */
+export function jobActivities<A extends object>(
+  activityMs: number,
+  options: { heartbeatMs?: number; nonRetryable?: string[] } = {},
+): A {
+  return proxyJobActivities<A>({
+    startToCloseTimeout: activityMs,
+    heartbeatTimeout: options.heartbeatMs ?? JOB_HEARTBEAT_TIMEOUT.ms,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: {
+      initialInterval: '2s',
+      backoffCoefficient: 2,
+      maximumInterval: '1m',
+      maximumAttempts: JOB_ACTIVITY_ATTEMPTS,
+      nonRetryableErrorTypes: options.nonRetryable ?? [],
+    },
+  });
 }
