@@ -93,6 +93,22 @@ export interface OutboundOptions {
   onProviderCall?: ProviderCallObserver;
 }
 
+/**
+ * An answer's headers as a browser may be handed them after this client read the body: without the
+ * hop-by-hop and body-framing ones, since the body is already decoded and de-chunked (a route
+ * fulfilled in Chromium with the page fetched here: crawlSite's render_js, crawlLanding's capture).
+ */
+export function decodedBodyHeaders(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => !FRAMING_HEADERS.has(k)));
+}
+const FRAMING_HEADERS = new Set([
+  'content-encoding',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+]);
+
 /** ok: a 2xx/3xx answer; client_error / server_error: a 4xx (429 is rate_limited) / 5xx answer; failed: no answer (DNS, refused, timeout, guard). */
 export type ProviderCallOutcome = 'ok' | 'client_error' | 'rate_limited' | 'server_error' | 'failed';
 export type ProviderCallObserver = (provider: string, outcome: ProviderCallOutcome) => void;

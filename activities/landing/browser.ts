@@ -1,17 +1,15 @@
 import { setMaxListeners } from 'node:events';
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { launchOptions } from '../../lib/browser';
-import { OutboundError, ResponseTooLargeError, type OutboundClient, REDIRECT_STATUSES } from '../../lib/outbound';
+import {
+  decodedBodyHeaders,
+  OutboundError,
+  ResponseTooLargeError,
+  type OutboundClient,
+  REDIRECT_STATUSES,
+} from '../../lib/outbound';
 import { TIMER_WATCH } from './in-page';
 
-// Hop-by-hop and body-framing headers: the OutboundClient has already decoded and de-chunked the body.
-const DROP_RESPONSE_HEADERS = new Set([
-  'content-encoding',
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-]);
 const DROP_REQUEST_HEADERS = new Set(['host', 'content-length', 'connection', 'accept-encoding']);
 
 export interface CachedResponse {
@@ -401,7 +399,7 @@ export class LandingBrowser {
         }
         await route.fulfill({
           status: res.status,
-          headers: Object.fromEntries(Object.entries(res.headers).filter(([k]) => !DROP_RESPONSE_HEADERS.has(k))),
+          headers: decodedBodyHeaders(res.headers),
           body: res.body,
         });
       } catch (err) {

@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { launchOptions } from '../../lib/browser';
-import { OutboundError, type OutboundClient } from '../../lib/outbound';
+import { decodedBodyHeaders, OutboundError, type OutboundClient } from '../../lib/outbound';
 
 /**
  * Where pages come from. Both sources fetch through the SSRF-guarded OutboundClient, so every
@@ -165,16 +165,6 @@ export class HttpPageSource implements PageSource {
   }
 }
 
-// Hop-by-hop and body-framing headers: the OutboundClient has already decoded and de-chunked the body.
-const DROP_RESPONSE_HEADERS = new Set([
-  'content-encoding',
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-]);
-const responseHeaders = (headers: Record<string, string>) =>
-  Object.fromEntries(Object.entries(headers).filter(([k]) => !DROP_RESPONSE_HEADERS.has(k)));
 const DROP_REQUEST_HEADERS = new Set(['host', 'content-length', 'connection', 'accept-encoding']);
 
 /**
@@ -250,7 +240,7 @@ export class BrowserPageSource implements PageSource {
       await route
         .fulfill({
           status: document.response.status,
-          headers: responseHeaders(document.response.headers),
+          headers: decodedBodyHeaders(document.response.headers),
           body: document.response.body,
         })
         .catch(() => undefined);
@@ -272,7 +262,7 @@ export class BrowserPageSource implements PageSource {
         maxBytes: this.options.maxPageBytes,
         signal: page && this.signals.get(page),
       });
-      await route.fulfill({ status: res.status, headers: responseHeaders(res.headers), body: res.body });
+      await route.fulfill({ status: res.status, headers: decodedBodyHeaders(res.headers), body: res.body });
     } catch (err) {
       const blocked = err instanceof OutboundError && err.kind === 'blocked';
       if (blocked) this.blocked.push(request.url());
