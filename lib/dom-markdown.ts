@@ -1,4 +1,5 @@
 import type { AnyNode } from 'domhandler';
+import { HTML_BLOCKS } from './html-blocks';
 
 /**
  * HTML to Markdown from an already parsed DOM (domhandler's, as cheerio and htmlparser2 build it).
@@ -65,57 +66,7 @@ interface ElementNode {
 
 type MdNode = TextNode | ElementNode;
 
-const BLOCKS = new Set([
-  'address',
-  'article',
-  'aside',
-  'audio',
-  'blockquote',
-  'body',
-  'canvas',
-  'center',
-  'dd',
-  'dir',
-  'div',
-  'dl',
-  'dt',
-  'fieldset',
-  'figcaption',
-  'figure',
-  'footer',
-  'form',
-  'frameset',
-  'h1',
-  'h2',
-  'h3',
-  'h4',
-  'h5',
-  'h6',
-  'header',
-  'hgroup',
-  'hr',
-  'html',
-  'isindex',
-  'li',
-  'main',
-  'menu',
-  'nav',
-  'noframes',
-  'noscript',
-  'ol',
-  'output',
-  'p',
-  'pre',
-  'section',
-  'table',
-  'tbody',
-  'td',
-  'tfoot',
-  'th',
-  'thead',
-  'tr',
-  'ul',
-]);
+const BLOCKS = HTML_BLOCKS;
 const VOIDS = new Set([
   'area',
   'base',
@@ -376,9 +327,10 @@ function trailingSpace(s: string): string {
   return s.slice(i);
 }
 
-/** The text's characters, as they read (for a code block). */
+/** The text's characters, as they read (for a code block): a `<br>` is a line break there too. */
 function textOf(node: MdNode): string {
-  return node.kind === 'text' ? node.data : node.children.map(textOf).join('');
+  if (node.kind === 'text') return node.data;
+  return node.name === 'br' ? '\n' : node.children.map(textOf).join('');
 }
 
 /** An attribute as an HTML parser reads it (a CR or CRLF is a line feed). */
@@ -403,6 +355,8 @@ const ESCAPES: [RegExp, string][] = [
   [/^>/g, '\\>'],
   [/_/g, '\\_'],
   [/^(\d+)\. /g, '$1\\. '],
+  // CommonMark's other ordered-list marker (`19) Ingrid Goes West`), which turndown left as it was.
+  [/^(\d+)\) /g, '$1\\) '],
 ];
 const NEEDS_ESCAPE = /[\\*`[\]_]|^[-+=#~>\d]/;
 

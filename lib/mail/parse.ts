@@ -1,5 +1,6 @@
 import { Parser } from 'htmlparser2';
 import { simpleParser, type AddressObject } from 'mailparser';
+import { HTML_BLOCKS } from '../html-blocks';
 import { messageIdsIn, normalizeMessageId, syntheticMessageId } from './message-id';
 
 /** One RFC 5322 message as the mail tables store it (spec §2.13). */
@@ -65,44 +66,7 @@ export async function parseRawMessage(raw: Buffer, receivedAt = new Date()): Pro
 }
 
 // Elements that start a line of their own in the text of an HTML-only message.
-const BLOCKS = new Set([
-  'address',
-  'article',
-  'aside',
-  'blockquote',
-  'br',
-  'dd',
-  'div',
-  'dl',
-  'dt',
-  'figcaption',
-  'figure',
-  'footer',
-  'form',
-  'h1',
-  'h2',
-  'h3',
-  'h4',
-  'h5',
-  'h6',
-  'header',
-  'hr',
-  'li',
-  'main',
-  'nav',
-  'ol',
-  'p',
-  'pre',
-  'section',
-  'table',
-  'tbody',
-  'td',
-  'tfoot',
-  'th',
-  'thead',
-  'tr',
-  'ul',
-]);
+const BLOCKS = new Set([...HTML_BLOCKS, 'br']);
 const HIDDEN = new Set(['script', 'style', 'head', 'title', 'template', 'noscript']);
 
 /**

@@ -1,5 +1,6 @@
 import * as cheerio from 'cheerio';
 import type { AnyNode, Element } from 'domhandler';
+import { HTML_BLOCKS } from '../../../lib/html-blocks';
 
 /**
  * Parsing once per page, and the small DOM helpers every extractor shares. htmlparser2 (cheerio's
@@ -53,37 +54,7 @@ export function anchors($: cheerio.CheerioAPI): { el: Element; href: string }[] 
 }
 
 const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'svg', 'head', 'iframe', 'object', 'canvas']);
-const BLOCK = new Set([
-  'p',
-  'div',
-  'section',
-  'article',
-  'li',
-  'ul',
-  'ol',
-  'tr',
-  'td',
-  'th',
-  'br',
-  'h1',
-  'h2',
-  'h3',
-  'h4',
-  'h5',
-  'h6',
-  'address',
-  'header',
-  'footer',
-  'nav',
-  'aside',
-  'main',
-  'table',
-  'dd',
-  'dt',
-  'blockquote',
-  'form',
-  'label',
-]);
+const BLOCK = new Set([...HTML_BLOCKS, 'br', 'label']);
 
 /**
  * The text a visitor sees (no script, style or template contents), with a line break between

@@ -1,6 +1,7 @@
 import type { CheerioAPI } from 'cheerio';
 import type { AnyNode, Element, ParentNode } from 'domhandler';
 import { parseDocument } from 'htmlparser2';
+import { HTML_BLOCKS } from '../../../lib/html-blocks';
 import { jsonLdNodes, pageElements } from './dom';
 
 /**
@@ -64,46 +65,7 @@ const NEVER_CONTENT = new Set([
 ]);
 
 /** Block-level elements: a div holding one of these is a container, not a paragraph. */
-const BLOCKS = new Set([
-  'address',
-  'article',
-  'aside',
-  'blockquote',
-  'dd',
-  'details',
-  'div',
-  'dl',
-  'dt',
-  'fieldset',
-  'figure',
-  'footer',
-  'form',
-  'h1',
-  'h2',
-  'h3',
-  'h4',
-  'h5',
-  'h6',
-  'header',
-  'hr',
-  'li',
-  'main',
-  'nav',
-  'ol',
-  'p',
-  'pre',
-  'section',
-  'table',
-  'ul',
-  'img',
-  'picture',
-  'figcaption',
-  'tbody',
-  'thead',
-  'tr',
-  'td',
-  'th',
-]);
+const BLOCKS = new Set([...HTML_BLOCKS, 'details', 'img', 'picture']);
 
 /** Elements whose text is scored as a paragraph. */
 const PARAGRAPHS = new Set(['p', 'pre', 'td', 'blockquote', 'dd', 'h2', 'h3', 'h4', 'h5', 'h6']);
@@ -112,7 +74,7 @@ const HEADINGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
 
 /** A class or id that says "not the content": tested only with the OK pattern below, never on <body>. */
 const UNLIKELY =
-  /(^|\s)ad(\s|$)|-ad-|\bad-|\bads\b|adsense|advert|agegate|banner|breadcrumbs?|combx|comment|community|consent|cookie|cover-wrap|disqus|extra|footer|gdpr|header|legends|menu|newsletter|popup|related|remark|replies|rss|(^|[^a-z])shar(e|ing)([^a-z]|$)|shoutbox|sidebar|skyscraper|social|sponsor|subscribe|supplemental|pagination|pager|promo|outbrain|taboola|yom-remote/i;
+  /(^|\s)ad(\s|$)|-ad-|\bad-|\bads\b|adsense|advert|agegate|ai2html|banner|breadcrumbs?|combx|comment|community|consent|cookie|cover-wrap|disqus|extra|footer|gdpr|header|legends|menu|newsletter|popup|related|remark|replies|rss|(^|[^a-z])shar(e|ing)([^a-z]|$)|shoutbox|sidebar|skyscraper|social|sponsor|subscribe|supplemental|pagination|pager|promo|outbrain|taboola|yom-remote/i;
 /** ... unless it also says it is (part of) the content. */
 const OK_MAYBE = /and|article|body|column|content|main|mathjax|shadow|story|entry|post-?text/i;
 /** Class or id words that count against a candidate (weight -25). */
@@ -128,11 +90,28 @@ const POST_FURNITURE =
 /** Comment threads: dropped inside the content whatever their length (they are not the page's text). */
 const COMMENTS =
   /(^|[\s_-])(comments?|comment-?list|commentlist|comments-area|comment-respond|respond|disqus_thread|disqus|replies)($|[\s_-])/i;
-/** A label and a colon before a link to another story: "Read more:", "Lea también:", "LE PUEDE INTERESAR:". */
+/** A byline's class: the author's name and the date, above or below the text. */
+const BYLINE =
+  /(^|[\s_-])(byline|bylines|author|authors|article-author|post-author|entry-author|dateline|writtenby|p-author)($|[\s_-])/i;
+/** An advertisement's label, in the languages the corpora's pages are in. */
+const AD_LABEL =
+  /^\s*(advertisement|advertising|ads?|anzeige|werbung|publicit[ée]|publicidad|anuncio|pubblicit[àa]|reklama|реклама|广告|広告|광고)\s*$/iu;
+/** Boxes of the site's other stories. */
+const RECIRCULATION =
+  /(^|[\s_-])(most-?(popular|read|viewed|shared|commented)|popular-(posts|stories|articles)|trending(-\w+)?|read-?next|up-?next|more-from|you-may-(also-)?like|related-(posts|articles|stories|content|links|news)|recirc(ulation)?|outbrain|taboola)($|[\s_-])/i;
+/**
+ * A label and a colon before a link to another story: "Read more:", "Lea también:", "LE PUEDE
+ * INTERESAR:". The first alternative is a label of one to four words in any case (with the `i`
+ * flag \p{Lu} matches a cased letter of either case: "Mehr zum Thema:"), its colon followed by a
+ * space: "about:addons cleanup" is no label.
+ */
 const READ_ALSO =
-  /^\s*(\p{Lu}{3,}(\s+\p{Lu}+){0,3}\s*:|(read|see|watch|listen|also|more|related|recommended|lea|lee|léase|mira|mire|vea|ver|más|también|le puede interesar|te puede interesar|siehe|lesen sie|lies|auch|mehr|weiterlesen|lire|à lire|voir|leggi|guarda|anche|czytaj|zobacz|leia|veja)\b[^:\n]{0,30}:)\s*\S/iu;
+  /^\s*(\p{Lu}{3,}(\s+\p{Lu}+){0,3}\s*:(?=\s)|(read|see|watch|listen|also|more|related|recommended|lea|lee|léase|mira|mire|vea|ver|más|también|le puede interesar|te puede interesar|siehe|lesen sie|lies|auch|mehr|weiterlesen|lire|à lire|voir|leggi|guarda|anche|czytaj|zobacz|leia|veja)\b[^:\n]{0,30}:)\s*\S/iu;
 const READ_ALSO_TAGS = new Set(['p', 'div', 'h2', 'h3', 'h4', 'h5', 'h6', 'li', 'strong', 'b', 'span']);
 const CAPTION = /(^|[\s_-])(caption|image-caption|img-caption|photo-credit|credit|credits|wp-caption-text)($|[\s_-])/i;
+/** A caption's class, unless it says the box has none (`buzz_superlist_item no_caption`: a list item with its heading). */
+const isCaptionBox = (match: string) =>
+  CAPTION.test(match) && !/(^|[\s_-])(no|without)[-_]?caption($|[\s_-])/i.test(match);
 /** Consent banners and modal dialogs: unlikely even where `content` is in the class (`modal-content cmp-content`). */
 const OVERLAY =
   /(^|[\s_-])(modal(-(content|dialog|body|wrapper|container|inner|overlay|backdrop))?|cmp(-(content|container|banner|wrapper|root|modal|dialog|layer|overlay|popup))?|consent[\w-]*|cookie-?(law|notice|banner|bar|consent|policy|wall)|gdpr[\w-]*|onetrust[\w-]*|ot-sdk[\w-]*|cookiebot[\w-]*|usercentrics[\w-]*|didomi[\w-]*|qc-cmp2[\w-]*|sp_message[\w-]*|privacy-(banner|manager|center|notice))($|[\s_])/i;
@@ -592,6 +571,14 @@ function grab(page: Page, flags: Flags): Attempt | null {
   const ranked = [...final.entries()].filter(([el]) => el !== page.body).sort((a, b) => b[1] - a[1]);
   if (ranked.length === 0) return null;
   let [top, topScore] = ranked[0] as [Element, number];
+  // Paragraphs straight in the body (a hand-written page): the body is the article, as a whole,
+  // rather than its best paragraph with those siblings that pass for paragraphs.
+  if ((final.get(page.body) ?? 0) > topScore) {
+    const nodes = [page.body];
+    const removed = clean(page, nodes, flags);
+    trimTail(page, nodes, removed);
+    return { nodes, chars: charsWithout(page, page.body, removed), removed };
+  }
 
   // A page that appends the next articles as the reader scrolls holds several <article>s: the page's
   // own is the one with its first heading, even when a later one is longer.
@@ -681,6 +668,8 @@ function grab(page: Page, flags: Flags): Attempt | null {
       continue;
     }
     if (flags.stripUnlikely && !liveSet.has(sib)) continue;
+    // A box of the site's other stories beside the article is not more of it.
+    if (RECIRCULATION.test(`${attr(sib, 'class')} ${attr(sib, 'id')}`)) continue;
     // Two titled articles side by side are two articles (the next one appended as the reader scrolls).
     if (topTitled && holdsTitledArticle(sib)) continue;
     let bonus = 0;
@@ -720,7 +709,9 @@ function grab(page: Page, flags: Flags): Attempt | null {
       if (uncle === parent) seen = true;
       else if (attr(uncle, 'class') === attr(parent, 'class') && !(flags.stripUnlikely && !liveSet.has(uncle))) {
         const taken = new Set<Element>();
-        for (const el of elementsOf(uncle, (e) => e.parent !== null && taken.has(e.parent as Element))) {
+        const skipUncle = (e: Element) =>
+          (e.parent !== null && taken.has(e.parent as Element)) || (flags.stripUnlikely && page.isUnlikely(e));
+        for (const el of elementsOf(uncle, skipUncle)) {
           if (
             el.name === top.name &&
             firstClass(el) === firstClass(top) &&
@@ -825,14 +816,38 @@ function hasRemovedAncestor(el: Element, stop: Element, removed: Set<Element>): 
 /** What goes from inside the chosen elements: chrome by class (when it does not hold the text), and link, image or form clutter. */
 function clean(page: Page, nodes: Element[], flags: Flags): Set<Element> {
   const removed = new Set<Element>();
+  // Code is kept as written (a highlighter's `token comment` span is no comment thread), and what is
+  // inside a data table is its data: neither is cleaned inside.
+  const sealed = new Set<Element>();
+  const inDataTable = new Set<Element>();
+  const skip = (e: Element) =>
+    removed.has(e) || (e.parent !== null && (removed.has(e.parent as Element) || sealed.has(e.parent as Element)));
   for (const root of nodes) {
-    for (const el of elementsOf(root, (e) => removed.has(e))) {
+    for (const el of elementsOf(root, skip)) {
+      if (el.parent && inDataTable.has(el.parent as Element)) inDataTable.add(el);
       if (el === root) continue;
+      if (el.name === 'pre' || el.name === 'code') sealed.add(el);
       const c = page.count(el);
       const match = `${attr(el, 'class')} ${attr(el, 'id')}`;
       const name = el.name;
       // Comment threads, whatever their size, unless they are where the article is.
       if (COMMENTS.test(match) && !c.anchorsContent && !/\b(article|entry|post)-?(body|content|text)\b/i.test(match)) {
+        removed.add(el);
+        continue;
+      }
+      // Boxes of other stories (most popular, most read, trending, read next), whatever their size:
+      // they are the site's, not the article's, unless they hold most of what was chosen.
+      if (RECIRCULATION.test(match) && !c.anchorsContent && c.chars < 0.5 * page.count(root).chars) {
+        removed.add(el);
+        continue;
+      }
+      // A byline (the author's name, the date): the page's metadata, not the article's text.
+      if (BLOCKS.has(name) && BYLINE.test(match) && c.chars < 100 && !c.anchorsContent) {
+        removed.add(el);
+        continue;
+      }
+      // An advertisement's label left where the advertisement was (its script did not run here).
+      if (c.chars > 0 && c.chars < 20 && AD_LABEL.test(textOf(el))) {
         removed.add(el);
         continue;
       }
@@ -859,7 +874,7 @@ function clean(page: Page, nodes: Element[], flags: Flags): Set<Element> {
       // Captions and photo credits describe the pictures, which the text does not carry (as
       // trafilatura; Readability keeps them): on news pages they were the most kept text no
       // reader of the article's text counts as the article.
-      if (name === 'figcaption' || (CAPTION.test(match) && c.chars < 400 && !c.anchorsContent)) {
+      if (name === 'figcaption' || (isCaptionBox(match) && c.chars < 400 && !c.anchorsContent)) {
         removed.add(el);
         continue;
       }
@@ -867,6 +882,8 @@ function clean(page: Page, nodes: Element[], flags: Flags): Set<Element> {
         removed.add(el);
         continue;
       }
+      // (A definition list is not cleaned: its terms and definitions are text, a formula's
+      // images between them no picture gallery.)
       if (
         flags.cleanConditionally &&
         (name === 'form' ||
@@ -878,12 +895,12 @@ function clean(page: Page, nodes: Element[], flags: Flags): Set<Element> {
           name === 'section' ||
           name === 'aside' ||
           name === 'nav' ||
-          name === 'footer' ||
-          name === 'dl') &&
+          name === 'footer') &&
+        !inDataTable.has(el) &&
         fishy(page, el, flags)
       ) {
         removed.add(el);
-      }
+      } else if (isDataGrid(page, el)) inDataTable.add(el);
     }
   }
   return removed;
@@ -896,34 +913,56 @@ function clean(page: Page, nodes: Element[], flags: Flags): Set<Element> {
  */
 function trimTail(page: Page, nodes: Element[], removed: Set<Element>): void {
   const leaves: Element[] = [];
+  // A data table is one leaf, and never a stub: its cells are data, not a page's furniture.
+  const tables = new Set<Element>();
+  const skip = (e: Element) => removed.has(e) || (e.parent !== null && tables.has(e.parent as Element));
   for (const root of nodes) {
-    for (const el of elementsOf(root, (e) => removed.has(e))) {
+    for (const el of elementsOf(root, skip)) {
+      if (el !== root && isDataGrid(page, el)) {
+        tables.add(el);
+        leaves.push(el);
+        continue;
+      }
       if (!TAIL_BLOCKS.has(el.name) || page.count(el).chars === 0) continue;
       // Leaf blocks only: a block with blocks inside is represented by them.
       if (el.children.some((ch) => isElement(ch) && BLOCKS.has(ch.name) && page.count(ch).chars > 0)) continue;
       leaves.push(el);
     }
   }
+  // A stub is shorter than a sentence.
+  const stubChars = 45;
   // Before the first heading, the same stubs are a category, a date, a breadcrumb.
   {
     for (let i = 0; i < leaves.length - 1; i++) {
       const el = leaves[i] as Element;
-      if (HEADINGS.has(el.name)) break;
+      if (HEADINGS.has(el.name) || tables.has(el)) break;
       const text = textOf(el);
-      if (text.length >= 45 || /[.!?…"»”)]$/.test(text) || page.count(el).images > 0) break;
+      if (text.length >= stubChars || SENTENCE_END.test(text) || page.count(el).images > 0) break;
+      // A table of contents (links to the article's own sections) is where the article starts.
+      if (linksWithin(el)) break;
       removed.add(el);
     }
   }
   for (let i = leaves.length - 1; i > 0; i--) {
     const el = leaves[i] as Element;
+    if (tables.has(el)) break;
     const text = textOf(el);
     // A short line that is no sentence (a date, a name, "Impressum", "Last modified:") ends an
     // article's text only as its page's furniture.
-    const stub = text.length < 45 && !/[.!?…"»”)]$/.test(text) && page.count(el).images === 0;
+    const stub = text.length < stubChars && !SENTENCE_END.test(text) && page.count(el).images === 0;
     if (!stub && (page.count(el).chars > 400 || !TAIL_PROMO.test(text))) break;
     removed.add(el);
   }
 }
+
+/** Whether the element holds a link to a place on its own page (`#section`). */
+function linksWithin(el: Element): boolean {
+  for (const e of elementsOf(el)) if (e.name === 'a' && /^#./.test(attr(e, 'href'))) return true;
+  return false;
+}
+
+/** How a sentence ends, in Latin and in CJK punctuation. */
+const SENTENCE_END = /[.!?…"»”)。！？」』）]$/;
 
 const TAIL_BLOCKS = new Set([
   'p',
@@ -941,7 +980,7 @@ const TAIL_BLOCKS = new Set([
   'address',
 ]);
 const TAIL_PROMO =
-  /subscri(be|ption)|suscr[ií]b|abonn|newsletter|sign up|regístrate|follow (us|the|@)|s[ií]guenos|folgen sie|download (our|the)|descarga (nuestra|la app)|copyright|©|all rights reserved|derechos reservados|alle rechte|tous droits|reprint|reproducci[oó]n|telegram|whatsapp|canal de youtube|youtube channel|advertise with|is not responsible for|no se hace responsable/i;
+  /subscri(be|ption)|suscr[ií]b|abonn|newsletter|sign up|regístrate|follow (us|the|@)|s[ií]guenos|folgen sie|download (our|the)|descarga (nuestra|la app)|copyright|©|all rights reserved|derechos reservados|alle rechte|tous droits|reprint|reproducci[oó]n|telegram|whatsapp|canal de youtube|youtube channel|advertise with|is not responsible for|no se hace responsable|^※|会員(限定|登録)|有料会員/i;
 
 /** Conditional cleaning: a container whose text is links, images, fields or headings rather than prose. */
 function fishy(page: Page, el: Element, flags: Flags): boolean {
@@ -961,9 +1000,58 @@ function fishy(page: Page, el: Element, flags: Flags): boolean {
     return true;
   if (!isList && weight < 25 && ld > 0.2) return true;
   if (weight >= 25 && ld > 0.5) return true;
-  if (isList && ld > 0.5 && c.chars < PAGE_WORTH) return true;
+  // A short list of links is a box of other stories when its links point to stories; links to a
+  // changelog's bug reports, to products, to a wiki's articles are what the text lists.
+  if (isList && ld > 0.5 && c.chars < PAGE_WORTH && storyLinkShare(page, el) >= 0.5) return true;
   if (c.images === 0 && c.chars === 0) return true;
   return false;
+}
+
+/**
+ * The share of the element's link text whose links point to a story (isStoryLink): related
+ * stories and teasers do; a product's or a bug's page, a search, a home page do not.
+ */
+function storyLinkShare(page: Page, el: Element): number {
+  let story = 0;
+  let all = 0;
+  for (const a of elementsOf(el)) {
+    if (a.name !== 'a') continue;
+    const chars = page.count(a).chars;
+    all += chars;
+    if (isStoryLink(attr(a, 'href'))) story += chars;
+  }
+  return all === 0 ? 0 : story / all;
+}
+
+/**
+ * Whether an address's path names a story: a date in it (`/2024/08/01/`), three words in a row
+ * (`how-the-government-raises`), or a story's number after a word (`/news/business-45814459`,
+ * `-ld.1161246`) or alone (`/123456789`). Read segment by segment, without a regex that could
+ * backtrack over a long path.
+ */
+function isStoryLink(href: string): boolean {
+  let path = href.trim().replace(/^[a-z][a-z0-9+.-]*:/i, '');
+  if (path.startsWith('//')) {
+    const slash = path.indexOf('/', 2);
+    path = slash < 0 ? '' : path.slice(slash);
+  }
+  const end = path.search(/[?#]/);
+  if (end >= 0) path = path.slice(0, end);
+  if (/\/\d{4}\/\d{1,2}\//.test(path)) return true;
+  for (const segment of path.split('/')) {
+    if (/^\d{6,}(\.|$)/.test(segment) || /\p{L}[-_.]\d{5,}/u.test(segment)) return true;
+    let words = 0;
+    for (const word of segment.replace(/\.\w{1,5}$/, '').split(/[-_]/)) {
+      words = /^\p{L}+$/u.test(word) ? words + 1 : 0;
+      if (words >= 3) return true;
+    }
+  }
+  return false;
+}
+
+/** A data table whose cells are data: a table of links is a navigation box laid out as a grid. */
+function isDataGrid(page: Page, el: Element): boolean {
+  return el.name === 'table' && page.linkDensity(el) <= 0.5 && isDataTable(el);
 }
 
 function isDataTable(table: Element): boolean {
@@ -1106,8 +1194,10 @@ export function mainContent($: CheerioAPI): (AnyNode | string)[] {
       [heading ? $.html(heading) : '', ...paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`)].join('\n'),
     ).children;
   }
-  const headline = firstHeading(best);
-  if (headline && repeatsTitle(headline, titles)) best.removed.add(headline);
+  // The headline is the first h1 or h2 that repeats the title (a section heading or a kicker
+  // may come before it), as Readability looks for it.
+  const headline = firstHeading(best, (h) => repeatsTitle(h, titles));
+  if (headline) best.removed.add(headline);
   for (const el of best.removed) detach(el);
   for (const n of best.nodes) bareMarkup(n);
   return best.nodes.flatMap((n, i) => [...(i > 0 ? ['\n'] : []), ...(n === body ? n.children : [n])]);
@@ -1115,10 +1205,11 @@ export function mainContent($: CheerioAPI): (AnyNode | string)[] {
 
 const WORDS = /[\p{L}\p{N}]+/gu;
 
-/** The first h1 or h2 of the chosen content. */
-function firstHeading(best: Attempt): Element | undefined {
+/** The first h1 or h2 of the chosen content that passes the test. */
+function firstHeading(best: Attempt, test: (el: Element) => boolean): Element | undefined {
   for (const root of best.nodes)
-    for (const el of elementsOf(root, (e) => best.removed.has(e))) if (el.name === 'h1' || el.name === 'h2') return el;
+    for (const el of elementsOf(root, (e) => best.removed.has(e)))
+      if ((el.name === 'h1' || el.name === 'h2') && test(el)) return el;
   return undefined;
 }
 
@@ -1148,6 +1239,9 @@ const MARKDOWN_ATTRIBUTES = new Set(['href', 'src', 'alt', 'title', 'start', 'cl
 function bareMarkup(root: Element): void {
   const elements = [...elementsOf(root)];
   for (const el of elements) {
+    // An image inlined as a data: URI is a lazy loader's placeholder or the picture's bytes as
+    // text (base64 or raw SVG markup): no address a reader can follow, so no image in the text.
+    if (el.name === 'img' && /^\s*data:/i.test(el.attribs.src ?? '')) delete el.attribs.src;
     for (const name of Object.keys(el.attribs)) {
       if (
         !MARKDOWN_ATTRIBUTES.has(name) ||
