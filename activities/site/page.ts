@@ -4,7 +4,7 @@ import { guessRegion, parsePhone, type PhoneRecord } from '../../lib/phones';
 import { pageMarkdown, type CleanupLevel } from './compendium';
 import { addressCountry, isOrganization, pageCompanyInfo, type CompanyInfo } from './extract/company';
 import { pageEmails, pagePhones } from './extract/contacts';
-import { clean, jsonLdNodes, ldList, loadHtml, pageElements, visibleText } from './extract/dom';
+import { clean, jsonLdNodes, ldList, loadHtml, pageElements, textOf, visibleText } from './extract/dom';
 import { pageSocialLinks } from './extract/social';
 import { ldTeamMembers, structuredTeamMembers, type TeamMember } from './extract/team';
 import { normalizeUrl } from './urls';
@@ -83,7 +83,7 @@ export function processPage(html: string, pageUrl: string, options: PageOptions)
   if (options.extractTeam)
     team = [...ldTeamMembers(ld, base), ...(options.teamPage ? structuredTeamMembers($, base) : [])];
   const facts: PageFacts = {
-    title: clean($('title').first().text()) ?? clean($('h1').first().text()) ?? null,
+    title: clean(textOf($, elements.named('title')[0])) ?? clean(textOf($, elements.named('h1')[0])) ?? null,
     links,
     nofollow: /\b(nofollow|none)\b/.test(robotsMeta),
     emails: uniqueEmails([...ldEmails, ...pageEmails($, text)]),

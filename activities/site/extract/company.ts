@@ -1,5 +1,6 @@
 import type { CheerioAPI } from 'cheerio';
-import { absoluteUrl, clean, ldList, ldText, linesOf, typesOf, type JsonLdNode } from './dom';
+import type { Element } from 'domhandler';
+import { absoluteUrl, clean, ldList, ldText, linesOf, pageElements, textOf, typesOf, type JsonLdNode } from './dom';
 
 /** company_info of the crawlSite result (spec §2.8): null where the site does not say. */
 export interface CompanyInfo {
@@ -96,37 +97,44 @@ export function isServicesPage(url: string): boolean {
  */
 export function pageCompanyInfo($: CheerioAPI, ld: JsonLdNode[], pageUrl: string): Partial<CompanyInfo> {
   const org = ld.find(isOrganization);
-  const meta = (sel: string) => clean($(sel).first().attr('content'));
+  // The page's elements from its one walk (dom.ts pageElements), not a selector search each.
+  const elements = pageElements($);
+  const meta = (attr: 'name' | 'property', value: string) =>
+    clean(elements.named('meta').find((el) => el.attribs[attr] === value)?.attribs.content);
   const info: Partial<CompanyInfo> = {};
 
   const orgType = org ? typesOf(org).find((t) => ORG_TYPE.test(t)) : undefined;
-  info.name =
-    (org && ldText(org.name)) ?? meta('meta[property="og:site_name"]') ?? meta('meta[name="application-name"]') ?? null;
+  info.name = (org && ldText(org.name)) ?? meta('property', 'og:site_name') ?? meta('name', 'application-name') ?? null;
   info.description =
-    (org && ldText(org.description)) ??
-    meta('meta[name="description"]') ??
-    meta('meta[property="og:description"]') ??
-    null;
+    (org && ldText(org.description)) ?? meta('name', 'description') ?? meta('property', 'og:description') ?? null;
   info.industry =
     (org && (ldText(org.industry) ?? (orgType && !GENERIC_TYPES.has(orgType) ? humanizeType(orgType) : undefined))) ??
     null;
   const orgServices = org ? services(org) : [];
   if (orgServices.length) info.key_services = [...new Set(orgServices)].slice(0, 20);
   else if (isServicesPage(pageUrl)) {
-    const headings = $('main h2, main h3, article h2, article h3, body h2, body h3')
-      .map((_, el) => clean($(el).text()))
-      .get()
-      .filter((t): t is string => Boolean(t) && t.length <= 80);
+    const headings = elements.all
+      .filter((el) => (el.name === 'h2' || el.name === 'h3') && hasAncestor(el, (a) => SECTIONING.has(a.name)))
+      .map((el) => clean($(el).text()))
+      .filter((t): t is string => !!t && t.length <= 80);
     if (headings.length) info.key_services = [...new Set(headings)].slice(0, 20);
   }
   const audience = org?.audience as Record<string, unknown> | undefined;
   info.target_audience = (audience && (ldText(audience.audienceType) ?? ldText(audience.name))) ?? null;
-  info.address = (org && formatAddress(org.address)) ?? clean(linesOf($('address').first().text()).join(', ')) ?? null;
+  info.address =
+    (org && formatAddress(org.address)) ?? clean(linesOf(textOf($, elements.named('address')[0])).join(', ')) ?? null;
 
   const ldLogo = org ? ldText(org.logo) : undefined;
-  const imgLogo = $('header img, [class*="logo" i] img, img[class*="logo" i], img[id*="logo" i], img[alt*="logo" i]')
-    .first()
-    .attr('src');
+  // The first of `header img, [class*="logo" i] img, img[class*="logo" i], img[id*="logo" i], img[alt*="logo" i]`.
+  const imgLogo = elements
+    .named('img')
+    .find(
+      (img) =>
+        LOGO.test(img.attribs.class ?? '') ||
+        LOGO.test(img.attribs.id ?? '') ||
+        LOGO.test(img.attribs.alt ?? '') ||
+        hasAncestor(img, (a) => a.name === 'header' || LOGO.test(a.attribs.class ?? '')),
+    )?.attribs.src;
   info.logo_url = absoluteUrl(ldLogo, pageUrl) ?? absoluteUrl(imgLogo, pageUrl) ?? null;
 
   // Only claim fields that this page actually knows.
@@ -143,4 +151,13 @@ export function mergeCompanyInfo(pages: Partial<CompanyInfo>[]): CompanyInfo {
     }
   }
   return out;
+}
+
+const SECTIONING = new Set(['main', 'article', 'body']);
+const LOGO = /logo/i;
+
+/** Whether an element above `el` (not `el` itself) is one `test` picks. */
+function hasAncestor(el: Element, test: (a: Element) => boolean): boolean {
+  for (let a = el.parent; a && a.type !== 'root'; a = a.parent) if (test(a as Element)) return true;
+  return false;
 }

@@ -46,6 +46,9 @@ export function pageElements($: cheerio.CheerioAPI): PageElements {
   return index;
 }
 
+/** An element's text as cheerio reads it (`$(el).text()`); '' for no element. */
+export const textOf = ($: cheerio.CheerioAPI, el: Element | undefined): string => (el ? $(el).text() : '');
+
 /** The `<a href>` elements (with their href), in document order. */
 export function anchors($: cheerio.CheerioAPI): { el: Element; href: string }[] {
   return pageElements($)

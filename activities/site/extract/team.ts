@@ -1,8 +1,8 @@
-import type { Cheerio, CheerioAPI } from 'cheerio';
+import type { CheerioAPI } from 'cheerio';
 import type { AnyNode, Element } from 'domhandler';
 import { decodeCfEmail, emailForm, emailsFromMailto } from '../../../lib/emails';
 import { classifySocial } from './social';
-import { absoluteUrl, clean, ldList, ldText, typesOf, type JsonLdNode } from './dom';
+import { absoluteUrl, clean, ldList, ldText, pageElements, typesOf, type JsonLdNode } from './dom';
 
 /** A team member of the crawlSite result (spec §2.8 team_members). */
 export interface TeamMember {
@@ -58,9 +58,10 @@ export function looksLikePersonName(text: string): boolean {
   return text.length <= 60 && PERSON_NAME.test(text) && !NOT_A_NAME.test(text);
 }
 
-const NAME_SELECTOR = 'h2, h3, h4, h5, h6, strong, b, [class*="name" i], [itemprop="name"]';
-const POSITION_SELECTOR =
-  '[class*="position" i], [class*="role" i], [class*="title" i], [class*="job" i], [itemprop="jobTitle"]';
+/** `h2, h3, h4, h5, h6, strong, b, [class*="name" i], [itemprop="name"]`, read off the page's one walk (dom.ts pageElements). */
+const NAME_TAGS = new Set(['h2', 'h3', 'h4', 'h5', 'h6', 'strong', 'b']);
+const isNameElement = (el: Element) =>
+  NAME_TAGS.has(el.name) || /name/i.test(el.attribs.class ?? '') || el.attribs.itemprop === 'name';
 
 /**
  * People on a team page, from its structure: each element whose text is a person's name, inside the
@@ -73,7 +74,7 @@ export function structuredTeamMembers($: CheerioAPI, base: string): TeamMember[]
   // down from each ancestor): a hostile page's thousands of name-like elements, flat or nested,
   // took minutes that way (cubic).
   const names = new Map<Element, string>();
-  for (const el of $(NAME_SELECTOR).toArray()) {
+  for (const el of pageElements($).all.filter(isNameElement)) {
     const text = clean($(el).text());
     if (text !== undefined && looksLikePersonName(text)) names.set(el, text);
   }
@@ -101,7 +102,7 @@ export function structuredTeamMembers($: CheerioAPI, base: string): TeamMember[]
       card = up as Element;
     }
     if (card === el) continue;
-    const member = cardMember($, $(card), name, base);
+    const member = cardMember($, card, name, base);
     if (member.position || member.photo_url || member.email || member.proflink_url) members.push(member);
   }
   return members;
@@ -109,39 +110,84 @@ export function structuredTeamMembers($: CheerioAPI, base: string): TeamMember[]
 
 const CARD_LIMITS = new Set(['body', 'main', 'html']);
 
-function cardMember($: CheerioAPI, card: Cheerio<AnyNode>, name: string, base: string): TeamMember {
+/** What a card's fields are read from: its elements below it, in document order. */
+interface CardParts {
+  links: string[];
+  cfEmail?: string;
+  /** Elements whose class says position, role, title or job, or itemprop="jobTitle". */
+  positioned: Element[];
+  /** Short-text candidates: p, span, div, h4-h6, em and small elements without child elements. */
+  leaves: Element[];
+  image?: Element;
+}
+
+const POSITION_CLASS = /position|role|title|job/i;
+const LEAF_NAMES = new Set(['p', 'span', 'div', 'h4', 'h5', 'h6', 'em', 'small']);
+
+/**
+ * One walk of the card's descendants for every field (six selector searches before: a card is the
+ * largest element around one name, on a long page a whole section, and wikipedia-2 spent a fifth
+ * of its pipeline CPU in them).
+ */
+function cardParts(card: Element): CardParts {
+  const parts: CardParts = { links: [], positioned: [], leaves: [] };
+  const walk = (parent: Element) => {
+    for (const node of parent.children) {
+      if (node.type !== 'tag' && node.type !== 'script' && node.type !== 'style') continue;
+      const el = node as Element;
+      const a = el.attribs;
+      if (el.name === 'a' && a.href !== undefined) parts.links.push(a.href);
+      if (parts.cfEmail === undefined && a['data-cfemail'] !== undefined) parts.cfEmail = a['data-cfemail'];
+      if ((a.class !== undefined && POSITION_CLASS.test(a.class)) || a.itemprop === 'jobTitle')
+        parts.positioned.push(el);
+      if (
+        LEAF_NAMES.has(el.name) &&
+        !el.children.some((c) => c.type === 'tag' || c.type === 'script' || c.type === 'style')
+      )
+        parts.leaves.push(el);
+      if (el.name === 'img' && !parts.image) parts.image = el;
+      walk(el);
+    }
+  };
+  walk(card);
+  return parts;
+}
+
+function cardMember($: CheerioAPI, card: Element, name: string, base: string): TeamMember {
+  const parts = cardParts(card);
   let email: string | null = null;
   let proflink: string | null = null;
-  card.find('a[href]').each((_, a) => {
-    const href = $(a).attr('href') ?? '';
+  for (const href of parts.links) {
     if (!email && /^mailto:/i.test(href)) email = emailsFromMailto(href)[0] ?? null;
     const cf = /\/cdn-cgi\/l\/email-protection#([0-9a-f]+)/i.exec(href);
     const decoded = cf?.[1] ? decodeCfEmail(cf[1]) : undefined;
     if (!email && decoded) email = emailForm(decoded);
     const social = /^https?:/i.test(href) ? classifySocial(href) : undefined;
     if (!proflink && social?.key === 'proflink' && social.url.includes('/in/')) proflink = social.url;
-  });
-  const cfSpan = card.find('[data-cfemail]').attr('data-cfemail');
-  const decodedSpan = cfSpan ? decodeCfEmail(cfSpan) : undefined;
+  }
+  const decodedSpan = parts.cfEmail ? decodeCfEmail(parts.cfEmail) : undefined;
   if (!email && decodedSpan) email = emailForm(decodedSpan);
 
-  let position =
-    clean(
-      card
-        .find(POSITION_SELECTOR)
-        .filter((_, el) => clean($(el).text()) !== name)
-        .first()
-        .text(),
-    ) ?? null;
+  const text = (el: Element) => clean($(el).text());
+  let position: string | null = null;
+  for (const el of parts.positioned) {
+    const t = text(el);
+    if (t !== name) {
+      position = t ?? null;
+      break;
+    }
+  }
   if (!position) {
     // The first short text of the card that is neither the name nor a link or an address.
-    card.find('p, span, div, h4, h5, h6, em, small').each((_, el) => {
-      if (position || $(el).children().length) return;
-      const text = clean($(el).text());
-      if (text && text !== name && text.length <= 80 && !/@|\d{3,}|https?:/.test(text)) position = text;
-    });
+    for (const el of parts.leaves) {
+      const t = text(el);
+      if (t && t !== name && t.length <= 80 && !/@|\d{3,}|https?:/.test(t)) {
+        position = t;
+        break;
+      }
+    }
   }
-  const src = card.find('img').first().attr('src') ?? card.find('img').first().attr('data-src');
+  const src = parts.image?.attribs.src ?? parts.image?.attribs['data-src'];
   return { name, position, email, proflink_url: proflink, photo_url: absoluteUrl(src, base) ?? null };
 }
 
