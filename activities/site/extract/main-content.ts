@@ -295,9 +295,20 @@ const ZERO: Counts = {
   anchorsContent: false,
 };
 
-/** Every element's counts, computed once bottom-up. */
-function countAll(root: Element): Map<Element, Counts> {
+/** Chinese, Japanese (kana) and Korean characters in a text. */
+function wideIn(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af)) n++;
+  }
+  return n;
+}
+
+/** Every element's counts, computed once bottom-up, and the wide characters of all the text. */
+function countAll(root: Element): { counts: Map<Element, Counts>; wide: number } {
   const counts = new Map<Element, Counts>();
+  let wide = 0;
   // Post-order with an explicit stack: [element, children visited?]
   const stack: [Element, boolean][] = [[root, false]];
   while (stack.length) {
@@ -316,6 +327,7 @@ function countAll(root: Element): Map<Element, Counts> {
         const data = (child as unknown as { data: string }).data;
         c.chars += collapsedLength(data) + (/^\s/.test(data) && c.chars > 0 ? 1 : 0);
         c.commas += commasIn(data);
+        wide += wideIn(data);
       } else if (isElement(child)) {
         const k = counts.get(child);
         if (!k) continue;
@@ -342,7 +354,7 @@ function countAll(root: Element): Map<Element, Counts> {
     if (PARAGRAPHS.has(name) && name !== 'td' && name !== 'dd') c.proseChars = c.chars;
     counts.set(el, c);
   }
-  return counts;
+  return { counts, wide };
 }
 
 class Page {
@@ -356,11 +368,10 @@ class Page {
   readonly worth: number;
 
   constructor(readonly body: Element) {
-    this.counts = countAll(body);
+    const { counts, wide } = countAll(body);
+    this.counts = counts;
     this.bodyChars = this.count(body).chars;
-    const text = textOf(body);
-    const wide = text.match(/[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/g)?.length ?? 0;
-    this.worth = wide > 0.3 * collapsedLength(text) ? PAGE_WORTH / 3 : PAGE_WORTH;
+    this.worth = wide > 0.3 * this.bodyChars ? PAGE_WORTH / 3 : PAGE_WORTH;
   }
 
   count(el: Element): Counts {
