@@ -6,6 +6,7 @@ import { ClientModel } from '../models/client';
 import { WebhookModel } from '../models/webhook';
 import { WebhookDeliveryModel } from '../models/webhook-delivery';
 import { appendEvent } from './events';
+import { newestFirstPage } from './paging';
 
 export interface WebhookRow {
   id: string;
@@ -145,18 +146,8 @@ export class WebhookRepository {
 
   async list(clientId: string, page: number, pageSize: number): Promise<{ total: number; webhooks: WebhookRow[] }> {
     const base = WebhookModel.forClient<WebhookModel>(this.db, clientId);
-    const [count, rows] = await Promise.all([
-      base.clone().count('* as count') as unknown as Promise<{ count: string }[]>,
-      base
-        .clone()
-        .orderBy([
-          { column: 'created_at', order: 'desc' },
-          { column: 'id', order: 'desc' },
-        ])
-        .limit(pageSize)
-        .offset((page - 1) * pageSize),
-    ]);
-    return { total: Number(count[0]?.count ?? 0), webhooks: rows as unknown as WebhookRow[] };
+    const { total, rows } = await newestFirstPage(base, pageSize, (page - 1) * pageSize);
+    return { total, webhooks: rows as unknown as WebhookRow[] };
   }
 
   async find(clientId: string, id: string): Promise<WebhookRow | undefined> {
