@@ -2,21 +2,23 @@
  * bench/site: the crawlSite engine on a generated 1,000-page local website (bench/site-server.ts,
  * its own process) next to a bare fetch loop over the same URLs at the same concurrency. Prints
  * pages/s for both, their ratio and the crawler's peak RSS, and writes JSON to bench/results/.
- *   npm run bench:site -- [--pages 1000] [--concurrency 4] [--latency 20] [--compendium 0|1]
+ *   npm run bench:site -- [--pages 1000] [--concurrency 4] [--latency 20] [--compendium 0|1] [--threads 1]
  * The crawler runs exactly as in the activity (SSRF-guarded client, robots.txt, frontier, one
  * parse and every extractor per page) minus Temporal and storage; politeness delay 0, like the
- * bare loop. `--latency` is the server's delay per answer in ms (real sites take 50-500 ms).
+ * bare loop. `--latency` is the server's delay per answer in ms (real sites take 50-500 ms);
+ * `--threads` the page threads that read pages (SITE_PAGE_THREADS; 0: on the crawl's event loop).
  */
 import { createInterface } from 'node:readline';
 import { crawl } from '../activities/site/crawler';
 import { HttpPageSource } from '../activities/site/fetch';
+import { pageThreads } from '../activities/site/page-threads';
 import { OutboundClient } from '../lib/outbound';
 import { args, load, serveScript, writeResult } from './support';
 
 const USER_AGENT = 'leadjobs-crawler/1.0 (+https://github.com/leadjobs/leadjobs)';
 
 async function main(): Promise<void> {
-  const opts = args({ pages: 1000, concurrency: 4, latency: 20, compendium: 0 });
+  const opts = args({ pages: 1000, concurrency: 4, latency: 20, compendium: 0, threads: 1 });
   const server = serveScript('bench/site-server.ts', {
     args: [String(opts.pages), String(opts.latency)],
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -36,6 +38,9 @@ async function main(): Promise<void> {
     pageTimeoutMs: 15000,
     maxPageBytes: 5 * 1024 * 1024,
   });
+  // Warm, as a worker's are after its first crawl: the threads load their modules before the clock starts.
+  const pages = opts.threads > 0 ? pageThreads(opts.threads) : undefined;
+  await pages?.warm();
   const started = performance.now();
   const outcome = await crawl(
     source,
@@ -49,13 +54,14 @@ async function main(): Promise<void> {
       respectRobots: true,
       timeLimitMs: 600_000,
     },
-    { userAgent: USER_AGENT, concurrency: opts.concurrency, delayMs: 0 },
+    { userAgent: USER_AGENT, concurrency: opts.concurrency, delayMs: 0, readPage: pages?.read },
     { signal: new AbortController().signal },
   );
   const crawlSeconds = (performance.now() - started) / 1000;
   clearInterval(sampler);
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
   await http.close();
+  await pages?.close();
   const crawled = outcome.data.pages.map((p) => p.final_url);
   if (outcome.data.pages_crawled !== opts.pages)
     throw new Error(
@@ -75,6 +81,7 @@ async function main(): Promise<void> {
     concurrency: opts.concurrency,
     server_latency_ms: opts.latency,
     compendium: opts.compendium === 1,
+    page_threads: opts.threads,
     crawler: {
       pages: outcome.data.pages_crawled,
       seconds: r(crawlSeconds),

@@ -223,6 +223,12 @@ export const configSchema = dbConfigSchema
     SITE_MAX_PAGE_BYTES: int(5 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     /** Deadline for one page (connect, redirects, body; with render_js the whole render). */
     SITE_PAGE_TIMEOUT_MS: int(15000, 1000, 120000),
+    /**
+     * Worker threads that read crawled pages (the parse, every extractor and the compendium's Markdown,
+     * a few ms of CPU a page), shared by the worker's crawls, so that fetching and heartbeats never wait
+     * for a page being read. 0: pages are read on the activity's own event loop.
+     */
+    SITE_PAGE_THREADS: int(1, 0, 64),
 
     // Landing-page capture (activities/landing: the LANDING_* settings).
     /** crawlLanding: how long the worker's Chromium stays up with no capture running; the next capture after that launches it again. */

@@ -8,6 +8,7 @@ import { fillCompanyInfo, type AiCompanyOutcome } from './ai-company';
 import { contentHash, estimateTokens, type CleanupLevel, type CompendiumObject } from './compendium';
 import { crawl, CrawlFailedError, type CrawlData, type CrawlRequest, type PagePeople } from './crawler';
 import { BrowserPageSource, HttpPageSource, type PageSource } from './fetch';
+import { pageReaderOf } from './page-threads';
 
 /**
  * The activity runs under a 5-minute startToClose (spec §8: site stage 5 min per business). The
@@ -76,6 +77,7 @@ export async function crawlSiteData(
         userAgent: config.SITE_USER_AGENT,
         concurrency: config.SITE_CONCURRENCY_PER_HOST,
         delayMs: config.SITE_DELAY_MS,
+        readPage: pageReaderOf(deps),
       },
       {
         signal: ctx.cancellationSignal,

@@ -10,7 +10,8 @@ import { pickSocial, type SocialLinks } from './extract/social';
 import { mergeTeam, type TeamMember } from './extract/team';
 import { RedirectRefusedError, type FetchedPage, type PageSource, type RedirectCheck } from './fetch';
 import { Frontier } from './frontier';
-import { processPage, type PageFacts } from './page';
+import type { PageFacts } from './page';
+import { readOnLoop, type PageReader } from './page-threads';
 import { fetchRobots, type RobotsRules } from './robots';
 import { sitemapUrls } from './sitemap';
 import {
@@ -47,6 +48,8 @@ export interface CrawlSettings {
   userAgent: string;
   concurrency: number;
   delayMs: number;
+  /** How a fetched page is read (processPage): the worker's page threads, or by default this event loop. */
+  readPage?: PageReader;
 }
 
 export interface CrawlHooks {
@@ -250,7 +253,7 @@ class SiteCrawl {
 
   async run(): Promise<CrawlOutcome> {
     const start = await this.fetchStartPage();
-    const startFacts = this.takeStartPage(start);
+    const startFacts = await this.takeStartPage(start);
     // Sitemaps seed the frontier as if the start page linked them; then the start page's own links.
     await this.seedFromSitemaps(start.final);
     this.followLinks(startFacts, 0);
@@ -288,10 +291,10 @@ class SiteCrawl {
   }
 
   /** The start page is the crawl's first result; its facts give the region of every other page. */
-  private takeStartPage({ page, final }: StartPage): PageFacts {
+  private async takeStartPage({ page, final }: StartPage): Promise<PageFacts> {
     this.frontier.claim(this.start);
     this.frontier.claim(final);
-    const facts = this.analyse(page, true);
+    const facts = await this.analyse(page, true);
     this.region = facts.region;
     this.succeeded++;
     this.record(page, 0, true, facts);
@@ -364,10 +367,14 @@ class SiteCrawl {
    */
   private readLater(url: string, depth: number, page: FetchedPage): true {
     this.unread++;
+    // A page with content starts being read at once (on a page thread, several at a time); the
+    // outcomes are taken in arrival order. One dropped below (a redirect refused) is read for nothing.
+    const facts = page.status >= 200 && page.status < 300 && page.html !== null ? this.analyse(page, false) : undefined;
+    facts?.catch(() => undefined);
     this.reading = this.reading.then(async () => {
       await new Promise<void>((resolve) => setImmediate(resolve));
       try {
-        if (!this.readFailure) await this.handlePage(url, depth, page);
+        if (!this.readFailure) await this.handlePage(url, depth, page, facts);
       } catch (reason) {
         this.readFailure = { reason };
       } finally {
@@ -404,7 +411,12 @@ class SiteCrawl {
   }
 
   /** A fetched frontier page: where it ended up is checked, then it is read, recorded and its links followed. */
-  private async handlePage(url: string, depth: number, page: FetchedPage): Promise<void> {
+  private async handlePage(
+    url: string,
+    depth: number,
+    page: FetchedPage,
+    reading: Promise<PageFacts> | undefined,
+  ): Promise<void> {
     const { errors } = this;
     const final = normalizeUrl(page.finalUrl) ?? page.finalUrl;
     if (urlKey(final) !== urlKey(url)) {
@@ -433,7 +445,7 @@ class SiteCrawl {
     if (this.succeeded >= this.request.maxPages) return;
     let facts: PageFacts;
     try {
-      facts = this.analyse(page, false);
+      facts = await (reading ?? this.analyse(page, false));
     } catch (err) {
       errors.push({ url, error: `page not readable: ${describe(err)}` });
       return;
@@ -462,16 +474,22 @@ class SiteCrawl {
   // ---- what every step shares ----------------------------------------------------------------
 
   /** The start page's region applies to every later page; the start page is read without one. */
-  private analyse(page: FetchedPage, isStart: boolean): PageFacts {
+  private analyse(page: FetchedPage, isStart: boolean): Promise<PageFacts> {
     const final = normalizeUrl(page.finalUrl) ?? page.finalUrl;
     const path = new URL(final).pathname;
-    return processPage(page.html as string, final, {
-      region: this.region,
-      extractTeam: this.request.extractTeam,
-      teamPage: /team|about|people|staff|leadership|management|ueber|über|who-we-are|unternehmen/i.test(path),
-      companyPage: isStart || isContactLike(final) || isServicesPage(final),
-      compendium: this.compendiumLevel,
-    });
+    const read = this.settings.readPage ?? readOnLoop;
+    return read(
+      page.html as string,
+      final,
+      {
+        region: this.region,
+        extractTeam: this.request.extractTeam,
+        teamPage: /team|about|people|staff|leadership|management|ueber|über|who-we-are|unternehmen/i.test(path),
+        companyPage: isStart || isContactLike(final) || isServicesPage(final),
+        compendium: this.compendiumLevel,
+      },
+      this.signal,
+    );
   }
 
   private record(page: FetchedPage, depth: number, isStart: boolean, facts: PageFacts | undefined): void {
