@@ -1,7 +1,6 @@
-import type { Worker } from 'node:worker_threads';
-import { startThread } from '../threads';
+import { startThread, ThreadPool, ThreadTimeoutError } from '../threads';
 import { InvalidSvgError, type SanitizedSvg } from './svg';
-import type { SvgReply, SvgRequest } from './svg-thread';
+import type { SvgReply } from './svg-thread';
 
 /** Sanitising did not finish within its deadline; the thread doing it was stopped. */
 export class SvgTimeoutError extends Error {}
@@ -11,109 +10,38 @@ export class SvgTimeoutError extends Error {}
  * SVG never holds the API's event loop: other requests of every tenant are answered meanwhile. A
  * document still being sanitised after `timeoutMs` fails with SvgTimeoutError and its thread is
  * terminated (a synchronous parse cannot be interrupted any other way); the next document starts a
- * fresh thread. The thread is unref'd and ends after a minute without work.
+ * fresh thread. One thread (a second upload waits for it rather than starting another jsdom, tens
+ * of MB each), unref'd while idle and ended after a minute without work (lib/threads.ts ThreadPool).
  */
 export class SvgSanitizer {
-  private worker: Worker | undefined;
-  private ready: Promise<void> | undefined;
-  private idleTimer: NodeJS.Timeout | undefined;
-  private nextId = 0;
-  // One document at a time: a second upload waits for the thread rather than starting another
-  // jsdom (tens of MB each).
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly pool: ThreadPool<string, SvgReply>;
 
-  constructor(private readonly timeoutMs: number) {}
-
-  sanitize(text: string): Promise<SanitizedSvg> {
-    const run = this.queue.then(() => this.run(text));
-    this.queue = run.catch(() => undefined);
-    return run;
-  }
-
-  /** Stops the thread (API shutdown); a later sanitize starts another. */
-  async close(): Promise<void> {
-    clearTimeout(this.idleTimer);
-    const w = this.worker;
-    this.worker = undefined;
-    this.ready = undefined;
-    await w?.terminate();
-  }
-
-  private thread(): { worker: Worker; ready: Promise<void> } {
-    clearTimeout(this.idleTimer);
-    if (this.worker && this.ready) return { worker: this.worker, ready: this.ready };
-    const worker = startThread(__dirname, 'svg-thread', __filename);
-    worker.unref();
-    const ready = new Promise<void>((resolve, reject) => {
-      const onReady = (m: unknown) => {
-        if ((m as { ready?: boolean }).ready) resolve();
-      };
-      worker.on('message', onReady);
-      worker.once('error', reject);
-      worker.once('exit', () => reject(new Error('the sanitiser thread stopped while starting')));
+  constructor(private readonly timeoutMs: number) {
+    this.pool = new ThreadPool(() => startThread(__dirname, 'svg-thread', __filename), {
+      size: 1,
+      timeoutMs,
+      idleMs: 60_000,
     });
-    // Reported to the document waiting for it; this only keeps an early failure from going unhandled.
-    ready.catch(() => undefined);
-    const forget = () => {
-      if (this.worker === worker) {
-        this.worker = undefined;
-        this.ready = undefined;
-      }
-    };
-    worker.on('error', forget);
-    worker.on('exit', forget);
-    this.worker = worker;
-    this.ready = ready;
-    return { worker, ready };
   }
 
-  private async run(text: string): Promise<SanitizedSvg> {
-    const { worker, ready } = this.thread();
+  async sanitize(text: string): Promise<SanitizedSvg> {
+    let reply: SvgReply;
     try {
-      await ready;
+      reply = await this.pool.run(text);
     } catch (err) {
+      if (err instanceof ThreadTimeoutError)
+        throw new SvgTimeoutError(`sanitising it took longer than ${this.timeoutMs} ms`);
+      // The document's own failure, or the thread died on it (out of memory, say): it cannot be processed.
       throw new InvalidSvgError(
         `it could not be processed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300),
       );
     }
-    const id = ++this.nextId;
-    return new Promise<SanitizedSvg>((resolve, reject) => {
-      const done = () => {
-        clearTimeout(timer);
-        worker.off('message', onMessage);
-        worker.off('error', onError);
-        worker.off('exit', onExit);
-        this.idleTimer = setTimeout(() => void this.close(), 60_000).unref();
-      };
-      const onMessage = (reply: SvgReply | { ready: true }) => {
-        if (!('id' in reply) || reply.id !== id) return;
-        done();
-        if ('svg' in reply) resolve({ svg: reply.svg, removed: reply.removed });
-        else if ('invalid' in reply) reject(new InvalidSvgError(reply.invalid));
-        else reject(new InvalidSvgError(`it could not be processed: ${reply.failed}`.slice(0, 300)));
-      };
-      const onError = (err: Error) => {
-        done();
-        // The thread died on this document (out of memory, say): the uploader's SVG cannot be processed.
-        reject(new InvalidSvgError(`it could not be processed: ${err.message}`.slice(0, 300)));
-      };
-      const onExit = () => {
-        done();
-        reject(new InvalidSvgError('it could not be processed: the sanitiser stopped'));
-      };
-      const timer = setTimeout(() => {
-        done();
-        if (this.worker === worker) {
-          this.worker = undefined;
-          this.ready = undefined;
-        }
-        void worker.terminate();
-        reject(new SvgTimeoutError(`sanitising it took longer than ${this.timeoutMs} ms`));
-      }, this.timeoutMs);
-      worker.on('message', onMessage);
-      worker.on('error', onError);
-      worker.on('exit', onExit);
-      worker.postMessage({ id, text } satisfies SvgRequest);
-    });
+    if ('invalid' in reply) throw new InvalidSvgError(reply.invalid);
+    return reply;
+  }
+
+  /** Stops the thread (API shutdown). */
+  async close(): Promise<void> {
+    await this.pool.close();
   }
 }
