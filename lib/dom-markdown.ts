@@ -187,8 +187,12 @@ function copy(nodes: readonly (AnyNode | string)[]): ElementNode {
   let joinsText = false;
   const add = (node: AnyNode | string, parent: ElementNode, depth: number): ElementNode => {
     if (typeof node === 'string' || node.type === 'text') {
-      // As an HTML parser reads its input: a CR or CRLF is a line feed.
-      const data = boundRuns((typeof node === 'string' ? node : node.data).replace(/\r\n?/g, '\n'));
+      // As an HTML parser reads its input: a CR or CRLF is a line feed. Soft hyphens (`&shy;`, hyphenation
+      // points a reader never sees unless a line breaks there) go: kept, they split the word for every
+      // reader of the Markdown (search, a language model, a diff).
+      const data = boundRuns(
+        (typeof node === 'string' ? node : node.data).replace(/\r\n?/g, '\n').replace(/\u00ad/g, ''),
+      );
       const prev = parent.children[parent.children.length - 1];
       if (joinsText && prev?.kind === 'text') prev.data += data;
       else parent.children.push({ kind: 'text', data, parent });

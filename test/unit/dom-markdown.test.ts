@@ -47,6 +47,13 @@ describe('HTML to Markdown from the parsed page (lib/dom-markdown.ts)', () => {
     expect(md(html)).toBe(expected);
   });
 
+  test('soft hyphens are dropped, so a hyphenated word reads (and is searched) as one word', () => {
+    // turndown keeps them; a German page set with `&shy;` (hyphenation points) would index "Wäh\u00adrend".
+    expect(md('<p>Wäh&shy;rend Sie über den Markt schlen&#173;dern</p><pre><code>co\u00adde</code></pre>')).toBe(
+      'Während Sie über den Markt schlendern\n\n```\ncode\n```',
+    );
+  });
+
   test("the caller's document is left as it was", () => {
     const doc = parseDocument('<p>a   <b> b </b></p><!-- c --><p>d</p>');
     const before = JSON.stringify(doc.children.map((n) => ('data' in n ? n.data : n.type)));
