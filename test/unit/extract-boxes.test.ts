@@ -82,4 +82,29 @@ describe('fit: boxes in and around the article', () => {
     expectProse(md);
     expect(md).not.toContain('A related story');
   });
+
+  test("a page builder's article split over like section boxes is read from each of them, without the menus", () => {
+    // fluessiggas.de's shape (trafilatura's evaluation set): a lede box, then each part in
+    // `div.headline-with-text > div.container > div.row > div.col-md-8`, a table box between them.
+    const part = (text: string) =>
+      `<div class="container-fluid headline-with-text"><div class="container topic"><div class="row"><div class="col-md-8 offset-md-1">${text}</div><div class="col-md-3"></div></div></div></div>`;
+    const links = (label: string) =>
+      `<div class="container-fluid strip"><div class="row"><ul>${Array.from({ length: 12 }, (_, i) => `<li><a href="/${label}/${i}">${label} link number ${i}</a></li>`).join('')}</ul></div></div>`;
+    const lede = `<section class="blog-post head-post"><div class="container"><div class="row post-top-content"><div class="col-md-9"><div class="post-date">24. Oktober 2022</div><div class="post-text h3"><p>A lede paragraph that says what the article is about, in a sentence or two.</p></div></div></div></div></section>`;
+    const table = `<div class="container-fluid near-table"><div class="container table-container"><div class="row"><div class="col-md-10"><table><tr><td>Dichte</td><td>0,67 kg/l</td></tr></table></div></div></div></div>`;
+    const later = [
+      'The second part of the article explains how the new fuel is made from waste and what it costs, in a paragraph long enough to read.',
+      'The third part of the article says when the first filling stations will sell it, and which boilers can burn it without a change.',
+    ];
+    const md = fit(
+      links('Menu') +
+        lede +
+        part(paragraphs(1, 3)) +
+        table +
+        part(`${paragraphs(3)}<p>${later[0]}</p><p>${later[1]}</p>`) +
+        links('Footer'),
+    );
+    for (const p of [...PROSE.slice(1), ...later]) expect(md).toContain(p);
+    expect(md).not.toMatch(/Menu link|Footer link/);
+  });
 });

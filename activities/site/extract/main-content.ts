@@ -710,33 +710,44 @@ function grab(page: Page, flags: Flags): Attempt | null {
   }
 
   // The article's body split over repeated wrappers (`div.story-body-supplemental > div.story-body`
-  // twice, an inset between them): the same box in the parent's like-classed siblings joins too.
-  if (firstClass(top) && parent && isElement(parent) && parent !== ceiling && attr(parent, 'class')) {
-    const uncles = parent.parent && isElement(parent.parent) ? childElements(parent.parent) : [];
-    const before: Element[] = [];
-    const after: Element[] = [];
-    let seen = false;
-    for (const uncle of uncles) {
-      if (uncle === parent) seen = true;
-      else if (attr(uncle, 'class') === attr(parent, 'class') && !(flags.stripUnlikely && !liveSet.has(uncle))) {
-        const taken = new Set<Element>();
-        const skipUncle = (e: Element) =>
-          (e.parent !== null && taken.has(e.parent as Element)) || (flags.stripUnlikely && page.isUnlikely(e));
-        for (const el of elementsOf(uncle, skipUncle)) {
-          if (
-            el.name === top.name &&
-            firstClass(el) === firstClass(top) &&
-            page.count(el).chars >= MIN_PARAGRAPH &&
-            readsAsProse(page, el, flags)
-          ) {
-            taken.add(el);
-            (seen ? after : before).push(el);
+  // twice, an inset between them; a page builder's `div.headline-with-text > div.container > div.row
+  // > div.col-md-8` once per section): the same box in the like-classed siblings of the nearest
+  // wrapper that repeats, up to four levels above the candidate, joins too.
+  if (firstClass(top)) {
+    let wrapper = parent && isElement(parent) ? parent : null;
+    for (let level = 1; wrapper && wrapper !== ceiling && wrapper !== page.body && level <= 4; level++) {
+      const cls = attr(wrapper, 'class');
+      const outer: ParentNode | null = wrapper.parent;
+      const peers = cls && outer && isElement(outer) ? childElements(outer) : [];
+      if (peers.some((u) => u !== wrapper && attr(u, 'class') === cls)) {
+        const before: Element[] = [];
+        const after: Element[] = [];
+        let seen = false;
+        for (const peer of peers) {
+          if (peer === wrapper) seen = true;
+          else if (attr(peer, 'class') === cls && !(flags.stripUnlikely && !liveSet.has(peer))) {
+            const taken = new Set<Element>();
+            const skip = (e: Element) =>
+              (e.parent !== null && taken.has(e.parent as Element)) || (flags.stripUnlikely && page.isUnlikely(e));
+            for (const el of elementsOf(peer, skip)) {
+              if (
+                el.name === top.name &&
+                firstClass(el) === firstClass(top) &&
+                page.count(el).chars >= MIN_PARAGRAPH &&
+                readsAsProse(page, el, flags)
+              ) {
+                taken.add(el);
+                (seen ? after : before).push(el);
+              }
+            }
           }
         }
+        nodes.unshift(...before);
+        nodes.push(...after);
+        break;
       }
+      wrapper = outer && isElement(outer) ? outer : null;
     }
-    nodes.unshift(...before);
-    nodes.push(...after);
   }
   const removed = clean(page, nodes, flags);
   trimTail(page, nodes, removed);
