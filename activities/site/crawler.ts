@@ -488,7 +488,8 @@ class SiteCrawl {
         companyPage: isStart || isContactLike(final) || isServicesPage(final),
         compendium: this.compendiumLevel,
       },
-      this.signal,
+      // A cancel stops a read; the time limit does not: a page fetched by then is read (milliseconds) and kept.
+      this.hooks.signal,
     );
   }
 

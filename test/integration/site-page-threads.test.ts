@@ -23,7 +23,11 @@ afterAll(async () => {
   await site.close();
 });
 
-async function crawlWith(readPage: PageReader, signal = new AbortController().signal): Promise<CrawlOutcome> {
+async function crawlWith(
+  readPage: PageReader,
+  signal = new AbortController().signal,
+  timeLimitMs?: number,
+): Promise<CrawlOutcome> {
   const source = new HttpPageSource(http, {
     userAgent: config.SITE_USER_AGENT,
     pageTimeoutMs: config.SITE_PAGE_TIMEOUT_MS,
@@ -37,6 +41,7 @@ async function crawlWith(readPage: PageReader, signal = new AbortController().si
       compendium: { enabled: true, cleanup_level: 'fit' },
     }),
   );
+  if (timeLimitMs !== undefined) request.timeLimitMs = timeLimitMs;
   return crawl(
     source,
     request,
@@ -68,6 +73,31 @@ test("a cancel as a page goes to its thread rejects the crawl with the cancel's 
       return threads.read(...args);
     }, controller.signal);
     await expect(crawling).rejects.toThrow('job cancelled');
+  } finally {
+    await threads.close();
+  }
+});
+
+test('pages fetched when the time limit strikes are still read: the result has them, not a read error', async () => {
+  const threads = pageThreads(1);
+  // Long enough for the start page and its links on a busy machine (the thread warmed first).
+  const LIMIT_MS = 3000;
+  await threads.warm();
+  try {
+    // The contact page's read starts after the crawl's time limit has passed.
+    const outcome = await crawlWith(
+      async (...args) => {
+        if (args[1].endsWith('/contact')) await new Promise((r) => setTimeout(r, LIMIT_MS + 500));
+        return threads.read(...args);
+      },
+      undefined,
+      LIMIT_MS,
+    );
+    expect(outcome.data.errors.map((e) => e.error)).toEqual(
+      expect.arrayContaining([expect.stringContaining('crawl time limit')]),
+    );
+    expect(outcome.data.errors.filter((e) => e.error.includes('not readable'))).toEqual([]);
+    expect(outcome.data.pages.map((p) => p.final_url)).toContain(`${site.baseUrl}/contact`);
   } finally {
     await threads.close();
   }
