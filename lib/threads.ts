@@ -165,7 +165,15 @@ export class ThreadPool<In, Out> {
           () => void this.drop(slot, new ThreadTimeoutError(`it took longer than ${this.options.timeoutMs} ms`)),
           this.options.timeoutMs,
         );
-        slot.worker.postMessage({ id: task.id, input: task.input });
+        try {
+          slot.worker.postMessage({ id: task.id, input: task.input });
+        } catch (err) {
+          // An input that cannot be copied to the thread (a function, say) fails its task; the thread serves on.
+          slot.task = undefined;
+          this.settle(task, { failed: err });
+          this.rest(slot);
+          this.pump();
+        }
       },
       () => undefined /* drop() has failed the task */,
     );

@@ -70,6 +70,13 @@ test("a cancelled task fails with the signal's reason, running or waiting, and t
   await expect(p.run({ kind: 'double', value: 1 }, aborted.signal)).rejects.toThrow('already cancelled');
 });
 
+test('a task whose input cannot be copied to a thread fails at once; the pool serves the next task', async () => {
+  const p = pool(1);
+  const uncopyable = { kind: 'double', value: 1, callback: () => 1 } as unknown as PoolTask;
+  await expect(p.run(uncopyable)).rejects.toThrow(/could not be cloned/);
+  await expect(p.run({ kind: 'double', value: 6 })).resolves.toMatchObject({ value: 12 });
+});
+
 test('a closed pool refuses new tasks and fails the ones it held', async () => {
   const p = pool(1);
   const held = Promise.allSettled([p.run({ kind: 'spin' }), p.run({ kind: 'double', value: 1 })]);
