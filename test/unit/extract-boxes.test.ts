@@ -107,4 +107,22 @@ describe('fit: boxes in and around the article', () => {
     for (const p of [...PROSE.slice(1), ...later]) expect(md).toContain(p);
     expect(md).not.toMatch(/Menu link|Footer link/);
   });
+
+  test("a rating widget's prompts are not the page's text, however many there are", () => {
+    // chefkoch.de's recipe page (trafilatura's evaluation set): each photo and the recipe have a
+    // rating dialog of short sentences, which outscored the recipe's ingredients and method.
+    const rating = `<div class="accordion-content accordion-content-recipe_rating"><p>Wie hat dir dieses Rezept gefallen, bewerte es jetzt?</p><p>Vielen Dank für deine Bewertung, sie hilft allen anderen.</p><p>Du hast das Rezept bereits bewertet, danke dafür.</p><p>Melde dich an und bewerte das Rezept mit Sternen.</p></div>`;
+    const method =
+      'Mehl, Zucker, Butter und das Ei zu einem glatten Mürbeteig verkneten, in die gefettete Springform drücken und einen Rand hochziehen. Die Mandarinen abtropfen lassen, auf dem Boden verteilen, mit der Schmandcreme bedecken und bei 175 Grad etwa 70 Minuten backen.';
+    const tip =
+      'Wer es fruchtiger mag, nimmt statt der Mandarinen Pfirsiche aus der Dose oder frische Aprikosen; der Kuchen wird dann etwas saftiger und braucht zehn Minuten länger im Ofen, bis die Creme in der Mitte fest ist.';
+    const serve =
+      'Den Kuchen in der Form vollständig auskühlen lassen, am besten über Nacht im Kühlschrank, dann lässt er sich sauber schneiden. Mit Schlagsahne servieren; er hält sich gekühlt zwei bis drei Tage.';
+    const md = fit(
+      `${rating}<article class="ds-box"><h2>Zutaten</h2><table class="ingredients"><tr><td>125 g</td><td>Mehl</td></tr><tr><td>65 g</td><td>Zucker</td></tr></table><h2>Zubereitung</h2><p>${method}</p><p>${tip}</p><p>${serve}</p></article>${rating}${rating}`,
+      'Mandarinen-Schmand-Kuchen',
+    );
+    for (const p of [method, tip, serve]) expect(md).toContain(p);
+    expect(md).not.toMatch(/bewerte/);
+  });
 });

@@ -82,6 +82,8 @@ const NEGATIVE =
   /-ad-|hidden|^hid$| hid$| hid |^hid |banner|combx|comment|com-|contact|footer|gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags|widget|byline|author-bio|newsletter|subscribe|cookie|consent/i;
 /** ... and for it (weight +25). */
 const POSITIVE = /article|body|content|entry|hentry|h-entry|main|page|pagination|post|text|blog|story|prose/i;
+/** Rating widgets (stars, "rate this recipe" prompts): a few short sentences that are never the page's text. */
+const RATING = /(^|[\s_-])(ratings?|star-?rating|review-stars|rate-this|rating-widget)($|[\s_-])/i;
 /** Share bars and their kin: dropped inside the content when short. */
 const SHARE = /(\b|_)(share|sharedaddy|sharing|social|addthis|shariff)(\b|_)/i;
 /** A post's furniture around its text: meta lines, tag and category lists, author boxes, "read also" teasers, print/share tools. */
@@ -446,7 +448,7 @@ class Page {
     let w = /articleBody|articlebody/.test(attr(el, 'itemprop')) ? 25 : 0;
     for (const value of [attr(el, 'class'), attr(el, 'id')]) {
       if (!value) continue;
-      if (NEGATIVE.test(value)) w -= 25;
+      if (NEGATIVE.test(value) || RATING.test(value)) w -= 25;
       if (POSITIVE.test(value)) w += 25;
     }
     return w;
@@ -681,6 +683,8 @@ function grab(page: Page, flags: Flags): Attempt | null {
     if (flags.stripUnlikely && !liveSet.has(sib)) continue;
     // A box of the site's other stories beside the article is not more of it.
     if (RECIRCULATION.test(`${attr(sib, 'class')} ${attr(sib, 'id')}`)) continue;
+    // Nor is a rating widget, whose prompts read as short sentences.
+    if (RATING.test(`${attr(sib, 'class')} ${attr(sib, 'id')}`)) continue;
     // Two titled articles side by side are two articles (the next one appended as the reader scrolls).
     if (topTitled && holdsTitledArticle(sib)) continue;
     let bonus = 0;
@@ -878,7 +882,11 @@ function clean(page: Page, nodes: Element[], flags: Flags): Set<Element> {
         removed.add(el);
         continue;
       }
-      if ((SHARE.test(match) || POST_FURNITURE.test(match)) && c.chars < PAGE_WORTH && !c.anchorsContent) {
+      if (
+        (SHARE.test(match) || POST_FURNITURE.test(match) || RATING.test(match)) &&
+        c.chars < PAGE_WORTH &&
+        !c.anchorsContent
+      ) {
         removed.add(el);
         continue;
       }
