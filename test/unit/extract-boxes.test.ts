@@ -125,4 +125,22 @@ describe('fit: boxes in and around the article', () => {
     for (const p of [method, tip, serve]) expect(md).toContain(p);
     expect(md).not.toMatch(/bewerte/);
   });
+
+  test("a shop's customer reviews widget is not the product's text, as a comment thread is not the article's", () => {
+    // happycoffee.org's product page (trafilatura's evaluation set): the description beside a
+    // Judge.me review widget of forty reviews, which outscored it.
+    const review = (i: number) =>
+      `<div class="jdgm-rev jdgm-divider-top"><div class="jdgm-rev__content"><b class="jdgm-rev__title">Absolut überzeugend, Nummer ${i}</b><div class="jdgm-rev__body"><p>Ich kann die Meinung der anderen nur bestätigen, der Kaffee schmeckt fruchtig, mild und frisch, jede Woche wieder.</p></div></div></div>`;
+    const description = [
+      'Unser Sidamo wächst in den Bergen Äthiopiens auf 1.900 Metern Höhe, wird von Hand gepflückt, gewaschen und in der Sonne getrocknet.',
+      'In der Tasse zeigt er rote Beeren, Zitrusnoten und eine feine Süße; wir rösten ihn schonend im Trommelröster, damit die Säure mild bleibt.',
+      'Alle Kaffees sind bio-zertifiziert und werden frisch geröstet verschickt, ganze Bohnen oder gemahlen für Filter, French Press und Espresso.',
+    ];
+    const md = fit(
+      `<div class="product"><div class="description">${description.map((p) => `<p>${p}</p>`).join('')}</div><div class="jdgm-widget jdgm-review-widget" id="judgeme_product_reviews"><div class="jdgm-rev-widg"><h2>Customer Reviews</h2>${Array.from({ length: 8 }, (_, i) => review(i)).join('')}</div></div></div>`,
+      'Sidamo Bio Kaffeebohnen',
+    );
+    for (const p of description) expect(md).toContain(p);
+    expect(md).not.toMatch(/Absolut überzeugend|Meinung der anderen/);
+  });
 });
