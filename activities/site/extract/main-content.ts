@@ -72,9 +72,13 @@ const PARAGRAPHS = new Set(['p', 'pre', 'td', 'blockquote', 'dd', 'h2', 'h3', 'h
 
 const HEADINGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
 
+/** Shops' customer-review widgets (Judge.me, Yotpo, Stamped, Trustpilot...): visitors' posts, like comment threads. */
+const REVIEW_WIDGETS = String.raw`product-?reviews|customer-?reviews|reviews?-?widget|jdgm-[\w-]*|spr-reviews?|yotpo[\w-]*|stamped-reviews?|trustpilot[\w-]*`;
 /** A class or id that says "not the content": tested only with the OK pattern below, never on <body>. */
-const UNLIKELY =
-  /(^|\s)ad(\s|$)|-ad-|\bad-|\bads\b|adsense|advert|agegate|ai2html|banner|breadcrumbs?|combx|comment|community|consent|cookie|cover-wrap|disqus|extra|footer|gdpr|header|legends|menu|newsletter|popup|related|remark|replies|rss|(^|[^a-z])shar(e|ing)([^a-z]|$)|shoutbox|sidebar|skyscraper|social|sponsor|subscribe|supplemental|pagination|pager|promo|outbrain|taboola|yom-remote|product-?reviews|customer-?reviews|reviews?-?widget|jdgm-|spr-reviews?|yotpo|stamped-reviews?|trustpilot/i;
+const UNLIKELY = new RegExp(
+  String.raw`(^|\s)ad(\s|$)|-ad-|\bad-|\bads\b|adsense|advert|agegate|ai2html|banner|breadcrumbs?|combx|comment|community|consent|cookie|cover-wrap|disqus|extra|footer|gdpr|header|legends|menu|newsletter|popup|related|remark|replies|rss|(^|[^a-z])shar(e|ing)([^a-z]|$)|shoutbox|sidebar|skyscraper|social|sponsor|subscribe|supplemental|pagination|pager|promo|outbrain|taboola|yom-remote|${REVIEW_WIDGETS}`,
+  'i',
+);
 /** ... unless it also says it is (part of) the content. */
 const OK_MAYBE = /and|article|body|column|content|main|mathjax|shadow|story|entry|post-?text/i;
 /** Class or id words that count against a candidate (weight -25). */
@@ -90,8 +94,10 @@ const SHARE = /(\b|_)(share|sharedaddy|sharing|social|addthis|shariff)(\b|_)/i;
 const POST_FURNITURE =
   /(^|[\s_-])(entry-meta|post-meta|postmeta|postmetadata|post-info|entry-footer|entry-utility|post-footer|article-footer|post-tags|entry-tags|tags-links|cat-links|categories|tag-list|taglist|author-?(info|box|bio|container|card|description|details|profile)|authorbox|about-author|read-more|readmore|also-read|see-also|more-stories|more-articles|recommended|recirculation|article-tools|print-tools|post-navigation|nav-links|navigation|pagination|wp-block-buttons|sd-block|jp-relatedposts|yarpp|crp_related)($|[\s_-])/i;
 /** Comment threads: dropped inside the content whatever their length (they are not the page's text). */
-const COMMENTS =
-  /(^|[\s_-])(comments?|comment-?list|commentlist|comments-area|comment-respond|respond|disqus_thread|disqus|replies|product-?reviews|customer-?reviews|reviews?-?widget|jdgm-[\w-]*|spr-reviews?|yotpo[\w-]*|stamped-reviews?|trustpilot-widget)($|[\s_-])/i;
+const COMMENTS = new RegExp(
+  String.raw`(^|[\s_-])(comments?|comment-?list|commentlist|comments-area|comment-respond|respond|disqus_thread|disqus|replies|${REVIEW_WIDGETS})($|[\s_-])`,
+  'i',
+);
 /** A byline's class: the author's name and the date, above or below the text. */
 const BYLINE =
   /(^|[\s_-])(byline|bylines|author|authors|article-author|post-author|entry-author|dateline|writtenby|p-author)($|[\s_-])/i;
