@@ -59,30 +59,54 @@ const LINK = String.raw`\[((?:\\.|[^\]\\])*)\]\((?:<[^>\n]*>|(?:\\.|[^)\\\s])*)(
 
 /**
  * The words a reader sees in a compendium page's Markdown: link and image syntax, emphasis,
- * heading, quote and list markers, code fences and table pipes removed. Line by line with simple
- * patterns (no nesting, no backtracking over a whole page).
+ * heading, quote and list markers, code fences and table pipes removed. Code is read as written:
+ * the lines of a fenced block as they are, a code span's text without its backticks (an
+ * underscore in `lower_bound` is no emphasis). Line by line with simple patterns (no nesting, no
+ * backtracking over a whole page).
  */
 export function markdownToText(markdown: string): string {
   const out: string[] = [];
+  let fence: string | undefined;
   for (let line of markdown.split('\n')) {
-    if (/^\s*(```|~~~)/.test(line)) continue;
+    const marker = /^\s*(```|~~~)/.exec(line)?.[1];
+    if (marker && (fence === undefined || marker === fence)) {
+      fence = fence === undefined ? marker : undefined;
+      continue;
+    }
+    if (fence !== undefined) {
+      out.push(line);
+      continue;
+    }
     if (/^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/.test(line)) continue; // table rule
     if (/^\s*([-*_]\s*){3,}$/.test(line)) continue; // horizontal rule
     line = line
       .replace(/^\s{0,3}#{1,6}\s+/, '')
       .replace(/^\s*(>\s?)+/, '')
-      .replace(/^\s*([-*+]|\d+[.)])\s+/, '')
+      .replace(/^\s*([-*+]|\d+[.)])\s+/, '');
+    // Links and images first (a link's text may be a code span), then code spans split the line:
+    // emphasis and escapes are read only between them.
+    line = line
       .replace(new RegExp(`!${LINK}`, 'g'), '')
       .replace(new RegExp(LINK, 'g'), '$1')
-      .replace(/<(https?:[^>\s]+)>/g, '$1')
-      .replace(/(\*\*|__)(?=\S)([^*_]*?\S)\1/g, '$2')
-      .replace(/(\*|_)(?=\S)([^*_]*?\S)\1/g, '$2')
-      .replace(/`+/g, '')
-      .replace(/\s*\|\s*/g, ' ')
-      .replace(/\\([\\`*_{}[\]()#+\-.!|>~])/g, '$1');
-    out.push(line);
+      .replace(/<(https?:[^>\s]+)>/g, '$1');
+    const parts = line.split(/(`+)([^`]*?)\1/);
+    let text = '';
+    for (let i = 0; i < parts.length; i += 3) {
+      text += inlineText(parts[i] ?? '');
+      text += parts[i + 2] ?? '';
+    }
+    out.push(text.replace(/\s*\|\s*/g, ' '));
   }
   return out.join('\n');
+}
+
+/** Markdown's inline syntax outside code: emphasis, stray backticks, escapes. */
+function inlineText(text: string): string {
+  return text
+    .replace(/(\*\*|__)(?=\S)([^*_]*?\S)\1/g, '$2')
+    .replace(/(\*|_)(?=\S)([^*_]*?\S)\1/g, '$2')
+    .replace(/`+/g, '')
+    .replace(/\\([\\`*_{}[\]()#+\-.!|>~])/g, '$1');
 }
 
 // ---- scoring --------------------------------------------------------------------------------

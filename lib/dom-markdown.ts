@@ -480,9 +480,13 @@ class Converter {
       return parent?.name === 'li' && lastElement === el ? `\n${content}` : `\n\n${content}\n\n`;
     }
     if (name === 'li') return this.listItem(el, index, content);
+    // A <pre> is a code block whether or not a <code> holds its text (Pygments and Rouge write
+    // `<div class="highlight"><pre><span ...>`): its lines and characters as written, unescaped.
     const firstChild = el.children[0];
-    if (name === 'pre' && firstChild?.kind === 'element' && firstChild.name === 'code')
-      return this.codeBlock(firstChild);
+    if (name === 'pre')
+      return firstChild?.kind === 'element' && firstChild.name === 'code'
+        ? this.codeBlock(firstChild)
+        : this.codeBlock(el);
     if (name === 'hr') return '\n\n* * *\n\n';
     const href = name === 'a' ? attr(el, 'href') : undefined;
     if (href) return `[${content}](${linkDestination(href)}${linkTitle(cleanAttribute(attr(el, 'title')))})`;

@@ -35,6 +35,35 @@ describe('bench:extract scoring', () => {
     ]);
   });
 
+  it('reads code as it is written: underscores and asterisks inside code blocks and code spans are no emphasis', () => {
+    // toc-missing (Readability's pages): SQL whose identifiers hold underscores was scored as
+    // "lowerbound upperbound", so the words the converter kept counted as missing.
+    const md =
+      '```sql\nSELECT n, lower_bound, upper_bound FROM t WHERE n * 2 > 1 * 3\n```\n\nCall `is_anomaly_0_5` and *really* `a_b_c`, [`generate_series`](https://www.postgresql.org/docs/ "f").';
+    expect(markdownToText(md).split(/\s+/).filter(Boolean)).toEqual([
+      'SELECT',
+      'n,',
+      'lower_bound,',
+      'upper_bound',
+      'FROM',
+      't',
+      'WHERE',
+      'n',
+      '*',
+      '2',
+      '>',
+      '1',
+      '*',
+      '3',
+      'Call',
+      'is_anomaly_0_5',
+      'and',
+      'really',
+      'a_b_c,',
+      'generate_series.',
+    ]);
+  });
+
   it('averages precision over pages with output and recall over pages with ground truth (the article-extraction benchmark)', () => {
     const truth = 'one two three four five six seven eight';
     expect(shingleMatch(truth, truth)).toEqual([1, 0, 0]);

@@ -54,6 +54,17 @@ describe('HTML to Markdown from the parsed page (lib/dom-markdown.ts)', () => {
     );
   });
 
+  test('a <pre> without a <code> child (Pygments, Rouge, hand-written) is a code block: its lines and characters as written', () => {
+    // turndown wrote such a block as paragraph text with `_`, `*` and `[` escaped (`lower\_bound`),
+    // which a Markdown reader renders with its lines run together: toc-missing in Readability's pages.
+    expect(
+      md(
+        '<p>Query:</p><div class="highlight"><pre><span class="k">SELECT</span> <span class="n">lower_bound</span>, <span class="o">*</span>\n  <span class="k">FROM</span> unnest(array[2, 3]) <b>AS</b> n;\n</pre></div><p>after</p>',
+      ),
+    ).toBe('Query:\n\n```\nSELECT lower_bound, *\n  FROM unnest(array[2, 3]) AS n;\n```\n\nafter');
+    expect(md('<pre class="language-sql">a<br>b_c</pre>')).toBe('```sql\na\nb_c\n```');
+  });
+
   test("the caller's document is left as it was", () => {
     const doc = parseDocument('<p>a   <b> b </b></p><!-- c --><p>d</p>');
     const before = JSON.stringify(doc.children.map((n) => ('data' in n ? n.data : n.type)));
