@@ -108,6 +108,35 @@ describe('fit: boxes in and around the article', () => {
     expect(md).not.toMatch(/Menu link|Footer link/);
   });
 
+  test("a homepage's heading and lead in a box of their own stay beside a longer box of testimonials", () => {
+    // anwaltniemeyer.de (trafilatura's pages): the lawyer's introduction under "Willkommen!" was
+    // left out and only the testimonial slider kept, its quotes outweighing the lead.
+    const said = [
+      'Many thanks!',
+      'Wow, I am thrilled!',
+      'Many thanks for your very thorough advice and your quick action.',
+      'Should we need advice again, we will gladly come back to you.',
+      'Thank you already for the friendly and swift support.',
+      'Great, I am pleased!',
+      'I will gladly recommend you and come back to you with my own problems too, if need be.',
+    ];
+    const quotes = Array.from(
+      { length: 30 },
+      (_, i) =>
+        `<li class="testimonial-slide"><div class="testimonial-inner"><blockquote><p>"${said[i % said.length]}"</p><small>E-mail from a client, July 2015</small></blockquote></div></li>`,
+    ).join('');
+    const contact = '<p><a href="mailto:office@law.test">office@law.test</a></p><p><a href="/imprint">Imprint</a></p>';
+    const md = fit(
+      `<div class="container"><section id="top"><div class="visible-xs">${contact}</div><div class="row"><div class="col-md-12">${contact}</div></div></section>` +
+        '<div class="row"><div class="col-md-12"><div class="jumbotron"><div class="row"><div class="col-md-9"><h1>Welcome!</h1><p class="lead">I am Jane Doe, a lawyer specialised in IT law. I advise start-ups and small and medium-sized companies on contracts, disputes and data protection. I look forward to meeting you!</p></div><div class="col-md-3"><img src="/me.jpg"></div></div></div></div></div>' +
+        `<div class="testimonial-slider"><h3>What clients say</h3><ul class="slides">${quotes}</ul></div></div>`,
+      'Jane Doe, lawyer',
+    );
+    expect(md).toContain('I am Jane Doe, a lawyer specialised in IT law.');
+    expect(md).toContain('Many thanks for your very thorough advice and your quick action.');
+    expect(md).not.toContain('Imprint');
+  });
+
   test("a rating widget's prompts are not the page's text, however many there are", () => {
     // chefkoch.de's recipe page (trafilatura's evaluation set): each photo and the recipe have a
     // rating dialog of short sentences, which outscored the recipe's ingredients and method.

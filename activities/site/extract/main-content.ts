@@ -680,7 +680,8 @@ function grab(page: Page, flags: Flags): Attempt | null {
   const siblings = parent && isElement(parent) ? childElements(parent) : [top];
   const threshold = Math.max(10, topScore * 0.2);
   const topClass = attr(top, 'class');
-  const topTitled = top.name === 'article' && hasH1(top);
+  const topHasH1 = hasH1(top);
+  const topTitled = top.name === 'article' && topHasH1;
   for (const sib of siblings) {
     if (sib === top) {
       nodes.push(sib);
@@ -708,6 +709,12 @@ function grab(page: Page, flags: Flags): Attempt | null {
       page.count(sib).chars >= PAGE_WORTH / 2 &&
       readsAsProse(page, sib, flags)
     ) {
+      nodes.push(sib);
+      continue;
+    }
+    // The page's heading with the prose under it (a homepage's "Welcome" and its lead paragraph
+    // in a box of their own, beside a longer box of testimonials or teasers) is the page's text.
+    if (!topHasH1 && hasH1(sib) && readsAsProse(page, sib, flags)) {
       nodes.push(sib);
       continue;
     }
