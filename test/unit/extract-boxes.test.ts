@@ -137,6 +137,36 @@ describe('fit: boxes in and around the article', () => {
     expect(md).not.toContain('Imprint');
   });
 
+  test("a homepage's <main> is its text, not the slideshow above it that outweighs it", () => {
+    // sass-ag.de (trafilatura's pages): the hero slideshow's longest slide was kept and the page's
+    // <main>, its own introduction of the company, left out.
+    const pitch =
+      'Our sets are matched to each other and hold everything you need to design shipping labels yourself, print them at once, and send your parcels the same day, with the software, the printer, the labels and the ribbons in one box.';
+    const slides = [
+      'Print wherever you like',
+      'Printers and shipping labels',
+      'Thermal transfer ribbons',
+      'Labels in your format',
+    ]
+      .map(
+        (title, i) =>
+          `<div class="slide"><div class="textbox"><p class="textbox-title">${title}</p><p>${i === 0 ? `${pitch}</p><p>${pitch}</p><p>${pitch}` : pitch.slice(0, 60)}.</p><p><a href="/sets/${i}">See more</a></p></div></div>`,
+      )
+      .join('');
+    const menu = ['Products', 'Printers', 'Labels', 'Ribbons', 'Service', 'Downloads', 'Contact', 'About us']
+      .map((item) => `<li><a href="/${item}">${item}</a></li>`)
+      .join('');
+    const md = fit(
+      `<header><ul class="menu">${menu}</ul></header><div class="slideshow"><div class="slideshow-stage">${slides}</div></div>` +
+        '<main><div class="wrapper"><h2>Your partner for labels and printers</h2><p>We advise independently of any manufacturer and always plan objectively, so that you get the printing system that suits your work, your volumes and your budget.</p><p>Buy inexpensive labels in your own format from us, in small runs or large, printed or blank, on paper, film or textile.</p><p>We offer professional printing systems for every use, from the small desktop printer to the industrial one, with service, spare parts and training.</p></div></main>' +
+        '<footer><p>Head office: 1 Main Street</p></footer>',
+      'Labels and printers',
+    );
+    expect(md).toContain('We advise independently of any manufacturer');
+    expect(md).toContain('from the small desktop printer to the industrial one');
+    expect(md).not.toContain('Our sets are matched');
+  });
+
   test("a rating widget's prompts are not the page's text, however many there are", () => {
     // chefkoch.de's recipe page (trafilatura's evaluation set): each photo and the recipe have a
     // rating dialog of short sentences, which outscored the recipe's ingredients and method.

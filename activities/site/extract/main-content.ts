@@ -437,6 +437,17 @@ class Page {
 
   private first?: Element | null;
 
+  /** The page's <main> (or role=main) when it has exactly one. */
+  get soleMain(): Element | undefined {
+    if (this.sole === undefined) {
+      const mains = [...elementsOf(this.body)].filter((el) => el.name === 'main' || attr(el, 'role') === 'main');
+      this.sole = mains.length === 1 ? (mains[0] as Element) : null;
+    }
+    return this.sole ?? undefined;
+  }
+
+  private sole?: Element | null;
+
   private insideArticle(el: Element): boolean {
     for (let p = el.parent; p && isElement(p); p = p.parent) if (p.name === 'article' || p.name === 'main') return true;
     return false;
@@ -614,6 +625,18 @@ function grab(page: Page, flags: Flags): Attempt | null {
         pool = ranked.filter(([el]) => contains(own, el));
         ceiling = own.parent && isElement(own.parent) ? own.parent : page.body;
       }
+    }
+  }
+  // The page's one <main> (or role=main) is its author's word for where the content is: a box
+  // outside it that scores better (a homepage's slideshow above the fold) gives way to the best
+  // candidate inside it, when that one holds a fair share of the score. Nothing then climbs out.
+  const main = page.soleMain;
+  if (pool === ranked && main && !contains(main, top) && !contains(top, main)) {
+    const inMain = ranked.find(([el, sc]) => (el === main || contains(main, el)) && sc >= 0.3 * topScore);
+    if (inMain) {
+      [top, topScore] = inMain;
+      pool = ranked.filter(([el]) => el === main || contains(main, el));
+      ceiling = main.parent && isElement(main.parent) ? main.parent : page.body;
     }
   }
   // Several nearly as good candidates under one ancestor: the article is that ancestor.
