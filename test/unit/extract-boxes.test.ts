@@ -167,6 +167,24 @@ describe('fit: boxes in and around the article', () => {
     expect(md).not.toContain('Our sets are matched');
   });
 
+  test('a short article under its heading is the text, not the whole page around it with its menus', () => {
+    // dw.com (trafilatura's pages): an audio page's two-sentence intro scored as the article but,
+    // short of a page's worth, gave way to the whole body: forty menu links and the footer's lists.
+    const links = (prefix: string, n: number) =>
+      `<ul class="sitemap">${Array.from({ length: n }, (_, i) => `<li><a href="/${prefix}/${i}" title="${prefix} ${i}">${prefix} section ${i}</a></li>`).join('')}</ul>`;
+    const md = fit(
+      `<div id="navContainer"><div class="flyout">${links('news', 20)}</div><div class="flyout">${links('learn', 20)}</div></div>` +
+        '<div id="innerFrame"><div id="bodyContent"><div class="col3"><h4 class="artikel">Environment</h4><h1>Fertile land lost every year</h1>' +
+        '<p class="intro">Twenty-four billion tonnes of fertile soil are lost every year as biodiversity declines. That is what a study by the research institute in Dakar found, published this week.</p>' +
+        '<div class="group"><div class="longText"><p>Author: A. Writer</p></div></div></div></div></div>' +
+        `<div id="footerBody">${links('footer', 15)}</div>`,
+      'Fertile land lost every year',
+    );
+    expect(md).toContain('Twenty-four billion tonnes of fertile soil are lost every year');
+    expect(md).not.toContain('news section 3');
+    expect(md).not.toContain('footer section 3');
+  });
+
   test("a rating widget's prompts are not the page's text, however many there are", () => {
     // chefkoch.de's recipe page (trafilatura's evaluation set): each photo and the recipe have a
     // rating dialog of short sentences, which outscored the recipe's ingredients and method.

@@ -143,6 +143,8 @@ const CHROME_TAGS = new Set(['nav', 'header', 'footer', 'aside', 'form', 'amp-li
 /** Readability's threshold: a pass that finds fewer characters than this is tried again with less evidence. */
 const PAGE_WORTH = 500;
 const MIN_PARAGRAPH = 25;
+/** The least text under a page's heading that reads as a short article (an audio page's intro). */
+const SHORT_ARTICLE = 150;
 
 interface Counts {
   /** Characters of text, whitespace runs counted once. */
@@ -1232,8 +1234,12 @@ export function mainContent($: CheerioAPI): (AnyNode | string)[] {
     // Short of a page's worth of scored text, the page's own content without its chrome is the
     // better reading (a team page of cards is not an article), even where a pass with less
     // evidence found a longer paragraph in the footer.
+    // A short article is still one: what was found holds the page's heading and a paragraph under
+    // it, and the fallback would be the whole body (no landmark, no <article>), menus and all.
     const fallback = landmark(page);
-    if (!best || fallback.chars > 0) best = fallback;
+    const shortArticle =
+      best !== null && best.chars >= SHORT_ARTICLE && fallback.nodes[0] === page.body && best.nodes.some(hasH1);
+    if (!best || (fallback.chars > 0 && !shortArticle)) best = fallback;
   }
   // The page shows less than it declares (a paywall's teaser, a body rendered by script): the
   // article as its JSON-LD gives it, or, when the page shows nothing at all, its own summary, under
