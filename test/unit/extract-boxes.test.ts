@@ -44,6 +44,22 @@ describe('fit: boxes in and around the article', () => {
     expect(md).not.toContain('Another story of the day');
   });
 
+  test('a box of teasers for other stories inside the article goes, a teaser paragraph of its own lede stays', () => {
+    // greenpeace.de (trafilatura's pages): "Zum Weiterlesen" and "Mehr zu Klima und Konsum" were kept.
+    const cards = Array.from(
+      { length: 3 },
+      (_, i) =>
+        `<div class="Teaser"><h3><a href="/story-${i}">Another campaign of ours, number ${i}</a></h3><p>What that other story is about, told in two sentences that read like the article's own. It ran last month, and readers who liked this one may like it too.</p></div>`,
+    ).join('');
+    const md = fit(
+      `<main><article><p class="teaser">The council will decide on the baths next week.</p>${paragraphs()}<div class="Teasers u-container Teasers--3"><h2 class="Teasers-headline">Read on</h2>${cards}</div></article></main>`,
+    );
+    expectProse(md);
+    expect(md).toContain('The council will decide on the baths next week.');
+    expect(md).not.toContain('Another campaign of ours');
+    expect(md).not.toContain('Read on');
+  });
+
   test("a chart's labels (an ai2html graphic) are not the article's text", () => {
     const labels = ['$915 billion', 'Interest payments', '$900', '600', '300', '2018', '2028']
       .map((l) => `<p class="g-pstyle0">${l}</p>`)

@@ -106,7 +106,7 @@ const AD_LABEL =
   /^\s*(advertisement|advertising|ads?|anzeige|werbung|publicit[ée]|publicidad|anuncio|pubblicit[àa]|reklama|реклама|广告|広告|광고)\s*$/iu;
 /** Boxes of the site's other stories. */
 const RECIRCULATION =
-  /(^|[\s_-])(most-?(popular|read|viewed|shared|commented)|popular-(posts|stories|articles)|trending(-\w+)?|read-?next|up-?next|more-from|you-may-(also-)?like|related-(posts|articles|stories|content|links|news)|recirc(ulation)?|outbrain|taboola)($|[\s_-])/i;
+  /(^|[\s_-])(most-?(popular|read|viewed|shared|commented)|popular-(posts|stories|articles)|trending(-\w+)?|read-?next|up-?next|more-from|you-may-(also-)?like|related-(posts|articles|stories|content|links|news)|recirc(ulation)?|teasers|teaser-?(list|grid|row|group|wrapper|container|slider|carousel)|outbrain|taboola)($|[\s_-])/i;
 /**
  * A label and a colon before a link to another story: "Read more:", "Lea también:", "LE PUEDE
  * INTERESAR:". The first alternative is a label of one to four words in any case (with the `i`
