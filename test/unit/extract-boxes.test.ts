@@ -60,6 +60,18 @@ describe('fit: boxes in and around the article', () => {
     expect(md).not.toContain('Read on');
   });
 
+  test("the author's box and the copyright notice under the article go", () => {
+    // angelmagazin.de (trafilatura's pages): "Über den Autor" and its bio were kept; Börsen-Zeitung's
+    // and Euronews's copyright lines too (fundus's pages).
+    const md = fit(
+      `<article>${paragraphs()}<div class="post-author"><div class="row"><p><strong>About the author</strong></p><p>Sam Writer has fished the rivers of the north for thirty years and writes about tackle, knots and patience. If you like these pieces, buy Sam a coffee.</p></div></div><div class="copyright">© 2024 The Baths Gazette. All rights reserved.</div></article>`,
+    );
+    expectProse(md);
+    expect(md).not.toContain('About the author');
+    expect(md).not.toContain('buy Sam a coffee');
+    expect(md).not.toContain('All rights reserved');
+  });
+
   test("a chart's labels (an ai2html graphic) are not the article's text", () => {
     const labels = ['$915 billion', 'Interest payments', '$900', '600', '300', '2018', '2028']
       .map((l) => `<p class="g-pstyle0">${l}</p>`)

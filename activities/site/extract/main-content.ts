@@ -92,7 +92,7 @@ const RATING = /(^|[\s_-])(ratings?|star-?rating|review-stars|rate-this|rating-w
 const SHARE = /(\b|_)(share|sharedaddy|sharing|social|addthis|shariff)(\b|_)/i;
 /** A post's furniture around its text: meta lines, tag and category lists, author boxes, "read also" teasers, print/share tools. */
 const POST_FURNITURE =
-  /(^|[\s_-])(entry-meta|post-meta|postmeta|postmetadata|post-info|entry-footer|entry-utility|post-footer|article-footer|post-tags|entry-tags|tags-links|cat-links|categories|tag-list|taglist|author-?(info|box|bio|container|card|description|details|profile)|authorbox|about-author|read-more|readmore|also-read|see-also|more-stories|more-articles|recommended|recirculation|article-tools|print-tools|post-navigation|nav-links|navigation|pagination|wp-block-buttons|sd-block|jp-relatedposts|yarpp|crp_related)($|[\s_-])/i;
+  /(^|[\s_-])(entry-meta|post-meta|postmeta|postmetadata|post-info|entry-footer|entry-utility|post-footer|article-footer|post-tags|entry-tags|tags-links|cat-links|categories|tag-list|taglist|author-?(info|box|bio|container|card|description|details|profile)|post-author|authorbox|about-author|copyright|read-more|readmore|also-read|see-also|more-stories|more-articles|recommended|recirculation|article-tools|print-tools|post-navigation|nav-links|navigation|pagination|wp-block-buttons|sd-block|jp-relatedposts|yarpp|crp_related)($|[\s_-])/i;
 /** Comment threads: dropped inside the content whatever their length (they are not the page's text). */
 const COMMENTS = new RegExp(
   String.raw`(^|[\s_-])(comments?|comment-?list|commentlist|comments-area|comment-respond|respond|disqus_thread|disqus|replies|${REVIEW_WIDGETS})($|[\s_-])`,
