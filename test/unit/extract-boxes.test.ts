@@ -72,6 +72,19 @@ describe('fit: boxes in and around the article', () => {
     expect(md).not.toContain('All rights reserved');
   });
 
+  test("a post given to readers without scripts in a <noscript> is the page's text; a notice to turn scripts on is not", () => {
+    // security.googleblog.com (trafilatura's pages): Blogger writes the post into a script template
+    // and into a <noscript>; fit read neither and kept the blog's header and footer.
+    const md = fit(
+      `<div class="header"><h2><a href="/">Security Blog</a></h2><div class="header-desc">The latest news from the team</div></div>` +
+        `<div class="post"><h2 class="title"><a href="/post">Council closes the baths</a></h2><div class="post-body"><script type="text/template"><p>${PROSE[0]}</p></script><noscript>${paragraphs()}</noscript></div></div>` +
+        '<noscript><p>Please turn on JavaScript to see this site.</p></noscript><div class="footer"><a href="/privacy">Privacy</a> <a href="/terms">Terms</a></div>',
+    );
+    expectProse(md);
+    expect(md).not.toContain('turn on JavaScript');
+    expect(md).not.toContain('The latest news from the team');
+  });
+
   test("a chart's labels (an ai2html graphic) are not the article's text", () => {
     const labels = ['$915 billion', 'Interest payments', '$900', '600', '300', '2018', '2028']
       .map((l) => `<p class="g-pstyle0">${l}</p>`)

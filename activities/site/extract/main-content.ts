@@ -271,6 +271,16 @@ function revealStreamedBoundaries($: CheerioAPI): void {
 }
 
 /** Drops what is never content: scripts, media, form controls, hidden elements, comments. */
+/** Paragraph text a <noscript> must hold to be the page's text rather than a "turn on JavaScript" notice. */
+const NOSCRIPT_PROSE = 200;
+
+/** Whether the element's paragraphs hold NOSCRIPT_PROSE characters. */
+function holdsProse(el: Element): boolean {
+  let chars = 0;
+  for (const e of elementsOf(el)) if (e.name === 'p') chars += collapsedLength(textOf(e));
+  return chars >= NOSCRIPT_PROSE;
+}
+
 function prune(root: Element): void {
   const doomed: AnyNode[] = [];
   const stack: AnyNode[] = [root];
@@ -281,7 +291,11 @@ function prune(root: Element): void {
       continue;
     }
     if (!isElement(node)) continue;
-    if (node !== root && (NEVER_CONTENT.has(node.name) || isHidden(node))) {
+    // A <noscript> holding paragraphs is what a reader without scripts is given, as a crawler is
+    // (Blogger writes the post into a `<script type="text/template">` and again into a <noscript>).
+    if (node.name === 'noscript' && holdsProse(node)) {
+      node.name = 'div';
+    } else if (node !== root && (NEVER_CONTENT.has(node.name) || isHidden(node))) {
       doomed.push(node);
       continue;
     }
