@@ -163,6 +163,8 @@ interface Counts {
   proseChars: number;
   /** Has an h1 or an itemprop=articleBody element inside (never "unlikely"). */
   anchorsContent: boolean;
+  /** Has an h1 inside (or is one). */
+  holdsH1: boolean;
 }
 
 interface Flags {
@@ -317,6 +319,7 @@ const ZERO: Counts = {
   listChars: 0,
   proseChars: 0,
   anchorsContent: false,
+  holdsH1: false,
 };
 
 /** Chinese, Japanese (kana) and Korean characters in a text. */
@@ -330,8 +333,9 @@ function wideIn(text: string): number {
 }
 
 /** Every element's counts, computed once bottom-up, and the wide characters of all the text. */
-function countAll(root: Element): { counts: Map<Element, Counts>; wide: number } {
+function countAll(root: Element): { counts: Map<Element, Counts>; wide: number; mains: Element[] } {
   const counts = new Map<Element, Counts>();
+  const mains: Element[] = [];
   let wide = 0;
   // Post-order with an explicit stack: [element, children visited?]
   const stack: [Element, boolean][] = [[root, false]];
@@ -345,7 +349,12 @@ function countAll(root: Element): { counts: Map<Element, Counts>; wide: number }
     }
     stack.pop();
     const name = el.name;
-    const c: Counts = { ...ZERO, anchorsContent: name === 'h1' || attr(el, 'itemprop') === 'articleBody' };
+    const c: Counts = {
+      ...ZERO,
+      anchorsContent: name === 'h1' || attr(el, 'itemprop') === 'articleBody',
+      holdsH1: name === 'h1',
+    };
+    if (name === 'main' || attr(el, 'role') === 'main') mains.push(el);
     for (const child of el.children) {
       if (child.type === 'text') {
         const data = (child as unknown as { data: string }).data;
@@ -366,6 +375,7 @@ function countAll(root: Element): { counts: Map<Element, Counts>; wide: number }
         c.listChars += k.listChars;
         c.proseChars += k.proseChars;
         c.anchorsContent ||= k.anchorsContent;
+        c.holdsH1 ||= k.holdsH1;
       }
     }
     if (name === 'a') c.linkChars = (attr(el, 'href').startsWith('#') ? 0.3 : 1) * c.chars;
@@ -378,12 +388,14 @@ function countAll(root: Element): { counts: Map<Element, Counts>; wide: number }
     if (PARAGRAPHS.has(name) && name !== 'td' && name !== 'dd') c.proseChars = c.chars;
     counts.set(el, c);
   }
-  return { counts, wide };
+  return { counts, wide, mains };
 }
 
 class Page {
   readonly counts: Map<Element, Counts>;
   readonly bodyChars: number;
+  /** The page's <main> (or role=main) when it has exactly one. */
+  readonly soleMain: Element | undefined;
 
   /**
    * A page's worth of text in its script: Chinese, Japanese and Korean say in one character what
@@ -392,8 +404,9 @@ class Page {
   readonly worth: number;
 
   constructor(readonly body: Element) {
-    const { counts, wide } = countAll(body);
+    const { counts, wide, mains } = countAll(body);
     this.counts = counts;
+    this.soleMain = mains.length === 1 ? mains[0] : undefined;
     this.bodyChars = this.count(body).chars;
     this.worth = wide > 0.3 * this.bodyChars ? PAGE_WORTH / 3 : PAGE_WORTH;
   }
@@ -452,17 +465,6 @@ class Page {
   }
 
   private first?: Element | null;
-
-  /** The page's <main> (or role=main) when it has exactly one. */
-  get soleMain(): Element | undefined {
-    if (this.sole === undefined) {
-      const mains = [...elementsOf(this.body)].filter((el) => el.name === 'main' || attr(el, 'role') === 'main');
-      this.sole = mains.length === 1 ? (mains[0] as Element) : null;
-    }
-    return this.sole ?? undefined;
-  }
-
-  private sole?: Element | null;
 
   private insideArticle(el: Element): boolean {
     for (let p = el.parent; p && isElement(p); p = p.parent) if (p.name === 'article' || p.name === 'main') return true;
@@ -719,7 +721,7 @@ function grab(page: Page, flags: Flags): Attempt | null {
   const siblings = parent && isElement(parent) ? childElements(parent) : [top];
   const threshold = Math.max(10, topScore * 0.2);
   const topClass = attr(top, 'class');
-  const topHasH1 = hasH1(top);
+  const topHasH1 = page.count(top).holdsH1;
   const topTitled = top.name === 'article' && topHasH1;
   for (const sib of siblings) {
     if (sib === top) {
@@ -753,7 +755,7 @@ function grab(page: Page, flags: Flags): Attempt | null {
     }
     // The page's heading with the prose under it (a homepage's "Welcome" and its lead paragraph
     // in a box of their own, beside a longer box of testimonials or teasers) is the page's text.
-    if (!topHasH1 && hasH1(sib) && readsAsProse(page, sib, flags)) {
+    if (!topHasH1 && page.count(sib).holdsH1 && readsAsProse(page, sib, flags)) {
       nodes.push(sib);
       continue;
     }
@@ -1252,7 +1254,10 @@ export function mainContent($: CheerioAPI): (AnyNode | string)[] {
     // it, and the fallback would be the whole body (no landmark, no <article>), menus and all.
     const fallback = landmark(page);
     const shortArticle =
-      best !== null && best.chars >= SHORT_ARTICLE && fallback.nodes[0] === page.body && best.nodes.some(hasH1);
+      best !== null &&
+      best.chars >= SHORT_ARTICLE &&
+      fallback.nodes[0] === page.body &&
+      best.nodes.some((n) => page.count(n).holdsH1);
     if (!best || (fallback.chars > 0 && !shortArticle)) best = fallback;
   }
   // The page shows less than it declares (a paywall's teaser, a body rendered by script): the
