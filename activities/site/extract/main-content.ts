@@ -688,10 +688,23 @@ function grab(page: Page, flags: Flags): Attempt | null {
     }
   }
   // Up while what the parent adds is prose too (page builders put one article's sections in
-  // separate boxes): few links, most of it in paragraphs, none of it looking like chrome.
-  for (let p = top.parent; p && isElement(p) && p !== ceiling; p = p.parent) {
-    if (!readsAsProse(page, p, flags, top)) break;
-    top = p;
+  // separate boxes): few links, most of it in paragraphs, none of it looking like chrome. A level
+  // that adds only headings (an Elementor section's title widget beside its text widget) is passed
+  // through: the level above is judged by all it adds.
+  {
+    let from = top;
+    for (let p = top.parent; p && isElement(p) && p !== ceiling; p = p.parent) {
+      if (readsAsProse(page, p, flags, from)) {
+        top = p;
+        from = p;
+        continue;
+      }
+      const added = page.count(p);
+      const had = page.count(from);
+      const headingsOnly =
+        added.chars - had.chars <= added.headingChars - had.headingChars && added.linkChars <= had.linkChars;
+      if (!headingsOnly) break;
+    }
   }
   // A row or body of a data table stands for the text around the table, not for itself.
   if (['tr', 'tbody', 'thead', 'tfoot', 'td', 'th'].includes(top.name)) {
