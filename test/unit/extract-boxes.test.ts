@@ -264,6 +264,21 @@ describe('fit: boxes in and around the article', () => {
     expect(md).toContain('In 2018 the hub met in Vienna');
     expect(md).toContain('A second book followed in 2019');
     expect(md).not.toContain('© The network');
+    // A short section is as much the page's: Elementor's `elementor-widget-*` boxes are its layout,
+    // not a sidebar's widgets (novalanalove.com: its product notes were dropped as "widgets").
+    const short = fit(
+      '<main><article><h1>About us</h1><div class="elementor"><div class="elementor-section-wrap">' +
+        section('Who we are', [
+          said[0]!,
+          said[1]!,
+          said[0]!.replace('The network', 'It'),
+          said[1]!.replace('Its', 'The'),
+        ]) +
+        section('The hub in 2018', [said[2]!]) +
+        '</div></div></article></main>',
+      'About us',
+    );
+    expect(short).toContain('In 2018 the hub met in Vienna');
   });
 
   test("a rating widget's prompts are not the page's text, however many there are", () => {

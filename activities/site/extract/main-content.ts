@@ -481,8 +481,11 @@ class Page {
     if (!flags.weightClasses) return 0;
     // Microdata saying "this is the article's text" is the page's own word for it.
     let w = /articleBody|articlebody/.test(attr(el, 'itemprop')) ? 25 : 0;
-    for (const value of [attr(el, 'class'), attr(el, 'id')]) {
-      if (!value) continue;
+    for (const raw of [attr(el, 'class'), attr(el, 'id')]) {
+      // Elementor names every box of its layout a widget (`elementor-widget-wrap`,
+      // `elementor-widget-text-editor`): its layout, not a sidebar's widgets.
+      const value = raw.replace(/(^|\s)elementor-widget[\w-]*/g, ' ');
+      if (!value.trim()) continue;
       if (NEGATIVE.test(value) || RATING.test(value)) w -= 25;
       if (POSITIVE.test(value)) w += 25;
     }
