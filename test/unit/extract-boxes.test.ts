@@ -281,6 +281,15 @@ describe('fit: boxes in and around the article', () => {
     expect(short).toContain('In 2018 the hub met in Vienna');
   });
 
+  test("a box Bootstrap hides on phones only (`hidden-xs`) is the page's text on the page as read", () => {
+    // parallels.com (trafilatura's pages): its feature list in a `hidden-xs` column was dropped as hidden.
+    const md = fit(
+      `<main><article>${paragraphs()}<div class="row"><div class="col-sm-6 hidden-xs"><p>Residents can swim at the school pool on weekday evenings.</p></div></div></article></main>`,
+    );
+    expectProse(md);
+    expect(md).toContain('Residents can swim at the school pool on weekday evenings.');
+  });
+
   test("a rating widget's prompts are not the page's text, however many there are", () => {
     // chefkoch.de's recipe page (trafilatura's evaluation set): each photo and the recipe have a
     // rating dialog of short sentences, which outscored the recipe's ingredients and method.

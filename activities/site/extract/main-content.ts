@@ -84,6 +84,8 @@ const OK_MAYBE = /and|article|body|column|content|main|mathjax|shadow|story|entr
 /** Class or id words that count against a candidate (weight -25). */
 const NEGATIVE =
   /-ad-|hidden|^hid$| hid$| hid |^hid |banner|combx|comment|com-|contact|footer|gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|tags|widget|byline|author-bio|newsletter|subscribe|cookie|consent/i;
+/** Layout classes whose words read as NEGATIVE's but say nothing about content (see classWeight). */
+const LAYOUT_WORDS = /(^|\s)(elementor-widget[\w-]*|(hidden|visible)-(xs|sm|md|lg|xl|xxl|print)(-[a-z]+)?)(?=\s|$)/g;
 /** ... and for it (weight +25). */
 const POSITIVE = /article|body|content|entry|hentry|h-entry|main|page|pagination|post|text|blog|story|prose/i;
 /** Rating widgets (stars, "rate this recipe" prompts): a few short sentences that are never the page's text. */
@@ -483,8 +485,9 @@ class Page {
     let w = /articleBody|articlebody/.test(attr(el, 'itemprop')) ? 25 : 0;
     for (const raw of [attr(el, 'class'), attr(el, 'id')]) {
       // Elementor names every box of its layout a widget (`elementor-widget-wrap`,
-      // `elementor-widget-text-editor`): its layout, not a sidebar's widgets.
-      const value = raw.replace(/(^|\s)elementor-widget[\w-]*/g, ' ');
+      // `elementor-widget-text-editor`): its layout, not a sidebar's widgets. Bootstrap's
+      // `hidden-xs`, `visible-md-block`, `hidden-print` hide a box on phones or on paper only.
+      const value = raw.replace(LAYOUT_WORDS, ' ');
       if (!value.trim()) continue;
       if (NEGATIVE.test(value) || RATING.test(value)) w -= 25;
       if (POSITIVE.test(value)) w += 25;
