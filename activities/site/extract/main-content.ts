@@ -274,7 +274,6 @@ function revealStreamedBoundaries($: CheerioAPI): void {
   }
 }
 
-/** Drops what is never content: scripts, media, form controls, hidden elements, comments. */
 /** Paragraph text a <noscript> must hold to be the page's text rather than a "turn on JavaScript" notice. */
 const NOSCRIPT_PROSE = 200;
 
@@ -285,6 +284,7 @@ function holdsProse(el: Element): boolean {
   return chars >= NOSCRIPT_PROSE;
 }
 
+/** Drops what is never content: scripts, media, form controls, hidden elements, comments. */
 function prune(root: Element): void {
   const doomed: AnyNode[] = [];
   const stack: AnyNode[] = [root];
@@ -1268,9 +1268,9 @@ export function mainContent($: CheerioAPI): (AnyNode | string)[] {
   if (!best || best.chars < page.worth) {
     // Short of a page's worth of scored text, the page's own content without its chrome is the
     // better reading (a team page of cards is not an article), even where a pass with less
-    // evidence found a longer paragraph in the footer.
-    // A short article is still one: what was found holds the page's heading and a paragraph under
-    // it, and the fallback would be the whole body (no landmark, no <article>), menus and all.
+    // evidence found a longer paragraph in the footer. But a short article is still one: what was
+    // found holds the page's heading and a paragraph under it, where the fallback would be the
+    // whole body (no landmark, no <article>), menus and all.
     const fallback = landmark(page);
     const shortArticle =
       best !== null &&
